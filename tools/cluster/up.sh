@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# Starts (or re-uses) the local kwok cluster `gpu-nodes` for end-to-end tests:
+#   - kwokctl --runtime binary with the binaries built by build.sh (nothing is downloaded)
+#   - state under <repo>/.state/cluster (kwok workdir, pki, logs), admin kubeconfig at
+#     <repo>/.state/cluster/kubeconfig
+#   - nodes gpu-node-1..N (simulated GPU machines, no nvidia.com/gpu until a device-plugin pod
+#     runs on them) and cpu-node-1, all managed by kwok
+#   - gpu-registrar.py in the background (pid/log under .state/cluster)
+# Idempotent: re-running on a running cluster only re-applies the nodes and checks the rest.
+#
+# Usage: tools/cluster/up.sh [--nodes N] [--gpus G] [--timeout SECONDS]
+#   --nodes N    GPU nodes to create (default 3)
+#   --gpus G     GPUs per GPU node, the gpu-nodes.dev/simulated-gpus annotation (default 4)
+#   --timeout S  how long to wait for the API server and for nodes to be Ready (default 180)
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=env.sh
+source "$HERE/env.sh"
+export KUBECONFIG="$GPU_NODES_STATE/kubeconfig"
+
+NODES=3
+GPUS=4
+TIMEOUT=180
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nodes) NODES=$2; shift 2 ;;
+    --nodes=*) NODES=${1#*=}; shift ;;
+    --gpus) GPUS=$2; shift 2 ;;
+    --gpus=*) GPUS=${1#*=}; shift ;;
+    --timeout) TIMEOUT=$2; shift 2 ;;
+    --timeout=*) TIMEOUT=${1#*=}; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "up.sh: unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+[[ "$NODES" =~ ^[0-9]+$ ]] || { echo "up.sh: --nodes must be a number" >&2; exit 2; }
+[[ "$GPUS" =~ ^[0-9]+$ ]] || { echo "up.sh: --gpus must be a number" >&2; exit 2; }
+
+CLUSTER=gpu-nodes
+START=$(date +%s)
+log() { printf '[up %3ss] %s\n' "$(( $(date +%s) - START ))" "$*" >&2; }
+
+K8S_BIN="$CACHE/kubernetes-$K8S_VERSION/bin"
+ETCD_BIN="$CACHE/etcd-$ETCD_VERSION/bin"
+KWOK_BIN="$CACHE/kwok-$KWOK_VERSION/bin"
+for b in "$K8S_BIN/kube-apiserver" "$K8S_BIN/kube-controller-manager" "$K8S_BIN/kube-scheduler" \
+         "$K8S_BIN/kubectl" "$ETCD_BIN/etcd" "$KWOK_BIN/kwok" "$KWOK_BIN/kwokctl"; do
+  [ -x "$b" ] || { echo "up.sh: missing $b: run tools/cluster/build.sh first" >&2; exit 1; }
+done
+[ "$(command -v kubectl)" = "$K8S_BIN/kubectl" ] || { echo "up.sh: kubectl on PATH is not ours" >&2; exit 1; }
+
+mkdir -p "$GPU_NODES_STATE" "$KWOK_WORKDIR"
+
+# Everything kwokctl would otherwise download points at a local file (a local path is linked
+# into the cluster's bin dir). etcdctl/etcdutl are only needed for snapshots and stay unset.
+export KWOK_RUNTIME=binary
+export KWOK_KUBE_VERSION="$K8S_VERSION"
+export KWOK_KUBE_APISERVER_BINARY="$K8S_BIN/kube-apiserver"
+export KWOK_KUBE_CONTROLLER_MANAGER_BINARY="$K8S_BIN/kube-controller-manager"
+export KWOK_KUBE_SCHEDULER_BINARY="$K8S_BIN/kube-scheduler"
+export KWOK_KUBECTL_BINARY="$K8S_BIN/kubectl"
+export KWOK_CONTROLLER_BINARY="$KWOK_BIN/kwok"
+export KWOK_ETCD_BINARY="$ETCD_BIN/etcd"
+export KWOK_ETCD_VERSION="${ETCD_VERSION#v}"
+
+# ---------------------------------------------------------------- kwok stages
+# kwokctl's default stages (node-initialize, node-heartbeat-with-lease, pod-ready,
+# pod-complete, pod-delete) plus two opt-in chaos stages, so that tests can make a node or a
+# pod look broken:
+#   node label node-not-ready.stage.kwok.x-k8s.io=true          -> node Ready=False
+#   pod label  pod-container-running-failed.stage.kwok.x-k8s.io=true -> pod Failed (exit 1)
+# Taken verbatim from the kwok module this cluster runs (passing any Stage to kwokctl replaces
+# all of its defaults, so the defaults are listed too).
+STAGES="$GPU_NODES_STATE/kwok-stages.yaml"
+write_stages() {
+  local dir
+  dir=$(cd "$HERE/go/kwok" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+  if [ -z "$dir" ] || [ ! -d "$dir/kustomize/stage" ]; then
+    (cd "$HERE/go/kwok" && go mod download sigs.k8s.io/kwok)
+    dir=$(cd "$HERE/go/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+  fi
+  local s="$dir/kustomize/stage" f
+  {
+    for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+             pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml \
+             node/chaos/node-not-ready.yaml pod/chaos/pod-container-running-failed.yaml; do
+      echo "---"
+      echo "# from sigs.k8s.io/kwok@$KWOK_VERSION kustomize/stage/$f"
+      cat "$s/$f"
+    done
+  } > "$STAGES.tmp"
+  mv -f "$STAGES.tmp" "$STAGES"
+}
+
+api_ready() { kubectl get --raw /readyz >/dev/null 2>&1; }
+
+cluster_exists() { [ -f "$KWOK_WORKDIR/clusters/$CLUSTER/kwok.yaml" ]; }
+
+if cluster_exists && api_ready; then
+  log "cluster $CLUSTER is running"
+elif cluster_exists; then
+  log "cluster $CLUSTER exists but does not answer: kwokctl start cluster"
+  kwokctl --name "$CLUSTER" start cluster --timeout "${TIMEOUT}s"
+else
+  write_stages
+  log "kwokctl create cluster $CLUSTER (Kubernetes $K8S_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION)"
+  kwokctl --name "$CLUSTER" --config "$STAGES" create cluster \
+    --runtime binary \
+    --kube-apiserver-binary "$KWOK_KUBE_APISERVER_BINARY" \
+    --kube-controller-manager-binary "$KWOK_KUBE_CONTROLLER_MANAGER_BINARY" \
+    --kube-scheduler-binary "$KWOK_KUBE_SCHEDULER_BINARY" \
+    --kwok-controller-binary "$KWOK_CONTROLLER_BINARY" \
+    --etcd-binary "$KWOK_ETCD_BINARY" \
+    --kubeconfig "$KUBECONFIG" \
+    --timeout "${TIMEOUT}s" \
+    --wait "${TIMEOUT}s"
+fi
+
+# The admin kubeconfig, rewritten each time (kwokctl picks the API server's port at creation).
+kwokctl --name "$CLUSTER" get kubeconfig > "$KUBECONFIG.tmp"
+chmod 600 "$KUBECONFIG.tmp"
+mv -f "$KUBECONFIG.tmp" "$KUBECONFIG"
+
+log "waiting for the API server"
+deadline=$(( $(date +%s) + TIMEOUT ))
+until api_ready; do
+  [ "$(date +%s)" -lt "$deadline" ] || { echo "up.sh: API server not ready after ${TIMEOUT}s" >&2; exit 1; }
+  sleep 1
+done
+until kubectl get serviceaccount default -n default >/dev/null 2>&1; do
+  [ "$(date +%s)" -lt "$deadline" ] || { echo "up.sh: no default service account after ${TIMEOUT}s" >&2; exit 1; }
+  sleep 1
+done
+
+# ---------------------------------------------------------------- nodes
+# instance type for a GPU count (NVIDIA A10G machines); the node's cpu/memory follow it
+gpu_instance() {
+  case "$1" in
+    1) echo "g5.2xlarge 8 32Gi" ;;
+    4) echo "g5.12xlarge 48 192Gi" ;;
+    8) echo "g5.48xlarge 192 768Gi" ;;
+    *) echo "g5.12xlarge 48 192Gi" ;;
+  esac
+}
+
+# node NAME INSTANCE CPU MEMORY [GPUS]
+node_manifest() {
+  local name=$1 itype=$2 cpu=$3 mem=$4 gpus=${5:-}
+  cat <<EOF
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: $name
+  annotations:
+    kwok.x-k8s.io/node: fake
+    node.alpha.kubernetes.io/ttl: "0"
+EOF
+  [ -n "$gpus" ] && echo "    gpu-nodes.dev/simulated-gpus: \"$gpus\""
+  cat <<EOF
+  labels:
+    kubernetes.io/hostname: $name
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    beta.kubernetes.io/os: linux
+    beta.kubernetes.io/arch: amd64
+    node.kubernetes.io/instance-type: $itype
+    topology.kubernetes.io/region: local-1
+    topology.kubernetes.io/zone: local-1a
+spec: {}
+status:
+  capacity:
+    cpu: "$cpu"
+    memory: $mem
+    pods: "110"
+    ephemeral-storage: 500Gi
+  allocatable:
+    cpu: "$cpu"
+    memory: $mem
+    pods: "110"
+    ephemeral-storage: 500Gi
+  nodeInfo:
+    architecture: amd64
+    operatingSystem: linux
+    osImage: Ubuntu 22.04.5 LTS
+    kernelVersion: 5.15.0-1072-aws
+    containerRuntimeVersion: containerd://1.7.27
+    kubeletVersion: $K8S_VERSION
+    kubeProxyVersion: $K8S_VERSION
+EOF
+}
+
+{
+  for i in $(seq 1 "$NODES"); do
+    read -r itype cpu mem <<<"$(gpu_instance "$GPUS")"
+    node_manifest "gpu-node-$i" "$itype" "$cpu" "$mem" "$GPUS"
+  done
+  node_manifest cpu-node-1 m5.2xlarge 8 32Gi
+} > "$GPU_NODES_STATE/nodes.yaml"
+log "applying $NODES GPU node(s) and cpu-node-1"
+# Server-side apply: on creation the status (cpu/memory/pods capacity) is kept; later runs only
+# re-assert our labels and annotations (status is ignored on update, so the nvidia.com/gpu that
+# the registrar adds stays).
+kubectl apply --server-side --field-manager=gpu-nodes-up -f "$GPU_NODES_STATE/nodes.yaml" >/dev/null
+
+# Someone else's label and taint on gpu-node-1 (a different field manager each, like an
+# operator's kubectl): the Pulumi program must leave them alone.
+if [ "$NODES" -ge 1 ]; then
+  kubectl label node gpu-node-1 example.com/owner=platform-team --overwrite >/dev/null
+  kubectl taint node gpu-node-1 example.com/maintenance=true:PreferNoSchedule --overwrite >/dev/null
+fi
+
+log "waiting for nodes to be Ready"
+names=(cpu-node-1)
+for i in $(seq 1 "$NODES"); do names+=("gpu-node-$i"); done
+remaining=$(( deadline - $(date +%s) )); [ "$remaining" -gt 10 ] || remaining=10
+kubectl wait --for=condition=Ready "${names[@]/#/node/}" --timeout="${remaining}s" >/dev/null
+
+# ---------------------------------------------------------------- registrar
+PIDFILE="$GPU_NODES_STATE/gpu-registrar.pid"
+REGLOG="$GPU_NODES_STATE/gpu-registrar.log"
+registrar_running() {
+  local pid
+  [ -f "$PIDFILE" ] || return 1
+  pid=$(cat "$PIDFILE")
+  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q gpu-registrar.py
+}
+if registrar_running; then
+  log "gpu-registrar running (pid $(cat "$PIDFILE"))"
+else
+  nohup "${PYTHON:-python3}" "$HERE/gpu-registrar.py" --kubeconfig "$KUBECONFIG" >>"$REGLOG" 2>&1 </dev/null &
+  echo $! > "$PIDFILE"
+  sleep 1
+  registrar_running || { echo "up.sh: gpu-registrar did not start, see $REGLOG" >&2; tail -20 "$REGLOG" >&2; exit 1; }
+  log "gpu-registrar started (pid $(cat "$PIDFILE"), log $REGLOG)"
+fi
+
+kubectl get nodes -L node.kubernetes.io/instance-type >&2
+log "ready: export KUBECONFIG=$KUBECONFIG (or: source tools/cluster/env.sh)"
