@@ -1,0 +1,51 @@
+"""gpu-nodes: bring the GPU node groups of this stack into service, and prove they work."""
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.config import NAMESPACE, ConfigError, parse_stack
+from components.namespaces import stack_namespaces
+from components.node_group import GpuNodeGroup, GpuNodeGroupArgs
+
+config = pulumi.Config(NAMESPACE)
+try:
+    stack = parse_stack(
+        config.get_object("nodeGroups"),
+        config.get_object("insecureSkipHostKeyCheck", False),
+    )
+except ConfigError as error:
+    # A user mistake: a clean message, no traceback, and nothing registered.
+    raise pulumi.RunError(str(error)) from None
+
+ssh_private_key = config.require_secret("sshPrivateKey") if stack.needs_ssh_key else None
+
+# The provider is configured the standard way (kubernetes:kubeconfig / kubernetes:context);
+# an explicit provider does not read that config by itself, so it is passed on here.
+kubernetes_config = pulumi.Config("kubernetes")
+kubeconfig = kubernetes_config.get_secret("kubeconfig")
+kube_context = kubernetes_config.get("context")
+provider = k8s.Provider("k8s", kubeconfig=kubeconfig, context=kube_context)
+with_provider = pulumi.ResourceOptions(provider=provider)
+
+namespaces = {
+    name: k8s.core.v1.Namespace(f"namespace-{name}", metadata=manifest["metadata"], opts=with_provider)
+    for name, manifest in stack_namespaces(stack).items()
+}
+
+report = {}
+for spec in stack.node_groups:
+    group = GpuNodeGroup(
+        spec.name,
+        GpuNodeGroupArgs(
+            spec=spec,
+            device_plugin_namespace=namespaces[spec.device_plugin.namespace],
+            verification_namespace=namespaces[spec.verification.namespace],
+            ssh_private_key=ssh_private_key,
+            kubeconfig=kubeconfig,
+            kube_context=kube_context,
+        ),
+        opts=pulumi.ResourceOptions(providers={"kubernetes": provider}),
+    )
+    report[spec.name] = group.nodes
+
+pulumi.export("nodeGroups", report)

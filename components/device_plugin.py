@@ -1,0 +1,138 @@
+"""The NVIDIA device plugin DaemonSet (and its config file) for one node group.
+
+It follows the upstream static manifest (deployments/static/nvidia-device-plugin.yml):
+system-node-critical, no privilege escalation, every capability dropped, the kubelet
+device-plugins hostPath, RollingUpdate; plus the `/var/run/cdi` mount the upstream Helm
+chart adds. It selects only the group's nodes and tolerates every taint the group sets.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from components.config import GROUP_LABEL, NodeGroupSpec, Taint, image_tag
+from components.naming import content_hash, selector_labels, standard_labels
+
+APP_NAME = "nvidia-device-plugin"
+CONFIG_DIR = "/config"
+CONFIG_KEY = "config.yaml"
+# Pod template annotation: a new plugin config rolls the pods, as a new image does.
+CONFIG_HASH_ANNOTATION = "gpu-nodes.dev/config-hash"
+
+# Upstream's own toleration, kept so that a node tainted the upstream way also gets a plugin.
+_UPSTREAM_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def daemonset_name(group: NodeGroupSpec) -> str:
+    return f"{APP_NAME}-{group.name}"
+
+
+def config_map_name(group: NodeGroupSpec) -> str:
+    return f"{APP_NAME}-{group.name}-config"
+
+
+def plugin_config(group: NodeGroupSpec) -> dict[str, Any] | None:
+    """The plugin's config file (`version: v1`), only when MIG or time-slicing asks for one."""
+    spec = group.device_plugin
+    if not spec.needs_config_file:
+        return None
+    config: dict[str, Any] = {
+        "version": "v1",
+        "flags": {"migStrategy": spec.mig_strategy, "failOnInitError": spec.fail_on_init_error},
+    }
+    if spec.time_slicing_replicas > 1:
+        config["sharing"] = {
+            "timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": spec.time_slicing_replicas}]}
+        }
+    return config
+
+
+def plugin_revision(group: NodeGroupSpec) -> str:
+    """Changes whenever what the plugin registers could change: its image or its config."""
+    return content_hash({"image": group.device_plugin.image, "config": plugin_config(group)})
+
+
+def tolerations(taints: tuple[Taint, ...]) -> list[dict[str, str]]:
+    """Tolerate each of the group's taints exactly, plus upstream's `nvidia.com/gpu` one."""
+    result = []
+    for taint in taints:
+        if taint.value is None:
+            result.append({"key": taint.key, "operator": "Exists", "effect": taint.effect})
+        else:
+            result.append({"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect})
+    covered = any(t["key"] == "nvidia.com/gpu" and t["effect"] == "NoSchedule" and t["operator"] == "Exists" for t in result)
+    return result if covered else [*result, dict(_UPSTREAM_TOLERATION)]
+
+
+def config_map_manifest(group: NodeGroupSpec) -> dict[str, Any] | None:
+    config = plugin_config(group)
+    if config is None:
+        return None
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": config_map_name(group),
+            "namespace": group.device_plugin.namespace,
+            "labels": _labels(group),
+        },
+        # JSON is valid YAML; it keeps the file byte-for-byte stable between runs.
+        "data": {CONFIG_KEY: json.dumps(config, indent=2, sort_keys=True) + "\n"},
+    }
+
+
+def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
+    spec = group.device_plugin
+    env = [{"name": "FAIL_ON_INIT_ERROR", "value": str(spec.fail_on_init_error).lower()}]
+    mounts = [
+        {"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
+        {"name": "cdi-root", "mountPath": "/var/run/cdi"},
+    ]
+    volumes: list[dict[str, Any]] = [
+        {"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins"}},
+        {"name": "cdi-root", "hostPath": {"path": "/var/run/cdi", "type": "DirectoryOrCreate"}},
+    ]
+    if spec.needs_config_file:
+        env.append({"name": "CONFIG_FILE", "value": f"{CONFIG_DIR}/{CONFIG_KEY}"})
+        mounts.append({"name": "config", "mountPath": CONFIG_DIR, "readOnly": True})
+        volumes.append({"name": "config", "configMap": {"name": config_map_name(group)}})
+    else:
+        env.append({"name": "MIG_STRATEGY", "value": spec.mig_strategy})
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": daemonset_name(group), "namespace": spec.namespace, "labels": _labels(group)},
+        "spec": {
+            "selector": {"matchLabels": selector_labels(APP_NAME, group.name)},
+            "updateStrategy": {"type": "RollingUpdate"},
+            "template": {
+                "metadata": {
+                    "labels": _labels(group),
+                    "annotations": {CONFIG_HASH_ANNOTATION: content_hash(plugin_config(group))},
+                },
+                "spec": {
+                    "nodeSelector": {GROUP_LABEL: group.name},
+                    "tolerations": tolerations(group.taints),
+                    "priorityClassName": "system-node-critical",
+                    "containers": [
+                        {
+                            "name": "nvidia-device-plugin-ctr",
+                            "image": spec.image,
+                            "env": env,
+                            "securityContext": {
+                                "allowPrivilegeEscalation": False,
+                                "capabilities": {"drop": ["ALL"]},
+                            },
+                            "volumeMounts": mounts,
+                        }
+                    ],
+                    "volumes": volumes,
+                },
+            },
+        },
+    }
+
+
+def _labels(group: NodeGroupSpec) -> dict[str, str]:
+    return standard_labels(APP_NAME, group.name, "device-plugin", image_tag(group.device_plugin.image))

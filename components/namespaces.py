@@ -1,0 +1,30 @@
+"""Namespaces the node groups share, each with the Pod Security level its pods need."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.config import StackSpec
+from components.naming import PART_OF
+
+# The device plugin mounts hostPath volumes, which only `privileged` admits.
+PRIVILEGED = "privileged"
+# Verification pods run as non-root with every capability dropped: `restricted` admits that.
+RESTRICTED = "restricted"
+
+
+def namespace_manifest(name: str, pod_security_level: str) -> dict[str, Any]:
+    labels = {"app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi"}
+    for mode in ("enforce", "audit", "warn"):
+        labels[f"pod-security.kubernetes.io/{mode}"] = pod_security_level
+        labels[f"pod-security.kubernetes.io/{mode}-version"] = "latest"
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+
+
+def stack_namespaces(stack: StackSpec) -> dict[str, dict[str, Any]]:
+    """Every namespace the stack needs, by name, in a stable order."""
+    levels: dict[str, str] = {}
+    for group in stack.node_groups:
+        levels[group.device_plugin.namespace] = PRIVILEGED
+        levels[group.verification.namespace] = RESTRICTED
+    return {name: namespace_manifest(name, levels[name]) for name in sorted(levels)}

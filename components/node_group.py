@@ -1,0 +1,151 @@
+"""`GpuNodeGroup`: brings one group of GPU machines into service and proves it works.
+
+Per node: preflight over SSH, then our labels and taints. Per group: a PriorityClass, the
+device plugin DaemonSet, and verification Jobs that wait on the plugin and on their node.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.config import NodeGroupSpec
+from components.device_plugin import config_map_manifest, daemonset_manifest
+from components.node_labels import label_patch
+from components.preflight import node_preflight, parse_report
+from components.priority_class import priority_class_manifest
+from components.taints import NodeTaints
+from components.verification import VerificationJob, verification_jobs
+
+TYPE = "gpu-nodes:index:GpuNodeGroup"
+
+
+@dataclass
+class GpuNodeGroupArgs:
+    spec: NodeGroupSpec
+    # The namespaces are shared between groups, so the program creates them once.
+    device_plugin_namespace: k8s.core.v1.Namespace
+    verification_namespace: k8s.core.v1.Namespace
+    # Used by preflight; required when `spec.preflight.enabled`.
+    ssh_private_key: pulumi.Input[str] | None = None
+    # How the taint resources reach the API server (the same as the Kubernetes provider's).
+    kubeconfig: pulumi.Input[str] | None = None
+    kube_context: str | None = None
+
+
+def _register(manifest: dict[str, Any], cls: type, name: str, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    """Register a manifest dict as the typed resource `cls` (top-level fields become its arguments)."""
+    fields = {_snake(k): v for k, v in manifest.items() if k not in ("apiVersion", "kind")}
+    return cls(name, **fields, opts=opts)
+
+
+def _snake(camel: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", camel).lower()
+
+
+class GpuNodeGroup(pulumi.ComponentResource):
+    nodes: pulumi.Output[dict[str, Any]]
+
+    def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(TYPE, name, None, opts)
+        spec = args.spec
+        if spec.preflight.enabled and args.ssh_private_key is None:
+            raise ValueError(f"{name}: preflight is enabled but no SSH private key was given")
+        child = pulumi.ResourceOptions(parent=self)
+
+        preflights = {}
+        labels = {}
+        taints = {}
+        for node in spec.nodes:
+            gate: list[pulumi.Resource] = []
+            if spec.preflight.enabled:
+                preflights[node.name] = node_preflight(
+                    f"{name}-{node.name}-preflight", spec, node, args.ssh_private_key, child
+                )
+                gate = [preflights[node.name]]
+            after_preflight = pulumi.ResourceOptions(parent=self, depends_on=gate)
+            labels[node.name] = k8s.core.v1.NodePatch(
+                f"{name}-{node.name}-labels", metadata=label_patch(spec, node.name), opts=after_preflight
+            )
+            taints[node.name] = NodeTaints(
+                f"{name}-{node.name}-taints",
+                node=node.name,
+                taints=spec.taints,
+                kubeconfig=args.kubeconfig,
+                context=args.kube_context,
+                opts=after_preflight,
+            )
+
+        priority_class = _register(
+            priority_class_manifest(spec), k8s.scheduling.v1.PriorityClass, f"{name}-priority-class", child
+        )
+        plugin_deps: list[pulumi.Resource] = [args.device_plugin_namespace]
+        config_map = config_map_manifest(spec)
+        if config_map is not None:
+            plugin_deps.append(_register(config_map, k8s.core.v1.ConfigMap, f"{name}-device-plugin-config", child))
+        daemonset = _register(
+            daemonset_manifest(spec),
+            k8s.apps.v1.DaemonSet,
+            f"{name}-device-plugin",
+            pulumi.ResourceOptions(parent=self, depends_on=plugin_deps),
+        )
+
+        jobs: dict[str, tuple[VerificationJob, pulumi.CustomResource]] = {}
+        for job in verification_jobs(spec):
+            targets = [job.node] if job.node else [node.name for node in spec.nodes]
+            needs = [daemonset, priority_class, args.verification_namespace]
+            needs += [labels[n] for n in targets] + [taints[n] for n in targets]
+            timeout = f"{spec.verification.timeout_seconds}s"
+            resource = _register(
+                job.manifest,
+                k8s.batch.v1.Job,
+                f"{name}-verify-{job.node or 'group'}-{job.gpus}gpu",
+                pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=needs,
+                    # Same name for the new Job: the old one must go first.
+                    delete_before_replace=True,
+                    custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
+                ),
+            )
+            jobs[job.name] = (job, resource)
+
+        self.nodes = pulumi.Output.from_input(
+            {node.name: self._node_report(spec, node.name, preflights.get(node.name), taints[node.name], jobs) for node in spec.nodes}
+        )
+        self.register_outputs({"nodes": self.nodes})
+
+    @staticmethod
+    def _node_report(
+        spec: NodeGroupSpec,
+        node: str,
+        preflight: pulumi.CustomResource | None,
+        taints: NodeTaints,
+        jobs: dict[str, tuple[VerificationJob, pulumi.CustomResource]],
+    ) -> dict[str, Any]:
+        """What was checked, applied and verified on one node."""
+        mine = {job_name: entry for job_name, entry in jobs.items() if entry[0].node in (node, None)}
+        return {
+            "labels": spec.node_labels,
+            "taints": taints.taints,
+            "preflight": preflight.stdout.apply(parse_report) if preflight is not None else {"skipped": True},
+            "verification": {
+                job_name: {
+                    "gpus": job.gpus,
+                    "succeeded": resource.status.apply(_job_succeeded),
+                }
+                for job_name, (job, resource) in mine.items()
+            },
+        }
+
+
+def _job_succeeded(status: Any) -> bool:
+    """True when the Job recorded a succeeded pod (status is a typed output or a plain dict)."""
+    if not status:
+        return False
+    succeeded = status.get("succeeded") if isinstance(status, dict) else getattr(status, "succeeded", None)
+    return (succeeded or 0) >= 1

@@ -1,0 +1,93 @@
+"""Preflight: run `scripts/preflight.sh` on each machine over SSH before it is brought in.
+
+The script travels on the command's stdin (`bash -s`), so nothing is copied to the machine
+and the machine runs exactly the script in this repository.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi_command import remote
+
+from components.config import NodeGroupSpec, NodeSpec, PreflightSpec, SshProxySpec
+
+SCRIPT_PATH = Path(__file__).parent / "scripts" / "preflight.sh"
+
+
+def preflight_script() -> str:
+    return SCRIPT_PATH.read_text()
+
+
+def script_digest() -> str:
+    return hashlib.sha256(SCRIPT_PATH.read_bytes()).hexdigest()
+
+
+def preflight_command(spec: PreflightSpec, expect_gpus: int) -> str:
+    """The remote command line; the script itself arrives on stdin."""
+    args = ["bash", "-s", "--", "--runtime", spec.container_runtime, "--expect-gpus", str(expect_gpus)]
+    if spec.min_driver:
+        args += ["--min-driver", spec.min_driver]
+    return shlex.join(args)
+
+
+def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
+    """What re-runs the checks: a new script, GPU count, runtime or minimum driver."""
+    return [script_digest(), str(expect_gpus), spec.container_runtime, spec.min_driver or ""]
+
+
+def connection(node: NodeSpec, proxy: SshProxySpec | None, private_key: pulumi.Input[str]) -> remote.ConnectionArgs:
+    proxy_args = None
+    if proxy is not None:
+        proxy_args = remote.ProxyConnectionArgs(
+            host=proxy.host, port=proxy.port, user=proxy.user, private_key=private_key, host_key=proxy.host_key
+        )
+    return remote.ConnectionArgs(
+        host=node.ssh_host,
+        port=node.ssh_port,
+        user=node.ssh_user,
+        private_key=private_key,
+        host_key=node.host_key,
+        proxy=proxy_args,
+    )
+
+
+def parse_report(stdout: str) -> dict[str, Any]:
+    """The per-node summary kept in outputs, from the script's JSON report."""
+    report = json.loads(stdout)
+    gpus = report.get("gpus") or []
+    checks = report.get("checks") or []
+    return {
+        "passed": bool(report.get("ok")),
+        "hostname": report.get("hostname"),
+        "driverVersion": report.get("driverVersion"),
+        "gpuCount": len(gpus),
+        "gpuModels": sorted({gpu.get("name", "") for gpu in gpus}),
+        "runtime": report.get("runtime"),
+        "passedChecks": [c["name"] for c in checks if c.get("ok")],
+        "failedChecks": [c["name"] for c in checks if not c.get("ok")],
+    }
+
+
+def node_preflight(
+    name: str,
+    group: NodeGroupSpec,
+    node: NodeSpec,
+    private_key: pulumi.Input[str],
+    opts: pulumi.ResourceOptions,
+) -> remote.Command:
+    """One remote command per node; it fails (exit 1) when a required check fails."""
+    spec = group.preflight
+    return remote.Command(
+        name,
+        connection=connection(node, spec.proxy, private_key),
+        create=preflight_command(spec, group.gpus_per_node),
+        stdin=preflight_script(),
+        triggers=triggers(spec, group.gpus_per_node),
+        opts=opts,
+    )

@@ -1,0 +1,209 @@
+"""Our taints on a node, added and removed one by one without touching anyone else's.
+
+`Node.spec.taints` is an atomic list: a server-side apply patch would take ownership of the
+whole list (and delete it on destroy). So, like `kubectl taint`, this reads the node, edits
+the list and writes it back guarded by `resourceVersion`, retrying when another writer got
+there first. A Pulumi dynamic provider wraps that, and `read` reports which of our taints are
+still on the node, so that `pulumi refresh` shows a taint removed out of band.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+
+from components.config import Taint
+
+TaintDict = dict[str, str]
+MAX_ATTEMPTS = 8
+
+
+class TaintConflictError(Exception):
+    """Someone else holds a taint with our key and effect but another value."""
+
+
+class ResourceVersionConflictError(Exception):
+    """The node changed between our read and our write."""
+
+
+class NodeNotFoundError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class NodeTaintState:
+    resource_version: str
+    taints: list[TaintDict]
+
+
+class NodeTaintApi(Protocol):
+    def read(self, node: str) -> NodeTaintState: ...
+
+    def write(self, node: str, resource_version: str, taints: list[TaintDict]) -> None: ...
+
+
+def _identity(taint: TaintDict) -> tuple[str, str, str]:
+    return taint["key"], taint.get("value") or "", taint["effect"]
+
+
+def _describe(taint: TaintDict) -> str:
+    value = taint.get("value")
+    return f"{taint['key']}={value}:{taint['effect']}" if value else f"{taint['key']}:{taint['effect']}"
+
+
+def reconcile(existing: list[TaintDict], desired: list[TaintDict], previous: list[TaintDict]) -> list[TaintDict]:
+    """The node's next taint list: drop what we set before and no longer want, add what we want.
+
+    Everyone else's taints stay as they are, in place, `timeAdded` included.
+    """
+    desired_ids = {_identity(t) for t in desired}
+    dropped = {_identity(t) for t in previous} - desired_ids
+    result = [t for t in existing if _identity(t) not in dropped]
+    for taint in desired:
+        holder = next((t for t in result if (t["key"], t["effect"]) == (taint["key"], taint["effect"])), None)
+        if holder is None:
+            result.append(dict(taint))
+        elif _identity(holder) != _identity(taint):
+            raise TaintConflictError(
+                f"the node already has taint {_describe(holder)}, set by someone else; gpu-nodes would set "
+                f"{_describe(taint)}. Remove it (kubectl taint node NODE {holder['key']}:{holder['effect']}-) "
+                "or configure the same value"
+            )
+    return result
+
+
+def present(existing: list[TaintDict], ours: list[TaintDict]) -> list[TaintDict]:
+    """Those of our taints that the node still carries, in our order."""
+    on_node = {_identity(t) for t in existing}
+    return [dict(t) for t in ours if _identity(t) in on_node]
+
+
+def apply_taints(api: NodeTaintApi, node: str, desired: list[TaintDict], previous: list[TaintDict]) -> None:
+    """Read-modify-write the node's taints, retrying when the node changed in between."""
+    for _ in range(MAX_ATTEMPTS):
+        state = api.read(node)
+        taints = reconcile(state.taints, desired, previous)
+        if taints == state.taints:
+            return
+        try:
+            api.write(node, state.resource_version, taints)
+            return
+        except ResourceVersionConflictError:
+            continue
+    raise ResourceVersionConflictError(
+        f"node {node}: its taints changed under us {MAX_ATTEMPTS} times in a row; run pulumi up again"
+    )
+
+
+class KubernetesNodeTaintApi:
+    """`NodeTaintApi` over the Kubernetes API, with a JSON merge patch carrying resourceVersion."""
+
+    def __init__(self, kubeconfig: str | None, context: str | None):
+        from kubernetes import client, config
+
+        if kubeconfig and ("\n" in kubeconfig or kubeconfig.lstrip().startswith("{")):
+            import yaml
+
+            api_client = config.new_client_from_config_dict(yaml.safe_load(kubeconfig), context=context)
+        elif kubeconfig:
+            api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
+        else:
+            try:
+                api_client = config.new_client_from_config(context=context)
+            except config.ConfigException:
+                config.load_incluster_config()
+                api_client = client.ApiClient()
+        self._core = client.CoreV1Api(api_client)
+
+    def read(self, node: str) -> NodeTaintState:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            obj = self._core.read_node(node)
+        except ApiException as error:
+            if error.status == 404:
+                raise NodeNotFoundError(f"node {node} not found") from error
+            raise
+        taints = [
+            {k: v for k, v in {"key": t.key, "value": t.value, "effect": t.effect}.items() if v}
+            | ({"timeAdded": t.time_added.isoformat().replace("+00:00", "Z")} if t.time_added else {})
+            for t in obj.spec.taints or []
+        ]
+        return NodeTaintState(resource_version=obj.metadata.resource_version, taints=taints)
+
+    def write(self, node: str, resource_version: str, taints: list[TaintDict]) -> None:
+        from kubernetes.client.exceptions import ApiException
+
+        body = {"metadata": {"resourceVersion": resource_version}, "spec": {"taints": taints}}
+        try:
+            self._core.patch_node(node, body, _content_type="application/merge-patch+json")
+        except ApiException as error:
+            if error.status == 409:
+                raise ResourceVersionConflictError(str(error)) from error
+            raise
+
+
+def _ours(props: dict[str, Any]) -> list[TaintDict]:
+    return [dict(t) for t in props.get("taints") or []]
+
+
+class NodeTaintsProvider(ResourceProvider):
+    """Owns only the listed taints on one node; the resource id is the node name."""
+
+    def _api(self, props: dict[str, Any]) -> NodeTaintApi:
+        return KubernetesNodeTaintApi(props.get("kubeconfig") or None, props.get("context") or None)
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        apply_taints(self._api(props), props["node"], _ours(props), previous=[])
+        return CreateResult(id_=props["node"], outs=props)
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        # Credentials (kubeconfig, context) are how we reach the node, not what we own on it.
+        replaces = ["node"] if olds.get("node") != news.get("node") else []
+        changed = bool(replaces) or _ours(olds) != _ours(news)
+        return DiffResult(changes=changed, replaces=replaces, delete_before_replace=True)
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        apply_taints(self._api(news), news["node"], _ours(news), previous=_ours(olds))
+        return UpdateResult(outs=news)
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        try:
+            on_node = self._api(props).read(id_).taints
+        except NodeNotFoundError:
+            on_node = []
+        return ReadResult(id_=id_, outs={**props, "taints": present(on_node, _ours(props))})
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        try:
+            apply_taints(self._api(props), props["node"], desired=[], previous=_ours(props))
+        except NodeNotFoundError:
+            pass  # the node is gone, and our taints with it
+
+
+class NodeTaints(Resource):
+    """Our taints on one node (see the module docstring for why this is not a NodePatch)."""
+
+    node: pulumi.Output[str]
+    taints: pulumi.Output[list[TaintDict]]
+
+    def __init__(
+        self,
+        name: str,
+        node: str,
+        taints: tuple[Taint, ...],
+        kubeconfig: pulumi.Input[str] | None,
+        context: str | None,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        props = {
+            "node": node,
+            "taints": [t.to_k8s() for t in taints],
+            "kubeconfig": kubeconfig,
+            "context": context,
+        }
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
+        super().__init__(NodeTaintsProvider(), name, props, opts)

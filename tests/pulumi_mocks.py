@@ -1,0 +1,146 @@
+"""A fresh Pulumi mock runtime per test, recording every resource registration.
+
+Records what `pulumi.runtime.Mocks` alone does not show: each resource's parent,
+dependencies and options (secret outputs, delete-before-replace, timeouts).
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import pulumi
+from pulumi.runtime.mocks import MockMonitor
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAM = ROOT / "__main__.py"
+PROJECT = "gpu-nodes"
+STACK = "test"
+
+HEALTHY_REPORT = {
+    "ok": True,
+    "hostname": "gpu-host",
+    "driverVersion": "550.54.15",
+    "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-0", "memoryMiB": 81559}],
+    "runtime": {"name": "containerd", "nvidiaDefault": True, "runtimeClassNeeded": False},
+    "checks": [{"name": "driver", "ok": True, "detail": "550.54.15"}],
+}
+
+
+@dataclass
+class Registered:
+    urn: str
+    type: str
+    name: str
+    inputs: dict[str, Any]
+    parent: str
+    dependencies: list[str]
+    additional_secret_outputs: list[str]
+    delete_before_replace: bool
+    custom_timeouts: dict[str, str]
+    provider: str
+
+
+@dataclass
+class Recorder(pulumi.runtime.Mocks):
+    """Mocks that return inputs as outputs, plus what a real run would fill in."""
+
+    preflight_stdout: Callable[[dict[str, Any]], str] = lambda _inputs: json.dumps(HEALTHY_REPORT)
+    resources: dict[str, Registered] = field(default_factory=dict)
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+        outputs = dict(args.inputs)
+        if args.typ == "command:remote:Command":
+            outputs["stdout"] = self.preflight_stdout(args.inputs)
+        if args.typ == "kubernetes:batch/v1:Job":
+            outputs["status"] = {"succeeded": 1}
+        return f"{args.name}-id", outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+        return {}
+
+
+class RecordingMonitor(MockMonitor):
+    def __init__(self, mocks: Recorder):
+        super().__init__(mocks)
+        self.recorder = mocks
+
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)
+        inputs = self.resources[response.urn].state if response.urn in self.resources else {}
+        timeouts = request.customTimeouts
+        self.recorder.resources[response.urn] = Registered(
+            urn=response.urn,
+            type=request.type,
+            name=request.name,
+            inputs=_plain(inputs),
+            parent=request.parent,
+            dependencies=list(request.dependencies),
+            additional_secret_outputs=list(request.additionalSecretOutputs),
+            delete_before_replace=request.deleteBeforeReplace,
+            custom_timeouts={"create": timeouts.create, "update": timeouts.update, "delete": timeouts.delete},
+            provider=request.provider,
+        )
+        return response
+
+
+def _plain(value: Any) -> Any:
+    """Registered state as plain JSON-able data (Kubernetes manifests, for schema checks)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def fresh_runtime(config: dict[str, Any], secret_keys: list[str] | None = None, recorder: Recorder | None = None) -> Recorder:
+    """Install a new mock runtime with this stack config (objects are given as Python data)."""
+    recorder = recorder or Recorder()
+    pulumi.runtime.settings.set_root_resource(None)  # a new stack for every test
+    pulumi.runtime.set_mocks(recorder, project=PROJECT, stack=STACK, preview=False, monitor=RecordingMonitor(recorder))
+    pulumi.runtime.set_all_config(
+        {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()},
+        secret_keys or [],
+    )
+    return recorder
+
+
+@dataclass
+class ProgramRun:
+    recorder: Recorder
+    globals: dict[str, Any]
+
+    @property
+    def resources(self) -> list[Registered]:
+        return list(self.recorder.resources.values())
+
+    def of_type(self, typ: str) -> list[Registered]:
+        return [r for r in self.resources if r.type == typ]
+
+    def named(self, name: str) -> Registered:
+        matches = [r for r in self.resources if r.name == name]
+        assert len(matches) == 1, f"expected one resource named {name!r}, found {[r.urn for r in matches]}"
+        return matches[0]
+
+    def resolve(self, output: Any) -> Any:
+        """The value of an Output of this run."""
+        result: list[Any] = []
+
+        @pulumi.runtime.test
+        def _wait() -> Any:
+            return pulumi.Output.from_input(output).apply(result.append)
+
+        _wait()
+        return result[0]
+
+
+def run_program(config: dict[str, Any], secret_keys: list[str] | None = None, recorder: Recorder | None = None) -> ProgramRun:
+    """Evaluate `__main__.py` under mocks with this stack config, waiting for every registration."""
+    recorder = fresh_runtime(config, secret_keys, recorder)
+    scope: dict[str, Any] = {}
+
+    @pulumi.runtime.test
+    def _evaluate() -> None:
+        scope.update(runpy.run_path(str(PROGRAM), run_name="__main__"))
+
+    _evaluate()
+    return ProgramRun(recorder=recorder, globals=scope)
