@@ -8,8 +8,9 @@ stack fails before a single resource is registered.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 NAMESPACE = "gpu-nodes"
 
@@ -298,12 +299,18 @@ def _check_across_groups(errors: _Collector, key: str, groups: list[NodeGroupSpe
     namespace_use: dict[str, str] = {}
     for index, group in enumerate(groups):
         if group.name in seen_groups:
-            errors.add(f"{key}[{index}].name", group.name, f"group names must be unique (also used by nodeGroups[{seen_groups[group.name]}])")
+            errors.add(
+                f"{key}[{index}].name",
+                group.name,
+                f"group names must be unique (also used by nodeGroups[{seen_groups[group.name]}])",
+            )
         seen_groups.setdefault(group.name, index)
         for node in group.nodes:
             owner = seen_nodes.setdefault(node.name, group.name)
             if owner != group.name:
-                errors.add(f"{key}[{index}].nodes", node.name, f"a node may belong to one group only (already in group {owner!r})")
+                errors.add(
+                    f"{key}[{index}].nodes", node.name, f"a node may belong to one group only (already in group {owner!r})"
+                )
         pc_owner = seen_priority.setdefault(group.priority_class.name, group.name)
         if pc_owner != group.name:
             errors.add(f"{key}[{index}].priorityClass.name", group.priority_class.name, f"already used by group {pc_owner!r}")
@@ -328,7 +335,10 @@ def _parse_group(errors: _Collector, key: str, raw: Any, insecure_skip_host_key_
     )
     before = len(errors.problems)
     name = fields.check(
-        "name", fields.string("name"), is_dns_label, "expected a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters"
+        "name",
+        fields.string("name"),
+        is_dns_label,
+        "expected a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters",
     )
     gpus_per_node = fields.check("gpusPerNode", fields.integer("gpusPerNode"), lambda n: n >= 1, "expected at least 1")
     preflight = _parse_preflight(errors, f"{key}.preflight", fields.mapping("preflight", {}), insecure_skip_host_key_check)
@@ -371,7 +381,9 @@ def _parse_nodes(
             "name", fields.string("name"), is_dns_subdomain, "expected a Kubernetes node name (DNS-1123 subdomain)"
         )
         ssh_host = fields.string("sshHost", _MISSING if needs_ssh else None)
-        ssh_port = fields.check("sshPort", fields.integer("sshPort", 22), lambda p: 1 <= p <= 65535, "expected a port from 1 to 65535")
+        ssh_port = fields.check(
+            "sshPort", fields.integer("sshPort", 22), lambda p: 1 <= p <= 65535, "expected a port from 1 to 65535"
+        )
         ssh_user = fields.string("sshUser", _MISSING if needs_ssh else None)
         host_key = _host_key(fields, required=needs_ssh and not insecure_skip_host_key_check)
         if name is not None:
@@ -393,7 +405,7 @@ def _parse_labels(errors: _Collector, key: str, raw: dict | None) -> tuple[tuple
             errors.add(
                 f"{key}.{label_key}",
                 value,
-                "expected a label value: a string of at most 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric",
+                "expected a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric",
             )
         else:
             labels.append((label_key, value))
@@ -407,7 +419,9 @@ def _parse_taints(errors: _Collector, key: str, raw: list | None) -> tuple[Taint
         taint = parse_taint(text) if isinstance(text, str) else None
         if taint is None:
             errors.add(
-                f"{key}[{index}]", text, f"expected 'key[=value]:Effect' as for kubectl taint, Effect one of {', '.join(TAINT_EFFECTS)}"
+                f"{key}[{index}]",
+                text,
+                f"expected 'key[=value]:Effect' as for kubectl taint, Effect one of {', '.join(TAINT_EFFECTS)}",
             )
             continue
         if (taint.key, taint.effect) in seen:
@@ -428,7 +442,9 @@ def _pinned(fields: _Fields, name: str, default: str) -> str | None:
 
 
 def _namespace(fields: _Fields, default: str) -> str | None:
-    return fields.check("namespace", fields.string("namespace", default), is_dns_label, "expected a namespace name (DNS-1123 label)")
+    return fields.check(
+        "namespace", fields.string("namespace", default), is_dns_label, "expected a namespace name (DNS-1123 label)"
+    )
 
 
 def _parse_device_plugin(errors: _Collector, key: str, raw: dict | None) -> DevicePluginSpec | None:
@@ -437,7 +453,10 @@ def _parse_device_plugin(errors: _Collector, key: str, raw: dict | None) -> Devi
         image=_pinned(fields, "image", DEFAULT_DEVICE_PLUGIN_IMAGE),
         namespace=_namespace(fields, DEFAULT_DEVICE_PLUGIN_NAMESPACE),
         mig_strategy=fields.check(
-            "migStrategy", fields.string("migStrategy", "none"), lambda s: s in MIG_STRATEGIES, f"expected one of {', '.join(MIG_STRATEGIES)}"
+            "migStrategy",
+            fields.string("migStrategy", "none"),
+            lambda s: s in MIG_STRATEGIES,
+            f"expected one of {', '.join(MIG_STRATEGIES)}",
         ),
         time_slicing_replicas=fields.check(
             "timeSlicingReplicas",
@@ -455,7 +474,8 @@ def _parse_priority_class(errors: _Collector, key: str, raw: dict | None, group_
     return PriorityClassSpec(
         name=fields.check(
             "name",
-            fields.string("name", f"gpu-{group_name}"),
+            # No default from an invalid group name: that mistake is reported once, on the name.
+            fields.string("name", f"gpu-{group_name}" if group_name else None),
             lambda n: is_dns_subdomain(n) and not n.startswith("system-"),
             "expected a DNS-1123 subdomain not starting with 'system-' (reserved)",
         ),
@@ -510,7 +530,10 @@ def _parse_preflight(errors: _Collector, key: str, raw: dict | None, insecure_sk
             f"expected one of {', '.join(CONTAINER_RUNTIMES)}",
         ),
         min_driver=fields.check(
-            "minDriver", fields.string("minDriver", None), lambda v: bool(_DRIVER_VERSION.match(v)), "expected a driver version such as '535' or '550.54'"
+            "minDriver",
+            fields.string("minDriver", None),
+            lambda v: bool(_DRIVER_VERSION.match(v)),
+            "expected a driver version such as '535' or '550.54'",
         ),
         proxy=_parse_proxy(errors, f"{key}.proxy", fields.mapping("proxy", None), insecure_skip_host_key_check),
     )

@@ -42,9 +42,7 @@ def plugin_config(group: NodeGroupSpec) -> dict[str, Any] | None:
         "flags": {"migStrategy": spec.mig_strategy, "failOnInitError": spec.fail_on_init_error},
     }
     if spec.time_slicing_replicas > 1:
-        config["sharing"] = {
-            "timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": spec.time_slicing_replicas}]}
-        }
+        config["sharing"] = {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": spec.time_slicing_replicas}]}}
     return config
 
 

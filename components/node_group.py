@@ -63,9 +63,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         for node in spec.nodes:
             gate: list[pulumi.Resource] = []
             if spec.preflight.enabled:
-                preflights[node.name] = node_preflight(
-                    f"{name}-{node.name}-preflight", spec, node, args.ssh_private_key, child
-                )
+                preflights[node.name] = node_preflight(f"{name}-{node.name}-preflight", spec, node, args.ssh_private_key, child)
                 gate = [preflights[node.name]]
             after_preflight = pulumi.ResourceOptions(parent=self, depends_on=gate)
             labels[node.name] = k8s.core.v1.NodePatch(
@@ -115,7 +113,10 @@ class GpuNodeGroup(pulumi.ComponentResource):
             jobs[job.name] = (job, resource)
 
         self.nodes = pulumi.Output.from_input(
-            {node.name: self._node_report(spec, node.name, preflights.get(node.name), taints[node.name], jobs) for node in spec.nodes}
+            {
+                node.name: self._node_report(spec, node.name, preflights.get(node.name), taints[node.name], jobs)
+                for node in spec.nodes
+            }
         )
         self.register_outputs({"nodes": self.nodes})
 

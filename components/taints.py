@@ -9,6 +9,7 @@ still on the node, so that `pulumi refresh` shows a taint removed out of band.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -178,10 +179,9 @@ class NodeTaintsProvider(ResourceProvider):
         return ReadResult(id_=id_, outs={**props, "taints": present(on_node, _ours(props))})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        try:
+        # A node that is gone took our taints with it.
+        with contextlib.suppress(NodeNotFoundError):
             apply_taints(self._api(props), props["node"], desired=[], previous=_ours(props))
-        except NodeNotFoundError:
-            pass  # the node is gone, and our taints with it
 
 
 class NodeTaints(Resource):

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import runpy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pulumi
+from google.protobuf import json_format
 from pulumi.runtime.mocks import MockMonitor
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +44,7 @@ class Registered:
     delete_before_replace: bool
     custom_timeouts: dict[str, str]
     provider: str
+    secret_inputs: list[str]
 
 
 @dataclass
@@ -83,12 +86,32 @@ class RecordingMonitor(MockMonitor):
             delete_before_replace=request.deleteBeforeReplace,
             custom_timeouts={"create": timeouts.create, "update": timeouts.update, "delete": timeouts.delete},
             provider=request.provider,
+            secret_inputs=_secret_keys(json_format.MessageToDict(request.object)),
         )
         return response
 
 
+def _secret_keys(inputs: dict[str, Any]) -> list[str]:
+    """Top-level inputs that carry a secret anywhere inside them."""
+    return sorted(key for key, value in inputs.items() if _SECRET_SIG in json.dumps(value))
+
+
+# How the Pulumi wire format marks a secret value: {_SIG_KEY: _SECRET_SIG, "value": ...}.
+_SIG_KEY = "4dabf18193072939515e22adb298388d"
+_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+
+
 def _plain(value: Any) -> Any:
-    """Registered state as plain JSON-able data (Kubernetes manifests, for schema checks)."""
+    """Registered state as plain JSON-able data (Kubernetes manifests, for schema checks).
+
+    Secrets are unwrapped here; `Registered.secret_inputs` says which inputs were secret.
+    """
+    if isinstance(value, dict):
+        if value.get(_SIG_KEY) == _SECRET_SIG:
+            return _plain(value["value"])
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
     return json.loads(json.dumps(value, default=str))
 
 
@@ -141,6 +164,43 @@ def run_program(config: dict[str, Any], secret_keys: list[str] | None = None, re
     @pulumi.runtime.test
     def _evaluate() -> None:
         scope.update(runpy.run_path(str(PROGRAM), run_name="__main__"))
+
+    _evaluate()
+    return ProgramRun(recorder=recorder, globals=scope)
+
+
+def run_component(raw_group: dict[str, Any], kubeconfig: str | None = None, recorder: Recorder | None = None) -> ProgramRun:
+    """Build one GpuNodeGroup from raw group config, with its provider and namespaces."""
+    import pulumi_kubernetes as k8s
+
+    from components.config import parse_stack
+    from components.namespaces import stack_namespaces
+    from components.node_group import GpuNodeGroup, GpuNodeGroupArgs
+
+    recorder = fresh_runtime({}, [], recorder)
+    stack = parse_stack([raw_group])
+    spec = stack.node_groups[0]
+    scope: dict[str, Any] = {}
+
+    @pulumi.runtime.test
+    def _evaluate() -> None:
+        provider = k8s.Provider("k8s")
+        opts = pulumi.ResourceOptions(provider=provider)
+        namespaces = {
+            name: k8s.core.v1.Namespace(f"namespace-{name}", metadata=m["metadata"], opts=opts)
+            for name, m in stack_namespaces(stack).items()
+        }
+        scope["component"] = GpuNodeGroup(
+            spec.name,
+            GpuNodeGroupArgs(
+                spec=spec,
+                device_plugin_namespace=namespaces[spec.device_plugin.namespace],
+                verification_namespace=namespaces[spec.verification.namespace],
+                ssh_private_key=pulumi.Output.secret("test-key") if spec.preflight.enabled else None,
+                kubeconfig=pulumi.Output.secret(kubeconfig) if kubeconfig else None,
+            ),
+            opts=pulumi.ResourceOptions(providers={"kubernetes": provider}),
+        )
 
     _evaluate()
     return ProgramRun(recorder=recorder, globals=scope)

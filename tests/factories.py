@@ -1,0 +1,33 @@
+"""Valid stack config to start from; each test changes one thing."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICgOWx8GZAYwVo1DljYmxSdegqKZ4tjslNMpHdImvYML"
+SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n"
+
+
+def node(name: str, index: int = 1) -> dict[str, Any]:
+    return {"name": name, "sshHost": f"10.0.0.{index}", "sshUser": "ops", "hostKey": HOST_KEY}
+
+
+def group(name: str = "a100", nodes: int | list[dict[str, Any]] = 2, **overrides: Any) -> dict[str, Any]:
+    """A valid group with `nodes` generated nodes (or exactly the given node entries)."""
+    raw = {
+        "name": name,
+        "gpusPerNode": 4,
+        "nodes": nodes if isinstance(nodes, list) else [node(f"{name}-node-{i}", i) for i in range(1, nodes + 1)],
+    }
+    raw.update(copy.deepcopy(overrides))
+    return raw
+
+
+def stack_config(*groups: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    config = {"gpu-nodes:nodeGroups": list(groups) or [group()], "gpu-nodes:sshPrivateKey": SSH_KEY}
+    config.update({f"gpu-nodes:{key}": value for key, value in extra.items()})
+    return config
+
+
+SECRET_KEYS = ["gpu-nodes:sshPrivateKey"]

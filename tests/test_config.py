@@ -1,0 +1,288 @@
+"""Stack config validation: defaults, and one clear message per mistake."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.config import GROUP_LABEL, ConfigError, parse_stack, parse_taint
+from tests.factories import group, node
+
+
+def problems_of(*groups: dict[str, Any], insecure: Any = False) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        parse_stack(list(groups), insecure)
+    return caught.value.problems
+
+
+def assert_one_problem(problems: list[str], key: str, *fragments: str) -> None:
+    matching = [p for p in problems if p.startswith(f"{key}:")]
+    assert len(matching) == 1, f"expected one problem for {key}, got {problems}"
+    for fragment in fragments:
+        assert fragment in matching[0], f"{key}: expected {fragment!r} in {matching[0]!r}"
+
+
+# --- defaults ----------------------------------------------------------------------------
+
+
+def test_defaults_follow_the_runbook_and_upstream():
+    spec = parse_stack([group()]).node_groups[0]
+    assert dict(spec.labels) == {"accelerator": "nvidia"}, spec.labels
+    assert [str(t) for t in spec.taints] == ["nvidia.com/gpu=present:NoSchedule"], spec.taints
+    assert spec.device_plugin.image == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0", spec.device_plugin
+    assert spec.device_plugin.namespace == "nvidia-device-plugin", spec.device_plugin
+    assert spec.device_plugin.fail_on_init_error is True, spec.device_plugin
+    assert spec.device_plugin.needs_config_file is False, spec.device_plugin
+    assert spec.priority_class.value == 1_000_000, spec.priority_class
+    assert spec.priority_class.name == "gpu-a100", spec.priority_class
+    assert spec.verification.gpus_per_pod == (1,), spec.verification
+    assert spec.verification.per_node is True, spec.verification
+    assert spec.preflight.enabled is True, spec.preflight
+    assert spec.preflight.container_runtime == "containerd", spec.preflight
+    assert spec.nodes[0].ssh_port == 22, spec.nodes[0]
+
+
+def test_group_label_is_added_to_the_configured_labels():
+    spec = parse_stack([group(labels={"team": "ml"})]).node_groups[0]
+    assert spec.node_labels == {"team": "ml", GROUP_LABEL: "a100"}, spec.node_labels
+
+
+def test_valid_example_stacks_parse():
+    import yaml
+
+    from tests.pulumi_mocks import ROOT
+
+    for stack in ("prod", "staging"):
+        config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
+        parsed = parse_stack(config["gpu-nodes:nodeGroups"])
+        assert parsed.node_groups, f"Pulumi.{stack}.yaml has no node groups"
+
+
+def test_preflight_disabled_needs_no_ssh_fields():
+    raw = group(preflight={"enabled": False})
+    raw["nodes"] = [{"name": "n1"}]
+    spec = parse_stack([raw])
+    assert spec.needs_ssh_key is False, spec
+
+
+def test_host_key_may_be_skipped_only_when_the_stack_says_so():
+    raw = group()
+    del raw["nodes"][0]["hostKey"]
+    spec = parse_stack([raw], insecure_skip_host_key_check=True)
+    assert spec.node_groups[0].nodes[0].host_key is None, spec
+
+
+def test_every_mistake_is_reported_at_once():
+    raw = group(name="Bad_Name", gpusPerNode=0)
+    raw["nodes"] = [node("n1")]
+    problems = problems_of(raw)
+    assert len(problems) == 2, problems
+
+
+# --- bad input: one test per mistake ------------------------------------------------------
+
+KEY = "gpu-nodes:nodeGroups[0]"
+
+
+def test_missing_node_groups():
+    with pytest.raises(ConfigError) as caught:
+        parse_stack(None)
+    assert_one_problem(caught.value.problems, "gpu-nodes:nodeGroups", "at least one node group")
+
+
+def test_missing_required_field():
+    raw = group()
+    del raw["gpusPerNode"]
+    assert_one_problem(problems_of(raw), f"{KEY}.gpusPerNode", "required", "whole number")
+
+
+def test_wrong_type():
+    assert_one_problem(problems_of(group(gpusPerNode="8")), f"{KEY}.gpusPerNode", "'8'", "whole number")
+
+
+def test_boolean_is_not_a_number():
+    raw = group()
+    raw["nodes"][0]["sshPort"] = True
+    assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].sshPort", "True", "whole number")
+
+
+def test_unknown_key_is_a_typo():
+    assert_one_problem(problems_of(group(gpusPerPod=[1])), f"{KEY}.gpusPerPod", "unknown key", "gpusPerNode")
+
+
+def test_invalid_group_name():
+    assert_one_problem(problems_of(group(name="GPU_A100")), f"{KEY}.name", "'GPU_A100'", "DNS-1123 label")
+
+
+def test_invalid_node_name():
+    raw = group()
+    raw["nodes"][0]["name"] = "Node One"
+    assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].name", "'Node One'", "node name")
+
+
+def test_no_nodes():
+    assert_one_problem(problems_of(group(nodes=0)), f"{KEY}.nodes", "at least one node")
+
+
+def test_duplicate_node_in_a_group():
+    raw = group()
+    raw["nodes"].append(node("a100-node-1", 9))
+    assert_one_problem(problems_of(raw), f"{KEY}.nodes[2].name", "'a100-node-1'", "listed once")
+
+
+def test_node_in_two_groups():
+    first, second = group("a100"), group("h100")
+    second["nodes"][0]["name"] = "a100-node-1"
+    assert_one_problem(problems_of(first, second), "gpu-nodes:nodeGroups[1].nodes", "'a100-node-1'", "one group only")
+
+
+def test_duplicate_group_name():
+    second = group("a100")
+    second["nodes"] = [node("other-node")]
+    assert_one_problem(problems_of(group("a100"), second), "gpu-nodes:nodeGroups[1].name", "unique")
+
+
+def test_invalid_label_key():
+    assert_one_problem(problems_of(group(labels={"bad key!": "x"})), f"{KEY}.labels.bad key!", "label key")
+
+
+def test_invalid_label_value():
+    assert_one_problem(problems_of(group(labels={"tier": "not ok!"})), f"{KEY}.labels.tier", "'not ok!'", "label value")
+
+
+def test_label_value_must_be_a_string():
+    assert_one_problem(problems_of(group(labels={"count": 8})), f"{KEY}.labels.count", "8", "label value")
+
+
+def test_group_label_is_reserved():
+    assert_one_problem(problems_of(group(labels={GROUP_LABEL: "x"})), f"{KEY}.labels.{GROUP_LABEL}", "set by gpu-nodes")
+
+
+def test_taint_that_does_not_parse():
+    assert_one_problem(problems_of(group(taints=["nvidia.com/gpu=present"])), f"{KEY}.taints[0]", "key[=value]:Effect")
+
+
+def test_taint_with_unknown_effect():
+    assert_one_problem(problems_of(group(taints=["gpu=yes:NoRun"])), f"{KEY}.taints[0]", "'gpu=yes:NoRun'", "NoExecute")
+
+
+def test_duplicate_taint_key_and_effect():
+    problems = problems_of(group(taints=["gpu=a:NoSchedule", "gpu=b:NoSchedule"]))
+    assert_one_problem(problems, f"{KEY}.taints[1]", "one taint per key and effect")
+
+
+def test_gpus_per_node_below_one():
+    assert_one_problem(problems_of(group(gpusPerNode=0)), f"{KEY}.gpusPerNode", "at least 1")
+
+
+def test_gpus_per_pod_below_one():
+    assert_one_problem(problems_of(group(verification={"gpusPerPod": [0]})), f"{KEY}.verification.gpusPerPod[0]", "at least 1")
+
+
+def test_gpus_per_pod_above_gpus_per_node():
+    problems = problems_of(group(verification={"gpusPerPod": [1, 8]}))
+    assert_one_problem(problems, f"{KEY}.verification.gpusPerPod[1]", "8", "at most gpusPerNode (4)")
+
+
+def test_priority_value_above_user_range():
+    problems = problems_of(group(priorityClass={"value": 2_000_000_000}))
+    assert_one_problem(problems, f"{KEY}.priorityClass.value", "2000000000", "reserved for system classes")
+
+
+def test_priority_class_name_reserved_prefix():
+    problems = problems_of(group(priorityClass={"name": "system-gpu"}))
+    assert_one_problem(problems, f"{KEY}.priorityClass.name", "'system-gpu'", "reserved")
+
+
+def test_image_without_tag():
+    problems = problems_of(group(devicePlugin={"image": "nvcr.io/nvidia/k8s-device-plugin"}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.image", "pinned by tag")
+
+
+def test_image_tagged_latest_is_not_pinned():
+    problems = problems_of(group(verification={"image": "nvcr.io/nvidia/cuda:latest"}))
+    assert_one_problem(problems, f"{KEY}.verification.image", "'nvcr.io/nvidia/cuda:latest'", "not 'latest'")
+
+
+def test_image_with_registry_port_but_no_tag():
+    problems = problems_of(group(devicePlugin={"image": "registry.local:5000/k8s-device-plugin"}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.image", "pinned by tag")
+
+
+def test_image_pinned_by_digest_is_accepted():
+    digest = "nvcr.io/nvidia/k8s-device-plugin@sha256:" + "a" * 64
+    spec = parse_stack([group(devicePlugin={"image": digest})]).node_groups[0]
+    assert spec.device_plugin.image == digest, spec.device_plugin
+
+
+def test_unknown_mig_strategy():
+    problems = problems_of(group(devicePlugin={"migStrategy": "all"}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.migStrategy", "'all'", "none, single, mixed")
+
+
+def test_time_slicing_replicas_below_one():
+    problems = problems_of(group(devicePlugin={"timeSlicingReplicas": 0}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.timeSlicingReplicas", "1 (time-slicing off)")
+
+
+def test_unknown_container_runtime():
+    problems = problems_of(group(preflight={"containerRuntime": "podman"}))
+    assert_one_problem(problems, f"{KEY}.preflight.containerRuntime", "'podman'", "containerd, docker, cri-o")
+
+
+def test_missing_host_key():
+    raw = group()
+    del raw["nodes"][1]["hostKey"]
+    assert_one_problem(problems_of(raw), f"{KEY}.nodes[1].hostKey", "ssh-keyscan", "insecureSkipHostKeyCheck")
+
+
+def test_malformed_host_key():
+    raw = group()
+    raw["nodes"][0]["hostKey"] = "AAAAC3Nza"
+    assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].hostKey", "OpenSSH public host key")
+
+
+def test_proxy_without_host_key():
+    problems = problems_of(group(preflight={"proxy": {"host": "bastion", "user": "ops"}}))
+    assert_one_problem(problems, f"{KEY}.preflight.proxy.hostKey", "insecureSkipHostKeyCheck")
+
+
+def test_missing_ssh_host_when_preflight_runs():
+    raw = group()
+    del raw["nodes"][0]["sshHost"]
+    assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].sshHost", "required")
+
+
+def test_port_out_of_range():
+    raw = group()
+    raw["nodes"][0]["sshPort"] = 70000
+    assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].sshPort", "70000", "1 to 65535")
+
+
+def test_same_namespace_for_plugin_and_verification():
+    problems = problems_of(group(devicePlugin={"namespace": "gpu"}, verification={"namespace": "gpu"}))
+    assert_one_problem(problems, f"{KEY}.verification.namespace", "must differ")
+
+
+def test_insecure_flag_must_be_boolean():
+    with pytest.raises(ConfigError) as caught:
+        parse_stack([group()], "yes")
+    assert_one_problem(caught.value.problems, "gpu-nodes:insecureSkipHostKeyCheck", "'yes'", "true or false")
+
+
+# --- taint syntax ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("nvidia.com/gpu=present:NoSchedule", ("nvidia.com/gpu", "present", "NoSchedule")),
+        ("dedicated:NoExecute", ("dedicated", None, "NoExecute")),
+        ("example.com/empty=:PreferNoSchedule", ("example.com/empty", "", "PreferNoSchedule")),
+    ],
+)
+def test_taint_syntax_as_kubectl_taint(text, expected):
+    taint = parse_taint(text)
+    assert taint is not None and (taint.key, taint.value, taint.effect) == expected, f"{text}: {taint}"
+    assert str(taint) == text or taint.value == "", f"{text} round-trips as {taint}"

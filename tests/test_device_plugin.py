@@ -1,0 +1,112 @@
+"""The device plugin DaemonSet and its config file."""
+
+from __future__ import annotations
+
+import json
+
+from components.config import GROUP_LABEL
+from components.device_plugin import (
+    CONFIG_HASH_ANNOTATION,
+    config_map_manifest,
+    daemonset_manifest,
+    plugin_revision,
+)
+from tests.specs import group_spec
+
+
+def pod_spec(manifest: dict) -> dict:
+    return manifest["spec"]["template"]["spec"]
+
+
+def container(manifest: dict) -> dict:
+    return pod_spec(manifest)["containers"][0]
+
+
+def env(manifest: dict) -> dict[str, str]:
+    return {e["name"]: e["value"] for e in container(manifest)["env"]}
+
+
+def test_upstream_defaults_are_kept():
+    ds = daemonset_manifest(group_spec())
+    name = ds["metadata"]["name"]
+    assert pod_spec(ds)["priorityClassName"] == "system-node-critical", name
+    assert container(ds)["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}, name
+    assert ds["spec"]["updateStrategy"] == {"type": "RollingUpdate"}, name
+    assert container(ds)["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0", name
+    host_paths = {v["name"]: v["hostPath"]["path"] for v in pod_spec(ds)["volumes"] if "hostPath" in v}
+    assert host_paths == {"device-plugin": "/var/lib/kubelet/device-plugins", "cdi-root": "/var/run/cdi"}, name
+
+
+def test_runs_only_on_the_group_nodes():
+    ds = daemonset_manifest(group_spec("h100"))
+    assert pod_spec(ds)["nodeSelector"] == {GROUP_LABEL: "h100"}, ds["metadata"]["name"]
+    assert ds["metadata"]["name"] == "nvidia-device-plugin-h100", ds["metadata"]
+    assert ds["spec"]["selector"]["matchLabels"] == {
+        "app.kubernetes.io/name": "nvidia-device-plugin",
+        "app.kubernetes.io/instance": "h100",
+    }, ds["metadata"]["name"]
+
+
+def test_tolerates_every_configured_taint():
+    ds = daemonset_manifest(group_spec(taints=["nvidia.com/gpu=present:NoSchedule", "dedicated:NoExecute"]))
+    assert pod_spec(ds)["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
+        {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"},
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    ], ds["metadata"]["name"]
+
+
+def test_standard_labels_with_the_plugin_version():
+    labels = daemonset_manifest(group_spec())["metadata"]["labels"]
+    assert labels["app.kubernetes.io/version"] == "v0.20.0", labels
+    assert labels["app.kubernetes.io/part-of"] == "gpu-nodes", labels
+
+
+def test_no_config_file_by_default():
+    spec = group_spec()
+    ds = daemonset_manifest(spec)
+    assert config_map_manifest(spec) is None, ds["metadata"]["name"]
+    assert env(ds) == {"FAIL_ON_INIT_ERROR": "true", "MIG_STRATEGY": "none"}, ds["metadata"]["name"]
+    assert all("configMap" not in v for v in pod_spec(ds)["volumes"]), ds["metadata"]["name"]
+
+
+def test_fail_on_init_error_can_be_turned_off():
+    ds = daemonset_manifest(group_spec(devicePlugin={"failOnInitError": False}))
+    assert env(ds)["FAIL_ON_INIT_ERROR"] == "false", ds["metadata"]["name"]
+
+
+def test_time_slicing_writes_a_config_file_and_mounts_it():
+    spec = group_spec(devicePlugin={"timeSlicingReplicas": 4})
+    config_map = config_map_manifest(spec)
+    config = json.loads(config_map["data"]["config.yaml"])
+    assert config == {
+        "version": "v1",
+        "flags": {"migStrategy": "none", "failOnInitError": True},
+        "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}},
+    }, config_map["metadata"]["name"]
+    ds = daemonset_manifest(spec)
+    assert env(ds)["CONFIG_FILE"] == "/config/config.yaml", ds["metadata"]["name"]
+    volumes = {v["name"]: v for v in pod_spec(ds)["volumes"]}
+    assert volumes["config"]["configMap"]["name"] == config_map["metadata"]["name"], ds["metadata"]["name"]
+
+
+def test_mig_strategy_goes_into_the_config_file():
+    spec = group_spec(devicePlugin={"migStrategy": "mixed"})
+    config = json.loads(config_map_manifest(spec)["data"]["config.yaml"])
+    assert config["flags"]["migStrategy"] == "mixed", config
+    assert "sharing" not in config, config
+
+
+def test_a_config_change_rolls_the_pods():
+    one = daemonset_manifest(group_spec(devicePlugin={"timeSlicingReplicas": 2}))
+    two = daemonset_manifest(group_spec(devicePlugin={"timeSlicingReplicas": 4}))
+    annotation = lambda ds: ds["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION]  # noqa: E731
+    assert annotation(one) != annotation(two), one["metadata"]["name"]
+
+
+def test_plugin_revision_follows_image_and_config_only():
+    base = plugin_revision(group_spec())
+    assert plugin_revision(group_spec(devicePlugin={"image": "nvcr.io/nvidia/k8s-device-plugin:v0.19.0"})) != base
+    assert plugin_revision(group_spec(devicePlugin={"migStrategy": "single"})) != base
+    assert plugin_revision(group_spec(verification={"timeoutSeconds": 60})) == base
+    assert plugin_revision(group_spec(labels={"team": "ml"})) == base

@@ -1,0 +1,83 @@
+"""Preflight wiring: how each node's check is sent, pinned, re-run and read back."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from components.preflight import SCRIPT_PATH, parse_report, preflight_command
+from tests.factories import HOST_KEY, group
+from tests.pulumi_mocks import HEALTHY_REPORT, run_component
+from tests.specs import group_spec
+
+COMMAND = "command:remote:Command"
+
+
+def commands(raw: dict) -> dict:
+    run = run_component(raw)
+    return {c.name: c for c in run.of_type(COMMAND)}
+
+
+def test_one_command_per_node():
+    assert sorted(commands(group("a100"))) == ["a100-a100-node-1-preflight", "a100-a100-node-2-preflight"]
+
+
+def test_connects_with_the_node_ssh_fields_and_pinned_host_key():
+    raw = group("a100")
+    raw["nodes"][0].update(sshHost="10.1.2.3", sshPort=2222, sshUser="ops")
+    command = commands(raw)["a100-a100-node-1-preflight"]
+    connection = command.inputs["connection"]
+    assert (connection["host"], connection["port"], connection["user"]) == ("10.1.2.3", 2222, "ops"), command.urn
+    assert connection["hostKey"] == HOST_KEY, command.urn
+    assert connection["privateKey"] == "test-key", command.urn
+
+
+def test_private_key_is_secret():
+    for command in commands(group("a100")).values():
+        assert "connection" in command.secret_inputs, f"{command.urn}: the SSH key would be stored in plain text"
+
+
+def test_bastion_is_used_with_its_own_pinned_key():
+    proxy = {"host": "bastion.internal", "port": 2200, "user": "jump", "hostKey": HOST_KEY}
+    command = commands(group("a100", preflight={"proxy": proxy}))["a100-a100-node-1-preflight"]
+    sent = command.inputs["connection"]["proxy"]
+    assert (sent["host"], sent["port"], sent["user"], sent["hostKey"]) == ("bastion.internal", 2200, "jump", HOST_KEY), (
+        command.urn
+    )
+
+
+def test_the_script_travels_on_stdin():
+    command = commands(group("a100"))["a100-a100-node-1-preflight"]
+    assert command.inputs["stdin"] == SCRIPT_PATH.read_text(), command.urn
+    assert command.inputs["create"] == "bash -s -- --runtime containerd --expect-gpus 4", command.urn
+
+
+def test_minimum_driver_and_runtime_reach_the_command_line():
+    spec = group_spec(preflight={"containerRuntime": "cri-o", "minDriver": "550.54"})
+    assert preflight_command(spec.preflight, 8) == "bash -s -- --runtime cri-o --expect-gpus 8 --min-driver 550.54"
+
+
+def test_triggers_follow_script_gpu_count_and_runtime():
+    command = commands(group("a100"))["a100-a100-node-1-preflight"]
+    digest = hashlib.sha256(SCRIPT_PATH.read_bytes()).hexdigest()
+    assert command.inputs["triggers"] == [digest, "4", "containerd", ""], command.urn
+    other = commands(group("a100", gpusPerNode=8, preflight={"containerRuntime": "docker"}))["a100-a100-node-1-preflight"]
+    assert other.inputs["triggers"][1:3] == ["8", "docker"], other.urn
+
+
+def test_same_config_gives_the_same_command():
+    first = commands(group("a100"))["a100-a100-node-1-preflight"]
+    second = commands(group("a100"))["a100-a100-node-1-preflight"]
+    assert first.inputs == second.inputs, f"{first.urn}: a changed input would re-run the checks on every pulumi up"
+
+
+def test_parse_report_summarises_the_json():
+    report = {
+        **HEALTHY_REPORT,
+        "gpus": [{"index": i, "name": "NVIDIA A100-SXM4-80GB", "uuid": f"GPU-{i}", "memoryMiB": 81920} for i in range(2)],
+        "checks": [{"name": "driver", "ok": True, "detail": ""}, {"name": "runtime", "ok": False, "detail": "no nvidia"}],
+    }
+    summary = parse_report(json.dumps(report))
+    assert summary["gpuCount"] == 2, summary
+    assert summary["gpuModels"] == ["NVIDIA A100-SXM4-80GB"], summary
+    assert summary["passedChecks"] == ["driver"] and summary["failedChecks"] == ["runtime"], summary

@@ -1,0 +1,128 @@
+"""The whole program (`__main__.py`) under mocks, with stack config."""
+
+from __future__ import annotations
+
+import json
+
+import kubernetes_validate
+import pulumi
+import pytest
+
+from components.config import GROUP_LABEL
+from tests.factories import SECRET_KEYS, SSH_KEY, group, stack_config
+from tests.pulumi_mocks import run_program
+
+KUBERNETES_VERSIONS = [f"1.{minor}" for minor in range(29, 36)]
+# NodePatch carries only the node's metadata: validated as the Node it patches.
+SCHEMA_KIND = {"kubernetes:core/v1:NodePatch": ("v1", "Node")}
+
+
+def kubernetes_objects(run) -> list:
+    return [r for r in run.resources if r.type.startswith("kubernetes:") and not r.type.startswith("pulumi:providers")]
+
+
+def two_groups() -> dict:
+    return stack_config(
+        group("a100", verification={"gpusPerPod": [1, 2]}, devicePlugin={"timeSlicingReplicas": 2}),
+        group("h100", nodes=1, taints=["nvidia.com/gpu=present:NoSchedule", "dedicated=ml:NoExecute"]),
+    )
+
+
+def test_every_kubernetes_object_validates_against_strict_schemas():
+    run = run_program(two_groups(), SECRET_KEYS)
+    objects = kubernetes_objects(run)
+    assert len(objects) > 10, [r.urn for r in objects]
+    for resource in objects:
+        manifest = dict(resource.inputs)
+        if resource.type in SCHEMA_KIND:
+            manifest["apiVersion"], manifest["kind"] = SCHEMA_KIND[resource.type]
+        for version in KUBERNETES_VERSIONS:
+            try:
+                kubernetes_validate.validate(manifest, version, strict=True)
+            except kubernetes_validate.ValidationError as error:
+                pytest.fail(f"{resource.urn} is not a valid {manifest['kind']} for Kubernetes {version}: {error.message}")
+
+
+def test_the_same_config_registers_the_same_resources_twice():
+    first = run_program(two_groups(), SECRET_KEYS)
+    second = run_program(two_groups(), SECRET_KEYS)
+    as_data = lambda run: {r.urn: (r.inputs, sorted(r.dependencies)) for r in run.resources}  # noqa: E731
+    assert json.dumps(as_data(first), sort_keys=True) == json.dumps(as_data(second), sort_keys=True)
+
+
+def test_one_kubernetes_provider_for_every_object():
+    run = run_program(two_groups(), SECRET_KEYS)
+    providers = {r.provider.split("::")[-2] for r in kubernetes_objects(run)}
+    assert providers == {"k8s"}, providers
+
+
+def test_shared_namespaces_are_created_once_with_pod_security_levels():
+    run = run_program(two_groups(), SECRET_KEYS)
+    namespaces = {
+        r.inputs["metadata"]["name"]: r.inputs["metadata"]["labels"] for r in run.of_type("kubernetes:core/v1:Namespace")
+    }
+    assert sorted(namespaces) == ["gpu-verification", "nvidia-device-plugin"], namespaces
+    assert namespaces["nvidia-device-plugin"]["pod-security.kubernetes.io/enforce"] == "privileged", namespaces
+    assert namespaces["gpu-verification"]["pod-security.kubernetes.io/enforce"] == "restricted", namespaces
+
+
+def test_priority_class_is_not_the_global_default():
+    run = run_program(two_groups(), SECRET_KEYS)
+    for resource in run.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass"):
+        assert resource.inputs["globalDefault"] is False, resource.urn
+        assert resource.inputs["value"] == 1_000_000, resource.urn
+
+
+def test_exports_a_report_per_group_and_node():
+    run = run_program(two_groups(), SECRET_KEYS)
+    report = run.resolve(run.globals["report"])
+    assert sorted(report) == ["a100", "h100"], report
+    assert sorted(report["a100"]) == ["a100-node-1", "a100-node-2"], report
+    assert report["h100"]["h100-node-1"]["labels"][GROUP_LABEL] == "h100", report
+
+
+def test_the_ssh_key_never_reaches_the_outputs():
+    run = run_program(two_groups(), SECRET_KEYS)
+    report = run.resolve(run.globals["report"])
+    assert SSH_KEY not in json.dumps(report), "the private key leaked into the stack outputs"
+
+
+def test_kubeconfig_from_stack_config_reaches_the_provider_as_a_secret():
+    config = {**two_groups(), "kubernetes:kubeconfig": "apiVersion: v1\nkind: Config\n", "kubernetes:context": "prod"}
+    run = run_program(config, [*SECRET_KEYS, "kubernetes:kubeconfig"])
+    provider = run.named("k8s")
+    assert provider.inputs["context"] == "prod", provider.urn
+    assert "kubeconfig" in provider.secret_inputs, provider.urn
+
+
+def test_bad_config_fails_cleanly_before_anything_is_registered():
+    with pytest.raises(pulumi.RunError) as caught:
+        run_program(stack_config(group(gpusPerNode=0)), SECRET_KEYS)
+    message = str(caught.value)
+    assert "gpu-nodes:nodeGroups[0].gpusPerNode: got 0; expected at least 1" in message, message
+    assert "Traceback" not in message, message
+
+
+def test_nothing_is_registered_when_config_is_bad():
+    from tests.pulumi_mocks import Recorder
+
+    recorder = Recorder()
+    with pytest.raises(pulumi.RunError):
+        run_program(stack_config(group(taints=["oops"])), SECRET_KEYS, recorder=recorder)
+    registered = [r.urn for r in recorder.resources.values() if r.type != "pulumi:pulumi:Stack"]
+    assert registered == [], registered
+
+
+def test_missing_ssh_key_names_the_key():
+    config = stack_config(group())
+    del config["gpu-nodes:sshPrivateKey"]
+    with pytest.raises(pulumi.RunError, match="gpu-nodes:sshPrivateKey"):
+        run_program(config)
+
+
+def test_no_ssh_key_needed_when_preflight_is_off_everywhere():
+    raw = group(preflight={"enabled": False})
+    config = stack_config(raw)
+    del config["gpu-nodes:sshPrivateKey"]
+    run = run_program(config)
+    assert not run.of_type("command:remote:Command"), [r.urn for r in run.resources]
