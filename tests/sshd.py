@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -63,7 +64,7 @@ class SshServer:
     client_key: str  # the private key, OpenSSH PEM text
     client_key_file: Path
     host_key: str  # "ssh-ed25519 AAAA...": what to pin
-    machine: object  # the fakehost.FakeHost behind it (set_mode etc.)
+    machine: Any  # the fakehost.FakeHost behind it
 
     def known_hosts(self, path: Path, host_key: str | None = None) -> Path:
         """Writes a known_hosts file pinning host_key (default: the server's own)."""
@@ -88,7 +89,7 @@ class SshServer:
 
     def set_mode(self, mode: str) -> None:
         """healthy, or driver: nvidia-smi then fails as with a lost driver."""
-        fakehost.set_mode(self.machine.mode_file, mode)  # type: ignore[attr-defined]
+        fakehost.set_mode(self.machine.mode_file, mode)
 
 
 def unavailable_reason() -> str | None:
@@ -97,7 +98,7 @@ def unavailable_reason() -> str | None:
         return f"{fakehost.SSHD} is missing: apt-get install -y openssh-server"
     if os.geteuid() != 0:
         return "a private mount namespace for the fake machine needs root"
-    missing = [tool for tool in ("ssh", "ssh-keygen", "unshare", "mount") if shutil.which(tool) is None]
+    missing = [tool for tool in ("ssh", "ssh-keygen", "unshare") if shutil.which(tool) is None]
     if missing:
         return f"missing tools: {', '.join(missing)}"
     return None
@@ -134,7 +135,7 @@ def running_sshd(workdir: Path, spec: MachineSpec | None = None, host: str = "12
         machine.stop()
 
 
-def _start(state: Path, spec: MachineSpec, host: str, client_key_file: Path) -> object:
+def _start(state: Path, spec: MachineSpec, host: str, client_key_file: Path) -> Any:
     client_public = client_key_file.with_suffix(".pub").read_text()
     error: RuntimeError | None = None
     for _ in range(PORT_ATTEMPTS):  # the free port can be taken before sshd binds it

@@ -1,0 +1,918 @@
+#!/usr/bin/env bash
+# preflight.sh: checks one GPU machine before Kubernetes GPU work is put on it.
+#
+# Usage:
+#   bash preflight.sh --runtime containerd|docker|cri-o|auto --expect-gpus N
+#                     [--min-driver X.Y[.Z]] [--root DIR]
+#
+# Run it by hand on a node, or over SSH the way the Pulumi component does:
+#   ssh root@node bash -s -- --runtime containerd --expect-gpus 8 < preflight.sh
+#
+# Output contract (stable: the component parses it)
+#   stdout  exactly one JSON object, whatever happens:
+#     {"ok": bool, "hostname": str, "driverVersion": str|null,
+#      "gpus": [{"index": int, "name": str, "uuid": str, "memoryMiB": int}],
+#      "runtime": {"name": "containerd"|"docker"|"cri-o"|null,
+#                  "nvidiaDefault": bool, "runtimeClassNeeded": bool},
+#      "checks": [{"name": str, "ok": bool, "detail": str}]}
+#   stderr  a human summary, one line per check.
+#   exit    0 every check passed, 1 a check failed, 2 usage error (the JSON then
+#           holds ok=false and one check named "usage"; --help counts as one,
+#           since no machine was checked).
+#
+#   "checks" always holds these seven, in this order: driver, gpu-count,
+#   driver-version, container-toolkit, runtime, device-plugin-socket,
+#   kubelet-feature-gates. Without --min-driver, driver-version is ok with detail
+#   "not requested", so the list never changes shape. A detail that starts with
+#   "warning:" passed but wants a human to look.
+#   runtime.name is null only when no runtime could be chosen (usage error, or
+#   auto found none). runtimeClassNeeded is true when the nvidia runtime is
+#   configured but is not the default: GPU pods then need runtimeClassName of a
+#   RuntimeClass whose handler is "nvidia". Both flags are false when the nvidia
+#   runtime is missing (the runtime check has failed then).
+#
+# Files are read under --root (default /), so tests can point it at a prepared
+# tree; commands (nvidia-smi, nvidia-ctk, containerd, kubelet, timeout) come from
+# PATH. It needs bash >= 4.4 and coreutils (mktemp; timeout if present), and
+# deliberately neither jq nor python: GPU nodes often have neither.
+#
+# Knobs (environment)
+#   PREFLIGHT_NVIDIA_SMI_TIMEOUT  seconds nvidia-smi may take (default 20): with a
+#                                 wedged driver it hangs forever.
+#   PREFLIGHT_CMD_TIMEOUT         seconds for the other commands (default 10).
+
+readonly QUERY_FIELDS=index,name,uuid,driver_version,memory.total
+# The DevicePlugins feature gate was removed in Kubernetes 1.28: kubelet refuses
+# to start when it is still set.
+readonly GATE_REMOVED_MINOR=28
+# What nvidia-smi says, on stdout and with exit 0 on some versions, when it is unusable.
+readonly SMI_ERROR_RE="NVIDIA-SMI has failed|No devices were found|Failed to initialize NVML|couldn't communicate with the NVIDIA driver|Unable to determine the device handle|GPU is lost"
+# runtimes.nvidia, runtimes."nvidia" or runtimes.'nvidia', as a table or a dotted key,
+# but not runtimes.nvidia-cdi and friends.
+readonly NVIDIA_RUNTIME_RE="runtimes\\.(nvidia|\"nvidia\"|'nvidia')([].[:space:]=]|\$)"
+readonly JP_STRING_RE='^"(([^"\\]|\\.)*)"'
+readonly JP_SCALAR_RE='^(true|false|null|-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)'
+
+print_usage() {
+  cat <<'EOF'
+usage: bash preflight.sh --runtime containerd|docker|cri-o|auto --expect-gpus N
+                         [--min-driver X.Y[.Z]] [--root DIR]
+EOF
+}
+
+init_state() {
+  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR=''
+  SMI_TIMEOUT=${PREFLIGHT_NVIDIA_SMI_TIMEOUT:-20}
+  CMD_TIMEOUT=${PREFLIGHT_CMD_TIMEOUT:-10}
+  HOST_NAME=unknown DRIVER_VERSION='' SMI_OK=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''
+  RT_NAME='' RT_DEFAULT=false RT_CLASS=false
+  CHECKS_JSON='' ALL_OK=true EMITTED=false TMPD='' LAST_CHECK='' FAILED_NAMES=''
+}
+
+# ---------------------------------------------------------------- JSON output
+
+# json_str S: sets REPLY to S as a JSON string literal. Every string in the output
+# goes through here: hostnames, GPU names and tool error text are not ours to trust.
+json_str() {
+  local s=$1 i oct ch rep
+  s=${s//\\/\\\\}
+  s=${s//\"/\\\"}
+  if [[ $s == *[[:cntrl:]]* ]]; then
+    s=${s//$'\n'/\\n}
+    s=${s//$'\r'/\\r}
+    s=${s//$'\t'/\\t}
+    for ((i = 1; i < 32; i++)); do
+      printf -v oct '%03o' "$i"
+      printf -v ch '%b' "\\$oct"
+      [[ $s == *"$ch"* ]] || continue
+      printf -v rep '\\u%04x' "$i"
+      s=${s//"$ch"/$rep}
+    done
+    s=${s//$'\x7f'/\\u007f}
+  fi
+  REPLY="\"$s\""
+}
+
+# add_check NAME OK DETAIL: records one entry of "checks" and one summary line.
+add_check() {
+  local name=$1 ok=$2 detail=$3 jname word=PASS
+  json_str "$name"
+  jname=$REPLY
+  json_str "$detail"
+  CHECKS_JSON+="${CHECKS_JSON:+, }{\"name\": $jname, \"ok\": $ok, \"detail\": $REPLY}"
+  if [[ $ok != true ]]; then
+    ALL_OK=false word=FAIL
+    FAILED_NAMES+="${FAILED_NAMES:+, }$name"
+  fi
+  printf 'preflight: %s %s: %s\n' "$word" "$name" "$detail" >&2
+  LAST_CHECK=$name
+}
+
+add_gpu() {
+  local idx=$1 name=$2 uuid=$3 mem=$4 jn
+  json_str "$name"
+  jn=$REPLY
+  json_str "$uuid"
+  GPUS_JSON+="${GPUS_JSON:+, }{\"index\": $idx, \"name\": $jn, \"uuid\": $REPLY, \"memoryMiB\": $mem}"
+  ((GPU_COUNT++))
+  [[ ", $GPU_NAMES, " == *", $name, "* ]] || GPU_NAMES+="${GPU_NAMES:+, }$name"
+}
+
+# emit: writes the one JSON object to fd 3, the saved stdout.
+emit() {
+  local host driver rt
+  json_str "$HOST_NAME"
+  host=$REPLY
+  driver=null rt=null
+  if [[ -n $DRIVER_VERSION ]]; then json_str "$DRIVER_VERSION" && driver=$REPLY; fi
+  if [[ -n $RT_NAME ]]; then json_str "$RT_NAME" && rt=$REPLY; fi
+  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "gpus": [%s], "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s}, "checks": [%s]}\n' \
+    "$ALL_OK" "$host" "$driver" "$GPUS_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$CHECKS_JSON" >&3
+  EMITTED=true
+}
+
+# If anything makes the script stop early, the caller still gets valid JSON.
+# shellcheck disable=SC2317  # called by the EXIT trap
+on_exit() {
+  local rc=$?
+  [[ -n $TMPD ]] && rm -rf -- "$TMPD"
+  if [[ $EMITTED != true ]]; then
+    add_check internal false "preflight.sh stopped unexpectedly (status $rc) after ${LAST_CHECK:-its start}"
+    emit
+    exit 1
+  fi
+}
+
+# ------------------------------------------------------------------- helpers
+
+# trim S: sets REPLY to S without leading and trailing white space.
+trim() {
+  local s=$1
+  s=${s#"${s%%[![:space:]]*}"}
+  REPLY=${s%"${s##*[![:space:]]}"}
+}
+
+# brief TEXT: sets REPLY to the line of TEXT that reads like an nvidia-smi error,
+# else its first non-blank line; trimmed and cut to 300 characters.
+brief() {
+  local line first=''
+  REPLY=''
+  while IFS='' read -r line; do
+    trim "$line"
+    [[ -n $REPLY ]] || continue
+    [[ $REPLY =~ $SMI_ERROR_RE ]] && { first=$REPLY && break; }
+    [[ -n $first ]] || first=$REPLY
+  done <<<"$1"
+  REPLY=$first
+  ((${#REPLY} > 300)) && REPLY="${REPLY:0:300}..."
+}
+
+# bounded SECS CMD...: runs CMD, ended after SECS seconds; status 124 on time-out,
+# like timeout(1). A wedged GPU driver must not hang the whole deployment.
+bounded() {
+  local secs=$1 pid tenths=0 limit whole frac=0
+  shift
+  if command -v timeout >/dev/null 2>&1; then
+    timeout -k 2 "$secs" "$@"
+    return
+  fi
+  # No coreutils timeout here: poll instead, so the bound still holds.
+  whole=${secs%%.*}
+  [[ $secs == *.* ]] && frac=${secs#*.} && frac=${frac:0:1}
+  limit=$((10#${whole:-0} * 10 + 10#${frac:-0}))
+  # Its own process group (job control on), so its children die with it.
+  set -m
+  "$@" &
+  pid=$!
+  set +m
+  while kill -0 "$pid" 2>/dev/null; do
+    if ((tenths >= limit)); then
+      kill -KILL -- "-$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      return 124
+    fi
+    sleep 0.1
+    ((tenths++))
+  done
+  wait "$pid"
+}
+
+# run_capture SECS CMD...: runs CMD bounded; sets CAP_RC, CAP_OUT and CAP_ERR.
+# Output goes through files, not pipes: a stray child that outlives the time-out
+# would otherwise hold the pipe open and hang us after all.
+run_capture() {
+  local secs=$1
+  shift
+  if [[ -n $TMPD ]]; then
+    bounded "$secs" "$@" >"$TMPD/out" 2>"$TMPD/err"
+    CAP_RC=$?
+    slurp "$TMPD/out" && CAP_OUT=$REPLY
+    slurp "$TMPD/err" && CAP_ERR=$REPLY
+  else
+    CAP_OUT=$(bounded "$secs" "$@" 2>&1)
+    CAP_RC=$?
+    CAP_ERR=''
+  fi
+}
+
+timed_out() { ((CAP_RC == 124 || CAP_RC == 137)); }
+
+# slurp FILE: sets REPLY to FILE's whole text (no subshell: forks add up on a node).
+slurp() {
+  REPLY=''
+  [[ -r $1 ]] || return 1
+  IFS='' read -r -d '' REPLY <"$1"
+  return 0
+}
+
+# find_cmd NAME: sets REPLY to where NAME is on PATH, without a subshell.
+find_cmd() {
+  local dir IFS=:
+  REPLY=''
+  for dir in $PATH; do
+    if [[ -x ${dir:-.}/$1 && ! -d ${dir:-.}/$1 ]]; then
+      REPLY=${dir:-.}/$1
+      return 0
+    fi
+  done
+  return 1
+}
+
+# read_first_line FILE: sets REPLY to FILE's first line, trimmed ("" if unreadable).
+read_first_line() {
+  REPLY=''
+  [[ -r $1 ]] || return 1
+  IFS='' read -r REPLY <"$1"
+  trim "$REPLY"
+}
+
+# shown PATH: sets REPLY to PATH as it is on the machine, i.e. without --root.
+shown() { REPLY=/${1#"$ROOT"/}; }
+
+# glob_root PATTERN: sets MATCHES to the regular files matching the absolute
+# PATTERN under --root, sorted. Word splitting is off: only the glob expands.
+glob_root() {
+  local IFS='' f
+  MATCHES=()
+  for f in "$ROOT"$1; do
+    [[ -f $f ]] && MATCHES+=("$f")
+  done
+}
+
+# version_ge A B: true when A >= B, comparing dot-separated parts as numbers
+# (550.54.15 >= 535.0, 550.100 > 550.54); missing parts count as 0.
+version_ge() {
+  local -a a b
+  local i n x y
+  IFS=. read -r -a a <<<"$1"
+  IFS=. read -r -a b <<<"$2"
+  n=${#a[@]}
+  ((${#b[@]} > n)) && n=${#b[@]}
+  for ((i = 0; i < n; i++)); do
+    x=${a[i]:-0} y=${b[i]:-0}
+    x=${x%%[!0-9]*} y=${y%%[!0-9]*}
+    x=$((10#${x:0:17}0 / 10)) y=$((10#${y:0:17}0 / 10))
+    ((x > y)) && return 0
+    ((x < y)) && return 1
+  done
+  return 0
+}
+
+# ------------------------------------------------------------------- arguments
+
+# parse_args ARGS...: fills the settings; on a usage error sets USAGE_ERROR, fails.
+parse_args() {
+  local opt val root=/
+  while (($#)); do
+    opt=$1
+    case $opt in
+      --runtime | --expect-gpus | --min-driver | --root)
+        if (($# < 2)); then
+          USAGE_ERROR="$opt needs a value"
+          return 1
+        fi
+        val=$2
+        shift 2
+        ;;
+      --runtime=* | --expect-gpus=* | --min-driver=* | --root=*)
+        val=${opt#*=} opt=${opt%%=*}
+        shift
+        ;;
+      -h | --help)
+        USAGE_ERROR="help requested: no checks were run"
+        return 1
+        ;;
+      *)
+        USAGE_ERROR="unknown argument: $opt"
+        return 1
+        ;;
+    esac
+    case $opt in
+      --runtime) RUNTIME_ARG=$val ;;
+      --expect-gpus) EXPECT_GPUS=$val ;;
+      --min-driver) MIN_DRIVER=$val ;;
+      --root) root=$val ;;
+    esac
+  done
+  validate_args "$root"
+}
+
+validate_args() {
+  local root=$1 var val
+  case $RUNTIME_ARG in
+    containerd | docker | cri-o | auto) ;;
+    '') USAGE_ERROR="missing --runtime containerd|docker|cri-o|auto" && return 1 ;;
+    *) USAGE_ERROR="unknown runtime '$RUNTIME_ARG': want containerd, docker, cri-o or auto" && return 1 ;;
+  esac
+  if [[ -z $EXPECT_GPUS ]]; then
+    USAGE_ERROR="missing --expect-gpus N"
+    return 1
+  fi
+  if ! [[ $EXPECT_GPUS =~ ^[0-9]{1,6}$ ]]; then
+    USAGE_ERROR="--expect-gpus wants a whole number, got '$EXPECT_GPUS'"
+    return 1
+  fi
+  EXPECT_GPUS=$((10#$EXPECT_GPUS))
+  if [[ -n $MIN_DRIVER && ! $MIN_DRIVER =~ ^[0-9]+(\.[0-9]+)*$ ]]; then
+    USAGE_ERROR="--min-driver wants a version like 535.104.05, got '$MIN_DRIVER'"
+    return 1
+  fi
+  if [[ ! -d $root ]]; then
+    USAGE_ERROR="--root '$root' is not a directory"
+    return 1
+  fi
+  while [[ $root == */ ]]; do root=${root%/}; done
+  ROOT=$root
+  for var in PREFLIGHT_NVIDIA_SMI_TIMEOUT PREFLIGHT_CMD_TIMEOUT; do
+    val=${!var-}
+    if [[ -n $val ]] && ! [[ $val =~ ^[0-9]{1,5}(\.[0-9]+)?$ && $val =~ [1-9] ]]; then
+      USAGE_ERROR="$var wants a positive number of seconds, got '$val'"
+      return 1
+    fi
+  done
+}
+
+detect_hostname() {
+  # The kernel's name first: /etc/hostname can lag behind a rename.
+  read_first_line "$ROOT/proc/sys/kernel/hostname" || true
+  [[ -n $REPLY ]] || read_first_line "$ROOT/etc/hostname" || true
+  if [[ -z $REPLY ]] && command -v hostname >/dev/null 2>&1; then
+    REPLY=$(hostname 2>/dev/null)
+  fi
+  HOST_NAME=${REPLY:-unknown}
+}
+
+# ---------------------------------------------------------------- check: driver
+
+# parse_gpu_line LINE: splits one line of the nvidia-smi query into G_INDEX,
+# G_NAME, G_UUID, G_DRIVER and G_MEM. The name is everything between the first
+# comma and the last three fields, so names with spaces (or commas) survive.
+parse_gpu_line() {
+  local rest
+  [[ $1 == *,*,*,*,* ]] || return 1
+  trim "${1%%,*}" && G_INDEX=$REPLY
+  rest=${1#*,}
+  trim "${rest##*,}" && G_MEM=$REPLY && rest=${rest%,*}
+  trim "${rest##*,}" && G_DRIVER=$REPLY && rest=${rest%,*}
+  trim "${rest##*,}" && G_UUID=$REPLY && rest=${rest%,*}
+  trim "$rest" && G_NAME=$REPLY
+  # "81920 MiB" when a version ignores nounits.
+  G_MEM=${G_MEM%[Mm][Ii][Bb]}
+  trim "$G_MEM" && G_MEM=$REPLY
+  [[ $G_INDEX =~ ^[0-9]{1,6}$ && $G_MEM =~ ^[0-9]{1,12}$ ]] || return 1
+  [[ -n $G_NAME && -n $G_UUID && -n $G_DRIVER ]]
+}
+
+check_driver() {
+  local line driver=''
+  if ! command -v nvidia-smi >/dev/null 2>&1; then
+    add_check driver false "nvidia-smi not found on PATH: the NVIDIA driver utilities are not installed"
+    return
+  fi
+  run_capture "$SMI_TIMEOUT" nvidia-smi --query-gpu="$QUERY_FIELDS" --format=csv,noheader,nounits
+  if timed_out; then
+    add_check driver false "nvidia-smi did not answer within ${SMI_TIMEOUT}s: the driver is wedged or a GPU fell off the bus"
+    return
+  fi
+  if ((CAP_RC != 0)) || [[ $CAP_OUT =~ $SMI_ERROR_RE ]]; then
+    brief "$CAP_OUT"$'\n'"$CAP_ERR"
+    add_check driver false "nvidia-smi failed (exit $CAP_RC): ${REPLY:-no output}"
+    return
+  fi
+  while IFS='' read -r line; do
+    trim "$line"
+    line=$REPLY
+    [[ -n $line ]] || continue
+    if ! parse_gpu_line "$line"; then
+      ((${#line} > 300)) && line="${line:0:300}..."
+      add_check driver false "cannot read this line of nvidia-smi --query-gpu output: $line"
+      return
+    fi
+    add_gpu "$((10#$G_INDEX))" "$G_NAME" "$G_UUID" "$((10#$G_MEM))"
+    driver=${driver:-$G_DRIVER}
+  done <<<"$CAP_OUT"
+  if ((GPU_COUNT == 0)); then
+    add_check driver false "nvidia-smi listed no GPUs"
+    return
+  fi
+  DRIVER_VERSION=$driver SMI_OK=true
+  add_check driver true "NVIDIA driver $driver, $GPU_COUNT GPU(s): $GPU_NAMES"
+}
+
+check_gpu_count() {
+  local ok=false why=''
+  ((GPU_COUNT == EXPECT_GPUS)) && ok=true
+  $SMI_OK || why=" (nvidia-smi gave no usable GPU list, see the driver check)"
+  add_check gpu-count "$ok" "found $GPU_COUNT GPU(s), expected $EXPECT_GPUS$why"
+}
+
+check_driver_version() {
+  if [[ -z $MIN_DRIVER ]]; then
+    add_check driver-version true "not requested"
+  elif [[ -z $DRIVER_VERSION ]]; then
+    add_check driver-version false "driver version unknown (see the driver check), need >= $MIN_DRIVER"
+  elif version_ge "$DRIVER_VERSION" "$MIN_DRIVER"; then
+    add_check driver-version true "$DRIVER_VERSION >= $MIN_DRIVER"
+  else
+    add_check driver-version false "$DRIVER_VERSION < $MIN_DRIVER: upgrade the NVIDIA driver"
+  fi
+}
+
+# ------------------------------------------------------ check: container toolkit
+
+check_toolkit() {
+  local ctk='' runtime=''
+  find_cmd nvidia-ctk && ctk=$REPLY
+  find_cmd nvidia-container-runtime && runtime=$REPLY
+  if [[ -n $ctk ]]; then
+    run_capture "$CMD_TIMEOUT" nvidia-ctk --version
+    brief "$CAP_OUT"
+    if ((CAP_RC == 0)) && [[ -n $REPLY ]]; then
+      add_check container-toolkit true "nvidia-ctk: $REPLY"
+    else
+      add_check container-toolkit true "warning: $ctk is installed but nvidia-ctk --version failed (exit $CAP_RC)"
+    fi
+  elif [[ -n $runtime ]]; then
+    add_check container-toolkit true "nvidia-container-runtime at $runtime (no nvidia-ctk, version unknown)"
+  else
+    add_check container-toolkit false "neither nvidia-ctk nor nvidia-container-runtime is on PATH: install the NVIDIA Container Toolkit"
+  fi
+}
+
+# ----------------------------------------------------------------- check: runtime
+
+# scan_toml TEXT DEFAULT_KEY: notes whether TEXT configures the nvidia runtime and
+# the last value given to DEFAULT_KEY (later files override earlier ones).
+scan_toml() {
+  local line key_re="^[[:space:]]*$2[[:space:]]*=[[:space:]]*[\"']([^\"']*)[\"']"
+  while IFS='' read -r line; do
+    [[ $line =~ ^[[:space:]]*# ]] && continue
+    [[ $line =~ $NVIDIA_RUNTIME_RE ]] && RT_CONFIGURED=true
+    [[ $line =~ $key_re ]] && RT_DEFAULT_NAME=${BASH_REMATCH[1]}
+  done <<<"$1"
+  [[ $RT_DEFAULT_NAME == nvidia ]] && RT_IS_DEFAULT=true
+}
+
+# read_files FILE...: sets REPLY to the files' text, and RT_SOURCE to their names.
+read_files() {
+  local f text='' names=''
+  for f in "$@"; do
+    slurp "$f"
+    text+=$REPLY$'\n'
+    shown "$f"
+    names+="${names:+, }$REPLY"
+  done
+  RT_SOURCE=$names
+  REPLY=$text
+}
+
+# toml_imports FILE: sets IMPORTS to the patterns of FILE's top-level imports = [...].
+toml_imports() {
+  local line buf='' collecting=false
+  IMPORTS=()
+  while IFS='' read -r line; do
+    [[ $line =~ ^[[:space:]]*# ]] && continue
+    if $collecting; then
+      buf+=" $line"
+      [[ $line == *]* ]] && break
+      continue
+    fi
+    [[ $line =~ ^[[:space:]]*\[ ]] && break # imports only counts before the first table
+    if [[ $line =~ ^[[:space:]]*imports[[:space:]]*= ]]; then
+      buf=${line#*=}
+      [[ $buf == *]* ]] && break
+      collecting=true
+    fi
+  done <"$1"
+  while [[ $buf =~ [\"\']([^\"\']*)[\"\'] ]]; do
+    IMPORTS+=("${BASH_REMATCH[1]}")
+    buf=${buf#*"${BASH_REMATCH[0]}"}
+  done
+}
+
+# containerd_files: sets FILES to config.toml, what its imports match, and the
+# conf.d drop-ins (containerd 2 imports conf.d by default), in load order.
+containerd_files() {
+  local main="$ROOT/etc/containerd/config.toml" pattern f
+  local -A seen=()
+  FILES=()
+  if [[ -f $main ]]; then
+    FILES+=("$main") && seen[$main]=1
+    toml_imports "$main"
+    for pattern in "${IMPORTS[@]}"; do
+      [[ $pattern == /* ]] || pattern=/etc/containerd/$pattern
+      glob_root "$pattern"
+      for f in "${MATCHES[@]}"; do
+        [[ -n ${seen[$f]-} ]] || { FILES+=("$f") && seen[$f]=1; }
+      done
+    done
+  fi
+  glob_root "/etc/containerd/conf.d/*.toml"
+  for f in "${MATCHES[@]}"; do
+    [[ -n ${seen[$f]-} ]] || { FILES+=("$f") && seen[$f]=1; }
+  done
+}
+
+inspect_containerd() {
+  local note=''
+  # The effective config is what counts: a drop-in from nvidia-ctk (1.18+) never
+  # shows up in config.toml itself, and config dump merges them all.
+  if command -v containerd >/dev/null 2>&1; then
+    run_capture "$CMD_TIMEOUT" containerd config dump
+    if ((CAP_RC == 0)) && [[ -n ${CAP_OUT//[[:space:]]/} ]]; then
+      RT_SOURCE="containerd config dump"
+      scan_toml "$CAP_OUT" default_runtime_name
+      return
+    fi
+    brief "$CAP_ERR"
+    timed_out && REPLY="timed out after ${CMD_TIMEOUT}s"
+    note="containerd config dump failed (exit $CAP_RC: ${REPLY:-no output}), so read the files: "
+  fi
+  containerd_files
+  if ((${#FILES[@]} == 0)); then
+    RT_SOURCE="${note}no /etc/containerd/config.toml nor conf.d drop-ins"
+    return
+  fi
+  read_files "${FILES[@]}"
+  RT_SOURCE="$note$RT_SOURCE"
+  scan_toml "$REPLY" default_runtime_name
+}
+
+inspect_crio() {
+  local f
+  FILES=()
+  [[ -f $ROOT/etc/crio/crio.conf ]] && FILES+=("$ROOT/etc/crio/crio.conf")
+  # CRI-O reads every file of crio.conf.d, in lexical order, later ones winning.
+  glob_root "/etc/crio/crio.conf.d/*"
+  FILES+=("${MATCHES[@]}")
+  if ((${#FILES[@]} == 0)); then
+    RT_SOURCE="no /etc/crio/crio.conf nor /etc/crio/crio.conf.d files"
+    return
+  fi
+  read_files "${FILES[@]}"
+  scan_toml "$REPLY" default_runtime
+}
+
+inspect_docker() {
+  local f="$ROOT/etc/docker/daemon.json" doc
+  RT_SOURCE=/etc/docker/daemon.json
+  if [[ ! -f $f ]]; then
+    RT_SOURCE="/etc/docker/daemon.json (missing)"
+    return
+  fi
+  if [[ ! -r $f ]]; then
+    RT_ERROR="docker: cannot read /etc/docker/daemon.json"
+    return
+  fi
+  slurp "$f" && doc=$REPLY
+  if [[ -z ${doc//[[:space:]]/} ]]; then
+    RT_ERROR="docker: /etc/docker/daemon.json is empty, so dockerd will not start with it"
+    return
+  fi
+  if ! json_scan_daemon "$doc"; then
+    RT_ERROR="docker: /etc/docker/daemon.json is not valid JSON ($JP_ERR), so dockerd will not start with it"
+    return
+  fi
+  RT_CONFIGURED=$JP_HAS_NVIDIA
+  RT_DEFAULT_NAME=$JP_DEFAULT
+  [[ $JP_DEFAULT == nvidia ]] && RT_IS_DEFAULT=true
+}
+
+# detect_runtime: for --runtime auto; containerd, then cri-o, then docker.
+detect_runtime() {
+  local name bin dir
+  for name in containerd cri-o docker; do
+    case $name in
+      containerd) bin=containerd dir=/etc/containerd ;;
+      cri-o) bin=crio dir=/etc/crio ;;
+      docker) bin=dockerd dir=/etc/docker ;;
+    esac
+    if command -v "$bin" >/dev/null 2>&1; then
+      DETECTED=$name DETECT_WHY="$bin on PATH"
+      return 0
+    fi
+    if [[ -d $ROOT$dir ]]; then
+      DETECTED=$name DETECT_WHY="$dir exists"
+      return 0
+    fi
+  done
+  return 1
+}
+
+check_runtime() {
+  local name=$RUNTIME_ARG how='' ctk_name
+  if [[ $name == auto ]]; then
+    if ! detect_runtime; then
+      add_check runtime false "auto: no container runtime found (no containerd, crio or dockerd on PATH; no /etc/containerd, /etc/crio or /etc/docker)"
+      return
+    fi
+    name=$DETECTED how="auto chose $DETECTED ($DETECT_WHY); "
+  fi
+  RT_NAME=$name RT_CONFIGURED=false RT_IS_DEFAULT=false RT_DEFAULT_NAME='' RT_SOURCE='' RT_ERROR=''
+  case $name in
+    containerd) ctk_name=containerd && inspect_containerd ;;
+    cri-o) ctk_name=crio && inspect_crio ;;
+    docker) ctk_name=docker && inspect_docker ;;
+  esac
+  if [[ -n $RT_ERROR ]]; then
+    add_check runtime false "$how$RT_ERROR"
+  elif [[ $RT_CONFIGURED != true ]]; then
+    add_check runtime false "$how$name has no nvidia runtime (read $RT_SOURCE): run nvidia-ctk runtime configure --runtime=$ctk_name"
+  elif [[ $RT_IS_DEFAULT == true ]]; then
+    RT_DEFAULT=true
+    add_check runtime true "$how$name: nvidia runtime configured and the default (read $RT_SOURCE)"
+  else
+    RT_CLASS=true
+    add_check runtime true "$how$name: nvidia runtime configured but the default is ${RT_DEFAULT_NAME:-runc} (read $RT_SOURCE): GPU pods need a RuntimeClass with handler nvidia"
+  fi
+}
+
+# ------------------------------------------------ a small JSON reader for docker
+
+# json_scan_daemon TEXT: validates TEXT as one JSON object and notes what the docker
+# check needs: JP_HAS_NVIDIA (runtimes.nvidia exists) and JP_DEFAULT
+# (default-runtime). Fails with JP_ERR saying what is wrong and where.
+json_scan_daemon() {
+  JP_S=$1 JP_I=0 JP_N=${#1} JP_ERR='' JP_DEPTH=0 JP_HAS_NVIDIA=false JP_DEFAULT=''
+  jp_ws
+  if [[ ${JP_S:JP_I:1} != '{' ]]; then
+    jp_fail "expected an object"
+    return 1
+  fi
+  jp_value "" || return 1
+  jp_ws
+  ((JP_I >= JP_N)) || { jp_fail "unexpected text after the object" && return 1; }
+}
+
+jp_fail() {
+  local before=${JP_S:0:JP_I} lines found=${JP_S:JP_I:1}
+  lines=${before//[!$'\n']/}
+  [[ -n $JP_ERR ]] && return
+  JP_ERR="$1 at line $((${#lines} + 1))"
+  if [[ -n $found ]]; then
+    json_str "$found"
+    JP_ERR+=", found $REPLY"
+  else
+    JP_ERR+=", at the end of the file"
+  fi
+}
+
+jp_ws() {
+  while ((JP_I < JP_N)) && [[ ${JP_S:JP_I:1} == [$' \t\r\n'] ]]; do
+    ((++JP_I))
+  done
+}
+
+# jp_value PATH: one value; PATH is where it sits, like /runtimes/nvidia.
+jp_value() {
+  local path=$1 rest
+  jp_ws
+  if ((++JP_DEPTH > 64)); then
+    jp_fail "nested too deeply"
+    return 1
+  fi
+  case ${JP_S:JP_I:1} in
+    '{') jp_object "$path" || return 1 ;;
+    '[') jp_array "$path" || return 1 ;;
+    '"')
+      jp_string || return 1
+      [[ $path == /default-runtime ]] && JP_DEFAULT=$JP_STR
+      ;;
+    '') jp_fail "unexpected end of file" && return 1 ;;
+    *)
+      rest=${JP_S:JP_I:400}
+      [[ $rest =~ $JP_SCALAR_RE ]] || { jp_fail "unexpected character" && return 1; }
+      ((JP_I += ${#BASH_REMATCH[0]}))
+      ;;
+  esac
+  ((JP_DEPTH--))
+  return 0
+}
+
+jp_string() {
+  local rest=${JP_S:JP_I}
+  if [[ $rest =~ $JP_STRING_RE ]]; then
+    JP_STR=${BASH_REMATCH[1]}
+    ((JP_I += ${#BASH_REMATCH[0]}))
+    return 0
+  fi
+  jp_fail "unterminated string"
+  return 1
+}
+
+jp_object() {
+  local path=$1
+  ((++JP_I))
+  jp_ws
+  [[ ${JP_S:JP_I:1} == '}' ]] && { ((++JP_I)) && return 0; }
+  while :; do
+    jp_ws
+    [[ ${JP_S:JP_I:1} == '"' ]] || { jp_fail "expected a quoted key" && return 1; }
+    jp_string || return 1
+    [[ $path == /runtimes && $JP_STR == nvidia ]] && JP_HAS_NVIDIA=true
+    jp_ws
+    [[ ${JP_S:JP_I:1} == : ]] || { jp_fail "expected ':'" && return 1; }
+    ((++JP_I))
+    jp_value "$path/$JP_STR" || return 1
+    jp_ws
+    case ${JP_S:JP_I:1} in
+      ,) ((++JP_I)) ;;
+      '}') ((++JP_I)) && return 0 ;;
+      *) jp_fail "expected ',' or '}'" && return 1 ;;
+    esac
+  done
+}
+
+jp_array() {
+  local path=$1
+  ((++JP_I))
+  jp_ws
+  [[ ${JP_S:JP_I:1} == ']' ]] && { ((++JP_I)) && return 0; }
+  while :; do
+    jp_value "${path}[]" || return 1
+    jp_ws
+    case ${JP_S:JP_I:1} in
+      ,) ((++JP_I)) ;;
+      ']') ((++JP_I)) && return 0 ;;
+      *) jp_fail "expected ',' or ']'" && return 1 ;;
+    esac
+  done
+}
+
+# ---------------------------------------------------- check: device-plugin socket
+
+check_socket() {
+  local path=/var/lib/kubelet/device-plugins/kubelet.sock
+  # Only a socket counts: a plain file there is debris, and kubelet not listening.
+  if [[ -S $ROOT$path ]]; then
+    add_check device-plugin-socket true "$path is present: kubelet accepts device plugins"
+  elif [[ -e $ROOT$path ]]; then
+    add_check device-plugin-socket false "$path exists but is not a socket: kubelet is not serving device-plugin registration there"
+  else
+    add_check device-plugin-socket false "$path is missing: kubelet is not running, or is not serving device plugins"
+  fi
+}
+
+# ------------------------------------------------- check: kubelet feature gates
+
+# scan_gate LABEL TEXT: when TEXT sets the DevicePlugins gate (as a flag or in a
+# KubeletConfiguration), adds "LABEL (DevicePlugins=VALUE)" to GATE_HITS.
+scan_gate() {
+  local line
+  while IFS='' read -r line; do
+    [[ $line =~ ^[[:space:]]*# ]] && continue
+    if [[ $line =~ DevicePlugins[[:space:]]*[=:][[:space:]]*\"?([A-Za-z]*) ]]; then
+      GATE_HITS+=("$1 (DevicePlugins=${BASH_REMATCH[1]})")
+      return
+    fi
+  done <<<"$2"
+}
+
+# note_config_flags TEXT: adds the paths given to kubelet's --config in TEXT to CONFIGS.
+note_config_flags() {
+  local text=$1
+  while [[ $text =~ --config(=|[[:space:]]+)([^[:space:]\"\']+) ]]; do
+    CONFIGS+=("${BASH_REMATCH[2]}")
+    text=${text#*"${BASH_REMATCH[0]}"}
+  done
+}
+
+# kubelet_sources: scans running kubelets' command lines, the flag files and the
+# kubelet config files for the gate; fills GATE_HITS and LOOKED.
+kubelet_sources() {
+  local f g pid text config
+  local -a argv
+  local -A seen=()
+  GATE_HITS=() LOOKED=() CONFIGS=(/var/lib/kubelet/config.yaml)
+  for f in "$ROOT"/proc/[0-9]*/cmdline; do
+    mapfile -d '' -t argv <"$f" 2>/dev/null || continue
+    ((${#argv[@]})) || continue
+    [[ ${argv[0]##*/} == kubelet ]] || continue
+    pid=${f%/cmdline} && pid=${pid##*/}
+    printf -v text '%s\n' "${argv[@]}"
+    LOOKED+=("kubelet command line (pid $pid)")
+    scan_gate "the command line of kubelet (pid $pid)" "$text"
+    note_config_flags "${argv[*]}"
+  done
+  for f in /var/lib/kubelet/kubeadm-flags.env /etc/default/kubelet /etc/sysconfig/kubelet \
+    "/etc/systemd/system/kubelet.service.d/*.conf"; do
+    glob_root "$f"
+    for g in "${MATCHES[@]}"; do
+      slurp "$g" && text=$REPLY
+      shown "$g"
+      LOOKED+=("$REPLY")
+      scan_gate "$REPLY" "$text"
+      note_config_flags "$text"
+    done
+  done
+  for config in "${CONFIGS[@]}"; do
+    [[ $config == /* && -z ${seen[$config]-} && -f $ROOT$config ]] || continue
+    seen[$config]=1
+    LOOKED+=("$config")
+    slurp "$ROOT$config"
+    scan_gate "$config" "$REPLY"
+  done
+}
+
+# kubelet_version: sets KV_TEXT ("v1.30.2"), KV_MINOR and KV_MAJOR, or KV_WHY.
+kubelet_version() {
+  KV_TEXT='' KV_MAJOR='' KV_MINOR='' KV_WHY=''
+  if ! command -v kubelet >/dev/null 2>&1; then
+    KV_WHY="kubelet is not on PATH"
+    return 1
+  fi
+  run_capture "$CMD_TIMEOUT" kubelet --version
+  if ((CAP_RC == 0)) && [[ $CAP_OUT =~ v?([0-9]+)\.([0-9]+)(\.[0-9]+)? ]]; then
+    KV_TEXT="v${BASH_REMATCH[0]#v}" KV_MAJOR=$((10#${BASH_REMATCH[1]})) KV_MINOR=$((10#${BASH_REMATCH[2]}))
+    return 0
+  fi
+  brief "$CAP_OUT"$'\n'"$CAP_ERR"
+  KV_WHY="kubelet --version gave no version (exit $CAP_RC: ${REPLY:-no output})"
+  return 1
+}
+
+check_kubelet_gates() {
+  local where looked version
+  kubelet_sources
+  kubelet_version
+  version=${KV_TEXT:-of unknown version}
+  printf -v looked '%s, ' "${LOOKED[@]}"
+  looked=${looked%, }
+  if ((${#GATE_HITS[@]} == 0)); then
+    add_check kubelet-feature-gates true "no DevicePlugins feature gate (kubelet $version; read: ${looked:-no kubelet flags found})"
+    return
+  fi
+  printf -v where '%s, ' "${GATE_HITS[@]}"
+  where=${where%, }
+  if [[ -n $KV_TEXT ]] && ((KV_MAJOR == 1 && KV_MINOR < GATE_REMOVED_MINOR)); then
+    add_check kubelet-feature-gates true "warning: DevicePlugins gate set in $where; kubelet $KV_TEXT still accepts it, but it is GA since 1.26 and removed in 1.28: drop it before upgrading"
+  elif [[ -n $KV_TEXT ]]; then
+    add_check kubelet-feature-gates false "DevicePlugins gate set in $where: kubelet $KV_TEXT (>= 1.28) no longer knows this removed gate and refuses to start; remove it"
+  else
+    add_check kubelet-feature-gates false "DevicePlugins gate set in $where and the kubelet version is unknown ($KV_WHY): on kubelet >= 1.28 this removed gate stops it from starting; remove it"
+  fi
+}
+
+# ----------------------------------------------------------------------- main
+
+summarize() {
+  if $ALL_OK; then
+    printf 'preflight: %s is READY\n' "$HOST_NAME" >&2
+  else
+    printf 'preflight: %s is NOT READY: failed %s\n' "$HOST_NAME" "$FAILED_NAMES" >&2
+  fi
+}
+
+main() {
+  # fd 3 carries the JSON; everything else, stray tool output included, goes to stderr.
+  exec 3>&1 1>&2
+  export LC_ALL=C
+  shopt -s nullglob
+  init_state
+  trap on_exit EXIT
+  trap 'exit 1' HUP INT TERM
+  TMPD=$(mktemp -d 2>/dev/null) || TMPD=''
+  if ! parse_args "$@"; then
+    detect_hostname
+    print_usage >&2
+    add_check usage false "$USAGE_ERROR"
+    emit
+    return 2
+  fi
+  detect_hostname
+  check_driver
+  check_gpu_count
+  check_driver_version
+  check_toolkit
+  check_runtime
+  check_socket
+  check_kubelet_gates
+  summarize
+  emit
+  $ALL_OK
+}
+
+# Sent as `bash -s` over SSH, the rest of this script is still unread on stdin:
+# no command may read it, hence </dev/null.
+main "$@" </dev/null
+exit

@@ -1,0 +1,192 @@
+"""A prepared machine for components/scripts/preflight.sh: a --root tree plus stub commands.
+
+Each test builds the node it needs: `FakeNode.healthy(...)` gives one that passes
+every check (containerd configured by an nvidia drop-in, 2 GPUs, kubelet 1.30),
+and the methods change one thing at a time. `run()` executes the script under real
+bash with PATH = the stub dir + a dir of symlinks to a handful of coreutils, so
+neither jq nor python can be found by the script.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCRIPT = Path(__file__).resolve().parents[2] / "components" / "scripts" / "preflight.sh"
+BASH = shutil.which("bash") or "/bin/bash"
+# All the script (and the stubs) may use from the system; no jq, no python.
+SYSTEM_TOOLS = ("bash", "cat", "mktemp", "rm", "sleep", "timeout")
+CHECK_NAMES = [
+    "driver",
+    "gpu-count",
+    "driver-version",
+    "container-toolkit",
+    "runtime",
+    "device-plugin-socket",
+    "kubelet-feature-gates",
+]
+GPU_LINES = (
+    "0, NVIDIA A100-SXM4-80GB, GPU-11111111-2222-3333-4444-555555555555, 550.54.15, 81920\n"
+    "1, NVIDIA A100-SXM4-80GB, GPU-66666666-7777-8888-9999-000000000000, 550.54.15, 81920\n"
+)
+CONTAINERD_CONFIG = """version = 2
+imports = ["/etc/containerd/conf.d/*.toml"]
+
+[plugins."io.containerd.grpc.v1.cri".containerd]
+  default_runtime_name = "runc"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+"""
+NVIDIA_DROPIN = """version = 2
+
+[plugins."io.containerd.grpc.v1.cri".containerd]
+  default_runtime_name = "nvidia"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+  runtime_type = "io.containerd.runc.v2"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
+  BinaryName = "/usr/bin/nvidia-container-runtime"
+"""
+KUBEADM_FLAGS = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
+
+
+def make_system_bin(directory: Path) -> Path:
+    """A bin dir of symlinks to SYSTEM_TOOLS only."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for tool in SYSTEM_TOOLS:
+        found = shutil.which(tool)
+        assert found is not None, f"{tool} is needed to run the tests"
+        (directory / tool).symlink_to(found)
+    return directory
+
+
+@dataclass
+class Result:
+    returncode: int
+    report: dict[str, Any]
+    stdout: str
+    stderr: str
+    seconds: float
+
+    def check(self, name: str) -> dict[str, Any]:
+        """The entry of report["checks"] called name."""
+        matches = [c for c in self.report["checks"] if c["name"] == name]
+        assert len(matches) == 1, f"no single {name!r} check in {self.report['checks']}\n{self.stderr}"
+        return matches[0]
+
+
+class FakeNode:
+    """A --root tree and a stub bin dir under base."""
+
+    def __init__(self, base: Path, system_bin: Path) -> None:
+        self.base = base
+        self.root = base / "root"
+        self.bin = base / "bin"
+        self.system_bin = system_bin
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.bin.mkdir(parents=True, exist_ok=True)
+
+    # ------------------------------------------------------------ building
+
+    def file(self, rel: str, text: str) -> Path:
+        """Writes text at /rel under the node's root."""
+        path = self.root / rel.lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    def remove(self, rel: str) -> None:
+        path = self.root / rel.lstrip("/")
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+
+    def command(self, name: str, body: str) -> None:
+        """A stub command: a small bash script on the node's PATH."""
+        path = self.bin / name
+        path.write_text("#!/bin/bash\n" + body + "\n")
+        path.chmod(0o755)
+
+    def drop_command(self, name: str) -> None:
+        (self.bin / name).unlink()
+
+    def nvidia_smi(self, stdout: str, exit_code: int = 0) -> None:
+        """nvidia-smi printing stdout (verbatim, via a quoted heredoc) and exiting with exit_code."""
+        self.command("nvidia-smi", f"cat <<'__END__'\n{stdout.rstrip(chr(10))}\n__END__\nexit {exit_code}")
+
+    def kubelet(self, version: str) -> None:
+        self.command("kubelet", f'echo "Kubernetes {version}"')
+
+    def kubelet_socket(self) -> None:
+        """A real unix socket where kubelet serves device-plugin registration."""
+        path = self.root / "var/lib/kubelet/device-plugins/kubelet.sock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        cwd = os.getcwd()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            os.chdir(path.parent)  # bind() takes at most 107 bytes of path
+            sock.bind(path.name)
+        finally:
+            os.chdir(cwd)
+            sock.close()
+
+    def kubelet_process(self, pid: int, *argv: str) -> None:
+        """A running process as seen in /proc/PID/cmdline (NUL separated)."""
+        path = self.root / f"proc/{pid}/cmdline"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"\0".join(a.encode() for a in argv) + b"\0")
+
+    @classmethod
+    def healthy(cls, base: Path, system_bin: Path) -> FakeNode:
+        """Passes every check with --runtime containerd --expect-gpus 2."""
+        node = cls(base, system_bin)
+        node.file("etc/hostname", "gpu-node-1\n")
+        node.nvidia_smi(GPU_LINES)
+        node.command("nvidia-ctk", 'echo "NVIDIA Container Toolkit CLI version 1.17.8"; echo "commit: 0123abc"')
+        node.file("etc/containerd/config.toml", CONTAINERD_CONFIG)
+        node.file("etc/containerd/conf.d/99-nvidia.toml", NVIDIA_DROPIN)
+        # config dump merges the drop-in in, as the real containerd does.
+        node.command("containerd", '[ "$*" = "config dump" ] || exit 1\ncat <<\'__END__\'\n' + NVIDIA_DROPIN + "__END__")
+        node.kubelet("v1.30.2")
+        node.kubelet_socket()
+        node.file("var/lib/kubelet/kubeadm-flags.env", KUBEADM_FLAGS)
+        return node
+
+    # ------------------------------------------------------------- running
+
+    def path_env(self) -> str:
+        return f"{self.bin}:{self.system_bin}"
+
+    def run(self, *args: str, env: dict[str, str] | None = None, with_root: bool = True) -> Result:
+        """Runs the script with args (plus --root), parses the one JSON object on stdout."""
+        argv = [BASH, str(SCRIPT), *args]
+        if with_root:
+            argv += ["--root", str(self.root)]
+        full_env = {"PATH": self.path_env(), "TMPDIR": str(self.base), **(env or {})}
+        started = time.monotonic()
+        proc = subprocess.run(argv, capture_output=True, text=True, env=full_env, timeout=60, check=False)
+        seconds = time.monotonic() - started
+        return Result(proc.returncode, parse_one_object(proc.stdout, proc.stderr), proc.stdout, proc.stderr, seconds)
+
+    def preflight(self, *extra: str, runtime: str = "containerd", gpus: int = 2, env: dict[str, str] | None = None) -> Result:
+        return self.run("--runtime", runtime, "--expect-gpus", str(gpus), *extra, env=env)
+
+
+def parse_one_object(stdout: str, stderr: str = "") -> dict[str, Any]:
+    """stdout must hold exactly one JSON object and nothing else."""
+    try:
+        report = json.loads(stdout)
+    except json.JSONDecodeError as exc:
+        raise AssertionError(f"stdout is not one JSON object ({exc}):\n{stdout!r}\nstderr:\n{stderr}") from exc
+    assert isinstance(report, dict), report
+    return report

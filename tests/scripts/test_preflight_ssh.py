@@ -1,0 +1,82 @@
+"""preflight.sh over real SSH, sent exactly as the component sends it.
+
+pulumi-command's remote.Command runs `bash -s -- --runtime containerd --expect-gpus 2`
+with the script's text as stdin; here the OpenSSH client does the same against a real
+sshd (tests/sshd.py) whose host key is pinned, in front of a fake 2-GPU machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sshd import MachineSpec, SshServer, fakehost, require_sshd, run_ssh, running_sshd
+
+from .preflight_node import CHECK_NAMES, SCRIPT, parse_one_object
+
+REMOTE_COMMAND = "bash -s -- --runtime containerd --expect-gpus 2"
+HOSTNAME = "gpu-ssh-test"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
+    require_sshd()
+    with running_sshd(tmp_path_factory.mktemp("sshd"), MachineSpec(hostname=HOSTNAME, gpus=2)) as srv:
+        yield srv
+
+
+@pytest.fixture
+def pinned(server: SshServer, tmp_path: Path) -> Path:
+    """known_hosts holding the server's real host key."""
+    return server.known_hosts(tmp_path / "known_hosts")
+
+
+def test_healthy_machine_passes_over_ssh(server: SshServer, pinned: Path) -> None:
+    proc = run_ssh(server, pinned, REMOTE_COMMAND, stdin=SCRIPT.read_text())
+    report = parse_one_object(proc.stdout, proc.stderr)
+    assert proc.returncode == 0, proc.stderr
+    assert report["ok"] is True, report["checks"]
+    assert report["hostname"] == HOSTNAME
+    assert [c["name"] for c in report["checks"]] == CHECK_NAMES
+    assert len(report["gpus"]) == 2
+
+
+def test_broken_driver_fails_over_ssh_without_restarting_sshd(server: SshServer, pinned: Path) -> None:
+    server.set_mode("driver")
+    try:
+        proc = run_ssh(server, pinned, REMOTE_COMMAND, stdin=SCRIPT.read_text())
+    finally:
+        server.set_mode("healthy")
+    report = parse_one_object(proc.stdout, proc.stderr)
+    driver = next(c for c in report["checks"] if c["name"] == "driver")
+    assert proc.returncode == 1, proc.stderr
+    assert driver["ok"] is False
+    assert driver["detail"] == f"nvidia-smi failed (exit 9): {fakehost.SMI_DRIVER_ERROR}"
+
+
+def test_mismatched_host_key_is_refused(server: SshServer, tmp_path: Path) -> None:
+    other = tmp_path / "other_host_key"
+    fakehost.ensure_key(other, "not-the-server")
+    known_hosts = server.known_hosts(tmp_path / "known_hosts", host_key=fakehost.public_key_line(other))
+    proc = run_ssh(server, known_hosts, "echo reached", stdin="")
+    assert proc.returncode == 255
+    assert "reached" not in proc.stdout
+    assert "REMOTE HOST IDENTIFICATION HAS CHANGED" in proc.stderr
+
+
+def test_unknown_host_key_is_refused(server: SshServer, tmp_path: Path) -> None:
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    proc = run_ssh(server, empty, "echo reached", stdin="")
+    assert proc.returncode == 255
+    assert "reached" not in proc.stdout
+    assert "Host key verification failed" in proc.stderr
+
+
+def test_server_offers_the_pinned_key_form_pulumi_command_takes(server: SshServer) -> None:
+    # connection.hostKey is parsed as one authorized_keys line: "<type> <base64>".
+    key_type, blob = server.host_key.split(" ")
+    assert key_type == "ssh-ed25519"
+    assert blob.startswith("AAAAC3NzaC1lZDI1NTE5")
+    assert "BEGIN OPENSSH PRIVATE KEY" in server.client_key

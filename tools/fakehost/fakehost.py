@@ -1,0 +1,562 @@
+"""Fake GPU machines behind real OpenSSH servers, on loopback.
+
+One implementation serves two users: ``tests/sshd.py`` (a throwaway server per test
+module) and ``tools/fakehost/*.sh`` (long-lived machines for the e2e environment).
+
+Each machine is a real ``/usr/sbin/sshd`` started inside its own mount and UTS
+namespace (``unshare --mount --uts --propagation private``). In that namespace a
+prepared tree is laid over ``/etc``, ``/var/lib``, ``/usr/local/sbin`` and ``/run``
+as read-only overlayfs layers, so whoever logs in sees a GPU node: stub
+``nvidia-smi``, ``nvidia-ctk``, ``containerd`` and ``kubelet`` on the default PATH,
+containerd configured for nvidia by a drop-in, a kubelet device-plugin socket.
+Nothing on the real filesystem changes, and the preflight script runs unchanged
+with ``--root /``. Needs root, ``unshare`` (util-linux) and overlayfs.
+
+The nvidia-smi stub reads a mode file that lives outside the overlays, so a
+machine can be broken and healed without restarting its sshd (``set_mode``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SSHD = Path("/usr/sbin/sshd")
+MODES = ("healthy", "driver")
+# Directories the fake machine is laid over, relative to /.
+OVERLAID = ("etc", "var/lib", "usr/local/sbin", "run")
+READY_TIMEOUT_S = 10.0
+SMI_DRIVER_ERROR = (
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+    "Make sure that the latest NVIDIA driver is installed and running."
+)
+NODE_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class MachineSpec:
+    """What the fake machine looks like from inside."""
+
+    hostname: str = "gpu-node"
+    gpus: int = 4
+    driver: str = "550.54.15"
+    gpu_name: str = "NVIDIA A100-SXM4-80GB"
+    memory_mib: int = 81920
+    toolkit_version: str = "1.17.8"
+    kubelet_version: str = "v1.30.2"
+
+
+# ------------------------------------------------------------------ keys
+
+
+def ensure_key(path: Path, comment: str) -> None:
+    """Creates an ed25519 key pair at path once; later calls keep it (stable keys)."""
+    if path.exists() and path.with_suffix(".pub").exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in (path, path.with_suffix(".pub")):
+        stale.unlink(missing_ok=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def public_key_line(private_key: Path) -> str:
+    """'ssh-ed25519 AAAA...' without the comment: the authorized_keys form that
+    pulumi-command's connection.hostKey and a known_hosts entry both take."""
+    key_type, blob = private_key.with_suffix(".pub").read_text().split()[:2]
+    return f"{key_type} {blob}"
+
+
+def known_hosts_line(host: str, port: int, host_key: str) -> str:
+    """A known_hosts entry pinning host_key for host:port."""
+    name = host if port == 22 else f"[{host}]:{port}"
+    return f"{name} {host_key}"
+
+
+# --------------------------------------------------------- the fake machine
+
+
+def _write(path: Path, text: str, mode: int = 0o644) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(mode)
+
+
+def make_unix_socket(path: Path) -> None:
+    """Leaves a real unix socket inode at path, as kubelet does.
+
+    bind() takes at most 107 bytes of path, so it binds by a relative name."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    cwd = os.getcwd()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        os.chdir(path.parent)
+        sock.bind(path.name)
+    finally:
+        os.chdir(cwd)
+        sock.close()
+
+
+def _gpu_lines(spec: MachineSpec) -> str:
+    lines = []
+    for index in range(spec.gpus):
+        gpu_uuid = uuid.uuid5(uuid.NAMESPACE_DNS, f"{spec.hostname}.gpu{index}")
+        lines.append(f"{index}, {spec.gpu_name}, GPU-{gpu_uuid}, {spec.driver}, {spec.memory_mib}")
+    return "\n".join(lines)
+
+
+def _nvidia_smi(spec: MachineSpec, mode_file: Path) -> str:
+    return f"""#!/bin/bash
+# Fake nvidia-smi (tools/fakehost). The mode file switches it between a healthy
+# driver and one that no longer answers; see tools/fakehost/break.sh.
+if [ "$(cat {shlex.quote(str(mode_file))} 2>/dev/null)" = driver ]; then
+  echo {shlex.quote(SMI_DRIVER_ERROR)}
+  exit 9
+fi
+case "$*" in
+  *--query-gpu=*)
+    cat <<'EOF'
+{_gpu_lines(spec)}
+EOF
+    ;;
+  *) echo "fake nvidia-smi: {spec.gpus} x {spec.gpu_name}, driver {spec.driver}" ;;
+esac
+"""
+
+
+def _simple_stub(name: str, version_text: str, extra_case: str = "") -> str:
+    return f"""#!/bin/bash
+# Fake {name} (tools/fakehost).
+case "$*" in
+  --version | version) echo {shlex.quote(version_text)} ;;
+{extra_case}  *) echo "fake {name}: only --version is simulated" >&2; exit 1 ;;
+esac
+"""
+
+
+CONTAINERD_CONFIG = """version = 2
+imports = ["/etc/containerd/conf.d/*.toml"]
+
+[plugins."io.containerd.grpc.v1.cri".containerd]
+  default_runtime_name = "runc"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+"""
+
+# What `nvidia-ctk runtime configure --runtime=containerd --set-as-default` drops in.
+CONTAINERD_NVIDIA_DROPIN = """version = 2
+
+[plugins."io.containerd.grpc.v1.cri".containerd]
+  default_runtime_name = "nvidia"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+  runtime_type = "io.containerd.runc.v2"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
+  BinaryName = "/usr/bin/nvidia-container-runtime"
+"""
+
+# The two merged, as `containerd config dump` prints them.
+CONTAINERD_DUMP = """version = 2
+imports = ["/etc/containerd/conf.d/*.toml"]
+
+[plugins."io.containerd.grpc.v1.cri".containerd]
+  default_runtime_name = "nvidia"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+  runtime_type = "io.containerd.runc.v2"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
+  BinaryName = "/usr/bin/nvidia-container-runtime"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+"""
+
+KUBELET_CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: systemd
+"""
+
+
+def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
+    """Writes the layers laid over / (tree/etc, tree/var/lib, ...): a healthy node."""
+    if tree.exists():
+        shutil.rmtree(tree)
+    sbin = tree / "usr/local/sbin"
+    _write(sbin / "nvidia-smi", _nvidia_smi(spec, mode_file), 0o755)
+    ctk_version = f"NVIDIA Container Toolkit CLI version {spec.toolkit_version}"
+    _write(sbin / "nvidia-ctk", _simple_stub("nvidia-ctk", ctk_version), 0o755)
+    dump = f"  'config dump') cat <<'EOF'\n{CONTAINERD_DUMP}EOF\n    ;;\n"
+    _write(sbin / "containerd", _simple_stub("containerd", "containerd v1.7.27 fakehost", dump), 0o755)
+    _write(sbin / "kubelet", _simple_stub("kubelet", f"Kubernetes {spec.kubelet_version}"), 0o755)
+    _write(tree / "etc/containerd/config.toml", CONTAINERD_CONFIG)
+    _write(tree / "etc/containerd/conf.d/99-nvidia.toml", CONTAINERD_NVIDIA_DROPIN)
+    flags = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
+    _write(tree / "var/lib/kubelet/kubeadm-flags.env", flags)
+    _write(tree / "var/lib/kubelet/config.yaml", KUBELET_CONFIG)
+    make_unix_socket(tree / "var/lib/kubelet/device-plugins/kubelet.sock")
+    # sshd's privilege-separation directory; usually made by the service unit.
+    (tree / "run/sshd").mkdir(parents=True, mode=0o755)
+    if not mode_file.exists():
+        set_mode(mode_file, "healthy")
+
+
+def set_mode(mode_file: Path, mode: str) -> None:
+    """healthy, or driver: nvidia-smi then fails as with a lost driver."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    mode_file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = mode_file.with_suffix(".tmp")
+    tmp.write_text(mode + "\n")
+    tmp.replace(mode_file)  # atomic: a running nvidia-smi never reads half a word
+
+
+# ---------------------------------------------------------------- the sshd
+
+
+SSHD_CONFIG = """# Generated by tools/fakehost: a throwaway server for a fake GPU machine.
+ListenAddress {host}:{port}
+HostKey {host_key}
+PidFile {pid_file}
+AuthorizedKeysFile {authorized_keys}
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+PermitRootLogin prohibit-password
+StrictModes no
+UseDNS no
+X11Forwarding no
+PrintMotd no
+LogLevel VERBOSE
+Subsystem sftp internal-sftp
+"""
+
+
+@dataclass
+class FakeHost:
+    """One fake machine: its state directory, address and what it looks like."""
+
+    state: Path
+    host: str
+    port: int
+    spec: MachineSpec
+    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def host_key_file(self) -> Path:
+        return self.state / "ssh_host_ed25519_key"
+
+    @property
+    def config_file(self) -> Path:
+        return self.state / "sshd_config"
+
+    @property
+    def log_file(self) -> Path:
+        return self.state / "sshd.log"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.state / "pid"
+
+    @property
+    def mode_file(self) -> Path:
+        return self.state / "mode"
+
+    @property
+    def machine(self) -> Path:
+        return self.state / "machine"
+
+    def host_key(self) -> str:
+        return public_key_line(self.host_key_file)
+
+    def prepare(self, client_public_key: str) -> None:
+        """Host key (made once, reused), authorized_keys, sshd_config, machine tree."""
+        _check_overlay_safe(self.state)
+        self.state.mkdir(parents=True, exist_ok=True)
+        ensure_key(self.host_key_file, f"fakehost-{self.spec.hostname}")
+        _write(self.state / "authorized_keys", client_public_key.strip() + "\n", 0o600)
+        config = SSHD_CONFIG.format(
+            host=self.host,
+            port=self.port,
+            host_key=self.host_key_file,
+            pid_file=self.state / "sshd.pid",
+            authorized_keys=self.state / "authorized_keys",
+        )
+        _write(self.config_file, config)
+        build_machine(self.machine, self.spec, self.mode_file)
+
+    def start(self) -> int:
+        """Starts sshd in its namespaces, detached; returns its pid once it accepts."""
+        command = [
+            "unshare", "--mount", "--uts", "--propagation", "private", "--",
+            sys.executable, str(Path(__file__).resolve()), "_enter",
+            "--machine", str(self.machine), "--stage", str(self.state / "stage"),
+            "--hostname", self.spec.hostname, "--config", str(self.config_file),
+        ]  # fmt: skip
+        with self.log_file.open("ab") as log:
+            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        self._proc = proc
+        # unshare and the _enter step exec in place: this pid is sshd's.
+        self.pid_file.write_text(f"{proc.pid}\n")
+        try:
+            _wait_until_listening(proc, self.host, self.port, self.log_file)
+        except RuntimeError:
+            self.stop()
+            raise
+        return proc.pid
+
+    def running_pid(self) -> int | None:
+        """The pid of this host's sshd if it still runs (checked by its config path)."""
+        try:
+            pid = int(self.pid_file.read_text())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            return None
+        return pid if str(self.config_file).encode() in cmdline else None
+
+    def stop(self) -> bool:
+        """Stops this host's sshd (its listener; open sessions end by themselves)."""
+        pid = self.running_pid()
+        self.pid_file.unlink(missing_ok=True)
+        if pid is None:
+            return False
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(50):
+            if not Path(f"/proc/{pid}").exists() or _is_zombie(pid):
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(pid, signal.SIGKILL)
+        if self._proc is not None and self._proc.pid == pid:
+            self._proc.wait()
+        return True
+
+
+def _check_overlay_safe(path: Path) -> None:
+    # overlayfs takes lowerdir=a:b, so a ':' or ',' in the path would split it.
+    if re.search(r"[:,\\]", str(path.resolve())):
+        raise ValueError(f"fakehost state path {path} may not contain ':', ',' or '\\'")
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return False
+
+
+def _wait_until_listening(proc: subprocess.Popen[bytes], host: str, port: int, log: Path) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"sshd exited with {proc.returncode}:\n{_tail(log)}")
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"sshd not listening on {host}:{port} after {READY_TIMEOUT_S}s:\n{_tail(log)}")
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def free_port(host: str) -> int:
+    """A port nothing listens on right now (sshd may still race for it: retry)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+# -------------------------------------------- inside the namespace: _enter
+
+
+def _mount_points() -> list[str]:
+    points = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        raw = line.split()[4]
+        points.append(re.sub(r"\\(\d{3})", lambda m: chr(int(m.group(1), 8)), raw))
+    return points
+
+
+def _submounts(target: str) -> list[str]:
+    """Mounts below target, outermost only (moving one moves what sits on it)."""
+    below = sorted({p for p in _mount_points() if p.startswith(target + "/")})
+    return [p for p in below if not any(p.startswith(q + "/") for q in below if q != p)]
+
+
+MS_RDONLY = 0x1
+MS_MOVE = 0x2000
+
+
+def _mount(source: str, target: str, fstype: str | None = None, flags: int = 0, data: str | None = None) -> None:
+    # mount(2) itself: mount(8) reports a move onto a read-only overlay as failed
+    # (exit 32) after doing it, when it tries to touch the target afterwards.
+    libc = ctypes.CDLL(None, use_errno=True)
+    args = [None if v is None else v.encode() for v in (source, target, fstype)]
+    if libc.mount(*args, ctypes.c_ulong(flags), None if data is None else data.encode()) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"mount {source} on {target}: {os.strerror(errno)}")
+
+
+def _overlay(layer: Path, target: str, stage: Path) -> None:
+    """Lays layer over target, read-only; mounts under target stay visible."""
+    kept = []
+    for index, point in enumerate(_submounts(target)):
+        parked = stage / f"{target.strip('/').replace('/', '_')}-{index}"
+        parked.mkdir(parents=True, exist_ok=True)
+        try:
+            _mount(point, str(parked), flags=MS_MOVE)
+            kept.append((parked, point))
+        except OSError as exc:
+            print(f"fakehost: {point} stays hidden under the fake {target}: {exc}", file=sys.stderr)
+    _mount("fakehost", target, "overlay", MS_RDONLY, f"lowerdir={layer}:{target}")
+    for parked, point in kept:
+        _mount(str(parked), point, flags=MS_MOVE)
+
+
+def enter(machine: Path, stage: Path, hostname: str, config: Path) -> None:
+    """Runs as the namespace's first process: lays the machine over /, becomes sshd."""
+    for rel in OVERLAID:
+        _overlay(machine / rel, "/" + rel, stage)
+    socket.sethostname(hostname)
+    os.execv(str(SSHD), [str(SSHD), "-D", "-e", "-f", str(config)])
+
+
+# ------------------------------------------------- the e2e machines (CLI)
+
+
+REPO = Path(__file__).resolve().parents[2]
+STATE = REPO / ".state" / "fakehosts"
+CLIENT_KEY = STATE / "id_ed25519"
+E2E_PORT = 2222
+E2E_USER = "root"
+
+
+def _valid_name(name: str) -> str:
+    if not NODE_NAME_RE.match(name):
+        raise SystemExit(f"fakehost: {name!r} is not a valid node name")
+    return name
+
+
+def _e2e_host(name: str) -> FakeHost:
+    state = STATE / _valid_name(name)
+    try:
+        address = (state / "address").read_text().strip()
+    except FileNotFoundError:
+        raise SystemExit(f"fakehost: no machine {name!r}; start it with tools/fakehost/up.sh") from None
+    return FakeHost(state=state, host=address, port=E2E_PORT, spec=MachineSpec(hostname=name))
+
+
+def _assign_address(name: str) -> None:
+    """Node i gets 127.0.10.i, once: the address stays with the node across restarts."""
+    state = STATE / _valid_name(name)
+    if (state / "address").exists():
+        return
+    taken = {p.read_text().strip() for p in STATE.glob("*/address")}
+    for i in range(1, 255):
+        if f"127.0.10.{i}" not in taken:
+            _write(state / "address", f"127.0.10.{i}\n")
+            return
+    raise SystemExit("fakehost: all of 127.0.10.1-254 are taken")
+
+
+def _known_nodes() -> list[str]:
+    return sorted(p.parent.name for p in STATE.glob("*/address"))
+
+
+def _entry(host: FakeHost) -> dict[str, object]:
+    return {
+        "name": host.spec.hostname,
+        "sshHost": host.host,
+        "sshPort": host.port,
+        "sshUser": E2E_USER,
+        "hostKey": host.host_key(),
+    }
+
+
+def _write_hosts_json() -> list[dict[str, object]]:
+    running = [h for h in map(_e2e_host, _known_nodes()) if h.running_pid()]
+    entries = [_entry(h) for h in sorted(running, key=lambda h: tuple(map(int, h.host.split("."))))]
+    _write(STATE / "hosts.json", json.dumps(entries, indent=2) + "\n")
+    return entries
+
+
+def cmd_up(names: list[str]) -> None:
+    ensure_key(CLIENT_KEY, "fakehost-client")
+    client_public = CLIENT_KEY.with_suffix(".pub").read_text()
+    for name in names:
+        _assign_address(name)
+        host = _e2e_host(name)
+        if host.running_pid():
+            print(f"fakehost: {name} already up on {host.host}:{host.port}", file=sys.stderr)
+            continue
+        host.prepare(client_public)
+        pid = host.start()
+        print(f"fakehost: {name} up on {host.host}:{host.port} (sshd pid {pid})", file=sys.stderr)
+    print(json.dumps(_write_hosts_json(), indent=2))
+
+
+def cmd_break(name: str, mode: str) -> None:
+    host = _e2e_host(name)
+    set_mode(host.mode_file, mode)
+    print(f"fakehost: {name} is now {mode}", file=sys.stderr)
+
+
+def cmd_down() -> None:
+    for name in _known_nodes():
+        if _e2e_host(name).stop():
+            print(f"fakehost: {name} stopped", file=sys.stderr)
+    if STATE.exists():
+        _write_hosts_json()
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="fakehost", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("up").add_argument("nodes", nargs="+")
+    breaker = sub.add_parser("break")
+    breaker.add_argument("node")
+    breaker.add_argument("mode", choices=MODES)
+    sub.add_parser("down")
+    inner = sub.add_parser("_enter")  # internal: see FakeHost.start
+    for flag in ("--machine", "--stage", "--config"):
+        inner.add_argument(flag, type=Path, required=True)
+    inner.add_argument("--hostname", required=True)
+    args = parser.parse_args(argv)
+    if args.command == "up":
+        cmd_up(args.nodes)
+    elif args.command == "break":
+        cmd_break(args.node, args.mode)
+    elif args.command == "down":
+        cmd_down()
+    else:
+        enter(args.machine, args.stage, args.hostname, args.config)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

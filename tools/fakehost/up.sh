@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Starts fake GPU machines for the e2e environment, one sshd per node on
+# 127.0.10.<i>:2222, and prints (and writes to .state/fakehosts/hosts.json) how to
+# reach each: name, sshHost, sshPort, sshUser, hostKey.
+# Usage: tools/fakehost/up.sh NODE...      (needs root; see fakehost.py)
+set -euo pipefail
+exec python3 "$(dirname "$0")/fakehost.py" up "$@"
