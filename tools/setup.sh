@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Prepares this machine for the tests and the local environment: the Python virtualenv
+# with the pinned requirements, and OpenSSH's server for the SSH tests and fake machines.
+# Idempotent and quiet when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python=${PYTHON:-python3}
+stamp=.venv/.requirements.sha256
+wanted=$(cat requirements.txt requirements-dev.txt | sha256sum | cut -d' ' -f1)
+if [[ ! -x .venv/bin/python || "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]]; then
+  echo "setup: installing Python requirements into .venv" >&2
+  "$python" -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+  echo "$wanted" >"$stamp"
+fi
+
+if [[ ! -x /usr/sbin/sshd ]]; then
+  echo "setup: installing openssh-server (the SSH tests run a real sshd on loopback)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends openssh-server openssh-client >/dev/null
+fi
