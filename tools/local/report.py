@@ -30,7 +30,7 @@ def main() -> None:
     table = [header, *rows(json.load(sys.stdin))]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
 
 
 if __name__ == "__main__":
