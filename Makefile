@@ -1,0 +1,19 @@
+# The project's entry points; each target is one script under tools/.
+.PHONY: local-up local-down test bench lint
+
+local-up:     ## local cluster + fake GPU machines + `pulumi up --stack local`, then the report
+	tools/local/up.sh
+
+local-down:   ## stop the local cluster and machines (state under .state/ is kept)
+	tools/local/down.sh
+
+test:         ## every test: unit (mocks), preflight script (bash, real sshd), e2e (real engine)
+	tools/test.sh
+
+bench:
+	tools/setup.sh
+	.venv/bin/python bench/program_bench.py
+
+lint:
+	tools/setup.sh
+	.venv/bin/ruff check .
