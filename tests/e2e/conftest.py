@@ -1,0 +1,124 @@
+"""The e2e tier: the real Pulumi engine and providers against a real API server (kwok nodes).
+
+One session builds the environment once: a fresh local cluster with three simulated GPU
+nodes, a fake machine behind sshd for each, and the stack `e2e` (its own file backend).
+Tests then run `pulumi` and `kubectl` as an operator would. The engine and the control plane
+must be built first (`tools/engine/build.sh`, `tools/cluster/build.sh`; `make test` does it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+STATE = ROOT / ".state"
+STACK = "e2e"
+NODES = ["gpu-node-1", "gpu-node-2", "gpu-node-3"]
+GROUP = "local-gpu"
+FOREIGN_TAINT = {"key": "example.com/maintenance", "value": "true", "effect": "PreferNoSchedule"}
+FOREIGN_LABEL = ("example.com/owner", "platform-team")
+
+
+def _environment() -> dict[str, str]:
+    """The variables tools/local/env.sh exports, captured from a real bash."""
+    out = subprocess.run(
+        ["bash", "-c", "source tools/local/env.sh >/dev/null && env -0"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    env = dict(item.split("=", 1) for item in out.split("\0") if "=" in item)
+    env["PULUMI_BACKEND_URL"] = f"file://{STATE / 'e2e-pulumi'}"
+    return env
+
+
+@dataclass
+class LocalEnv:
+    env: dict[str, str]
+
+    def run(self, *args: str, check: bool = True, timeout: int = 900, stdin: str | None = None) -> subprocess.CompletedProcess:
+        result = subprocess.run(list(args), cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout, input=stdin)
+        if check and result.returncode != 0:
+            raise AssertionError(self.explain(f"{' '.join(args)} exited {result.returncode}", result))
+        return result
+
+    def pulumi(self, *args: str, check: bool = True, timeout: int = 900) -> subprocess.CompletedProcess:
+        return self.run("pulumi", *args, "--stack", STACK, "--non-interactive", check=check, timeout=timeout)
+
+    def kubectl(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return self.run("kubectl", *args, check=check, timeout=120)
+
+    def kubectl_json(self, *args: str) -> Any:
+        return json.loads(self.kubectl(*args, "-o", "json").stdout)
+
+    def node(self, name: str) -> dict[str, Any]:
+        return self.kubectl_json("get", "node", name)
+
+    def outputs(self) -> dict[str, Any]:
+        return json.loads(self.pulumi("stack", "output", "--json").stdout)
+
+    def explain(self, what: str, result: subprocess.CompletedProcess | None = None) -> str:
+        """A failure message that explains itself: command output and the cluster's view."""
+        parts = [what]
+        if result is not None:
+            parts += [f"--- stdout ---\n{result.stdout[-6000:]}", f"--- stderr ---\n{result.stderr[-4000:]}"]
+        for args in (
+            ["get", "nodes", "-o", "wide", "--show-labels"],
+            ["get", "pods", "-A", "-o", "wide"],
+            ["describe", "pods", "-n", "gpu-verification"],
+            ["get", "events", "-A", "--sort-by=.lastTimestamp"],
+        ):
+            described = subprocess.run(["kubectl", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=60)
+            parts.append(f"--- kubectl {' '.join(args)} ---\n{(described.stdout + described.stderr)[-4000:]}")
+        return "\n".join(parts)
+
+
+def _toolchain_missing(env: dict[str, str]) -> str | None:
+    for tool in ("pulumi", "pulumi-language-python", "kube-apiserver", "kwokctl", "kubectl"):
+        if not shutil.which(tool, path=env["PATH"]):
+            return tool
+    return None
+
+
+@pytest.fixture(scope="session")
+def local() -> LocalEnv:
+    env = _environment()
+    missing = _toolchain_missing(env)
+    if missing:
+        message = f"{missing} is not built: run tools/engine/build.sh and tools/cluster/build.sh (make test does)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    local = LocalEnv(env)
+    # A fresh cluster and stack each session: leftovers of an earlier run prove nothing.
+    local.run("tools/fakehost/down.sh", check=False)
+    local.run("tools/cluster/down.sh", check=False)
+    shutil.rmtree(STATE / "e2e-pulumi", ignore_errors=True)
+    (STATE / "e2e-pulumi").mkdir(parents=True)
+    (ROOT / f"Pulumi.{STACK}.yaml").unlink(missing_ok=True)
+    local.run("tools/cluster/up.sh", "--nodes", str(len(NODES)))
+    local.run("tools/fakehost/up.sh", *NODES)
+    local.pulumi("stack", "init")
+    local.run(str(ROOT / ".venv/bin/python"), "tools/local/stack_config.py", "--stack", STACK, "--group", GROUP)
+    key = (STATE / "fakehosts/id_ed25519").read_text()
+    local.run("pulumi", "config", "set", "--secret", "--stack", STACK, "gpu-nodes:sshPrivateKey", stdin=key)
+    yield local
+    local.run("tools/fakehost/down.sh", check=False)
+    local.run("tools/cluster/down.sh", check=False)
+
+
+@pytest.fixture(scope="session")
+def deployed(local: LocalEnv) -> LocalEnv:
+    """The stack after one successful `pulumi up`."""
+    result = local.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+    local.last_up = result
+    return local

@@ -1,0 +1,74 @@
+"""Day one with the real engine: `pulumi up` brings the simulated GPU nodes into service."""
+
+from __future__ import annotations
+
+from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GROUP, NODES
+
+OUR_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+
+
+def taints_of(node: dict) -> list[dict]:
+    return [{k: t[k] for k in ("key", "value", "effect") if k in t} for t in node["spec"].get("taints", [])]
+
+
+def test_every_group_node_has_our_labels_and_taint(deployed):
+    for name in NODES:
+        node = deployed.node(name)
+        labels = node["metadata"]["labels"]
+        assert labels.get("accelerator") == "nvidia", deployed.explain(f"node {name}: labels {labels}")
+        assert labels.get("gpu-nodes.dev/node-group") == GROUP, deployed.explain(f"node {name}: labels {labels}")
+        assert OUR_TAINT in taints_of(node), deployed.explain(f"node {name}: taints {taints_of(node)}")
+
+
+def test_someone_elses_taint_and_label_are_untouched(deployed):
+    node = deployed.node("gpu-node-1")
+    assert FOREIGN_TAINT in taints_of(node), deployed.explain(f"gpu-node-1 lost the foreign taint: {taints_of(node)}")
+    key, value = FOREIGN_LABEL
+    assert node["metadata"]["labels"].get(key) == value, deployed.explain(f"gpu-node-1 lost {key}")
+
+
+def test_nodes_outside_the_group_are_not_touched(deployed):
+    node = deployed.node("cpu-node-1")
+    assert "gpu-nodes.dev/node-group" not in node["metadata"]["labels"], deployed.explain("cpu-node-1 was labelled")
+    assert OUR_TAINT not in taints_of(node), deployed.explain("cpu-node-1 was tainted")
+
+
+def test_device_plugin_pods_run_only_on_group_nodes(deployed):
+    pods = deployed.kubectl_json("get", "pods", "-n", "nvidia-device-plugin")["items"]
+    placed = sorted(p["spec"].get("nodeName") for p in pods if p["status"].get("phase") == "Running")
+    assert placed == sorted(NODES), deployed.explain(f"device plugin pods on {placed}")
+
+
+def test_gpus_are_registered_on_group_nodes(deployed):
+    for name in NODES:
+        allocatable = deployed.node(name)["status"]["allocatable"]
+        assert allocatable.get("nvidia.com/gpu") == "4", deployed.explain(f"{name} allocatable {allocatable}")
+
+
+def test_verification_jobs_completed(deployed):
+    jobs = deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]
+    assert len(jobs) == len(NODES) * 2, deployed.explain(f"jobs: {[j['metadata']['name'] for j in jobs]}")
+    for job in jobs:
+        assert job["status"].get("succeeded") == 1, deployed.explain(f"job {job['metadata']['name']}: {job['status']}")
+
+
+def test_outputs_hold_the_per_node_report(deployed):
+    report = deployed.outputs()["nodeGroups"][GROUP]
+    assert sorted(report) == sorted(NODES), report
+    for name in NODES:
+        node = report[name]
+        assert node["preflight"]["passed"] is True, f"{name}: {node['preflight']}"
+        assert node["preflight"]["gpuCount"] == 4, f"{name}: {node['preflight']}"
+        assert node["preflight"]["driverVersion"] == "550.54.15", f"{name}: {node['preflight']}"
+        assert all(v["succeeded"] for v in node["verification"].values()), f"{name}: {node['verification']}"
+        assert node["taints"] == [OUR_TAINT], f"{name}: {node['taints']}"
+
+
+def test_preview_right_after_up_shows_no_changes(deployed):
+    result = deployed.pulumi("preview", "--expect-no-changes", check=False)
+    assert result.returncode == 0, deployed.explain("pulumi preview --expect-no-changes failed", result)
+
+
+def test_refresh_right_after_up_finds_no_drift(deployed):
+    result = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", check=False)
+    assert result.returncode == 0, deployed.explain("pulumi refresh --preview-only --expect-no-changes failed", result)

@@ -1,0 +1,13 @@
+# Source me: the engine and the local cluster on PATH, and a file backend for local stacks.
+#   source tools/local/env.sh
+_local_here="$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")" && pwd)"
+_local_root="$(cd "$_local_here/../.." && pwd)"
+# shellcheck source=../engine/env.sh
+. "$_local_root/tools/engine/env.sh"
+# shellcheck source=../cluster/env.sh
+. "$_local_root/tools/cluster/env.sh"
+export PULUMI_BACKEND_URL="file://$_local_root/.state/pulumi"
+# Local stacks only: their single secret is the throwaway key of the fake machines.
+export PULUMI_CONFIG_PASSPHRASE="${PULUMI_CONFIG_PASSPHRASE:-gpu-nodes-local-only}"
+mkdir -p "$_local_root/.state/pulumi"
+unset _local_here _local_root
