@@ -1,0 +1,56 @@
+# shellcheck shell=bash
+# Source this (after tools/engine/build.sh) to use the locally built Pulumi
+# engine:   source tools/engine/env.sh
+#
+# - puts the cached pulumi bin dir (CLI, language host, Python exec scripts)
+#   first on PATH;
+# - isolates the plugin cache in $GPU_NODES_CACHE/pulumi-home and installs the
+#   cached provider binaries there once, under their exact versions, so the CLI
+#   resolves kubernetes 4.25.0 / command 1.2.1 without downloading anything;
+# - never sets PULUMI_BACKEND_URL or PULUMI_CONFIG_PASSPHRASE: callers do.
+#
+# The provider bin dirs are deliberately NOT put on PATH: an executable
+# pulumi-resource-<name> on PATH is an "ambient" plugin that the CLI prefers to
+# the plugin cache, whatever version the program asks for, and it warns
+# "using pulumi-resource-kubernetes from $PATH at ..." on every run.
+
+_gpu_nodes_engine_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=versions.sh
+source "$_gpu_nodes_engine_dir/versions.sh"
+
+case ":$PATH:" in
+  *":$ENGINE_PULUMI_BIN_DIR:"*) ;;
+  *) export PATH="$ENGINE_PULUMI_BIN_DIR:$PATH" ;;
+esac
+
+export PULUMI_HOME="$GPU_NODES_CACHE/pulumi-home"
+export PULUMI_SKIP_UPDATE_CHECK=true
+export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
+mkdir -p "$PULUMI_HOME"
+
+# _gpu_nodes_install_plugin NAME VERSION BINARY: `pulumi plugin install` it into
+# $PULUMI_HOME/plugins unless that exact binary is already there.
+_gpu_nodes_install_plugin() {
+  local name="$1" version="$2" bin="$3"
+  local dest="$PULUMI_HOME/plugins/resource-$name-v$version/pulumi-resource-$name"
+  if [[ ! -x "$bin" ]]; then
+    echo "[engine] $bin is missing: run tools/engine/build.sh first" >&2
+    return 0
+  fi
+  if [[ -x "$dest" ]] && cmp -s "$bin" "$dest"; then
+    return 0
+  fi
+  if ! command -v pulumi >/dev/null 2>&1; then
+    echo "[engine] no pulumi CLI on PATH: run tools/engine/build.sh first" >&2
+    return 0
+  fi
+  pulumi plugin install resource "$name" "$version" --file "$bin" --reinstall >&2 ||
+    echo "[engine] pulumi plugin install resource $name $version failed" >&2
+}
+
+_gpu_nodes_install_plugin kubernetes "$ENGINE_KUBERNETES_PROVIDER_VERSION" \
+  "$ENGINE_KUBERNETES_PROVIDER_BIN_DIR/pulumi-resource-kubernetes"
+_gpu_nodes_install_plugin command "$ENGINE_COMMAND_PROVIDER_VERSION" \
+  "$ENGINE_COMMAND_PROVIDER_BIN_DIR/pulumi-resource-command"
+unset -f _gpu_nodes_install_plugin
+unset _gpu_nodes_engine_dir
