@@ -57,6 +57,8 @@ go_build() {
   mv -f "$out/.$bin.tmp" "$out/$bin"
   t1=$(date +%s)
   SECONDS_FOR[$bin]=$((t1 - t0))
+  # kept beside the binaries: what this build cost, for the README's numbers
+  printf '%s %ss %s %s\n' "$bin" "$((t1 - t0))" "$(date -u +%FT%TZ)" "$(go env GOVERSION)" >> "$out/../build-times.txt"
 }
 
 # ---------------------------------------------------------------- kubernetes

@@ -64,7 +64,7 @@ export KWOK_CONTROLLER_BINARY="$KWOK_BIN/kwok"
 export KWOK_ETCD_BINARY="$ETCD_BIN/etcd"
 export KWOK_ETCD_VERSION="${ETCD_VERSION#v}"
 
-# ---------------------------------------------------------------- kwok stages
+# ---------------------------------------------------------------- kwokctl config and kwok stages
 # kwokctl's default stages (node-initialize, node-heartbeat-with-lease, pod-ready,
 # pod-complete, pod-delete) plus two opt-in chaos stages, so that tests can make a node or a
 # pod look broken:
@@ -72,7 +72,7 @@ export KWOK_ETCD_VERSION="${ETCD_VERSION#v}"
 #   pod label  pod-container-running-failed.stage.kwok.x-k8s.io=true -> pod Failed (exit 1)
 # Taken verbatim from the kwok module this cluster runs (passing any Stage to kwokctl replaces
 # all of its defaults, so the defaults are listed too).
-STAGES="$GPU_NODES_STATE/kwok-stages.yaml"
+STAGES="$GPU_NODES_STATE/kwokctl-config.yaml"
 write_stages() {
   local dir
   dir=$(cd "$HERE/go/kwok" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
@@ -82,6 +82,11 @@ write_stages() {
   fi
   local s="$dir/kustomize/stage" f
   {
+    # Every component (etcd has no auth) listens on loopback only; kwokctl's default is 0.0.0.0.
+    echo "apiVersion: config.kwok.x-k8s.io/v1alpha1"
+    echo "kind: KwokctlConfiguration"
+    echo "options:"
+    echo "  bindAddress: 127.0.0.1"
     for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
              pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml \
              node/chaos/node-not-ready.yaml pod/chaos/pod-container-running-failed.yaml; do
