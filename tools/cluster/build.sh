@@ -63,7 +63,7 @@ go_build() {
 
 # ---------------------------------------------------------------- kubernetes
 regen_kubernetes() {
-  local mod="$HERE/go/kubernetes" v=$K8S_VERSION staging=v0.${K8S_VERSION#v1.}
+  local mod="$HERE/go/kubernetes" v=$CLUSTER_K8S_VERSION staging=v0.${CLUSTER_K8S_VERSION#v1.}
   local dir
   mkdir -p "$mod"
   (cd "$mod" && rm -f go.mod go.sum && go mod download k8s.io/kubernetes@"$v")
@@ -88,7 +88,7 @@ regen_kubernetes() {
 }
 
 build_kubernetes() {
-  local v=$K8S_VERSION out="$CACHE/kubernetes-$K8S_VERSION/bin"
+  local v=$CLUSTER_K8S_VERSION out="$CLUSTER_CACHE/kubernetes-$CLUSTER_K8S_VERSION/bin"
   local bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
   [ "$REGEN" = 1 ] && regen_kubernetes
   if [ "$FORCE" = 0 ] && all_present "$out" "${bins[@]}"; then
@@ -98,7 +98,7 @@ build_kubernetes() {
   local minor=${v#v1.}; minor=${minor%%.*}
   local pkgv=k8s.io/component-base/version
   local ld="-X $pkgv.gitVersion=$v -X $pkgv.gitMajor=1 -X $pkgv.gitMinor=$minor"
-  ld+=" -X $pkgv.gitTreeState=clean -X $pkgv.buildDate=$K8S_BUILD_DATE"
+  ld+=" -X $pkgv.gitTreeState=clean -X $pkgv.buildDate=$CLUSTER_K8S_BUILD_DATE"
   # client-go carries its own copy for the User-Agent and discovery.
   ld+=" -X k8s.io/client-go/pkg/version.gitVersion=$v -X k8s.io/client-go/pkg/version.gitMajor=1"
   ld+=" -X k8s.io/client-go/pkg/version.gitMinor=$minor"
@@ -114,11 +114,11 @@ build_kubernetes() {
 # ---------------------------------------------------------------- etcd
 regen_etcd() {
   local mod="$HERE/go/etcd"
-  (cd "$mod" && go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" && go mod tidy)
+  (cd "$mod" && go get "go.etcd.io/etcd/server/v3@$CLUSTER_ETCD_VERSION" && go mod tidy)
 }
 
 build_etcd() {
-  local v=$ETCD_VERSION out="$CACHE/etcd-$ETCD_VERSION/bin"
+  local v=$CLUSTER_ETCD_VERSION out="$CLUSTER_CACHE/etcd-$CLUSTER_ETCD_VERSION/bin"
   [ "$REGEN" = 1 ] && regen_etcd
   if [ "$FORCE" = 0 ] && all_present "$out" etcd; then
     log "etcd $v: cached in $out"; REPORT+=("etcd $v: cached"); return
@@ -133,12 +133,12 @@ build_etcd() {
 # ---------------------------------------------------------------- kwok
 regen_kwok() {
   local mod="$HERE/go/kwok"
-  (cd "$mod" && go get -tool "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" \
-     "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION" && go mod tidy)
+  (cd "$mod" && go get -tool "sigs.k8s.io/kwok/cmd/kwok@$CLUSTER_KWOK_VERSION" \
+     "sigs.k8s.io/kwok/cmd/kwokctl@$CLUSTER_KWOK_VERSION" && go mod tidy)
 }
 
 build_kwok() {
-  local v=$KWOK_VERSION out="$CACHE/kwok-$KWOK_VERSION/bin"
+  local v=$CLUSTER_KWOK_VERSION out="$CLUSTER_CACHE/kwok-$CLUSTER_KWOK_VERSION/bin"
   [ "$REGEN" = 1 ] && regen_kwok
   if [ "$FORCE" = 0 ] && all_present "$out" kwok kwokctl; then
     log "kwok $v: cached in $out"; REPORT+=("kwok $v: cached"); return
@@ -146,16 +146,16 @@ build_kwok() {
   mkdir -p "$out"
   local c=sigs.k8s.io/kwok/pkg/consts
   # Same variables as upstream's Makefile sets; KubeVersion is kwokctl's default cluster version.
-  local ld="-X $c.Version=${v#v} -X $c.KubeVersion=${K8S_VERSION#v} -X $c.PreRelease=GA"
+  local ld="-X $c.Version=${v#v} -X $c.KubeVersion=${CLUSTER_K8S_VERSION#v} -X $c.PreRelease=GA"
   go_build "$HERE/go/kwok" "$out" "$ld" sigs.k8s.io/kwok/cmd/kwok kwok
   go_build "$HERE/go/kwok" "$out" "$ld" sigs.k8s.io/kwok/cmd/kwokctl kwokctl
   "$out/kwokctl" --version
   REPORT+=("kwok $v: built")
 }
 
-mkdir -p "$CACHE"
+mkdir -p "$CLUSTER_CACHE"
 for t in "${TOOLS[@]}"; do "build_$t"; done
 
-echo "== build summary (cache: $CACHE)"
+echo "== build summary (cache: $CLUSTER_CACHE)"
 for r in "${REPORT[@]}"; do echo "  $r"; done
 for b in "${!SECONDS_FOR[@]}"; do printf '  %-24s %5ss\n' "$b" "${SECONDS_FOR[$b]}"; done | sort

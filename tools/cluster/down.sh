@@ -27,7 +27,7 @@ if [ -f "$PIDFILE" ]; then
   if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q gpu-registrar.py; then
     kill "$pid"
     for _ in $(seq 1 50); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
-    [ -d "/proc/$pid" ] && kill -9 "$pid" 2>/dev/null || true
+    if [ -d "/proc/$pid" ]; then kill -9 "$pid" 2>/dev/null || true; fi
     echo "[down] gpu-registrar (pid $pid) stopped" >&2
   fi
   rm -f "$PIDFILE"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Source me: puts the locally built control-plane binaries first on PATH (so our kubectl wins
 # over any other one, e.g. an old /usr/bin/kubectl) and points kubectl/kwokctl at the local
 # cluster's state under <repo>/.state/cluster.
@@ -9,7 +10,7 @@ _gpu_nodes_here="$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")" && pwd)"
 # shellcheck source=versions.sh
 . "$_gpu_nodes_here/versions.sh"
 
-GPU_NODES_CACHE_BIN="$CACHE/kubernetes-$K8S_VERSION/bin:$CACHE/etcd-$ETCD_VERSION/bin:$CACHE/kwok-$KWOK_VERSION/bin"
+GPU_NODES_CACHE_BIN="$CLUSTER_CACHE/kubernetes-$CLUSTER_K8S_VERSION/bin:$CLUSTER_CACHE/etcd-$CLUSTER_ETCD_VERSION/bin:$CLUSTER_CACHE/kwok-$CLUSTER_KWOK_VERSION/bin"
 # Drop earlier copies of our dirs, then prepend them: sourcing twice keeps one copy, in front.
 _gpu_nodes_path=":$PATH:"
 for _d in $(printf '%s' "$GPU_NODES_CACHE_BIN" | tr ':' ' '); do

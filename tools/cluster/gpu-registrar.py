@@ -36,8 +36,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 GPU_RESOURCE = "nvidia.com/gpu"
 GPUS_ANNOTATION = "gpu-nodes.dev/simulated-gpus"
@@ -95,9 +96,7 @@ def is_running(pod: Obj) -> bool:
 def nodes_with_running_plugin(pods: Iterable[Obj]) -> set[str]:
     """Names of the nodes on which a device-plugin pod is Running."""
     return {
-        p["spec"]["nodeName"]
-        for p in pods
-        if is_device_plugin_pod(p) and is_running(p) and p.get("spec", {}).get("nodeName")
+        p["spec"]["nodeName"] for p in pods if is_device_plugin_pod(p) and is_running(p) and p.get("spec", {}).get("nodeName")
     }
 
 

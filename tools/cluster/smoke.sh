@@ -14,8 +14,8 @@ START=$(date +%s.%N)
 step() { printf '[smoke %6.1fs] %s\n' "$(echo "$(date +%s.%N) - $START" | bc)" "$*"; }
 gpus() { kubectl get node "$1" -o jsonpath='{.status.capacity.nvidia\.com/gpu}/{.status.allocatable.nvidia\.com/gpu}'; }
 wait_gpus() { # NODE WANT TIMEOUT
-  local i
-  for i in $(seq 1 "$(( $3 * 5 ))"); do [ "$(gpus "$1")" = "$2" ] && return 0; sleep 0.2; done
+  local _
+  for _ in $(seq 1 "$(( $3 * 5 ))"); do [ "$(gpus "$1")" = "$2" ] && return 0; sleep 0.2; done
   echo "smoke: node $1 has nvidia.com/gpu '$(gpus "$1")', want '$2'" >&2; return 1
 }
 cleanup() {

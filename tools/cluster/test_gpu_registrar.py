@@ -31,8 +31,7 @@ def node(name="gpu-node-1", gpus="4", unhealthy=None, capacity=None, allocatable
     }
 
 
-def pod(node_name="gpu-node-1", phase="Running", owner="DaemonSet", name_label="nvidia-device-plugin",
-        deleting=False):
+def pod(node_name="gpu-node-1", phase="Running", owner="DaemonSet", name_label="nvidia-device-plugin", deleting=False):
     meta = {"name": "plugin-x", "namespace": "kube-system", "labels": {}}
     if name_label is not None:
         meta["labels"]["app.kubernetes.io/name"] = name_label
@@ -113,9 +112,7 @@ def test_nothing_to_do_when_already_registered():
 
 def test_capacity_removed_when_plugin_goes_away():
     n = node(capacity={GPU: "4"}, allocatable={GPU: "4"})
-    assert reg.reconcile([n], []) == {
-        "gpu-node-1": {"status": {"capacity": {GPU: None}, "allocatable": {GPU: None}}}
-    }
+    assert reg.reconcile([n], []) == {"gpu-node-1": {"status": {"capacity": {GPU: None}, "allocatable": {GPU: None}}}}
 
 
 def test_nothing_to_do_without_plugin_and_without_gpus():
@@ -130,9 +127,7 @@ def test_plugin_on_another_node_does_not_register_this_one():
 
 def test_count_follows_the_annotation():
     n = node(gpus="8", capacity={GPU: "4"}, allocatable={GPU: "4"})
-    assert reg.reconcile([n], [pod()]) == {
-        "gpu-node-1": {"status": {"capacity": {GPU: "8"}, "allocatable": {GPU: "8"}}}
-    }
+    assert reg.reconcile([n], [pod()]) == {"gpu-node-1": {"status": {"capacity": {GPU: "8"}, "allocatable": {GPU: "8"}}}}
 
 
 def test_zero_gpus_is_reported_as_zero():
@@ -162,9 +157,7 @@ def test_other_resources_are_never_touched():
 
 def test_node_status_missing_entirely():
     n = {"metadata": {"name": "gpu-node-1", "annotations": {reg.GPUS_ANNOTATION: "2"}}}
-    assert reg.reconcile([n], [pod()]) == {
-        "gpu-node-1": {"status": {"capacity": {GPU: "2"}, "allocatable": {GPU: "2"}}}
-    }
+    assert reg.reconcile([n], [pod()]) == {"gpu-node-1": {"status": {"capacity": {GPU: "2"}, "allocatable": {GPU: "2"}}}}
 
 
 def test_current_gpus():

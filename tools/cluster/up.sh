@@ -41,9 +41,9 @@ CLUSTER=gpu-nodes
 START=$(date +%s)
 log() { printf '[up %3ss] %s\n' "$(( $(date +%s) - START ))" "$*" >&2; }
 
-K8S_BIN="$CACHE/kubernetes-$K8S_VERSION/bin"
-ETCD_BIN="$CACHE/etcd-$ETCD_VERSION/bin"
-KWOK_BIN="$CACHE/kwok-$KWOK_VERSION/bin"
+K8S_BIN="$CLUSTER_CACHE/kubernetes-$CLUSTER_K8S_VERSION/bin"
+ETCD_BIN="$CLUSTER_CACHE/etcd-$CLUSTER_ETCD_VERSION/bin"
+KWOK_BIN="$CLUSTER_CACHE/kwok-$CLUSTER_KWOK_VERSION/bin"
 for b in "$K8S_BIN/kube-apiserver" "$K8S_BIN/kube-controller-manager" "$K8S_BIN/kube-scheduler" \
          "$K8S_BIN/kubectl" "$ETCD_BIN/etcd" "$KWOK_BIN/kwok" "$KWOK_BIN/kwokctl"; do
   [ -x "$b" ] || { echo "up.sh: missing $b: run tools/cluster/build.sh first" >&2; exit 1; }
@@ -55,14 +55,14 @@ mkdir -p "$GPU_NODES_STATE" "$KWOK_WORKDIR"
 # Everything kwokctl would otherwise download points at a local file (a local path is linked
 # into the cluster's bin dir). etcdctl/etcdutl are only needed for snapshots and stay unset.
 export KWOK_RUNTIME=binary
-export KWOK_KUBE_VERSION="$K8S_VERSION"
+export KWOK_KUBE_VERSION="$CLUSTER_K8S_VERSION"
 export KWOK_KUBE_APISERVER_BINARY="$K8S_BIN/kube-apiserver"
 export KWOK_KUBE_CONTROLLER_MANAGER_BINARY="$K8S_BIN/kube-controller-manager"
 export KWOK_KUBE_SCHEDULER_BINARY="$K8S_BIN/kube-scheduler"
 export KWOK_KUBECTL_BINARY="$K8S_BIN/kubectl"
 export KWOK_CONTROLLER_BINARY="$KWOK_BIN/kwok"
 export KWOK_ETCD_BINARY="$ETCD_BIN/etcd"
-export KWOK_ETCD_VERSION="${ETCD_VERSION#v}"
+export KWOK_ETCD_VERSION="${CLUSTER_ETCD_VERSION#v}"
 
 # ---------------------------------------------------------------- kwokctl config and kwok stages
 # kwokctl's default stages (node-initialize, node-heartbeat-with-lease, pod-ready,
@@ -91,7 +91,7 @@ write_stages() {
              pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml \
              node/chaos/node-not-ready.yaml pod/chaos/pod-container-running-failed.yaml; do
       echo "---"
-      echo "# from sigs.k8s.io/kwok@$KWOK_VERSION kustomize/stage/$f"
+      echo "# from sigs.k8s.io/kwok@$CLUSTER_KWOK_VERSION kustomize/stage/$f"
       cat "$s/$f"
     done
   } > "$STAGES.tmp"
@@ -106,10 +106,10 @@ if cluster_exists && api_ready; then
   log "cluster $CLUSTER is running"
 elif cluster_exists; then
   log "cluster $CLUSTER exists but does not answer: kwokctl start cluster"
-  kwokctl --name "$CLUSTER" start cluster --timeout "${TIMEOUT}s"
+  kwokctl --name "$CLUSTER" start cluster --timeout "${TIMEOUT}s" --wait "${TIMEOUT}s"
 else
   write_stages
-  log "kwokctl create cluster $CLUSTER (Kubernetes $K8S_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION)"
+  log "kwokctl create cluster $CLUSTER (Kubernetes $CLUSTER_K8S_VERSION, etcd $CLUSTER_ETCD_VERSION, kwok $CLUSTER_KWOK_VERSION)"
   kwokctl --name "$CLUSTER" --config "$STAGES" create cluster \
     --runtime binary \
     --kube-apiserver-binary "$KWOK_KUBE_APISERVER_BINARY" \
@@ -191,8 +191,8 @@ status:
     osImage: Ubuntu 22.04.5 LTS
     kernelVersion: 5.15.0-1072-aws
     containerRuntimeVersion: containerd://1.7.27
-    kubeletVersion: $K8S_VERSION
-    kubeProxyVersion: $K8S_VERSION
+    kubeletVersion: $CLUSTER_K8S_VERSION
+    kubeProxyVersion: $CLUSTER_K8S_VERSION
 EOF
 }
 

@@ -181,6 +181,7 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
+// k8s.io/kubernetes requires its staging modules at v0.0.0 with ./staging replaces.
 replace (
 	k8s.io/api => k8s.io/api v0.35.4
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.35.4
