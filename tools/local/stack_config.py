@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument("--stack", default="local")
     parser.add_argument("--group", default="local-gpu")
     parser.add_argument("--gpus", type=int, default=4)
-    parser.add_argument("--timeout", type=int, default=120, help="verification timeoutSeconds")
+    parser.add_argument("--timeout", type=int, default=60, help="verification timeoutSeconds")
     args = parser.parse_args()
 
     path = ROOT / f"Pulumi.{args.stack}.yaml"

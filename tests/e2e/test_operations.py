@@ -1,0 +1,195 @@
+"""Day two with the real engine: drift, concurrent writers, upgrades, host keys, destroy, failures.
+
+The tests run in file order, as one operator's story on the stack `e2e` after
+`test_deploy.py`'s `pulumi up`; each leaves the stack deployed and healthy for the next,
+except where it says otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import yaml
+
+from components.taints import KubernetesNodeTaintApi, apply_taints
+from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GROUP, NODES, ROOT, STACK
+from tests.e2e.test_deploy import OUR_TAINT, taints_of
+
+STACK_FILE = ROOT / f"Pulumi.{STACK}.yaml"
+OTHER_HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBY0rNVq6tHWyifzOC2aagqArtyuKGZ2Sz6Bee6zhybO"
+
+
+def edit_group(change) -> str:
+    """Apply `change` to the stack's node group config; returns the old file to restore."""
+    old = STACK_FILE.read_text()
+    settings = yaml.safe_load(old)
+    change(settings["config"]["gpu-nodes:nodeGroups"][0])
+    STACK_FILE.write_text(yaml.safe_dump(settings, sort_keys=True))
+    return old
+
+
+def foreign_state_intact(local, name: str = "gpu-node-1") -> None:
+    node = local.node(name)
+    assert FOREIGN_TAINT in taints_of(node), local.explain(f"{name} lost the foreign taint: {taints_of(node)}")
+    key, value = FOREIGN_LABEL
+    assert node["metadata"]["labels"].get(key) == value, local.explain(f"{name} lost the foreign label {key}")
+
+
+def test_concurrent_taint_writers_lose_nothing(deployed):
+    """Another writer changes the taints between our read and our write: we retry, both survive."""
+    api = KubernetesNodeTaintApi(deployed.env["KUBECONFIG"], None)
+    ours = {"key": "gpu-nodes.test/concurrent", "value": "ours", "effect": "NoSchedule"}
+    interleaved = []
+
+    class RacingApi:
+        def read(self, node):
+            state = api.read(node)
+            if not interleaved:  # once: kubectl taint lands after our read, before our write
+                deployed.kubectl("taint", "node", node, "example.com/other=writer:NoSchedule")
+                interleaved.append(state.resource_version)
+            return state
+
+        def write(self, node, resource_version, taints):
+            api.write(node, resource_version, taints)
+
+    try:
+        apply_taints(RacingApi(), "gpu-node-2", [ours], previous=[])
+        found = taints_of(deployed.node("gpu-node-2"))
+        assert ours in found, deployed.explain(f"our taint is missing: {found}")
+        assert {"key": "example.com/other", "value": "writer", "effect": "NoSchedule"} in found, f"theirs was lost: {found}"
+        assert OUR_TAINT in found, f"the stack's taint was lost: {found}"
+    finally:
+        apply_taints(api, "gpu-node-2", [], previous=[ours])
+        deployed.kubectl("taint", "node", "gpu-node-2", "example.com/other-", check=False)
+
+
+def test_drift_is_detected_and_repaired(deployed):
+    deployed.kubectl("label", "node", "gpu-node-2", "accelerator-")
+    deployed.kubectl("taint", "node", "gpu-node-2", "nvidia.com/gpu=present:NoSchedule-")
+
+    drift = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", "--diff", check=False)
+    assert drift.returncode != 0, deployed.explain("refresh --expect-no-changes did not notice the drift", drift)
+    for resource in (f"{GROUP}-gpu-node-2-labels", f"{GROUP}-gpu-node-2-taints"):
+        assert resource in drift.stdout, deployed.explain(f"the drift report does not name {resource}", drift)
+
+    deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", timeout=1200)
+    node = deployed.node("gpu-node-2")
+    assert node["metadata"]["labels"].get("accelerator") == "nvidia", deployed.explain("label not restored")
+    assert OUR_TAINT in taints_of(node), deployed.explain("taint not restored")
+    foreign_state_intact(deployed)
+    clean = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", check=False)
+    assert clean.returncode == 0, deployed.explain("drift remains after pulumi up --refresh", clean)
+
+
+def test_a_code_change_shows_in_preview(deployed):
+    old = edit_group(lambda group: group.setdefault("labels", {"accelerator": "nvidia"}).update({"team": "ml"}))
+    try:
+        preview = deployed.pulumi("preview", "--expect-no-changes", "--diff", check=False)
+        assert preview.returncode != 0, deployed.explain("a new label did not show as a change", preview)
+        assert "team" in preview.stdout, deployed.explain("the preview does not show the new label", preview)
+    finally:
+        STACK_FILE.write_text(old)
+    assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
+
+
+def steps_of(preview: subprocess.CompletedProcess) -> dict[str, str]:
+    """Resource name -> planned operation, from `pulumi preview --json`."""
+    steps = json.loads(preview.stdout).get("steps", [])
+    return {step["urn"].split("::")[-1]: step["op"] for step in steps}
+
+
+def test_upgrade_in_place_rerolls_the_plugin_and_reruns_only_the_jobs(deployed):
+    old_jobs = {
+        j["metadata"]["name"]: j["metadata"]["uid"]
+        for j in deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]
+    }
+    edit_group(lambda group: group.setdefault("devicePlugin", {}).update(image="nvcr.io/nvidia/k8s-device-plugin:v0.19.0"))
+    plan = steps_of(deployed.pulumi("preview", "--json"))
+    changed = {name: op for name, op in plan.items() if op != "same"}
+    expected = {f"{GROUP}-device-plugin": "update"}
+    expected |= {name: "replace" for name in plan if name.startswith(f"{GROUP}-verify-")}
+    assert changed == expected, f"planned {changed}, expected only {expected}"
+
+    deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+    daemonset = deployed.kubectl_json("get", "daemonset", "-n", "nvidia-device-plugin", f"nvidia-device-plugin-{GROUP}")
+    image = daemonset["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image.endswith(":v0.19.0"), deployed.explain(f"DaemonSet still runs {image}")
+    new_jobs = {j["metadata"]["name"]: j for j in deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]}
+    assert sorted(new_jobs) == sorted(old_jobs), f"jobs {sorted(new_jobs)}"
+    for name, job in new_jobs.items():
+        assert job["metadata"]["uid"] != old_jobs[name], f"{name} did not run again"
+        assert job["status"].get("succeeded") == 1, deployed.explain(f"{name}: {job['status']}")
+
+
+def set_host_key(key: str):
+    def change(group):
+        group["nodes"][1]["hostKey"] = key
+
+    return change
+
+
+def test_a_host_key_mismatch_is_refused(deployed):
+    old = edit_group(set_host_key(OTHER_HOST_KEY))
+    try:
+        result = deployed.pulumi("up", "--yes", "--skip-preview", check=False, timeout=600)
+        assert result.returncode != 0, deployed.explain("a wrong host key was accepted", result)
+        output = result.stdout + result.stderr
+        assert f"{GROUP}-gpu-node-2-preflight" in output, deployed.explain("the failure does not name the node", result)
+        assert "host key" in output.lower(), deployed.explain("the failure does not say the host key is wrong", result)
+    finally:
+        STACK_FILE.write_text(old)
+    deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+
+
+def test_destroy_is_clean(deployed):
+    deployed.pulumi("destroy", "--yes", "--skip-preview", timeout=1200)
+    for name in NODES:
+        node = deployed.node(name)
+        assert "gpu-nodes.dev/node-group" not in node["metadata"]["labels"], deployed.explain(f"{name} keeps our label")
+        assert "accelerator" not in node["metadata"]["labels"], deployed.explain(f"{name} keeps accelerator")
+        assert OUR_TAINT not in taints_of(node), deployed.explain(f"{name} keeps our taint")
+    foreign_state_intact(deployed)
+    for kind, namespace in (("daemonsets", "nvidia-device-plugin"), ("jobs", "gpu-verification")):
+        leftover = deployed.kubectl("get", kind, "-n", namespace, "-o", "name", check=False).stdout.strip()
+        assert not leftover, f"{kind} left in {namespace}: {leftover}"
+    namespaces = deployed.kubectl("get", "namespaces", "-o", "name").stdout
+    assert "nvidia-device-plugin" not in namespaces and "gpu-verification" not in namespaces, namespaces
+    classes = deployed.kubectl("get", "priorityclasses", "-o", "name").stdout
+    assert f"gpu-{GROUP}" not in classes, classes
+
+
+def test_broken_machine_and_broken_plugin_are_contained(deployed):
+    """From a destroyed stack: node 3 fails preflight, node 2's plugin cannot land; node 1 comes in."""
+    deployed.run("tools/fakehost/break.sh", "gpu-node-3", "driver")
+    deployed.kubectl("taint", "node", "gpu-node-2", "example.com/dedicated=other-team:NoSchedule")
+    try:
+        result = deployed.pulumi("up", "--yes", "--skip-preview", "--continue-on-error", check=False, timeout=1200)
+        output = result.stdout + result.stderr
+        assert result.returncode != 0, deployed.explain("pulumi up passed with a broken machine", result)
+        assert f"{GROUP}-gpu-node-3-preflight" in output, deployed.explain("the failure does not name gpu-node-3", result)
+        assert "driver" in output, deployed.explain("the failure does not name the failed check", result)
+        assert "Pending" in output and "untolerated taint" in output, deployed.explain(
+            "the verification failure does not say the pods are Pending and why", result
+        )
+
+        healthy = deployed.node("gpu-node-1")
+        assert healthy["metadata"]["labels"].get("gpu-nodes.dev/node-group") == GROUP, deployed.explain("gpu-node-1 not labelled")
+        assert OUR_TAINT in taints_of(healthy), deployed.explain("gpu-node-1 not tainted")
+        broken = deployed.node("gpu-node-3")
+        assert "gpu-nodes.dev/node-group" not in broken["metadata"]["labels"], deployed.explain("gpu-node-3 was labelled")
+        assert OUR_TAINT not in taints_of(broken), deployed.explain("gpu-node-3 was tainted")
+        jobs = {j["metadata"]["name"]: j for j in deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]}
+        assert not [n for n in jobs if "gpu-node-3" in n], f"gpu-node-3 got verification jobs: {sorted(jobs)}"
+        node1_jobs = [j for n, j in jobs.items() if "gpu-node-1" in n]
+        assert node1_jobs and all(j["status"].get("succeeded") == 1 for j in node1_jobs), deployed.explain(
+            "gpu-node-1 not verified"
+        )
+    finally:
+        deployed.run("tools/fakehost/break.sh", "gpu-node-3", "healthy")
+        deployed.kubectl("taint", "node", "gpu-node-2", "example.com/dedicated-", check=False)
+
+    deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+    for name in NODES:
+        node = deployed.node(name)
+        assert node["metadata"]["labels"].get("gpu-nodes.dev/node-group") == GROUP, deployed.explain(f"{name} not brought in")
