@@ -158,4 +158,16 @@ for t in "${TOOLS[@]}"; do "build_$t"; done
 
 echo "== build summary (cache: $CLUSTER_CACHE)"
 for r in "${REPORT[@]}"; do echo "  $r"; done
-for b in "${!SECONDS_FOR[@]}"; do printf '  %-24s %5ss\n' "$b" "${SECONDS_FOR[$b]}"; done | sort
+if [ ${#SECONDS_FOR[@]} -gt 0 ]; then
+  echo "== seconds per binary, this run"
+  for b in "${!SECONDS_FOR[@]}"; do printf '  %-24s %5ss\n' "$b" "${SECONDS_FOR[$b]}"; done | sort
+fi
+echo "== seconds per binary, as recorded in the cache (<tool>-<version>/build-times.txt)"
+for t in "${TOOLS[@]}"; do
+  case "$t" in
+    kubernetes) f="$CLUSTER_CACHE/kubernetes-$CLUSTER_K8S_VERSION/build-times.txt" ;;
+    etcd) f="$CLUSTER_CACHE/etcd-$CLUSTER_ETCD_VERSION/build-times.txt" ;;
+    kwok) f="$CLUSTER_CACHE/kwok-$CLUSTER_KWOK_VERSION/build-times.txt" ;;
+  esac
+  [ -f "$f" ] && awk '{printf "  %-24s %6s  %s\n", $1, $2, $3}' "$f"
+done
