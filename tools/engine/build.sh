@@ -120,6 +120,18 @@ build_python_host() {
   )
   go_build "$dir" "$ENGINE_PULUMI_BIN_DIR/pulumi-language-python" "$mod" \
     "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$ENGINE_PULUMI_VERSION"
+  rm -f "$ENGINE_PULUMI_BIN_DIR/pulumi-language-python.fallback"
+}
+
+# Our stand-in host (pulumi/pythonhost, see its doc comment), for when the
+# upstream module is not served. It runs the upstream exec script.
+build_python_host_fallback() {
+  local dir
+  dir="$(copy_wrapper "$here/pulumi" "pulumi-language-python-fallback-$ENGINE_PULUMI_VERSION")"
+  go_build "$dir" "$ENGINE_PULUMI_BIN_DIR/pulumi-language-python" ./pythonhost \
+    "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$ENGINE_PULUMI_VERSION"
+  echo "built from tools/engine/pulumi/pythonhost: the upstream host module was not served" \
+    >"$ENGINE_PULUMI_BIN_DIR/pulumi-language-python.fallback"
 }
 
 # --------------------------------------------------- pulumi-resource-kubernetes
@@ -179,12 +191,22 @@ for tool in "${want[@]}"; do
       ;;
     python)
       if [[ -x "$ENGINE_PULUMI_BIN_DIR/pulumi-language-python" ]]; then
-        report+=("pulumi-language-python: cached")
+        if [[ -f "$ENGINE_PULUMI_BIN_DIR/pulumi-language-python.fallback" ]]; then
+          report+=("pulumi-language-python: cached (FALLBACK host from tools/engine/pulumi/pythonhost)")
+        else
+          report+=("pulumi-language-python: cached")
+        fi
       elif [[ -n "$(command -v pulumi-language-python || true)" && -z "${GPU_NODES_BUILD_PULUMI:-}" ]]; then
         report+=("pulumi-language-python: using the installed $(command -v pulumi-language-python)")
       else
         log "building pulumi-language-python"
-        timed "pulumi-language-python" build_python_host
+        prev_failed=$failed
+        timed "pulumi-language-python (upstream module)" build_python_host
+        if [[ ! -x "$ENGINE_PULUMI_BIN_DIR/pulumi-language-python" && "${GPU_NODES_PYTHON_HOST_FALLBACK:-1}" != 0 ]]; then
+          log "building the FALLBACK Python host (tools/engine/pulumi/pythonhost) instead"
+          failed=$prev_failed
+          timed "pulumi-language-python (FALLBACK: tools/engine/pulumi/pythonhost)" build_python_host_fallback
+        fi
       fi
       ;;
     kubernetes)
