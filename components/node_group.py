@@ -20,6 +20,7 @@ from components.preflight import node_preflight, parse_report
 from components.priority_class import priority_class_manifest
 from components.taints import NodeTaints
 from components.verification import VerificationJob, verification_jobs
+from components.verification_result import VerificationResult
 
 TYPE = "gpu-nodes:index:GpuNodeGroup"
 
@@ -92,29 +93,36 @@ class GpuNodeGroup(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self, depends_on=plugin_deps),
         )
 
-        jobs: dict[str, tuple[VerificationJob, pulumi.CustomResource]] = {}
+        results: dict[str, tuple[VerificationJob, VerificationResult]] = {}
         for job in verification_jobs(spec):
             targets = [job.node] if job.node else [node.name for node in spec.nodes]
             needs = [daemonset, priority_class, args.verification_namespace]
             needs += [labels[n] for n in targets] + [taints[n] for n in targets]
-            timeout = f"{spec.verification.timeout_seconds}s"
+            resource_name = f"{name}-verify-{job.node or 'group'}-{job.gpus}gpu"
             resource = _register(
                 job.manifest,
                 k8s.batch.v1.Job,
-                f"{name}-verify-{job.node or 'group'}-{job.gpus}gpu",
-                pulumi.ResourceOptions(
-                    parent=self,
-                    depends_on=needs,
-                    # Same name for the new Job: the old one must go first.
-                    delete_before_replace=True,
-                    custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
+                resource_name,
+                # Same name for the new Job: the old one must go first.
+                pulumi.ResourceOptions(parent=self, depends_on=needs, delete_before_replace=True),
+            )
+            results[job.name] = (
+                job,
+                VerificationResult(
+                    f"{resource_name}-result",
+                    job=resource,
+                    namespace=spec.verification.namespace,
+                    job_name=job.name,
+                    timeout_seconds=spec.verification.timeout_seconds,
+                    kubeconfig=args.kubeconfig,
+                    context=args.kube_context,
+                    opts=child,
                 ),
             )
-            jobs[job.name] = (job, resource)
 
         self.nodes = pulumi.Output.from_input(
             {
-                node.name: self._node_report(spec, node.name, preflights.get(node.name), taints[node.name], jobs)
+                node.name: self._node_report(spec, node.name, preflights.get(node.name), taints[node.name], results)
                 for node in spec.nodes
             }
         )
@@ -126,27 +134,17 @@ class GpuNodeGroup(pulumi.ComponentResource):
         node: str,
         preflight: pulumi.CustomResource | None,
         taints: NodeTaints,
-        jobs: dict[str, tuple[VerificationJob, pulumi.CustomResource]],
+        results: dict[str, tuple[VerificationJob, VerificationResult]],
     ) -> dict[str, Any]:
         """What was checked, applied and verified on one node."""
-        mine = {job_name: entry for job_name, entry in jobs.items() if entry[0].node in (node, None)}
+        mine = {job_name: entry for job_name, entry in results.items() if entry[0].node in (node, None)}
         return {
             "labels": spec.node_labels,
             "taints": taints.taints,
             "preflight": preflight.stdout.apply(parse_report) if preflight is not None else {"skipped": True},
             "verification": {
-                job_name: {
-                    "gpus": job.gpus,
-                    "succeeded": resource.status.apply(_job_succeeded),
-                }
-                for job_name, (job, resource) in mine.items()
+                job_name: {"gpus": job.gpus, "succeeded": result.succeeded}
+                for job_name, (job, result) in mine.items()
             },
         }
 
-
-def _job_succeeded(status: Any) -> bool:
-    """True when the Job recorded a succeeded pod (status is a typed output or a plain dict)."""
-    if not status:
-        return False
-    succeeded = status.get("succeeded") if isinstance(status, dict) else getattr(status, "succeeded", None)
-    return (succeeded or 0) >= 1

@@ -17,6 +17,7 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 from components.config import Taint
+from components.kube_client import api_client
 
 TaintDict = dict[str, str]
 MAX_ATTEMPTS = 8
@@ -103,21 +104,9 @@ class KubernetesNodeTaintApi:
     """`NodeTaintApi` over the Kubernetes API, with a JSON merge patch carrying resourceVersion."""
 
     def __init__(self, kubeconfig: str | None, context: str | None):
-        from kubernetes import client, config
+        from kubernetes import client
 
-        if kubeconfig and ("\n" in kubeconfig or kubeconfig.lstrip().startswith("{")):
-            import yaml
-
-            api_client = config.new_client_from_config_dict(yaml.safe_load(kubeconfig), context=context)
-        elif kubeconfig:
-            api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
-        else:
-            try:
-                api_client = config.new_client_from_config(context=context)
-            except config.ConfigException:
-                config.load_incluster_config()
-                api_client = client.ApiClient()
-        self._core = client.CoreV1Api(api_client)
+        self._core = client.CoreV1Api(api_client(kubeconfig, context))
 
     def read(self, node: str) -> NodeTaintState:
         from kubernetes.client.exceptions import ApiException

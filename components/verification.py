@@ -107,7 +107,13 @@ def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int) -> dict[str,
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": job_name(group, node, gpus), "namespace": spec.namespace, "labels": labels},
+        "metadata": {
+            "name": job_name(group, node, gpus),
+            "namespace": spec.namespace,
+            "labels": labels,
+            # VerificationResult waits instead, and says why a Job did not succeed.
+            "annotations": {"pulumi.com/skipAwait": "true"},
+        },
         "spec": {
             # Small: a GPU that fails twice will not pass on a third try.
             "backoffLimit": 1,

@@ -12,7 +12,15 @@ from tests.pulumi_mocks import HEALTHY_REPORT, Recorder, Registered, run_compone
 JOB = "kubernetes:batch/v1:Job"
 COMMAND = "command:remote:Command"
 NODE_PATCH = "kubernetes:core/v1:NodePatch"
-TAINTS = "pulumi-python:dynamic:Resource"
+DYNAMIC = "pulumi-python:dynamic:Resource"
+
+
+def taint_resources(run) -> list[Registered]:
+    return [r for r in run.of_type(DYNAMIC) if "taints" in r.inputs]
+
+
+def verification_results(run) -> list[Registered]:
+    return [r for r in run.of_type(DYNAMIC) if "timeoutSeconds" in r.inputs]
 
 
 def names(resources: list[Registered]) -> list[str]:
@@ -32,7 +40,8 @@ def test_children_are_named_after_the_group_and_parented_to_it():
     children = [r for r in run.resources if r.parent == component.urn]
     per_node = [f"a100-a100-node-{i}-{part}" for i in (1, 2) for part in ("preflight", "labels", "taints")]
     jobs = ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-2-1gpu"]
-    expected = sorted(per_node + jobs + ["a100-device-plugin", "a100-priority-class"])
+    results = [f"{job}-result" for job in jobs]
+    expected = sorted(per_node + jobs + results + ["a100-device-plugin", "a100-priority-class"])
     assert names(children) == expected, component.urn
 
 
@@ -57,7 +66,7 @@ def test_taints_are_not_a_node_patch():
     run = run_component(group("a100"))
     for patch in run.of_type(NODE_PATCH):
         assert "spec" not in patch.inputs, f"{patch.urn} would take over the atomic taint list"
-    taints = run.of_type(TAINTS)
+    taints = taint_resources(run)
     assert names(taints) == ["a100-a100-node-1-taints", "a100-a100-node-2-taints"], names(taints)
     for resource in taints:
         assert resource.inputs["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}], resource.urn
@@ -65,7 +74,7 @@ def test_taints_are_not_a_node_patch():
 
 def test_kubeconfig_of_the_taint_resource_stays_secret():
     run = run_component(group("a100"), kubeconfig="apiVersion: v1\nkind: Config\n")
-    for resource in run.of_type(TAINTS):
+    for resource in taint_resources(run):
         assert "kubeconfig" in resource.secret_inputs, resource.urn
         assert "kubeconfig" in resource.additional_secret_outputs, resource.urn
 
@@ -99,12 +108,21 @@ def test_group_wide_job_waits_for_every_node():
         assert {f"a100-{node}-labels", f"a100-{node}-taints"} <= needs, job.urn
 
 
-def test_jobs_are_replaced_delete_first_and_time_out_as_configured():
-    run = run_component(group("a100", verification={"timeoutSeconds": 120}))
+def test_jobs_are_replaced_delete_first():
+    run = run_component(group("a100"))
     for job in run.of_type(JOB):
         assert job.delete_before_replace, f"{job.urn}: a fixed-name Job cannot be created before the old one goes"
-        assert job.custom_timeouts["create"] == "120s", job.urn
-        assert job.custom_timeouts["update"] == "120s", job.urn
+
+
+def test_each_job_has_a_result_that_waits_for_it_with_the_configured_timeout():
+    run = run_component(group("a100", verification={"timeoutSeconds": 120}))
+    for job in run.of_type(JOB):
+        assert job.inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true", job.urn
+        result = run.named(f"{job.name}-result")
+        assert job.name in deps(run, result), result.urn
+        assert result.inputs["timeoutSeconds"] == 120, result.urn
+        assert result.inputs["job"] == job.inputs["metadata"]["name"], result.urn
+        assert "kubeconfig" in result.additional_secret_outputs, result.urn
 
 
 def test_device_plugin_config_map_only_when_needed():
