@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034
 # Versions of the Pulumi engine pieces that build.sh builds and env.sh puts on
 # PATH. Sourced by both; one place to bump.
 
