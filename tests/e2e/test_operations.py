@@ -108,7 +108,10 @@ def test_upgrade_in_place_rerolls_the_plugin_and_reruns_only_the_jobs(deployed):
     plan = steps_of(deployed.pulumi("preview", "--json"))
     changed = {name: op for name, op in plan.items() if op != "same"}
     expected = {f"{GROUP}-device-plugin": "update"}
-    expected |= {name: "replace" for name in plan if name.startswith(f"{GROUP}-verify-")}
+    # Each Job is replaced (its template changed); its result waits again for the new Job.
+    expected |= {
+        name: "update" if name.endswith("-result") else "replace" for name in plan if name.startswith(f"{GROUP}-verify-")
+    }
     assert changed == expected, f"planned {changed}, expected only {expected}"
 
     deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
@@ -130,6 +133,7 @@ def set_host_key(key: str):
 
 
 def test_a_host_key_mismatch_is_refused(deployed):
+    deployed.require_preflight()
     old = edit_group(set_host_key(OTHER_HOST_KEY))
     try:
         result = deployed.pulumi("up", "--yes", "--skip-preview", check=False, timeout=600)
@@ -159,37 +163,60 @@ def test_destroy_is_clean(deployed):
     assert f"gpu-{GROUP}" not in classes, classes
 
 
-def test_broken_machine_and_broken_plugin_are_contained(deployed):
-    """From a destroyed stack: node 3 fails preflight, node 2's plugin cannot land; node 1 comes in."""
-    deployed.run("tools/fakehost/break.sh", "gpu-node-3", "driver")
+def test_broken_device_plugin_is_caught_with_the_reason(deployed):
+    """From a destroyed stack: gpu-node-2 carries someone else's NoSchedule taint, so neither the
+    plugin nor the verification pods can land there; the others come in."""
     deployed.kubectl("taint", "node", "gpu-node-2", "example.com/dedicated=other-team:NoSchedule")
+    try:
+        result = deployed.pulumi("up", "--yes", "--skip-preview", "--continue-on-error", check=False, timeout=1200)
+        output = result.stdout + result.stderr
+        assert result.returncode != 0, deployed.explain("pulumi up passed although gpu-node-2 cannot get a plugin", result)
+        for gpus in (1, 2):
+            failure = f"verification Job gpu-verification/gpu-verify-{GROUP}-gpu-node-2-{gpus}gpu failed"
+            assert failure in output, deployed.explain(f"no failure for gpu-node-2's {gpus}-GPU Job", result)
+        assert "is Pending (Unschedulable)" in output and "untolerated taint" in output, deployed.explain(
+            "the verification failure does not say the pods are Pending and why", result
+        )
+        assert "gpu-node-1-1gpu failed" not in output and "gpu-node-3-1gpu failed" not in output, deployed.explain(
+            "healthy nodes failed too", result
+        )
+        placed = sorted(
+            p["spec"].get("nodeName")
+            for p in deployed.kubectl_json("get", "pods", "-n", "nvidia-device-plugin")["items"]
+            if p["status"].get("phase") == "Running"
+        )
+        assert placed == ["gpu-node-1", "gpu-node-3"], deployed.explain(f"plugin pods on {placed}")
+    finally:
+        deployed.kubectl("taint", "node", "gpu-node-2", "example.com/dedicated-", check=False)
+
+    # The failed Jobs were deleted: with the cause gone, a refreshing up verifies again.
+    deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", timeout=1200)
+    jobs = deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]
+    assert len(jobs) == 2 * len(NODES), deployed.explain(f"jobs: {[j['metadata']['name'] for j in jobs]}")
+    assert all(j["status"].get("succeeded") == 1 for j in jobs), deployed.explain("not every Job succeeded after the fix")
+
+
+def test_broken_machine_is_contained(deployed):
+    """gpu-node-3's machine loses its driver: it is kept out, the others stay in."""
+    deployed.require_preflight()
+    deployed.pulumi("destroy", "--yes", "--skip-preview", timeout=1200)
+    deployed.run("tools/fakehost/break.sh", "gpu-node-3", "driver")
     try:
         result = deployed.pulumi("up", "--yes", "--skip-preview", "--continue-on-error", check=False, timeout=1200)
         output = result.stdout + result.stderr
         assert result.returncode != 0, deployed.explain("pulumi up passed with a broken machine", result)
         assert f"{GROUP}-gpu-node-3-preflight" in output, deployed.explain("the failure does not name gpu-node-3", result)
         assert "driver" in output, deployed.explain("the failure does not name the failed check", result)
-        assert "Pending" in output and "untolerated taint" in output, deployed.explain(
-            "the verification failure does not say the pods are Pending and why", result
-        )
-
         healthy = deployed.node("gpu-node-1")
         assert healthy["metadata"]["labels"].get("gpu-nodes.dev/node-group") == GROUP, deployed.explain("gpu-node-1 not labelled")
-        assert OUR_TAINT in taints_of(healthy), deployed.explain("gpu-node-1 not tainted")
         broken = deployed.node("gpu-node-3")
         assert "gpu-nodes.dev/node-group" not in broken["metadata"]["labels"], deployed.explain("gpu-node-3 was labelled")
         assert OUR_TAINT not in taints_of(broken), deployed.explain("gpu-node-3 was tainted")
-        jobs = {j["metadata"]["name"]: j for j in deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]}
-        assert not [n for n in jobs if "gpu-node-3" in n], f"gpu-node-3 got verification jobs: {sorted(jobs)}"
-        node1_jobs = [j for n, j in jobs.items() if "gpu-node-1" in n]
-        assert node1_jobs and all(j["status"].get("succeeded") == 1 for j in node1_jobs), deployed.explain(
-            "gpu-node-1 not verified"
-        )
+        jobs = [j["metadata"]["name"] for j in deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]]
+        assert not [n for n in jobs if "gpu-node-3" in n], f"gpu-node-3 got verification jobs: {jobs}"
     finally:
         deployed.run("tools/fakehost/break.sh", "gpu-node-3", "healthy")
-        deployed.kubectl("taint", "node", "gpu-node-2", "example.com/dedicated-", check=False)
 
     deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
-    for name in NODES:
-        node = deployed.node(name)
-        assert node["metadata"]["labels"].get("gpu-nodes.dev/node-group") == GROUP, deployed.explain(f"{name} not brought in")
+    node = deployed.node("gpu-node-3")
+    assert node["metadata"]["labels"].get("gpu-nodes.dev/node-group") == GROUP, deployed.explain("gpu-node-3 not brought in")

@@ -16,7 +16,8 @@ while [ $# -gt 0 ]; do
 done
 
 tools/setup.sh
-tools/engine/build.sh
+tools/engine/build.sh pulumi python kubernetes
+tools/engine/build.sh command || echo "up.sh: pulumi-resource-command unavailable: the stack runs without preflight" >&2
 tools/cluster/build.sh
 tools/cluster/up.sh --nodes "$nodes"
 mapfile -t names < <(seq -f "gpu-node-%g" 1 "$nodes")
