@@ -100,11 +100,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             needs += [labels[n] for n in targets] + [taints[n] for n in targets]
             resource_name = f"{name}-verify-{job.node or 'group'}-{job.gpus}gpu"
             resource = _register(
-                job.manifest,
-                k8s.batch.v1.Job,
-                resource_name,
-                # Same name for the new Job: the old one must go first.
-                pulumi.ResourceOptions(parent=self, depends_on=needs, delete_before_replace=True),
+                job.manifest, k8s.batch.v1.Job, resource_name, pulumi.ResourceOptions(parent=self, depends_on=needs)
             )
             results[job.name] = (
                 job,
@@ -143,8 +139,6 @@ class GpuNodeGroup(pulumi.ComponentResource):
             "taints": taints.taints,
             "preflight": preflight.stdout.apply(parse_report) if preflight is not None else {"skipped": True},
             "verification": {
-                job_name: {"gpus": job.gpus, "succeeded": result.succeeded}
-                for job_name, (job, result) in mine.items()
+                job_name: {"gpus": job.gpus, "succeeded": result.succeeded} for job_name, (job, result) in mine.items()
             },
         }
-

@@ -12,7 +12,7 @@ from typing import Any
 
 from components.config import GROUP_LABEL, NodeGroupSpec
 from components.device_plugin import plugin_revision, tolerations
-from components.naming import dns_label, standard_labels
+from components.naming import content_hash, dns_label, standard_labels
 
 APP_NAME = "gpu-verification"
 # Pod template annotation: a new plugin image or config gives a new template, and a Job's
@@ -54,8 +54,10 @@ def verification_jobs(group: NodeGroupSpec) -> list[VerificationJob]:
     ]
 
 
-def job_name(group: NodeGroupSpec, node: str | None, gpus: int) -> str:
-    return dns_label("gpu-verify", group.name, *([node] if node else []), f"{gpus}gpu")
+def job_name(group: NodeGroupSpec, node: str | None, gpus: int, spec: dict[str, Any]) -> str:
+    """Ends in a hash of the Job's spec: a changed Job gets a new name, so Pulumi can create
+    the new one before deleting the old, with no race on a name still being deleted."""
+    return dns_label("gpu-verify", group.name, *([node] if node else []), f"{gpus}gpu", content_hash(spec)[:8])
 
 
 def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int) -> dict[str, Any]:
@@ -104,25 +106,26 @@ def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int) -> dict[str,
                 }
             }
         }
+    job_spec = {
+        # Small: a GPU that fails twice will not pass on a third try.
+        "backoffLimit": 1,
+        "activeDeadlineSeconds": spec.timeout_seconds,
+        # No ttlSecondsAfterFinished: the cluster would delete the Job and every
+        # refresh would report it as drift.
+        "template": {
+            "metadata": {"labels": labels, "annotations": {PLUGIN_REVISION_ANNOTATION: plugin_revision(group)}},
+            "spec": pod_spec,
+        },
+    }
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
-            "name": job_name(group, node, gpus),
+            "name": job_name(group, node, gpus, job_spec),
             "namespace": spec.namespace,
             "labels": labels,
             # VerificationResult waits instead, and says why a Job did not succeed.
             "annotations": {"pulumi.com/skipAwait": "true"},
         },
-        "spec": {
-            # Small: a GPU that fails twice will not pass on a third try.
-            "backoffLimit": 1,
-            "activeDeadlineSeconds": spec.timeout_seconds,
-            # No ttlSecondsAfterFinished: the cluster would delete the Job and every
-            # refresh would report it as drift.
-            "template": {
-                "metadata": {"labels": labels, "annotations": {PLUGIN_REVISION_ANNOTATION: plugin_revision(group)}},
-                "spec": pod_spec,
-            },
-        },
+        "spec": job_spec,
     }

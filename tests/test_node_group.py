@@ -6,8 +6,10 @@ import json
 
 from components.config import GROUP_LABEL
 from components.node_group import TYPE
+from components.verification import verification_jobs
 from tests.factories import group
 from tests.pulumi_mocks import HEALTHY_REPORT, Recorder, Registered, run_component
+from tests.specs import group_spec
 
 JOB = "kubernetes:batch/v1:Job"
 COMMAND = "command:remote:Command"
@@ -108,10 +110,12 @@ def test_group_wide_job_waits_for_every_node():
         assert {f"a100-{node}-labels", f"a100-{node}-taints"} <= needs, job.urn
 
 
-def test_jobs_are_replaced_delete_first():
-    run = run_component(group("a100"))
-    for job in run.of_type(JOB):
-        assert job.delete_before_replace, f"{job.urn}: a fixed-name Job cannot be created before the old one goes"
+def test_a_changed_job_gets_a_new_object_name():
+    """So that Pulumi creates the new Job before deleting the old, without a name clash."""
+    old = run_component(group("a100")).named("a100-verify-a100-node-1-1gpu")
+    new = run_component(group("a100", verification={"timeoutSeconds": 120})).named("a100-verify-a100-node-1-1gpu")
+    assert old.inputs["metadata"]["name"] != new.inputs["metadata"]["name"], old.urn
+    assert not new.delete_before_replace, new.urn
 
 
 def test_each_job_has_a_result_that_waits_for_it_with_the_configured_timeout():
@@ -153,10 +157,9 @@ def test_outputs_report_each_node():
     assert node["preflight"]["passed"] is True, node
     assert node["preflight"]["driverVersion"] == HEALTHY_REPORT["driverVersion"], node
     assert node["preflight"]["gpuModels"] == ["NVIDIA H100 80GB HBM3"], node
-    assert node["verification"] == {
-        "gpu-verify-a100-a100-node-1-1gpu": {"gpus": 1, "succeeded": True},
-        "gpu-verify-a100-a100-node-1-2gpu": {"gpus": 2, "succeeded": True},
-    }, node
+    jobs = {job.name: job.gpus for job in verification_jobs(group_spec("a100", verification={"gpusPerPod": [1, 2]}))}
+    expected = {name: {"gpus": gpus, "succeeded": True} for name, gpus in jobs.items() if "a100-node-1" in name}
+    assert node["verification"] == expected, node
 
 
 def test_outputs_show_failed_checks_from_the_report():

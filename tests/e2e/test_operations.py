@@ -8,6 +8,7 @@ except where it says otherwise.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 import yaml
@@ -119,9 +120,8 @@ def test_upgrade_in_place_rerolls_the_plugin_and_reruns_only_the_jobs(deployed):
     image = daemonset["spec"]["template"]["spec"]["containers"][0]["image"]
     assert image.endswith(":v0.19.0"), deployed.explain(f"DaemonSet still runs {image}")
     new_jobs = {j["metadata"]["name"]: j for j in deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]}
-    assert sorted(new_jobs) == sorted(old_jobs), f"jobs {sorted(new_jobs)}"
+    assert len(new_jobs) == len(old_jobs) and not set(new_jobs) & set(old_jobs), f"old {sorted(old_jobs)}, now {sorted(new_jobs)}"
     for name, job in new_jobs.items():
-        assert job["metadata"]["uid"] != old_jobs[name], f"{name} did not run again"
         assert job["status"].get("succeeded") == 1, deployed.explain(f"{name}: {job['status']}")
 
 
@@ -172,12 +172,12 @@ def test_broken_device_plugin_is_caught_with_the_reason(deployed):
         output = result.stdout + result.stderr
         assert result.returncode != 0, deployed.explain("pulumi up passed although gpu-node-2 cannot get a plugin", result)
         for gpus in (1, 2):
-            failure = f"verification Job gpu-verification/gpu-verify-{GROUP}-gpu-node-2-{gpus}gpu failed"
-            assert failure in output, deployed.explain(f"no failure for gpu-node-2's {gpus}-GPU Job", result)
+            failure = rf"verification Job gpu-verification/gpu-verify-{GROUP}-gpu-node-2-{gpus}gpu-[0-9a-f]{{8}} failed"
+            assert re.search(failure, output), deployed.explain(f"no failure for gpu-node-2's {gpus}-GPU Job", result)
         assert "is Pending (Unschedulable)" in output and "untolerated taint" in output, deployed.explain(
             "the verification failure does not say the pods are Pending and why", result
         )
-        assert "gpu-node-1-1gpu failed" not in output and "gpu-node-3-1gpu failed" not in output, deployed.explain(
+        assert not re.search(r"gpu-node-[13]-\dgpu-[0-9a-f]{8} failed", output), deployed.explain(
             "healthy nodes failed too", result
         )
         placed = sorted(
