@@ -42,7 +42,6 @@ class Registered:
     dependencies: list[str]
     additional_secret_outputs: list[str]
     delete_before_replace: bool
-    custom_timeouts: dict[str, str]
     provider: str
     secret_inputs: list[str]
 
@@ -74,7 +73,6 @@ class RecordingMonitor(MockMonitor):
     def RegisterResource(self, request: Any) -> Any:
         response = super().RegisterResource(request)
         inputs = self.resources[response.urn].state if response.urn in self.resources else {}
-        timeouts = request.customTimeouts
         self.recorder.resources[response.urn] = Registered(
             urn=response.urn,
             type=request.type,
@@ -84,7 +82,6 @@ class RecordingMonitor(MockMonitor):
             dependencies=list(request.dependencies),
             additional_secret_outputs=list(request.additionalSecretOutputs),
             delete_before_replace=request.deleteBeforeReplace,
-            custom_timeouts={"create": timeouts.create, "update": timeouts.update, "delete": timeouts.delete},
             provider=request.provider,
             secret_inputs=_secret_keys(json_format.MessageToDict(request.object)),
         )

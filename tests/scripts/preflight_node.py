@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sshd import fakehost
+
 SCRIPT = Path(__file__).resolve().parents[2] / "components" / "scripts" / "preflight.sh"
 BASH = shutil.which("bash") or "/bin/bash"
 # All the script (and the stubs) may use from the system; no jq, no python.
@@ -36,26 +38,9 @@ GPU_LINES = (
     "0, NVIDIA A100-SXM4-80GB, GPU-11111111-2222-3333-4444-555555555555, 550.54.15, 81920\n"
     "1, NVIDIA A100-SXM4-80GB, GPU-66666666-7777-8888-9999-000000000000, 550.54.15, 81920\n"
 )
-CONTAINERD_CONFIG = """version = 2
-imports = ["/etc/containerd/conf.d/*.toml"]
-
-[plugins."io.containerd.grpc.v1.cri".containerd]
-  default_runtime_name = "runc"
-
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-  runtime_type = "io.containerd.runc.v2"
-"""
-NVIDIA_DROPIN = """version = 2
-
-[plugins."io.containerd.grpc.v1.cri".containerd]
-  default_runtime_name = "nvidia"
-
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
-  runtime_type = "io.containerd.runc.v2"
-
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
-  BinaryName = "/usr/bin/nvidia-container-runtime"
-"""
+# One description of a healthy containerd setup, shared with the fake machines.
+CONTAINERD_CONFIG = fakehost.CONTAINERD_CONFIG
+NVIDIA_DROPIN = fakehost.CONTAINERD_NVIDIA_DROPIN
 KUBEADM_FLAGS = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
 
 
