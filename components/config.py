@@ -261,6 +261,9 @@ class _Fields:
     def sequence(self, name: str, default: Any = _MISSING) -> list | None:
         return self._get(name, default, list, "a list")
 
+    def choice(self, name: str, default: str, options: tuple[str, ...]) -> str | None:
+        return self.check(name, self.string(name, default), lambda v: v in options, f"expected one of {', '.join(options)}")
+
     def check(self, name: str, value: Any, ok: Callable[[Any], bool], allowed: str) -> Any:
         if value is not None and not ok(value):
             self.errors.add(f"{self.key}.{name}", value, allowed)
@@ -452,12 +455,7 @@ def _parse_device_plugin(errors: _Collector, key: str, raw: dict | None) -> Devi
     spec = DevicePluginSpec(
         image=_pinned(fields, "image", DEFAULT_DEVICE_PLUGIN_IMAGE),
         namespace=_namespace(fields, DEFAULT_DEVICE_PLUGIN_NAMESPACE),
-        mig_strategy=fields.check(
-            "migStrategy",
-            fields.string("migStrategy", "none"),
-            lambda s: s in MIG_STRATEGIES,
-            f"expected one of {', '.join(MIG_STRATEGIES)}",
-        ),
+        mig_strategy=fields.choice("migStrategy", "none", MIG_STRATEGIES),
         time_slicing_replicas=fields.check(
             "timeSlicingReplicas",
             fields.integer("timeSlicingReplicas", 1),
@@ -523,12 +521,7 @@ def _parse_preflight(errors: _Collector, key: str, raw: dict | None, insecure_sk
     before = len(errors.problems)
     spec = PreflightSpec(
         enabled=fields.boolean("enabled", True),
-        container_runtime=fields.check(
-            "containerRuntime",
-            fields.string("containerRuntime", "containerd"),
-            lambda r: r in CONTAINER_RUNTIMES,
-            f"expected one of {', '.join(CONTAINER_RUNTIMES)}",
-        ),
+        container_runtime=fields.choice("containerRuntime", "containerd", CONTAINER_RUNTIMES),
         min_driver=fields.check(
             "minDriver",
             fields.string("minDriver", None),
