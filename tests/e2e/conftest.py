@@ -135,6 +135,5 @@ def local() -> LocalEnv:
 @pytest.fixture(scope="session")
 def deployed(local: LocalEnv) -> LocalEnv:
     """The stack after one successful `pulumi up`."""
-    result = local.pulumi("up", "--yes", "--skip-preview", timeout=1200)
-    local.last_up = result
+    local.pulumi("up", "--yes", "--skip-preview", timeout=1200)
     return local
