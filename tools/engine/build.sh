@@ -83,11 +83,21 @@ build_pulumi_cli() {
     "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$ENGINE_PULUMI_VERSION"
 }
 
+# module_dir DIR MODULE: the module's source folder, as required by the module in DIR.
+# `go list -m` prints an empty .Dir until the module is in the module cache (a fresh
+# machine), so download it first.
+module_dir() {
+  local dir
+  dir="$(cd "$1" && go mod download "$2" && go list -m -f '{{.Dir}}' "$2")"
+  [[ -n "$dir" && -d "$dir" ]] || { log "cannot find the source of $2"; return 1; }
+  printf '%s\n' "$dir"
+}
+
 # The Python host refuses to run without pulumi-language-python-exec beside it;
 # the dynamic-provider and policy scripts ship in the same sdk/v3 module.
 install_python_scripts() {
   local sdk
-  sdk="$(cd "$here/pulumi" && go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3)"
+  sdk="$(module_dir "$here/pulumi" github.com/pulumi/pulumi/sdk/v3)"
   mkdir -p "$ENGINE_PULUMI_BIN_DIR"
   local f copied=0
   for f in "$sdk/python/cmd/pulumi-language-python-exec" \
@@ -143,7 +153,7 @@ build_python_host_fallback() {
 build_kubernetes() {
   local dir src
   dir="$(copy_wrapper "$here/kubernetes" "pulumi-resource-kubernetes-$ENGINE_KUBERNETES_PROVIDER_VERSION")"
-  src="$(cd "$dir" && go list -m -f '{{.Dir}}' github.com/pulumi/pulumi-kubernetes/provider/v4)/cmd/pulumi-resource-kubernetes"
+  src="$(module_dir "$dir" github.com/pulumi/pulumi-kubernetes/provider/v4)/cmd/pulumi-resource-kubernetes"
   (cd "$dir" && go run ./genschema -version "$ENGINE_KUBERNETES_PROVIDER_VERSION" -src "$src" -out .)
   go_build "$dir" "$ENGINE_KUBERNETES_PROVIDER_BIN_DIR/pulumi-resource-kubernetes" . \
     "-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$ENGINE_KUBERNETES_PROVIDER_VERSION"
