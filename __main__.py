@@ -4,7 +4,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config import NAMESPACE, ConfigError, parse_stack
-from components.namespaces import stack_namespaces
+from components.namespaces import declare_namespaces
 from components.node_group import GpuNodeGroup, GpuNodeGroupArgs
 
 config = pulumi.Config(NAMESPACE)
@@ -25,12 +25,7 @@ kubernetes_config = pulumi.Config("kubernetes")
 kubeconfig = kubernetes_config.get_secret("kubeconfig")
 kube_context = kubernetes_config.get("context")
 provider = k8s.Provider("k8s", kubeconfig=kubeconfig, context=kube_context)
-with_provider = pulumi.ResourceOptions(provider=provider)
-
-namespaces = {
-    name: k8s.core.v1.Namespace(f"namespace-{name}", metadata=manifest["metadata"], opts=with_provider)
-    for name, manifest in stack_namespaces(stack).items()
-}
+namespaces = declare_namespaces(stack, provider)
 
 report = {}
 for spec in stack.node_groups:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pulumi
+import pulumi_kubernetes as k8s
+
 from components.config import StackSpec
 from components.naming import PART_OF
 
@@ -28,3 +31,12 @@ def stack_namespaces(stack: StackSpec) -> dict[str, dict[str, Any]]:
         levels[group.device_plugin.namespace] = PRIVILEGED
         levels[group.verification.namespace] = RESTRICTED
     return {name: namespace_manifest(name, levels[name]) for name in sorted(levels)}
+
+
+def declare_namespaces(stack: StackSpec, provider: k8s.Provider) -> dict[str, k8s.core.v1.Namespace]:
+    """Register each namespace of `stack_namespaces` once, by name."""
+    opts = pulumi.ResourceOptions(provider=provider)
+    return {
+        name: k8s.core.v1.Namespace(f"namespace-{name}", metadata=manifest["metadata"], opts=opts)
+        for name, manifest in stack_namespaces(stack).items()
+    }

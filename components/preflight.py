@@ -6,6 +6,7 @@ and the machine runs exactly the script in this repository.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shlex
@@ -20,12 +21,14 @@ from components.config import NodeGroupSpec, NodeSpec, PreflightSpec, SshProxySp
 SCRIPT_PATH = Path(__file__).parent / "scripts" / "preflight.sh"
 
 
+# Read once per program run, not once per node.
+@functools.cache
 def preflight_script() -> str:
     return SCRIPT_PATH.read_text()
 
 
 def script_digest() -> str:
-    return hashlib.sha256(SCRIPT_PATH.read_bytes()).hexdigest()
+    return hashlib.sha256(preflight_script().encode()).hexdigest()
 
 
 def preflight_command(spec: PreflightSpec, expect_gpus: int) -> str:

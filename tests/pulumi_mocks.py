@@ -171,7 +171,7 @@ def run_component(raw_group: dict[str, Any], kubeconfig: str | None = None, reco
     import pulumi_kubernetes as k8s
 
     from components.config import parse_stack
-    from components.namespaces import stack_namespaces
+    from components.namespaces import declare_namespaces
     from components.node_group import GpuNodeGroup, GpuNodeGroupArgs
 
     recorder = fresh_runtime({}, [], recorder)
@@ -182,11 +182,7 @@ def run_component(raw_group: dict[str, Any], kubeconfig: str | None = None, reco
     @pulumi.runtime.test
     def _evaluate() -> None:
         provider = k8s.Provider("k8s")
-        opts = pulumi.ResourceOptions(provider=provider)
-        namespaces = {
-            name: k8s.core.v1.Namespace(f"namespace-{name}", metadata=m["metadata"], opts=opts)
-            for name, m in stack_namespaces(stack).items()
-        }
+        namespaces = declare_namespaces(stack, provider)
         scope["component"] = GpuNodeGroup(
             spec.name,
             GpuNodeGroupArgs(
