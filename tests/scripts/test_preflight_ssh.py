@@ -80,3 +80,10 @@ def test_server_offers_the_pinned_key_form_pulumi_command_takes(server: SshServe
     assert key_type == "ssh-ed25519"
     assert blob.startswith("AAAAC3NzaC1lZDI1NTE5")
     assert "BEGIN OPENSSH PRIVATE KEY" in server.client_key
+
+
+def test_server_offers_every_host_key_type_and_ed25519_scans_as_the_pinned_key(server: SshServer) -> None:
+    # A stock sshd serves ed25519, ecdsa and rsa keys; the client must settle on the pinned one.
+    offered = {key_type: fakehost.scan_host_key(server.host, server.port, key_type) for key_type in fakehost.HOST_KEY_TYPES}
+    assert [key.split(" ")[0] for key in offered.values()] == ["ssh-ed25519", "ecdsa-sha2-nistp256", "ssh-rsa"], offered
+    assert offered["ed25519"] == server.host_key, offered
