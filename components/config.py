@@ -40,6 +40,7 @@ _LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 _DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 _TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _DRIVER_VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
+_RECHECK = re.compile(r"^[!-~][ -~]{0,63}$")
 _HOST_KEY = re.compile(
     r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com"
     r"|sk-ecdsa-sha2-nistp256@openssh\.com) [A-Za-z0-9+/]+={0,3}( .*)?$"
@@ -121,6 +122,8 @@ class PreflightSpec:
     container_runtime: str
     min_driver: str | None
     proxy: SshProxySpec | None
+    # Any text; a new value runs preflight again on every node of the group.
+    recheck: str | None = None
 
 
 @dataclass(frozen=True)
@@ -517,7 +520,7 @@ def _parse_verification(errors: _Collector, key: str, raw: dict | None, gpus_per
 
 
 def _parse_preflight(errors: _Collector, key: str, raw: dict | None, insecure_skip_host_key_check: bool) -> PreflightSpec | None:
-    fields = _Fields(errors, key, raw or {}, ("enabled", "containerRuntime", "minDriver", "proxy"))
+    fields = _Fields(errors, key, raw or {}, ("enabled", "containerRuntime", "minDriver", "proxy", "recheck"))
     before = len(errors.problems)
     spec = PreflightSpec(
         enabled=fields.boolean("enabled", True),
@@ -529,6 +532,12 @@ def _parse_preflight(errors: _Collector, key: str, raw: dict | None, insecure_sk
             "expected a driver version such as '535' or '550.54'",
         ),
         proxy=_parse_proxy(errors, f"{key}.proxy", fields.mapping("proxy", None), insecure_skip_host_key_check),
+        recheck=fields.check(
+            "recheck",
+            fields.string("recheck", None),
+            lambda v: bool(_RECHECK.match(v)),
+            "expected 1-64 printable characters, such as a date: '2026-11-30'",
+        ),
     )
     return spec if len(errors.problems) == before else None
 

@@ -40,8 +40,10 @@ def preflight_command(spec: PreflightSpec, expect_gpus: int) -> str:
 
 
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
-    """What re-runs the checks: a new script, GPU count, runtime or minimum driver."""
-    return [script_digest(), str(expect_gpus), spec.container_runtime, spec.min_driver or ""]
+    """What re-runs the checks: a new script, GPU count, runtime, minimum driver or recheck value."""
+    # recheck is appended only when set, so that stacks without it keep their triggers.
+    recheck = [f"recheck={spec.recheck}"] if spec.recheck is not None else []
+    return [script_digest(), str(expect_gpus), spec.container_runtime, spec.min_driver or "", *recheck]
 
 
 def connection(node: NodeSpec, proxy: SshProxySpec | None, private_key: pulumi.Input[str]) -> remote.ConnectionArgs:

@@ -243,6 +243,12 @@ def test_malformed_host_key():
     assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].hostKey", "OpenSSH public host key")
 
 
+@pytest.mark.parametrize("value", ["", " leading-space", "line\nbreak", "x" * 65])
+def test_malformed_recheck(value):
+    problems = problems_of(group(preflight={"recheck": value}))
+    assert_one_problem(problems, f"{KEY}.preflight.recheck", "1-64 printable characters")
+
+
 def test_proxy_without_host_key():
     problems = problems_of(group(preflight={"proxy": {"host": "bastion", "user": "ops"}}))
     assert_one_problem(problems, f"{KEY}.preflight.proxy.hostKey", "insecureSkipHostKeyCheck")

@@ -58,11 +58,18 @@ def test_minimum_driver_and_runtime_reach_the_command_line():
 
 
 def test_triggers_follow_script_gpu_count_and_runtime():
+    # Exactly these four without `recheck`: stacks deployed before it existed must not re-run preflight.
     command = commands(group("a100"))["a100-a100-node-1-preflight"]
     digest = hashlib.sha256(SCRIPT_PATH.read_bytes()).hexdigest()
     assert command.inputs["triggers"] == [digest, "4", "containerd", ""], command.urn
     other = commands(group("a100", gpusPerNode=8, preflight={"containerRuntime": "docker"}))["a100-a100-node-1-preflight"]
     assert other.inputs["triggers"][1:3] == ["8", "docker"], other.urn
+
+
+def test_a_recheck_value_joins_the_triggers_of_every_node():
+    run = commands(group("a100", preflight={"recheck": "2026-11-30"}))
+    for command in run.values():
+        assert command.inputs["triggers"][-1] == "recheck=2026-11-30", command.urn
 
 
 def test_same_config_gives_the_same_command():
