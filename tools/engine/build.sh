@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Build steps run indirectly through timed(), which shellcheck cannot see:
 # shellcheck disable=SC2317
-# Build the Pulumi engine pieces from Go modules, once per machine, into
-#   ${GPU_NODES_CACHE:-$HOME/.cache/gpu-nodes}/<tool>-<version>/bin/
+# Build the Pulumi engine pieces, once per machine, into
+#   ${GPU_NODES_CACHE:-$HOME/.cache/gpu-nodes}/<tool>-<version>[-<archive sha256>]/bin/
+# from Go modules, and from the upstream snapshots in shared/upstream/ for the two
+# parts the module proxy refuses (the cache key then includes the archive's sha256).
 # A tool whose cached binary exists is skipped, so running this again is cheap.
 #
 #   tools/engine/build.sh                # everything
 #   tools/engine/build.sh pulumi kubernetes
 #
-# Tools: pulumi (CLI + Python exec scripts), python (pulumi-language-python),
+# Tools: pulumi (the CLI), python (pulumi-language-python and its scripts),
 #        kubernetes (pulumi-resource-kubernetes), command (pulumi-resource-command).
 # Exit status is non-zero when a requested tool could not be built; the others
 # are still built. See README.md beside this file.
@@ -44,17 +46,6 @@ go_build() {
   mv -f "$out.tmp" "$out"
 }
 
-# module_served MODULE@VERSION: true when the module proxy hands out that version.
-module_served() {
-  local out
-  if out="$(go mod download -json "$1" 2>&1)" && ! grep -q '"Error"' <<<"$out"; then
-    return 0
-  fi
-  log "not served: $1"
-  grep -o '"Error": *"[^"]*"' <<<"$out" | head -1 | sed 's/^/[engine]   /' >&2 || true
-  return 1
-}
-
 timed() { # timed NAME CMD...: run CMD, record seconds or failure
   local name="$1" start rc=0
   shift
@@ -66,9 +57,6 @@ timed() { # timed NAME CMD...: run CMD, record seconds or failure
   set -e
   if [[ $rc -eq 0 ]]; then
     report+=("$name: built in $(($(date +%s) - start)) s")
-  elif [[ $rc -eq 3 ]]; then
-    report+=("$name: NOT BUILT: the module proxy does not serve it")
-    failed=1
   else
     report+=("$name: FAILED after $(($(date +%s) - start)) s (exit $rc)")
     failed=1
@@ -93,60 +81,32 @@ module_dir() {
   printf '%s\n' "$dir"
 }
 
-# The Python host refuses to run without pulumi-language-python-exec beside it;
-# the dynamic-provider and policy scripts ship in the same sdk/v3 module.
-install_python_scripts() {
-  local sdk
-  sdk="$(module_dir "$here/pulumi" github.com/pulumi/pulumi/sdk/v3)"
-  mkdir -p "$ENGINE_PULUMI_BIN_DIR"
-  local f copied=0
-  for f in "$sdk/python/cmd/pulumi-language-python-exec" \
-           "$sdk/python/dist/pulumi-resource-pulumi-python" \
-           "$sdk/python/dist/pulumi-analyzer-policy-python"; do
-    if [[ -f "$f" ]]; then
-      install -m 0755 "$f" "$ENGINE_PULUMI_BIN_DIR/$(basename "$f")"
-      copied=$((copied + 1))
-    else
-      log "sdk/v3@v$ENGINE_PULUMI_VERSION has no $(basename "$f"); skipped"
-    fi
-  done
-  [[ $copied -gt 0 ]]
-}
-
 # ------------------------------------------------------ Python language host
-build_python_host() {
-  local mod=github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3
-  if [[ -z "$ENGINE_PULUMI_LANGUAGE_PYTHON_MODULE_VERSION" ]]; then
-    log "pulumi-language-python: no served pseudo-version known for $mod;"
-    log "  set GPU_NODES_LANGUAGE_PYTHON_VERSION=v3.0.0-<time>-<hash> to build it"
-    return 3
-  fi
-  module_served "$mod@$ENGINE_PULUMI_LANGUAGE_PYTHON_MODULE_VERSION" || return 3
-  # Same wrapper as the CLI (pkg/sdk pinned to the release, clipboard replace),
-  # plus the host module; its own go.mod's local replaces do not apply to us.
-  local dir
-  dir="$(copy_wrapper "$here/pulumi" "pulumi-language-python-$ENGINE_PULUMI_VERSION")"
-  (
-    cd "$dir"
-    go mod edit -require="$mod@$ENGINE_PULUMI_LANGUAGE_PYTHON_MODULE_VERSION" -tool="$mod"
-    go mod edit -require="github.com/pulumi/pulumi/pkg/v3@v$ENGINE_PULUMI_VERSION" \
-                -require="github.com/pulumi/pulumi/sdk/v3@v$ENGINE_PULUMI_VERSION"
-    go mod tidy
-  )
-  go_build "$dir" "$ENGINE_PULUMI_BIN_DIR/pulumi-language-python" "$mod" \
-    "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$ENGINE_PULUMI_VERSION"
-  rm -f "$ENGINE_PULUMI_BIN_DIR/pulumi-language-python.fallback"
+# extract_archive ARCHIVE DIR: a fresh copy of an upstream snapshot in DIR (never in the repo).
+extract_archive() {
+  rm -rf "$2"
+  mkdir -p "$2"
+  tar -xzf "$1" -C "$2" --strip-components=1
 }
 
-# Our stand-in host (pulumi/pythonhost, see its doc comment), for when the
-# upstream module is not served. It runs the upstream exec script.
-build_python_host_fallback() {
+# Pulumi's own host, from its upstream snapshot, in our wrapper module `python-host/`:
+# the snapshot's go.mod replaces pkg/sdk with monorepo paths, which a dependency's
+# go.mod cannot do, so the wrapper requires the CLI's released pkg/sdk instead and
+# points the host module at the extracted snapshot (`replace => ./upstream/...`).
+build_python_host() {
   local dir
-  dir="$(copy_wrapper "$here/pulumi" "pulumi-language-python-fallback-$ENGINE_PULUMI_VERSION")"
-  go_build "$dir" "$ENGINE_PULUMI_BIN_DIR/pulumi-language-python" ./pythonhost \
-    "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$ENGINE_PULUMI_VERSION"
-  echo "built from tools/engine/pulumi/pythonhost: the upstream host module was not served" \
-    >"$ENGINE_PULUMI_BIN_DIR/pulumi-language-python.fallback"
+  dir="$(copy_wrapper "$here/python-host" "pulumi-language-python-$ENGINE_PYTHON_HOST_COMMIT-$ENGINE_PYTHON_HOST_KEY")"
+  extract_archive "$ENGINE_PYTHON_HOST_ARCHIVE" "$dir/upstream"
+  go_build "$dir" "$ENGINE_PYTHON_HOST_BIN_DIR/pulumi-language-python" \
+    github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3 \
+    "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$ENGINE_PYTHON_HOST_VERSION"
+  # The host runs programs through the exec shim, which it looks for beside itself;
+  # dynamic providers run in pulumi-resource-pulumi-python, found on PATH. Both are
+  # scripts of the sdk/v3 module the host is built with.
+  local sdk
+  sdk="$(module_dir "$dir" github.com/pulumi/pulumi/sdk/v3)"
+  install -m 0755 "$sdk/python/cmd/pulumi-language-python-exec" \
+    "$sdk/python/dist/pulumi-resource-pulumi-python" "$ENGINE_PYTHON_HOST_BIN_DIR/"
 }
 
 # --------------------------------------------------- pulumi-resource-kubernetes
@@ -160,28 +120,23 @@ build_kubernetes() {
 }
 
 # ------------------------------------------------------ pulumi-resource-command
+# Built from its upstream snapshot as its own main module: `provider/go.mod` has no
+# replace lines, and its dependencies come from the module proxy.
 build_command() {
-  local mod=github.com/pulumi/pulumi-command/provider
-  module_served "$mod@$ENGINE_COMMAND_PROVIDER_MODULE_VERSION" || return 3
-  local dir="$scratch_root/pulumi-resource-command-$ENGINE_COMMAND_PROVIDER_VERSION"
-  rm -rf "$dir"
-  if [[ -f "$here/command/go.mod" ]]; then
-    dir="$(copy_wrapper "$here/command" "pulumi-resource-command-$ENGINE_COMMAND_PROVIDER_VERSION")"
-  else
-    # No committed wrapper yet (the module was not served when this was
-    # written): make one, and commit its go.mod/go.sum once it builds.
-    mkdir -p "$dir"
-    (
-      cd "$dir"
-      go mod init gpu-nodes/tools/engine/command
-      go mod edit -require="$mod@$ENGINE_COMMAND_PROVIDER_MODULE_VERSION" \
-                  -tool="$mod/cmd/pulumi-resource-command"
-      go mod tidy
-    )
-  fi
-  go_build "$dir" "$ENGINE_COMMAND_PROVIDER_BIN_DIR/pulumi-resource-command" \
-    "$mod/cmd/pulumi-resource-command" \
+  local dir="$scratch_root/pulumi-resource-command-$ENGINE_COMMAND_PROVIDER_VERSION-$ENGINE_COMMAND_PROVIDER_KEY"
+  extract_archive "$ENGINE_COMMAND_PROVIDER_ARCHIVE" "$dir"
+  go_build "$dir/provider" "$ENGINE_COMMAND_PROVIDER_BIN_DIR/pulumi-resource-command" ./cmd/pulumi-resource-command \
     "-X github.com/pulumi/pulumi-command/provider/pkg/version.Version=$ENGINE_COMMAND_PROVIDER_VERSION"
+}
+
+# archive_present NAME ARCHIVE: true when the snapshot is there; otherwise says which file is missing.
+archive_present() {
+  [[ -f "$2" ]] && return 0
+  log "$1: missing upstream archive $2"
+  log "  (GPU_NODES_UPSTREAM names the folder; shared/upstream/README.md lists what it must hold)"
+  report+=("$1: NOT BUILT: missing upstream archive $2")
+  failed=1
+  return 1
 }
 
 # ---------------------------------------------------------------------- main
@@ -200,28 +155,13 @@ for tool in "${want[@]}"; do
         log "building pulumi $ENGINE_PULUMI_VERSION"
         timed "pulumi $ENGINE_PULUMI_VERSION" build_pulumi_cli
       fi
-      if [[ -x "$ENGINE_PULUMI_BIN_DIR/pulumi" ]]; then
-        timed "python exec scripts (sdk/v3 v$ENGINE_PULUMI_VERSION)" install_python_scripts
-      fi
       ;;
     python)
-      if [[ -x "$ENGINE_PULUMI_BIN_DIR/pulumi-language-python" ]]; then
-        if [[ -f "$ENGINE_PULUMI_BIN_DIR/pulumi-language-python.fallback" ]]; then
-          report+=("pulumi-language-python: cached (FALLBACK host from tools/engine/pulumi/pythonhost)")
-        else
-          report+=("pulumi-language-python: cached")
-        fi
-      elif [[ -n "$(command -v pulumi-language-python || true)" && -z "${GPU_NODES_BUILD_PULUMI:-}" ]]; then
-        report+=("pulumi-language-python: using the installed $(command -v pulumi-language-python)")
-      else
-        log "building pulumi-language-python"
-        prev_failed=$failed
-        timed "pulumi-language-python (upstream module)" build_python_host
-        if [[ ! -x "$ENGINE_PULUMI_BIN_DIR/pulumi-language-python" && "${GPU_NODES_PYTHON_HOST_FALLBACK:-1}" != 0 ]]; then
-          log "building the FALLBACK Python host (tools/engine/pulumi/pythonhost) instead"
-          failed=$prev_failed
-          timed "pulumi-language-python (FALLBACK: tools/engine/pulumi/pythonhost)" build_python_host_fallback
-        fi
+      if [[ -x "$ENGINE_PYTHON_HOST_BIN_DIR/pulumi-language-python" ]]; then
+        report+=("pulumi-language-python $ENGINE_PYTHON_HOST_COMMIT: cached ($ENGINE_PYTHON_HOST_BIN_DIR)")
+      elif archive_present pulumi-language-python "$ENGINE_PYTHON_HOST_ARCHIVE"; then
+        log "building pulumi-language-python $ENGINE_PYTHON_HOST_COMMIT"
+        timed "pulumi-language-python $ENGINE_PYTHON_HOST_COMMIT" build_python_host
       fi
       ;;
     kubernetes)
@@ -234,8 +174,8 @@ for tool in "${want[@]}"; do
       ;;
     command)
       if [[ -x "$ENGINE_COMMAND_PROVIDER_BIN_DIR/pulumi-resource-command" ]]; then
-        report+=("pulumi-resource-command $ENGINE_COMMAND_PROVIDER_VERSION: cached")
-      else
+        report+=("pulumi-resource-command $ENGINE_COMMAND_PROVIDER_VERSION: cached ($ENGINE_COMMAND_PROVIDER_BIN_DIR)")
+      elif archive_present pulumi-resource-command "$ENGINE_COMMAND_PROVIDER_ARCHIVE"; then
         log "building pulumi-resource-command $ENGINE_COMMAND_PROVIDER_VERSION"
         timed "pulumi-resource-command $ENGINE_COMMAND_PROVIDER_VERSION" build_command
       fi

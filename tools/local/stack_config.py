@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +21,7 @@ HOSTS = ROOT / ".state/fakehosts/hosts.json"
 KUBECONFIG = ROOT / ".state/cluster/kubeconfig"
 
 
-COMMAND_PLUGIN = "plugins/resource-command-v1.2.1/pulumi-resource-command"
-
-
-def command_plugin_installed() -> bool:
-    """Preflight needs pulumi-command's plugin, which tools/engine builds only when it can."""
-    home = Path(os.environ.get("PULUMI_HOME") or Path.home() / ".pulumi")
-    return (home / COMMAND_PLUGIN).exists()
-
-
-def node_groups(hosts: list[dict[str, Any]], group: str, gpus: int, timeout: int, preflight: bool) -> list[dict[str, Any]]:
+def node_groups(hosts: list[dict[str, Any]], group: str, gpus: int, timeout: int) -> list[dict[str, Any]]:
     return [
         {
             "name": group,
@@ -41,7 +31,7 @@ def node_groups(hosts: list[dict[str, Any]], group: str, gpus: int, timeout: int
                 for host in sorted(hosts, key=lambda h: h["name"])
             ],
             "verification": {"gpusPerPod": [1, 2], "timeoutSeconds": timeout},
-            "preflight": {"enabled": preflight, "containerRuntime": "containerd"},
+            "preflight": {"enabled": True, "containerRuntime": "containerd"},
         }
     ]
 
@@ -52,21 +42,17 @@ def main() -> None:
     parser.add_argument("--group", default="local-gpu")
     parser.add_argument("--gpus", type=int, default=4)
     parser.add_argument("--timeout", type=int, default=60, help="verification timeoutSeconds")
-    parser.add_argument(
-        "--preflight", choices=("auto", "on", "off"), default="auto", help="auto: on when pulumi-command is installed"
-    )
     args = parser.parse_args()
-    preflight = command_plugin_installed() if args.preflight == "auto" else args.preflight == "on"
 
     path = ROOT / f"Pulumi.{args.stack}.yaml"
     settings = yaml.safe_load(path.read_text()) if path.exists() else {}
     settings = settings or {}
     config = settings.setdefault("config", {})
     config["kubernetes:kubeconfig"] = str(KUBECONFIG)
-    config["gpu-nodes:nodeGroups"] = node_groups(json.loads(HOSTS.read_text()), args.group, args.gpus, args.timeout, preflight)
+    config["gpu-nodes:nodeGroups"] = node_groups(json.loads(HOSTS.read_text()), args.group, args.gpus, args.timeout)
     path.write_text(yaml.safe_dump(settings, sort_keys=True))
     nodes = len(config["gpu-nodes:nodeGroups"][0]["nodes"])
-    print(f"wrote {path.name}: {nodes} nodes in group {args.group}, preflight {'on' if preflight else 'off'}")
+    print(f"wrote {path.name}: {nodes} nodes in group {args.group}")
 
 
 if __name__ == "__main__":

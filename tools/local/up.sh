@@ -16,9 +16,7 @@ while [ $# -gt 0 ]; do
 done
 
 tools/setup.sh
-tools/engine/build.sh pulumi python kubernetes
-tools/engine/build.sh command || echo "up.sh: pulumi-resource-command unavailable: the stack runs without preflight" >&2
-tools/cluster/build.sh
+tools/toolchain.sh
 tools/cluster/up.sh --nodes "$nodes"
 mapfile -t names < <(seq -f "gpu-node-%g" 1 "$nodes")
 tools/fakehost/up.sh "${names[@]}" >/dev/null
