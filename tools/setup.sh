@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 python=${PYTHON:-python3}
 stamp=.venv/.requirements.sha256
-wanted=$(cat requirements.txt requirements-dev.txt | sha256sum | cut -d' ' -f1)
+wanted=$(cat requirements.txt requirements-dev.txt policy/requirements.txt | sha256sum | cut -d' ' -f1)
 if [[ ! -x .venv/bin/python || "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]]; then
   echo "setup: installing Python requirements into .venv" >&2
   "$python" -m venv .venv

@@ -1,0 +1,6 @@
+"""gpu-nodes policy pack: `pulumi preview --policy-pack policy` (see README, "Policy pack")."""
+
+from gpu_nodes_policy import plugin_tolerates_group_taints
+from pulumi_policy import PolicyPack
+
+PolicyPack(name="gpu-nodes-policy", policies=[plugin_tolerates_group_taints])
