@@ -64,13 +64,15 @@ def test_outputs_hold_the_per_node_report(deployed):
 
 
 def test_outputs_hold_what_preflight_found(deployed):
-    deployed.require_preflight()
     report = deployed.outputs()["nodeGroups"][GROUP]
     for name in NODES:
         preflight = report[name]["preflight"]
         assert preflight["passed"] is True, f"{name}: {preflight}"
         assert preflight["gpuCount"] == 4, f"{name}: {preflight}"
         assert preflight["driverVersion"] == "550.54.15", f"{name}: {preflight}"
+        assert preflight["gpuModels"] == ["NVIDIA A100-SXM4-80GB"], f"{name}: {preflight}"
+        assert preflight["runtime"]["name"] == "containerd", f"{name}: {preflight}"
+        assert preflight["failedChecks"] == [], f"{name}: {preflight}"
 
 
 def test_preview_right_after_up_shows_no_changes(deployed):
@@ -81,3 +83,9 @@ def test_preview_right_after_up_shows_no_changes(deployed):
 def test_refresh_right_after_up_finds_no_drift(deployed):
     result = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", check=False)
     assert result.returncode == 0, deployed.explain("pulumi refresh --preview-only --expect-no-changes failed", result)
+
+
+def test_the_policy_pack_runs_and_passes(deployed):
+    result = deployed.pulumi("preview", "--policy-pack", "policy", "--expect-no-changes", check=False)
+    assert result.returncode == 0, deployed.explain("pulumi preview --policy-pack policy failed", result)
+    assert "gpu-nodes-policy" in result.stdout, deployed.explain("the preview does not report the policy pack", result)

@@ -16,6 +16,7 @@ import yaml
 from components.taints import KubernetesNodeTaintApi, apply_taints
 from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GROUP, NODES, ROOT, STACK
 from tests.e2e.test_deploy import OUR_TAINT, taints_of
+from tests.sshd import fakehost
 
 STACK_FILE = ROOT / f"Pulumi.{STACK}.yaml"
 OTHER_HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBY0rNVq6tHWyifzOC2aagqArtyuKGZ2Sz6Bee6zhybO"
@@ -133,7 +134,6 @@ def set_host_key(key: str):
 
 
 def test_a_host_key_mismatch_is_refused(deployed):
-    deployed.require_preflight()
     old = edit_group(set_host_key(OTHER_HOST_KEY))
     try:
         result = deployed.pulumi("up", "--yes", "--skip-preview", check=False, timeout=600)
@@ -144,6 +144,65 @@ def test_a_host_key_mismatch_is_refused(deployed):
     finally:
         STACK_FILE.write_text(old)
     deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+
+
+def test_the_machines_other_host_key_types_work_when_pinned(deployed):
+    """The fake machines serve ed25519, ecdsa and rsa keys; whichever is pinned is the one used."""
+    address = next(
+        n
+        for n in yaml.safe_load(STACK_FILE.read_text())["config"]["gpu-nodes:nodeGroups"][0]["nodes"]
+        if n["name"] == "gpu-node-2"
+    )
+    for key_type in ("ecdsa", "rsa"):
+        key = fakehost.scan_host_key(address["sshHost"], address["sshPort"], key_type)
+        old = edit_group(set_host_key(key))
+        try:
+            result = deployed.pulumi("up", "--yes", "--skip-preview", check=False, timeout=600)
+            assert result.returncode == 0, deployed.explain(f"pinning gpu-node-2's {key_type} key failed", result)
+        finally:
+            STACK_FILE.write_text(old)
+    deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+
+
+def preflight_urn(local, node: str) -> str:
+    resources = json.loads(local.pulumi("stack", "export").stdout)["deployment"]["resources"]
+    return next(r["urn"] for r in resources if r["urn"].endswith(f"::{GROUP}-{node}-preflight"))
+
+
+def test_preflight_runs_again_on_demand(deployed):
+    """gpu-node-3's machine loses its driver after `up`: an ordinary run does not look again,
+    an operator's re-check of that node or of the whole group finds it."""
+    deployed.run("tools/fakehost/break.sh", "gpu-node-3", "driver")
+    old = STACK_FILE.read_text()
+    try:
+        quiet = deployed.pulumi("preview", "--expect-no-changes", check=False)
+        assert quiet.returncode == 0, deployed.explain("an ordinary preview wants to re-run preflight", quiet)
+
+        one = deployed.pulumi(
+            "up", "--yes", "--skip-preview", "--target-replace", preflight_urn(deployed, "gpu-node-3"), check=False
+        )
+        assert one.returncode != 0, deployed.explain("re-checking gpu-node-3 missed its lost driver", one)
+        assert f"{GROUP}-gpu-node-3-preflight" in one.stdout + one.stderr, deployed.explain(
+            "the failure does not name gpu-node-3", one
+        )
+
+        edit_group(lambda group: group["preflight"].update(recheck="e2e-round-1"))
+        plan = steps_of(deployed.pulumi("preview", "--json"))
+        changed = {name: op for name, op in plan.items() if op != "same"}
+        assert changed == {f"{GROUP}-{node}-preflight": "replace" for node in NODES}, f"planned {changed}"
+        every = deployed.pulumi("up", "--yes", "--skip-preview", "--continue-on-error", check=False, timeout=600)
+        output = every.stdout + every.stderr
+        assert every.returncode != 0, deployed.explain("re-checking the group missed gpu-node-3", every)
+        assert f"{GROUP}-gpu-node-3-preflight" in output and "driver" in output, deployed.explain("gpu-node-3 not named", every)
+        for healthy in ("gpu-node-1", "gpu-node-2"):
+            assert f"{GROUP}-{healthy}-preflight" not in output.split("Diagnostics:")[-1], deployed.explain(
+                f"{healthy} failed", every
+            )
+    finally:
+        deployed.run("tools/fakehost/break.sh", "gpu-node-3", "healthy")
+        STACK_FILE.write_text(old)
+    deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+    assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
 
 
 def test_destroy_is_clean(deployed):
@@ -198,7 +257,6 @@ def test_broken_device_plugin_is_caught_with_the_reason(deployed):
 
 def test_broken_machine_is_contained(deployed):
     """gpu-node-3's machine loses its driver: it is kept out, the others stay in."""
-    deployed.require_preflight()
     deployed.pulumi("destroy", "--yes", "--skip-preview", timeout=1200)
     deployed.run("tools/fakehost/break.sh", "gpu-node-3", "driver")
     try:
