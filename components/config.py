@@ -17,7 +17,10 @@ NAMESPACE = "gpu-nodes"
 # Our own label on every node of a group; the group's DaemonSet and Jobs select on it.
 GROUP_LABEL = "gpu-nodes.dev/node-group"
 
-DEFAULT_LABELS = {"accelerator": "nvidia"}
+# `accelerator` is the runbook's; `nvidia.com/gpu.present` is NVIDIA's own (GPU Feature
+# Discovery, NFD rules, the device plugin chart's affinity and the GPU Operator key on it), so
+# that a cluster that later adopts those tools schedules them on our nodes.
+DEFAULT_LABELS = {"accelerator": "nvidia", "nvidia.com/gpu.present": "true"}
 DEFAULT_TAINTS = ("nvidia.com/gpu=present:NoSchedule",)
 DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
 DEFAULT_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"

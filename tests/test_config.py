@@ -28,7 +28,7 @@ def assert_one_problem(problems: list[str], key: str, *fragments: str) -> None:
 
 def test_defaults_follow_the_runbook_and_upstream():
     spec = parse_stack([group()]).node_groups[0]
-    assert dict(spec.labels) == {"accelerator": "nvidia"}, spec.labels
+    assert dict(spec.labels) == {"accelerator": "nvidia", "nvidia.com/gpu.present": "true"}, spec.labels
     assert [str(t) for t in spec.taints] == ["nvidia.com/gpu=present:NoSchedule"], spec.taints
     assert spec.device_plugin.image == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0", spec.device_plugin
     assert spec.device_plugin.namespace == "nvidia-device-plugin", spec.device_plugin
@@ -41,6 +41,12 @@ def test_defaults_follow_the_runbook_and_upstream():
     assert spec.preflight.enabled is True, spec.preflight
     assert spec.preflight.container_runtime == "containerd", spec.preflight
     assert spec.nodes[0].ssh_port == 22, spec.nodes[0]
+
+
+def test_nvidias_own_gpu_present_label_is_a_default():
+    """GFD, NFD rules, the device plugin chart's affinity and the GPU Operator key on it."""
+    spec = parse_stack([group()]).node_groups[0]
+    assert spec.node_labels["nvidia.com/gpu.present"] == "true", spec.node_labels
 
 
 def test_group_label_is_added_to_the_configured_labels():
