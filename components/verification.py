@@ -21,15 +21,46 @@ PLUGIN_REVISION_ANNOTATION = "gpu-nodes.dev/device-plugin-revision"
 # An unprivileged user: the namespace enforces Pod Security `restricted`.
 RUN_AS_USER = 65534
 
+# Counts the devices `nvidia-smi -L` lists, by distinct UUID. A GPU in MIG mode is listed as
+# its MIG devices, indented under its own line:
+#   GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-932bfb2c-...)
+#     MIG 3g.40gb     Device  0: (UUID: MIG-0929581a-...)
+# so a GPU line counts only when no MIG line follows it. Distinct UUIDs, because time-slicing
+# can hand one physical GPU out twice. POSIX sh and parameter expansion only: the image's
+# /bin/sh may be dash or busybox, and nothing beyond nvidia-smi is assumed to be installed.
 _CHECK_SCRIPT = """\
 set -eu
 nvidia-smi
-found=$(nvidia-smi -L | grep -c '^GPU ' || true)
+listing=$(nvidia-smi -L)
+uuids=" "
+listed=0
+gpu=""
+uuid_of() { u=${1##*UUID: }; u=${u%%)*}; }
+count() {
+  listed=$((listed + 1))
+  case "$uuids" in *" $1 "*) ;; *) uuids="$uuids$1 " ;; esac
+}
+while IFS= read -r line; do
+  case "$line" in
+    "GPU "*) [ -z "$gpu" ] || count "$gpu"; uuid_of "$line"; gpu=$u ;;
+    *"MIG "*"Device"*) gpu=""; uuid_of "$line"; count "$u" ;;
+  esac
+done <<LISTING
+$listing
+LISTING
+[ -z "$gpu" ] || count "$gpu"
+set -f -- $uuids
+found=$#
 if [ "$found" -lt "$EXPECTED_GPUS" ]; then
-  echo "nvidia-smi lists $found GPU(s); this pod was given $EXPECTED_GPUS" >&2
+  if [ "$listed" -gt "$found" ]; then
+    echo "nvidia-smi lists $listed GPU(s) but only $found distinct UUID(s) (one GPU handed out twice);" \\
+      "this pod was given $EXPECTED_GPUS" >&2
+  else
+    echo "nvidia-smi lists $found GPU(s); this pod was given $EXPECTED_GPUS" >&2
+  fi
   exit 1
 fi
-echo "ok: $found GPU(s) visible, $EXPECTED_GPUS requested"
+echo "ok: $found distinct GPU(s) visible, $EXPECTED_GPUS requested"
 """
 
 
