@@ -31,6 +31,9 @@ DEFAULT_PRIORITY_VALUE = 1_000_000
 # Kubernetes reserves values above one billion for the system classes.
 MAX_USER_PRIORITY = 1_000_000_000
 MIN_PRIORITY = -2_147_483_648
+# The verification pods' own, non-preempting PriorityClass is named after the group's.
+VERIFICATION_PRIORITY_SUFFIX = "-verification"
+_MAX_PRIORITY_CLASS_NAME = 253 - len(VERIFICATION_PRIORITY_SUFFIX)
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 MIG_STRATEGIES = ("none", "single", "mixed")
@@ -317,9 +320,12 @@ def _check_across_groups(errors: _Collector, key: str, groups: list[NodeGroupSpe
                 errors.add(
                     f"{key}[{index}].nodes", node.name, f"a node may belong to one group only (already in group {owner!r})"
                 )
-        pc_owner = seen_priority.setdefault(group.priority_class.name, group.name)
-        if pc_owner != group.name:
-            errors.add(f"{key}[{index}].priorityClass.name", group.priority_class.name, f"already used by group {pc_owner!r}")
+        pc_name = group.priority_class.name
+        for taken in (pc_name, pc_name + VERIFICATION_PRIORITY_SUFFIX):
+            pc_owner = seen_priority.setdefault(taken, group.name)
+            if pc_owner != group.name:
+                errors.add(f"{key}[{index}].priorityClass.name", pc_name, f"{taken!r} is already used by group {pc_owner!r}")
+                break
         # One namespace cannot be both privileged (plugin) and restricted (verification).
         for namespace, use in ((group.device_plugin.namespace, "devicePlugin"), (group.verification.namespace, "verification")):
             other = namespace_use.setdefault(namespace, use)
@@ -477,8 +483,9 @@ def _parse_priority_class(errors: _Collector, key: str, raw: dict | None, group_
             "name",
             # No default from an invalid group name: that mistake is reported once, on the name.
             fields.string("name", f"gpu-{group_name}" if group_name else None),
-            lambda n: is_dns_subdomain(n) and not n.startswith("system-"),
-            "expected a DNS-1123 subdomain not starting with 'system-' (reserved)",
+            lambda n: is_dns_subdomain(n) and not n.startswith("system-") and len(n) <= _MAX_PRIORITY_CLASS_NAME,
+            f"expected a DNS-1123 subdomain not starting with 'system-' (reserved), at most {_MAX_PRIORITY_CLASS_NAME} "
+            f"characters (the verification class adds {VERIFICATION_PRIORITY_SUFFIX!r})",
         ),
         value=fields.check(
             "value",

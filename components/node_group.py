@@ -17,7 +17,7 @@ from components.config import NodeGroupSpec
 from components.device_plugin import config_map_manifest, daemonset_manifest
 from components.node_labels import label_patch
 from components.preflight import node_preflight, parse_report
-from components.priority_class import priority_class_manifest
+from components.priority_class import priority_class_manifest, verification_priority_class_manifest
 from components.taints import NodeTaints
 from components.verification import VerificationJob, verification_jobs
 from components.verification_result import VerificationResult
@@ -79,8 +79,12 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 opts=after_preflight,
             )
 
-        priority_class = _register(
-            priority_class_manifest(spec), k8s.scheduling.v1.PriorityClass, f"{name}-priority-class", child
+        _register(priority_class_manifest(spec), k8s.scheduling.v1.PriorityClass, f"{name}-priority-class", child)
+        verification_priority = _register(
+            verification_priority_class_manifest(spec),
+            k8s.scheduling.v1.PriorityClass,
+            f"{name}-verification-priority-class",
+            child,
         )
         plugin_deps: list[pulumi.Resource] = [args.device_plugin_namespace]
         config_map = config_map_manifest(spec)
@@ -96,7 +100,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         results: dict[str, tuple[VerificationJob, VerificationResult]] = {}
         for job in verification_jobs(spec):
             targets = [job.node] if job.node else [node.name for node in spec.nodes]
-            needs = [daemonset, priority_class, args.verification_namespace]
+            needs = [daemonset, verification_priority, args.verification_namespace]
             needs += [labels[n] for n in targets] + [taints[n] for n in targets]
             resource_name = f"{name}-verify-{job.node or 'group'}-{job.gpus}gpu"
             resource = _register(

@@ -13,6 +13,7 @@ from typing import Any
 from components.config import GROUP_LABEL, NodeGroupSpec
 from components.device_plugin import plugin_revision, tolerations
 from components.naming import content_hash, dns_label, standard_labels
+from components.priority_class import verification_priority_class_name
 
 APP_NAME = "gpu-verification"
 # Pod template annotation: a new plugin image or config gives a new template, and a Job's
@@ -96,7 +97,10 @@ def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int) -> dict[str,
     labels = standard_labels(APP_NAME, group.name, "verification")
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
-        "priorityClassName": group.priority_class.name,
+        # Never evict running work (see components/priority_class.py): the class says so too,
+        # as the API server requires the two to agree.
+        "priorityClassName": verification_priority_class_name(group),
+        "preemptionPolicy": "Never",
         "nodeSelector": {GROUP_LABEL: group.name},
         "tolerations": tolerations(group.taints),
         "securityContext": {

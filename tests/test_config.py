@@ -201,6 +201,18 @@ def test_priority_class_name_reserved_prefix():
     assert_one_problem(problems, f"{KEY}.priorityClass.name", "'system-gpu'", "reserved")
 
 
+def test_priority_class_name_leaves_room_for_the_verification_class():
+    problems = problems_of(group(priorityClass={"name": "p" * 250}))
+    assert_one_problem(problems, f"{KEY}.priorityClass.name", "at most 240 characters", "-verification")
+
+
+def test_priority_class_name_taken_by_another_groups_verification_class():
+    second = group("h100", priorityClass={"name": "gpu-a100-verification"})
+    second["nodes"] = [node("other-node")]
+    problems = problems_of(group("a100"), second)
+    assert_one_problem(problems, "gpu-nodes:nodeGroups[1].priorityClass.name", "'gpu-a100-verification'", "'a100'")
+
+
 def test_image_without_tag():
     problems = problems_of(group(devicePlugin={"image": "nvcr.io/nvidia/k8s-device-plugin"}))
     assert_one_problem(problems, f"{KEY}.devicePlugin.image", "pinned by tag")

@@ -43,7 +43,8 @@ def test_children_are_named_after_the_group_and_parented_to_it():
     per_node = [f"a100-a100-node-{i}-{part}" for i in (1, 2) for part in ("preflight", "labels", "taints")]
     jobs = ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-2-1gpu"]
     results = [f"{job}-result" for job in jobs]
-    expected = sorted(per_node + jobs + results + ["a100-device-plugin", "a100-priority-class"])
+    group_wide = ["a100-device-plugin", "a100-priority-class", "a100-verification-priority-class"]
+    expected = sorted(per_node + jobs + results + group_wide)
     assert names(children) == expected, component.urn
 
 
@@ -98,7 +99,8 @@ def test_each_node_job_waits_for_the_plugin_and_its_own_node_only():
         for gpus in (1, 2):
             job = run.named(f"a100-verify-{node}-{gpus}gpu")
             needs = deps(run, job)
-            assert {"a100-device-plugin", "a100-priority-class", f"a100-{node}-labels", f"a100-{node}-taints"} <= needs, job.urn
+            wanted = {"a100-device-plugin", "a100-verification-priority-class", f"a100-{node}-labels", f"a100-{node}-taints"}
+            assert wanted <= needs, job.urn
             assert not any(other in name for name in needs), f"{job.urn} waits for {other}: {needs}"
 
 

@@ -46,10 +46,18 @@ def test_requests_gpus_as_limits_on_the_group_nodes():
     spec = pod(job)
     assert spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "2", job.name
     assert spec["nodeSelector"] == {GROUP_LABEL: "a100"}, job.name
-    assert spec["priorityClassName"] == "gpu-a100", job.name
+    assert spec["priorityClassName"] == "gpu-a100-verification", job.name
     assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"} in spec["tolerations"], (
         job.name
     )
+
+
+def test_verification_never_evicts_running_work():
+    """Re-running the Jobs after a plugin upgrade on a full node must not preempt GPU pods."""
+    job = verification_jobs(group_spec())[0]
+    spec = pod(job)
+    assert spec["preemptionPolicy"] == "Never", job.name
+    assert spec["priorityClassName"] == "gpu-a100-verification", f"{job.name}: its class must not preempt either"
 
 
 def test_bounded_retries_and_deadline_and_no_ttl():
