@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from components.config import GROUP_LABEL
 from components.device_plugin import (
     CONFIG_HASH_ANNOTATION,
@@ -110,3 +112,20 @@ def test_plugin_revision_follows_image_and_config_only():
     assert plugin_revision(group_spec(devicePlugin={"migStrategy": "single"})) != base
     assert plugin_revision(group_spec(verification={"timeoutSeconds": 60})) == base
     assert plugin_revision(group_spec(labels={"team": "ml"})) == base
+
+
+@pytest.mark.parametrize("strategy", ["single", "mixed"])
+def test_mig_lets_the_plugin_monitor_mig_devices(strategy):
+    """As the upstream chart does for single/mixed: NVML enumerates MIG devices only through
+    the mig monitor capability, which the toolkit injects for this variable and which needs
+    CAP_SYS_ADMIN."""
+    ds = daemonset_manifest(group_spec(devicePlugin={"migStrategy": strategy}))
+    name = ds["metadata"]["name"]
+    assert env(ds)["NVIDIA_MIG_MONITOR_DEVICES"] == "all", name
+    assert container(ds)["securityContext"] == {"capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}}, name
+
+
+def test_without_mig_no_capability_is_added():
+    ds = daemonset_manifest(group_spec(devicePlugin={"migStrategy": "none", "timeSlicingReplicas": 2}))
+    assert "NVIDIA_MIG_MONITOR_DEVICES" not in env(ds), ds["metadata"]["name"]
+    assert "add" not in container(ds)["securityContext"]["capabilities"], ds["metadata"]["name"]
