@@ -45,6 +45,9 @@ _QUALIFIED_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 _DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 _TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+_MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+# A GPU splits into at most seven MIG devices (the smallest profile is 1/7 of an A100/H100).
+MAX_MIG_DEVICES_PER_GPU = 7
 _DRIVER_VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
 _HOST_KEY = re.compile(
     r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com"
@@ -117,6 +120,8 @@ class VerificationSpec:
     image: str
     namespace: str
     gpus_per_pod: tuple[int, ...]
+    # With migStrategy mixed: (resource, count) pairs, e.g. ("nvidia.com/mig-1g.5gb", 1).
+    mig_resources: tuple[tuple[str, int], ...]
     per_node: bool
     timeout_seconds: int
 
@@ -359,7 +364,13 @@ def _parse_group(errors: _Collector, key: str, raw: Any, insecure_skip_host_key_
     taints = _parse_taints(errors, f"{key}.taints", fields.sequence("taints", list(DEFAULT_TAINTS)))
     device_plugin = _parse_device_plugin(errors, f"{key}.devicePlugin", fields.mapping("devicePlugin", {}))
     priority_class = _parse_priority_class(errors, f"{key}.priorityClass", fields.mapping("priorityClass", {}), name)
-    verification = _parse_verification(errors, f"{key}.verification", fields.mapping("verification", {}), gpus_per_node)
+    verification = _parse_verification(
+        errors,
+        f"{key}.verification",
+        fields.mapping("verification", {}),
+        gpus_per_node,
+        device_plugin.mig_strategy if device_plugin else None,
+    )
     if len(errors.problems) > before:
         return None
     return NodeGroupSpec(
@@ -496,26 +507,17 @@ def _parse_priority_class(errors: _Collector, key: str, raw: dict | None, group_
     )
 
 
-def _parse_verification(errors: _Collector, key: str, raw: dict | None, gpus_per_node: int | None) -> VerificationSpec:
-    fields = _Fields(errors, key, raw or {}, ("image", "namespace", "gpusPerPod", "perNode", "timeoutSeconds"))
-    counts = fields.sequence("gpusPerPod", [1])
-    gpus_per_pod: list[int] = []
-    for index, count in enumerate(counts or []):
-        count_key = f"{key}.gpusPerPod[{index}]"
-        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            errors.add(count_key, count, "expected a whole number of at least 1")
-        elif gpus_per_node is not None and count > gpus_per_node:
-            errors.add(count_key, count, f"expected at most gpusPerNode ({gpus_per_node})")
-        elif count in gpus_per_pod:
-            errors.add(count_key, count, "each GPU count may be listed once")
-        else:
-            gpus_per_pod.append(count)
-    if counts is not None and not counts:
-        errors.add(f"{key}.gpusPerPod", counts, "expected at least one GPU count, e.g. [1] or [1, 2]")
+def _parse_verification(
+    errors: _Collector, key: str, raw: dict | None, gpus_per_node: int | None, mig_strategy: str | None
+) -> VerificationSpec:
+    fields = _Fields(errors, key, raw or {}, ("image", "namespace", "gpusPerPod", "migResources", "perNode", "timeoutSeconds"))
+    mig_resources = _parse_mig_resources(fields, gpus_per_node, mig_strategy)
+    gpus_per_pod = _parse_gpus_per_pod(fields, gpus_per_node, mig_strategy, bool(mig_resources))
     return VerificationSpec(
         image=_pinned(fields, "image", DEFAULT_VERIFICATION_IMAGE),
         namespace=_namespace(fields, DEFAULT_VERIFICATION_NAMESPACE),
-        gpus_per_pod=tuple(gpus_per_pod),
+        gpus_per_pod=gpus_per_pod,
+        mig_resources=mig_resources,
         per_node=fields.boolean("perNode", True),
         timeout_seconds=fields.check(
             "timeoutSeconds",
@@ -524,6 +526,70 @@ def _parse_verification(errors: _Collector, key: str, raw: dict | None, gpus_per
             "expected 30 to 86400 seconds",
         ),
     )
+
+
+def _parse_gpus_per_pod(
+    fields: _Fields, gpus_per_node: int | None, mig_strategy: str | None, has_mig_resources: bool
+) -> tuple[int, ...]:
+    key = f"{fields.key}.gpusPerPod"
+    counts = fields.sequence("gpusPerPod", [1])
+    # Time-slicing replicas do not count: a pod must see as many distinct GPUs as it asks for.
+    # With single, every MIG device is one nvidia.com/gpu.
+    per_gpu = MAX_MIG_DEVICES_PER_GPU if mig_strategy == "single" else 1
+    limit = gpus_per_node * per_gpu if gpus_per_node is not None else None
+    limit_text = f"gpusPerNode ({gpus_per_node})" if per_gpu == 1 else f"{limit} ({per_gpu} MIG devices per GPU)"
+    gpus_per_pod: list[int] = []
+    for index, count in enumerate(counts or []):
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            fields.errors.add(f"{key}[{index}]", count, "expected a whole number of at least 1")
+        elif limit is not None and count > limit:
+            fields.errors.add(f"{key}[{index}]", count, f"expected at most {limit_text}")
+        elif count in gpus_per_pod:
+            fields.errors.add(f"{key}[{index}]", count, "each GPU count may be listed once")
+        else:
+            gpus_per_pod.append(count)
+    # With mixed, a group whose GPUs are all in MIG mode has no nvidia.com/gpu to ask for.
+    if counts is not None and not counts and not has_mig_resources:
+        fields.errors.add(key, counts, "expected at least one GPU count, e.g. [1] or [1, 2]")
+    return tuple(gpus_per_pod)
+
+
+def _parse_mig_resources(fields: _Fields, gpus_per_node: int | None, mig_strategy: str | None) -> tuple[tuple[str, int], ...]:
+    """MIG resources the Jobs request: needed with mixed, where MIG GPUs are no nvidia.com/gpu."""
+    key = f"{fields.key}.migResources"
+    raw = fields.mapping("migResources", None)
+    if mig_strategy == "mixed" and not raw:
+        fields.errors.add(
+            key,
+            _MISSING if raw is None else raw,
+            "with devicePlugin.migStrategy 'mixed' MIG GPUs are advertised only as nvidia.com/mig-<profile>: list "
+            'the MIG resources to verify and how many each Job requests, e.g. {"nvidia.com/mig-1g.5gb": 1}',
+        )
+        return ()
+    if raw is None:
+        return ()
+    if mig_strategy != "mixed":
+        fields.errors.add(
+            key,
+            raw,
+            "only with devicePlugin.migStrategy 'mixed' (with 'single' MIG devices are nvidia.com/gpu: use gpusPerPod)",
+        )
+        return ()
+    limit = gpus_per_node * MAX_MIG_DEVICES_PER_GPU if gpus_per_node is not None else None
+    resources: list[tuple[str, int]] = []
+    for resource, count in sorted(raw.items()):
+        if not isinstance(resource, str) or not _MIG_RESOURCE.match(resource) or len(resource) > 11 + 63:
+            fields.errors.add(
+                f"{key}.{resource}", resource, "expected a MIG resource name nvidia.com/mig-<profile>, e.g. nvidia.com/mig-1g.5gb"
+            )
+        elif not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            fields.errors.add(f"{key}.{resource}", count, "expected a whole number of at least 1")
+        elif limit is not None and count > limit:
+            per_gpu = f"{MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU"
+            fields.errors.add(f"{key}.{resource}", count, f"expected at most {limit} ({per_gpu})")
+        else:
+            resources.append((resource, count))
+    return tuple(resources)
 
 
 def _parse_preflight(errors: _Collector, key: str, raw: dict | None, insecure_skip_host_key_check: bool) -> PreflightSpec | None:

@@ -102,7 +102,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             targets = [job.node] if job.node else [node.name for node in spec.nodes]
             needs = [daemonset, verification_priority, args.verification_namespace]
             needs += [labels[n] for n in targets] + [taints[n] for n in targets]
-            resource_name = f"{name}-verify-{job.node or 'group'}-{job.gpus}gpu"
+            resource_name = f"{name}-verify-{job.node or 'group'}-{job.slug}"
             resource = _register(
                 job.manifest, k8s.batch.v1.Job, resource_name, pulumi.ResourceOptions(parent=self, depends_on=needs)
             )
@@ -143,6 +143,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             "taints": taints.taints,
             "preflight": preflight.stdout.apply(parse_report) if preflight is not None else {"skipped": True},
             "verification": {
-                job_name: {"gpus": job.gpus, "succeeded": result.succeeded} for job_name, (job, result) in mine.items()
+                job_name: {"resource": job.resource, "gpus": job.gpus, "succeeded": result.succeeded}
+                for job_name, (job, result) in mine.items()
             },
         }

@@ -65,34 +65,55 @@ echo "ok: $found distinct GPU(s) visible, $EXPECTED_GPUS requested"
 """
 
 
+GPU_RESOURCE = "nvidia.com/gpu"
+
+
 @dataclass(frozen=True)
 class VerificationJob:
     node: str | None  # None: any node of the group
-    gpus: int
+    gpus: int  # how many devices of `resource` the pod requests (and must see)
     manifest: dict[str, Any]
+    resource: str = GPU_RESOURCE
 
     @property
     def name(self) -> str:
         return self.manifest["metadata"]["name"]
 
+    @property
+    def slug(self) -> str:
+        return request_slug(self.resource, self.gpus)
+
+
+def requests(group: NodeGroupSpec) -> list[tuple[str, int]]:
+    """What the Jobs ask for: each GPU count in config order, then each MIG resource (mixed)."""
+    spec = group.verification
+    return [(GPU_RESOURCE, gpus) for gpus in spec.gpus_per_pod] + list(spec.mig_resources)
+
+
+def request_slug(resource: str, count: int) -> str:
+    """`2gpu`, or `1x-mig-1g-5gb` for nvidia.com/mig-1g.5gb: part of a DNS label."""
+    if resource == GPU_RESOURCE:
+        return f"{count}gpu"
+    return f"{count}x-{resource.rpartition('/')[2].replace('.', '-').replace('_', '-').lower()}"
+
 
 def verification_jobs(group: NodeGroupSpec) -> list[VerificationJob]:
-    """One Job per GPU count, per node when `perNode`, in config order."""
+    """One Job per request, per node when `perNode`, in config order."""
     targets: list[str | None] = [node.name for node in group.nodes] if group.verification.per_node else [None]
     return [
-        VerificationJob(node=node, gpus=gpus, manifest=job_manifest(group, node, gpus))
+        VerificationJob(node=node, gpus=count, resource=resource, manifest=job_manifest(group, node, count, resource))
         for node in targets
-        for gpus in group.verification.gpus_per_pod
+        for resource, count in requests(group)
     ]
 
 
-def job_name(group: NodeGroupSpec, node: str | None, gpus: int, spec: dict[str, Any]) -> str:
+def job_name(group: NodeGroupSpec, node: str | None, slug: str, spec: dict[str, Any]) -> str:
     """Ends in a hash of the Job's spec: a changed Job gets a new name, so Pulumi can create
     the new one before deleting the old, with no race on a name still being deleted."""
-    return dns_label("gpu-verify", group.name, *([node] if node else []), f"{gpus}gpu", content_hash(spec)[:8])
+    return dns_label("gpu-verify", group.name, *([node] if node else []), slug, content_hash(spec)[:8])
 
 
-def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int) -> dict[str, Any]:
+def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int, resource: str = GPU_RESOURCE) -> dict[str, Any]:
     spec = group.verification
     labels = standard_labels(APP_NAME, group.name, "verification")
     pod_spec: dict[str, Any] = {
@@ -122,7 +143,7 @@ def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int) -> dict[str,
                 ],
                 "resources": {
                     "requests": {"cpu": "10m", "memory": "32Mi"},
-                    "limits": {"nvidia.com/gpu": str(gpus), "memory": "128Mi"},
+                    "limits": {resource: str(gpus), "memory": "128Mi"},
                 },
                 "securityContext": {
                     "allowPrivilegeEscalation": False,
@@ -156,7 +177,7 @@ def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int) -> dict[str,
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
-            "name": job_name(group, node, gpus, job_spec),
+            "name": job_name(group, node, request_slug(resource, gpus), job_spec),
             "namespace": spec.namespace,
             "labels": labels,
             # VerificationResult waits instead, and says why a Job did not succeed.

@@ -93,7 +93,7 @@ def test_time_slicing_writes_a_config_file_and_mounts_it():
 
 
 def test_mig_strategy_goes_into_the_config_file():
-    spec = group_spec(devicePlugin={"migStrategy": "mixed"})
+    spec = group_spec(devicePlugin={"migStrategy": "mixed"}, verification={"migResources": {"nvidia.com/mig-1g.5gb": 1}})
     config = json.loads(config_map_manifest(spec)["data"]["config.yaml"])
     assert config["flags"]["migStrategy"] == "mixed", config
     assert "sharing" not in config, config
@@ -119,7 +119,8 @@ def test_mig_lets_the_plugin_monitor_mig_devices(strategy):
     """As the upstream chart does for single/mixed: NVML enumerates MIG devices only through
     the mig monitor capability, which the toolkit injects for this variable and which needs
     CAP_SYS_ADMIN."""
-    ds = daemonset_manifest(group_spec(devicePlugin={"migStrategy": strategy}))
+    mig = {"migResources": {"nvidia.com/mig-1g.5gb": 1}} if strategy == "mixed" else {}
+    ds = daemonset_manifest(group_spec(devicePlugin={"migStrategy": strategy}, verification=mig))
     name = ds["metadata"]["name"]
     assert env(ds)["NVIDIA_MIG_MONITOR_DEVICES"] == "all", name
     assert container(ds)["securityContext"] == {"capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}}, name

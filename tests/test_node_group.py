@@ -104,6 +104,16 @@ def test_each_node_job_waits_for_the_plugin_and_its_own_node_only():
             assert not any(other in name for name in needs), f"{job.urn} waits for {other}: {needs}"
 
 
+def test_mixed_mig_registers_a_job_per_mig_resource():
+    mig = {"nvidia.com/mig-1g.5gb": 2}
+    run = run_component(group("a100", nodes=1, devicePlugin={"migStrategy": "mixed"}, verification={"migResources": mig}))
+    assert names(run.of_type(JOB)) == ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-1-2x-mig-1g-5gb"]
+    job = run.named("a100-verify-a100-node-1-2x-mig-1g-5gb")
+    limits = job.inputs["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert limits["nvidia.com/mig-1g.5gb"] == "2", job.urn
+    assert run.named(f"{job.name}-result").inputs["job"] == job.inputs["metadata"]["name"], job.urn
+
+
 def test_group_wide_job_waits_for_every_node():
     run = run_component(group("a100", verification={"perNode": False}))
     job = run.named("a100-verify-group-1gpu")
@@ -160,7 +170,11 @@ def test_outputs_report_each_node():
     assert node["preflight"]["driverVersion"] == HEALTHY_REPORT["driverVersion"], node
     assert node["preflight"]["gpuModels"] == ["NVIDIA H100 80GB HBM3"], node
     jobs = {job.name: job.gpus for job in verification_jobs(group_spec("a100", verification={"gpusPerPod": [1, 2]}))}
-    expected = {name: {"gpus": gpus, "succeeded": True} for name, gpus in jobs.items() if "a100-node-1" in name}
+    expected = {
+        name: {"resource": "nvidia.com/gpu", "gpus": gpus, "succeeded": True}
+        for name, gpus in jobs.items()
+        if "a100-node-1" in name
+    }
     assert node["verification"] == expected, node
 
 

@@ -28,8 +28,18 @@ def two_groups() -> dict:
     )
 
 
-def test_every_kubernetes_object_validates_against_strict_schemas():
-    run = run_program(two_groups(), SECRET_KEYS)
+def every_feature() -> dict:
+    """MIG (single and mixed), time-slicing, group-wide Jobs: every optional object and field."""
+    mixed = {"migStrategy": "mixed", "timeSlicingReplicas": 2}
+    return stack_config(
+        group("a100", nodes=1, devicePlugin=mixed, verification={"migResources": {"nvidia.com/mig-1g.5gb": 2}}),
+        group("h100", nodes=1, devicePlugin={"migStrategy": "single"}, verification={"gpusPerPod": [1, 7], "perNode": False}),
+    )
+
+
+@pytest.mark.parametrize("config", [two_groups, every_feature])
+def test_every_kubernetes_object_validates_against_strict_schemas(config):
+    run = run_program(config(), SECRET_KEYS)
     objects = kubernetes_objects(run)
     assert len(objects) > 10, [r.urn for r in objects]
     for resource in objects:

@@ -29,6 +29,26 @@ def test_one_job_per_node_and_gpu_count():
     ], [j.name for j in jobs]
 
 
+def test_mixed_mig_jobs_request_the_declared_mig_resources():
+    spec = group_spec(
+        nodes=1,
+        devicePlugin={"migStrategy": "mixed"},
+        verification={"gpusPerPod": [1], "migResources": {"nvidia.com/mig-1g.5gb": 2, "nvidia.com/mig-3g.20gb": 1}},
+    )
+    jobs = verification_jobs(spec)
+    assert [(j.resource, j.gpus) for j in jobs] == [
+        ("nvidia.com/gpu", 1),
+        ("nvidia.com/mig-1g.5gb", 2),
+        ("nvidia.com/mig-3g.20gb", 1),
+    ], [j.name for j in jobs]
+    mig = jobs[1]
+    container = pod(mig)["containers"][0]
+    assert container["resources"]["limits"] == {"nvidia.com/mig-1g.5gb": "2", "memory": "128Mi"}, mig.name
+    assert {"name": "EXPECTED_GPUS", "value": "2"} in container["env"], mig.name
+    assert mig.slug == "2x-mig-1g-5gb", mig.name
+    assert "-2x-mig-1g-5gb-" in mig.name, mig.name
+
+
 def test_per_node_jobs_are_pinned_by_node_name():
     job = verification_jobs(group_spec())[0]
     terms = pod(job)["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
