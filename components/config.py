@@ -35,6 +35,11 @@ MIN_PRIORITY = -2_147_483_648
 VERIFICATION_PRIORITY_SUFFIX = "-verification"
 _MAX_PRIORITY_CLASS_NAME = 253 - len(VERIFICATION_PRIORITY_SUFFIX)
 
+# The RuntimeClass the device plugin and verification pods run under, as the GPU Operator
+# names it; its handler is the runtime name `nvidia-ctk runtime configure` writes.
+DEFAULT_RUNTIME_CLASS = "nvidia"
+RUNTIME_HANDLER = "nvidia"
+
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 MIG_STRATEGIES = ("none", "single", "mixed")
 CONTAINER_RUNTIMES = ("containerd", "docker", "cri-o", "auto")
@@ -132,6 +137,14 @@ class PreflightSpec:
     container_runtime: str
     min_driver: str | None
     proxy: SshProxySpec | None
+    # True when no RuntimeClass is used: then pods get the nvidia runtime only as the default.
+    require_default_runtime: bool = False
+
+
+@dataclass(frozen=True)
+class RuntimeClassSpec:
+    name: str
+    create: bool  # False: the class exists already (someone else's); we only name it
 
 
 @dataclass(frozen=True)
@@ -145,6 +158,8 @@ class NodeGroupSpec:
     priority_class: PriorityClassSpec
     verification: VerificationSpec
     preflight: PreflightSpec
+    # The RuntimeClass our pods name (per stack); None: they use the node's default runtime.
+    runtime_class: str | None = None
 
     @property
     def node_labels(self) -> dict[str, str]:
@@ -156,6 +171,7 @@ class NodeGroupSpec:
 class StackSpec:
     node_groups: tuple[NodeGroupSpec, ...]
     insecure_skip_host_key_check: bool
+    runtime_class: RuntimeClassSpec | None = None
 
     @property
     def needs_ssh_key(self) -> bool:
@@ -285,25 +301,77 @@ class _Fields:
 # --- the stack ---------------------------------------------------------------------------
 
 
-def parse_stack(node_groups: Any, insecure_skip_host_key_check: Any = False) -> StackSpec:
-    """Validate the whole stack config; raise ConfigError with every problem found."""
+def parse_stack(
+    node_groups: Any,
+    insecure_skip_host_key_check: Any = False,
+    runtime_class: Any = None,
+    create_runtime_class: Any = None,
+) -> StackSpec:
+    """Validate the whole stack config; raise ConfigError with every problem found.
+
+    `runtime_class` and `create_runtime_class` are the raw strings of `gpu-nodes:runtimeClass`
+    and `gpu-nodes:createRuntimeClass` (None when unset), see `parse_runtime_class`.
+    """
     errors = _Collector()
     key = f"{NAMESPACE}:nodeGroups"
     groups: list[NodeGroupSpec] = []
     if not isinstance(insecure_skip_host_key_check, bool):
         errors.add(f"{NAMESPACE}:insecureSkipHostKeyCheck", insecure_skip_host_key_check, "expected true or false")
         insecure_skip_host_key_check = False
+    runtime = _parse_runtime_class(errors, runtime_class, create_runtime_class)
     if not isinstance(node_groups, list) or not node_groups:
         errors.add(key, node_groups, "expected a list with at least one node group")
     else:
         for index, raw in enumerate(node_groups):
-            group = _parse_group(errors, f"{key}[{index}]", raw, insecure_skip_host_key_check)
+            group = _parse_group(errors, f"{key}[{index}]", raw, insecure_skip_host_key_check, runtime)
             if group is not None:
                 groups.append(group)
         _check_across_groups(errors, key, groups)
     if errors.problems:
         raise ConfigError(errors.problems)
-    return StackSpec(node_groups=tuple(groups), insecure_skip_host_key_check=insecure_skip_host_key_check)
+    return StackSpec(
+        node_groups=tuple(groups), insecure_skip_host_key_check=insecure_skip_host_key_check, runtime_class=runtime
+    )
+
+
+def parse_runtime_class(name: Any, create: Any = None) -> RuntimeClassSpec | None:
+    """`gpu-nodes:runtimeClass` / `gpu-nodes:createRuntimeClass`; None when the class is off.
+
+    - unset: the class `nvidia` (handler `nvidia`), created by this stack;
+    - another name: a class that exists already (the GPU Operator's `nvidia-cdi`, say): named,
+      not created, unless createRuntimeClass is true;
+    - "" or false: no RuntimeClass; preflight then requires nvidia as the default runtime.
+    createRuntimeClass: false with `nvidia` names an existing `nvidia` class instead of creating
+    (and on destroy deleting) it.
+    """
+    errors = _Collector()
+    spec = _parse_runtime_class(errors, name, create)
+    if errors.problems:
+        raise ConfigError(errors.problems)
+    return spec
+
+
+def _parse_runtime_class(errors: _Collector, name: Any, create: Any) -> RuntimeClassSpec | None:
+    name_key, create_key = f"{NAMESPACE}:runtimeClass", f"{NAMESPACE}:createRuntimeClass"
+    # Stack config reaches the program as strings: YAML `false` arrives as "false".
+    create = _boolean_text(create)
+    if create is not None and not isinstance(create, bool):
+        errors.add(create_key, create, "expected true or false")
+        create = None
+    if name is None:
+        name = DEFAULT_RUNTIME_CLASS
+    if name is False or name in ("", "false"):
+        if create is True:
+            errors.add(create_key, create, f"nothing to create: {name_key} is off (\"\" or false)")
+        return None
+    if not isinstance(name, str) or name == "true" or not is_dns_subdomain(name):
+        errors.add(name_key, name, 'expected a RuntimeClass name (DNS-1123 subdomain), or "" / false to use no RuntimeClass')
+        return None
+    return RuntimeClassSpec(name=name, create=create if create is not None else name == DEFAULT_RUNTIME_CLASS)
+
+
+def _boolean_text(value: Any) -> Any:
+    return {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
 
 
 def _check_across_groups(errors: _Collector, key: str, groups: list[NodeGroupSpec]) -> None:
@@ -343,7 +411,9 @@ def _check_across_groups(errors: _Collector, key: str, groups: list[NodeGroupSpe
                 )
 
 
-def _parse_group(errors: _Collector, key: str, raw: Any, insecure_skip_host_key_check: bool) -> NodeGroupSpec | None:
+def _parse_group(
+    errors: _Collector, key: str, raw: Any, insecure_skip_host_key_check: bool, runtime_class: RuntimeClassSpec | None
+) -> NodeGroupSpec | None:
     fields = _Fields(
         errors,
         key,
@@ -358,7 +428,13 @@ def _parse_group(errors: _Collector, key: str, raw: Any, insecure_skip_host_key_
         "expected a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters",
     )
     gpus_per_node = fields.check("gpusPerNode", fields.integer("gpusPerNode"), lambda n: n >= 1, "expected at least 1")
-    preflight = _parse_preflight(errors, f"{key}.preflight", fields.mapping("preflight", {}), insecure_skip_host_key_check)
+    preflight = _parse_preflight(
+        errors,
+        f"{key}.preflight",
+        fields.mapping("preflight", {}),
+        insecure_skip_host_key_check,
+        require_default_runtime=runtime_class is None,
+    )
     nodes = _parse_nodes(errors, f"{key}.nodes", fields.sequence("nodes"), preflight, insecure_skip_host_key_check)
     labels = _parse_labels(errors, f"{key}.labels", fields.mapping("labels", DEFAULT_LABELS))
     taints = _parse_taints(errors, f"{key}.taints", fields.sequence("taints", list(DEFAULT_TAINTS)))
@@ -383,6 +459,7 @@ def _parse_group(errors: _Collector, key: str, raw: Any, insecure_skip_host_key_
         priority_class=priority_class,
         verification=verification,
         preflight=preflight,
+        runtime_class=runtime_class.name if runtime_class else None,
     )
 
 
@@ -592,7 +669,9 @@ def _parse_mig_resources(fields: _Fields, gpus_per_node: int | None, mig_strateg
     return tuple(resources)
 
 
-def _parse_preflight(errors: _Collector, key: str, raw: dict | None, insecure_skip_host_key_check: bool) -> PreflightSpec | None:
+def _parse_preflight(
+    errors: _Collector, key: str, raw: dict | None, insecure_skip_host_key_check: bool, require_default_runtime: bool
+) -> PreflightSpec | None:
     fields = _Fields(errors, key, raw or {}, ("enabled", "containerRuntime", "minDriver", "proxy"))
     before = len(errors.problems)
     spec = PreflightSpec(
@@ -605,6 +684,7 @@ def _parse_preflight(errors: _Collector, key: str, raw: dict | None, insecure_sk
             "expected a driver version such as '535' or '550.54'",
         ),
         proxy=_parse_proxy(errors, f"{key}.proxy", fields.mapping("proxy", None), insecure_skip_host_key_check),
+        require_default_runtime=require_default_runtime,
     )
     return spec if len(errors.problems) == before else None
 

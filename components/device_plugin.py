@@ -115,6 +115,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                     "nodeSelector": {GROUP_LABEL: group.name},
                     "tolerations": tolerations(group.taints),
                     "priorityClassName": "system-node-critical",
+                    **runtime_class_field(group),
                     "containers": [
                         {
                             "name": "nvidia-device-plugin-ctr",
@@ -129,6 +130,11 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
             },
         },
     }
+
+
+def runtime_class_field(group: NodeGroupSpec) -> dict[str, str]:
+    """`runtimeClassName` when the stack uses one (see components/runtime_class.py)."""
+    return {"runtimeClassName": group.runtime_class} if group.runtime_class else {}
 
 
 def _security_context(mig_strategy: str) -> dict[str, Any]:

@@ -31,6 +31,9 @@ class GpuNodeGroupArgs:
     # The namespaces are shared between groups, so the program creates them once.
     device_plugin_namespace: k8s.core.v1.Namespace
     verification_namespace: k8s.core.v1.Namespace
+    # The stack's RuntimeClass, when the stack creates it (shared by groups, created once):
+    # the RuntimeClass admission plugin refuses a pod that names a class not there yet.
+    runtime_class: k8s.node.v1.RuntimeClass | None = None
     # Used by preflight; required when `spec.preflight.enabled`.
     ssh_private_key: pulumi.Input[str] | None = None
     # How the taint resources reach the API server (the same as the Kubernetes provider's).
@@ -86,7 +89,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
             f"{name}-verification-priority-class",
             child,
         )
-        plugin_deps: list[pulumi.Resource] = [args.device_plugin_namespace]
+        shared = [args.runtime_class] if args.runtime_class is not None else []
+        plugin_deps: list[pulumi.Resource] = [args.device_plugin_namespace, *shared]
         config_map = config_map_manifest(spec)
         if config_map is not None:
             plugin_deps.append(_register(config_map, k8s.core.v1.ConfigMap, f"{name}-device-plugin-config", child))
@@ -100,7 +104,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         results: dict[str, tuple[VerificationJob, VerificationResult]] = {}
         for job in verification_jobs(spec):
             targets = [job.node] if job.node else [node.name for node in spec.nodes]
-            needs = [daemonset, verification_priority, args.verification_namespace]
+            needs = [daemonset, verification_priority, args.verification_namespace, *shared]
             needs += [labels[n] for n in targets] + [taints[n] for n in targets]
             resource_name = f"{name}-verify-{job.node or 'group'}-{job.slug}"
             resource = _register(

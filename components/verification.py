@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.config import GROUP_LABEL, NodeGroupSpec
-from components.device_plugin import plugin_revision, tolerations
+from components.device_plugin import plugin_revision, runtime_class_field, tolerations
 from components.naming import content_hash, dns_label, standard_labels
 from components.priority_class import verification_priority_class_name
 
@@ -124,6 +124,8 @@ def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int, resource: st
         "preemptionPolicy": "Never",
         "nodeSelector": {GROUP_LABEL: group.name},
         "tolerations": tolerations(group.taints),
+        # The nvidia runtime's hook puts nvidia-smi and the GPU into the container.
+        **runtime_class_field(group),
         "securityContext": {
             "runAsNonRoot": True,
             "runAsUser": RUN_AS_USER,

@@ -6,13 +6,14 @@ import json
 
 import pytest
 
-from components.config import GROUP_LABEL
+from components.config import GROUP_LABEL, parse_stack
 from components.device_plugin import (
     CONFIG_HASH_ANNOTATION,
     config_map_manifest,
     daemonset_manifest,
     plugin_revision,
 )
+from tests.factories import group
 from tests.specs import group_spec
 
 
@@ -130,3 +131,15 @@ def test_without_mig_no_capability_is_added():
     ds = daemonset_manifest(group_spec(devicePlugin={"migStrategy": "none", "timeSlicingReplicas": 2}))
     assert "NVIDIA_MIG_MONITOR_DEVICES" not in env(ds), ds["metadata"]["name"]
     assert "add" not in container(ds)["securityContext"]["capabilities"], ds["metadata"]["name"]
+
+
+def test_plugin_pods_run_under_the_stacks_runtime_class():
+    """Without a default nvidia runtime, the plugin under runc cannot load NVML and exits."""
+    ds = daemonset_manifest(group_spec())
+    assert pod_spec(ds)["runtimeClassName"] == "nvidia", ds["metadata"]["name"]
+
+
+def test_no_runtime_class_when_it_is_off():
+    spec = parse_stack([group()], False, "false").node_groups[0]
+    ds = daemonset_manifest(spec)
+    assert "runtimeClassName" not in pod_spec(ds), ds["metadata"]["name"]

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from components.config import GROUP_LABEL
+from components.config import GROUP_LABEL, parse_stack
 from components.verification import PLUGIN_REVISION_ANNOTATION, verification_jobs
-from tests.factories import node
+from tests.factories import group, node
 from tests.specs import group_spec
 
 
@@ -78,6 +78,19 @@ def test_verification_never_evicts_running_work():
     spec = pod(job)
     assert spec["preemptionPolicy"] == "Never", job.name
     assert spec["priorityClassName"] == "gpu-a100-verification", f"{job.name}: its class must not preempt either"
+
+
+def test_verification_pods_run_under_the_stacks_runtime_class():
+    job = verification_jobs(group_spec())[0]
+    assert pod(job)["runtimeClassName"] == "nvidia", job.name
+    referenced = parse_stack([group()], False, "nvidia-cdi").node_groups[0]
+    job = verification_jobs(referenced)[0]
+    assert pod(job)["runtimeClassName"] == "nvidia-cdi", job.name
+
+
+def test_no_runtime_class_for_verification_when_it_is_off():
+    job = verification_jobs(parse_stack([group()], False, "").node_groups[0])[0]
+    assert "runtimeClassName" not in pod(job), job.name
 
 
 def test_bounded_retries_and_deadline_and_no_ttl():
