@@ -14,6 +14,9 @@ from typing import Any
 
 NAMESPACE = "gpu-nodes"
 
+# The resource the device plugin registers for whole GPUs (and, with migStrategy single, MIG devices).
+GPU_RESOURCE = "nvidia.com/gpu"
+
 # Our own label on every node of a group; the group's DaemonSet and Jobs select on it.
 GROUP_LABEL = "gpu-nodes.dev/node-group"
 

@@ -1,7 +1,8 @@
 """`GpuNodeGroup`: brings one group of GPU machines into service and proves it works.
 
-Per node: preflight over SSH, then our labels and taints. Per group: a PriorityClass, the
-device plugin DaemonSet, and verification Jobs that wait on the plugin and on their node.
+Per node: preflight over SSH, then our labels and taints, and once the plugin is up a check of
+the node's GPU count. Per group: PriorityClasses, the device plugin DaemonSet, and
+verification Jobs that wait on the plugin and on their node.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config import NodeGroupSpec
-from components.device_plugin import config_map_manifest, daemonset_manifest
+from components.device_plugin import config_map_manifest, daemonset_manifest, plugin_revision
+from components.gpu_capacity import NodeGpuCapacity, expected_allocatable
 from components.node_labels import label_patch
 from components.preflight import node_preflight, parse_report
 from components.priority_class import priority_class_manifest, verification_priority_class_manifest
@@ -101,6 +103,21 @@ class GpuNodeGroup(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self, depends_on=plugin_deps),
         )
 
+        # Beside the Jobs, not before them: a node short of a GPU still gets their verdict.
+        capacity = {}
+        expected = expected_allocatable(spec)
+        for node in spec.nodes if expected is not None else ():
+            capacity[node.name] = NodeGpuCapacity(
+                f"{name}-{node.name}-gpu-capacity",
+                node=node.name,
+                expected=expected,
+                group=spec,
+                plugin_revision=plugin_revision(spec),
+                kubeconfig=args.kubeconfig,
+                context=args.kube_context,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[daemonset, labels[node.name], taints[node.name]]),
+            )
+
         results: dict[str, tuple[VerificationJob, VerificationResult]] = {}
         for job in verification_jobs(spec):
             targets = [job.node] if job.node else [node.name for node in spec.nodes]
@@ -126,7 +143,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
 
         self.nodes = pulumi.Output.from_input(
             {
-                node.name: self._node_report(spec, node.name, preflights.get(node.name), taints[node.name], results)
+                node.name: self._node_report(
+                    spec, node.name, preflights.get(node.name), taints[node.name], capacity.get(node.name), results
+                )
                 for node in spec.nodes
             }
         )
@@ -138,6 +157,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         node: str,
         preflight: pulumi.CustomResource | None,
         taints: NodeTaints,
+        capacity: NodeGpuCapacity | None,
         results: dict[str, tuple[VerificationJob, VerificationResult]],
     ) -> dict[str, Any]:
         """What was checked, applied and verified on one node."""
@@ -146,6 +166,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
             "labels": spec.node_labels,
             "taints": taints.taints,
             "preflight": preflight.stdout.apply(parse_report) if preflight is not None else {"skipped": True},
+            "gpuCapacity": (
+                {"expected": expected_allocatable(spec), "allocatable": capacity.allocatable}
+                if capacity is not None
+                else {"skipped": True}
+            ),
             "verification": {
                 job_name: {"resource": job.resource, "gpus": job.gpus, "succeeded": result.succeeded}
                 for job_name, (job, result) in mine.items()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from components.config import GROUP_LABEL, NodeGroupSpec
+from components.config import GPU_RESOURCE, GROUP_LABEL, NodeGroupSpec
 from components.device_plugin import plugin_revision, runtime_class_field, tolerations
 from components.naming import content_hash, dns_label, standard_labels
 from components.priority_class import verification_priority_class_name
@@ -63,9 +63,6 @@ if [ "$found" -lt "$EXPECTED_GPUS" ]; then
 fi
 echo "ok: $found distinct GPU(s) visible, $EXPECTED_GPUS requested"
 """
-
-
-GPU_RESOURCE = "nvidia.com/gpu"
 
 
 @dataclass(frozen=True)

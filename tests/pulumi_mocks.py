@@ -59,6 +59,8 @@ class Recorder(pulumi.runtime.Mocks):
             outputs["stdout"] = self.preflight_stdout(args.inputs)
         if args.typ == "pulumi-python:dynamic:Resource" and "timeoutSeconds" in args.inputs:
             outputs.update(succeeded=True, summary="1 pod(s) succeeded")
+        if args.typ == "pulumi-python:dynamic:Resource" and "waitSeconds" in args.inputs:
+            outputs.update(allocatable=args.inputs["expected"])  # a healthy node
         return f"{args.name}-id", outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:

@@ -35,12 +35,17 @@ def deps(run, resource: Registered) -> set[str]:
     return {by_urn[urn] for urn in resource.dependencies}
 
 
+def capacity_checks(run) -> list[Registered]:
+    return [r for r in run.of_type(DYNAMIC) if "waitSeconds" in r.inputs]
+
+
 def test_children_are_named_after_the_group_and_parented_to_it():
     run = run_component(group("a100"))
     component = run.named("a100")
     assert component.type == TYPE, component.urn
     children = [r for r in run.resources if r.parent == component.urn]
-    per_node = [f"a100-a100-node-{i}-{part}" for i in (1, 2) for part in ("preflight", "labels", "taints")]
+    parts = ("preflight", "labels", "taints", "gpu-capacity")
+    per_node = [f"a100-a100-node-{i}-{part}" for i in (1, 2) for part in parts]
     jobs = ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-2-1gpu"]
     results = [f"{job}-result" for job in jobs]
     group_wide = ["a100-device-plugin", "a100-priority-class", "a100-verification-priority-class"]
@@ -141,6 +146,34 @@ def test_each_job_has_a_result_that_waits_for_it_with_the_configured_timeout():
         assert "kubeconfig" in result.additional_secret_outputs, result.urn
 
 
+def test_each_node_gpu_count_is_checked_after_the_plugin_is_up():
+    sliced = {"timeSlicingReplicas": 4}
+    run = run_component(group("a100", gpusPerNode=2, devicePlugin=sliced, verification={"timeoutSeconds": 120}))
+    checks = capacity_checks(run)
+    assert names(checks) == ["a100-a100-node-1-gpu-capacity", "a100-a100-node-2-gpu-capacity"], names(checks)
+    for node in ("a100-node-1", "a100-node-2"):
+        check = run.named(f"a100-{node}-gpu-capacity")
+        assert check.inputs["node"] == node, check.urn
+        assert check.inputs["expected"] == 8, check.urn
+        assert check.inputs["waitSeconds"] == 120, check.urn
+        assert deps(run, check) >= {"a100-device-plugin", f"a100-{node}-labels", f"a100-{node}-taints"}, check.urn
+        assert "kubeconfig" in check.additional_secret_outputs, check.urn
+
+
+def test_jobs_do_not_wait_for_the_capacity_check():
+    """A node short of one GPU still gets its Jobs' verdict on the GPUs it has."""
+    run = run_component(group("a100"))
+    for job in run.of_type(JOB):
+        assert not any(name.endswith("-gpu-capacity") for name in deps(run, job)), job.urn
+
+
+def test_no_capacity_check_under_mig():
+    run = run_component(group("a100", devicePlugin={"migStrategy": "single"}))
+    assert capacity_checks(run) == [], names(capacity_checks(run))
+    report = run.resolve(run.globals["component"].nodes)
+    assert report["a100-node-1"]["gpuCapacity"] == {"skipped": True}, report
+
+
 def test_device_plugin_config_map_only_when_needed():
     plain = run_component(group("a100"))
     assert not plain.of_type("kubernetes:core/v1:ConfigMap"), names(plain.resources)
@@ -176,6 +209,7 @@ def test_outputs_report_each_node():
         if "a100-node-1" in name
     }
     assert node["verification"] == expected, node
+    assert node["gpuCapacity"] == {"expected": 4, "allocatable": 4}, node
 
 
 def test_outputs_show_failed_checks_from_the_report():
