@@ -192,3 +192,10 @@ def test_bad_runtime_class_fails_before_anything_is_registered():
         run_program(stack_config(group("a100"), runtimeClass="Bad_Class"), SECRET_KEYS, recorder=recorder)
     registered = [r.urn for r in recorder.resources.values() if r.type != "pulumi:pulumi:Stack"]
     assert registered == [], registered
+
+
+def test_an_existing_nvidia_class_is_named_not_adopted():
+    run = run_program(stack_config(group("a100"), createRuntimeClass=False), SECRET_KEYS)
+    assert not run.of_type(RUNTIME_CLASS), [r.urn for r in run.of_type(RUNTIME_CLASS)]
+    for name, spec in pod_specs(run).items():
+        assert spec.get("runtimeClassName") == "nvidia", name
