@@ -61,8 +61,12 @@ def test_valid_example_stacks_parse():
 
     for stack in ("prod", "staging"):
         config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
-        parsed = parse_stack(config["gpu-nodes:nodeGroups"])
+        runtime_class = config.get("gpu-nodes:runtimeClass"), config.get("gpu-nodes:createRuntimeClass")
+        parsed = parse_stack(config["gpu-nodes:nodeGroups"], False, *runtime_class)
         assert parsed.node_groups, f"Pulumi.{stack}.yaml has no node groups"
+    # Docker through older cri-dockerd accepts no RuntimeClass handler: staging runs without one.
+    staging = yaml.safe_load((ROOT / "Pulumi.staging.yaml").read_text())["config"]
+    assert parse_stack(staging["gpu-nodes:nodeGroups"], False, staging["gpu-nodes:runtimeClass"]).runtime_class is None
 
 
 def test_preflight_disabled_needs_no_ssh_fields():
