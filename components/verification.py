@@ -1,8 +1,10 @@
 """Verification Jobs: pods that request GPUs on the group's nodes and run `nvidia-smi`.
 
-A Job succeeds only when its pod was scheduled with the requested `nvidia.com/gpu` and
-`nvidia-smi` lists at least that many GPUs; pulumi-kubernetes waits for it, so `pulumi up`
-fails when the GPUs cannot be used.
+A Job succeeds only when its pod was scheduled with the requested `nvidia.com/gpu` (or, with
+migStrategy mixed, `nvidia.com/mig-<profile>`) and `nvidia-smi -L` lists at least that many
+distinct devices; VerificationResult waits for it, so `pulumi up` fails when the GPUs cannot
+be used. The pods never preempt (their own PriorityClass) and run under the stack's
+RuntimeClass.
 """
 
 from __future__ import annotations
