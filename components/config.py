@@ -14,10 +14,16 @@ from typing import Any
 
 NAMESPACE = "gpu-nodes"
 
+# The resource the device plugin registers for whole GPUs (and, with migStrategy single, MIG devices).
+GPU_RESOURCE = "nvidia.com/gpu"
+
 # Our own label on every node of a group; the group's DaemonSet and Jobs select on it.
 GROUP_LABEL = "gpu-nodes.dev/node-group"
 
-DEFAULT_LABELS = {"accelerator": "nvidia"}
+# `accelerator` is the runbook's; `nvidia.com/gpu.present` is NVIDIA's own (GPU Feature
+# Discovery, NFD rules, the device plugin chart's affinity and the GPU Operator key on it), so
+# that a cluster that later adopts those tools schedules them on our nodes.
+DEFAULT_LABELS = {"accelerator": "nvidia", "nvidia.com/gpu.present": "true"}
 DEFAULT_TAINTS = ("nvidia.com/gpu=present:NoSchedule",)
 DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
 DEFAULT_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
@@ -28,6 +34,14 @@ DEFAULT_PRIORITY_VALUE = 1_000_000
 # Kubernetes reserves values above one billion for the system classes.
 MAX_USER_PRIORITY = 1_000_000_000
 MIN_PRIORITY = -2_147_483_648
+# The verification pods' own, non-preempting PriorityClass is named after the group's.
+VERIFICATION_PRIORITY_SUFFIX = "-verification"
+_MAX_PRIORITY_CLASS_NAME = 253 - len(VERIFICATION_PRIORITY_SUFFIX)
+
+# The RuntimeClass the device plugin and verification pods run under, as the GPU Operator
+# names it; its handler is the runtime name `nvidia-ctk runtime configure` writes.
+DEFAULT_RUNTIME_CLASS = "nvidia"
+RUNTIME_HANDLER = "nvidia"
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 MIG_STRATEGIES = ("none", "single", "mixed")
@@ -39,6 +53,9 @@ _QUALIFIED_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 _DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 _TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+_MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+# A GPU splits into at most seven MIG devices (the smallest profile is 1/7 of an A100/H100).
+MAX_MIG_DEVICES_PER_GPU = 7
 _DRIVER_VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
 _RECHECK = re.compile(r"^[!-~][ -~]{0,63}$")
 _HOST_KEY = re.compile(
@@ -112,6 +129,8 @@ class VerificationSpec:
     image: str
     namespace: str
     gpus_per_pod: tuple[int, ...]
+    # With migStrategy mixed: (resource, count) pairs, e.g. ("nvidia.com/mig-1g.5gb", 1).
+    mig_resources: tuple[tuple[str, int], ...]
     per_node: bool
     timeout_seconds: int
 
@@ -122,8 +141,16 @@ class PreflightSpec:
     container_runtime: str
     min_driver: str | None
     proxy: SshProxySpec | None
+    # True when no RuntimeClass is used: then pods get the nvidia runtime only as the default.
+    require_default_runtime: bool = False
     # Any text; a new value runs preflight again on every node of the group.
     recheck: str | None = None
+
+
+@dataclass(frozen=True)
+class RuntimeClassSpec:
+    name: str
+    create: bool  # False: the class exists already (someone else's); we only name it
 
 
 @dataclass(frozen=True)
@@ -137,6 +164,8 @@ class NodeGroupSpec:
     priority_class: PriorityClassSpec
     verification: VerificationSpec
     preflight: PreflightSpec
+    # The RuntimeClass our pods name (per stack); None: they use the node's default runtime.
+    runtime_class: str | None = None
 
     @property
     def node_labels(self) -> dict[str, str]:
@@ -148,6 +177,7 @@ class NodeGroupSpec:
 class StackSpec:
     node_groups: tuple[NodeGroupSpec, ...]
     insecure_skip_host_key_check: bool
+    runtime_class: RuntimeClassSpec | None = None
 
     @property
     def needs_ssh_key(self) -> bool:
@@ -277,25 +307,75 @@ class _Fields:
 # --- the stack ---------------------------------------------------------------------------
 
 
-def parse_stack(node_groups: Any, insecure_skip_host_key_check: Any = False) -> StackSpec:
-    """Validate the whole stack config; raise ConfigError with every problem found."""
+def parse_stack(
+    node_groups: Any,
+    insecure_skip_host_key_check: Any = False,
+    runtime_class: Any = None,
+    create_runtime_class: Any = None,
+) -> StackSpec:
+    """Validate the whole stack config; raise ConfigError with every problem found.
+
+    `runtime_class` and `create_runtime_class` are the raw strings of `gpu-nodes:runtimeClass`
+    and `gpu-nodes:createRuntimeClass` (None when unset), see `parse_runtime_class`.
+    """
     errors = _Collector()
     key = f"{NAMESPACE}:nodeGroups"
     groups: list[NodeGroupSpec] = []
     if not isinstance(insecure_skip_host_key_check, bool):
         errors.add(f"{NAMESPACE}:insecureSkipHostKeyCheck", insecure_skip_host_key_check, "expected true or false")
         insecure_skip_host_key_check = False
+    runtime = _parse_runtime_class(errors, runtime_class, create_runtime_class)
     if not isinstance(node_groups, list) or not node_groups:
         errors.add(key, node_groups, "expected a list with at least one node group")
     else:
         for index, raw in enumerate(node_groups):
-            group = _parse_group(errors, f"{key}[{index}]", raw, insecure_skip_host_key_check)
+            group = _parse_group(errors, f"{key}[{index}]", raw, insecure_skip_host_key_check, runtime)
             if group is not None:
                 groups.append(group)
         _check_across_groups(errors, key, groups)
     if errors.problems:
         raise ConfigError(errors.problems)
-    return StackSpec(node_groups=tuple(groups), insecure_skip_host_key_check=insecure_skip_host_key_check)
+    return StackSpec(node_groups=tuple(groups), insecure_skip_host_key_check=insecure_skip_host_key_check, runtime_class=runtime)
+
+
+def parse_runtime_class(name: Any, create: Any = None) -> RuntimeClassSpec | None:
+    """`gpu-nodes:runtimeClass` / `gpu-nodes:createRuntimeClass`; None when the class is off.
+
+    - unset: the class `nvidia` (handler `nvidia`), created by this stack;
+    - another name: a class that exists already (the GPU Operator's `nvidia-cdi`, say): named,
+      not created, unless createRuntimeClass is true;
+    - "" or false: no RuntimeClass; preflight then requires nvidia as the default runtime.
+    createRuntimeClass: false with `nvidia` names an existing `nvidia` class instead of creating
+    (and on destroy deleting) it.
+    """
+    errors = _Collector()
+    spec = _parse_runtime_class(errors, name, create)
+    if errors.problems:
+        raise ConfigError(errors.problems)
+    return spec
+
+
+def _parse_runtime_class(errors: _Collector, name: Any, create: Any) -> RuntimeClassSpec | None:
+    name_key, create_key = f"{NAMESPACE}:runtimeClass", f"{NAMESPACE}:createRuntimeClass"
+    # Stack config reaches the program as strings: YAML `false` arrives as "false".
+    create = _boolean_text(create)
+    if create is not None and not isinstance(create, bool):
+        errors.add(create_key, create, "expected true or false")
+        create = None
+    if name is None:
+        name = DEFAULT_RUNTIME_CLASS
+    if name is False or name in ("", "false"):
+        if create is True:
+            errors.add(create_key, create, f'nothing to create: {name_key} is off ("" or false)')
+        return None
+    if not isinstance(name, str) or name == "true" or not is_dns_subdomain(name):
+        errors.add(name_key, name, 'expected a RuntimeClass name (DNS-1123 subdomain), or "" / false to use no RuntimeClass')
+        return None
+    return RuntimeClassSpec(name=name, create=create if create is not None else name == DEFAULT_RUNTIME_CLASS)
+
+
+def _boolean_text(value: Any) -> Any:
+    return {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
 
 
 def _check_across_groups(errors: _Collector, key: str, groups: list[NodeGroupSpec]) -> None:
@@ -317,9 +397,12 @@ def _check_across_groups(errors: _Collector, key: str, groups: list[NodeGroupSpe
                 errors.add(
                     f"{key}[{index}].nodes", node.name, f"a node may belong to one group only (already in group {owner!r})"
                 )
-        pc_owner = seen_priority.setdefault(group.priority_class.name, group.name)
-        if pc_owner != group.name:
-            errors.add(f"{key}[{index}].priorityClass.name", group.priority_class.name, f"already used by group {pc_owner!r}")
+        pc_name = group.priority_class.name
+        for taken in (pc_name, pc_name + VERIFICATION_PRIORITY_SUFFIX):
+            pc_owner = seen_priority.setdefault(taken, group.name)
+            if pc_owner != group.name:
+                errors.add(f"{key}[{index}].priorityClass.name", pc_name, f"{taken!r} is already used by group {pc_owner!r}")
+                break
         # One namespace cannot be both privileged (plugin) and restricted (verification).
         for namespace, use in ((group.device_plugin.namespace, "devicePlugin"), (group.verification.namespace, "verification")):
             other = namespace_use.setdefault(namespace, use)
@@ -332,7 +415,9 @@ def _check_across_groups(errors: _Collector, key: str, groups: list[NodeGroupSpe
                 )
 
 
-def _parse_group(errors: _Collector, key: str, raw: Any, insecure_skip_host_key_check: bool) -> NodeGroupSpec | None:
+def _parse_group(
+    errors: _Collector, key: str, raw: Any, insecure_skip_host_key_check: bool, runtime_class: RuntimeClassSpec | None
+) -> NodeGroupSpec | None:
     fields = _Fields(
         errors,
         key,
@@ -347,13 +432,25 @@ def _parse_group(errors: _Collector, key: str, raw: Any, insecure_skip_host_key_
         "expected a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters",
     )
     gpus_per_node = fields.check("gpusPerNode", fields.integer("gpusPerNode"), lambda n: n >= 1, "expected at least 1")
-    preflight = _parse_preflight(errors, f"{key}.preflight", fields.mapping("preflight", {}), insecure_skip_host_key_check)
+    preflight = _parse_preflight(
+        errors,
+        f"{key}.preflight",
+        fields.mapping("preflight", {}),
+        insecure_skip_host_key_check,
+        require_default_runtime=runtime_class is None,
+    )
     nodes = _parse_nodes(errors, f"{key}.nodes", fields.sequence("nodes"), preflight, insecure_skip_host_key_check)
     labels = _parse_labels(errors, f"{key}.labels", fields.mapping("labels", DEFAULT_LABELS))
     taints = _parse_taints(errors, f"{key}.taints", fields.sequence("taints", list(DEFAULT_TAINTS)))
     device_plugin = _parse_device_plugin(errors, f"{key}.devicePlugin", fields.mapping("devicePlugin", {}))
     priority_class = _parse_priority_class(errors, f"{key}.priorityClass", fields.mapping("priorityClass", {}), name)
-    verification = _parse_verification(errors, f"{key}.verification", fields.mapping("verification", {}), gpus_per_node)
+    verification = _parse_verification(
+        errors,
+        f"{key}.verification",
+        fields.mapping("verification", {}),
+        gpus_per_node,
+        device_plugin.mig_strategy if device_plugin else None,
+    )
     if len(errors.problems) > before:
         return None
     return NodeGroupSpec(
@@ -366,6 +463,7 @@ def _parse_group(errors: _Collector, key: str, raw: Any, insecure_skip_host_key_
         priority_class=priority_class,
         verification=verification,
         preflight=preflight,
+        runtime_class=runtime_class.name if runtime_class else None,
     )
 
 
@@ -477,8 +575,9 @@ def _parse_priority_class(errors: _Collector, key: str, raw: dict | None, group_
             "name",
             # No default from an invalid group name: that mistake is reported once, on the name.
             fields.string("name", f"gpu-{group_name}" if group_name else None),
-            lambda n: is_dns_subdomain(n) and not n.startswith("system-"),
-            "expected a DNS-1123 subdomain not starting with 'system-' (reserved)",
+            lambda n: is_dns_subdomain(n) and not n.startswith("system-") and len(n) <= _MAX_PRIORITY_CLASS_NAME,
+            f"expected a DNS-1123 subdomain not starting with 'system-' (reserved), at most {_MAX_PRIORITY_CLASS_NAME} "
+            f"characters (the verification class adds {VERIFICATION_PRIORITY_SUFFIX!r})",
         ),
         value=fields.check(
             "value",
@@ -489,26 +588,17 @@ def _parse_priority_class(errors: _Collector, key: str, raw: dict | None, group_
     )
 
 
-def _parse_verification(errors: _Collector, key: str, raw: dict | None, gpus_per_node: int | None) -> VerificationSpec:
-    fields = _Fields(errors, key, raw or {}, ("image", "namespace", "gpusPerPod", "perNode", "timeoutSeconds"))
-    counts = fields.sequence("gpusPerPod", [1])
-    gpus_per_pod: list[int] = []
-    for index, count in enumerate(counts or []):
-        count_key = f"{key}.gpusPerPod[{index}]"
-        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            errors.add(count_key, count, "expected a whole number of at least 1")
-        elif gpus_per_node is not None and count > gpus_per_node:
-            errors.add(count_key, count, f"expected at most gpusPerNode ({gpus_per_node})")
-        elif count in gpus_per_pod:
-            errors.add(count_key, count, "each GPU count may be listed once")
-        else:
-            gpus_per_pod.append(count)
-    if counts is not None and not counts:
-        errors.add(f"{key}.gpusPerPod", counts, "expected at least one GPU count, e.g. [1] or [1, 2]")
+def _parse_verification(
+    errors: _Collector, key: str, raw: dict | None, gpus_per_node: int | None, mig_strategy: str | None
+) -> VerificationSpec:
+    fields = _Fields(errors, key, raw or {}, ("image", "namespace", "gpusPerPod", "migResources", "perNode", "timeoutSeconds"))
+    mig_resources = _parse_mig_resources(fields, gpus_per_node, mig_strategy)
+    gpus_per_pod = _parse_gpus_per_pod(fields, gpus_per_node, mig_strategy, bool(mig_resources))
     return VerificationSpec(
         image=_pinned(fields, "image", DEFAULT_VERIFICATION_IMAGE),
         namespace=_namespace(fields, DEFAULT_VERIFICATION_NAMESPACE),
-        gpus_per_pod=tuple(gpus_per_pod),
+        gpus_per_pod=gpus_per_pod,
+        mig_resources=mig_resources,
         per_node=fields.boolean("perNode", True),
         timeout_seconds=fields.check(
             "timeoutSeconds",
@@ -519,7 +609,73 @@ def _parse_verification(errors: _Collector, key: str, raw: dict | None, gpus_per
     )
 
 
-def _parse_preflight(errors: _Collector, key: str, raw: dict | None, insecure_skip_host_key_check: bool) -> PreflightSpec | None:
+def _parse_gpus_per_pod(
+    fields: _Fields, gpus_per_node: int | None, mig_strategy: str | None, has_mig_resources: bool
+) -> tuple[int, ...]:
+    key = f"{fields.key}.gpusPerPod"
+    counts = fields.sequence("gpusPerPod", [1])
+    # Time-slicing replicas do not count: a pod must see as many distinct GPUs as it asks for.
+    # With single, every MIG device is one nvidia.com/gpu.
+    per_gpu = MAX_MIG_DEVICES_PER_GPU if mig_strategy == "single" else 1
+    limit = gpus_per_node * per_gpu if gpus_per_node is not None else None
+    limit_text = f"gpusPerNode ({gpus_per_node})" if per_gpu == 1 else f"{limit} ({per_gpu} MIG devices per GPU)"
+    gpus_per_pod: list[int] = []
+    for index, count in enumerate(counts or []):
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            fields.errors.add(f"{key}[{index}]", count, "expected a whole number of at least 1")
+        elif limit is not None and count > limit:
+            fields.errors.add(f"{key}[{index}]", count, f"expected at most {limit_text}")
+        elif count in gpus_per_pod:
+            fields.errors.add(f"{key}[{index}]", count, "each GPU count may be listed once")
+        else:
+            gpus_per_pod.append(count)
+    # With mixed, a group whose GPUs are all in MIG mode has no nvidia.com/gpu to ask for.
+    if counts is not None and not counts and not has_mig_resources:
+        fields.errors.add(key, counts, "expected at least one GPU count, e.g. [1] or [1, 2]")
+    return tuple(gpus_per_pod)
+
+
+def _parse_mig_resources(fields: _Fields, gpus_per_node: int | None, mig_strategy: str | None) -> tuple[tuple[str, int], ...]:
+    """MIG resources the Jobs request: needed with mixed, where MIG GPUs are no nvidia.com/gpu."""
+    key = f"{fields.key}.migResources"
+    raw = fields.mapping("migResources", None)
+    if mig_strategy == "mixed" and not raw:
+        fields.errors.add(
+            key,
+            _MISSING if raw is None else raw,
+            "with devicePlugin.migStrategy 'mixed' MIG GPUs are advertised only as nvidia.com/mig-<profile>: list "
+            'the MIG resources to verify and how many each Job requests, e.g. {"nvidia.com/mig-1g.5gb": 1}',
+        )
+        return ()
+    if raw is None:
+        return ()
+    if mig_strategy != "mixed":
+        fields.errors.add(
+            key,
+            raw,
+            "only with devicePlugin.migStrategy 'mixed' (with 'single' MIG devices are nvidia.com/gpu: use gpusPerPod)",
+        )
+        return ()
+    limit = gpus_per_node * MAX_MIG_DEVICES_PER_GPU if gpus_per_node is not None else None
+    resources: list[tuple[str, int]] = []
+    for resource, count in sorted(raw.items()):
+        if not isinstance(resource, str) or not _MIG_RESOURCE.match(resource) or len(resource) > 11 + 63:
+            fields.errors.add(
+                f"{key}.{resource}", resource, "expected a MIG resource name nvidia.com/mig-<profile>, e.g. nvidia.com/mig-1g.5gb"
+            )
+        elif not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            fields.errors.add(f"{key}.{resource}", count, "expected a whole number of at least 1")
+        elif limit is not None and count > limit:
+            per_gpu = f"{MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU"
+            fields.errors.add(f"{key}.{resource}", count, f"expected at most {limit} ({per_gpu})")
+        else:
+            resources.append((resource, count))
+    return tuple(resources)
+
+
+def _parse_preflight(
+    errors: _Collector, key: str, raw: dict | None, insecure_skip_host_key_check: bool, require_default_runtime: bool
+) -> PreflightSpec | None:
     fields = _Fields(errors, key, raw or {}, ("enabled", "containerRuntime", "minDriver", "proxy", "recheck"))
     before = len(errors.problems)
     spec = PreflightSpec(
@@ -538,6 +694,7 @@ def _parse_preflight(errors: _Collector, key: str, raw: dict | None, insecure_sk
             lambda v: bool(_RECHECK.match(v)),
             "expected 1-64 printable characters, such as a date: '2026-11-30'",
         ),
+        require_default_runtime=require_default_runtime,
     )
     return spec if len(errors.problems) == before else None
 

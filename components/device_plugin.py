@@ -97,6 +97,8 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
         volumes.append({"name": "config", "configMap": {"name": config_map_name(group)}})
     else:
         env.append({"name": "MIG_STRATEGY", "value": spec.mig_strategy})
+    if spec.mig_strategy != "none":
+        env.append({"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"})
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
@@ -113,15 +115,13 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                     "nodeSelector": {GROUP_LABEL: group.name},
                     "tolerations": tolerations(group.taints),
                     "priorityClassName": "system-node-critical",
+                    **runtime_class_field(group),
                     "containers": [
                         {
                             "name": "nvidia-device-plugin-ctr",
                             "image": spec.image,
                             "env": env,
-                            "securityContext": {
-                                "allowPrivilegeEscalation": False,
-                                "capabilities": {"drop": ["ALL"]},
-                            },
+                            "securityContext": _security_context(spec.mig_strategy),
                             "volumeMounts": mounts,
                         }
                     ],
@@ -130,6 +130,28 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
             },
         },
     }
+
+
+def runtime_class_field(group: NodeGroupSpec) -> dict[str, str]:
+    """`runtimeClassName` when the stack uses one (see components/runtime_class.py)."""
+    return {"runtimeClassName": group.runtime_class} if group.runtime_class else {}
+
+
+def _security_context(mig_strategy: str) -> dict[str, Any]:
+    """Upstream's: no privilege escalation, every capability dropped; with MIG, SYS_ADMIN.
+
+    With a MIG strategy the upstream chart (templates/_helpers.tpl, requiresCapSysAdmin) sets
+    NVIDIA_MIG_MONITOR_DEVICES=all and adds SYS_ADMIN: NVML lists MIG devices only through the
+    driver's `mig/monitor` capability, which the container toolkit injects for that variable
+    and which only a process with CAP_SYS_ADMIN may use (MIG user guide, "Device Nodes and
+    Capabilities"). Without both, the plugin sees no MIG device and registers none. Unlike the
+    chart, which replaces the whole context, ALL is still dropped first, so SYS_ADMIN is the only
+    capability. `allowPrivilegeEscalation: false` goes: Kubernetes documents it as always true
+    for a container with CAP_SYS_ADMIN, so saying false would be untrue.
+    """
+    if mig_strategy == "none":
+        return {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    return {"capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}}
 
 
 def _labels(group: NodeGroupSpec) -> dict[str, str]:

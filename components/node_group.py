@@ -1,7 +1,8 @@
 """`GpuNodeGroup`: brings one group of GPU machines into service and proves it works.
 
-Per node: preflight over SSH, then our labels and taints. Per group: a PriorityClass, the
-device plugin DaemonSet, and verification Jobs that wait on the plugin and on their node.
+Per node: preflight over SSH, then our labels and taints, and once the plugin is up a check of
+the node's GPU count. Per group: PriorityClasses, the device plugin DaemonSet, and
+verification Jobs that wait on the plugin and on their node.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config import NodeGroupSpec
-from components.device_plugin import config_map_manifest, daemonset_manifest
+from components.device_plugin import config_map_manifest, daemonset_manifest, plugin_revision
+from components.gpu_capacity import NodeGpuCapacity, expected_allocatable
 from components.node_labels import label_patch
 from components.preflight import node_preflight, parse_report
-from components.priority_class import priority_class_manifest
+from components.priority_class import priority_class_manifest, verification_priority_class_manifest
 from components.taints import NodeTaints
 from components.verification import VerificationJob, verification_jobs
 from components.verification_result import VerificationResult
@@ -31,6 +33,9 @@ class GpuNodeGroupArgs:
     # The namespaces are shared between groups, so the program creates them once.
     device_plugin_namespace: k8s.core.v1.Namespace
     verification_namespace: k8s.core.v1.Namespace
+    # The stack's RuntimeClass, when the stack creates it (shared by groups, created once):
+    # the RuntimeClass admission plugin refuses a pod that names a class not there yet.
+    runtime_class: k8s.node.v1.RuntimeClass | None = None
     # Used by preflight; required when `spec.preflight.enabled`.
     ssh_private_key: pulumi.Input[str] | None = None
     # How the taint resources reach the API server (the same as the Kubernetes provider's).
@@ -79,10 +84,15 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 opts=after_preflight,
             )
 
-        priority_class = _register(
-            priority_class_manifest(spec), k8s.scheduling.v1.PriorityClass, f"{name}-priority-class", child
+        _register(priority_class_manifest(spec), k8s.scheduling.v1.PriorityClass, f"{name}-priority-class", child)
+        verification_priority = _register(
+            verification_priority_class_manifest(spec),
+            k8s.scheduling.v1.PriorityClass,
+            f"{name}-verification-priority-class",
+            child,
         )
-        plugin_deps: list[pulumi.Resource] = [args.device_plugin_namespace]
+        shared = [args.runtime_class] if args.runtime_class is not None else []
+        plugin_deps: list[pulumi.Resource] = [args.device_plugin_namespace, *shared]
         config_map = config_map_manifest(spec)
         if config_map is not None:
             plugin_deps.append(_register(config_map, k8s.core.v1.ConfigMap, f"{name}-device-plugin-config", child))
@@ -93,12 +103,27 @@ class GpuNodeGroup(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self, depends_on=plugin_deps),
         )
 
+        # Beside the Jobs, not before them: a node short of a GPU still gets their verdict.
+        capacity = {}
+        expected = expected_allocatable(spec)
+        for node in spec.nodes if expected is not None else ():
+            capacity[node.name] = NodeGpuCapacity(
+                f"{name}-{node.name}-gpu-capacity",
+                node=node.name,
+                expected=expected,
+                group=spec,
+                plugin_revision=plugin_revision(spec),
+                kubeconfig=args.kubeconfig,
+                context=args.kube_context,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[daemonset, labels[node.name], taints[node.name]]),
+            )
+
         results: dict[str, tuple[VerificationJob, VerificationResult]] = {}
         for job in verification_jobs(spec):
             targets = [job.node] if job.node else [node.name for node in spec.nodes]
-            needs = [daemonset, priority_class, args.verification_namespace]
+            needs = [daemonset, verification_priority, args.verification_namespace, *shared]
             needs += [labels[n] for n in targets] + [taints[n] for n in targets]
-            resource_name = f"{name}-verify-{job.node or 'group'}-{job.gpus}gpu"
+            resource_name = f"{name}-verify-{job.node or 'group'}-{job.slug}"
             resource = _register(
                 job.manifest, k8s.batch.v1.Job, resource_name, pulumi.ResourceOptions(parent=self, depends_on=needs)
             )
@@ -118,7 +143,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
 
         self.nodes = pulumi.Output.from_input(
             {
-                node.name: self._node_report(spec, node.name, preflights.get(node.name), taints[node.name], results)
+                node.name: self._node_report(
+                    spec, node.name, preflights.get(node.name), taints[node.name], capacity.get(node.name), results
+                )
                 for node in spec.nodes
             }
         )
@@ -130,6 +157,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         node: str,
         preflight: pulumi.CustomResource | None,
         taints: NodeTaints,
+        capacity: NodeGpuCapacity | None,
         results: dict[str, tuple[VerificationJob, VerificationResult]],
     ) -> dict[str, Any]:
         """What was checked, applied and verified on one node."""
@@ -138,7 +166,13 @@ class GpuNodeGroup(pulumi.ComponentResource):
             "labels": spec.node_labels,
             "taints": taints.taints,
             "preflight": preflight.stdout.apply(parse_report) if preflight is not None else {"skipped": True},
+            "gpuCapacity": (
+                {"expected": expected_allocatable(spec), "allocatable": capacity.allocatable}
+                if capacity is not None
+                else {"skipped": True}
+            ),
             "verification": {
-                job_name: {"gpus": job.gpus, "succeeded": result.succeeded} for job_name, (job, result) in mine.items()
+                job_name: {"resource": job.resource, "gpus": job.gpus, "succeeded": result.succeeded}
+                for job_name, (job, result) in mine.items()
             },
         }

@@ -19,6 +19,7 @@ from pulumi_command import remote
 from components.config import NodeGroupSpec, NodeSpec, PreflightSpec, SshProxySpec
 
 SCRIPT_PATH = Path(__file__).parent / "scripts" / "preflight.sh"
+REQUIRE_DEFAULT_RUNTIME = "--require-default-runtime"
 
 
 # Read once per program run, not once per node.
@@ -36,14 +37,20 @@ def preflight_command(spec: PreflightSpec, expect_gpus: int) -> str:
     args = ["bash", "-s", "--", "--runtime", spec.container_runtime, "--expect-gpus", str(expect_gpus)]
     if spec.min_driver:
         args += ["--min-driver", spec.min_driver]
+    if spec.require_default_runtime:
+        # No RuntimeClass names the nvidia runtime: the machine passes only when it is the default.
+        args.append(REQUIRE_DEFAULT_RUNTIME)
     return shlex.join(args)
 
 
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
-    """What re-runs the checks: a new script, GPU count, runtime, minimum driver or recheck value."""
-    # recheck is appended only when set, so that stacks without it keep their triggers.
-    recheck = [f"recheck={spec.recheck}"] if spec.recheck is not None else []
-    return [script_digest(), str(expect_gpus), spec.container_runtime, spec.min_driver or "", *recheck]
+    """What re-runs the checks: a new script, GPU count, runtime, minimum driver, whether nvidia
+    must be the default runtime (the stack's RuntimeClass off), or a new recheck value."""
+    # The last two join only when set, so that stacks without them keep their triggers.
+    optional = [REQUIRE_DEFAULT_RUNTIME] if spec.require_default_runtime else []
+    if spec.recheck is not None:
+        optional.append(f"recheck={spec.recheck}")
+    return [script_digest(), str(expect_gpus), spec.container_runtime, spec.min_driver or "", *optional]
 
 
 def connection(node: NodeSpec, proxy: SshProxySpec | None, private_key: pulumi.Input[str]) -> remote.ConnectionArgs:

@@ -1,8 +1,10 @@
 """Verification Jobs: pods that request GPUs on the group's nodes and run `nvidia-smi`.
 
-A Job succeeds only when its pod was scheduled with the requested `nvidia.com/gpu` and
-`nvidia-smi` lists at least that many GPUs; pulumi-kubernetes waits for it, so `pulumi up`
-fails when the GPUs cannot be used.
+A Job succeeds only when its pod was scheduled with the requested `nvidia.com/gpu` (or, with
+migStrategy mixed, `nvidia.com/mig-<profile>`) and `nvidia-smi -L` lists at least that many
+distinct devices; VerificationResult waits for it, so `pulumi up` fails when the GPUs cannot
+be used. The pods never preempt (their own PriorityClass) and run under the stack's
+RuntimeClass.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from components.config import GROUP_LABEL, NodeGroupSpec
-from components.device_plugin import plugin_revision, tolerations
+from components.config import GPU_RESOURCE, GROUP_LABEL, NodeGroupSpec
+from components.device_plugin import plugin_revision, runtime_class_field, tolerations
 from components.naming import content_hash, dns_label, standard_labels
+from components.priority_class import verification_priority_class_name
 
 APP_NAME = "gpu-verification"
 # Pod template annotation: a new plugin image or config gives a new template, and a Job's
@@ -21,53 +24,107 @@ PLUGIN_REVISION_ANNOTATION = "gpu-nodes.dev/device-plugin-revision"
 # An unprivileged user: the namespace enforces Pod Security `restricted`.
 RUN_AS_USER = 65534
 
+# Counts the devices `nvidia-smi -L` lists, by distinct UUID. A GPU in MIG mode is listed as
+# its MIG devices, indented under its own line:
+#   GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-932bfb2c-...)
+#     MIG 3g.40gb     Device  0: (UUID: MIG-0929581a-...)
+# so a GPU line counts only when no MIG line follows it. Distinct UUIDs, because time-slicing
+# can hand one physical GPU out twice. POSIX sh and parameter expansion only: the image's
+# /bin/sh may be dash or busybox, and nothing beyond nvidia-smi is assumed to be installed.
 _CHECK_SCRIPT = """\
 set -eu
 nvidia-smi
-found=$(nvidia-smi -L | grep -c '^GPU ' || true)
+listing=$(nvidia-smi -L)
+uuids=" "
+listed=0
+gpu=""
+uuid_of() { u=${1##*UUID: }; u=${u%%)*}; }
+count() {
+  listed=$((listed + 1))
+  case "$uuids" in *" $1 "*) ;; *) uuids="$uuids$1 " ;; esac
+}
+while IFS= read -r line; do
+  case "$line" in
+    "GPU "*) [ -z "$gpu" ] || count "$gpu"; uuid_of "$line"; gpu=$u ;;
+    *"MIG "*"Device"*) gpu=""; uuid_of "$line"; count "$u" ;;
+  esac
+done <<LISTING
+$listing
+LISTING
+[ -z "$gpu" ] || count "$gpu"
+set -f -- $uuids
+found=$#
 if [ "$found" -lt "$EXPECTED_GPUS" ]; then
-  echo "nvidia-smi lists $found GPU(s); this pod was given $EXPECTED_GPUS" >&2
+  if [ "$listed" -gt "$found" ]; then
+    echo "nvidia-smi lists $listed GPU(s) but only $found distinct UUID(s) (one GPU handed out twice);" \\
+      "this pod was given $EXPECTED_GPUS" >&2
+  else
+    echo "nvidia-smi lists $found GPU(s); this pod was given $EXPECTED_GPUS" >&2
+  fi
   exit 1
 fi
-echo "ok: $found GPU(s) visible, $EXPECTED_GPUS requested"
+echo "ok: $found distinct GPU(s) visible, $EXPECTED_GPUS requested"
 """
 
 
 @dataclass(frozen=True)
 class VerificationJob:
     node: str | None  # None: any node of the group
-    gpus: int
+    gpus: int  # how many devices of `resource` the pod requests (and must see)
     manifest: dict[str, Any]
+    resource: str = GPU_RESOURCE
 
     @property
     def name(self) -> str:
         return self.manifest["metadata"]["name"]
 
+    @property
+    def slug(self) -> str:
+        return request_slug(self.resource, self.gpus)
+
+
+def requests(group: NodeGroupSpec) -> list[tuple[str, int]]:
+    """What the Jobs ask for: each GPU count in config order, then each MIG resource (mixed)."""
+    spec = group.verification
+    return [(GPU_RESOURCE, gpus) for gpus in spec.gpus_per_pod] + list(spec.mig_resources)
+
+
+def request_slug(resource: str, count: int) -> str:
+    """`2gpu`, or `1x-mig-1g-5gb` for nvidia.com/mig-1g.5gb: part of a DNS label."""
+    if resource == GPU_RESOURCE:
+        return f"{count}gpu"
+    return f"{count}x-{resource.rpartition('/')[2].replace('.', '-').replace('_', '-').lower()}"
+
 
 def verification_jobs(group: NodeGroupSpec) -> list[VerificationJob]:
-    """One Job per GPU count, per node when `perNode`, in config order."""
+    """One Job per request, per node when `perNode`, in config order."""
     targets: list[str | None] = [node.name for node in group.nodes] if group.verification.per_node else [None]
     return [
-        VerificationJob(node=node, gpus=gpus, manifest=job_manifest(group, node, gpus))
+        VerificationJob(node=node, gpus=count, resource=resource, manifest=job_manifest(group, node, count, resource))
         for node in targets
-        for gpus in group.verification.gpus_per_pod
+        for resource, count in requests(group)
     ]
 
 
-def job_name(group: NodeGroupSpec, node: str | None, gpus: int, spec: dict[str, Any]) -> str:
+def job_name(group: NodeGroupSpec, node: str | None, slug: str, spec: dict[str, Any]) -> str:
     """Ends in a hash of the Job's spec: a changed Job gets a new name, so Pulumi can create
     the new one before deleting the old, with no race on a name still being deleted."""
-    return dns_label("gpu-verify", group.name, *([node] if node else []), f"{gpus}gpu", content_hash(spec)[:8])
+    return dns_label("gpu-verify", group.name, *([node] if node else []), slug, content_hash(spec)[:8])
 
 
-def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int) -> dict[str, Any]:
+def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int, resource: str = GPU_RESOURCE) -> dict[str, Any]:
     spec = group.verification
     labels = standard_labels(APP_NAME, group.name, "verification")
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
-        "priorityClassName": group.priority_class.name,
+        # Never evict running work (see components/priority_class.py): the class says so too,
+        # as the API server requires the two to agree.
+        "priorityClassName": verification_priority_class_name(group),
+        "preemptionPolicy": "Never",
         "nodeSelector": {GROUP_LABEL: group.name},
         "tolerations": tolerations(group.taints),
+        # The nvidia runtime's hook puts nvidia-smi and the GPU into the container.
+        **runtime_class_field(group),
         "securityContext": {
             "runAsNonRoot": True,
             "runAsUser": RUN_AS_USER,
@@ -87,7 +144,7 @@ def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int) -> dict[str,
                 ],
                 "resources": {
                     "requests": {"cpu": "10m", "memory": "32Mi"},
-                    "limits": {"nvidia.com/gpu": str(gpus), "memory": "128Mi"},
+                    "limits": {resource: str(gpus), "memory": "128Mi"},
                 },
                 "securityContext": {
                     "allowPrivilegeEscalation": False,
@@ -121,7 +178,7 @@ def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int) -> dict[str,
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
-            "name": job_name(group, node, gpus, job_spec),
+            "name": job_name(group, node, request_slug(resource, gpus), job_spec),
             "namespace": spec.namespace,
             "labels": labels,
             # VerificationResult waits instead, and says why a Job did not succeed.

@@ -59,6 +59,8 @@ class Recorder(pulumi.runtime.Mocks):
             outputs["stdout"] = self.preflight_stdout(args.inputs)
         if args.typ == "pulumi-python:dynamic:Resource" and "timeoutSeconds" in args.inputs:
             outputs.update(succeeded=True, summary="1 pod(s) succeeded")
+        if args.typ == "pulumi-python:dynamic:Resource" and "waitSeconds" in args.inputs:
+            outputs.update(allocatable=args.inputs["expected"])  # a healthy node
         return f"{args.name}-id", outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
@@ -173,6 +175,7 @@ def run_component(raw_group: dict[str, Any], kubeconfig: str | None = None, reco
     from components.config import parse_stack
     from components.namespaces import declare_namespaces
     from components.node_group import GpuNodeGroup, GpuNodeGroupArgs
+    from components.runtime_class import declare_runtime_class
 
     recorder = fresh_runtime({}, [], recorder)
     stack = parse_stack([raw_group])
@@ -183,12 +186,14 @@ def run_component(raw_group: dict[str, Any], kubeconfig: str | None = None, reco
     def _evaluate() -> None:
         provider = k8s.Provider("k8s")
         namespaces = declare_namespaces(stack, provider)
+        runtime_class = declare_runtime_class(stack, provider)
         scope["component"] = GpuNodeGroup(
             spec.name,
             GpuNodeGroupArgs(
                 spec=spec,
                 device_plugin_namespace=namespaces[spec.device_plugin.namespace],
                 verification_namespace=namespaces[spec.verification.namespace],
+                runtime_class=runtime_class,
                 ssh_private_key=pulumi.Output.secret("test-key") if spec.preflight.enabled else None,
                 kubeconfig=pulumi.Output.secret(kubeconfig) if kubeconfig else None,
             ),

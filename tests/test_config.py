@@ -28,7 +28,7 @@ def assert_one_problem(problems: list[str], key: str, *fragments: str) -> None:
 
 def test_defaults_follow_the_runbook_and_upstream():
     spec = parse_stack([group()]).node_groups[0]
-    assert dict(spec.labels) == {"accelerator": "nvidia"}, spec.labels
+    assert dict(spec.labels) == {"accelerator": "nvidia", "nvidia.com/gpu.present": "true"}, spec.labels
     assert [str(t) for t in spec.taints] == ["nvidia.com/gpu=present:NoSchedule"], spec.taints
     assert spec.device_plugin.image == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0", spec.device_plugin
     assert spec.device_plugin.namespace == "nvidia-device-plugin", spec.device_plugin
@@ -43,6 +43,12 @@ def test_defaults_follow_the_runbook_and_upstream():
     assert spec.nodes[0].ssh_port == 22, spec.nodes[0]
 
 
+def test_nvidias_own_gpu_present_label_is_a_default():
+    """GFD, NFD rules, the device plugin chart's affinity and the GPU Operator key on it."""
+    spec = parse_stack([group()]).node_groups[0]
+    assert spec.node_labels["nvidia.com/gpu.present"] == "true", spec.node_labels
+
+
 def test_group_label_is_added_to_the_configured_labels():
     spec = parse_stack([group(labels={"team": "ml"})]).node_groups[0]
     assert spec.node_labels == {"team": "ml", GROUP_LABEL: "a100"}, spec.node_labels
@@ -55,8 +61,12 @@ def test_valid_example_stacks_parse():
 
     for stack in ("prod", "staging"):
         config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
-        parsed = parse_stack(config["gpu-nodes:nodeGroups"])
+        runtime_class = config.get("gpu-nodes:runtimeClass"), config.get("gpu-nodes:createRuntimeClass")
+        parsed = parse_stack(config["gpu-nodes:nodeGroups"], False, *runtime_class)
         assert parsed.node_groups, f"Pulumi.{stack}.yaml has no node groups"
+    # Docker through older cri-dockerd accepts no RuntimeClass handler: staging runs without one.
+    staging = yaml.safe_load((ROOT / "Pulumi.staging.yaml").read_text())["config"]
+    assert parse_stack(staging["gpu-nodes:nodeGroups"], False, staging["gpu-nodes:runtimeClass"]).runtime_class is None
 
 
 def test_preflight_disabled_needs_no_ssh_fields():
@@ -195,6 +205,18 @@ def test_priority_class_name_reserved_prefix():
     assert_one_problem(problems, f"{KEY}.priorityClass.name", "'system-gpu'", "reserved")
 
 
+def test_priority_class_name_leaves_room_for_the_verification_class():
+    problems = problems_of(group(priorityClass={"name": "p" * 250}))
+    assert_one_problem(problems, f"{KEY}.priorityClass.name", "at most 240 characters", "-verification")
+
+
+def test_priority_class_name_taken_by_another_groups_verification_class():
+    second = group("h100", priorityClass={"name": "gpu-a100-verification"})
+    second["nodes"] = [node("other-node")]
+    problems = problems_of(group("a100"), second)
+    assert_one_problem(problems, "gpu-nodes:nodeGroups[1].priorityClass.name", "'gpu-a100-verification'", "'a100'")
+
+
 def test_image_without_tag():
     problems = problems_of(group(devicePlugin={"image": "nvcr.io/nvidia/k8s-device-plugin"}))
     assert_one_problem(problems, f"{KEY}.devicePlugin.image", "pinned by tag")
@@ -219,6 +241,58 @@ def test_image_pinned_by_digest_is_accepted():
 def test_unknown_mig_strategy():
     problems = problems_of(group(devicePlugin={"migStrategy": "all"}))
     assert_one_problem(problems, f"{KEY}.devicePlugin.migStrategy", "'all'", "none, single, mixed")
+
+
+MIG_1G = "nvidia.com/mig-1g.5gb"
+
+
+def test_mixed_mig_needs_the_mig_resources_to_verify():
+    """With mixed, MIG GPUs are advertised only as nvidia.com/mig-<profile>: nvidia.com/gpu
+    Jobs alone would prove nothing about them (or stay Pending until their deadline)."""
+    problems = problems_of(group(devicePlugin={"migStrategy": "mixed"}))
+    assert_one_problem(
+        problems, f"{KEY}.verification.migResources", "nothing", "migStrategy 'mixed'", '{"nvidia.com/mig-1g.5gb": 1}'
+    )
+
+
+def test_mixed_mig_with_mig_resources_parses():
+    raw = group(devicePlugin={"migStrategy": "mixed"}, verification={"migResources": {MIG_1G: 2}})
+    spec = parse_stack([raw]).node_groups[0]
+    assert spec.verification.mig_resources == ((MIG_1G, 2),), spec.verification
+
+
+def test_mixed_mig_may_verify_mig_devices_only():
+    raw = group(devicePlugin={"migStrategy": "mixed"}, verification={"gpusPerPod": [], "migResources": {MIG_1G: 1}})
+    spec = parse_stack([raw]).node_groups[0]
+    assert spec.verification.gpus_per_pod == (), spec.verification
+
+
+def test_mig_resources_only_with_mixed():
+    problems = problems_of(group(devicePlugin={"migStrategy": "single"}, verification={"migResources": {MIG_1G: 1}}))
+    assert_one_problem(problems, f"{KEY}.verification.migResources", "only with devicePlugin.migStrategy 'mixed'")
+
+
+def test_mig_resource_name_must_be_a_mig_resource():
+    raw = group(devicePlugin={"migStrategy": "mixed"}, verification={"migResources": {"nvidia.com/gpu": 1}})
+    problems = problems_of(raw)
+    assert_one_problem(problems, f"{KEY}.verification.migResources.nvidia.com/gpu", "nvidia.com/mig-<profile>")
+
+
+def test_mig_resource_count_is_bounded_by_seven_per_gpu():
+    raw = group(devicePlugin={"migStrategy": "mixed"}, verification={"migResources": {MIG_1G: 29}})
+    problems = problems_of(raw)
+    assert_one_problem(problems, f"{KEY}.verification.migResources.{MIG_1G}", "29", "at most 28")
+
+
+def test_single_mig_pods_may_ask_for_more_devices_than_gpus():
+    """With single, each MIG device is one nvidia.com/gpu: up to seven per GPU."""
+    raw = group(devicePlugin={"migStrategy": "single"}, verification={"gpusPerPod": [1, 8]})
+    assert parse_stack([raw]).node_groups[0].verification.gpus_per_pod == (1, 8)
+
+
+def test_empty_gpus_per_pod_without_mig_resources():
+    problems = problems_of(group(verification={"gpusPerPod": []}))
+    assert_one_problem(problems, f"{KEY}.verification.gpusPerPod", "at least one GPU count")
 
 
 def test_time_slicing_replicas_below_one():

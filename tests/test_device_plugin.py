@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 
-from components.config import GROUP_LABEL
+import pytest
+
+from components.config import GROUP_LABEL, parse_stack
 from components.device_plugin import (
     CONFIG_HASH_ANNOTATION,
     config_map_manifest,
     daemonset_manifest,
     plugin_revision,
 )
+from tests.factories import group
 from tests.specs import group_spec
 
 
@@ -91,7 +94,7 @@ def test_time_slicing_writes_a_config_file_and_mounts_it():
 
 
 def test_mig_strategy_goes_into_the_config_file():
-    spec = group_spec(devicePlugin={"migStrategy": "mixed"})
+    spec = group_spec(devicePlugin={"migStrategy": "mixed"}, verification={"migResources": {"nvidia.com/mig-1g.5gb": 1}})
     config = json.loads(config_map_manifest(spec)["data"]["config.yaml"])
     assert config["flags"]["migStrategy"] == "mixed", config
     assert "sharing" not in config, config
@@ -110,3 +113,33 @@ def test_plugin_revision_follows_image_and_config_only():
     assert plugin_revision(group_spec(devicePlugin={"migStrategy": "single"})) != base
     assert plugin_revision(group_spec(verification={"timeoutSeconds": 60})) == base
     assert plugin_revision(group_spec(labels={"team": "ml"})) == base
+
+
+@pytest.mark.parametrize("strategy", ["single", "mixed"])
+def test_mig_lets_the_plugin_monitor_mig_devices(strategy):
+    """As the upstream chart does for single/mixed: NVML enumerates MIG devices only through
+    the mig monitor capability, which the toolkit injects for this variable and which needs
+    CAP_SYS_ADMIN."""
+    mig = {"migResources": {"nvidia.com/mig-1g.5gb": 1}} if strategy == "mixed" else {}
+    ds = daemonset_manifest(group_spec(devicePlugin={"migStrategy": strategy}, verification=mig))
+    name = ds["metadata"]["name"]
+    assert env(ds)["NVIDIA_MIG_MONITOR_DEVICES"] == "all", name
+    assert container(ds)["securityContext"] == {"capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}}, name
+
+
+def test_without_mig_no_capability_is_added():
+    ds = daemonset_manifest(group_spec(devicePlugin={"migStrategy": "none", "timeSlicingReplicas": 2}))
+    assert "NVIDIA_MIG_MONITOR_DEVICES" not in env(ds), ds["metadata"]["name"]
+    assert "add" not in container(ds)["securityContext"]["capabilities"], ds["metadata"]["name"]
+
+
+def test_plugin_pods_run_under_the_stacks_runtime_class():
+    """Without a default nvidia runtime, the plugin under runc cannot load NVML and exits."""
+    ds = daemonset_manifest(group_spec())
+    assert pod_spec(ds)["runtimeClassName"] == "nvidia", ds["metadata"]["name"]
+
+
+def test_no_runtime_class_when_it_is_off():
+    spec = parse_stack([group()], False, "false").node_groups[0]
+    ds = daemonset_manifest(spec)
+    assert "runtimeClassName" not in pod_spec(ds), ds["metadata"]["name"]

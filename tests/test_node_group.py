@@ -35,15 +35,21 @@ def deps(run, resource: Registered) -> set[str]:
     return {by_urn[urn] for urn in resource.dependencies}
 
 
+def capacity_checks(run) -> list[Registered]:
+    return [r for r in run.of_type(DYNAMIC) if "waitSeconds" in r.inputs]
+
+
 def test_children_are_named_after_the_group_and_parented_to_it():
     run = run_component(group("a100"))
     component = run.named("a100")
     assert component.type == TYPE, component.urn
     children = [r for r in run.resources if r.parent == component.urn]
-    per_node = [f"a100-a100-node-{i}-{part}" for i in (1, 2) for part in ("preflight", "labels", "taints")]
+    parts = ("preflight", "labels", "taints", "gpu-capacity")
+    per_node = [f"a100-a100-node-{i}-{part}" for i in (1, 2) for part in parts]
     jobs = ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-2-1gpu"]
     results = [f"{job}-result" for job in jobs]
-    expected = sorted(per_node + jobs + results + ["a100-device-plugin", "a100-priority-class"])
+    group_wide = ["a100-device-plugin", "a100-priority-class", "a100-verification-priority-class"]
+    expected = sorted(per_node + jobs + results + group_wide)
     assert names(children) == expected, component.urn
 
 
@@ -98,8 +104,19 @@ def test_each_node_job_waits_for_the_plugin_and_its_own_node_only():
         for gpus in (1, 2):
             job = run.named(f"a100-verify-{node}-{gpus}gpu")
             needs = deps(run, job)
-            assert {"a100-device-plugin", "a100-priority-class", f"a100-{node}-labels", f"a100-{node}-taints"} <= needs, job.urn
+            wanted = {"a100-device-plugin", "a100-verification-priority-class", f"a100-{node}-labels", f"a100-{node}-taints"}
+            assert wanted <= needs, job.urn
             assert not any(other in name for name in needs), f"{job.urn} waits for {other}: {needs}"
+
+
+def test_mixed_mig_registers_a_job_per_mig_resource():
+    mig = {"nvidia.com/mig-1g.5gb": 2}
+    run = run_component(group("a100", nodes=1, devicePlugin={"migStrategy": "mixed"}, verification={"migResources": mig}))
+    assert names(run.of_type(JOB)) == ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-1-2x-mig-1g-5gb"]
+    job = run.named("a100-verify-a100-node-1-2x-mig-1g-5gb")
+    limits = job.inputs["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert limits["nvidia.com/mig-1g.5gb"] == "2", job.urn
+    assert run.named(f"{job.name}-result").inputs["job"] == job.inputs["metadata"]["name"], job.urn
 
 
 def test_group_wide_job_waits_for_every_node():
@@ -127,6 +144,34 @@ def test_each_job_has_a_result_that_waits_for_it_with_the_configured_timeout():
         assert result.inputs["timeoutSeconds"] == 120, result.urn
         assert result.inputs["job"] == job.inputs["metadata"]["name"], result.urn
         assert "kubeconfig" in result.additional_secret_outputs, result.urn
+
+
+def test_each_node_gpu_count_is_checked_after_the_plugin_is_up():
+    sliced = {"timeSlicingReplicas": 4}
+    run = run_component(group("a100", gpusPerNode=2, devicePlugin=sliced, verification={"timeoutSeconds": 120}))
+    checks = capacity_checks(run)
+    assert names(checks) == ["a100-a100-node-1-gpu-capacity", "a100-a100-node-2-gpu-capacity"], names(checks)
+    for node in ("a100-node-1", "a100-node-2"):
+        check = run.named(f"a100-{node}-gpu-capacity")
+        assert check.inputs["node"] == node, check.urn
+        assert check.inputs["expected"] == 8, check.urn
+        assert check.inputs["waitSeconds"] == 120, check.urn
+        assert deps(run, check) >= {"a100-device-plugin", f"a100-{node}-labels", f"a100-{node}-taints"}, check.urn
+        assert "kubeconfig" in check.additional_secret_outputs, check.urn
+
+
+def test_jobs_do_not_wait_for_the_capacity_check():
+    """A node short of one GPU still gets its Jobs' verdict on the GPUs it has."""
+    run = run_component(group("a100"))
+    for job in run.of_type(JOB):
+        assert not any(name.endswith("-gpu-capacity") for name in deps(run, job)), job.urn
+
+
+def test_no_capacity_check_under_mig():
+    run = run_component(group("a100", devicePlugin={"migStrategy": "single"}))
+    assert capacity_checks(run) == [], names(capacity_checks(run))
+    report = run.resolve(run.globals["component"].nodes)
+    assert report["a100-node-1"]["gpuCapacity"] == {"skipped": True}, report
 
 
 def test_device_plugin_config_map_only_when_needed():
@@ -158,8 +203,13 @@ def test_outputs_report_each_node():
     assert node["preflight"]["driverVersion"] == HEALTHY_REPORT["driverVersion"], node
     assert node["preflight"]["gpuModels"] == ["NVIDIA H100 80GB HBM3"], node
     jobs = {job.name: job.gpus for job in verification_jobs(group_spec("a100", verification={"gpusPerPod": [1, 2]}))}
-    expected = {name: {"gpus": gpus, "succeeded": True} for name, gpus in jobs.items() if "a100-node-1" in name}
+    expected = {
+        name: {"resource": "nvidia.com/gpu", "gpus": gpus, "succeeded": True}
+        for name, gpus in jobs.items()
+        if "a100-node-1" in name
+    }
     assert node["verification"] == expected, node
+    assert node["gpuCapacity"] == {"expected": 4, "allocatable": 4}, node
 
 
 def test_outputs_show_failed_checks_from_the_report():

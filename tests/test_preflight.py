@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from components.preflight import SCRIPT_PATH, parse_report, preflight_command
+from components.config import parse_stack
+from components.preflight import SCRIPT_PATH, parse_report, preflight_command, triggers
 from tests.factories import HOST_KEY, group
 from tests.pulumi_mocks import HEALTHY_REPORT, run_component
 from tests.specs import group_spec
@@ -58,7 +59,7 @@ def test_minimum_driver_and_runtime_reach_the_command_line():
 
 
 def test_triggers_follow_script_gpu_count_and_runtime():
-    # Exactly these four without `recheck`: stacks deployed before it existed must not re-run preflight.
+    # Exactly these four by default: stacks deployed before the optional triggers existed must not re-run preflight.
     command = commands(group("a100"))["a100-a100-node-1-preflight"]
     digest = hashlib.sha256(SCRIPT_PATH.read_bytes()).hexdigest()
     assert command.inputs["triggers"] == [digest, "4", "containerd", ""], command.urn
@@ -88,3 +89,17 @@ def test_parse_report_summarises_the_json():
     assert summary["gpuCount"] == 2, summary
     assert summary["gpuModels"] == ["NVIDIA A100-SXM4-80GB"], summary
     assert summary["passedChecks"] == ["driver"] and summary["failedChecks"] == ["runtime"], summary
+
+
+def test_default_runtime_is_required_when_no_runtime_class_is_used():
+    """Without a RuntimeClass, pods get the nvidia runtime only if it is the default."""
+    off = parse_stack([group("a100")], False, "").node_groups[0]
+    assert preflight_command(off.preflight, 4) == "bash -s -- --runtime containerd --expect-gpus 4 --require-default-runtime"
+    on = parse_stack([group("a100")]).node_groups[0]
+    assert "--require-default-runtime" not in preflight_command(on.preflight, 4)
+
+
+def test_turning_the_runtime_class_off_reruns_preflight():
+    on = parse_stack([group("a100")]).node_groups[0].preflight
+    off = parse_stack([group("a100")], False, "").node_groups[0].preflight
+    assert triggers(on, 4) != triggers(off, 4), triggers(on, 4)

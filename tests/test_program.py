@@ -28,8 +28,18 @@ def two_groups() -> dict:
     )
 
 
-def test_every_kubernetes_object_validates_against_strict_schemas():
-    run = run_program(two_groups(), SECRET_KEYS)
+def every_feature() -> dict:
+    """MIG (single and mixed), time-slicing, group-wide Jobs: every optional object and field."""
+    mixed = {"migStrategy": "mixed", "timeSlicingReplicas": 2}
+    return stack_config(
+        group("a100", nodes=1, devicePlugin=mixed, verification={"migResources": {"nvidia.com/mig-1g.5gb": 2}}),
+        group("h100", nodes=1, devicePlugin={"migStrategy": "single"}, verification={"gpusPerPod": [1, 7], "perNode": False}),
+    )
+
+
+@pytest.mark.parametrize("config", [two_groups, every_feature])
+def test_every_kubernetes_object_validates_against_strict_schemas(config):
+    run = run_program(config(), SECRET_KEYS)
     objects = kubernetes_objects(run)
     assert len(objects) > 10, [r.urn for r in objects]
     for resource in objects:
@@ -126,3 +136,66 @@ def test_no_ssh_key_needed_when_preflight_is_off_everywhere():
     del config["gpu-nodes:sshPrivateKey"]
     run = run_program(config)
     assert not run.of_type("command:remote:Command"), [r.urn for r in run.resources]
+
+
+RUNTIME_CLASS = "kubernetes:node.k8s.io/v1:RuntimeClass"
+
+
+def pod_specs(run) -> dict[str, dict]:
+    """Pod templates of every DaemonSet and Job, by resource name."""
+    kinds = ("kubernetes:apps/v1:DaemonSet", "kubernetes:batch/v1:Job")
+    return {r.name: r.inputs["spec"]["template"]["spec"] for r in run.resources if r.type in kinds}
+
+
+def test_one_runtime_class_per_stack_named_by_every_gpu_pod():
+    run = run_program(two_groups(), SECRET_KEYS)
+    classes = run.of_type(RUNTIME_CLASS)
+    assert [(r.name, r.inputs["metadata"]["name"], r.inputs["handler"]) for r in classes] == [
+        ("runtime-class-nvidia", "nvidia", "nvidia")
+    ], [r.urn for r in classes]
+    pods = pod_specs(run)
+    assert len(pods) == 2 + 5, sorted(pods)
+    for name, spec in pods.items():
+        assert spec.get("runtimeClassName") == "nvidia", name
+
+
+def test_gpu_pods_wait_for_the_runtime_class():
+    """The RuntimeClass admission plugin refuses a pod whose class does not exist yet."""
+    run = run_program(two_groups(), SECRET_KEYS)
+    runtime_class = run.named("runtime-class-nvidia").urn
+    for resource in run.resources:
+        if resource.type in ("kubernetes:apps/v1:DaemonSet", "kubernetes:batch/v1:Job"):
+            assert runtime_class in resource.dependencies, resource.urn
+
+
+def test_a_referenced_runtime_class_is_named_not_created():
+    run = run_program(stack_config(group("a100"), runtimeClass="nvidia-cdi"), SECRET_KEYS)
+    assert not run.of_type(RUNTIME_CLASS), [r.urn for r in run.of_type(RUNTIME_CLASS)]
+    for name, spec in pod_specs(run).items():
+        assert spec.get("runtimeClassName") == "nvidia-cdi", name
+
+
+def test_runtime_class_off_requires_nvidia_as_the_default_runtime():
+    run = run_program(stack_config(group("a100"), runtimeClass=False), SECRET_KEYS)
+    assert not run.of_type(RUNTIME_CLASS), [r.urn for r in run.of_type(RUNTIME_CLASS)]
+    for name, spec in pod_specs(run).items():
+        assert "runtimeClassName" not in spec, name
+    for command in run.of_type("command:remote:Command"):
+        assert command.inputs["create"].endswith(" --require-default-runtime"), command.urn
+
+
+def test_bad_runtime_class_fails_before_anything_is_registered():
+    from tests.pulumi_mocks import Recorder
+
+    recorder = Recorder()
+    with pytest.raises(pulumi.RunError, match=r"gpu-nodes:runtimeClass: got 'Bad_Class'"):
+        run_program(stack_config(group("a100"), runtimeClass="Bad_Class"), SECRET_KEYS, recorder=recorder)
+    registered = [r.urn for r in recorder.resources.values() if r.type != "pulumi:pulumi:Stack"]
+    assert registered == [], registered
+
+
+def test_an_existing_nvidia_class_is_named_not_adopted():
+    run = run_program(stack_config(group("a100"), createRuntimeClass=False), SECRET_KEYS)
+    assert not run.of_type(RUNTIME_CLASS), [r.urn for r in run.of_type(RUNTIME_CLASS)]
+    for name, spec in pod_specs(run).items():
+        assert spec.get("runtimeClassName") == "nvidia", name

@@ -45,6 +45,30 @@ def test_gpus_are_registered_on_group_nodes(deployed):
         assert allocatable.get("nvidia.com/gpu") == "4", deployed.explain(f"{name} allocatable {allocatable}")
 
 
+def test_gpu_pods_run_under_the_nvidia_runtime_class(deployed):
+    """Issue 9, item 1: the stack creates RuntimeClass nvidia, and the plugin's and the
+    verification Jobs' pods name it (else they would run under runc on a machine where nvidia
+    is not the default runtime)."""
+    runtime_class = deployed.kubectl_json("get", "runtimeclass", "nvidia")
+    assert runtime_class["handler"] == "nvidia", deployed.explain(f"RuntimeClass nvidia: {runtime_class}")
+    plugin = deployed.kubectl_json("get", "pods", "-n", "nvidia-device-plugin")["items"]
+    verification = deployed.kubectl_json("get", "pods", "-n", "gpu-verification")["items"]
+    assert len(plugin) == len(NODES) and verification, deployed.explain("no pods to look at")
+    for pod in plugin + verification:
+        name = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+        assert pod["spec"].get("runtimeClassName") == "nvidia", deployed.explain(f"{name} names no RuntimeClass nvidia")
+    for job in deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]:
+        assert job["spec"]["template"]["spec"].get("runtimeClassName") == "nvidia", job["metadata"]["name"]
+
+
+def test_verification_pods_never_preempt(deployed):
+    """Issue 9, item 10: the API server resolved their class's policy onto the pods."""
+    for pod in deployed.kubectl_json("get", "pods", "-n", "gpu-verification")["items"]:
+        spec = pod["spec"]
+        assert spec.get("preemptionPolicy") == "Never", f"{pod['metadata']['name']}: {spec.get('preemptionPolicy')}"
+        assert spec.get("priorityClassName") == f"gpu-{GROUP}-verification", pod["metadata"]["name"]
+
+
 def test_verification_jobs_completed(deployed):
     jobs = deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]
     assert len(jobs) == len(NODES) * 2, deployed.explain(f"jobs: {[j['metadata']['name'] for j in jobs]}")
@@ -61,6 +85,7 @@ def test_outputs_hold_the_per_node_report(deployed):
         assert all(v["succeeded"] is True for v in node["verification"].values()), f"{name}: {node['verification']}"
         assert node["taints"] == [OUR_TAINT], f"{name}: {node['taints']}"
         assert node["labels"]["gpu-nodes.dev/node-group"] == GROUP, f"{name}: {node['labels']}"
+        assert node["gpuCapacity"] == {"expected": 4, "allocatable": 4}, f"{name}: {node['gpuCapacity']}"
 
 
 def test_outputs_hold_what_preflight_found(deployed):

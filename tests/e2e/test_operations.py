@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 
 import yaml
 
@@ -19,6 +20,7 @@ from tests.e2e.test_deploy import OUR_TAINT, taints_of
 from tests.sshd import fakehost
 
 STACK_FILE = ROOT / f"Pulumi.{STACK}.yaml"
+UNHEALTHY_GPUS = "gpu-nodes.dev/simulated-unhealthy-gpus"
 OTHER_HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBY0rNVq6tHWyifzOC2aagqArtyuKGZ2Sz6Bee6zhybO"
 
 
@@ -95,6 +97,45 @@ def test_a_code_change_shows_in_preview(deployed):
     assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
 
 
+def wait_for_allocatable(local, node: str, gpus: str, timeout: float = 60) -> None:
+    """Until tools/cluster/gpu-registrar.py (about once a second) reports `gpus` on the node."""
+    deadline = time.monotonic() + timeout
+    while True:
+        allocatable = local.node(node)["status"].get("allocatable", {}).get("nvidia.com/gpu")
+        if allocatable == gpus:
+            return
+        assert time.monotonic() < deadline, local.explain(f"{node} allocatable nvidia.com/gpu {allocatable}, waited for {gpus}")
+        time.sleep(1)
+
+
+def test_a_lost_gpu_is_caught_naming_the_node_and_both_figures(deployed):
+    """Issue 9, item 4: gpu-node-2 loses one of its 4 GPUs (the plugin marks it unhealthy, as
+    after an XID error; the registrar plays that from an annotation). Refresh shows it, and
+    `pulumi up --refresh` fails naming the node, what it offers and what the group declares."""
+    check = f"{GROUP}-gpu-node-2-gpu-capacity"
+    deployed.kubectl("annotate", "node", "gpu-node-2", f"{UNHEALTHY_GPUS}=1", "--overwrite")
+    try:
+        wait_for_allocatable(deployed, "gpu-node-2", "3")
+        drift = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", "--diff", check=False)
+        assert drift.returncode != 0, deployed.explain("refresh did not notice the lost GPU", drift)
+        assert check in drift.stdout, deployed.explain(f"the refresh does not name {check}", drift)
+
+        result = deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", check=False, timeout=900)
+        output = result.stdout + result.stderr
+        assert result.returncode != 0, deployed.explain("pulumi up passed with a GPU missing on gpu-node-2", result)
+        expected = r'node gpu-node-2: status\.allocatable\["nvidia\.com/gpu"\] is 3, expected 4'
+        assert re.search(expected, output), deployed.explain("the failure does not name gpu-node-2, 3 and 4", result)
+        assert check in output, deployed.explain(f"the failure does not name {check}", result)
+        assert not re.search(r"node gpu-node-[13]: status\.allocatable", output), deployed.explain("healthy nodes failed", result)
+    finally:
+        deployed.kubectl("annotate", "node", "gpu-node-2", f"{UNHEALTHY_GPUS}-", check=False)
+
+    wait_for_allocatable(deployed, "gpu-node-2", "4")
+    deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", timeout=1200)
+    clean = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", check=False)
+    assert clean.returncode == 0, deployed.explain("drift remains after the GPU came back", clean)
+
+
 def steps_of(preview: subprocess.CompletedProcess) -> dict[str, str]:
     """Resource name -> planned operation, from `pulumi preview --json`."""
     steps = json.loads(preview.stdout).get("steps", [])
@@ -114,6 +155,8 @@ def test_upgrade_in_place_rerolls_the_plugin_and_reruns_only_the_jobs(deployed):
     expected |= {
         name: "update" if name.endswith("-result") else "replace" for name in plan if name.startswith(f"{GROUP}-verify-")
     }
+    # A new plugin may register differently: each node's GPU count is checked again.
+    expected |= {f"{GROUP}-{node}-gpu-capacity": "update" for node in NODES}
     assert changed == expected, f"planned {changed}, expected only {expected}"
 
     deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
@@ -220,6 +263,8 @@ def test_destroy_is_clean(deployed):
     assert "nvidia-device-plugin" not in namespaces and "gpu-verification" not in namespaces, namespaces
     classes = deployed.kubectl("get", "priorityclasses", "-o", "name").stdout
     assert f"gpu-{GROUP}" not in classes, classes
+    runtime_classes = deployed.kubectl("get", "runtimeclasses", "-o", "name").stdout
+    assert "runtimeclass.node.k8s.io/nvidia" not in runtime_classes.split(), runtime_classes
 
 
 def test_broken_device_plugin_is_caught_with_the_reason(deployed):
@@ -236,6 +281,8 @@ def test_broken_device_plugin_is_caught_with_the_reason(deployed):
         assert "is Pending (Unschedulable)" in output and "untolerated taint" in output, deployed.explain(
             "the verification failure does not say the pods are Pending and why", result
         )
+        no_plugin = r'node gpu-node-2: status\.allocatable\["nvidia\.com/gpu"\] is not set \(no GPU registered\), expected 4'
+        assert re.search(no_plugin, output), deployed.explain("the capacity check does not name gpu-node-2", result)
         assert not re.search(r"gpu-node-[13]-\dgpu-[0-9a-f]{8} failed", output), deployed.explain(
             "healthy nodes failed too", result
         )
