@@ -22,6 +22,8 @@ from typing import Any
 from sshd import fakehost
 
 SCRIPT = Path(__file__).resolve().parents[2] / "components" / "scripts" / "preflight.sh"
+# Real files from upstream; fixtures/README.md names the source of each.
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BASH = shutil.which("bash") or "/bin/bash"
 # All the script (and the stubs) may use from the system; no jq, no python.
 SYSTEM_TOOLS = ("bash", "cat", "mktemp", "rm", "sleep", "timeout")
@@ -114,7 +116,11 @@ class FakeNode:
 
     def kubelet_socket(self) -> None:
         """A real unix socket where kubelet serves device-plugin registration."""
-        path = self.root / "var/lib/kubelet/device-plugins/kubelet.sock"
+        self.unix_socket("var/lib/kubelet/device-plugins/kubelet.sock")
+
+    def unix_socket(self, rel: str) -> None:
+        """A real unix socket at /rel, as a listening daemon leaves it (a CRI socket, say)."""
+        path = self.root / rel.lstrip("/")
         path.parent.mkdir(parents=True, exist_ok=True)
         cwd = os.getcwd()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
