@@ -16,7 +16,10 @@ HEALTHY_EXIT = 0
 FAILED_EXIT = 1
 USAGE_EXIT = 2
 
-CRI_DOCKERD_FLAGS = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///var/run/cri-dockerd.sock --pod-infra-container-image=registry.k8s.io/pause:3.9"\n'
+CRI_DOCKERD_FLAGS = (
+    'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///var/run/cri-dockerd.sock'
+    ' --pod-infra-container-image=registry.k8s.io/pause:3.9"\n'
+)
 DAEMON_NVIDIA_NOT_DEFAULT = '{"runtimes": {"nvidia": {"path": "nvidia-container-runtime", "args": []}}}\n'
 DAEMON_WITHOUT_NVIDIA = '{"log-driver": "json-file", "exec-opts": ["native.cgroupdriver=systemd"]}\n'
 K3S_CONFIG = "var/lib/rancher/k3s/agent/etc/containerd/config.toml"
@@ -32,7 +35,8 @@ def docker_ce_machine(node: FakeNode, daemon_json: str) -> FakeNode:
     its socket), dockerd serves the containers, kubelet talks to cri-dockerd."""
     node.file("etc/containerd/config.toml", fixture("docker-ce-containerd.toml"))
     node.remove("etc/containerd/conf.d")
-    node.command("containerd", "[ \"$*\" = \"config dump\" ] || exit 1\necho 'disabled_plugins = [\"io.containerd.grpc.v1.cri\"]'")
+    dump = "disabled_plugins = ['io.containerd.grpc.v1.cri']"
+    node.command("containerd", f'[ "$*" = "config dump" ] || exit 1\necho "{dump}"')
     node.command("dockerd", "exit 0")
     node.file("etc/docker/daemon.json", daemon_json)
     node.unix_socket("run/containerd/containerd.sock")
@@ -97,7 +101,10 @@ def test_auto_reads_container_runtime_endpoint_from_kubelet_config(node: FakeNod
         "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
         'containerRuntimeEndpoint: "unix:///var/run/crio/crio.sock"\n',
     )
-    node.file("etc/crio/crio.conf.d/99-nvidia.toml", '[crio.runtime.runtimes.nvidia]\nruntime_path = "/usr/bin/nvidia-container-runtime"\n')
+    node.file(
+        "etc/crio/crio.conf.d/99-nvidia.toml",
+        '[crio.runtime.runtimes.nvidia]\nruntime_path = "/usr/bin/nvidia-container-runtime"\n',
+    )
     result = node.preflight(runtime="auto")
     runtime = result.check("runtime")
     assert result.report["runtime"]["name"] == "cri-o", runtime
@@ -108,12 +115,16 @@ def test_auto_reads_container_runtime_endpoint_from_kubelet_config(node: FakeNod
 
 def test_auto_endpoint_of_running_kubelet_wins_over_files(node: FakeNode) -> None:
     docker_ce_machine(node, DAEMON_NVIDIA_NOT_DEFAULT)
-    node.file("var/lib/kubelet/kubeadm-flags.env", 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n')
+    node.file(
+        "var/lib/kubelet/kubeadm-flags.env",
+        'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n',
+    )
     node.kubelet_process(777, "/usr/bin/kubelet", "--container-runtime-endpoint", "unix:///run/cri-dockerd.sock")
     result = node.preflight(runtime="auto")
     runtime = result.check("runtime")
     assert result.report["runtime"]["name"] == "docker", runtime
-    assert "kubelet --container-runtime-endpoint unix:///run/cri-dockerd.sock in the command line of kubelet (pid 777)" in runtime["detail"]
+    where = "kubelet --container-runtime-endpoint unix:///run/cri-dockerd.sock in the command line of kubelet (pid 777)"
+    assert where in runtime["detail"], runtime
 
 
 # ------------------------------------------- item 6: the removed DevicePlugins gate
@@ -122,21 +133,25 @@ def test_auto_endpoint_of_running_kubelet_wins_over_files(node: FakeNode) -> Non
 def test_gate_in_eks_json_kubelet_config_is_found(node: FakeNode) -> None:
     eks = fixture("eks-al2-kubelet-config.json")
     assert '"NodeSwap": false' in eks
-    node.file("etc/kubernetes/kubelet/kubelet-config.json", eks.replace('"NodeSwap": false', '"NodeSwap": false,\n    "DevicePlugins": true'))
+    with_gate = eks.replace('"NodeSwap": false', '"NodeSwap": false,\n    "DevicePlugins": true')
+    node.file("etc/kubernetes/kubelet/kubelet-config.json", with_gate)
     # EKS AL2 names its config in the kubelet unit itself, not in a drop-in.
     node.file(
         "etc/systemd/system/kubelet.service",
-        "[Service]\nExecStart=/usr/bin/kubelet --config /etc/kubernetes/kubelet/kubelet-config.json --kubeconfig /var/lib/kubelet/kubeconfig\n",
+        "[Service]\nExecStart=/usr/bin/kubelet --config /etc/kubernetes/kubelet/kubelet-config.json"
+        " --kubeconfig /var/lib/kubelet/kubeconfig\n",
     )
     result = node.preflight()
     gates = result.check("kubelet-feature-gates")
     assert result.returncode == FAILED_EXIT
-    assert gates["detail"].startswith("DevicePlugins gate set in /etc/kubernetes/kubelet/kubelet-config.json (DevicePlugins=true)"), gates
+    expected = "DevicePlugins gate set in /etc/kubernetes/kubelet/kubelet-config.json (DevicePlugins=true)"
+    assert gates["detail"].startswith(expected), gates
 
 
 def test_eks_json_kubelet_config_without_the_gate_passes(node: FakeNode) -> None:
     node.file("etc/kubernetes/kubelet/kubelet-config.json", fixture("eks-al2-kubelet-config.json"))
-    node.file("etc/systemd/system/kubelet.service", "[Service]\nExecStart=/usr/bin/kubelet --config /etc/kubernetes/kubelet/kubelet-config.json\n")
+    unit = "[Service]\nExecStart=/usr/bin/kubelet --config /etc/kubernetes/kubelet/kubelet-config.json\n"
+    node.file("etc/systemd/system/kubelet.service", unit)
     result = node.preflight()
     gates = result.check("kubelet-feature-gates")
     assert result.returncode == HEALTHY_EXIT, result.stderr
@@ -171,13 +186,15 @@ def test_gate_in_kubelet_conf_d_dropin_is_found(node: FakeNode) -> None:
     result = node.preflight()
     gates = result.check("kubelet-feature-gates")
     assert result.returncode == FAILED_EXIT
-    assert gates["detail"].startswith("DevicePlugins gate set in /etc/kubernetes/kubelet.conf.d/20-gpu.conf (DevicePlugins=true)"), gates
+    expected = "DevicePlugins gate set in /etc/kubernetes/kubelet.conf.d/20-gpu.conf (DevicePlugins=true)"
+    assert gates["detail"].startswith(expected), gates
 
 
 def test_gate_in_dropin_of_the_dir_named_by_config_dir_is_found(node: FakeNode) -> None:
     node.file(
         "var/lib/kubelet/kubeadm-flags.env",
-        'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock --config-dir=/etc/kubelet.d"\n',
+        'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock'
+        ' --config-dir=/etc/kubelet.d"\n',
     )
     node.file("etc/kubelet.d/50-gates.conf", "kind: KubeletConfiguration\nfeatureGates:\n  DevicePlugins: true\n")
     # kubelet reads only *.conf there
@@ -189,7 +206,7 @@ def test_gate_in_dropin_of_the_dir_named_by_config_dir_is_found(node: FakeNode) 
 
 
 def test_other_gate_whose_name_ends_in_device_plugins_is_not_the_gate(node: FakeNode) -> None:
-    node.file("var/lib/kubelet/config.yaml", "featureGates:\n  KubeletPodResourcesDynamicResources: true\n  MyDevicePlugins: true\n")
+    node.file("var/lib/kubelet/config.yaml", "featureGates:\n  KubeletTracing: true\n  MyDevicePlugins: true\n")
     result = node.preflight()
     assert result.returncode == HEALTHY_EXIT, result.check("kubelet-feature-gates")
 
@@ -212,7 +229,11 @@ def test_dump_verdict_is_certain(node: FakeNode) -> None:
 
 def test_version_2_config_without_imports_never_reads_conf_d(node: FakeNode) -> None:
     _fallback(node)
-    node.file("etc/containerd/config.toml", '# containerd 1.7 default\nversion = 2\n\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  default_runtime_name = "runc"\n')
+    node.file(
+        "etc/containerd/config.toml",
+        "# containerd 1.7 default\nversion = 2\n\n"
+        '[plugins."io.containerd.grpc.v1.cri".containerd]\n  default_runtime_name = "runc"\n',
+    )
     result = node.preflight()
     runtime = result.check("runtime")
     assert result.returncode == FAILED_EXIT
@@ -243,8 +264,10 @@ def test_containerd_1x_dropin_replaces_the_whole_plugin_section(node: FakeNode) 
         '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]\n  runtime_type = "io.containerd.runc.v2"\n',
     )
     node.remove("etc/containerd/conf.d/99-nvidia.toml")
-    node.file("etc/containerd/conf.d/10-registry.toml", '[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "/etc/containerd/certs.d"\n')
-    node.command("containerd", 'case "$*" in --version) echo "containerd containerd.io 1.7.27 05044ec0a9a75232cad458027ca83437aae3f4da";; *) exit 1;; esac')
+    registry = '[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "/etc/containerd/certs.d"\n'
+    node.file("etc/containerd/conf.d/10-registry.toml", registry)
+    version = "containerd containerd.io 1.7.27 05044ec0a9a75232cad458027ca83437aae3f4da"
+    node.command("containerd", f'case "$*" in --version) echo "{version}";; *) exit 1;; esac')
     result = node.preflight()
     runtime = result.check("runtime")
     assert result.returncode == FAILED_EXIT
@@ -262,7 +285,8 @@ def test_containerd_2x_version_3_dropins_merge_deeply(node: FakeNode) -> None:
         "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia]\n  runtime_type = 'io.containerd.runc.v2'\n",
     )
     node.remove("etc/containerd/conf.d/99-nvidia.toml")
-    node.file("etc/containerd/conf.d/10-cni.toml", "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.cni]\n  bin_dir = '/opt/cni/bin'\n")
+    cni = "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.cni]\n  bin_dir = '/opt/cni/bin'\n"
+    node.file("etc/containerd/conf.d/10-cni.toml", cni)
     result = node.preflight()
     runtime = result.check("runtime")
     assert result.returncode == HEALTHY_EXIT, runtime
@@ -293,7 +317,8 @@ def test_k3s_generated_config_with_nvidia_extra_runtime(node: FakeNode) -> None:
     result = node.preflight(runtime="k3s")
     runtime = result.check("runtime")
     assert result.returncode == HEALTHY_EXIT, runtime
-    assert runtime["detail"].startswith("k3s: nvidia runtime configured but the default is runc (read /var/lib/rancher/k3s/agent/etc/containerd/config.toml"), runtime
+    expected = f"k3s: nvidia runtime configured but the default is runc (read /{K3S_CONFIG}"
+    assert runtime["detail"].startswith(expected), runtime
     assert result.report["runtime"] == {
         "name": "k3s",
         "nvidiaDefault": False,
@@ -327,7 +352,8 @@ def test_auto_on_k3s_machine_picks_k3s(node: FakeNode) -> None:
     result = node.preflight(runtime="auto")
     runtime = result.check("runtime")
     assert result.report["runtime"]["name"] == "k3s", runtime
-    assert runtime["detail"].startswith("auto chose k3s (CRI socket /run/k3s/containerd/containerd.sock, /var/lib/rancher/k3s); "), runtime
+    expected = "auto chose k3s (CRI socket /run/k3s/containerd/containerd.sock, /var/lib/rancher/k3s); "
+    assert runtime["detail"].startswith(expected), runtime
 
 
 def test_rke2_config_is_read_through_its_own_containerd(node: FakeNode) -> None:
@@ -356,11 +382,11 @@ def test_auto_on_rke2_machine_picks_rke2(node: FakeNode) -> None:
     node.remove("etc/containerd")
     node.file(RKE2_CONFIG, fixture("k3s-v2-config.toml").replace("k3s", "rke2"))
     node.unix_socket("run/k3s/containerd/containerd.sock")
-    node.file(
-        "var/lib/kubelet/kubeadm-flags.env", "# not used by RKE2\n"
-    )
+    node.file("var/lib/kubelet/kubeadm-flags.env", "# not used by RKE2\n")
     node.kubelet_process(
-        4321, "/var/lib/rancher/rke2/data/v1.31.4-rke2r1-0123/bin/kubelet", "--container-runtime-endpoint=unix:///run/k3s/containerd/containerd.sock"
+        4321,
+        "/var/lib/rancher/rke2/data/v1.31.4-rke2r1-0123/bin/kubelet",
+        "--container-runtime-endpoint=unix:///run/k3s/containerd/containerd.sock",
     )
     result = node.preflight(runtime="auto")
     runtime = result.check("runtime")
