@@ -281,11 +281,12 @@ blocked_by() {
 # can_read PATH: true when PATH exists and can be read. When it cannot be read for
 # lack of permission, notes it in CANNOT_READ as the machine shows it.
 can_read() {
-  local what
+  local what blocker
   [[ -r $1 && ! -d $1 ]] && return 0
   blocked_by "$1" || return 1
+  blocker=$REPLY
   shown "$1" && what=$REPLY
-  shown "$REPLY"
+  shown "$blocker"
   [[ $REPLY == "$what" ]] || what+=" ($REPLY is not searchable)"
   [[ " ${CANNOT_READ[*]} " == *" $what "* ]] || CANNOT_READ+=("$what")
   return 1
@@ -333,7 +334,8 @@ glob_root() {
   MATCHES=()
   dir=${dir%%[*?[]*} && dir=${dir%/*}
   if blocked_by "$ROOT$dir"; then
-    can_read "$ROOT$dir"
+    # Name the file itself when the pattern is one; else the directory not listed.
+    if [[ $1 == *[*?[]* ]]; then can_read "$ROOT$dir"; else can_read "$ROOT$1"; fi
     return
   fi
   for f in "$ROOT"$1; do
@@ -991,6 +993,8 @@ detect_runtime() {
       return 0
     fi
     DETECT_NOTE="kubelet's endpoint $KL_ENDPOINT names no runtime we know; "
+  elif ((${#KL_CANNOT_READ[@]})); then
+    DETECT_NOTE="kubelet's flags could not all be read; "
   fi
   for path in "${CRI_SOCKETS[@]}"; do
     [[ -S $ROOT$path ]] || continue
