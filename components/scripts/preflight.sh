@@ -555,11 +555,14 @@ check_toolkit() {
 # collect_kubelet reads them once, in kubelet's order of precedence: the running
 # kubelet's command line, the flag files, then the config file and its drop-ins.
 
-# Where kubeadm, distro packages, systemd units and EKS's AMI put kubelet's flags.
+# Where kubeadm, distro packages, systemd units and EKS's AMI put kubelet's flags,
+# and where k3s and RKE2 take them (kubelet-arg in their config.yaml).
 readonly -a KUBELET_FLAG_FILES=(
   /var/lib/kubelet/kubeadm-flags.env /etc/default/kubelet /etc/sysconfig/kubelet
   /etc/systemd/system/kubelet.service "/etc/systemd/system/kubelet.service.d/*.conf"
   "/usr/lib/systemd/system/kubelet.service.d/*.conf"
+  /etc/rancher/k3s/config.yaml "/etc/rancher/k3s/config.yaml.d/*.yaml"
+  /etc/rancher/rke2/config.yaml "/etc/rancher/rke2/config.yaml.d/*.yaml"
 )
 # kubelet's --config default under kubeadm, and the drop-in dir of kubeadm >= 1.31
 # (kubelet reads a dir only when given --config-dir; a gate waiting there for that

@@ -440,3 +440,13 @@ def test_require_default_runtime_on_k3s_says_default_runtime_flag(node: FakeNode
     runtime = result.check("runtime")
     assert result.returncode == FAILED_EXIT
     assert "--default-runtime=nvidia" in runtime["detail"], runtime
+
+
+def test_gate_in_k3s_kubelet_arg_is_found(node: FakeNode) -> None:
+    # k3s and RKE2 take kubelet flags as kubelet-arg in their own config file.
+    k3s_machine(node, fixture("k3s-v2-config.toml"))
+    node.file("etc/rancher/k3s/config.yaml", 'kubelet-arg:\n  - "feature-gates=DevicePlugins=true"\n')
+    result = node.preflight(runtime="k3s")
+    gates = result.check("kubelet-feature-gates")
+    assert result.returncode == FAILED_EXIT
+    assert gates["detail"].startswith("DevicePlugins gate set in /etc/rancher/k3s/config.yaml (DevicePlugins=true)"), gates
