@@ -256,7 +256,7 @@ slurp() {
 # is then what stops us (PATH itself, or a directory above it we may not search).
 blocked_by() {
   local path=$1 dir
-  if [[ -e $path || -L $path ]]; then
+  if [[ -e $path ]]; then
     if [[ -d $path ]]; then
       [[ -r $path && -x $path ]] && return 1
     elif [[ -r $path || -S $path ]]; then
@@ -564,8 +564,8 @@ readonly -a KUBELET_FLAG_FILES=(
   /etc/rancher/k3s/config.yaml "/etc/rancher/k3s/config.yaml.d/*.yaml"
   /etc/rancher/rke2/config.yaml "/etc/rancher/rke2/config.yaml.d/*.yaml"
 )
-# kubelet's --config default under kubeadm, and the drop-in dir of kubeadm >= 1.31
-# (kubelet reads a dir only when given --config-dir; a gate waiting there for that
+# kubelet's --config default under kubeadm, and the usual drop-in dir (kubelet
+# reads a drop-in dir only when given --config-dir; a gate waiting there for that
 # flag is worth reporting all the same).
 readonly KUBELET_DEFAULT_CONFIG=/var/lib/kubelet/config.yaml
 readonly KUBELET_DEFAULT_CONFIG_DIR=/etc/kubernetes/kubelet.conf.d
@@ -738,7 +738,9 @@ toml_head() {
 # services/server/config/config.go in 1.x, cmd/containerd/server/config/config.go
 # in 2.x): MAIN first, then, breadth first, what each loaded file's `imports`
 # names; a pattern with * is a glob, a relative path is relative to the importing
-# file's directory; a file already loaded is skipped. Nothing else is read: a
+# file's directory (containerd 1.x resolved a relative *glob* against its working
+# directory instead; such configs are rare and the verdict is marked uncertain
+# anyway); a file already loaded is skipped. Nothing else is read: a
 # conf.d that no `imports` names is never loaded, whatever the version. Sets
 # FILES, FILE_TEXTS, ROOT_VERSION (MAIN's config version) and UNIMPORTED (drop-ins
 # lying in the usual dirs beside MAIN that were not loaded).
@@ -885,7 +887,9 @@ containerd_from_files() {
   fi
   if ((${#UNIMPORTED[@]})); then
     printf -v list '%s, ' "${UNIMPORTED[@]}"
-    RT_SOURCE+="; ${list%, } $([[ ${#UNIMPORTED[@]} == 1 ]] && echo is || echo are) not imported"
+    list=${list%, }
+    if ((${#UNIMPORTED[@]} == 1)); then list+=" is"; else list+=" are"; fi
+    RT_SOURCE+="; $list not imported"
   fi
   [[ $src == file-fallback ]] && RT_SOURCE+="; a verdict from the files is less certain than one from containerd config dump"
 }

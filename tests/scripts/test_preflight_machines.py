@@ -319,6 +319,7 @@ def test_k3s_generated_config_with_nvidia_extra_runtime(node: FakeNode) -> None:
     assert result.returncode == HEALTHY_EXIT, runtime
     expected = f"k3s: nvidia runtime configured but the default is runc (read /{K3S_CONFIG}"
     assert runtime["detail"].startswith(expected), runtime
+    assert "k3s renders it from /var/lib/rancher/k3s/agent/etc/containerd/config.toml.tmpl at each start" in runtime["detail"]
     assert result.report["runtime"] == {
         "name": "k3s",
         "nvidiaDefault": False,
