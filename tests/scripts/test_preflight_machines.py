@@ -451,3 +451,47 @@ def test_gate_in_k3s_kubelet_arg_is_found(node: FakeNode) -> None:
     gates = result.check("kubelet-feature-gates")
     assert result.returncode == FAILED_EXIT
     assert gates["detail"].startswith("DevicePlugins gate set in /etc/rancher/k3s/config.yaml (DevicePlugins=true)"), gates
+
+
+# ------------------------------------------ real config dumps (containerd 1.7 and 2.x)
+
+NVIDIA_V3_RUNTIME = (
+    # What nvidia-ctk (1.18+) adds for containerd 2 (config version 3), without --set-as-default.
+    "\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia]\n"
+    '  runtime_type = "io.containerd.runc.v2"\n'
+    "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia.options]\n"
+    '  BinaryName = "/usr/bin/nvidia-container-runtime"\n'
+)
+
+
+def _dump(node: FakeNode, text: str) -> None:
+    dump = node.file("dump.toml", text)
+    node.command("containerd", f'[ "$*" = "config dump" ] || exit 1\ncat {dump}')
+
+
+def test_containerd_2_dump_without_nvidia_fails(node: FakeNode) -> None:
+    _dump(node, fixture("containerd-2.0-config-v3.toml"))
+    result = node.preflight()
+    runtime = result.check("runtime")
+    assert result.returncode == FAILED_EXIT
+    assert "containerd has no nvidia runtime (read containerd config dump)" in runtime["detail"], runtime
+
+
+def test_containerd_2_dump_with_nvidia_not_default(node: FakeNode) -> None:
+    _dump(node, fixture("containerd-2.0-config-v3.toml") + NVIDIA_V3_RUNTIME)
+    result = node.preflight()
+    assert result.returncode == HEALTHY_EXIT, result.check("runtime")
+    assert result.report["runtime"]["runtimeClassNeeded"] is True
+    strict = node.preflight("--require-default-runtime")
+    assert strict.returncode == FAILED_EXIT
+    assert "nvidia is not the default runtime (the default is runc)" in strict.check("runtime")["detail"]
+
+
+def test_containerd_1_7_default_nvidia_without_the_runtime_table_fails(node: FakeNode) -> None:
+    # default_runtime_name = "nvidia" alone is no nvidia runtime: containerd has nothing to run.
+    _dump(node, fixture("containerd-1.7-cri-default-nvidia-without-runtime.toml"))
+    result = node.preflight()
+    runtime = result.check("runtime")
+    assert result.returncode == FAILED_EXIT
+    assert "containerd has no nvidia runtime" in runtime["detail"], runtime
+    assert result.report["runtime"]["nvidiaDefault"] is False
