@@ -158,9 +158,19 @@ class FakeNode:
     def path_env(self) -> str:
         return f"{self.bin}:{self.system_bin}"
 
-    def run(self, *args: str, env: dict[str, str] | None = None, with_root: bool = True) -> Result:
-        """Runs the script with args (plus --root), parses the one JSON object on stdout."""
+    def run(self, *args: str, env: dict[str, str] | None = None, with_root: bool = True, uid: int | None = None) -> Result:
+        """Runs the script with args (plus --root), parses the one JSON object on stdout.
+        With uid, runs it as that user (setpriv); the whole tree must then be reachable."""
         argv = [BASH, str(SCRIPT), *args]
+        if uid is not None:
+            argv = [
+                shutil.which("setpriv") or "/usr/bin/setpriv",
+                f"--reuid={uid}",
+                f"--regid={uid}",
+                "--clear-groups",
+                "--",
+                *argv,
+            ]
         if with_root:
             argv += ["--root", str(self.root)]
         full_env = {"PATH": self.path_env(), "TMPDIR": str(self.base), **(env or {})}
@@ -169,8 +179,10 @@ class FakeNode:
         seconds = time.monotonic() - started
         return Result(proc.returncode, parse_one_object(proc.stdout, proc.stderr), proc.stdout, proc.stderr, seconds)
 
-    def preflight(self, *extra: str, runtime: str = "containerd", gpus: int = 2, env: dict[str, str] | None = None) -> Result:
-        return self.run("--runtime", runtime, "--expect-gpus", str(gpus), *extra, env=env)
+    def preflight(
+        self, *extra: str, runtime: str = "containerd", gpus: int = 2, env: dict[str, str] | None = None, uid: int | None = None
+    ) -> Result:
+        return self.run("--runtime", runtime, "--expect-gpus", str(gpus), *extra, env=env, uid=uid)
 
 
 def parse_one_object(stdout: str, stderr: str = "") -> dict[str, Any]:

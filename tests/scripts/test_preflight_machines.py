@@ -8,9 +8,15 @@ import and merge rules, and --require-default-runtime. Fixtures are upstream fil
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
-from .preflight_node import FIXTURES, NVIDIA_DROPIN, FakeNode
+from .preflight_node import FIXTURES, NVIDIA_DROPIN, FakeNode, make_system_bin
 
 HEALTHY_EXIT = 0
 FAILED_EXIT = 1
@@ -495,3 +501,41 @@ def test_containerd_1_7_default_nvidia_without_the_runtime_table_fails(node: Fak
     assert result.returncode == FAILED_EXIT
     assert "containerd has no nvidia runtime" in runtime["detail"], runtime
     assert result.report["runtime"]["nvidiaDefault"] is False
+
+
+# ------------------------------------------- item 7: reads a non-root user cannot make
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def open_node() -> Iterator[FakeNode]:
+    """A healthy node in a tree any user may reach (pytest's own tmp dir is root's only)."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.fail("these tests switch to another user: run them as root, with setpriv (util-linux)")
+    base = Path(tempfile.mkdtemp(prefix="preflight-open-"))
+    try:
+        base.chmod(0o755)
+        node = FakeNode.healthy(base, make_system_bin(base / "system-bin"))
+        yield node
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_unlistable_conf_d_is_reported_not_skipped(open_node: FakeNode) -> None:
+    # conf.d 0700: as another user the glob finds nothing there, which must not read as
+    # "no drop-ins" (the nvidia runtime is in one of them).
+    open_node.drop_command("containerd")
+    (open_node.root / "etc/containerd/conf.d").chmod(0o700)
+    result = open_node.preflight(env={"USER": "nobody"}, uid=NOBODY)
+    runtime = result.check("runtime")
+    assert result.returncode == FAILED_EXIT
+    assert runtime["detail"].startswith("containerd: cannot read /etc/containerd/conf.d as user nobody: "), runtime
+    assert "no nvidia runtime" not in runtime["detail"], runtime
+
+
+def test_same_tree_as_root_passes(open_node: FakeNode) -> None:
+    open_node.drop_command("containerd")
+    (open_node.root / "etc/containerd/conf.d").chmod(0o700)
+    result = open_node.preflight()
+    assert result.returncode == HEALTHY_EXIT, result.check("runtime")
