@@ -25,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -168,7 +169,18 @@ def throwaway_user(prefix: str = "gpn") -> Iterator[str]:
         subprocess.run(["usermod", "--password", "*", name], check=True, capture_output=True)
         yield name
     finally:
-        subprocess.run(["userdel", name], capture_output=True, check=False)
+        _remove_user(name)
+
+
+def _remove_user(name: str) -> None:
+    # A session of the user may still be ending when the test is done, and plain userdel
+    # refuses a user with processes: force it, and check that it is gone.
+    for _ in range(30):
+        subprocess.run(["userdel", "--force", name], capture_output=True, check=False)
+        if subprocess.run(["id", name], capture_output=True, check=False).returncode != 0:
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"could not remove the test user {name}: run userdel --force {name}")
 
 
 def run_ssh(
