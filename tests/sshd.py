@@ -25,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -98,7 +99,7 @@ def unavailable_reason() -> str | None:
         return f"{fakehost.SSHD} is missing: apt-get install -y openssh-server"
     if os.geteuid() != 0:
         return "a private mount namespace for the fake machine needs root"
-    missing = [tool for tool in ("ssh", "ssh-keygen", "unshare") if shutil.which(tool) is None]
+    missing = [tool for tool in ("ssh", "ssh-keygen", "unshare", "useradd") if shutil.which(tool) is None]
     if missing:
         return f"missing tools: {', '.join(missing)}"
     return None
@@ -149,6 +150,39 @@ def _start(state: Path, spec: MachineSpec, host: str, client_key_file: Path) -> 
     raise RuntimeError(f"sshd did not start after {PORT_ATTEMPTS} ports") from error
 
 
+@contextmanager
+def throwaway_user(prefix: str = "gpn") -> Iterator[str]:
+    """A local non-root login user for the duration, removed afterwards.
+
+    Create it before starting the sshd that should know it: the fake machine's /etc is
+    an overlay taken when sshd starts. Its password is '*' (no password, not locked:
+    sshd without PAM refuses accounts locked with '!'); the key comes from the server's
+    AuthorizedKeysFile, which is the same for every user."""
+    name = f"{prefix}{os.getpid()}"[:32]
+    subprocess.run(["userdel", name], capture_output=True, check=False)  # a leftover from a killed run
+    subprocess.run(
+        ["useradd", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/bin/bash", name],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        subprocess.run(["usermod", "--password", "*", name], check=True, capture_output=True)
+        yield name
+    finally:
+        _remove_user(name)
+
+
+def _remove_user(name: str) -> None:
+    # A session of the user may still be ending when the test is done, and plain userdel
+    # refuses a user with processes: force it, and check that it is gone.
+    for _ in range(30):
+        subprocess.run(["userdel", "--force", name], capture_output=True, check=False)
+        if subprocess.run(["id", name], capture_output=True, check=False).returncode != 0:
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"could not remove the test user {name}: run userdel --force {name}")
+
+
 def run_ssh(
     server: SshServer, known_hosts: Path, remote_command: str, stdin: str = "", timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
@@ -163,4 +197,12 @@ def run_ssh(
     )
 
 
-__all__: Sequence[str] = ("MachineSpec", "SshServer", "require_sshd", "run_ssh", "running_sshd", "unavailable_reason")
+__all__: Sequence[str] = (
+    "MachineSpec",
+    "SshServer",
+    "require_sshd",
+    "run_ssh",
+    "running_sshd",
+    "throwaway_user",
+    "unavailable_reason",
+)

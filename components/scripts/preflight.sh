@@ -2,8 +2,8 @@
 # preflight.sh: checks one GPU machine before Kubernetes GPU work is put on it.
 #
 # Usage:
-#   bash preflight.sh --runtime containerd|docker|cri-o|auto --expect-gpus N
-#                     [--min-driver X.Y[.Z]] [--root DIR]
+#   bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expect-gpus N
+#                     [--min-driver X.Y[.Z]] [--require-default-runtime] [--root DIR]
 #
 # Run it by hand on a node, or over SSH the way the Pulumi component does:
 #   ssh root@node bash -s -- --runtime containerd --expect-gpus 8 < preflight.sh
@@ -12,8 +12,10 @@
 #   stdout  exactly one JSON object, whatever happens:
 #     {"ok": bool, "hostname": str, "driverVersion": str|null,
 #      "gpus": [{"index": int, "name": str, "uuid": str, "memoryMiB": int}],
-#      "runtime": {"name": "containerd"|"docker"|"cri-o"|null,
-#                  "nvidiaDefault": bool, "runtimeClassNeeded": bool},
+#      "runtime": {"name": "containerd"|"docker"|"cri-o"|"k3s"|"rke2"|null,
+#                  "nvidiaDefault": bool, "runtimeClassNeeded": bool,
+#                  "source": "config-dump"|"files"|"file-fallback"|null,
+#                  "certain": bool},
 #      "checks": [{"name": str, "ok": bool, "detail": str}]}
 #   stderr  a human summary, one line per check.
 #   exit    0 every check passed, 1 a check failed, 2 usage error (the JSON then
@@ -28,8 +30,22 @@
 #   runtime.name is null only when no runtime could be chosen (usage error, or
 #   auto found none). runtimeClassNeeded is true when the nvidia runtime is
 #   configured but is not the default: GPU pods then need runtimeClassName of a
-#   RuntimeClass whose handler is "nvidia". Both flags are false when the nvidia
-#   runtime is missing (the runtime check has failed then).
+#   RuntimeClass whose handler is "nvidia" (with --require-default-runtime the
+#   runtime check fails instead). Both flags are false when the nvidia runtime is
+#   missing (the runtime check has failed then).
+#   runtime.source says where the verdict comes from: "config-dump" (containerd's
+#   own merge of its files), "files" (config files read as the runtime reads them:
+#   daemon.json, CRI-O's, k3s's generated config) or "file-fallback" (containerd's
+#   files merged by this script because config dump was unavailable).
+#   runtime.certain is false when the verdict rests on this script's reading of
+#   containerd's import and merge rules, or when no runtime was inspected. Both
+#   fields came later than the others: readers may ignore them.
+#
+# Privileges: run it as root. The files that decide the verdict are often
+# root-only (containerd's config.toml 0600, /var/lib/kubelet 0750, /var/lib/rancher
+# 0700), and a file that cannot be read must not pass for one that says "no". As
+# another user every check still runs, and what it cannot read fails the check
+# that needed it with "cannot read X as user U" (README: Privileges).
 #
 # Files are read under --root (default /), so tests can point it at a prepared
 # tree; commands (nvidia-smi, nvidia-ctk, containerd, kubelet, timeout) come from
@@ -55,17 +71,19 @@ readonly JP_SCALAR_RE='^(true|false|null|-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[
 
 print_usage() {
   cat <<'EOF'
-usage: bash preflight.sh --runtime containerd|docker|cri-o|auto --expect-gpus N
-                         [--min-driver X.Y[.Z]] [--root DIR]
+usage: bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expect-gpus N
+                         [--min-driver X.Y[.Z]] [--require-default-runtime] [--root DIR]
 EOF
 }
 
 init_state() {
-  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR=''
+  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false
   SMI_TIMEOUT=${PREFLIGHT_NVIDIA_SMI_TIMEOUT:-20}
   CMD_TIMEOUT=${PREFLIGHT_CMD_TIMEOUT:-10}
   HOST_NAME=unknown DRIVER_VERSION='' SMI_OK=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''
-  RT_NAME='' RT_DEFAULT=false RT_CLASS=false
+  RT_NAME='' RT_DEFAULT=false RT_CLASS=false RT_SRC='' RT_CERTAIN=false
+  # What the current check could not read for lack of permission (see can_read).
+  CANNOT_READ=()
   CHECKS_JSON='' ALL_OK=true EMITTED=false TMPD='' LAST_CHECK='' FAILED_NAMES=''
 }
 
@@ -120,14 +138,15 @@ add_gpu() {
 
 # emit: writes the one JSON object to fd 3, the saved stdout.
 emit() {
-  local host driver rt
+  local host driver rt src
   json_str "$HOST_NAME"
   host=$REPLY
-  driver=null rt=null
+  driver=null rt=null src=null
   if [[ -n $DRIVER_VERSION ]]; then json_str "$DRIVER_VERSION" && driver=$REPLY; fi
   if [[ -n $RT_NAME ]]; then json_str "$RT_NAME" && rt=$REPLY; fi
-  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "gpus": [%s], "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s}, "checks": [%s]}\n' \
-    "$ALL_OK" "$host" "$driver" "$GPUS_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$CHECKS_JSON" >&3
+  if [[ -n $RT_SRC ]]; then json_str "$RT_SRC" && src=$REPLY; fi
+  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "gpus": [%s], "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s, "source": %s, "certain": %s}, "checks": [%s]}\n' \
+    "$ALL_OK" "$host" "$driver" "$GPUS_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$src" "$RT_CERTAIN" "$CHECKS_JSON" >&3
   EMITTED=true
 }
 
@@ -218,11 +237,68 @@ run_capture() {
 timed_out() { ((CAP_RC == 124 || CAP_RC == 137)); }
 
 # slurp FILE: sets REPLY to FILE's whole text (no subshell: forks add up on a node).
+# A file there that we may not read is noted in CANNOT_READ (see can_read).
 slurp() {
   REPLY=''
-  [[ -r $1 ]] || return 1
+  can_read "$1" || return 1
   IFS='' read -r -d '' REPLY <"$1"
   return 0
+}
+
+# --------------------------------------------------------------- permissions
+#
+# As a user other than root, some files cannot be read, and a directory that may
+# not be searched hides whatever is inside it: [[ -e ]] then says "missing". Each
+# read goes through can_read, so that "cannot read X as user U" is what the check
+# reports, never a verdict drawn from a file it did not see.
+
+# blocked_by PATH: true when PATH cannot be reached or read by this user; REPLY
+# is then what stops us (PATH itself, or a directory above it we may not search).
+blocked_by() {
+  local path=$1 dir
+  if [[ -e $path ]]; then
+    if [[ -d $path ]]; then
+      [[ -r $path && -x $path ]] && return 1
+    elif [[ -r $path || -S $path ]]; then
+      return 1
+    fi
+    REPLY=$path
+    return 0
+  fi
+  # Missing, or hidden: look for the nearest directory above that exists.
+  dir=${path%/*}
+  while [[ -n $dir && $dir != "$ROOT" ]]; do
+    if [[ -d $dir ]]; then
+      [[ -x $dir ]] && return 1
+      REPLY=$dir
+      return 0
+    fi
+    dir=${dir%/*}
+  done
+  return 1
+}
+
+# can_read PATH: true when PATH exists and can be read. When it cannot be read for
+# lack of permission, notes it in CANNOT_READ as the machine shows it.
+can_read() {
+  local what blocker
+  [[ -r $1 && ! -d $1 ]] && return 0
+  blocked_by "$1" || return 1
+  blocker=$REPLY
+  shown "$1" && what=$REPLY
+  shown "$blocker"
+  [[ $REPLY == "$what" ]] || what+=" ($REPLY is not searchable)"
+  [[ " ${CANNOT_READ[*]} " == *" $what "* ]] || CANNOT_READ+=("$what")
+  return 1
+}
+
+# cannot_read_text: sets REPLY to "cannot read X, Y as user U" for CANNOT_READ.
+cannot_read_text() {
+  local user=${USER:-} list
+  if command -v id >/dev/null 2>&1; then user=$(id -un 2>/dev/null) || user=${USER:-}; fi
+  [[ -n $user ]] || user="uid $EUID"
+  printf -v list '%s, ' "${CANNOT_READ[@]}"
+  REPLY="cannot read ${list%, } as user $user: preflight needs root to read these (README: Privileges)"
 }
 
 # find_cmd NAME: sets REPLY to where NAME is on PATH, without a subshell.
@@ -241,7 +317,7 @@ find_cmd() {
 # read_first_line FILE: sets REPLY to FILE's first line, trimmed ("" if unreadable).
 read_first_line() {
   REPLY=''
-  [[ -r $1 ]] || return 1
+  [[ -r $1 && -f $1 ]] || return 1
   IFS='' read -r REPLY <"$1"
   trim "$REPLY"
 }
@@ -251,9 +327,17 @@ shown() { REPLY=/${1#"$ROOT"/}; }
 
 # glob_root PATTERN: sets MATCHES to the regular files matching the absolute
 # PATTERN under --root, sorted. Word splitting is off: only the glob expands.
+# A directory of the pattern that may not be listed is noted in CANNOT_READ:
+# an empty match there does not mean "no files".
 glob_root() {
-  local IFS='' f
+  local IFS='' f dir=$1
   MATCHES=()
+  dir=${dir%%[*?[]*} && dir=${dir%/*}
+  if blocked_by "$ROOT$dir"; then
+    # Name the file itself when the pattern is one; else the directory not listed.
+    if [[ $1 == *[*?[]* ]]; then can_read "$ROOT$dir"; else can_read "$ROOT$1"; fi
+    return
+  fi
   for f in "$ROOT"$1; do
     [[ -f $f ]] && MATCHES+=("$f")
   done
@@ -298,6 +382,11 @@ parse_args() {
         val=${opt#*=} opt=${opt%%=*}
         shift
         ;;
+      --require-default-runtime)
+        REQUIRE_DEFAULT=true
+        shift
+        continue
+        ;;
       -h | --help)
         USAGE_ERROR="help requested: no checks were run"
         return 1
@@ -320,9 +409,9 @@ parse_args() {
 validate_args() {
   local root=$1 var val
   case $RUNTIME_ARG in
-    containerd | docker | cri-o | auto) ;;
-    '') USAGE_ERROR="missing --runtime containerd|docker|cri-o|auto" && return 1 ;;
-    *) USAGE_ERROR="unknown runtime '$RUNTIME_ARG': want containerd, docker, cri-o or auto" && return 1 ;;
+    containerd | docker | cri-o | k3s | rke2 | auto) ;;
+    '') USAGE_ERROR="missing --runtime containerd|docker|cri-o|k3s|rke2|auto" && return 1 ;;
+    *) USAGE_ERROR="unknown runtime '$RUNTIME_ARG': want containerd, docker, cri-o, k3s, rke2 or auto" && return 1 ;;
   esac
   if [[ -z $EXPECT_GPUS ]]; then
     USAGE_ERROR="missing --expect-gpus N"
@@ -459,7 +548,139 @@ check_toolkit() {
   fi
 }
 
+# ----------------------------------------------------------- kubelet's settings
+#
+# Kubelet's flags and config files answer two questions: which CRI endpoint it
+# talks to (for --runtime auto) and whether the removed DevicePlugins gate is set.
+# collect_kubelet reads them once, in kubelet's order of precedence: the running
+# kubelet's command line, the flag files, then the config file and its drop-ins.
+
+# Where kubeadm, distro packages, systemd units and EKS's AMI put kubelet's flags,
+# and where k3s and RKE2 take them (kubelet-arg in their config.yaml).
+readonly -a KUBELET_FLAG_FILES=(
+  /var/lib/kubelet/kubeadm-flags.env /etc/default/kubelet /etc/sysconfig/kubelet
+  /etc/systemd/system/kubelet.service "/etc/systemd/system/kubelet.service.d/*.conf"
+  "/usr/lib/systemd/system/kubelet.service.d/*.conf"
+  /etc/rancher/k3s/config.yaml "/etc/rancher/k3s/config.yaml.d/*.yaml"
+  /etc/rancher/rke2/config.yaml "/etc/rancher/rke2/config.yaml.d/*.yaml"
+)
+# kubelet's --config default under kubeadm, and the usual drop-in dir (kubelet
+# reads a drop-in dir only when given --config-dir; a gate waiting there for that
+# flag is worth reporting all the same).
+readonly KUBELET_DEFAULT_CONFIG=/var/lib/kubelet/config.yaml
+readonly KUBELET_DEFAULT_CONFIG_DIR=/etc/kubernetes/kubelet.conf.d
+
+# kl_add LABEL TEXT: one source of kubelet settings.
+kl_add() {
+  KL_LABELS+=("$1")
+  KL_TEXTS+=("$2")
+}
+
+# kl_note_flags TEXT: adds the paths of --config and --config-dir in TEXT.
+kl_note_flags() {
+  local text=$1 re="--config(-dir)?(=|[[:space:]]+)[\"']?([^[:space:]\"']+)"
+  while [[ $text =~ $re ]]; do
+    if [[ -n ${BASH_REMATCH[1]} ]]; then
+      KL_DIRS+=("${BASH_REMATCH[3]}")
+    else
+      KL_CONFIGS+=("${BASH_REMATCH[3]}")
+    fi
+    text=${text#*"${BASH_REMATCH[0]}"}
+  done
+}
+
+# collect_kubelet: fills KL_LABELS/KL_TEXTS (flag sources first: KL_FLAG_COUNT of
+# them, then config files in the order kubelet applies them) and KL_CANNOT_READ.
+collect_kubelet() {
+  local f g pid config dir text
+  local -a argv
+  local -A seen=()
+  KL_LABELS=() KL_TEXTS=() KL_CONFIGS=("$KUBELET_DEFAULT_CONFIG") KL_DIRS=("$KUBELET_DEFAULT_CONFIG_DIR")
+  CANNOT_READ=()
+  for f in "$ROOT"/proc/[0-9]*/cmdline; do
+    mapfile -d '' -t argv <"$f" 2>/dev/null || continue
+    ((${#argv[@]})) || continue
+    [[ ${argv[0]##*/} == kubelet ]] || continue
+    pid=${f%/cmdline} && pid=${pid##*/}
+    kl_add "the command line of kubelet (pid $pid)" "${argv[*]}"
+    kl_note_flags "${argv[*]}"
+  done
+  for f in "${KUBELET_FLAG_FILES[@]}"; do
+    glob_root "$f"
+    for g in "${MATCHES[@]}"; do
+      slurp "$g" || continue
+      text=$REPLY
+      shown "$g"
+      kl_add "$REPLY" "$text"
+      kl_note_flags "$text"
+    done
+  done
+  KL_FLAG_COUNT=${#KL_TEXTS[@]}
+  for config in "${KL_CONFIGS[@]}"; do
+    [[ $config == /* && -z ${seen[$config]-} ]] || continue
+    seen[$config]=1
+    slurp "$ROOT$config" && kl_add "$config" "$REPLY"
+  done
+  # Drop-ins: *.conf only, in lexical order, each overriding the ones before.
+  for dir in "${KL_DIRS[@]}"; do
+    [[ $dir == /* && -z ${seen[$dir]-} ]] || continue
+    seen[$dir]=1
+    glob_root "${dir%/}/*.conf"
+    for g in "${MATCHES[@]}"; do
+      slurp "$g" || continue
+      config=$REPLY
+      shown "$g"
+      kl_add "$REPLY" "$config"
+    done
+  done
+  KL_CANNOT_READ=("${CANNOT_READ[@]}")
+}
+
+# kubelet_endpoint: sets KL_ENDPOINT to the CRI endpoint kubelet is given, and
+# KL_ENDPOINT_WHERE to where that was found; fails when it is given none.
+kubelet_endpoint() {
+  local i line re_flag re_config
+  re_flag="--container-runtime-endpoint(=|[[:space:]]+)[\"']?([^[:space:]\"']+)"
+  re_config="(^|[^A-Za-z])containerRuntimeEndpoint[\"']?[[:space:]]*:[[:space:]]*[\"']?([^[:space:]\"',}]+)"
+  KL_ENDPOINT='' KL_ENDPOINT_WHERE=''
+  # A flag beats the config file; among flag sources the running kubelet comes first.
+  for ((i = 0; i < KL_FLAG_COUNT; i++)); do
+    while IFS='' read -r line; do
+      [[ $line =~ ^[[:space:]]*# ]] && continue
+      if [[ $line =~ $re_flag ]]; then
+        KL_ENDPOINT=${BASH_REMATCH[2]}
+        KL_ENDPOINT_WHERE="kubelet --container-runtime-endpoint $KL_ENDPOINT in ${KL_LABELS[i]}"
+        return 0
+      fi
+    done <<<"${KL_TEXTS[i]}"
+  done
+  # Config files: a later drop-in overrides the config file.
+  for ((i = KL_FLAG_COUNT; i < ${#KL_TEXTS[@]}; i++)); do
+    while IFS='' read -r line; do
+      [[ $line =~ ^[[:space:]]*# ]] && continue
+      if [[ $line =~ $re_config ]]; then
+        KL_ENDPOINT=${BASH_REMATCH[2]}
+        KL_ENDPOINT_WHERE="kubelet containerRuntimeEndpoint $KL_ENDPOINT in ${KL_LABELS[i]}"
+      fi
+    done <<<"${KL_TEXTS[i]}"
+  done
+  [[ -n $KL_ENDPOINT ]]
+}
+
 # ----------------------------------------------------------------- check: runtime
+
+# nvidia-ctk's name for each runtime, and the service to restart after it.
+declare -rA CTK_RUNTIME=([containerd]=containerd [docker]=docker [cri-o]=crio)
+declare -rA RUNTIME_SERVICE=([containerd]=containerd [docker]=docker [cri-o]=crio)
+# CRI sockets, most telling first. docker-ce always installs containerd and leaves
+# its socket, so a cri-dockerd socket outranks containerd's; k3s and RKE2 share
+# /run/k3s/containerd and may sit beside a system containerd.
+readonly -a CRI_SOCKETS=(
+  /var/run/cri-dockerd.sock /run/cri-dockerd.sock
+  /var/run/crio/crio.sock /run/crio/crio.sock
+  /run/k3s/containerd/containerd.sock
+  /run/containerd/containerd.sock /var/run/containerd/containerd.sock
+)
 
 # scan_toml TEXT DEFAULT_KEY: notes whether TEXT configures the nvidia runtime and
 # the last value given to DEFAULT_KEY (later files override earlier ones).
@@ -486,85 +707,235 @@ read_files() {
   REPLY=$text
 }
 
-# toml_imports FILE: sets IMPORTS to the patterns of FILE's top-level imports = [...].
-toml_imports() {
+# toml_head TEXT: from the keys before TEXT's first table, sets IMPORTS (the
+# patterns of imports = [...]) and CFG_VERSION (version; 1 when unset, as in containerd).
+toml_head() {
   local line buf='' collecting=false
-  IMPORTS=()
+  IMPORTS=() CFG_VERSION=1
   while IFS='' read -r line; do
     [[ $line =~ ^[[:space:]]*# ]] && continue
     if $collecting; then
       buf+=" $line"
-      [[ $line == *]* ]] && break
+      [[ $line == *]* ]] && collecting=false
       continue
     fi
-    [[ $line =~ ^[[:space:]]*\[ ]] && break # imports only counts before the first table
-    if [[ $line =~ ^[[:space:]]*imports[[:space:]]*= ]]; then
+    [[ $line =~ ^[[:space:]]*\[ ]] && break # top-level keys end at the first table
+    if [[ $line =~ ^[[:space:]]*version[[:space:]]*=[[:space:]]*([0-9]+) ]]; then
+      CFG_VERSION=$((10#${BASH_REMATCH[1]}))
+    elif [[ $line =~ ^[[:space:]]*imports[[:space:]]*= ]]; then
       buf=${line#*=}
-      [[ $buf == *]* ]] && break
-      collecting=true
+      [[ $buf == *]* ]] || collecting=true
     fi
-  done <"$1"
+  done <<<"$1"
   while [[ $buf =~ [\"\']([^\"\']*)[\"\'] ]]; do
     IMPORTS+=("${BASH_REMATCH[1]}")
     buf=${buf#*"${BASH_REMATCH[0]}"}
   done
 }
 
-# containerd_files: sets FILES to config.toml, what its imports match, and the
-# conf.d drop-ins (containerd 2 imports conf.d by default), in load order.
+# containerd_files MAIN: the files containerd loads for the config MAIN (as on the
+# machine), in its order, as containerd's LoadConfig does it (containerd
+# services/server/config/config.go in 1.x, cmd/containerd/server/config/config.go
+# in 2.x): MAIN first, then, breadth first, what each loaded file's `imports`
+# names; a pattern with * is a glob, a relative path is relative to the importing
+# file's directory (containerd 1.x resolved a relative *glob* against its working
+# directory instead; such configs are rare and the verdict is marked uncertain
+# anyway); a file already loaded is skipped. Nothing else is read: a
+# conf.d that no `imports` names is never loaded, whatever the version. Sets
+# FILES, FILE_TEXTS, ROOT_VERSION (MAIN's config version) and UNIMPORTED (drop-ins
+# lying in the usual dirs beside MAIN that were not loaded).
 containerd_files() {
-  local main="$ROOT/etc/containerd/config.toml" pattern f
-  local -A seen=()
-  FILES=()
-  if [[ -f $main ]]; then
-    FILES+=("$main") && seen[$main]=1
-    toml_imports "$main"
+  local main=$1 i=0 f pattern dir
+  local -a pending=("$ROOT$main")
+  local -A loaded=()
+  FILES=() FILE_TEXTS=() ROOT_VERSION='' UNIMPORTED=()
+  while ((i < ${#pending[@]} && i < 256)); do
+    f=${pending[i]} && ((i++))
+    [[ -z ${loaded[$f]-} ]] || continue
+    loaded[$f]=1
+    slurp "$f" || continue
+    FILES+=("$f") FILE_TEXTS+=("$REPLY")
+    toml_head "$REPLY"
+    [[ -n $ROOT_VERSION ]] || ROOT_VERSION=$CFG_VERSION
+    shown "$f" && dir=${REPLY%/*}
     for pattern in "${IMPORTS[@]}"; do
-      [[ $pattern == /* ]] || pattern=/etc/containerd/$pattern
-      glob_root "$pattern"
-      for f in "${MATCHES[@]}"; do
-        [[ -n ${seen[$f]-} ]] || { FILES+=("$f") && seen[$f]=1; }
-      done
+      [[ $pattern == /* ]] || pattern=$dir/$pattern
+      if [[ $pattern == *[*?[]* ]]; then
+        glob_root "$pattern"
+        pending+=("${MATCHES[@]}")
+      else
+        pending+=("$ROOT$pattern")
+      fi
     done
-  fi
-  glob_root "/etc/containerd/conf.d/*.toml"
-  for f in "${MATCHES[@]}"; do
-    [[ -n ${seen[$f]-} ]] || { FILES+=("$f") && seen[$f]=1; }
+  done
+  dir=${main%/*}
+  for pattern in "$dir/conf.d/*.toml" "$dir/config.toml.d/*.toml" "$dir/config-v3.toml.d/*.toml"; do
+    glob_root "$pattern"
+    for f in "${MATCHES[@]}"; do
+      [[ -n ${loaded[$f]-} ]] || { shown "$f" && UNIMPORTED+=("$REPLY"); }
+    done
   done
 }
 
-inspect_containerd() {
-  local note=''
-  # The effective config is what counts: a drop-in from nvidia-ctk (1.18+) never
-  # shows up in config.toml itself, and config dump merges them all.
-  if command -v containerd >/dev/null 2>&1; then
-    run_capture "$CMD_TIMEOUT" containerd config dump
-    if ((CAP_RC == 0)) && [[ -n ${CAP_OUT//[[:space:]]/} ]]; then
-      RT_SOURCE="containerd config dump"
-      scan_toml "$CAP_OUT" default_runtime_name
+# containerd_major BIN...: sets REPLY to containerd's major version (1 or 2) and
+# MAJOR_WHY to how it is known: from `BIN --version` when it answers, else from
+# the config version (3 exists only in containerd 2; 1 and 2 are taken as 1.x).
+containerd_major() {
+  if (($#)); then
+    run_capture "$CMD_TIMEOUT" "$@" --version
+    if ((CAP_RC == 0)) && [[ $CAP_OUT =~ [[:space:]]v?([0-9]+)\.[0-9]+\.[0-9]+ ]]; then
+      REPLY=${BASH_REMATCH[1]} MAJOR_WHY="containerd ${BASH_REMATCH[0]# }"
       return
     fi
-    brief "$CAP_ERR"
-    timed_out && REPLY="timed out after ${CMD_TIMEOUT}s"
-    note="containerd config dump failed (exit $CAP_RC: ${REPLY:-no output}), so read the files: "
   fi
-  containerd_files
+  if ((ROOT_VERSION >= 3)); then
+    REPLY=2 MAJOR_WHY="config version $ROOT_VERSION"
+  else
+    REPLY=1 MAJOR_WHY="config version $ROOT_VERSION, so taken for containerd 1.x"
+  fi
+}
+
+# merge_1x: sets REPLY to FILES merged as containerd 1.x merges imports: shallow,
+# per top-level section under `plugins` (mergeConfig: `to.Plugins[k] = v`). A file
+# that names plugins."io.containerd.grpc.v1.cri" at all replaces the whole cri
+# section of the files before it, runtimes and default_runtime_name included.
+# Sets MERGE_NOTES to each such replacement.
+merge_1x() {
+  local i line key cur text=''
+  local header_re="^[[:space:]]*\\[+[[:space:]]*plugins[[:space:]]*\\.[[:space:]]*(\"[^\"]*\"|'[^']*'|[A-Za-z0-9_.-]+)"
+  local -A owner=()
+  MERGE_NOTES=()
+  for i in "${!FILE_TEXTS[@]}"; do
+    while IFS='' read -r line; do
+      [[ $line =~ $header_re ]] || continue
+      key=${BASH_REMATCH[1]} && cur=${key//[\"\']/}
+      [[ $key == [\"\']* ]] || { key=${key%%.*} && cur=$key; } # a bare key ends at the first dot
+      if [[ -n ${owner[$cur]-} && ${owner[$cur]} != "$i" ]]; then
+        shown "${FILES[i]}" && line=$REPLY
+        shown "${FILES[${owner[$cur]}]}"
+        MERGE_NOTES+=("$line replaces plugins.$key of $REPLY")
+      fi
+      owner[$cur]=$i
+    done <<<"${FILE_TEXTS[i]}"
+  done
+  for i in "${!FILE_TEXTS[@]}"; do
+    cur=''
+    while IFS='' read -r line; do
+      if [[ $line =~ ^[[:space:]]*\[ ]]; then
+        cur=''
+        if [[ $line =~ $header_re ]]; then
+          key=${BASH_REMATCH[1]} && cur=${key//[\"\']/}
+          [[ $key == [\"\']* ]] || cur=${cur%%.*}
+        fi
+      fi
+      [[ -z $cur || ${owner[$cur]} == "$i" ]] && text+=$line$'\n'
+    done <<<"${FILE_TEXTS[i]}"
+  done
+  REPLY=$text
+}
+
+# containerd_dump LABEL CMD...: reads the effective config from CMD (config dump);
+# fails with DUMP_NOTE saying why when it cannot.
+containerd_dump() {
+  local label=$1
+  shift
+  run_capture "$CMD_TIMEOUT" "$@"
+  if ((CAP_RC == 0)) && [[ -n ${CAP_OUT//[[:space:]]/} ]]; then
+    RT_SOURCE=$label RT_SRC=config-dump RT_CERTAIN=true
+    scan_toml "$CAP_OUT" default_runtime_name
+    return 0
+  fi
+  brief "$CAP_ERR"
+  timed_out && REPLY="timed out after ${CMD_TIMEOUT}s"
+  DUMP_NOTE="$label failed (exit $CAP_RC: ${REPLY:-no output}), so read the files: "
+  return 1
+}
+
+# containerd_from_files MAIN SRC NOTE BIN...: the verdict from containerd's files
+# for config MAIN, merged by containerd's rules (see containerd_files, merge_1x;
+# containerd 2.x merges plugin sections key by key, so later files simply win).
+# SRC is "files" (k3s, RKE2: their generated config is the file containerd reads)
+# or "file-fallback" (config dump was unavailable). Certain only when one file
+# decides and no merge rule had to be guessed.
+containerd_from_files() {
+  local main=$1 src=$2 note=$3 list text
+  shift 3
+  RT_SRC=$src RT_CERTAIN=false
+  containerd_files "$main"
   if ((${#FILES[@]} == 0)); then
-    RT_SOURCE="${note}no /etc/containerd/config.toml nor conf.d drop-ins"
-    return
+    RT_SOURCE="${note}no $main"
+  else
+    printf -v list '%s, ' "${FILES[@]#"$ROOT"}"
+    list=${list%, }
+    if ((${#FILES[@]} == 1)); then
+      text=${FILE_TEXTS[0]}
+      [[ $src == files ]] && RT_CERTAIN=true
+      RT_SOURCE="$note$list"
+    else
+      containerd_major "$@"
+      if ((REPLY == 1)); then
+        merge_1x && text=$REPLY
+        RT_SOURCE="$note$list, merged as containerd 1.x does ($MAJOR_WHY: an imported file replaces whole plugin sections)"
+      else
+        printf -v text '%s\n' "${FILE_TEXTS[@]}"
+        MERGE_NOTES=()
+        RT_SOURCE="$note$list, merged as containerd 2.x does ($MAJOR_WHY)"
+      fi
+      ((${#MERGE_NOTES[@]})) && printf -v list '; %s' "${MERGE_NOTES[@]}" && RT_SOURCE+=$list
+    fi
+    scan_toml "$text" default_runtime_name
   fi
-  read_files "${FILES[@]}"
-  RT_SOURCE="$note$RT_SOURCE"
-  scan_toml "$REPLY" default_runtime_name
+  if ((${#UNIMPORTED[@]})); then
+    printf -v list '%s, ' "${UNIMPORTED[@]}"
+    list=${list%, }
+    if ((${#UNIMPORTED[@]} == 1)); then list+=" is"; else list+=" are"; fi
+    RT_SOURCE+="; $list not imported"
+  fi
+  [[ $src == file-fallback ]] && RT_SOURCE+="; a verdict from the files is less certain than one from containerd config dump"
+}
+
+inspect_containerd() {
+  # The effective config is what counts: a drop-in from nvidia-ctk (1.18+) never
+  # shows up in config.toml itself, and config dump merges them all.
+  local -a version_cmd=()
+  DUMP_NOTE=''
+  if command -v containerd >/dev/null 2>&1; then
+    containerd_dump "containerd config dump" containerd config dump && return
+    version_cmd=(containerd)
+  fi
+  containerd_from_files /etc/containerd/config.toml file-fallback "$DUMP_NOTE" "${version_cmd[@]}"
+}
+
+# inspect_rancher: k3s and RKE2 run their own containerd with the config they
+# generate at each start under /var/lib/rancher/<name>/agent/etc/containerd (from
+# config.toml.tmpl or config-v3.toml.tmpl beside it when present), with no
+# containerd on PATH. k3s embeds containerd (no config dump); RKE2 ships the binary
+# in /var/lib/rancher/rke2/bin, which can dump that config.
+inspect_rancher() {
+  local name=$RT_NAME main bin=/var/lib/rancher/rke2/bin/containerd tmpl
+  main=/var/lib/rancher/$name/agent/etc/containerd/config.toml
+  DUMP_NOTE=''
+  if [[ $name == rke2 && -x $ROOT$bin ]]; then
+    containerd_dump "$bin config dump" "$ROOT$bin" --config "$ROOT$main" config dump && return
+  fi
+  containerd_from_files "$main" files "$DUMP_NOTE"
+  for tmpl in config-v3.toml.tmpl config.toml.tmpl; do
+    if [[ -f $ROOT${main%/*}/$tmpl ]]; then
+      RT_SOURCE+="; $name renders it from ${main%/*}/$tmpl at each start"
+      break
+    fi
+  done
 }
 
 inspect_crio() {
-  local f
   FILES=()
-  [[ -f $ROOT/etc/crio/crio.conf ]] && FILES+=("$ROOT/etc/crio/crio.conf")
+  if [[ -f $ROOT/etc/crio/crio.conf ]] || can_read "$ROOT/etc/crio/crio.conf"; then
+    FILES+=("$ROOT/etc/crio/crio.conf")
+  fi
   # CRI-O reads every file of crio.conf.d, in lexical order, later ones winning.
   glob_root "/etc/crio/crio.conf.d/*"
   FILES+=("${MATCHES[@]}")
+  RT_SRC=files RT_CERTAIN=true
   if ((${#FILES[@]} == 0)); then
     RT_SOURCE="no /etc/crio/crio.conf nor /etc/crio/crio.conf.d files"
     return
@@ -575,16 +946,12 @@ inspect_crio() {
 
 inspect_docker() {
   local f="$ROOT/etc/docker/daemon.json" doc
-  RT_SOURCE=/etc/docker/daemon.json
-  if [[ ! -f $f ]]; then
+  RT_SOURCE=/etc/docker/daemon.json RT_SRC=files RT_CERTAIN=true
+  if ! slurp "$f"; then
     RT_SOURCE="/etc/docker/daemon.json (missing)"
     return
   fi
-  if [[ ! -r $f ]]; then
-    RT_ERROR="docker: cannot read /etc/docker/daemon.json"
-    return
-  fi
-  slurp "$f" && doc=$REPLY
+  doc=$REPLY
   if [[ -z ${doc//[[:space:]]/} ]]; then
     RT_ERROR="docker: /etc/docker/daemon.json is empty, so dockerd will not start with it"
     return
@@ -598,49 +965,126 @@ inspect_docker() {
   [[ $JP_DEFAULT == nvidia ]] && RT_IS_DEFAULT=true
 }
 
-# detect_runtime: for --runtime auto; containerd, then cri-o, then docker.
+# endpoint_runtime ENDPOINT: sets REPLY to the runtime that serves CRI at
+# ENDPOINT ('' when unknown), and RANCHER_WHY to what told k3s from RKE2.
+endpoint_runtime() {
+  RANCHER_WHY=''
+  case ${1#unix://} in
+    */k3s/containerd/containerd.sock)
+      # k3s and RKE2 both serve it; their data directories tell them apart.
+      if [[ -d $ROOT/var/lib/rancher/rke2 ]]; then
+        REPLY=rke2 RANCHER_WHY=/var/lib/rancher/rke2
+      else
+        REPLY=k3s
+        [[ -d $ROOT/var/lib/rancher/k3s ]] && RANCHER_WHY=/var/lib/rancher/k3s
+      fi
+      ;;
+    *cri-dockerd.sock | *dockershim.sock) REPLY=docker ;;
+    *crio.sock) REPLY=cri-o ;;
+    *containerd.sock) REPLY=containerd ;;
+    *) REPLY='' ;;
+  esac
+}
+
+# detect_runtime: for --runtime auto. What kubelet is told to use decides; then
+# which CRI socket is listening; then, with neither (kubelet or the runtime down),
+# what is installed. "containerd on PATH" alone would be wrong on docker machines:
+# docker-ce always installs containerd.
 detect_runtime() {
-  local name bin dir
-  for name in containerd cri-o docker; do
+  local path name bin dir
+  DETECT_NOTE=''
+  if kubelet_endpoint; then
+    endpoint_runtime "$KL_ENDPOINT"
+    if [[ -n $REPLY ]]; then
+      DETECTED=$REPLY DETECT_WHY="$KL_ENDPOINT_WHERE${RANCHER_WHY:+, $RANCHER_WHY}"
+      return 0
+    fi
+    DETECT_NOTE="kubelet's endpoint $KL_ENDPOINT names no runtime we know; "
+  elif ((${#KL_CANNOT_READ[@]})); then
+    DETECT_NOTE="kubelet's flags could not all be read; "
+  fi
+  for path in "${CRI_SOCKETS[@]}"; do
+    [[ -S $ROOT$path ]] || continue
+    endpoint_runtime "$path"
+    DETECTED=$REPLY DETECT_WHY="${DETECT_NOTE}CRI socket $path${RANCHER_WHY:+, $RANCHER_WHY}"
+    return 0
+  done
+  for name in rke2 k3s containerd cri-o docker; do
     case $name in
+      rke2) bin='' dir=/var/lib/rancher/rke2/agent/etc/containerd ;;
+      k3s) bin=k3s dir=/var/lib/rancher/k3s/agent/etc/containerd ;;
       containerd) bin=containerd dir=/etc/containerd ;;
       cri-o) bin=crio dir=/etc/crio ;;
       docker) bin=dockerd dir=/etc/docker ;;
     esac
-    if command -v "$bin" >/dev/null 2>&1; then
-      DETECTED=$name DETECT_WHY="$bin on PATH"
+    if [[ -n $bin ]] && command -v "$bin" >/dev/null 2>&1; then
+      DETECTED=$name DETECT_WHY="${DETECT_NOTE}no CRI socket found; $bin on PATH"
       return 0
     fi
     if [[ -d $ROOT$dir ]]; then
-      DETECTED=$name DETECT_WHY="$dir exists"
+      DETECTED=$name DETECT_WHY="${DETECT_NOTE}no CRI socket found; $dir exists"
       return 0
     fi
   done
   return 1
 }
 
+# fix_missing NAME: sets REPLY to how to give runtime NAME the nvidia runtime.
+fix_missing() {
+  case $1 in
+    k3s | rke2)
+      local svc=k3s
+      [[ $1 == rke2 ]] && svc=rke2-server
+      REPLY="$1 adds it itself when it finds nvidia-container-runtime at start: install the NVIDIA Container Toolkit, then restart $svc (or $1-agent)"
+      ;;
+    *) REPLY="run nvidia-ctk runtime configure --runtime=${CTK_RUNTIME[$1]}, then restart ${RUNTIME_SERVICE[$1]}" ;;
+  esac
+}
+
+# fix_default NAME: sets REPLY to how to make nvidia the default runtime of NAME.
+fix_default() {
+  case $1 in
+    k3s | rke2) REPLY="start $1 with --default-runtime=nvidia (default-runtime: nvidia in /etc/rancher/$1/config.yaml)" ;;
+    *) REPLY="nvidia-ctk runtime configure --runtime=${CTK_RUNTIME[$1]} --set-as-default, then restart ${RUNTIME_SERVICE[$1]}" ;;
+  esac
+}
+
 check_runtime() {
-  local name=$RUNTIME_ARG how='' ctk_name
+  local name=$RUNTIME_ARG how=''
   if [[ $name == auto ]]; then
     if ! detect_runtime; then
-      add_check runtime false "auto: no container runtime found (no containerd, crio or dockerd on PATH; no /etc/containerd, /etc/crio or /etc/docker)"
+      add_check runtime false "auto: no container runtime found (kubelet names no CRI endpoint, no CRI socket listens; no containerd, k3s, crio or dockerd on PATH; no /etc/containerd, /var/lib/rancher/{k3s,rke2}, /etc/crio or /etc/docker)"
       return
     fi
     name=$DETECTED how="auto chose $DETECTED ($DETECT_WHY); "
   fi
   RT_NAME=$name RT_CONFIGURED=false RT_IS_DEFAULT=false RT_DEFAULT_NAME='' RT_SOURCE='' RT_ERROR=''
+  CANNOT_READ=()
   case $name in
-    containerd) ctk_name=containerd && inspect_containerd ;;
-    cri-o) ctk_name=crio && inspect_crio ;;
-    docker) ctk_name=docker && inspect_docker ;;
+    containerd) inspect_containerd ;;
+    k3s | rke2) inspect_rancher ;;
+    cri-o) inspect_crio ;;
+    docker) inspect_docker ;;
   esac
-  if [[ -n $RT_ERROR ]]; then
+  if ((${#CANNOT_READ[@]})); then
+    # A file we could not read may hold (or undo) the nvidia runtime: no verdict.
+    RT_CERTAIN=false
+    cannot_read_text
+    add_check runtime false "$how$name: $REPLY, so whether $name has the nvidia runtime is unknown"
+  elif [[ -n $RT_ERROR ]]; then
     add_check runtime false "$how$RT_ERROR"
   elif [[ $RT_CONFIGURED != true ]]; then
-    add_check runtime false "$how$name has no nvidia runtime (read $RT_SOURCE): run nvidia-ctk runtime configure --runtime=$ctk_name"
+    fix_missing "$name"
+    add_check runtime false "$how$name has no nvidia runtime (read $RT_SOURCE): $REPLY"
   elif [[ $RT_IS_DEFAULT == true ]]; then
     RT_DEFAULT=true
     add_check runtime true "$how$name: nvidia runtime configured and the default (read $RT_SOURCE)"
+  elif $REQUIRE_DEFAULT; then
+    # Asked for when the stack gives pods no RuntimeClass: under runc the device
+    # plugin cannot load NVML and the verification pods see no GPU.
+    RT_CLASS=true
+    fix_default "$name"
+    add_check runtime false "$how$name: nvidia runtime configured, but nvidia is not the default runtime (the default is ${RT_DEFAULT_NAME:-runc}) (read $RT_SOURCE): pods that name no RuntimeClass, the device plugin's included, would run without the GPUs. Make nvidia the default ($REPLY), or give GPU pods a RuntimeClass with handler nvidia"
   else
     RT_CLASS=true
     add_check runtime true "$how$name: nvidia runtime configured but the default is ${RT_DEFAULT_NAME:-runc} (read $RT_SOURCE): GPU pods need a RuntimeClass with handler nvidia"
@@ -766,6 +1210,11 @@ check_socket() {
   # Only a socket counts: a plain file there is debris, and kubelet not listening.
   if [[ -S $ROOT$path ]]; then
     add_check device-plugin-socket true "$path is present: kubelet accepts device plugins"
+  elif blocked_by "$ROOT$path"; then
+    CANNOT_READ=()
+    can_read "$ROOT$path"
+    cannot_read_text
+    add_check device-plugin-socket false "$REPLY, so whether kubelet serves device plugins is unknown"
   elif [[ -e $ROOT$path ]]; then
     add_check device-plugin-socket false "$path exists but is not a socket: kubelet is not serving device-plugin registration there"
   else
@@ -775,63 +1224,20 @@ check_socket() {
 
 # ------------------------------------------------- check: kubelet feature gates
 
-# scan_gate LABEL TEXT: when TEXT sets the DevicePlugins gate (as a flag or in a
-# KubeletConfiguration), adds "LABEL (DevicePlugins=VALUE)" to GATE_HITS.
+# scan_gate LABEL TEXT: when TEXT sets the DevicePlugins gate, adds "LABEL
+# (DevicePlugins=VALUE)" to GATE_HITS. Finds it as a flag (--feature-gates=
+# DevicePlugins=true), as a YAML key, bare or quoted ("DevicePlugins": true,
+# 'DevicePlugins': true) and as a JSON member, one object per line or not (EKS
+# writes JSON). The name must stand alone: MyDevicePlugins is another gate.
 scan_gate() {
-  local line
+  local line re="(^|[^A-Za-z0-9_])DevicePlugins[\"']?[[:space:]]*[=:][[:space:]]*[\"']?([A-Za-z]*)"
   while IFS='' read -r line; do
     [[ $line =~ ^[[:space:]]*# ]] && continue
-    if [[ $line =~ DevicePlugins[[:space:]]*[=:][[:space:]]*\"?([A-Za-z]*) ]]; then
-      GATE_HITS+=("$1 (DevicePlugins=${BASH_REMATCH[1]})")
+    if [[ $line =~ $re ]]; then
+      GATE_HITS+=("$1 (DevicePlugins=${BASH_REMATCH[2]})")
       return
     fi
   done <<<"$2"
-}
-
-# note_config_flags TEXT: adds the paths given to kubelet's --config in TEXT to CONFIGS.
-note_config_flags() {
-  local text=$1
-  while [[ $text =~ --config(=|[[:space:]]+)([^[:space:]\"\']+) ]]; do
-    CONFIGS+=("${BASH_REMATCH[2]}")
-    text=${text#*"${BASH_REMATCH[0]}"}
-  done
-}
-
-# kubelet_sources: scans running kubelets' command lines, the flag files and the
-# kubelet config files for the gate; fills GATE_HITS and LOOKED.
-kubelet_sources() {
-  local f g pid text config
-  local -a argv
-  local -A seen=()
-  GATE_HITS=() LOOKED=() CONFIGS=(/var/lib/kubelet/config.yaml)
-  for f in "$ROOT"/proc/[0-9]*/cmdline; do
-    mapfile -d '' -t argv <"$f" 2>/dev/null || continue
-    ((${#argv[@]})) || continue
-    [[ ${argv[0]##*/} == kubelet ]] || continue
-    pid=${f%/cmdline} && pid=${pid##*/}
-    printf -v text '%s\n' "${argv[@]}"
-    LOOKED+=("kubelet command line (pid $pid)")
-    scan_gate "the command line of kubelet (pid $pid)" "$text"
-    note_config_flags "${argv[*]}"
-  done
-  for f in /var/lib/kubelet/kubeadm-flags.env /etc/default/kubelet /etc/sysconfig/kubelet \
-    "/etc/systemd/system/kubelet.service.d/*.conf"; do
-    glob_root "$f"
-    for g in "${MATCHES[@]}"; do
-      slurp "$g" && text=$REPLY
-      shown "$g"
-      LOOKED+=("$REPLY")
-      scan_gate "$REPLY" "$text"
-      note_config_flags "$text"
-    done
-  done
-  for config in "${CONFIGS[@]}"; do
-    [[ $config == /* && -z ${seen[$config]-} && -f $ROOT$config ]] || continue
-    seen[$config]=1
-    LOOKED+=("$config")
-    slurp "$ROOT$config"
-    scan_gate "$config" "$REPLY"
-  done
 }
 
 # kubelet_version: sets KV_TEXT ("v1.30.2"), KV_MINOR and KV_MAJOR, or KV_WHY.
@@ -852,12 +1258,21 @@ kubelet_version() {
 }
 
 check_kubelet_gates() {
-  local where looked version
-  kubelet_sources
+  local i where looked version
+  GATE_HITS=()
+  for i in "${!KL_TEXTS[@]}"; do
+    scan_gate "${KL_LABELS[i]}" "${KL_TEXTS[i]}"
+  done
   kubelet_version
   version=${KV_TEXT:-of unknown version}
-  printf -v looked '%s, ' "${LOOKED[@]}"
+  printf -v looked '%s, ' "${KL_LABELS[@]}"
   looked=${looked%, }
+  if ((${#GATE_HITS[@]} == 0)) && ((${#KL_CANNOT_READ[@]})); then
+    CANNOT_READ=("${KL_CANNOT_READ[@]}")
+    cannot_read_text
+    add_check kubelet-feature-gates false "$REPLY, so whether kubelet is given the removed DevicePlugins gate is unknown (kubelet $version; read: ${looked:-nothing else})"
+    return
+  fi
   if ((${#GATE_HITS[@]} == 0)); then
     add_check kubelet-feature-gates true "no DevicePlugins feature gate (kubelet $version; read: ${looked:-no kubelet flags found})"
     return
@@ -904,6 +1319,7 @@ main() {
   check_gpu_count
   check_driver_version
   check_toolkit
+  collect_kubelet # for the runtime (auto) and the feature-gate checks
   check_runtime
   check_socket
   check_kubelet_gates

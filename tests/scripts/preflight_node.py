@@ -22,6 +22,8 @@ from typing import Any
 from sshd import fakehost
 
 SCRIPT = Path(__file__).resolve().parents[2] / "components" / "scripts" / "preflight.sh"
+# Real files from upstream; fixtures/README.md names the source of each.
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BASH = shutil.which("bash") or "/bin/bash"
 # All the script (and the stubs) may use from the system; no jq, no python.
 SYSTEM_TOOLS = ("bash", "cat", "mktemp", "rm", "sleep", "timeout")
@@ -114,7 +116,11 @@ class FakeNode:
 
     def kubelet_socket(self) -> None:
         """A real unix socket where kubelet serves device-plugin registration."""
-        path = self.root / "var/lib/kubelet/device-plugins/kubelet.sock"
+        self.unix_socket("var/lib/kubelet/device-plugins/kubelet.sock")
+
+    def unix_socket(self, rel: str) -> None:
+        """A real unix socket at /rel, as a listening daemon leaves it (a CRI socket, say)."""
+        path = self.root / rel.lstrip("/")
         path.parent.mkdir(parents=True, exist_ok=True)
         cwd = os.getcwd()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -152,9 +158,19 @@ class FakeNode:
     def path_env(self) -> str:
         return f"{self.bin}:{self.system_bin}"
 
-    def run(self, *args: str, env: dict[str, str] | None = None, with_root: bool = True) -> Result:
-        """Runs the script with args (plus --root), parses the one JSON object on stdout."""
+    def run(self, *args: str, env: dict[str, str] | None = None, with_root: bool = True, uid: int | None = None) -> Result:
+        """Runs the script with args (plus --root), parses the one JSON object on stdout.
+        With uid, runs it as that user (setpriv); the whole tree must then be reachable."""
         argv = [BASH, str(SCRIPT), *args]
+        if uid is not None:
+            argv = [
+                shutil.which("setpriv") or "/usr/bin/setpriv",
+                f"--reuid={uid}",
+                f"--regid={uid}",
+                "--clear-groups",
+                "--",
+                *argv,
+            ]
         if with_root:
             argv += ["--root", str(self.root)]
         full_env = {"PATH": self.path_env(), "TMPDIR": str(self.base), **(env or {})}
@@ -163,8 +179,10 @@ class FakeNode:
         seconds = time.monotonic() - started
         return Result(proc.returncode, parse_one_object(proc.stdout, proc.stderr), proc.stdout, proc.stderr, seconds)
 
-    def preflight(self, *extra: str, runtime: str = "containerd", gpus: int = 2, env: dict[str, str] | None = None) -> Result:
-        return self.run("--runtime", runtime, "--expect-gpus", str(gpus), *extra, env=env)
+    def preflight(
+        self, *extra: str, runtime: str = "containerd", gpus: int = 2, env: dict[str, str] | None = None, uid: int | None = None
+    ) -> Result:
+        return self.run("--runtime", runtime, "--expect-gpus", str(gpus), *extra, env=env, uid=uid)
 
 
 def parse_one_object(stdout: str, stderr: str = "") -> dict[str, Any]:

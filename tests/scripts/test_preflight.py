@@ -84,7 +84,13 @@ def test_containerd_dropin_is_seen_through_config_dump(node: FakeNode) -> None:
     assert result.returncode == HEALTHY_EXIT, result.stderr
     assert runtime["ok"] is True
     assert "containerd config dump" in runtime["detail"]
-    assert result.report["runtime"] == {"name": "containerd", "nvidiaDefault": True, "runtimeClassNeeded": False}
+    assert result.report["runtime"] == {
+        "name": "containerd",
+        "nvidiaDefault": True,
+        "runtimeClassNeeded": False,
+        "source": "config-dump",
+        "certain": True,
+    }
 
 
 def test_containerd_dropin_is_read_from_files_without_containerd_binary(node: FakeNode) -> None:
@@ -128,7 +134,13 @@ def test_containerd_nvidia_not_default_needs_runtime_class(node: FakeNode) -> No
     assert result.returncode == HEALTHY_EXIT, result.stderr
     assert runtime["ok"] is True
     assert "default is runc" in runtime["detail"]
-    assert result.report["runtime"] == {"name": "containerd", "nvidiaDefault": False, "runtimeClassNeeded": True}
+    assert result.report["runtime"] == {
+        "name": "containerd",
+        "nvidiaDefault": False,
+        "runtimeClassNeeded": True,
+        "source": "config-dump",
+        "certain": True,
+    }
 
 
 def test_containerd_config_dump_failure_falls_back_to_files(node: FakeNode) -> None:
@@ -153,7 +165,13 @@ def test_docker_with_default_nvidia_runtime_passes(node: FakeNode) -> None:
     runtime = result.check("runtime")
     assert result.returncode == HEALTHY_EXIT, result.stderr
     assert runtime["ok"] is True
-    assert result.report["runtime"] == {"name": "docker", "nvidiaDefault": True, "runtimeClassNeeded": False}
+    assert result.report["runtime"] == {
+        "name": "docker",
+        "nvidiaDefault": True,
+        "runtimeClassNeeded": False,
+        "source": "files",
+        "certain": True,
+    }
 
 
 def test_docker_nvidia_runtime_not_default_needs_runtime_class(node: FakeNode) -> None:
@@ -163,7 +181,13 @@ def test_docker_nvidia_runtime_not_default_needs_runtime_class(node: FakeNode) -
     assert result.returncode == HEALTHY_EXIT, result.stderr
     assert runtime["ok"] is True
     assert "RuntimeClass with handler nvidia" in runtime["detail"]
-    assert result.report["runtime"] == {"name": "docker", "nvidiaDefault": False, "runtimeClassNeeded": True}
+    assert result.report["runtime"] == {
+        "name": "docker",
+        "nvidiaDefault": False,
+        "runtimeClassNeeded": True,
+        "source": "files",
+        "certain": True,
+    }
 
 
 def test_malformed_daemon_json_fails_the_runtime_check(node: FakeNode) -> None:
@@ -189,21 +213,40 @@ def test_crio_dropin_configures_nvidia(node: FakeNode) -> None:
     assert result.returncode == HEALTHY_EXIT, result.stderr
     assert runtime["ok"] is True
     assert "/etc/crio/crio.conf.d/99-nvidia.toml" in runtime["detail"]
-    assert result.report["runtime"] == {"name": "cri-o", "nvidiaDefault": True, "runtimeClassNeeded": False}
+    assert result.report["runtime"] == {
+        "name": "cri-o",
+        "nvidiaDefault": True,
+        "runtimeClassNeeded": False,
+        "source": "files",
+        "certain": True,
+    }
 
 
-def test_auto_chooses_containerd_first_and_says_so(node: FakeNode) -> None:
+def test_auto_follows_kubelet_endpoint_and_says_so(node: FakeNode) -> None:
     node.file("etc/docker/daemon.json", "{}")
     result = node.preflight(runtime="auto")
     runtime = result.check("runtime")
     assert result.returncode == HEALTHY_EXIT, result.stderr
-    assert runtime["detail"].startswith("auto chose containerd (containerd on PATH); ")
+    assert runtime["detail"].startswith(
+        "auto chose containerd (kubelet --container-runtime-endpoint unix:///run/containerd/containerd.sock"
+        " in /var/lib/kubelet/kubeadm-flags.env); "
+    )
     assert result.report["runtime"]["name"] == "containerd"
+
+
+def test_auto_chooses_containerd_on_path_when_kubelet_and_sockets_say_nothing(node: FakeNode) -> None:
+    node.remove("var/lib/kubelet/kubeadm-flags.env")
+    node.file("etc/docker/daemon.json", "{}")
+    result = node.preflight(runtime="auto")
+    runtime = result.check("runtime")
+    assert result.returncode == HEALTHY_EXIT, result.stderr
+    assert runtime["detail"].startswith("auto chose containerd (no CRI socket found; containerd on PATH); ")
 
 
 def test_auto_without_any_runtime_fails(node: FakeNode) -> None:
     node.drop_command("containerd")
     node.remove("etc/containerd")
+    node.remove("var/lib/kubelet/kubeadm-flags.env")
     result = node.preflight(runtime="auto")
     runtime = result.check("runtime")
     assert result.returncode == FAILED_EXIT
@@ -441,9 +484,12 @@ def test_commented_out_gate_is_ignored(node: FakeNode) -> None:
 @pytest.mark.parametrize(
     ("args", "detail"),
     [
-        ([], "missing --runtime containerd|docker|cri-o|auto"),
+        ([], "missing --runtime containerd|docker|cri-o|k3s|rke2|auto"),
         (["--runtime", "containerd"], "missing --expect-gpus N"),
-        (["--runtime", "podman", "--expect-gpus", "2"], "unknown runtime 'podman': want containerd, docker, cri-o or auto"),
+        (
+            ["--runtime", "podman", "--expect-gpus", "2"],
+            "unknown runtime 'podman': want containerd, docker, cri-o, k3s, rke2 or auto",
+        ),
         (["--runtime", "containerd", "--expect-gpus", "two"], "--expect-gpus wants a whole number, got 'two'"),
         (["--runtime", "containerd", "--expect-gpus"], "--expect-gpus needs a value"),
         (
@@ -463,7 +509,13 @@ def test_usage_error_exits_2_with_valid_json(bare_node: FakeNode, args: list[str
     assert result.returncode == USAGE_EXIT, result.stderr
     assert result.report["ok"] is False
     assert result.report["checks"] == [{"name": "usage", "ok": False, "detail": detail}]
-    assert result.report["runtime"] == {"name": None, "nvidiaDefault": False, "runtimeClassNeeded": False}
+    assert result.report["runtime"] == {
+        "name": None,
+        "nvidiaDefault": False,
+        "runtimeClassNeeded": False,
+        "source": None,
+        "certain": False,
+    }
 
 
 def test_bad_timeout_knob_is_a_usage_error(node: FakeNode) -> None:
@@ -489,4 +541,5 @@ def test_special_characters_in_gpu_names_and_hostname_are_escaped(node: FakeNode
 def test_newline_in_detail_is_escaped(bare_node: FakeNode) -> None:
     result = bare_node.run("--runtime", "con\ntainerd\r", "--expect-gpus", "1", with_root=False)
     assert result.returncode == USAGE_EXIT
-    assert result.check("usage")["detail"] == "unknown runtime 'con\ntainerd\r': want containerd, docker, cri-o or auto"
+    expected = "unknown runtime 'con\ntainerd\r': want containerd, docker, cri-o, k3s, rke2 or auto"
+    assert result.check("usage")["detail"] == expected

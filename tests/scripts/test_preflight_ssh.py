@@ -7,11 +7,12 @@ sshd (tests/sshd.py) whose host key is pinned, in front of a fake 2-GPU machine.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sshd import MachineSpec, SshServer, fakehost, require_sshd, run_ssh, running_sshd
+from sshd import MachineSpec, SshServer, fakehost, require_sshd, run_ssh, running_sshd, throwaway_user
 
 from .preflight_node import CHECK_NAMES, SCRIPT, parse_one_object
 
@@ -87,3 +88,52 @@ def test_server_offers_every_host_key_type_and_ed25519_scans_as_the_pinned_key(s
     offered = {key_type: fakehost.scan_host_key(server.host, server.port, key_type) for key_type in fakehost.HOST_KEY_TYPES}
     assert [key.split(" ")[0] for key in offered.values()] == ["ssh-ed25519", "ecdsa-sha2-nistp256", "ssh-rsa"], offered
     assert offered["ed25519"] == server.host_key, offered
+
+
+# ------------------------------------------------------- privileges (issue 9, item 7)
+#
+# A machine whose containerd config is 0600 and /var/lib/kubelet 0750 (root's), as many
+# distros ship them. Preflight must run as root (README: Privileges); a user who cannot
+# read those files is told so, and is never told "no nvidia runtime" or "kubelet is not
+# running" on the strength of files it did not see.
+
+
+@pytest.fixture(scope="module")
+def private_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SshServer, str]]:
+    require_sshd()
+    with throwaway_user() as user:
+        spec = MachineSpec(hostname="gpu-private", gpus=2, private_files=True)
+        with running_sshd(tmp_path_factory.mktemp("sshd-private"), spec) as srv:
+            yield srv, user
+
+
+def test_root_passes_on_a_machine_with_private_files(private_server: tuple[SshServer, str], tmp_path: Path) -> None:
+    server, _user = private_server
+    proc = run_ssh(server, server.known_hosts(tmp_path / "known_hosts"), REMOTE_COMMAND, stdin=SCRIPT.read_text())
+    report = parse_one_object(proc.stdout, proc.stderr)
+    assert proc.returncode == 0, report["checks"]
+    assert report["ok"] is True
+
+
+def test_non_root_user_is_told_what_it_cannot_read(private_server: tuple[SshServer, str], tmp_path: Path) -> None:
+    server, user = private_server
+    as_user = dataclasses.replace(server, user=user)
+    proc = run_ssh(as_user, server.known_hosts(tmp_path / "known_hosts"), REMOTE_COMMAND, stdin=SCRIPT.read_text())
+    report = parse_one_object(proc.stdout, proc.stderr)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert proc.returncode == 1, proc.stderr
+    # What a user may run still works: the driver answers.
+    assert checks["driver"]["ok"] is True, checks["driver"]
+    runtime = checks["runtime"]["detail"]
+    assert runtime.startswith(f"containerd: cannot read /etc/containerd/config.toml as user {user}: "), runtime
+    assert "containerd config dump failed" not in runtime and "no nvidia runtime" not in runtime, runtime
+    assert report["runtime"]["certain"] is False
+    sock = checks["device-plugin-socket"]["detail"]
+    assert sock.startswith(
+        f"cannot read /var/lib/kubelet/device-plugins/kubelet.sock (/var/lib/kubelet is not searchable) as user {user}"
+    ), sock
+    assert "kubelet is not running" not in sock, sock
+    gates = checks["kubelet-feature-gates"]
+    assert gates["ok"] is False
+    expected = "cannot read /var/lib/kubelet/kubeadm-flags.env (/var/lib/kubelet is not searchable)"
+    assert gates["detail"].startswith(expected), gates

@@ -57,6 +57,9 @@ class MachineSpec:
     memory_mib: int = 81920
     toolkit_version: str = "1.17.8"
     kubelet_version: str = "v1.30.2"
+    # Modes as many distros ship them: containerd's config 0600 and /var/lib/kubelet
+    # 0750, root's. Only root (or sudo) can read them: see README "Privileges".
+    private_files: bool = False
 
 
 # ------------------------------------------------------------------ keys
@@ -206,6 +209,10 @@ imports = ["/etc/containerd/conf.d/*.toml"]
   runtime_type = "io.containerd.runc.v2"
 """
 
+CONTAINERD_DUMP_DENIED = (
+    "containerd: failed to load TOML from /etc/containerd/config.toml: open /etc/containerd/config.toml: permission denied"
+)
+
 KUBELET_CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: systemd
@@ -220,7 +227,12 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     _write(sbin / "nvidia-smi", _nvidia_smi(spec, mode_file), 0o755)
     ctk_version = f"NVIDIA Container Toolkit CLI version {spec.toolkit_version}"
     _write(sbin / "nvidia-ctk", _simple_stub("nvidia-ctk", ctk_version), 0o755)
-    dump = f"  'config dump') cat <<'EOF'\n{CONTAINERD_DUMP}EOF\n    ;;\n"
+    # Like the real one, config dump fails when it may not read the config.
+    dump = (
+        "  'config dump')\n"
+        f"    [ -r /etc/containerd/config.toml ] || {{ echo {shlex.quote(CONTAINERD_DUMP_DENIED)} >&2; exit 1; }}\n"
+        f"    cat <<'EOF'\n{CONTAINERD_DUMP}EOF\n    ;;\n"
+    )
     _write(sbin / "containerd", _simple_stub("containerd", "containerd v1.7.27 fakehost", dump), 0o755)
     _write(sbin / "kubelet", _simple_stub("kubelet", f"Kubernetes {spec.kubelet_version}"), 0o755)
     _write(tree / "etc/containerd/config.toml", CONTAINERD_CONFIG)
@@ -229,6 +241,10 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     _write(tree / "var/lib/kubelet/kubeadm-flags.env", flags)
     _write(tree / "var/lib/kubelet/config.yaml", KUBELET_CONFIG)
     make_unix_socket(tree / "var/lib/kubelet/device-plugins/kubelet.sock")
+    if spec.private_files:
+        for private in (tree / "etc/containerd/config.toml", tree / "etc/containerd/conf.d/99-nvidia.toml"):
+            private.chmod(0o600)
+        (tree / "var/lib/kubelet").chmod(0o750)
     # sshd's privilege-separation directory; usually made by the service unit.
     (tree / "run/sshd").mkdir(parents=True, mode=0o755)
     if not mode_file.exists():
@@ -255,6 +271,10 @@ ListenAddress {host}:{port}
 {host_keys}
 PidFile {pid_file}
 AuthorizedKeysFile {authorized_keys}
+# sshd reads AuthorizedKeysFile as the user logging in, who may not reach the state
+# dir (tests log in as a throwaway non-root user too); the command runs as root.
+AuthorizedKeysCommand /bin/cat {authorized_keys}
+AuthorizedKeysCommandUser root
 UsePAM no
 PasswordAuthentication no
 KbdInteractiveAuthentication no
@@ -266,6 +286,8 @@ X11Forwarding no
 PrintMotd no
 LogLevel VERBOSE
 Subsystem sftp internal-sftp
+# The stubs live in /usr/local/sbin, which sshd's default PATH gives root only.
+SetEnv PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 """
 
 
