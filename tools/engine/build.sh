@@ -109,6 +109,16 @@ build_python_host() {
     "$sdk/python/dist/pulumi-resource-pulumi-python" "$ENGINE_PYTHON_HOST_BIN_DIR/"
 }
 
+# The CLI takes a language host (and pulumi-resource-pulumi-python) found beside itself as
+# bundled, as in a user's install; one found on PATH it uses with a warning on every run.
+link_python_host() {
+  local f
+  mkdir -p "$ENGINE_PULUMI_BIN_DIR"
+  for f in pulumi-language-python pulumi-language-python-exec pulumi-resource-pulumi-python; do
+    ln -sfn "$ENGINE_PYTHON_HOST_BIN_DIR/$f" "$ENGINE_PULUMI_BIN_DIR/$f"
+  done
+}
+
 # --------------------------------------------------- pulumi-resource-kubernetes
 build_kubernetes() {
   local dir src
@@ -163,6 +173,7 @@ for tool in "${want[@]}"; do
         log "building pulumi-language-python $ENGINE_PYTHON_HOST_COMMIT"
         timed "pulumi-language-python $ENGINE_PYTHON_HOST_COMMIT" build_python_host
       fi
+      [[ ! -x "$ENGINE_PYTHON_HOST_BIN_DIR/pulumi-language-python" ]] || link_python_host
       ;;
     kubernetes)
       if [[ -x "$ENGINE_KUBERNETES_PROVIDER_BIN_DIR/pulumi-resource-kubernetes" ]]; then

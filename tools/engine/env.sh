@@ -2,8 +2,8 @@
 # Source this (after tools/engine/build.sh) to use the locally built Pulumi
 # engine:   source tools/engine/env.sh
 #
-# - puts the cached CLI and Pulumi's Python language host (with its scripts) first
-#   on PATH;
+# - puts the cached CLI first on PATH (build.sh links Pulumi's Python language host
+#   and its scripts beside it, where the CLI finds bundled plugins);
 # - isolates the plugin cache in $GPU_NODES_CACHE/pulumi-home and installs the
 #   cached provider binaries there once, under their exact versions, so the CLI
 #   resolves kubernetes 4.25.0 / command 1.2.1 without downloading anything;
@@ -18,12 +18,10 @@ _gpu_nodes_engine_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.sh
 source "$_gpu_nodes_engine_dir/versions.sh"
 
-for _gpu_nodes_dir in "$ENGINE_PYTHON_HOST_BIN_DIR" "$ENGINE_PULUMI_BIN_DIR"; do
-  case ":$PATH:" in
-    *":$_gpu_nodes_dir:"*) ;;
-    *) export PATH="$_gpu_nodes_dir:$PATH" ;;
-  esac
-done
+case ":$PATH:" in
+  *":$ENGINE_PULUMI_BIN_DIR:"*) ;;
+  *) export PATH="$ENGINE_PULUMI_BIN_DIR:$PATH" ;;
+esac
 
 export PULUMI_HOME="$GPU_NODES_CACHE/pulumi-home"
 export PULUMI_SKIP_UPDATE_CHECK=true
@@ -55,4 +53,4 @@ _gpu_nodes_install_plugin kubernetes "$ENGINE_KUBERNETES_PROVIDER_VERSION" \
 _gpu_nodes_install_plugin command "$ENGINE_COMMAND_PROVIDER_VERSION" \
   "$ENGINE_COMMAND_PROVIDER_BIN_DIR/pulumi-resource-command"
 unset -f _gpu_nodes_install_plugin
-unset _gpu_nodes_engine_dir _gpu_nodes_dir
+unset _gpu_nodes_engine_dir
