@@ -160,7 +160,6 @@ metadata:
   name: $name
   annotations:
     kwok.x-k8s.io/node: fake
-    node.alpha.kubernetes.io/ttl: "0"
 EOF
   [ -n "$gpus" ] && echo "    gpu-nodes.dev/simulated-gpus: \"$gpus\""
   cat <<EOF
@@ -206,7 +205,8 @@ EOF
 log "applying $NODES GPU node(s) and cpu-node-1"
 # Server-side apply: on creation the status (cpu/memory/pods capacity) is kept; later runs only
 # re-assert our labels and annotations (status is ignored on update, so the nvidia.com/gpu that
-# the registrar adds stays).
+# the registrar adds stays). The manifest leaves out node.alpha.kubernetes.io/ttl: the TTL
+# controller owns it and rewrites it above 100 nodes, which would make a re-run conflict.
 kubectl apply --server-side --field-manager=gpu-nodes-up -f "$GPU_NODES_STATE/nodes.yaml" >/dev/null
 
 # Someone else's label and taint on gpu-node-1 (a different field manager each, like an
