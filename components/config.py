@@ -81,6 +81,11 @@ class Taint:
     def __str__(self) -> str:
         return f"{self.key}={self.value}:{self.effect}" if self.value is not None else f"{self.key}:{self.effect}"
 
+    @classmethod
+    def from_k8s(cls, taint: dict[str, str]) -> Taint:
+        """A taint as the API returns it; an empty value is no value, as kubectl shows it."""
+        return cls(key=taint["key"], value=taint.get("value") or None, effect=taint["effect"])
+
     def to_k8s(self) -> dict[str, str]:
         taint = {"key": self.key, "effect": self.effect}
         if self.value is not None:

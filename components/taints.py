@@ -51,11 +51,6 @@ def _identity(taint: TaintDict) -> tuple[str, str, str]:
     return taint["key"], taint.get("value") or "", taint["effect"]
 
 
-def _describe(taint: TaintDict) -> str:
-    value = taint.get("value")
-    return f"{taint['key']}={value}:{taint['effect']}" if value else f"{taint['key']}:{taint['effect']}"
-
-
 def reconcile(existing: list[TaintDict], desired: list[TaintDict], previous: list[TaintDict]) -> list[TaintDict]:
     """The node's next taint list: drop what we set before and no longer want, add what we want.
 
@@ -70,8 +65,8 @@ def reconcile(existing: list[TaintDict], desired: list[TaintDict], previous: lis
             result.append(dict(taint))
         elif _identity(holder) != _identity(taint):
             raise TaintConflictError(
-                f"the node already has taint {_describe(holder)}, set by someone else; gpu-nodes would set "
-                f"{_describe(taint)}. Remove it (kubectl taint node NODE {holder['key']}:{holder['effect']}-) "
+                f"the node already has taint {Taint.from_k8s(holder)}, set by someone else; gpu-nodes would set "
+                f"{Taint.from_k8s(taint)}. Remove it (kubectl taint node NODE {holder['key']}:{holder['effect']}-) "
                 "or configure the same value"
             )
     return result

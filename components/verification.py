@@ -2,8 +2,9 @@
 
 A Job succeeds only when its pod was scheduled with the requested `nvidia.com/gpu` (or, with
 migStrategy mixed, `nvidia.com/mig-<profile>`) and `nvidia-smi -L` lists at least that many
-distinct devices; VerificationResult waits for it, so `pulumi up` fails when the GPUs cannot
-be used. The pods never preempt (their own PriorityClass) and run under the stack's
+distinct devices. pulumi-kubernetes does not wait for the Job (`pulumi.com/skipAwait`):
+VerificationResult does, and says why it did not succeed, so `pulumi up` fails when the GPUs
+cannot be used. The pods never preempt (their own PriorityClass) and run under the stack's
 RuntimeClass.
 """
 
