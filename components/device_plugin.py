@@ -83,7 +83,7 @@ def config_map_manifest(group: NodeGroupSpec) -> dict[str, Any] | None:
 def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
     spec = group.device_plugin
     env = [{"name": "FAIL_ON_INIT_ERROR", "value": str(spec.fail_on_init_error).lower()}]
-    mounts = [
+    mounts: list[dict[str, Any]] = [
         {"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
         {"name": "cdi-root", "mountPath": "/var/run/cdi"},
     ]

@@ -54,6 +54,9 @@ def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
 
 
 def connection(node: NodeSpec, proxy: SshProxySpec | None, private_key: pulumi.Input[str]) -> remote.ConnectionArgs:
+    if node.ssh_host is None:
+        # parse_stack requires sshHost wherever preflight runs.
+        raise ValueError(f"node {node.name}: preflight needs its sshHost")
     proxy_args = None
     if proxy is not None:
         proxy_args = remote.ProxyConnectionArgs(

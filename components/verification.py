@@ -77,7 +77,8 @@ class VerificationJob:
 
     @property
     def name(self) -> str:
-        return self.manifest["metadata"]["name"]
+        name: str = self.manifest["metadata"]["name"]
+        return name
 
     @property
     def slug(self) -> str:
