@@ -2,9 +2,10 @@
 
 import pulumi
 
-from components.config import NAMESPACE, ConfigError, parse_stack
+from components.config import ConfigError, parse_stack
 from components.kube_client import ClusterAccess
 from components.program import build_groups
+from components.specs import NAMESPACE
 
 config = pulumi.Config(NAMESPACE)
 try:

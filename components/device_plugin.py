@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from components.config import GROUP_LABEL, NodeGroupSpec, Taint, image_tag
+from components.k8s_syntax import Taint, image_tag
 from components.naming import content_hash, selector_labels, standard_labels
+from components.specs import GROUP_LABEL, NodeGroupSpec
 
 APP_NAME = "nvidia-device-plugin"
 CONFIG_DIR = "/config"

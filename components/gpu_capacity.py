@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
-from components.config import GPU_RESOURCE, NodeGroupSpec
 from components.kube_client import ClusterAccess, api_client_from_props
+from components.specs import GPU_RESOURCE, NodeGroupSpec
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient

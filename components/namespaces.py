@@ -7,8 +7,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import StackSpec
 from components.naming import ownership_labels
+from components.specs import StackSpec
 
 # The device plugin mounts hostPath volumes, which only `privileged` admits.
 PRIVILEGED = "privileged"

@@ -15,13 +15,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_command import remote
 
-from components.config import NodeGroupSpec
 from components.device_plugin import config_map_manifest, daemonset_manifest, plugin_revision
 from components.gpu_capacity import NodeGpuCapacity, expected_allocatable
 from components.kube_client import ClusterAccess
 from components.node_labels import label_patch
 from components.preflight import node_preflight, parse_report
 from components.priority_class import priority_class_manifest, verification_priority_class_manifest
+from components.specs import NodeGroupSpec
 from components.taints import NodeTaints
 from components.verification import VerificationJob, verification_jobs
 from components.verification_result import VerificationResult

@@ -16,7 +16,7 @@ from typing import Any
 import pulumi
 from pulumi_command import remote
 
-from components.config import NodeGroupSpec, NodeSpec, PreflightSpec, SshProxySpec
+from components.specs import NodeGroupSpec, NodeSpec, PreflightSpec, SshProxySpec
 
 SCRIPT_PATH = Path(__file__).parent / "scripts" / "preflight.sh"
 REQUIRE_DEFAULT_RUNTIME = "--require-default-runtime"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pulumi
 
-from components.config import StackSpec
 from components.kube_client import ClusterAccess
 from components.namespaces import declare_namespaces
 from components.node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.runtime_class import declare_runtime_class
+from components.specs import StackSpec
 
 
 def build_groups(stack: StackSpec, cluster: ClusterAccess, ssh_private_key: pulumi.Input[str] | None) -> dict[str, GpuNodeGroup]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
-from components.config import Taint
+from components.k8s_syntax import Taint
 from components.kube_client import ClusterAccess, api_client_from_props
 
 if TYPE_CHECKING:

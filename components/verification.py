@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from components.config import GPU_RESOURCE, GROUP_LABEL, NodeGroupSpec
 from components.device_plugin import plugin_revision, runtime_class_field, tolerations
 from components.naming import content_hash, dns_label, standard_labels
 from components.priority_class import verification_priority_class_name
+from components.specs import GPU_RESOURCE, GROUP_LABEL, NodeGroupSpec
 
 APP_NAME = "gpu-verification"
 # Pod template annotation: a new plugin image or config gives a new template, and a Job's
