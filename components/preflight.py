@@ -16,7 +16,7 @@ from typing import Any
 import pulumi
 from pulumi_command import remote
 
-from components.specs import NodeGroupSpec, NodeSpec, PreflightSpec, SshProxySpec
+from components.specs import NodeGroupSpec, NodeSpec, PreflightSpec
 
 SCRIPT_PATH = Path(__file__).parent / "scripts" / "preflight.sh"
 REQUIRE_DEFAULT_RUNTIME = "--require-default-runtime"
@@ -53,14 +53,22 @@ def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     return [script_digest(), str(expect_gpus), spec.container_runtime, spec.min_driver or "", *optional]
 
 
-def connection(node: NodeSpec, proxy: SshProxySpec | None, private_key: pulumi.Input[str]) -> remote.ConnectionArgs:
+def connection(node: NodeSpec, spec: PreflightSpec, private_key: pulumi.Input[str]) -> remote.ConnectionArgs:
     if node.ssh_host is None:
         # parse_stack requires sshHost wherever preflight runs.
         raise ValueError(f"node {node.name}: preflight needs its sshHost")
+    # Unset (None): pulumi-command's own default (15 s), as before the setting existed.
+    per_dial_timeout = spec.ssh_timeout_seconds
     proxy_args = None
-    if proxy is not None:
+    if spec.proxy is not None:
+        proxy = spec.proxy
         proxy_args = remote.ProxyConnectionArgs(
-            host=proxy.host, port=proxy.port, user=proxy.user, private_key=private_key, host_key=proxy.host_key
+            host=proxy.host,
+            port=proxy.port,
+            user=proxy.user,
+            private_key=private_key,
+            host_key=proxy.host_key,
+            per_dial_timeout=per_dial_timeout,
         )
     return remote.ConnectionArgs(
         host=node.ssh_host,
@@ -69,6 +77,7 @@ def connection(node: NodeSpec, proxy: SshProxySpec | None, private_key: pulumi.I
         private_key=private_key,
         host_key=node.host_key,
         proxy=proxy_args,
+        per_dial_timeout=per_dial_timeout,
     )
 
 
@@ -100,7 +109,7 @@ def node_preflight(
     spec = group.preflight
     return remote.Command(
         name,
-        connection=connection(node, spec.proxy, private_key),
+        connection=connection(node, spec, private_key),
         create=preflight_command(spec, group.gpus_per_node),
         stdin=preflight_script(),
         triggers=triggers(spec, group.gpus_per_node),

@@ -262,6 +262,17 @@ class PreflightSpec:
         check=lambda v: bool(_RECHECK.match(v)),
         allowed="expected 1-64 printable characters, such as a date: '2026-11-30'",
     )
+    ssh_timeout_seconds: int | None = setting(
+        "sshTimeoutSeconds",
+        INTEGER,
+        "int 1-600",
+        "seconds each SSH connection attempt may take, to the machine and to the bastion (pulumi-command's "
+        "`perDialTimeout`; it tries up to 10 times); raise it for slow links",
+        default=None,
+        default_text="`15` (pulumi-command's)",
+        check=lambda s: 1 <= s <= 600,
+        allowed="expected 1 to 600 seconds",
+    )
     # True when no RuntimeClass is used: then pods get the nvidia runtime only as the default.
     require_default_runtime: bool = False
 

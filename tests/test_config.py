@@ -341,6 +341,17 @@ def test_malformed_recheck(value):
     assert_one_problem(problems, f"{KEY}.preflight.recheck", "1-64 printable characters")
 
 
+@pytest.mark.parametrize(("value", "expected"), [(0, "1 to 600 seconds"), (601, "1 to 600 seconds"), ("30", "whole number")])
+def test_bad_ssh_timeout(value, expected):
+    problems = problems_of(group(preflight={"sshTimeoutSeconds": value}))
+    assert_one_problem(problems, f"{KEY}.preflight.sshTimeoutSeconds", repr(value), expected)
+
+
+def test_ssh_timeout_is_optional():
+    assert parse_stack([group()]).node_groups[0].preflight.ssh_timeout_seconds is None
+    assert parse_stack([group(preflight={"sshTimeoutSeconds": 60})]).node_groups[0].preflight.ssh_timeout_seconds == 60
+
+
 def test_proxy_without_host_key():
     problems = problems_of(group(preflight={"proxy": {"host": "bastion", "user": "ops"}}))
     assert_one_problem(problems, f"{KEY}.preflight.proxy.hostKey", "insecureSkipHostKeyCheck")

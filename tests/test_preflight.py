@@ -47,6 +47,20 @@ def test_bastion_is_used_with_its_own_pinned_key():
     )
 
 
+def test_ssh_timeout_reaches_the_connection_and_the_bastion():
+    proxy = {"host": "bastion.internal", "user": "jump", "hostKey": HOST_KEY}
+    command = commands(group("a100", preflight={"proxy": proxy, "sshTimeoutSeconds": 60}))["a100-a100-node-1-preflight"]
+    sent = command.inputs["connection"]
+    assert (sent["perDialTimeout"], sent["proxy"]["perDialTimeout"]) == (60, 60), command.urn
+
+
+def test_without_ssh_timeout_the_connection_is_as_before():
+    """Unset, the SDK's own default goes out (the README's), as it did before the field existed."""
+    command = commands(group("a100", preflight={"proxy": {"host": "b", "user": "j", "hostKey": HOST_KEY}}))
+    sent = command["a100-a100-node-1-preflight"].inputs["connection"]
+    assert (sent["perDialTimeout"], sent["proxy"]["perDialTimeout"]) == (15, 15), sent
+
+
 def test_the_script_travels_on_stdin():
     command = commands(group("a100"))["a100-a100-node-1-preflight"]
     assert command.inputs["stdin"] == SCRIPT_PATH.read_text(), command.urn
