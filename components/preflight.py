@@ -1,7 +1,8 @@
-"""Preflight: run `scripts/preflight.sh` on each machine over SSH before it is brought in.
+"""Preflight: run the check script on each machine over SSH before it is brought in.
 
-The script travels on the command's stdin (`bash -s`), so nothing is copied to the machine
-and the machine runs exactly the script in this repository.
+The script is kept as parts (`scripts/preflight/*.sh`, one per check plus what they share)
+and joined here into one text. It travels on the command's stdin (`bash -s`), so nothing is
+copied to the machine and the machine runs exactly the script in this repository.
 """
 
 from __future__ import annotations
@@ -18,14 +19,23 @@ from pulumi_command import remote
 
 from components.specs import NodeGroupSpec, NodeSpec, PreflightSpec
 
-SCRIPT_PATH = Path(__file__).parent / "scripts" / "preflight.sh"
+SCRIPT_DIR = Path(__file__).parent / "scripts" / "preflight"
 REQUIRE_DEFAULT_RUNTIME = "--require-default-runtime"
+
+
+def script_parts() -> list[Path]:
+    """The script's parts in the order they are joined: by name, 00-common.sh first, 90-main.sh last."""
+    return sorted(SCRIPT_DIR.glob("*.sh"))
 
 
 # Read once per program run, not once per node.
 @functools.cache
 def preflight_script() -> str:
-    return SCRIPT_PATH.read_text()
+    """The one script every machine runs (and the tests run): its parts, joined in order.
+
+    Joined as `cat components/scripts/preflight/*.sh` joins them, so that a script run by hand
+    is byte for byte the one the component sends."""
+    return "".join(part.read_text() for part in script_parts())
 
 
 def script_digest() -> str:
