@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -75,6 +76,26 @@ LIST = Kind(list, "a list", empty_when_null=True)
 
 
 @dataclass(frozen=True)
+class Check:
+    """What a value must satisfy beyond its type, and how the message says what is allowed."""
+
+    ok: Callable[[Any], bool]
+    allowed: str
+
+
+def one_of(options: tuple[str, ...]) -> Check:
+    return Check(lambda value: value in options, f"expected one of {', '.join(options)}")
+
+
+def between(low: int, high: int, allowed: str) -> Check:
+    return Check(lambda value: low <= value <= high, allowed)
+
+
+def matching(pattern: re.Pattern[str], allowed: str) -> Check:
+    return Check(lambda value: bool(pattern.match(value)), allowed)
+
+
+@dataclass(frozen=True)
 class Setting:
     """One config field: everything the reader and the README need to know about it."""
 
@@ -83,8 +104,7 @@ class Setting:
     type_text: str  # the README's type column
     help: str  # the README's meaning column
     default: Any = MISSING
-    check: Callable[[Any], bool] | None = None
-    allowed: str = ""  # what `check` accepts, as the message says it
+    check: Check | None = None
     default_text: str | None = None  # the README's default column, when the default alone does not say it
     row: bool = True  # False: the README describes it in the row of the object that holds it
     section: type | None = None  # an object (or list of objects) read by that spec's own settings
@@ -109,11 +129,6 @@ _SETTING = "gpu_nodes_setting"
 def setting(key: str, kind: Kind, type_text: str, help: str, **details: Any) -> Any:
     """Declare a spec dataclass field as config field `key` (see `Setting` for `details`)."""
     return dataclasses.field(metadata={_SETTING: Setting(key, kind, type_text, help, **details)})
-
-
-def one_of(options: tuple[str, ...]) -> dict[str, Any]:
-    """The check and message of a field that takes one of `options`."""
-    return {"check": lambda value: value in options, "allowed": f"expected one of {', '.join(options)}"}
 
 
 def settings(spec: type) -> Iterator[tuple[str, Setting]]:
@@ -168,7 +183,7 @@ class Fields:
     def read(self, s: Setting, default: Any = MISSING, *, default_given: bool = False) -> Any:
         """Read a declared field: its type, then its check; `default` replaces the declared one."""
         value = self.get(s.key, default if default_given else s.default, s.kind)
-        return self.check(s.key, value, s.check, s.allowed) if s.check is not None else value
+        return self.check(s.key, value, s.check.ok, s.check.allowed) if s.check is not None else value
 
 
 Spec = TypeVar("Spec")

@@ -67,28 +67,19 @@ def connection(node: NodeSpec, spec: PreflightSpec, private_key: pulumi.Input[st
     if node.ssh_host is None:
         # parse_stack requires sshHost wherever preflight runs.
         raise ValueError(f"node {node.name}: preflight needs its sshHost")
-    # Unset (None): pulumi-command's own default (15 s), as before the setting existed.
-    per_dial_timeout = spec.ssh_timeout_seconds
-    proxy_args = None
-    if spec.proxy is not None:
-        proxy = spec.proxy
-        proxy_args = remote.ProxyConnectionArgs(
-            host=proxy.host,
-            port=proxy.port,
-            user=proxy.user,
-            private_key=private_key,
-            host_key=proxy.host_key,
-            per_dial_timeout=per_dial_timeout,
+
+    def endpoint(host: str, port: int, user: str | None, host_key: str | None) -> dict[str, Any]:
+        """The same key and dial timeout for the machine and its bastion."""
+        # ssh_timeout_seconds unset (None): pulumi-command's own default (15 s), as before the setting existed.
+        return dict(
+            host=host, port=port, user=user, host_key=host_key, private_key=private_key, per_dial_timeout=spec.ssh_timeout_seconds
         )
-    return remote.ConnectionArgs(
-        host=node.ssh_host,
-        port=node.ssh_port,
-        user=node.ssh_user,
-        private_key=private_key,
-        host_key=node.host_key,
-        proxy=proxy_args,
-        per_dial_timeout=per_dial_timeout,
+
+    bastion = spec.proxy
+    proxy = (
+        remote.ProxyConnectionArgs(**endpoint(bastion.host, bastion.port, bastion.user, bastion.host_key)) if bastion else None
     )
+    return remote.ConnectionArgs(**endpoint(node.ssh_host, node.ssh_port, node.ssh_user, node.host_key), proxy=proxy)
 
 
 def parse_report(stdout: str) -> dict[str, Any]:

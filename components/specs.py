@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from components.config_fields import BOOLEAN, INTEGER, LIST, OBJECT, STRING, Setting, one_of, setting
+from components.config_fields import BOOLEAN, INTEGER, LIST, OBJECT, STRING, Check, Setting, between, matching, one_of, setting
 from components.k8s_syntax import Taint, is_dns_label, is_dns_subdomain, is_pinned_image
 
 NAMESPACE = "gpu-nodes"
@@ -50,26 +51,35 @@ CONTAINER_RUNTIMES = ("containerd", "docker", "cri-o", "k3s", "rke2", "auto")
 # A GPU splits into at most seven MIG devices (the smallest profile is 1/7 of an A100/H100).
 MAX_MIG_DEVICES_PER_GPU = 7
 
-_DRIVER_VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
-_RECHECK = re.compile(r"^[!-~][ -~]{0,63}$")
-_HOST_KEY = re.compile(
+_DRIVER_VERSION = matching(re.compile(r"^\d+(\.\d+){0,2}$"), "expected a driver version such as '535' or '550.54'")
+_RECHECK = matching(re.compile(r"^[!-~][ -~]{0,63}$"), "expected 1-64 printable characters, such as a date: '2026-11-30'")
+_HOST_KEY_LINE = re.compile(
     r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com"
     r"|sk-ecdsa-sha2-nistp256@openssh\.com) [A-Za-z0-9+/]+={0,3}( .*)?$"
 )
 
 
 def is_host_key(value: str) -> bool:
-    return bool(_HOST_KEY.match(value.strip()))
+    return bool(_HOST_KEY_LINE.match(value.strip()))
 
 
 # Checks and messages more than one field uses.
-_PORT = {"check": lambda port: 1 <= port <= 65535, "allowed": "expected a port from 1 to 65535"}
-_PINNED = {
-    "check": is_pinned_image,
-    "allowed": "expected an image pinned by tag (not 'latest') or digest, e.g. registry/name:v1.2.3",
-}
-_NAMESPACE = {"check": is_dns_label, "allowed": "expected a namespace name (DNS-1123 label)"}
-_HOST_KEY_CHECK = {"check": is_host_key, "allowed": "expected an OpenSSH public host key line such as 'ssh-ed25519 AAAA...'"}
+_PORT = between(1, 65535, "expected a port from 1 to 65535")
+_PINNED = Check(is_pinned_image, "expected an image pinned by tag (not 'latest') or digest, e.g. registry/name:v1.2.3")
+_NAMESPACE = Check(is_dns_label, "expected a namespace name (DNS-1123 label)")
+
+
+def _image(help: str, default: str) -> Any:
+    """A pinned image, for the device plugin and the verification pods."""
+    return setting("image", STRING, "string", help, default=default, check=_PINNED)
+
+
+def _namespace(help: str, default: str) -> Any:
+    """A namespace shared by the groups."""
+    return setting("namespace", STRING, "string", help, default=default, check=_NAMESPACE)
+
+
+_HOST_KEY = Check(is_host_key, "expected an OpenSSH public host key line such as 'ssh-ed25519 AAAA...'")
 
 
 @dataclass(frozen=True)
@@ -79,15 +89,14 @@ class NodeSpec:
         STRING,
         "string",
         "the Kubernetes node name",
-        check=is_dns_subdomain,
-        allowed="expected a Kubernetes node name (DNS-1123 subdomain)",
+        check=Check(is_dns_subdomain, "expected a Kubernetes node name (DNS-1123 subdomain)"),
         row=False,
     )
     # The SSH fields are required where preflight runs (config.py says so when reading them).
     ssh_host: str | None = setting(
         "sshHost", STRING, "string", "address of the machine", default=None, default_text="required with preflight"
     )
-    ssh_port: int = setting("sshPort", INTEGER, "int", "SSH port", default=22, **_PORT)
+    ssh_port: int = setting("sshPort", INTEGER, "int", "SSH port", default=22, check=_PORT)
     ssh_user: str | None = setting(
         "sshUser", STRING, "string", 'SSH user: `root` (see "Privileges")', default=None, default_text="required with preflight"
     )
@@ -98,30 +107,23 @@ class NodeSpec:
         "the machine's public host key, `ssh-ed25519 AAAA...` (`ssh-keyscan -t ed25519 HOST`)",
         default=None,
         default_text="required with preflight",
-        **_HOST_KEY_CHECK,
+        check=_HOST_KEY,
     )
 
 
 @dataclass(frozen=True)
 class SshProxySpec:
     host: str = setting("host", STRING, "string", "the bastion's address", row=False)
-    port: int = setting("port", INTEGER, "int", "its SSH port", default=22, row=False, **_PORT)
+    port: int = setting("port", INTEGER, "int", "its SSH port", default=22, row=False, check=_PORT)
     user: str = setting("user", STRING, "string", "its SSH user", row=False)
-    host_key: str | None = setting("hostKey", STRING, "string", "its public host key", default=None, row=False, **_HOST_KEY_CHECK)
+    host_key: str | None = setting("hostKey", STRING, "string", "its public host key", default=None, row=False, check=_HOST_KEY)
 
 
 @dataclass(frozen=True)
 class DevicePluginSpec:
-    image: str = setting(
-        "image", STRING, "string", "pinned by tag (not `latest`) or digest", default=DEFAULT_DEVICE_PLUGIN_IMAGE, **_PINNED
-    )
-    namespace: str = setting(
-        "namespace",
-        STRING,
-        "string",
-        "shared by groups; Pod Security `privileged` (the plugin mounts hostPath)",
-        default=DEFAULT_DEVICE_PLUGIN_NAMESPACE,
-        **_NAMESPACE,
+    image: str = _image("pinned by tag (not `latest`) or digest", DEFAULT_DEVICE_PLUGIN_IMAGE)
+    namespace: str = _namespace(
+        "shared by groups; Pod Security `privileged` (the plugin mounts hostPath)", DEFAULT_DEVICE_PLUGIN_NAMESPACE
     )
     mig_strategy: str = setting(
         "migStrategy",
@@ -129,7 +131,7 @@ class DevicePluginSpec:
         "`none`/`single`/`mixed`",
         'the plugin\'s MIG strategy; `mixed` needs `verification.migResources` (see "MIG")',
         default="none",
-        **one_of(MIG_STRATEGIES),
+        check=one_of(MIG_STRATEGIES),
     )
     time_slicing_replicas: int = setting(
         "timeSlicingReplicas",
@@ -138,8 +140,7 @@ class DevicePluginSpec:
         "share each GPU N ways",
         default=1,
         default_text="`1` (off)",
-        check=lambda n: 1 <= n <= 64,
-        allowed="expected 1 (time-slicing off) to 64",
+        check=between(1, 64, "expected 1 (time-slicing off) to 64"),
     )
     fail_on_init_error: bool = setting(
         "failOnInitError", BOOLEAN, "bool", "the plugin's own default: exit when no GPU can be initialised", default=True
@@ -159,9 +160,11 @@ class PriorityClassSpec:
         "not `system-*`, at most 240 characters: `<name>-verification` is created too",
         default=None,  # gpu-<group>, given by the group
         default_text="`gpu-<group>`",
-        check=lambda n: is_dns_subdomain(n) and not n.startswith("system-") and len(n) <= MAX_PRIORITY_CLASS_NAME,
-        allowed=f"expected a DNS-1123 subdomain not starting with 'system-' (reserved), at most {MAX_PRIORITY_CLASS_NAME} "
-        f"characters (the verification class adds {VERIFICATION_PRIORITY_SUFFIX!r})",
+        check=Check(
+            lambda n: is_dns_subdomain(n) and not n.startswith("system-") and len(n) <= MAX_PRIORITY_CLASS_NAME,
+            f"expected a DNS-1123 subdomain not starting with 'system-' (reserved), at most {MAX_PRIORITY_CLASS_NAME} "
+            f"characters (the verification class adds {VERIFICATION_PRIORITY_SUFFIX!r})",
+        ),
     )
     value: int = setting(
         "value",
@@ -169,24 +172,18 @@ class PriorityClassSpec:
         "int",
         "at most 1000000000 (above is reserved for system classes)",
         default=DEFAULT_PRIORITY_VALUE,
-        check=lambda v: MIN_PRIORITY <= v <= MAX_USER_PRIORITY,
-        allowed=f"expected {MIN_PRIORITY} to {MAX_USER_PRIORITY} (higher values are reserved for system classes)",
+        check=between(
+            MIN_PRIORITY,
+            MAX_USER_PRIORITY,
+            f"expected {MIN_PRIORITY} to {MAX_USER_PRIORITY} (higher values are reserved for system classes)",
+        ),
     )
 
 
 @dataclass(frozen=True)
 class VerificationSpec:
-    image: str = setting(
-        "image", STRING, "string", "pinned image with `nvidia-smi`", default=DEFAULT_VERIFICATION_IMAGE, **_PINNED
-    )
-    namespace: str = setting(
-        "namespace",
-        STRING,
-        "string",
-        "shared by groups; Pod Security `restricted`",
-        default=DEFAULT_VERIFICATION_NAMESPACE,
-        **_NAMESPACE,
-    )
+    image: str = _image("pinned image with `nvidia-smi`", DEFAULT_VERIFICATION_IMAGE)
+    namespace: str = _namespace("shared by groups; Pod Security `restricted`", DEFAULT_VERIFICATION_NAMESPACE)
     gpus_per_pod: tuple[int, ...] = setting(
         "gpusPerPod",
         LIST,
@@ -217,8 +214,7 @@ class VerificationSpec:
         "int 30-86400",
         "how long `pulumi up` waits for each Job (also its `activeDeadlineSeconds`) and for each node's GPU count to be exact",
         default=DEFAULT_VERIFICATION_TIMEOUT,
-        check=lambda s: 30 <= s <= 86_400,
-        allowed="expected 30 to 86400 seconds",
+        check=between(30, 86_400, "expected 30 to 86400 seconds"),
     )
 
 
@@ -233,7 +229,7 @@ class PreflightSpec:
         "their own containerd config under `/var/lib/rancher/<name>/agent/etc/containerd`; `auto` follows "
         "kubelet's `--container-runtime-endpoint` (or `containerRuntimeEndpoint`), then the CRI socket that listens",
         default="containerd",
-        **one_of(CONTAINER_RUNTIMES),
+        check=one_of(CONTAINER_RUNTIMES),
     )
     min_driver: str | None = setting(
         "minDriver",
@@ -241,8 +237,7 @@ class PreflightSpec:
         "string",
         'minimum driver version, e.g. `"550.54"`',
         default=None,
-        check=lambda v: bool(_DRIVER_VERSION.match(v)),
-        allowed="expected a driver version such as '535' or '550.54'",
+        check=_DRIVER_VERSION,
     )
     proxy: SshProxySpec | None = setting(
         "proxy",
@@ -259,8 +254,7 @@ class PreflightSpec:
         "string",
         '1-64 printable characters; a new value runs preflight again on every node of the group (see "Re-check the machines")',
         default=None,
-        check=lambda v: bool(_RECHECK.match(v)),
-        allowed="expected 1-64 printable characters, such as a date: '2026-11-30'",
+        check=_RECHECK,
     )
     ssh_timeout_seconds: int | None = setting(
         "sshTimeoutSeconds",
@@ -270,8 +264,7 @@ class PreflightSpec:
         "`perDialTimeout`; it tries up to 10 times); raise it for slow links",
         default=None,
         default_text="`15` (pulumi-command's)",
-        check=lambda s: 1 <= s <= 600,
-        allowed="expected 1 to 600 seconds",
+        check=between(1, 600, "expected 1 to 600 seconds"),
     )
     # True when no RuntimeClass is used: then pods get the nvidia runtime only as the default.
     require_default_runtime: bool = False
@@ -290,8 +283,7 @@ class NodeGroupSpec:
         STRING,
         "string",
         "DNS-1123 label; names the group's objects and its node label value",
-        check=is_dns_label,
-        allowed="expected a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters",
+        check=Check(is_dns_label, "expected a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters"),
     )
     nodes: tuple[NodeSpec, ...] = setting(
         "nodes",
@@ -306,8 +298,7 @@ class NodeGroupSpec:
         INTEGER,
         "int ≥ 1",
         "GPUs each node must expose",
-        check=lambda n: n >= 1,
-        allowed="expected at least 1",
+        check=Check(lambda n: n >= 1, "expected at least 1"),
     )
     labels: tuple[tuple[str, str], ...] = setting(
         "labels",

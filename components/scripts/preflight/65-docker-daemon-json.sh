@@ -52,8 +52,8 @@ jp_value() {
     return 1
   fi
   case ${JP_S:JP_I:1} in
-    '{') jp_object "$path" || return 1 ;;
-    '[') jp_array "$path" || return 1 ;;
+    '{') jp_members "$path" '}' || return 1 ;;
+    '[') jp_members "$path" ']' || return 1 ;;
     '"')
       jp_string || return 1
       [[ $path == /default-runtime ]] && JP_DEFAULT=$JP_STR
@@ -80,41 +80,31 @@ jp_string() {
   return 1
 }
 
-jp_object() {
-  local path=$1
+# jp_members PATH CLOSE: the members of an object (CLOSE '}') or the items of an
+# array (CLOSE ']'), each followed by ',' or CLOSE.
+jp_members() {
+  local path=$1 close=$2
   ((++JP_I))
   jp_ws
-  [[ ${JP_S:JP_I:1} == '}' ]] && { ((++JP_I)) && return 0; }
+  [[ ${JP_S:JP_I:1} == "$close" ]] && { ((++JP_I)) && return 0; }
   while :; do
-    jp_ws
-    [[ ${JP_S:JP_I:1} == '"' ]] || { jp_fail "expected a quoted key" && return 1; }
-    jp_string || return 1
-    [[ $path == /runtimes && $JP_STR == nvidia ]] && JP_HAS_NVIDIA=true
-    jp_ws
-    [[ ${JP_S:JP_I:1} == : ]] || { jp_fail "expected ':'" && return 1; }
-    ((++JP_I))
-    jp_value "$path/$JP_STR" || return 1
+    if [[ $close == ']' ]]; then
+      jp_value "${path}[]" || return 1
+    else
+      jp_ws
+      [[ ${JP_S:JP_I:1} == '"' ]] || { jp_fail "expected a quoted key" && return 1; }
+      jp_string || return 1
+      [[ $path == /runtimes && $JP_STR == nvidia ]] && JP_HAS_NVIDIA=true
+      jp_ws
+      [[ ${JP_S:JP_I:1} == : ]] || { jp_fail "expected ':'" && return 1; }
+      ((++JP_I))
+      jp_value "$path/$JP_STR" || return 1
+    fi
     jp_ws
     case ${JP_S:JP_I:1} in
       ,) ((++JP_I)) ;;
-      '}') ((++JP_I)) && return 0 ;;
-      *) jp_fail "expected ',' or '}'" && return 1 ;;
-    esac
-  done
-}
-
-jp_array() {
-  local path=$1
-  ((++JP_I))
-  jp_ws
-  [[ ${JP_S:JP_I:1} == ']' ]] && { ((++JP_I)) && return 0; }
-  while :; do
-    jp_value "${path}[]" || return 1
-    jp_ws
-    case ${JP_S:JP_I:1} in
-      ,) ((++JP_I)) ;;
-      ']') ((++JP_I)) && return 0 ;;
-      *) jp_fail "expected ',' or ']'" && return 1 ;;
+      "$close") ((++JP_I)) && return 0 ;;
+      *) jp_fail "expected ',' or '$close'" && return 1 ;;
     esac
   done
 }
