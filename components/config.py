@@ -173,7 +173,7 @@ def _parse_group(
             f"{key}.{s.key}",
             group.fields.read(s) or {},
             PriorityClassSpec,
-            hooks={"name": lambda pc, n: pc.fields.read(n, f"gpu-{name}" if name else None, default_given=True)},
+            hooks={"name": lambda pc, n: pc.fields.read(n, f"gpu-{name}" if name else None)},
         )
         return section.build()
 
@@ -226,8 +226,8 @@ def _parse_nodes(
             item,
             NodeSpec,
             hooks={
-                "ssh_host": lambda n, s: n.fields.read(s, MISSING if needs_ssh else None, default_given=True),
-                "ssh_user": lambda n, s: n.fields.read(s, MISSING if needs_ssh else None, default_given=True),
+                "ssh_host": lambda n, s: n.fields.read(s, MISSING if needs_ssh else None),
+                "ssh_user": lambda n, s: n.fields.read(s, MISSING if needs_ssh else None),
                 "host_key": lambda n, s: _host_key(n, s, required=needs_ssh and not insecure_skip_host_key_check),
             },
         )

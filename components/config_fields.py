@@ -1,7 +1,7 @@
 """How a config field is declared once, and the reader that validates a config object by it.
 
 Each field of a spec dataclass (components/specs.py) that comes from stack config carries one
-`setting(...)`: its key, type, default, check and help. `read_section` reads a config object
+`setting(...)`: its key, type, default, check and help. `Section` reads a config object
 by those declarations, reporting unknown keys, wrong types and failed checks in one shape:
 `<key>: got <value>; <what is allowed>`. The README's tables are tested against the same
 declarations (tests/test_config_docs.py).
@@ -24,6 +24,8 @@ class _Missing:
 
 # A key that is not there; as a default: the key is required.
 MISSING: Any = _Missing()
+# Fields.read without a default of its own: the declared one.
+_DECLARED: Any = object()
 
 
 class ConfigError(Exception):
@@ -180,9 +182,9 @@ class Fields:
             return None
         return value
 
-    def read(self, s: Setting, default: Any = MISSING, *, default_given: bool = False) -> Any:
-        """Read a declared field: its type, then its check; `default` replaces the declared one."""
-        value = self.get(s.key, default if default_given else s.default, s.kind)
+    def read(self, s: Setting, default: Any = _DECLARED) -> Any:
+        """Read a declared field: its type, then its check; a `default` given here replaces the declared one."""
+        value = self.get(s.key, s.default if default is _DECLARED else default, s.kind)
         return self.check(s.key, value, s.check.ok, s.check.allowed) if s.check is not None else value
 
 
