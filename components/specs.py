@@ -67,6 +67,7 @@ def is_host_key(value: str) -> bool:
 _PORT = between(1, 65535, "expected a port from 1 to 65535")
 _PINNED = Check(is_pinned_image, "expected an image pinned by tag (not 'latest') or digest, e.g. registry/name:v1.2.3")
 _NAMESPACE = Check(is_dns_label, "expected a namespace name (DNS-1123 label)")
+_HOST_KEY = Check(is_host_key, "expected an OpenSSH public host key line such as 'ssh-ed25519 AAAA...'")
 
 
 def _image(help: str, default: str) -> Any:
@@ -77,9 +78,6 @@ def _image(help: str, default: str) -> Any:
 def _namespace(help: str, default: str) -> Any:
     """A namespace shared by the groups."""
     return setting("namespace", STRING, "string", help, default=default, check=_NAMESPACE)
-
-
-_HOST_KEY = Check(is_host_key, "expected an OpenSSH public host key line such as 'ssh-ed25519 AAAA...'")
 
 
 @dataclass(frozen=True)
