@@ -17,3 +17,5 @@ bench:
 lint:
 	tools/setup.sh
 	.venv/bin/ruff check .
+	.venv/bin/mypy
+	.venv/bin/mypy policy  # its own program, with its own __main__.py

@@ -1,12 +1,11 @@
 """gpu-nodes: bring the GPU node groups of this stack into service, and prove they work."""
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from components.config import NAMESPACE, ConfigError, parse_stack
-from components.namespaces import declare_namespaces
-from components.node_group import GpuNodeGroup, GpuNodeGroupArgs
-from components.runtime_class import declare_runtime_class
+from components.config import ConfigError, parse_stack
+from components.kube_client import ClusterAccess
+from components.program import build_groups
+from components.specs import NAMESPACE
 
 config = pulumi.Config(NAMESPACE)
 try:
@@ -23,30 +22,8 @@ except ConfigError as error:
 
 ssh_private_key = config.require_secret("sshPrivateKey") if stack.needs_ssh_key else None
 
-# The provider is configured the standard way (kubernetes:kubeconfig / kubernetes:context);
-# an explicit provider does not read that config by itself, so it is passed on here.
-kubernetes_config = pulumi.Config("kubernetes")
-kubeconfig = kubernetes_config.get_secret("kubeconfig")
-kube_context = kubernetes_config.get("context")
-provider = k8s.Provider("k8s", kubeconfig=kubeconfig, context=kube_context)
-namespaces = declare_namespaces(stack, provider)
-runtime_class = declare_runtime_class(stack, provider)
+# The provider is configured the standard way (kubernetes:kubeconfig / kubernetes:context).
+groups = build_groups(stack, ClusterAccess.from_stack_config(), ssh_private_key)
 
-report = {}
-for spec in stack.node_groups:
-    group = GpuNodeGroup(
-        spec.name,
-        GpuNodeGroupArgs(
-            spec=spec,
-            device_plugin_namespace=namespaces[spec.device_plugin.namespace],
-            verification_namespace=namespaces[spec.verification.namespace],
-            runtime_class=runtime_class,
-            ssh_private_key=ssh_private_key,
-            kubeconfig=kubeconfig,
-            kube_context=kube_context,
-        ),
-        opts=pulumi.ResourceOptions(providers={"kubernetes": provider}),
-    )
-    report[spec.name] = group.nodes
-
+report = {name: group.nodes for name, group in groups.items()}
 pulumi.export("nodeGroups", report)

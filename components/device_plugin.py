@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from components.config import GROUP_LABEL, NodeGroupSpec, Taint, image_tag
+from components.k8s_syntax import Taint, image_tag
 from components.naming import content_hash, selector_labels, standard_labels
+from components.specs import GROUP_LABEL, NodeGroupSpec
 
 APP_NAME = "nvidia-device-plugin"
 CONFIG_DIR = "/config"
@@ -83,7 +84,7 @@ def config_map_manifest(group: NodeGroupSpec) -> dict[str, Any] | None:
 def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
     spec = group.device_plugin
     env = [{"name": "FAIL_ON_INIT_ERROR", "value": str(spec.fail_on_init_error).lower()}]
-    mounts = [
+    mounts: list[dict[str, Any]] = [
         {"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
         {"name": "cdi-root", "mountPath": "/var/run/cdi"},
     ]

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
-from components.config import GPU_RESOURCE, NodeGroupSpec
-from components.kube_client import api_client
+from components.kube_client import ClusterAccess, api_client_from_props
+from components.specs import GPU_RESOURCE, NodeGroupSpec
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
 
 POLL_SECONDS = 2.0
 
@@ -75,10 +78,10 @@ def wait_for_capacity(
 
 
 class KubernetesNodeCapacityApi:
-    def __init__(self, kubeconfig: str | None, context: str | None):
+    def __init__(self, api: ApiClient):
         from kubernetes import client
 
-        self._core = client.CoreV1Api(api_client(kubeconfig, context))
+        self._core = client.CoreV1Api(api)
 
     def allocatable_gpus(self, node: str) -> int | None:
         from kubernetes.client.exceptions import ApiException
@@ -102,7 +105,7 @@ _CHECK_INPUTS = ("node", "expected", "pluginRevision", "waitSeconds")
 
 class NodeGpuCapacityProvider(ResourceProvider):
     def _api(self, props: dict[str, Any]) -> NodeCapacityApi:
-        return KubernetesNodeCapacityApi(props.get("kubeconfig") or None, props.get("context") or None)
+        return KubernetesNodeCapacityApi(api_client_from_props(props))
 
     def _check(self, props: dict[str, Any]) -> dict[str, Any]:
         # The engine hands numbers over as floats; the message must say 4, not 4.0.
@@ -138,8 +141,7 @@ class NodeGpuCapacity(Resource):
         expected: int,
         group: NodeGroupSpec,
         plugin_revision: str,
-        kubeconfig: pulumi.Input[str] | None,
-        context: str | None,
+        cluster: ClusterAccess,
         opts: pulumi.ResourceOptions | None = None,
     ):
         props = {
@@ -150,8 +152,7 @@ class NodeGpuCapacity(Resource):
             # A new plugin image or config may register differently: check again.
             "pluginRevision": plugin_revision,
             "waitSeconds": group.verification.timeout_seconds,
-            "kubeconfig": kubeconfig,
-            "context": context,
+            **cluster.props(),
             "allocatable": None,
         }
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))

@@ -7,8 +7,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import StackSpec
-from components.naming import PART_OF
+from components.naming import ownership_labels
+from components.specs import StackSpec
 
 # The device plugin mounts hostPath volumes, which only `privileged` admits.
 PRIVILEGED = "privileged"
@@ -17,7 +17,7 @@ RESTRICTED = "restricted"
 
 
 def namespace_manifest(name: str, pod_security_level: str) -> dict[str, Any]:
-    labels = {"app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi"}
+    labels = ownership_labels()
     for mode in ("enforce", "audit", "warn"):
         labels[f"pod-security.kubernetes.io/{mode}"] = pod_security_level
         labels[f"pod-security.kubernetes.io/{mode}-version"] = "latest"

@@ -24,13 +24,17 @@ def content_hash(data: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
 
 
+def ownership_labels() -> dict[str, str]:
+    """What every object of ours carries, shared ones (namespaces) included."""
+    return {"app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": MANAGED_BY}
+
+
 def standard_labels(name: str, instance: str, component: str, version: str | None = None) -> dict[str, str]:
     labels = {
         "app.kubernetes.io/name": name,
         "app.kubernetes.io/instance": instance,
         "app.kubernetes.io/component": component,
-        "app.kubernetes.io/part-of": PART_OF,
-        "app.kubernetes.io/managed-by": MANAGED_BY,
+        **ownership_labels(),
     }
     if version is not None:
         labels["app.kubernetes.io/version"] = version

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pulumi_command import remote
 
-from components.config import NodeGroupSpec
 from components.device_plugin import config_map_manifest, daemonset_manifest, plugin_revision
 from components.gpu_capacity import NodeGpuCapacity, expected_allocatable
+from components.kube_client import ClusterAccess
 from components.node_labels import label_patch
 from components.preflight import node_preflight, parse_report
 from components.priority_class import priority_class_manifest, verification_priority_class_manifest
+from components.specs import NodeGroupSpec
 from components.taints import NodeTaints
 from components.verification import VerificationJob, verification_jobs
 from components.verification_result import VerificationResult
@@ -38,15 +40,26 @@ class GpuNodeGroupArgs:
     runtime_class: k8s.node.v1.RuntimeClass | None = None
     # Used by preflight; required when `spec.preflight.enabled`.
     ssh_private_key: pulumi.Input[str] | None = None
-    # How the taint resources reach the API server (the same as the Kubernetes provider's).
-    kubeconfig: pulumi.Input[str] | None = None
-    kube_context: str | None = None
+    # How our dynamic resources reach the API server (the same as the Kubernetes provider's).
+    cluster: ClusterAccess = ClusterAccess()
 
 
-def _register(manifest: dict[str, Any], cls: type, name: str, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+Registered = TypeVar("Registered", bound=pulumi.CustomResource)
+
+
+def _register(manifest: dict[str, Any], cls: type[Registered], name: str, opts: pulumi.ResourceOptions) -> Registered:
     """Register a manifest dict as the typed resource `cls` (top-level fields become its arguments)."""
     fields = {_snake(k): v for k, v in manifest.items() if k not in ("apiVersion", "kind")}
     return cls(name, **fields, opts=opts)
+
+
+def _preflight_key(name: str, args: GpuNodeGroupArgs) -> pulumi.Input[str] | None:
+    """The SSH key preflight logs in with; None when the group runs no preflight."""
+    if not args.spec.preflight.enabled:
+        return None
+    if args.ssh_private_key is None:
+        raise ValueError(f"{name}: preflight is enabled but no SSH private key was given")
+    return args.ssh_private_key
 
 
 def _snake(camel: str) -> str:
@@ -59,17 +72,16 @@ class GpuNodeGroup(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE, name, None, opts)
         spec = args.spec
-        if spec.preflight.enabled and args.ssh_private_key is None:
-            raise ValueError(f"{name}: preflight is enabled but no SSH private key was given")
+        ssh_private_key = _preflight_key(name, args)
         child = pulumi.ResourceOptions(parent=self)
 
-        preflights = {}
+        preflights: dict[str, remote.Command] = {}
         labels = {}
         taints = {}
         for node in spec.nodes:
             gate: list[pulumi.Resource] = []
-            if spec.preflight.enabled:
-                preflights[node.name] = node_preflight(f"{name}-{node.name}-preflight", spec, node, args.ssh_private_key, child)
+            if ssh_private_key is not None:
+                preflights[node.name] = node_preflight(f"{name}-{node.name}-preflight", spec, node, ssh_private_key, child)
                 gate = [preflights[node.name]]
             after_preflight = pulumi.ResourceOptions(parent=self, depends_on=gate)
             labels[node.name] = k8s.core.v1.NodePatch(
@@ -79,8 +91,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 f"{name}-{node.name}-taints",
                 node=node.name,
                 taints=spec.taints,
-                kubeconfig=args.kubeconfig,
-                context=args.kube_context,
+                cluster=args.cluster,
                 opts=after_preflight,
             )
 
@@ -106,17 +117,17 @@ class GpuNodeGroup(pulumi.ComponentResource):
         # Beside the Jobs, not before them: a node short of a GPU still gets their verdict.
         capacity = {}
         expected = expected_allocatable(spec)
-        for node in spec.nodes if expected is not None else ():
-            capacity[node.name] = NodeGpuCapacity(
-                f"{name}-{node.name}-gpu-capacity",
-                node=node.name,
-                expected=expected,
-                group=spec,
-                plugin_revision=plugin_revision(spec),
-                kubeconfig=args.kubeconfig,
-                context=args.kube_context,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[daemonset, labels[node.name], taints[node.name]]),
-            )
+        if expected is not None:
+            for node in spec.nodes:
+                capacity[node.name] = NodeGpuCapacity(
+                    f"{name}-{node.name}-gpu-capacity",
+                    node=node.name,
+                    expected=expected,
+                    group=spec,
+                    plugin_revision=plugin_revision(spec),
+                    cluster=args.cluster,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[daemonset, labels[node.name], taints[node.name]]),
+                )
 
         results: dict[str, tuple[VerificationJob, VerificationResult]] = {}
         for job in verification_jobs(spec):
@@ -135,8 +146,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                     namespace=spec.verification.namespace,
                     job_name=job.name,
                     timeout_seconds=spec.verification.timeout_seconds,
-                    kubeconfig=args.kubeconfig,
-                    context=args.kube_context,
+                    cluster=args.cluster,
                     opts=child,
                 ),
             )
@@ -155,7 +165,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
     def _node_report(
         spec: NodeGroupSpec,
         node: str,
-        preflight: pulumi.CustomResource | None,
+        preflight: remote.Command | None,
         taints: NodeTaints,
         capacity: NodeGpuCapacity | None,
         results: dict[str, tuple[VerificationJob, VerificationResult]],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config import NodeGroupSpec
+from components.specs import NodeGroupSpec
 
 
 def field_manager(group: NodeGroupSpec) -> str:

@@ -1,7 +1,8 @@
-"""Preflight: run `scripts/preflight.sh` on each machine over SSH before it is brought in.
+"""Preflight: run the check script on each machine over SSH before it is brought in.
 
-The script travels on the command's stdin (`bash -s`), so nothing is copied to the machine
-and the machine runs exactly the script in this repository.
+The script is kept as parts (`scripts/preflight/*.sh`, one per check plus what they share)
+and joined here into one text. It travels on the command's stdin (`bash -s`), so nothing is
+copied to the machine and the machine runs exactly the script in this repository.
 """
 
 from __future__ import annotations
@@ -16,16 +17,25 @@ from typing import Any
 import pulumi
 from pulumi_command import remote
 
-from components.config import NodeGroupSpec, NodeSpec, PreflightSpec, SshProxySpec
+from components.specs import NodeGroupSpec, NodeSpec, PreflightSpec
 
-SCRIPT_PATH = Path(__file__).parent / "scripts" / "preflight.sh"
+SCRIPT_DIR = Path(__file__).parent / "scripts" / "preflight"
 REQUIRE_DEFAULT_RUNTIME = "--require-default-runtime"
+
+
+def script_parts() -> list[Path]:
+    """The script's parts in the order they are joined: by name, 00-common.sh first, 90-main.sh last."""
+    return sorted(SCRIPT_DIR.glob("*.sh"))
 
 
 # Read once per program run, not once per node.
 @functools.cache
 def preflight_script() -> str:
-    return SCRIPT_PATH.read_text()
+    """The one script every machine runs (and the tests run): its parts, joined in order.
+
+    Joined as `cat components/scripts/preflight/*.sh` joins them, so that a script run by hand
+    is byte for byte the one the component sends."""
+    return "".join(part.read_text() for part in script_parts())
 
 
 def script_digest() -> str:
@@ -53,20 +63,23 @@ def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     return [script_digest(), str(expect_gpus), spec.container_runtime, spec.min_driver or "", *optional]
 
 
-def connection(node: NodeSpec, proxy: SshProxySpec | None, private_key: pulumi.Input[str]) -> remote.ConnectionArgs:
-    proxy_args = None
-    if proxy is not None:
-        proxy_args = remote.ProxyConnectionArgs(
-            host=proxy.host, port=proxy.port, user=proxy.user, private_key=private_key, host_key=proxy.host_key
+def connection(node: NodeSpec, spec: PreflightSpec, private_key: pulumi.Input[str]) -> remote.ConnectionArgs:
+    if node.ssh_host is None:
+        # parse_stack requires sshHost wherever preflight runs.
+        raise ValueError(f"node {node.name}: preflight needs its sshHost")
+
+    def endpoint(host: str, port: int, user: str | None, host_key: str | None) -> dict[str, Any]:
+        """The same key and dial timeout for the machine and its bastion."""
+        # ssh_timeout_seconds unset (None): pulumi-command's own default (15 s), as before the setting existed.
+        return dict(
+            host=host, port=port, user=user, host_key=host_key, private_key=private_key, per_dial_timeout=spec.ssh_timeout_seconds
         )
-    return remote.ConnectionArgs(
-        host=node.ssh_host,
-        port=node.ssh_port,
-        user=node.ssh_user,
-        private_key=private_key,
-        host_key=node.host_key,
-        proxy=proxy_args,
+
+    bastion = spec.proxy
+    proxy = (
+        remote.ProxyConnectionArgs(**endpoint(bastion.host, bastion.port, bastion.user, bastion.host_key)) if bastion else None
     )
+    return remote.ConnectionArgs(**endpoint(node.ssh_host, node.ssh_port, node.ssh_user, node.host_key), proxy=proxy)
 
 
 def parse_report(stdout: str) -> dict[str, Any]:
@@ -97,7 +110,7 @@ def node_preflight(
     spec = group.preflight
     return remote.Command(
         name,
-        connection=connection(node, spec.proxy, private_key),
+        connection=connection(node, spec, private_key),
         create=preflight_command(spec, group.gpus_per_node),
         stdin=preflight_script(),
         triggers=triggers(spec, group.gpus_per_node),

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config import VERIFICATION_PRIORITY_SUFFIX, NodeGroupSpec
 from components.naming import standard_labels
+from components.specs import VERIFICATION_PRIORITY_SUFFIX, NodeGroupSpec
 
 
 def priority_class_manifest(group: NodeGroupSpec) -> dict[str, Any]:

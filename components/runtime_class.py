@@ -19,8 +19,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import RUNTIME_HANDLER, RuntimeClassSpec, StackSpec
 from components.naming import MANAGED_BY, PART_OF
+from components.specs import RUNTIME_HANDLER, RuntimeClassSpec, StackSpec
 
 
 def runtime_class_manifest(spec: RuntimeClassSpec | None) -> dict[str, Any] | None:

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
-from components.config import Taint
-from components.kube_client import api_client
+from components.k8s_syntax import Taint
+from components.kube_client import ClusterAccess, api_client_from_props
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
 
 TaintDict = dict[str, str]
 MAX_ATTEMPTS = 8
@@ -51,11 +54,6 @@ def _identity(taint: TaintDict) -> tuple[str, str, str]:
     return taint["key"], taint.get("value") or "", taint["effect"]
 
 
-def _describe(taint: TaintDict) -> str:
-    value = taint.get("value")
-    return f"{taint['key']}={value}:{taint['effect']}" if value else f"{taint['key']}:{taint['effect']}"
-
-
 def reconcile(existing: list[TaintDict], desired: list[TaintDict], previous: list[TaintDict]) -> list[TaintDict]:
     """The node's next taint list: drop what we set before and no longer want, add what we want.
 
@@ -70,8 +68,8 @@ def reconcile(existing: list[TaintDict], desired: list[TaintDict], previous: lis
             result.append(dict(taint))
         elif _identity(holder) != _identity(taint):
             raise TaintConflictError(
-                f"the node already has taint {_describe(holder)}, set by someone else; gpu-nodes would set "
-                f"{_describe(taint)}. Remove it (kubectl taint node NODE {holder['key']}:{holder['effect']}-) "
+                f"the node already has taint {Taint.from_k8s(holder)}, set by someone else; gpu-nodes would set "
+                f"{Taint.from_k8s(taint)}. Remove it (kubectl taint node NODE {holder['key']}:{holder['effect']}-) "
                 "or configure the same value"
             )
     return result
@@ -103,10 +101,10 @@ def apply_taints(api: NodeTaintApi, node: str, desired: list[TaintDict], previou
 class KubernetesNodeTaintApi:
     """`NodeTaintApi` over the Kubernetes API, with a JSON merge patch carrying resourceVersion."""
 
-    def __init__(self, kubeconfig: str | None, context: str | None):
+    def __init__(self, api: ApiClient):
         from kubernetes import client
 
-        self._core = client.CoreV1Api(api_client(kubeconfig, context))
+        self._core = client.CoreV1Api(api)
 
     def read(self, node: str) -> NodeTaintState:
         from kubernetes.client.exceptions import ApiException
@@ -120,8 +118,10 @@ class KubernetesNodeTaintApi:
         taints = [
             {k: v for k, v in {"key": t.key, "value": t.value, "effect": t.effect}.items() if v}
             | ({"timeAdded": t.time_added.isoformat().replace("+00:00", "Z")} if t.time_added else {})
-            for t in obj.spec.taints or []
+            for t in (obj.spec.taints if obj.spec else None) or []
         ]
+        if obj.metadata is None or obj.metadata.resource_version is None:
+            raise ValueError(f"node {node}: the API server returned no resourceVersion")
         return NodeTaintState(resource_version=obj.metadata.resource_version, taints=taints)
 
     def write(self, node: str, resource_version: str, taints: list[TaintDict]) -> None:
@@ -144,7 +144,7 @@ class NodeTaintsProvider(ResourceProvider):
     """Owns only the listed taints on one node; the resource id is the node name."""
 
     def _api(self, props: dict[str, Any]) -> NodeTaintApi:
-        return KubernetesNodeTaintApi(props.get("kubeconfig") or None, props.get("context") or None)
+        return KubernetesNodeTaintApi(api_client_from_props(props))
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         apply_taints(self._api(props), props["node"], _ours(props), previous=[])
@@ -184,15 +184,13 @@ class NodeTaints(Resource):
         name: str,
         node: str,
         taints: tuple[Taint, ...],
-        kubeconfig: pulumi.Input[str] | None,
-        context: str | None,
+        cluster: ClusterAccess,
         opts: pulumi.ResourceOptions | None = None,
     ):
         props = {
             "node": node,
             "taints": [t.to_k8s() for t in taints],
-            "kubeconfig": kubeconfig,
-            "context": context,
+            **cluster.props(),
         }
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
         super().__init__(NodeTaintsProvider(), name, props, opts)

@@ -2,8 +2,9 @@
 
 A Job succeeds only when its pod was scheduled with the requested `nvidia.com/gpu` (or, with
 migStrategy mixed, `nvidia.com/mig-<profile>`) and `nvidia-smi -L` lists at least that many
-distinct devices; VerificationResult waits for it, so `pulumi up` fails when the GPUs cannot
-be used. The pods never preempt (their own PriorityClass) and run under the stack's
+distinct devices. pulumi-kubernetes does not wait for the Job (`pulumi.com/skipAwait`):
+VerificationResult does, and says why it did not succeed, so `pulumi up` fails when the GPUs
+cannot be used. The pods never preempt (their own PriorityClass) and run under the stack's
 RuntimeClass.
 """
 
@@ -12,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from components.config import GPU_RESOURCE, GROUP_LABEL, NodeGroupSpec
 from components.device_plugin import plugin_revision, runtime_class_field, tolerations
 from components.naming import content_hash, dns_label, standard_labels
 from components.priority_class import verification_priority_class_name
+from components.specs import GPU_RESOURCE, GROUP_LABEL, NodeGroupSpec
 
 APP_NAME = "gpu-verification"
 # Pod template annotation: a new plugin image or config gives a new template, and a Job's
@@ -76,7 +77,8 @@ class VerificationJob:
 
     @property
     def name(self) -> str:
-        return self.manifest["metadata"]["name"]
+        name: str = self.manifest["metadata"]["name"]
+        return name
 
     @property
     def slug(self) -> str:

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pulumi
+import pulumi_kubernetes as k8s
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
-from components.kube_client import api_client
+from components.kube_client import ClusterAccess, api_client_from_props
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
 
 POLL_SECONDS = 2.0
 # The Job's own activeDeadlineSeconds fires first; this grace lets us read its verdict.
@@ -105,10 +109,10 @@ def wait_for_job(
 
 
 class KubernetesJobApi:
-    def __init__(self, kubeconfig: str | None, context: str | None):
+    def __init__(self, api: ApiClient):
         from kubernetes import client
 
-        self._client = api_client(kubeconfig, context)
+        self._client = api
         self._batch = client.BatchV1Api(self._client)
         self._core = client.CoreV1Api(self._client)
 
@@ -116,7 +120,8 @@ class KubernetesJobApi:
         from kubernetes.client.exceptions import ApiException
 
         try:
-            return self._client.sanitize_for_serialization(self._batch.read_namespaced_job(name, namespace))
+            job: dict[str, Any] = self._client.sanitize_for_serialization(self._batch.read_namespaced_job(name, namespace))
+            return job
         except ApiException as error:
             if error.status == 404:
                 return None
@@ -127,7 +132,8 @@ class KubernetesJobApi:
 
     def list_pods(self, namespace: str, job: str) -> list[dict[str, Any]]:
         pods = self._core.list_namespaced_pod(namespace, label_selector=f"batch.kubernetes.io/job-name={job}")
-        return self._client.sanitize_for_serialization(pods).get("items", [])
+        items: list[dict[str, Any]] = self._client.sanitize_for_serialization(pods).get("items", [])
+        return items
 
 
 def verify(api: JobApi, props: dict[str, Any]) -> str:
@@ -147,7 +153,7 @@ _WAIT_INPUTS = ("namespace", "job", "jobUid", "timeoutSeconds")
 
 class VerificationResultProvider(ResourceProvider):
     def _api(self, props: dict[str, Any]) -> JobApi:
-        return KubernetesJobApi(props.get("kubeconfig") or None, props.get("context") or None)
+        return KubernetesJobApi(api_client_from_props(props))
 
     def _wait(self, props: dict[str, Any]) -> dict[str, Any]:
         return {**props, "succeeded": True, "summary": verify(self._api(props), props)}
@@ -176,12 +182,11 @@ class VerificationResult(Resource):
     def __init__(
         self,
         name: str,
-        job: pulumi.CustomResource,
+        job: k8s.batch.v1.Job,
         namespace: str,
         job_name: str,
         timeout_seconds: int,
-        kubeconfig: pulumi.Input[str] | None,
-        context: str | None,
+        cluster: ClusterAccess,
         opts: pulumi.ResourceOptions | None = None,
     ):
         props = {
@@ -189,8 +194,7 @@ class VerificationResult(Resource):
             "job": job_name,
             "jobUid": job.metadata.apply(lambda m: m.uid if m else None),
             "timeoutSeconds": timeout_seconds,
-            "kubeconfig": kubeconfig,
-            "context": context,
+            **cluster.props(),
             "succeeded": None,
             "summary": None,
         }

@@ -169,13 +169,10 @@ def run_program(config: dict[str, Any], secret_keys: list[str] | None = None, re
 
 
 def run_component(raw_group: dict[str, Any], kubeconfig: str | None = None, recorder: Recorder | None = None) -> ProgramRun:
-    """Build one GpuNodeGroup from raw group config, with its provider and namespaces."""
-    import pulumi_kubernetes as k8s
-
+    """Build one GpuNodeGroup from raw group config, wired as the program wires it."""
     from components.config import parse_stack
-    from components.namespaces import declare_namespaces
-    from components.node_group import GpuNodeGroup, GpuNodeGroupArgs
-    from components.runtime_class import declare_runtime_class
+    from components.kube_client import ClusterAccess
+    from components.program import build_groups
 
     recorder = fresh_runtime({}, [], recorder)
     stack = parse_stack([raw_group])
@@ -184,21 +181,9 @@ def run_component(raw_group: dict[str, Any], kubeconfig: str | None = None, reco
 
     @pulumi.runtime.test
     def _evaluate() -> None:
-        provider = k8s.Provider("k8s")
-        namespaces = declare_namespaces(stack, provider)
-        runtime_class = declare_runtime_class(stack, provider)
-        scope["component"] = GpuNodeGroup(
-            spec.name,
-            GpuNodeGroupArgs(
-                spec=spec,
-                device_plugin_namespace=namespaces[spec.device_plugin.namespace],
-                verification_namespace=namespaces[spec.verification.namespace],
-                runtime_class=runtime_class,
-                ssh_private_key=pulumi.Output.secret("test-key") if spec.preflight.enabled else None,
-                kubeconfig=pulumi.Output.secret(kubeconfig) if kubeconfig else None,
-            ),
-            opts=pulumi.ResourceOptions(providers={"kubernetes": provider}),
-        )
+        cluster = ClusterAccess(kubeconfig=pulumi.Output.secret(kubeconfig) if kubeconfig else None)
+        ssh_private_key = pulumi.Output.secret("test-key") if spec.preflight.enabled else None
+        scope["component"] = build_groups(stack, cluster, ssh_private_key)[spec.name]
 
     _evaluate()
     return ProgramRun(recorder=recorder, globals=scope)

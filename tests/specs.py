@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config import NodeGroupSpec, parse_stack
+from components.config import parse_stack
+from components.specs import NodeGroupSpec
 from tests.factories import group
 
 

@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from components.config import GROUP_LABEL, ConfigError, parse_stack, parse_taint
+from components.config import ConfigError, parse_stack
+from components.k8s_syntax import parse_taint
+from components.specs import GROUP_LABEL
 from tests.factories import group, node
 
 
@@ -115,6 +117,22 @@ def test_boolean_is_not_a_number():
     raw = group()
     raw["nodes"][0]["sshPort"] = True
     assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].sshPort", "True", "whole number")
+
+
+def test_null_is_no_value_where_one_is_needed():
+    """`enabled:` with nothing after it is null: it must not switch preflight off, nor leave a spec half-built."""
+    assert_one_problem(problems_of(group(preflight={"enabled": None})), f"{KEY}.preflight.enabled", "None", "true or false")
+    assert_one_problem(problems_of(group(name=None)), f"{KEY}.name", "None", "a string")
+    raw = group()
+    raw["nodes"][0]["sshHost"] = None
+    assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].sshHost", "None", "a string")
+
+
+def test_null_list_or_object_reads_as_empty():
+    spec = parse_stack([group(taints=None, labels=None)]).node_groups[0]
+    assert (spec.taints, spec.labels) == ((), ()), spec
+    # Optional fields take null as unset.
+    assert parse_stack([group(preflight={"minDriver": None})]).node_groups[0].preflight.min_driver is None
 
 
 def test_unknown_key_is_a_typo():
@@ -321,6 +339,17 @@ def test_malformed_host_key():
 def test_malformed_recheck(value):
     problems = problems_of(group(preflight={"recheck": value}))
     assert_one_problem(problems, f"{KEY}.preflight.recheck", "1-64 printable characters")
+
+
+@pytest.mark.parametrize(("value", "expected"), [(0, "1 to 600 seconds"), (601, "1 to 600 seconds"), ("30", "whole number")])
+def test_bad_ssh_timeout(value, expected):
+    problems = problems_of(group(preflight={"sshTimeoutSeconds": value}))
+    assert_one_problem(problems, f"{KEY}.preflight.sshTimeoutSeconds", repr(value), expected)
+
+
+def test_ssh_timeout_is_optional():
+    assert parse_stack([group()]).node_groups[0].preflight.ssh_timeout_seconds is None
+    assert parse_stack([group(preflight={"sshTimeoutSeconds": 60})]).node_groups[0].preflight.ssh_timeout_seconds == 60
 
 
 def test_proxy_without_host_key():

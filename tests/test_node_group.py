@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from components.config import GROUP_LABEL
 from components.node_group import TYPE
+from components.specs import GROUP_LABEL
 from components.verification import verification_jobs
 from tests.factories import group
 from tests.pulumi_mocks import HEALTHY_REPORT, Recorder, Registered, run_component

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import subprocess
 
 from components.config import parse_stack
-from components.preflight import SCRIPT_PATH, parse_report, preflight_command, triggers
+from components.preflight import parse_report, preflight_command, preflight_script, script_parts, triggers
 from tests.factories import HOST_KEY, group
 from tests.pulumi_mocks import HEALTHY_REPORT, run_component
 from tests.specs import group_spec
@@ -47,10 +49,50 @@ def test_bastion_is_used_with_its_own_pinned_key():
     )
 
 
+def test_ssh_timeout_reaches_the_connection_and_the_bastion():
+    proxy = {"host": "bastion.internal", "user": "jump", "hostKey": HOST_KEY}
+    command = commands(group("a100", preflight={"proxy": proxy, "sshTimeoutSeconds": 60}))["a100-a100-node-1-preflight"]
+    sent = command.inputs["connection"]
+    assert (sent["perDialTimeout"], sent["proxy"]["perDialTimeout"]) == (60, 60), command.urn
+
+
+def test_without_ssh_timeout_the_connection_is_as_before():
+    """Unset, the SDK's own default goes out (the README's), as it did before the field existed."""
+    command = commands(group("a100", preflight={"proxy": {"host": "b", "user": "j", "hostKey": HOST_KEY}}))
+    sent = command["a100-a100-node-1-preflight"].inputs["connection"]
+    assert (sent["perDialTimeout"], sent["proxy"]["perDialTimeout"]) == (15, 15), sent
+
+
 def test_the_script_travels_on_stdin():
     command = commands(group("a100"))["a100-a100-node-1-preflight"]
-    assert command.inputs["stdin"] == SCRIPT_PATH.read_text(), command.urn
+    assert command.inputs["stdin"] == preflight_script(), command.urn
     assert command.inputs["create"] == "bash -s -- --runtime containerd --expect-gpus 4", command.urn
+
+
+def test_the_script_is_its_parts_joined_in_name_order():
+    parts = script_parts()
+    names = [part.name for part in parts]
+    assert names == sorted(names) and names[0] == "00-common.sh" and names[-1] == "90-main.sh", names
+    script = preflight_script()
+    texts = [part.read_text() for part in parts]
+    assert all(text.endswith("\n") for text in texts), "a part must end with a newline (joined as by cat)"
+    cat = subprocess.run(["cat", *map(str, parts)], capture_output=True, text=True, check=True).stdout
+    assert script == "".join(texts) == cat
+    assert script.startswith("#!/usr/bin/env bash\n"), script[:40]
+    # Sent as `bash -s`: the script must stop before bash reads past it (see 90-main.sh).
+    assert script.endswith('main "$@" </dev/null\nexit\n'), script[-60:]
+    syntax = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True, check=False)
+    assert syntax.returncode == 0, syntax.stderr
+
+
+def test_each_check_is_defined_in_one_part():
+    defined: dict[str, list[str]] = {}
+    for part in script_parts():
+        for function in re.findall(r"^([a-z_]+)\(\) \{", part.read_text(), re.MULTILINE):
+            defined.setdefault(function, []).append(part.name)
+    assert {f: p for f, p in defined.items() if len(p) > 1} == {}, "functions defined twice"
+    checks = {f: p[0] for f, p in defined.items() if f.startswith("check_")}
+    assert checks and all("-check-" in part for part in checks.values()), checks
 
 
 def test_minimum_driver_and_runtime_reach_the_command_line():
@@ -61,7 +103,7 @@ def test_minimum_driver_and_runtime_reach_the_command_line():
 def test_triggers_follow_script_gpu_count_and_runtime():
     # Exactly these four by default: stacks deployed before the optional triggers existed must not re-run preflight.
     command = commands(group("a100"))["a100-a100-node-1-preflight"]
-    digest = hashlib.sha256(SCRIPT_PATH.read_bytes()).hexdigest()
+    digest = hashlib.sha256(preflight_script().encode()).hexdigest()
     assert command.inputs["triggers"] == [digest, "4", "containerd", ""], command.urn
     other = commands(group("a100", gpusPerNode=8, preflight={"containerRuntime": "docker"}))["a100-a100-node-1-preflight"]
     assert other.inputs["triggers"][1:3] == ["8", "docker"], other.urn

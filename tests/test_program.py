@@ -8,7 +8,7 @@ import kubernetes_validate
 import pulumi
 import pytest
 
-from components.config import GROUP_LABEL
+from components.specs import GROUP_LABEL
 from tests.factories import SECRET_KEYS, SSH_KEY, group, stack_config
 from tests.pulumi_mocks import run_program
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.config import ConfigError, RuntimeClassSpec, parse_runtime_class, parse_stack
+from components.config import ConfigError, parse_runtime_class, parse_stack
 from components.runtime_class import runtime_class_manifest
+from components.specs import RuntimeClassSpec
 from tests.factories import group
 
 

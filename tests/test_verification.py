@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from components.config import GROUP_LABEL, parse_stack
+from components.config import parse_stack
+from components.specs import GROUP_LABEL
 from components.verification import PLUGIN_REVISION_ANNOTATION, verification_jobs
 from tests.factories import group, node
 from tests.specs import group_spec

@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 
 tools/setup.sh
 .venv/bin/ruff check .
+.venv/bin/mypy
+.venv/bin/mypy policy  # its own program, with its own __main__.py
 
 # The e2e tier needs the real engine and control plane; built once per machine, then cached.
 tools/toolchain.sh

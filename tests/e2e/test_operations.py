@@ -14,6 +14,7 @@ import time
 
 import yaml
 
+from components.kube_client import api_client
 from components.taints import KubernetesNodeTaintApi, apply_taints
 from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GROUP, NODES, ROOT, STACK
 from tests.e2e.test_deploy import OUR_TAINT, taints_of
@@ -42,7 +43,7 @@ def foreign_state_intact(local, name: str = "gpu-node-1") -> None:
 
 def test_concurrent_taint_writers_lose_nothing(deployed):
     """Another writer changes the taints between our read and our write: we retry, both survive."""
-    api = KubernetesNodeTaintApi(deployed.env["KUBECONFIG"], None)
+    api = KubernetesNodeTaintApi(api_client(deployed.env["KUBECONFIG"], None))
     ours = {"key": "gpu-nodes.test/concurrent", "value": "ours", "effect": "NoSchedule"}
     interleaved = []
 

@@ -1,4 +1,4 @@
-"""Fixtures for the tests of components/scripts/preflight.sh."""
+"""Fixtures for the tests of the preflight script (components/scripts/preflight/*.sh)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""A prepared machine for components/scripts/preflight.sh: a --root tree plus stub commands.
+"""A prepared machine for the preflight script: a --root tree plus stub commands.
 
 Each test builds the node it needs: `FakeNode.healthy(...)` gives one that passes
 every check (containerd configured by an nvidia drop-in, 2 GPUs, kubelet 1.30),
-and the methods change one thing at a time. `run()` executes the script under real
+and the methods change one thing at a time. `run()` executes the script (its parts
+joined by components/preflight.py, as the component sends it) under real
 bash with PATH = the stub dir + a dir of symlinks to a handful of coreutils, so
 neither jq nor python can be found by the script.
 """
@@ -21,7 +22,10 @@ from typing import Any
 
 from sshd import fakehost
 
-SCRIPT = Path(__file__).resolve().parents[2] / "components" / "scripts" / "preflight.sh"
+from components.preflight import preflight_script
+
+# The script as every machine gets it: components/scripts/preflight/*.sh, joined.
+SCRIPT = preflight_script()
 # Real files from upstream; fixtures/README.md names the source of each.
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BASH = shutil.which("bash") or "/bin/bash"
@@ -161,7 +165,7 @@ class FakeNode:
     def run(self, *args: str, env: dict[str, str] | None = None, with_root: bool = True, uid: int | None = None) -> Result:
         """Runs the script with args (plus --root), parses the one JSON object on stdout.
         With uid, runs it as that user (setpriv); the whole tree must then be reachable."""
-        argv = [BASH, str(SCRIPT), *args]
+        argv = [BASH, "-c", SCRIPT, "preflight.sh", *args]
         if uid is not None:
             argv = [
                 shutil.which("setpriv") or "/usr/bin/setpriv",

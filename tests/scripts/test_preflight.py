@@ -1,4 +1,4 @@
-"""components/scripts/preflight.sh under real bash, against prepared roots and stub commands.
+"""The preflight script (components/scripts/preflight/*.sh, joined) under real bash, against prepared roots and stub commands.
 
 Every test asserts the exit code and the named check's ok and detail in the one JSON
 object the script prints (parsed with json: invalid output fails the test).
@@ -63,7 +63,7 @@ def test_script_sent_on_stdin_survives_commands_that_read_stdin(node: FakeNode) 
     node.command("nvidia-ctk", 'cat >/dev/null; echo "NVIDIA Container Toolkit CLI version 1.17.8"')
     proc = subprocess.run(
         [BASH, "-s", "--", "--runtime", "containerd", "--expect-gpus", "2", "--root", str(node.root)],
-        input=SCRIPT.read_text(),
+        input=SCRIPT,
         capture_output=True,
         text=True,
         env={"PATH": node.path_env()},

@@ -441,6 +441,28 @@ def test_require_default_runtime_on_docker_names_docker(node: FakeNode) -> None:
     assert "nvidia-ctk runtime configure --runtime=docker --set-as-default" in runtime["detail"], runtime
 
 
+def test_docker_documented_full_daemon_json_has_no_nvidia_runtime(node: FakeNode) -> None:
+    docker_ce_machine(node, fixture("docker-daemon-full-example-linux.json"))
+    result = node.preflight(runtime="docker")
+    runtime = result.check("runtime")
+    assert result.returncode == FAILED_EXIT
+    assert runtime["ok"] is False
+    assert "nvidia-ctk runtime configure --runtime=docker" in runtime["detail"], runtime
+
+
+@pytest.mark.parametrize(
+    ("name", "default", "class_needed"),
+    [("docker-daemon-nvidia-ctk.json", False, True), ("docker-daemon-nvidia-ctk-default.json", True, False)],
+)
+def test_docker_daemon_json_as_nvidia_ctk_writes_it(node: FakeNode, name: str, default: bool, class_needed: bool) -> None:
+    docker_ce_machine(node, fixture(name))
+    result = node.preflight(runtime="docker")
+    assert result.returncode == HEALTHY_EXIT, result.stderr
+    assert result.check("runtime")["ok"] is True
+    report = result.report["runtime"]
+    assert (report["name"], report["nvidiaDefault"], report["runtimeClassNeeded"]) == ("docker", default, class_needed), report
+
+
 def test_require_default_runtime_on_k3s_says_default_runtime_flag(node: FakeNode) -> None:
     k3s_machine(node, fixture("k3s-v2-config.toml"))
     result = node.preflight("--require-default-runtime", runtime="k3s")

@@ -34,7 +34,7 @@ def pinned(server: SshServer, tmp_path: Path) -> Path:
 
 
 def test_healthy_machine_passes_over_ssh(server: SshServer, pinned: Path) -> None:
-    proc = run_ssh(server, pinned, REMOTE_COMMAND, stdin=SCRIPT.read_text())
+    proc = run_ssh(server, pinned, REMOTE_COMMAND, stdin=SCRIPT)
     report = parse_one_object(proc.stdout, proc.stderr)
     assert proc.returncode == 0, proc.stderr
     assert report["ok"] is True, report["checks"]
@@ -46,7 +46,7 @@ def test_healthy_machine_passes_over_ssh(server: SshServer, pinned: Path) -> Non
 def test_broken_driver_fails_over_ssh_without_restarting_sshd(server: SshServer, pinned: Path) -> None:
     server.set_mode("driver")
     try:
-        proc = run_ssh(server, pinned, REMOTE_COMMAND, stdin=SCRIPT.read_text())
+        proc = run_ssh(server, pinned, REMOTE_COMMAND, stdin=SCRIPT)
     finally:
         server.set_mode("healthy")
     report = parse_one_object(proc.stdout, proc.stderr)
@@ -109,7 +109,7 @@ def private_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[S
 
 def test_root_passes_on_a_machine_with_private_files(private_server: tuple[SshServer, str], tmp_path: Path) -> None:
     server, _user = private_server
-    proc = run_ssh(server, server.known_hosts(tmp_path / "known_hosts"), REMOTE_COMMAND, stdin=SCRIPT.read_text())
+    proc = run_ssh(server, server.known_hosts(tmp_path / "known_hosts"), REMOTE_COMMAND, stdin=SCRIPT)
     report = parse_one_object(proc.stdout, proc.stderr)
     assert proc.returncode == 0, report["checks"]
     assert report["ok"] is True
@@ -118,7 +118,7 @@ def test_root_passes_on_a_machine_with_private_files(private_server: tuple[SshSe
 def test_non_root_user_is_told_what_it_cannot_read(private_server: tuple[SshServer, str], tmp_path: Path) -> None:
     server, user = private_server
     as_user = dataclasses.replace(server, user=user)
-    proc = run_ssh(as_user, server.known_hosts(tmp_path / "known_hosts"), REMOTE_COMMAND, stdin=SCRIPT.read_text())
+    proc = run_ssh(as_user, server.known_hosts(tmp_path / "known_hosts"), REMOTE_COMMAND, stdin=SCRIPT)
     report = parse_one_object(proc.stdout, proc.stderr)
     checks = {c["name"]: c for c in report["checks"]}
     assert proc.returncode == 1, proc.stderr

@@ -1,0 +1,33 @@
+"""The program's wiring, once: from a parsed stack to its node groups (`__main__.py`, the tests)."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.kube_client import ClusterAccess
+from components.namespaces import declare_namespaces
+from components.node_group import GpuNodeGroup, GpuNodeGroupArgs
+from components.runtime_class import declare_runtime_class
+from components.specs import StackSpec
+
+
+def build_groups(stack: StackSpec, cluster: ClusterAccess, ssh_private_key: pulumi.Input[str] | None) -> dict[str, GpuNodeGroup]:
+    """The Kubernetes provider, the shared namespaces and RuntimeClass, and one GpuNodeGroup per group."""
+    provider = cluster.provider("k8s")
+    namespaces = declare_namespaces(stack, provider)
+    runtime_class = declare_runtime_class(stack, provider)
+    return {
+        spec.name: GpuNodeGroup(
+            spec.name,
+            GpuNodeGroupArgs(
+                spec=spec,
+                device_plugin_namespace=namespaces[spec.device_plugin.namespace],
+                verification_namespace=namespaces[spec.verification.namespace],
+                runtime_class=runtime_class,
+                ssh_private_key=ssh_private_key,
+                cluster=cluster,
+            ),
+            opts=pulumi.ResourceOptions(providers={"kubernetes": provider}),
+        )
+        for spec in stack.node_groups
+    }

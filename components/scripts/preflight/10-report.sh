@@ -1,0 +1,83 @@
+# ---------------------------------------------------------------- JSON output
+
+# json_str S: sets REPLY to S as a JSON string literal. Every string in the output
+# goes through here: hostnames, GPU names and tool error text are not ours to trust.
+json_str() {
+  local s=$1 i oct ch rep
+  s=${s//\\/\\\\}
+  s=${s//\"/\\\"}
+  if [[ $s == *[[:cntrl:]]* ]]; then
+    s=${s//$'\n'/\\n}
+    s=${s//$'\r'/\\r}
+    s=${s//$'\t'/\\t}
+    for ((i = 1; i < 32; i++)); do
+      printf -v oct '%03o' "$i"
+      printf -v ch '%b' "\\$oct"
+      [[ $s == *"$ch"* ]] || continue
+      printf -v rep '\\u%04x' "$i"
+      s=${s//"$ch"/$rep}
+    done
+    s=${s//$'\x7f'/\\u007f}
+  fi
+  REPLY="\"$s\""
+}
+
+# add_check NAME OK DETAIL: records one entry of "checks" and one summary line.
+add_check() {
+  local name=$1 ok=$2 detail=$3 jname word=PASS
+  json_str "$name"
+  jname=$REPLY
+  json_str "$detail"
+  CHECKS_JSON+="${CHECKS_JSON:+, }{\"name\": $jname, \"ok\": $ok, \"detail\": $REPLY}"
+  if [[ $ok != true ]]; then
+    ALL_OK=false word=FAIL
+    FAILED_NAMES+="${FAILED_NAMES:+, }$name"
+  fi
+  printf 'preflight: %s %s: %s\n' "$word" "$name" "$detail" >&2
+  LAST_CHECK=$name
+}
+
+add_gpu() {
+  local idx=$1 name=$2 uuid=$3 mem=$4 jn
+  json_str "$name"
+  jn=$REPLY
+  json_str "$uuid"
+  GPUS_JSON+="${GPUS_JSON:+, }{\"index\": $idx, \"name\": $jn, \"uuid\": $REPLY, \"memoryMiB\": $mem}"
+  ((GPU_COUNT++))
+  [[ ", $GPU_NAMES, " == *", $name, "* ]] || GPU_NAMES+="${GPU_NAMES:+, }$name"
+}
+
+# emit: writes the one JSON object to fd 3, the saved stdout.
+emit() {
+  local host driver rt src
+  json_str "$HOST_NAME"
+  host=$REPLY
+  driver=null rt=null src=null
+  if [[ -n $DRIVER_VERSION ]]; then json_str "$DRIVER_VERSION" && driver=$REPLY; fi
+  if [[ -n $RT_NAME ]]; then json_str "$RT_NAME" && rt=$REPLY; fi
+  if [[ -n $RT_SRC ]]; then json_str "$RT_SRC" && src=$REPLY; fi
+  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "gpus": [%s], "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s, "source": %s, "certain": %s}, "checks": [%s]}\n' \
+    "$ALL_OK" "$host" "$driver" "$GPUS_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$src" "$RT_CERTAIN" "$CHECKS_JSON" >&3
+  EMITTED=true
+}
+
+# If anything makes the script stop early, the caller still gets valid JSON.
+# shellcheck disable=SC2317  # called by the EXIT trap
+on_exit() {
+  local rc=$?
+  [[ -n $TMPD ]] && rm -rf -- "$TMPD"
+  if [[ $EMITTED != true ]]; then
+    add_check internal false "preflight.sh stopped unexpectedly (status $rc) after ${LAST_CHECK:-its start}"
+    emit
+    exit 1
+  fi
+}
+
+# summarize: the human summary on stderr, one line for the whole machine.
+summarize() {
+  if $ALL_OK; then
+    printf 'preflight: %s is READY\n' "$HOST_NAME" >&2
+  else
+    printf 'preflight: %s is NOT READY: failed %s\n' "$HOST_NAME" "$FAILED_NAMES" >&2
+  fi
+}

@@ -1,0 +1,88 @@
+# ------------------------------------------------------------------- arguments
+
+# parse_args ARGS...: fills the settings; on a usage error sets USAGE_ERROR, fails.
+parse_args() {
+  local opt val root=/
+  while (($#)); do
+    opt=$1
+    case $opt in
+      --runtime | --expect-gpus | --min-driver | --root)
+        if (($# < 2)); then
+          USAGE_ERROR="$opt needs a value"
+          return 1
+        fi
+        val=$2
+        shift 2
+        ;;
+      --runtime=* | --expect-gpus=* | --min-driver=* | --root=*)
+        val=${opt#*=} opt=${opt%%=*}
+        shift
+        ;;
+      --require-default-runtime)
+        REQUIRE_DEFAULT=true
+        shift
+        continue
+        ;;
+      -h | --help)
+        USAGE_ERROR="help requested: no checks were run"
+        return 1
+        ;;
+      *)
+        USAGE_ERROR="unknown argument: $opt"
+        return 1
+        ;;
+    esac
+    case $opt in
+      --runtime) RUNTIME_ARG=$val ;;
+      --expect-gpus) EXPECT_GPUS=$val ;;
+      --min-driver) MIN_DRIVER=$val ;;
+      --root) root=$val ;;
+    esac
+  done
+  validate_args "$root"
+}
+
+validate_args() {
+  local root=$1 var val
+  case $RUNTIME_ARG in
+    containerd | docker | cri-o | k3s | rke2 | auto) ;;
+    '') USAGE_ERROR="missing --runtime containerd|docker|cri-o|k3s|rke2|auto" && return 1 ;;
+    *) USAGE_ERROR="unknown runtime '$RUNTIME_ARG': want containerd, docker, cri-o, k3s, rke2 or auto" && return 1 ;;
+  esac
+  if [[ -z $EXPECT_GPUS ]]; then
+    USAGE_ERROR="missing --expect-gpus N"
+    return 1
+  fi
+  if ! [[ $EXPECT_GPUS =~ ^[0-9]{1,6}$ ]]; then
+    USAGE_ERROR="--expect-gpus wants a whole number, got '$EXPECT_GPUS'"
+    return 1
+  fi
+  EXPECT_GPUS=$((10#$EXPECT_GPUS))
+  if [[ -n $MIN_DRIVER && ! $MIN_DRIVER =~ ^[0-9]+(\.[0-9]+)*$ ]]; then
+    USAGE_ERROR="--min-driver wants a version like 535.104.05, got '$MIN_DRIVER'"
+    return 1
+  fi
+  if [[ ! -d $root ]]; then
+    USAGE_ERROR="--root '$root' is not a directory"
+    return 1
+  fi
+  while [[ $root == */ ]]; do root=${root%/}; done
+  ROOT=$root
+  for var in PREFLIGHT_NVIDIA_SMI_TIMEOUT PREFLIGHT_CMD_TIMEOUT; do
+    val=${!var-}
+    if [[ -n $val ]] && ! [[ $val =~ ^[0-9]{1,5}(\.[0-9]+)?$ && $val =~ [1-9] ]]; then
+      USAGE_ERROR="$var wants a positive number of seconds, got '$val'"
+      return 1
+    fi
+  done
+}
+
+detect_hostname() {
+  # The kernel's name first: /etc/hostname can lag behind a rename.
+  read_first_line "$ROOT/proc/sys/kernel/hostname" || true
+  [[ -n $REPLY ]] || read_first_line "$ROOT/etc/hostname" || true
+  if [[ -z $REPLY ]] && command -v hostname >/dev/null 2>&1; then
+    REPLY=$(hostname 2>/dev/null)
+  fi
+  HOST_NAME=${REPLY:-unknown}
+}

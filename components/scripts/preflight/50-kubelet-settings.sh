@@ -1,0 +1,118 @@
+# ----------------------------------------------------------- kubelet's settings
+#
+# Kubelet's flags and config files answer two questions: which CRI endpoint it
+# talks to (for --runtime auto) and whether the removed DevicePlugins gate is set.
+# collect_kubelet reads them once, in kubelet's order of precedence: the running
+# kubelet's command line, the flag files, then the config file and its drop-ins.
+
+# Where kubeadm, distro packages, systemd units and EKS's AMI put kubelet's flags,
+# and where k3s and RKE2 take them (kubelet-arg in their config.yaml).
+readonly -a KUBELET_FLAG_FILES=(
+  /var/lib/kubelet/kubeadm-flags.env /etc/default/kubelet /etc/sysconfig/kubelet
+  /etc/systemd/system/kubelet.service "/etc/systemd/system/kubelet.service.d/*.conf"
+  "/usr/lib/systemd/system/kubelet.service.d/*.conf"
+  /etc/rancher/k3s/config.yaml "/etc/rancher/k3s/config.yaml.d/*.yaml"
+  /etc/rancher/rke2/config.yaml "/etc/rancher/rke2/config.yaml.d/*.yaml"
+)
+# kubelet's --config default under kubeadm, and the usual drop-in dir (kubelet
+# reads a drop-in dir only when given --config-dir; a gate waiting there for that
+# flag is worth reporting all the same).
+readonly KUBELET_DEFAULT_CONFIG=/var/lib/kubelet/config.yaml
+readonly KUBELET_DEFAULT_CONFIG_DIR=/etc/kubernetes/kubelet.conf.d
+
+# kl_add LABEL TEXT: one source of kubelet settings.
+kl_add() {
+  KL_LABELS+=("$1")
+  KL_TEXTS+=("$2")
+}
+
+# kl_note_flags TEXT: adds the paths of --config and --config-dir in TEXT.
+kl_note_flags() {
+  local text=$1 re="--config(-dir)?(=|[[:space:]]+)[\"']?([^[:space:]\"']+)"
+  while [[ $text =~ $re ]]; do
+    if [[ -n ${BASH_REMATCH[1]} ]]; then
+      KL_DIRS+=("${BASH_REMATCH[3]}")
+    else
+      KL_CONFIGS+=("${BASH_REMATCH[3]}")
+    fi
+    text=${text#*"${BASH_REMATCH[0]}"}
+  done
+}
+
+# collect_kubelet: fills KL_LABELS/KL_TEXTS (flag sources first: KL_FLAG_COUNT of
+# them, then config files in the order kubelet applies them) and KL_CANNOT_READ.
+collect_kubelet() {
+  local f g pid config dir text
+  local -a argv
+  local -A seen=()
+  KL_LABELS=() KL_TEXTS=() KL_CONFIGS=("$KUBELET_DEFAULT_CONFIG") KL_DIRS=("$KUBELET_DEFAULT_CONFIG_DIR")
+  CANNOT_READ=()
+  for f in "$ROOT"/proc/[0-9]*/cmdline; do
+    mapfile -d '' -t argv <"$f" 2>/dev/null || continue
+    ((${#argv[@]})) || continue
+    [[ ${argv[0]##*/} == kubelet ]] || continue
+    pid=${f%/cmdline} && pid=${pid##*/}
+    kl_add "the command line of kubelet (pid $pid)" "${argv[*]}"
+    kl_note_flags "${argv[*]}"
+  done
+  for f in "${KUBELET_FLAG_FILES[@]}"; do
+    glob_root "$f"
+    for g in "${MATCHES[@]}"; do
+      slurp "$g" || continue
+      text=$REPLY
+      shown "$g"
+      kl_add "$REPLY" "$text"
+      kl_note_flags "$text"
+    done
+  done
+  KL_FLAG_COUNT=${#KL_TEXTS[@]}
+  for config in "${KL_CONFIGS[@]}"; do
+    [[ $config == /* && -z ${seen[$config]-} ]] || continue
+    seen[$config]=1
+    slurp "$ROOT$config" && kl_add "$config" "$REPLY"
+  done
+  # Drop-ins: *.conf only, in lexical order, each overriding the ones before.
+  for dir in "${KL_DIRS[@]}"; do
+    [[ $dir == /* && -z ${seen[$dir]-} ]] || continue
+    seen[$dir]=1
+    glob_root "${dir%/}/*.conf"
+    for g in "${MATCHES[@]}"; do
+      slurp "$g" || continue
+      config=$REPLY
+      shown "$g"
+      kl_add "$REPLY" "$config"
+    done
+  done
+  KL_CANNOT_READ=("${CANNOT_READ[@]}")
+}
+
+# kubelet_endpoint: sets KL_ENDPOINT to the CRI endpoint kubelet is given, and
+# KL_ENDPOINT_WHERE to where that was found; fails when it is given none.
+kubelet_endpoint() {
+  local i line re_flag re_config
+  re_flag="--container-runtime-endpoint(=|[[:space:]]+)[\"']?([^[:space:]\"']+)"
+  re_config="(^|[^A-Za-z])containerRuntimeEndpoint[\"']?[[:space:]]*:[[:space:]]*[\"']?([^[:space:]\"',}]+)"
+  KL_ENDPOINT='' KL_ENDPOINT_WHERE=''
+  # A flag beats the config file; among flag sources the running kubelet comes first.
+  for ((i = 0; i < KL_FLAG_COUNT; i++)); do
+    while IFS='' read -r line; do
+      [[ $line =~ ^[[:space:]]*# ]] && continue
+      if [[ $line =~ $re_flag ]]; then
+        KL_ENDPOINT=${BASH_REMATCH[2]}
+        KL_ENDPOINT_WHERE="kubelet --container-runtime-endpoint $KL_ENDPOINT in ${KL_LABELS[i]}"
+        return 0
+      fi
+    done <<<"${KL_TEXTS[i]}"
+  done
+  # Config files: a later drop-in overrides the config file.
+  for ((i = KL_FLAG_COUNT; i < ${#KL_TEXTS[@]}; i++)); do
+    while IFS='' read -r line; do
+      [[ $line =~ ^[[:space:]]*# ]] && continue
+      if [[ $line =~ $re_config ]]; then
+        KL_ENDPOINT=${BASH_REMATCH[2]}
+        KL_ENDPOINT_WHERE="kubelet containerRuntimeEndpoint $KL_ENDPOINT in ${KL_LABELS[i]}"
+      fi
+    done <<<"${KL_TEXTS[i]}"
+  done
+  [[ -n $KL_ENDPOINT ]]
+}

@@ -1,0 +1,69 @@
+# ------------------------------------------------- check: kubelet feature gates
+
+# The DevicePlugins feature gate was removed in Kubernetes 1.28: kubelet refuses
+# to start when it is still set.
+readonly GATE_REMOVED_MINOR=28
+
+# scan_gate LABEL TEXT: when TEXT sets the DevicePlugins gate, adds "LABEL
+# (DevicePlugins=VALUE)" to GATE_HITS. Finds it as a flag (--feature-gates=
+# DevicePlugins=true), as a YAML key, bare or quoted ("DevicePlugins": true,
+# 'DevicePlugins': true) and as a JSON member, one object per line or not (EKS
+# writes JSON). The name must stand alone: MyDevicePlugins is another gate.
+scan_gate() {
+  local line re="(^|[^A-Za-z0-9_])DevicePlugins[\"']?[[:space:]]*[=:][[:space:]]*[\"']?([A-Za-z]*)"
+  while IFS='' read -r line; do
+    [[ $line =~ ^[[:space:]]*# ]] && continue
+    if [[ $line =~ $re ]]; then
+      GATE_HITS+=("$1 (DevicePlugins=${BASH_REMATCH[2]})")
+      return
+    fi
+  done <<<"$2"
+}
+
+# kubelet_version: sets KV_TEXT ("v1.30.2"), KV_MINOR and KV_MAJOR, or KV_WHY.
+kubelet_version() {
+  KV_TEXT='' KV_MAJOR='' KV_MINOR='' KV_WHY=''
+  if ! command -v kubelet >/dev/null 2>&1; then
+    KV_WHY="kubelet is not on PATH"
+    return 1
+  fi
+  run_capture "$CMD_TIMEOUT" kubelet --version
+  if ((CAP_RC == 0)) && [[ $CAP_OUT =~ v?([0-9]+)\.([0-9]+)(\.[0-9]+)? ]]; then
+    KV_TEXT="v${BASH_REMATCH[0]#v}" KV_MAJOR=$((10#${BASH_REMATCH[1]})) KV_MINOR=$((10#${BASH_REMATCH[2]}))
+    return 0
+  fi
+  brief "$CAP_OUT"$'\n'"$CAP_ERR"
+  KV_WHY="kubelet --version gave no version (exit $CAP_RC: ${REPLY:-no output})"
+  return 1
+}
+
+check_kubelet_gates() {
+  local i where looked version
+  GATE_HITS=()
+  for i in "${!KL_TEXTS[@]}"; do
+    scan_gate "${KL_LABELS[i]}" "${KL_TEXTS[i]}"
+  done
+  kubelet_version
+  version=${KV_TEXT:-of unknown version}
+  printf -v looked '%s, ' "${KL_LABELS[@]}"
+  looked=${looked%, }
+  if ((${#GATE_HITS[@]} == 0)) && ((${#KL_CANNOT_READ[@]})); then
+    CANNOT_READ=("${KL_CANNOT_READ[@]}")
+    cannot_read_text
+    add_check kubelet-feature-gates false "$REPLY, so whether kubelet is given the removed DevicePlugins gate is unknown (kubelet $version; read: ${looked:-nothing else})"
+    return
+  fi
+  if ((${#GATE_HITS[@]} == 0)); then
+    add_check kubelet-feature-gates true "no DevicePlugins feature gate (kubelet $version; read: ${looked:-no kubelet flags found})"
+    return
+  fi
+  printf -v where '%s, ' "${GATE_HITS[@]}"
+  where=${where%, }
+  if [[ -n $KV_TEXT ]] && ((KV_MAJOR == 1 && KV_MINOR < GATE_REMOVED_MINOR)); then
+    add_check kubelet-feature-gates true "warning: DevicePlugins gate set in $where; kubelet $KV_TEXT still accepts it, but it is GA since 1.26 and removed in 1.28: drop it before upgrading"
+  elif [[ -n $KV_TEXT ]]; then
+    add_check kubelet-feature-gates false "DevicePlugins gate set in $where: kubelet $KV_TEXT (>= 1.28) no longer knows this removed gate and refuses to start; remove it"
+  else
+    add_check kubelet-feature-gates false "DevicePlugins gate set in $where and the kubelet version is unknown ($KV_WHY): on kubelet >= 1.28 this removed gate stops it from starting; remove it"
+  fi
+}

@@ -1,0 +1,36 @@
+# ----------------------------------------------------------------------- main
+
+main() {
+  # fd 3 carries the JSON; everything else, stray tool output included, goes to stderr.
+  exec 3>&1 1>&2
+  export LC_ALL=C
+  shopt -s nullglob
+  init_state
+  trap on_exit EXIT
+  trap 'exit 1' HUP INT TERM
+  TMPD=$(mktemp -d 2>/dev/null) || TMPD=''
+  if ! parse_args "$@"; then
+    detect_hostname
+    print_usage >&2
+    add_check usage false "$USAGE_ERROR"
+    emit
+    return 2
+  fi
+  detect_hostname
+  check_driver
+  check_gpu_count
+  check_driver_version
+  check_toolkit
+  collect_kubelet # for the runtime (auto) and the feature-gate checks
+  check_runtime
+  check_socket
+  check_kubelet_gates
+  summarize
+  emit
+  $ALL_OK
+}
+
+# Sent as `bash -s` over SSH, the rest of this script is still unread on stdin:
+# no command may read it, hence </dev/null.
+main "$@" </dev/null
+exit

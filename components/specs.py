@@ -1,0 +1,399 @@
+"""What a stack asks for: typed, immutable specs, each config field declared once beside its spec field.
+
+A spec field that comes from stack config carries its `setting(...)` (key, type, default,
+check, help); components/config.py reads config by those declarations and the README's
+tables are tested against them. Adding an optional field to a section is its declaration
+here plus its use.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from components.config_fields import BOOLEAN, INTEGER, LIST, OBJECT, STRING, Check, Setting, between, matching, one_of, setting
+from components.k8s_syntax import Taint, is_dns_label, is_dns_subdomain, is_pinned_image
+
+NAMESPACE = "gpu-nodes"
+
+# The resource the device plugin registers for whole GPUs (and, with migStrategy single, MIG devices).
+GPU_RESOURCE = "nvidia.com/gpu"
+
+# Our own label on every node of a group; the group's DaemonSet and Jobs select on it.
+GROUP_LABEL = "gpu-nodes.dev/node-group"
+
+# `accelerator` is the runbook's; `nvidia.com/gpu.present` is NVIDIA's own (GPU Feature
+# Discovery, NFD rules, the device plugin chart's affinity and the GPU Operator key on it), so
+# that a cluster that later adopts those tools schedules them on our nodes.
+DEFAULT_LABELS = {"accelerator": "nvidia", "nvidia.com/gpu.present": "true"}
+DEFAULT_TAINTS = ("nvidia.com/gpu=present:NoSchedule",)
+DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+DEFAULT_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
+DEFAULT_VERIFICATION_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+DEFAULT_VERIFICATION_NAMESPACE = "gpu-verification"
+DEFAULT_VERIFICATION_TIMEOUT = 600
+DEFAULT_PRIORITY_VALUE = 1_000_000
+# Kubernetes reserves values above one billion for the system classes.
+MAX_USER_PRIORITY = 1_000_000_000
+MIN_PRIORITY = -2_147_483_648
+# The verification pods' own, non-preempting PriorityClass is named after the group's.
+VERIFICATION_PRIORITY_SUFFIX = "-verification"
+MAX_PRIORITY_CLASS_NAME = 253 - len(VERIFICATION_PRIORITY_SUFFIX)
+
+# The RuntimeClass the device plugin and verification pods run under, as the GPU Operator
+# names it; its handler is the runtime name `nvidia-ctk runtime configure` writes.
+DEFAULT_RUNTIME_CLASS = "nvidia"
+RUNTIME_HANDLER = "nvidia"
+
+MIG_STRATEGIES = ("none", "single", "mixed")
+CONTAINER_RUNTIMES = ("containerd", "docker", "cri-o", "k3s", "rke2", "auto")
+# A GPU splits into at most seven MIG devices (the smallest profile is 1/7 of an A100/H100).
+MAX_MIG_DEVICES_PER_GPU = 7
+
+_DRIVER_VERSION = matching(re.compile(r"^\d+(\.\d+){0,2}$"), "expected a driver version such as '535' or '550.54'")
+_RECHECK = matching(re.compile(r"^[!-~][ -~]{0,63}$"), "expected 1-64 printable characters, such as a date: '2026-11-30'")
+_HOST_KEY_LINE = re.compile(
+    r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com"
+    r"|sk-ecdsa-sha2-nistp256@openssh\.com) [A-Za-z0-9+/]+={0,3}( .*)?$"
+)
+
+
+def is_host_key(value: str) -> bool:
+    return bool(_HOST_KEY_LINE.match(value.strip()))
+
+
+# Checks and messages more than one field uses.
+_PORT = between(1, 65535, "expected a port from 1 to 65535")
+_PINNED = Check(is_pinned_image, "expected an image pinned by tag (not 'latest') or digest, e.g. registry/name:v1.2.3")
+_NAMESPACE = Check(is_dns_label, "expected a namespace name (DNS-1123 label)")
+_HOST_KEY = Check(is_host_key, "expected an OpenSSH public host key line such as 'ssh-ed25519 AAAA...'")
+
+
+def _image(help: str, default: str) -> Any:
+    """A pinned image, for the device plugin and the verification pods."""
+    return setting("image", STRING, "string", help, default=default, check=_PINNED)
+
+
+def _namespace(help: str, default: str) -> Any:
+    """A namespace shared by the groups."""
+    return setting("namespace", STRING, "string", help, default=default, check=_NAMESPACE)
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    name: str = setting(
+        "name",
+        STRING,
+        "string",
+        "the Kubernetes node name",
+        check=Check(is_dns_subdomain, "expected a Kubernetes node name (DNS-1123 subdomain)"),
+        row=False,
+    )
+    # The SSH fields are required where preflight runs (config.py says so when reading them).
+    ssh_host: str | None = setting(
+        "sshHost", STRING, "string", "address of the machine", default=None, default_text="required with preflight"
+    )
+    ssh_port: int = setting("sshPort", INTEGER, "int", "SSH port", default=22, check=_PORT)
+    ssh_user: str | None = setting(
+        "sshUser", STRING, "string", 'SSH user: `root` (see "Privileges")', default=None, default_text="required with preflight"
+    )
+    host_key: str | None = setting(
+        "hostKey",
+        STRING,
+        "string",
+        "the machine's public host key, `ssh-ed25519 AAAA...` (`ssh-keyscan -t ed25519 HOST`)",
+        default=None,
+        default_text="required with preflight",
+        check=_HOST_KEY,
+    )
+
+
+@dataclass(frozen=True)
+class SshProxySpec:
+    host: str = setting("host", STRING, "string", "the bastion's address", row=False)
+    port: int = setting("port", INTEGER, "int", "its SSH port", default=22, row=False, check=_PORT)
+    user: str = setting("user", STRING, "string", "its SSH user", row=False)
+    host_key: str | None = setting("hostKey", STRING, "string", "its public host key", default=None, row=False, check=_HOST_KEY)
+
+
+@dataclass(frozen=True)
+class DevicePluginSpec:
+    image: str = _image("pinned by tag (not `latest`) or digest", DEFAULT_DEVICE_PLUGIN_IMAGE)
+    namespace: str = _namespace(
+        "shared by groups; Pod Security `privileged` (the plugin mounts hostPath)", DEFAULT_DEVICE_PLUGIN_NAMESPACE
+    )
+    mig_strategy: str = setting(
+        "migStrategy",
+        STRING,
+        "`none`/`single`/`mixed`",
+        'the plugin\'s MIG strategy; `mixed` needs `verification.migResources` (see "MIG")',
+        default="none",
+        check=one_of(MIG_STRATEGIES),
+    )
+    time_slicing_replicas: int = setting(
+        "timeSlicingReplicas",
+        INTEGER,
+        "int 1-64",
+        "share each GPU N ways",
+        default=1,
+        default_text="`1` (off)",
+        check=between(1, 64, "expected 1 (time-slicing off) to 64"),
+    )
+    fail_on_init_error: bool = setting(
+        "failOnInitError", BOOLEAN, "bool", "the plugin's own default: exit when no GPU can be initialised", default=True
+    )
+
+    @property
+    def needs_config_file(self) -> bool:
+        return self.mig_strategy != "none" or self.time_slicing_replicas > 1
+
+
+@dataclass(frozen=True)
+class PriorityClassSpec:
+    name: str = setting(
+        "name",
+        STRING,
+        "string",
+        "not `system-*`, at most 240 characters: `<name>-verification` is created too",
+        default=None,  # gpu-<group>, given by the group
+        default_text="`gpu-<group>`",
+        check=Check(
+            lambda n: is_dns_subdomain(n) and not n.startswith("system-") and len(n) <= MAX_PRIORITY_CLASS_NAME,
+            f"expected a DNS-1123 subdomain not starting with 'system-' (reserved), at most {MAX_PRIORITY_CLASS_NAME} "
+            f"characters (the verification class adds {VERIFICATION_PRIORITY_SUFFIX!r})",
+        ),
+    )
+    value: int = setting(
+        "value",
+        INTEGER,
+        "int",
+        "at most 1000000000 (above is reserved for system classes)",
+        default=DEFAULT_PRIORITY_VALUE,
+        check=between(
+            MIN_PRIORITY,
+            MAX_USER_PRIORITY,
+            f"expected {MIN_PRIORITY} to {MAX_USER_PRIORITY} (higher values are reserved for system classes)",
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class VerificationSpec:
+    image: str = _image("pinned image with `nvidia-smi`", DEFAULT_VERIFICATION_IMAGE)
+    namespace: str = _namespace("shared by groups; Pod Security `restricted`", DEFAULT_VERIFICATION_NAMESPACE)
+    gpus_per_pod: tuple[int, ...] = setting(
+        "gpusPerPod",
+        LIST,
+        "list of int",
+        "one Job per count requesting `nvidia.com/gpu`; `[1, 2]` adds a multi-GPU check; each ≤ `gpusPerNode` "
+        "(≤ 7 × `gpusPerNode` with `migStrategy: single`); may be `[]` when `migResources` is set",
+        default=[1],
+    )
+    # With migStrategy mixed: (resource, count) pairs, e.g. ("nvidia.com/mig-1g.5gb", 1).
+    mig_resources: tuple[tuple[str, int], ...] = setting(
+        "migResources",
+        OBJECT,
+        "map",
+        "only with `migStrategy: mixed`, and then required: MIG resource → devices per Job, e.g. "
+        '`{"nvidia.com/mig-1g.5gb": 1}`; one Job per resource, each count ≤ 7 × `gpusPerNode`',
+        default=None,
+    )
+    per_node: bool = setting(
+        "perNode",
+        BOOLEAN,
+        "bool",
+        "one Job per node and count, pinned to that node; `false`: per count, any node of the group",
+        default=True,
+    )
+    timeout_seconds: int = setting(
+        "timeoutSeconds",
+        INTEGER,
+        "int 30-86400",
+        "how long `pulumi up` waits for each Job (also its `activeDeadlineSeconds`) and for each node's GPU count to be exact",
+        default=DEFAULT_VERIFICATION_TIMEOUT,
+        check=between(30, 86_400, "expected 30 to 86400 seconds"),
+    )
+
+
+@dataclass(frozen=True)
+class PreflightSpec:
+    enabled: bool = setting("enabled", BOOLEAN, "bool", "run the SSH checks before bringing a node in", default=True)
+    container_runtime: str = setting(
+        "containerRuntime",
+        STRING,
+        "`containerd`/`docker`/`cri-o`/`k3s`/`rke2`/`auto`",
+        "which runtime's nvidia configuration to check; `docker` is Docker behind cri-dockerd; `k3s`/`rke2` read "
+        "their own containerd config under `/var/lib/rancher/<name>/agent/etc/containerd`; `auto` follows "
+        "kubelet's `--container-runtime-endpoint` (or `containerRuntimeEndpoint`), then the CRI socket that listens",
+        default="containerd",
+        check=one_of(CONTAINER_RUNTIMES),
+    )
+    min_driver: str | None = setting(
+        "minDriver",
+        STRING,
+        "string",
+        'minimum driver version, e.g. `"550.54"`',
+        default=None,
+        check=_DRIVER_VERSION,
+    )
+    proxy: SshProxySpec | None = setting(
+        "proxy",
+        OBJECT,
+        "object",
+        "bastion `{host, port (22), user, hostKey}`, reached with the same key",
+        default=None,
+        section=SshProxySpec,
+    )
+    # Any text; a new value runs preflight again on every node of the group.
+    recheck: str | None = setting(
+        "recheck",
+        STRING,
+        "string",
+        '1-64 printable characters; a new value runs preflight again on every node of the group (see "Re-check the machines")',
+        default=None,
+        check=_RECHECK,
+    )
+    ssh_timeout_seconds: int | None = setting(
+        "sshTimeoutSeconds",
+        INTEGER,
+        "int 1-600",
+        "seconds each SSH connection attempt may take, to the machine and to the bastion (pulumi-command's "
+        "`perDialTimeout`; it tries up to 10 times); raise it for slow links",
+        default=None,
+        default_text="`15` (pulumi-command's)",
+        check=between(1, 600, "expected 1 to 600 seconds"),
+    )
+    # True when no RuntimeClass is used: then pods get the nvidia runtime only as the default.
+    require_default_runtime: bool = False
+
+
+@dataclass(frozen=True)
+class RuntimeClassSpec:
+    name: str
+    create: bool  # False: the class exists already (someone else's); we only name it
+
+
+@dataclass(frozen=True)
+class NodeGroupSpec:
+    name: str = setting(
+        "name",
+        STRING,
+        "string",
+        "DNS-1123 label; names the group's objects and its node label value",
+        check=Check(is_dns_label, "expected a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters"),
+    )
+    nodes: tuple[NodeSpec, ...] = setting(
+        "nodes",
+        LIST,
+        "list",
+        "`{name, sshHost, sshPort, sshUser, hostKey}`; `name` is the Kubernetes node name; a node may belong to one group only",
+        default_text="required, at least one",
+        section=NodeSpec,
+    )
+    gpus_per_node: int = setting(
+        "gpusPerNode",
+        INTEGER,
+        "int ≥ 1",
+        "GPUs each node must expose",
+        check=Check(lambda n: n >= 1, "expected at least 1"),
+    )
+    labels: tuple[tuple[str, str], ...] = setting(
+        "labels",
+        OBJECT,
+        "map",
+        "labels for every node (a map given here replaces the default); `gpu-nodes.dev/node-group` is added and reserved",
+        default=DEFAULT_LABELS,
+        default_text='`{accelerator: nvidia, nvidia.com/gpu.present: "true"}`',
+    )
+    taints: tuple[Taint, ...] = setting(
+        "taints",
+        LIST,
+        "list of strings",
+        "`kubectl taint` syntax `key[=value]:Effect`",
+        default=list(DEFAULT_TAINTS),
+    )
+    device_plugin: DevicePluginSpec = setting(
+        "devicePlugin", OBJECT, "object", "", default={}, row=False, section=DevicePluginSpec
+    )
+    priority_class: PriorityClassSpec = setting(
+        "priorityClass", OBJECT, "object", "", default={}, row=False, section=PriorityClassSpec
+    )
+    verification: VerificationSpec = setting(
+        "verification", OBJECT, "object", "", default={}, row=False, section=VerificationSpec
+    )
+    preflight: PreflightSpec = setting("preflight", OBJECT, "object", "", default={}, row=False, section=PreflightSpec)
+    # The RuntimeClass our pods name (per stack); None: they use the node's default runtime.
+    runtime_class: str | None = None
+
+    @property
+    def node_labels(self) -> dict[str, str]:
+        """Every label this group puts on its nodes, the group label included."""
+        return {**dict(self.labels), GROUP_LABEL: self.name}
+
+
+@dataclass(frozen=True)
+class StackSpec:
+    node_groups: tuple[NodeGroupSpec, ...]
+    insecure_skip_host_key_check: bool
+    runtime_class: RuntimeClassSpec | None = None
+
+    @property
+    def needs_ssh_key(self) -> bool:
+        return any(group.preflight.enabled for group in self.node_groups)
+
+
+# The stack's own keys, in the README's order. Those with `pulumi_type` are declared in
+# Pulumi.yaml's `config:` too; the others cannot be (Pulumi.yaml says why).
+NODE_GROUPS = Setting(f"{NAMESPACE}:nodeGroups", LIST, "list", "one entry per node group (below)")
+SSH_PRIVATE_KEY = Setting(
+    f"{NAMESPACE}:sshPrivateKey",
+    STRING,
+    "secret string",
+    "private key for the machines (and the bastion)",
+    default_text="required when any group runs preflight",
+)
+INSECURE_SKIP_HOST_KEY_CHECK = Setting(
+    f"{NAMESPACE}:insecureSkipHostKeyCheck",
+    BOOLEAN,
+    "bool",
+    'accept any SSH host key for nodes without `hostKey` (see "Host keys")',
+    default=False,
+    pulumi_type="boolean",
+    pulumi_description="Accept any SSH host key for nodes without a pinned hostKey. "
+    "Leaves preflight open to a man in the middle.",
+)
+RUNTIME_CLASS = Setting(
+    f"{NAMESPACE}:runtimeClass",
+    STRING,
+    "string, or `false`",
+    'the RuntimeClass the device plugin and verification pods name; `""` or `false`: none, and preflight then '
+    'requires nvidia as the default runtime (see "Runtime class")',
+    default=DEFAULT_RUNTIME_CLASS,
+)
+CREATE_RUNTIME_CLASS = Setting(
+    f"{NAMESPACE}:createRuntimeClass",
+    BOOLEAN,
+    "bool",
+    "create the class (handler `nvidia`), or only name one that exists already",
+    default=None,
+    default_text="`true` for `nvidia`, `false` for another name",
+)
+KUBECONFIG = Setting(
+    "kubernetes:kubeconfig",
+    STRING,
+    "secret string",
+    "path or contents of the kubeconfig",
+    default=None,
+    default_text="`$KUBECONFIG` / `~/.kube/config`",
+)
+KUBE_CONTEXT = Setting("kubernetes:context", STRING, "string", "kubeconfig context", default=None, default_text="current context")
+STACK_SETTINGS = (
+    NODE_GROUPS,
+    SSH_PRIVATE_KEY,
+    INSECURE_SKIP_HOST_KEY_CHECK,
+    RUNTIME_CLASS,
+    CREATE_RUNTIME_CLASS,
+    KUBECONFIG,
+    KUBE_CONTEXT,
+)
