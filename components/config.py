@@ -408,4 +408,14 @@ def _host_key(section: Section[Any], s: Setting, required: bool) -> str | None:
             )
         return None
     host_key = section.fields.read(s)
+    if host_key and host_key.split()[0] == "ssh-rsa":
+        # pulumi-command pins HostKeyAlgorithms to the key's type, and for RSA that is the SHA-1
+        # `ssh-rsa` signature, which OpenSSH 8.8 and later no longer offer: the session would fail.
+        section.problems.add(
+            f"{section.key}.{s.key}",
+            host_key.split()[0],
+            "an ed25519 or ecdsa host key (`ssh-keyscan -t ed25519 HOST`): pulumi-command verifies an RSA host key "
+            "only with the SHA-1 ssh-rsa algorithm, which OpenSSH 8.8 and later refuse",
+        )
+        return None
     return host_key.strip() if host_key else None

@@ -102,7 +102,7 @@ class NodeSpec:
         "hostKey",
         STRING,
         "string",
-        "the machine's public host key, `ssh-ed25519 AAAA...` (`ssh-keyscan -t ed25519 HOST`)",
+        "the machine's public ed25519 or ecdsa host key, `ssh-ed25519 AAAA...` (`ssh-keyscan -t ed25519 HOST`)",
         default=None,
         default_text="required with preflight",
         check=_HOST_KEY,

@@ -329,6 +329,14 @@ def test_missing_host_key():
     assert_one_problem(problems_of(raw), f"{KEY}.nodes[1].hostKey", "ssh-keyscan", "insecureSkipHostKeyCheck")
 
 
+def test_an_rsa_host_key_is_refused_with_the_reason():
+    raw = group(preflight={"proxy": {"host": "bastion", "user": "ops", "hostKey": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ"}})
+    raw["nodes"][0]["hostKey"] = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ"
+    problems = problems_of(raw)
+    for key in (f"{KEY}.nodes[0].hostKey", f"{KEY}.preflight.proxy.hostKey"):
+        assert_one_problem(problems, key, "'ssh-rsa'", "ed25519 or ecdsa", "OpenSSH 8.8")
+
+
 def test_malformed_host_key():
     raw = group()
     raw["nodes"][0]["hostKey"] = "AAAAC3Nza"

@@ -190,21 +190,25 @@ def test_a_host_key_mismatch_is_refused(deployed):
     deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
 
 
-def test_the_machines_other_host_key_types_work_when_pinned(deployed):
-    """The fake machines serve ed25519, ecdsa and rsa keys; whichever is pinned is the one used."""
-    address = next(
-        n
-        for n in yaml.safe_load(STACK_FILE.read_text())["config"]["gpu-nodes:nodeGroups"][0]["nodes"]
-        if n["name"] == "gpu-node-2"
-    )
-    for key_type in ("ecdsa", "rsa"):
-        key = fakehost.scan_host_key(address["sshHost"], address["sshPort"], key_type)
-        old = edit_group(set_host_key(key))
-        try:
-            result = deployed.pulumi("up", "--yes", "--skip-preview", check=False, timeout=600)
-            assert result.returncode == 0, deployed.explain(f"pinning gpu-node-2's {key_type} key failed", result)
-        finally:
-            STACK_FILE.write_text(old)
+def test_the_machines_other_host_key_types(deployed):
+    """The fake machines serve ed25519, ecdsa and rsa keys. A pinned ecdsa key is the one used;
+    an rsa key is refused before anything runs, since pulumi-command would verify it with the
+    SHA-1 ssh-rsa algorithm, which the machine's OpenSSH no longer offers."""
+    nodes = yaml.safe_load(STACK_FILE.read_text())["config"]["gpu-nodes:nodeGroups"][0]["nodes"]
+    machine = next(n for n in nodes if n["name"] == "gpu-node-2")
+    old = edit_group(set_host_key(fakehost.scan_host_key(machine["sshHost"], machine["sshPort"], "ecdsa")))
+    try:
+        result = deployed.pulumi("up", "--yes", "--skip-preview", check=False, timeout=600)
+        assert result.returncode == 0, deployed.explain("pinning gpu-node-2's ecdsa key failed", result)
+        edit_group(set_host_key(fakehost.scan_host_key(machine["sshHost"], machine["sshPort"], "rsa")))
+        refused = deployed.pulumi("preview", check=False)
+        output = refused.stdout + refused.stderr
+        assert refused.returncode != 0, deployed.explain("an rsa host key was accepted", refused)
+        assert "nodes[1].hostKey: got 'ssh-rsa'" in output and "Traceback" not in output, deployed.explain(
+            "the rsa key is not refused with a clear config error", refused
+        )
+    finally:
+        STACK_FILE.write_text(old)
     deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
 
 
