@@ -285,7 +285,7 @@ class Bench:
         known_hosts = ROOT / ".state/bench-known-hosts"
         hosts = json.loads((FAKEHOSTS / "hosts.json").read_text()) if (FAKEHOSTS / "hosts.json").exists() else []
         known_hosts.write_text("".join(f"[{h['sshHost']}]:{h['sshPort']} {h['hostKey']}\n" for h in hosts))
-        return Runbook(stack, self.env, FAKEHOSTS / "id_ed25519", known_hosts)
+        return Runbook(stack, self.env, FAKEHOSTS / "id_ed25519", known_hosts, self.log)
 
     # -- one size -------------------------------------------------------------------------
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,11 @@ WAIT = "1800s"
 
 
 class Runbook:
-    def __init__(self, stack: StackSpec, env: dict[str, str], ssh_key: Path, known_hosts: Path) -> None:
+    def __init__(
+        self, stack: StackSpec, env: dict[str, str], ssh_key: Path, known_hosts: Path, log: Callable[[str], None] = print
+    ) -> None:
         (self.group,) = stack.node_groups
+        self.log = log
         self.stack = stack
         self.env = env
         self.ssh_key = ssh_key
@@ -97,8 +101,10 @@ class Runbook:
             ssh += ["-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={self.known_hosts}"]
             subprocess.run([*ssh, f"{node.ssh_user}@{node.ssh_host}", command], input=script, capture_output=True, check=True)
 
+        started = time.perf_counter()
         with ThreadPoolExecutor(SSH_PARALLEL) as pool:
             list(pool.map(check, nodes))
+        self.log(f"  runbook: preflight of {len(nodes)} node(s) over SSH {time.perf_counter() - started:.1f} s")
 
     def label_and_taint(self, nodes: Sequence[str]) -> None:
         group = self.group
@@ -126,7 +132,9 @@ class Runbook:
         self.kubectl("apply", "-f", "-", stdin=document)
 
     def kubectl(self, *args: str, stdin: str | None = None) -> None:
+        started = time.perf_counter()
         result = subprocess.run(["kubectl", *args], env=self.env, input=stdin, capture_output=True, text=True)
+        self.log(f"  runbook: kubectl {' '.join(args[:2])} {time.perf_counter() - started:.1f} s")
         if result.returncode != 0:
             raise RuntimeError(f"kubectl {' '.join(args[:4])} ... exited {result.returncode}: {result.stderr[-2000:]}")
 
