@@ -1,5 +1,5 @@
 # The project's entry points; each target is one script under tools/.
-.PHONY: local-up local-down test bench lint
+.PHONY: local-up local-down test bench bench-engine lint
 
 local-up:     ## local cluster + fake GPU machines + `pulumi up --stack local`, then the report
 	tools/local/up.sh
@@ -13,6 +13,14 @@ test:         ## every test: unit (mocks), preflight script (bash, real sshd), e
 bench:
 	tools/setup.sh
 	.venv/bin/python bench/program_bench.py
+
+# Real engine vs a kubectl runbook on the local cluster; run it under the cluster lock:
+#   flock /tmp/gpu-nodes-cluster.lock make bench-engine SIZES=10,30
+SIZES ?= 10,30
+bench-engine:
+	tools/setup.sh
+	tools/toolchain.sh
+	.venv/bin/python bench/engine_bench.py --sizes $(SIZES)
 
 lint:
 	tools/setup.sh

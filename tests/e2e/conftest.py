@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from tools.local.environment import local_environment
+
 ROOT = Path(__file__).resolve().parents[2]
 STATE = ROOT / ".state"
 STACK = "e2e"
@@ -27,17 +29,7 @@ FOREIGN_LABEL = ("example.com/owner", "platform-team")
 
 
 def _environment() -> dict[str, str]:
-    """The variables tools/local/env.sh exports, captured from a real bash."""
-    out = subprocess.run(
-        ["bash", "-c", "source tools/local/env.sh >/dev/null && env -0"],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    env = dict(item.split("=", 1) for item in out.split("\0") if "=" in item)
-    env["PULUMI_BACKEND_URL"] = f"file://{STATE / 'e2e-pulumi'}"
-    return env
+    return local_environment(STATE / "e2e-pulumi")
 
 
 @dataclass

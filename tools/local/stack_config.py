@@ -5,6 +5,10 @@ machines) and merges `config:` into `Pulumi.<stack>.yaml`, keeping what `pulumi 
 wrote there (the passphrase salt). The SSH key is set separately, as a secret.
 
     python tools/local/stack_config.py --stack local [--gpus 4] [--group local-gpu]
+        [--nodes N] [--preflight on|off]
+
+`--nodes N` takes gpu-node-1..N (default: every running fake machine). With `--preflight off`
+no fake machine is needed: the nodes are only named, as the program then needs no SSH details.
 """
 
 from __future__ import annotations
@@ -21,19 +25,32 @@ HOSTS = ROOT / ".state/fakehosts/hosts.json"
 KUBECONFIG = ROOT / ".state/cluster/kubeconfig"
 
 
-def node_groups(hosts: list[dict[str, Any]], group: str, gpus: int, timeout: int) -> list[dict[str, Any]]:
+def node_groups(hosts: list[dict[str, Any]], group: str, gpus: int, timeout: int, preflight: bool = True) -> list[dict[str, Any]]:
     return [
         {
             "name": group,
             "gpusPerNode": gpus,
             "nodes": [
-                {k: host[k] for k in ("name", "sshHost", "sshPort", "sshUser", "hostKey")}
+                {k: host[k] for k in ("name", "sshHost", "sshPort", "sshUser", "hostKey") if preflight or k == "name"}
                 for host in sorted(hosts, key=lambda h: h["name"])
             ],
             "verification": {"gpusPerPod": [1, 2], "timeoutSeconds": timeout},
-            "preflight": {"enabled": True, "containerRuntime": "containerd"},
+            "preflight": {"enabled": preflight, "containerRuntime": "containerd"},
         }
     ]
+
+
+def select_hosts(nodes: int | None, preflight: bool) -> list[dict[str, Any]]:
+    """gpu-node-1..N (or every running fake machine); with preflight, each must be running."""
+    if nodes is not None and not preflight:
+        return [{"name": f"gpu-node-{i}"} for i in range(1, nodes + 1)]
+    running = {host["name"]: host for host in json.loads(HOSTS.read_text())}
+    if nodes is None:
+        return list(running.values())
+    missing = [f"gpu-node-{i}" for i in range(1, nodes + 1) if f"gpu-node-{i}" not in running]
+    if missing:
+        raise SystemExit(f"stack_config.py: no fake machine running for {', '.join(missing)} (tools/fakehost/up.sh)")
+    return [running[f"gpu-node-{i}"] for i in range(1, nodes + 1)]
 
 
 def main() -> None:
@@ -42,17 +59,22 @@ def main() -> None:
     parser.add_argument("--group", default="local-gpu")
     parser.add_argument("--gpus", type=int, default=4)
     parser.add_argument("--timeout", type=int, default=60, help="verification timeoutSeconds")
+    parser.add_argument("--nodes", type=int, help="gpu-node-1..N (default: every running fake machine)")
+    parser.add_argument("--preflight", choices=("on", "off"), default="on")
     args = parser.parse_args()
+    preflight = args.preflight == "on"
 
     path = ROOT / f"Pulumi.{args.stack}.yaml"
     settings = yaml.safe_load(path.read_text()) if path.exists() else {}
     settings = settings or {}
     config = settings.setdefault("config", {})
     config["kubernetes:kubeconfig"] = str(KUBECONFIG)
-    config["gpu-nodes:nodeGroups"] = node_groups(json.loads(HOSTS.read_text()), args.group, args.gpus, args.timeout)
+    config["gpu-nodes:nodeGroups"] = node_groups(
+        select_hosts(args.nodes, preflight), args.group, args.gpus, args.timeout, preflight
+    )
     path.write_text(yaml.safe_dump(settings, sort_keys=True))
     nodes = len(config["gpu-nodes:nodeGroups"][0]["nodes"])
-    print(f"wrote {path.name}: {nodes} nodes in group {args.group}")
+    print(f"wrote {path.name}: {nodes} nodes in group {args.group}, preflight {args.preflight}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,358 @@
+"""The real Pulumi engine against a scripted kubectl runbook, on the local kwok cluster.
+
+For each size N: a fresh cluster with N+1 GPU nodes (and, up to 100 nodes, a fake machine
+behind sshd for each, so preflight runs; above, preflight is off), the stack `bench` in its
+own file backend (.state/bench-pulumi), then, timed:
+
+    pulumi up                 N nodes                      runbook apply     N nodes
+    pulumi preview            no change                    -
+    pulumi refresh            no change                    -
+    pulumi up                 one node added (N+1)         runbook add node  1 node
+    pulumi destroy            N+1 nodes                    runbook teardown  N+1 nodes
+
+with the peak RSS of the `pulumi` CLI and of the Python program during each engine step
+(sampled from /proc, the highest VmHWM seen), and the state size (`pulumi stack export`).
+It prints one table; the ratios are engine / runbook from the same run.
+
+The machine is shared: run it under the cluster lock, as everything that uses the local
+cluster or the fake machines does:
+
+    flock /tmp/gpu-nodes-cluster.lock make bench-engine SIZES=10,30
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+STACK = "bench"
+GROUP = "bench-gpu"
+BACKEND = ROOT / ".state/bench-pulumi"
+FAKEHOSTS = ROOT / ".state/fakehosts"
+PREFLIGHT_MAX_NODES = 100  # fake machines (one sshd each, 127.0.10.x) up to here
+# Per Job and for each node's GPU count: generous, a timeout is not what is measured here.
+VERIFICATION_TIMEOUT = 1800
+SAMPLE_SECONDS = 0.2
+
+
+# -- peak memory of a command's process tree --------------------------------------------
+
+
+def role(comm: str, cmdline: str) -> str | None:
+    """Which part of a Pulumi run a process is: the CLI, the Python program, a provider."""
+    if comm == "pulumi":
+        return "cli"
+    # The language host starts the program as `python -u .../pulumi-language-python-exec ...`.
+    if "pulumi-language-python-exec" in cmdline:
+        return "program"
+    # pulumi-resource-kubernetes and -command (comm is cut at 15 characters); the program's
+    # dynamic providers (taints, GPU capacity, verification results) run `python -m pulumi.dynamic`.
+    if comm.startswith("pulumi-resource") or "-m pulumi.dynamic" in cmdline:
+        return "providers"
+    return None
+
+
+def peaks_mib(per_process: dict[int, tuple[str, int]]) -> dict[str, float]:
+    """Per role: the largest process's peak (CLI, program), the sum of peaks for providers."""
+    result: dict[str, float] = {}
+    for which, kib in per_process.values():
+        mib = kib / 1024
+        result[which] = result.get(which, 0) + mib if which == "providers" else max(result.get(which, 0), mib)
+    return result
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry.name}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        tree.setdefault(ppid, []).append(int(entry.name))
+    return tree
+
+
+def _descendants(pid: int) -> list[int]:
+    tree, found, todo = _children(), [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(tree.get(current, []))
+    return found
+
+
+def _peak_kib(pid: int) -> int:
+    """The process's own high-water mark (VmHWM): its peak so far, even between samples."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+class PeakSampler(threading.Thread):
+    """Samples the tree under `pid` until stopped; keeps each process's role and peak RSS (KiB)."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.per_process: dict[int, tuple[str, int]] = {}
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            for pid in _descendants(self.pid):
+                try:
+                    comm = Path(f"/proc/{pid}/comm").read_text().strip()
+                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                    which = role(comm, cmdline)
+                    if which:
+                        self.per_process[pid] = (which, max(self.per_process.get(pid, ("", 0))[1], _peak_kib(pid)))
+                except OSError:
+                    continue  # it ended between the listing and the read
+            self.done.wait(SAMPLE_SECONDS)
+
+
+# -- results and the table ---------------------------------------------------------------
+
+
+@dataclass
+class Step:
+    """One engine step, with the runbook's counterpart when there is one."""
+
+    name: str
+    engine_s: float | None = None
+    runbook_s: float | None = None
+    cli_mib: float | None = None
+    program_mib: float | None = None
+    providers_mib: float | None = None
+    state_bytes: int | None = None
+
+
+@dataclass
+class SizeResult:
+    nodes: int
+    preflight: bool
+    steps: list[Step] = field(default_factory=list)
+    error: str | None = None
+
+    def step(self, name: str) -> Step:
+        for step in self.steps:
+            if step.name == name:
+                return step
+        self.steps.append(Step(name))
+        return self.steps[-1]
+
+
+def ratio(engine_s: float | None, runbook_s: float | None) -> float | None:
+    """engine / runbook, or None when either side is missing (or the runbook took no time)."""
+    if engine_s is None or not runbook_s:
+        return None
+    return engine_s / runbook_s
+
+
+def _cell(value: float | int | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+COLUMNS = ["nodes", "preflight", "step", "engine s", "runbook s", "ratio"]
+COLUMNS += ["CLI MiB", "program MiB", "providers MiB", "state KB", "KB/node"]
+
+
+def format_table(results: Iterable[SizeResult]) -> str:
+    """One Markdown table: a row per size and step, ratio = engine / runbook."""
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for result in results:
+        for step in result.steps:
+            per_node = None
+            if step.state_bytes is not None:
+                per_node = step.state_bytes / 1000 / (result.nodes + (1 if step.name == "add one node" else 0))
+            cells = [
+                str(result.nodes),
+                "on" if result.preflight else "off",
+                step.name,
+                _cell(step.engine_s, ".1f"),
+                _cell(step.runbook_s, ".1f"),
+                _cell(ratio(step.engine_s, step.runbook_s), ".2f"),
+                _cell(step.cli_mib, ".0f"),
+                _cell(step.program_mib, ".0f"),
+                _cell(step.providers_mib, ".0f"),
+                _cell(None if step.state_bytes is None else step.state_bytes / 1000, ".0f"),
+                _cell(per_node, ".1f"),
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+        if result.error:
+            cells = [str(result.nodes), "on" if result.preflight else "off", f"FAILED: {result.error}"]
+            lines.append("| " + " | ".join(cells + [""] * (len(COLUMNS) - 3)) + " |")
+    return "\n".join(lines)
+
+
+# -- running things ----------------------------------------------------------------------
+
+
+class Bench:
+    def __init__(self, env: dict[str, str], log: Callable[[str], None]) -> None:
+        self.env = env
+        self.log = log
+
+    def run(self, *args: str, stdin: str | None = None, timeout: int = 7200) -> subprocess.CompletedProcess:
+        result = subprocess.run(list(args), cwd=ROOT, env=self.env, input=stdin, capture_output=True, text=True, timeout=timeout)
+        if result.returncode != 0:
+            output = f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            raise RuntimeError(f"{' '.join(args[:3])} exited {result.returncode}:\n{output}")
+        return result
+
+    def pulumi(self, *args: str) -> subprocess.CompletedProcess:
+        return self.run("pulumi", *args, "--stack", STACK, "--non-interactive")
+
+    def measured_pulumi(self, step: Step, *args: str) -> None:
+        """Wall time and peak RSS of one `pulumi` command."""
+        command = ["pulumi", *args, "--stack", STACK, "--non-interactive"]
+        started = time.perf_counter()
+        proc = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        sampler = PeakSampler(proc.pid)
+        sampler.start()
+        output, _ = proc.communicate()
+        step.engine_s = time.perf_counter() - started
+        sampler.done.set()
+        sampler.join()
+        peaks = peaks_mib(sampler.per_process)
+        step.cli_mib, step.program_mib, step.providers_mib = (peaks.get(r) for r in ("cli", "program", "providers"))
+        self.log(f"{step.name}: pulumi {args[0]} {step.engine_s:.1f} s")
+        if proc.returncode != 0:
+            raise RuntimeError(f"pulumi {' '.join(args)} exited {proc.returncode}:\n{output[-4000:]}")
+
+    def state_bytes(self) -> int:
+        return len(self.run("pulumi", "stack", "export", "--stack", STACK).stdout.encode())
+
+    def timed(self, step: Step, what: str, action: Callable[[], None]) -> None:
+        started = time.perf_counter()
+        action()
+        step.runbook_s = time.perf_counter() - started
+        self.log(f"{step.name}: runbook {what} {step.runbook_s:.1f} s")
+
+    # -- environment ----------------------------------------------------------------------
+
+    def fresh_environment(self, nodes: int, preflight: bool) -> None:
+        """A new cluster with `nodes` GPU nodes, fake machines when preflight is on, a new stack."""
+        self.teardown_environment()
+        self.run("tools/cluster/up.sh", "--nodes", str(nodes), "--timeout", "600")
+        if preflight:
+            self.run("tools/fakehost/up.sh", *node_names(nodes))
+        shutil.rmtree(BACKEND, ignore_errors=True)
+        BACKEND.mkdir(parents=True)
+        (ROOT / f"Pulumi.{STACK}.yaml").unlink(missing_ok=True)
+        self.pulumi("stack", "init")
+        self.log(f"fresh cluster: {nodes} GPU nodes, preflight {'on' if preflight else 'off'}")
+
+    def teardown_environment(self) -> None:
+        self.run("tools/fakehost/down.sh")
+        self.run("tools/cluster/down.sh")
+
+    def configure(self, nodes: int, preflight: bool) -> None:
+        self.run(
+            str(ROOT / ".venv/bin/python"),
+            "tools/local/stack_config.py",
+            *("--stack", STACK, "--group", GROUP, "--nodes", str(nodes)),
+            *("--preflight", "on" if preflight else "off", "--timeout", str(VERIFICATION_TIMEOUT)),
+        )
+        if preflight:
+            key = (FAKEHOSTS / "id_ed25519").read_text()
+            self.run("pulumi", "config", "set", "--secret", "--stack", STACK, "gpu-nodes:sshPrivateKey", stdin=key)
+
+    def runbook(self):
+        from bench.runbook import Runbook
+        from components.config import parse_stack
+
+        config = yaml.safe_load((ROOT / f"Pulumi.{STACK}.yaml").read_text())["config"]
+        stack = parse_stack(config["gpu-nodes:nodeGroups"])
+        known_hosts = ROOT / ".state/bench-known-hosts"
+        hosts = json.loads((FAKEHOSTS / "hosts.json").read_text()) if (FAKEHOSTS / "hosts.json").exists() else []
+        known_hosts.write_text("".join(f"[{h['sshHost']}]:{h['sshPort']} {h['hostKey']}\n" for h in hosts))
+        return Runbook(stack, self.env, FAKEHOSTS / "id_ed25519", known_hosts, self.log)
+
+    # -- one size -------------------------------------------------------------------------
+
+    def measure(self, nodes: int) -> SizeResult:
+        preflight = nodes <= PREFLIGHT_MAX_NODES
+        result = SizeResult(nodes, preflight)
+        try:
+            self.fresh_environment(nodes + 1, preflight)
+            self.configure(nodes, preflight)
+            up = result.step("up")
+            self.measured_pulumi(up, "up", "--yes", "--skip-preview")
+            up.state_bytes = self.state_bytes()
+            self.measured_pulumi(result.step("no-change preview"), "preview", "--expect-no-changes")
+            self.measured_pulumi(result.step("refresh"), "refresh", "--yes", "--skip-preview")
+            self.configure(nodes + 1, preflight)
+            add = result.step("add one node")
+            self.measured_pulumi(add, "up", "--yes", "--skip-preview")
+            add.state_bytes = self.state_bytes()
+            self.measured_pulumi(result.step("destroy"), "destroy", "--yes", "--skip-preview")
+
+            runbook = self.runbook()  # from the N+1 config; it applies N nodes first
+            names = node_names(nodes + 1)
+            self.timed(result.step("up"), "apply", lambda: runbook.apply(names[:-1]))
+            self.timed(result.step("add one node"), "add node", lambda: runbook.add_node(names[-1]))
+            self.timed(result.step("destroy"), "teardown", lambda: runbook.teardown(names))
+        except Exception as error:  # one size failing must not lose the others
+            result.error = str(error).splitlines()[0][:200]
+            self.log(f"size {nodes} failed: {error}")
+        return result
+
+
+def node_names(count: int) -> list[str]:
+    return [f"gpu-node-{i}" for i in range(1, count + 1)]
+
+
+def parse_sizes(text: str) -> list[int]:
+    sizes = [int(part) for part in text.split(",") if part.strip()]
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected sizes like 10,30; got {text!r}")
+    return sizes
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=parse_sizes, default=parse_sizes("10,30"), help="node counts, e.g. 30,100,300,1000")
+    args = parser.parse_args(argv)
+
+    from tools.local.environment import local_environment
+
+    started = time.perf_counter()
+
+    def log(message: str) -> None:
+        print(f"[bench {time.perf_counter() - started:6.0f}s] {message}", file=sys.stderr, flush=True)
+
+    bench = Bench(local_environment(BACKEND), log)
+    results = []
+    try:
+        for nodes in args.sizes:
+            results.append(bench.measure(nodes))
+    finally:
+        # Leave nothing running: the fake machines hold 127.0.10.x:2222, which the e2e tier needs.
+        bench.teardown_environment()
+    print(f"engine vs runbook, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores")
+    print(f"preflight: on (fake machines over SSH, both sides) up to {PREFLIGHT_MAX_NODES} nodes, off above")
+    print(format_table(results))
+    return 1 if any(r.error for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

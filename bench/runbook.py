@@ -1,0 +1,144 @@
+"""The scripted kubectl runbook the engine is measured against: the same work, by hand.
+
+Every object is rendered by the program's own builders (components/), from the same stack
+config, so both sides create the same namespaces, RuntimeClass, PriorityClasses, DaemonSet
+and Jobs. The runbook does what an operator's script would:
+
+    apply     preflight over SSH (when on), the cluster-wide objects, label and taint every
+              node, the device plugin DaemonSet, wait for its rollout, one Job per node and
+              GPU count, wait for all to complete
+    add_node  the same for one more node
+    teardown  delete the Jobs and the DaemonSet, untaint, unlabel, delete the PriorityClasses,
+              the RuntimeClass and the namespaces (as `pulumi destroy` does), waiting for each
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from components.config import NodeGroupSpec, StackSpec
+from components.device_plugin import config_map_manifest, daemonset_manifest
+from components.namespaces import stack_namespaces
+from components.preflight import SCRIPT_PATH, preflight_command
+from components.priority_class import priority_class_manifest, verification_priority_class_manifest
+from components.runtime_class import runtime_class_manifest
+from components.verification import verification_jobs
+
+# SSH sessions at once for the runbook's preflight: what `xargs -P` in a script would use.
+SSH_PARALLEL = 16
+WAIT = "1800s"
+
+
+class Runbook:
+    def __init__(
+        self, stack: StackSpec, env: dict[str, str], ssh_key: Path, known_hosts: Path, log: Callable[[str], None] = print
+    ) -> None:
+        (self.group,) = stack.node_groups
+        self.log = log
+        self.stack = stack
+        self.env = env
+        self.ssh_key = ssh_key
+        self.known_hosts = known_hosts
+
+    # -- the three steps ------------------------------------------------------------------
+
+    def apply(self, nodes: Sequence[str]) -> None:
+        self.preflight(nodes)
+        self.kubectl_apply(self.cluster_objects())
+        self.label_and_taint(nodes)
+        self.kubectl_apply(self.plugin_objects())
+        self.rollout()
+        self.run_jobs(nodes)
+
+    def add_node(self, node: str) -> None:
+        self.preflight([node])
+        self.label_and_taint([node])
+        self.rollout()
+        self.run_jobs([node])
+
+    def teardown(self, nodes: Sequence[str]) -> None:
+        group = self.group
+        self.kubectl("delete", "job", "-n", group.verification.namespace, "-l", f"app.kubernetes.io/instance={group.name}")
+        self.kubectl("delete", *refs(self.plugin_objects()), "-n", group.device_plugin.namespace)
+        self.kubectl("taint", "nodes", *nodes, *[f"{taint}-" for taint in self.taints()])
+        self.kubectl("label", "nodes", *nodes, *[f"{key}-" for key in group.node_labels])
+        self.kubectl("delete", *refs(self.cluster_objects()))
+
+    # -- what they are made of ------------------------------------------------------------
+
+    @property
+    def daemonset(self) -> str:
+        return daemonset_manifest(self.group)["metadata"]["name"]
+
+    def cluster_objects(self) -> list[dict[str, Any]]:
+        objects = list(stack_namespaces(self.stack).values())
+        runtime_class = runtime_class_manifest(self.stack.runtime_class)
+        if runtime_class is not None:
+            objects.append(runtime_class)
+        return [*objects, priority_class_manifest(self.group), verification_priority_class_manifest(self.group)]
+
+    def plugin_objects(self) -> list[dict[str, Any]]:
+        config_map = config_map_manifest(self.group)
+        return [*([config_map] if config_map else []), daemonset_manifest(self.group)]
+
+    def preflight(self, nodes: Sequence[str]) -> None:
+        group: NodeGroupSpec = self.group
+        if not group.preflight.enabled:
+            return
+        by_name = {node.name: node for node in group.nodes}
+        command = preflight_command(group.preflight, group.gpus_per_node)
+        script = SCRIPT_PATH.read_bytes()
+
+        def check(name: str) -> None:
+            node = by_name[name]
+            ssh = ["ssh", "-p", str(node.ssh_port), "-i", str(self.ssh_key), "-o", "BatchMode=yes"]
+            ssh += ["-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={self.known_hosts}"]
+            subprocess.run([*ssh, f"{node.ssh_user}@{node.ssh_host}", command], input=script, capture_output=True, check=True)
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(SSH_PARALLEL) as pool:
+            list(pool.map(check, nodes))
+        self.log(f"  runbook: preflight of {len(nodes)} node(s) over SSH {time.perf_counter() - started:.1f} s")
+
+    def label_and_taint(self, nodes: Sequence[str]) -> None:
+        group = self.group
+        self.kubectl("label", "nodes", *nodes, *[f"{k}={v}" for k, v in group.node_labels.items()])
+        self.kubectl("taint", "nodes", *nodes, *self.taints())
+
+    def taints(self) -> list[str]:
+        """`kubectl taint` syntax, key[=value]:Effect."""
+        return [f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in self.group.taints]
+
+    def rollout(self) -> None:
+        namespace = self.group.device_plugin.namespace
+        self.kubectl("rollout", "status", "-n", namespace, f"daemonset/{self.daemonset}", f"--timeout={WAIT}")
+
+    def run_jobs(self, nodes: Sequence[str]) -> None:
+        jobs = [job for job in verification_jobs(self.group) if job.node in set(nodes)]
+        self.kubectl_apply([job.manifest for job in jobs])
+        names = [f"job/{job.name}" for job in jobs]
+        self.kubectl("wait", "-n", self.group.verification.namespace, "--for=condition=complete", *names, f"--timeout={WAIT}")
+
+    # -- kubectl --------------------------------------------------------------------------
+
+    def kubectl_apply(self, objects: list[dict[str, Any]]) -> None:
+        document = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
+        self.kubectl("apply", "-f", "-", stdin=document)
+
+    def kubectl(self, *args: str, stdin: str | None = None) -> None:
+        started = time.perf_counter()
+        result = subprocess.run(["kubectl", *args], env=self.env, input=stdin, capture_output=True, text=True)
+        self.log(f"  runbook: kubectl {' '.join(args[:2])} {time.perf_counter() - started:.1f} s")
+        if result.returncode != 0:
+            raise RuntimeError(f"kubectl {' '.join(args[:4])} ... exited {result.returncode}: {result.stderr[-2000:]}")
+
+
+def refs(objects: list[dict[str, Any]]) -> list[str]:
+    """`kind/name` for kubectl delete."""
+    return [f"{o['kind'].lower()}/{o['metadata']['name']}" for o in objects]

@@ -1,0 +1,68 @@
+"""bench/engine_bench.py's own arithmetic: ratios, the table, memory roles (no cluster)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from bench.engine_bench import COLUMNS, SizeResult, Step, format_table, parse_sizes, peaks_mib, ratio, role
+
+
+def test_ratio_is_engine_over_runbook_and_missing_when_either_side_is():
+    assert ratio(30.0, 20.0) == 1.5
+    assert ratio(None, 20.0) is None
+    assert ratio(30.0, None) is None
+    assert ratio(30.0, 0.0) is None
+
+
+def test_table_has_one_row_per_step_with_ratio_and_state_per_node():
+    result = SizeResult(10, preflight=True)
+    result.steps = [
+        Step("up", engine_s=33.0, runbook_s=22.0, cli_mib=128.4, program_mib=80.0, providers_mib=300.0, state_bytes=1_200_000),
+        Step("no-change preview", engine_s=5.5),
+        Step("add one node", engine_s=9.0, runbook_s=3.0, state_bytes=1_320_000),
+    ]
+    lines = format_table([result]).splitlines()
+    assert lines[0] == "| " + " | ".join(COLUMNS) + " |"
+    assert lines[2] == "| 10 | on | up | 33.0 | 22.0 | 1.50 | 128 | 80 | 300 | 1200 | 120.0 |"
+    assert lines[3] == "| 10 | on | no-change preview | 5.5 | - | - | - | - | - | - | - |"
+    # After adding one node the state holds N+1 nodes.
+    assert lines[4] == "| 10 | on | add one node | 9.0 | 3.0 | 3.00 | - | - | - | 1320 | 120.0 |"
+
+
+def test_a_failed_size_says_so_in_a_row_as_wide_as_the_others():
+    result = SizeResult(300, preflight=False, error="pulumi up exited 255")
+    (line,) = format_table([result]).splitlines()[2:]
+    assert "| 300 | off | FAILED: pulumi up exited 255 |" in line
+    assert line.count("|") == len(COLUMNS) + 1
+
+
+def test_roles_of_the_processes_of_a_pulumi_run():
+    assert role("pulumi", "pulumi up --yes") == "cli"
+    assert role("python", "/w/.venv/bin/python -u /c/bin/pulumi-language-python-exec --root /w") == "program"
+    assert role("pulumi-resource", "/c/plugins/pulumi-resource-kubernetes 127.0.0.1:1") == "providers"
+    assert role("python", "/w/.venv/bin/python -u -m pulumi.dynamic 127.0.0.1:1") == "providers"
+    assert role("pulumi-language", "/c/bin/pulumi-language-python 127.0.0.1:1") is None
+
+
+def test_providers_add_up_while_cli_and_program_take_the_largest_process():
+    processes = {1: ("cli", 2048), 2: ("program", 1024), 3: ("program", 3072), 4: ("providers", 1024), 5: ("providers", 512)}
+    peaks = peaks_mib(processes)
+    assert peaks == {"cli": 2.0, "program": 3.0, "providers": 1.5}
+
+
+def test_sizes():
+    assert parse_sizes("30,100, 300") == [30, 100, 300]
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_sizes("0")
+
+
+def test_stack_config_without_preflight_names_the_nodes_only():
+    from tools.local.stack_config import node_groups, select_hosts
+
+    hosts = select_hosts(2, preflight=False)
+    assert hosts == [{"name": "gpu-node-1"}, {"name": "gpu-node-2"}]
+    (group,) = node_groups(hosts, "bench-gpu", 4, 600, preflight=False)
+    assert group["nodes"] == hosts
+    assert group["preflight"]["enabled"] is False
