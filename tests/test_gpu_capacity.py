@@ -10,6 +10,7 @@ from components.gpu_capacity import (
     expected_allocatable,
     wait_for_capacity,
 )
+from tests.fakes import FakeClock
 from tests.specs import group_spec
 
 
@@ -24,17 +25,6 @@ class FakeNodes:
         value = self.values[min(len(self.reads), len(self.values) - 1)]
         self.reads.append(node)
         return value
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def wait(nodes: FakeNodes, expected: int = 4, timeout: float = 60, replicas: int = 1) -> int:

@@ -12,6 +12,7 @@ from components.verification_result import (
     verify,
     wait_for_job,
 )
+from tests.fakes import FakeClock
 
 UNSCHEDULABLE = (
     "0/4 nodes are available: 1 node(s) had untolerated taint {example.com/dedicated: other-team}, "
@@ -49,17 +50,6 @@ class FakeJobs:
         pods = self._now()[1]
         self.polls += 1
         return pods
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def test_verdicts():
