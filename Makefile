@@ -14,8 +14,8 @@ bench:
 	tools/setup.sh
 	.venv/bin/python bench/program_bench.py
 
-# Real engine vs a kubectl runbook on the local cluster; run it under the cluster lock:
-#   flock /tmp/gpu-nodes-cluster.lock make bench-engine SIZES=10,30
+# Real engine vs a kubectl runbook on the local cluster; run it alone (see bench/README.md):
+#   make bench-engine SIZES=10,30
 SIZES ?= 10,30
 bench-engine:
 	tools/setup.sh

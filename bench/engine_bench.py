@@ -14,10 +14,9 @@ with the peak RSS of the `pulumi` CLI and of the Python program during each engi
 (sampled from /proc, the highest VmHWM seen), and the state size (`pulumi stack export`).
 It prints one table; the ratios are engine / runbook from the same run.
 
-The machine is shared: run it under the cluster lock, as everything that uses the local
-cluster or the fake machines does:
+Run it alone: the e2e tier and `make local-up` use the same fake machine addresses.
 
-    flock /tmp/gpu-nodes-cluster.lock make bench-engine SIZES=10,30
+    make bench-engine SIZES=10,30
 """
 
 from __future__ import annotations
