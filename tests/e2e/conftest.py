@@ -28,10 +28,6 @@ FOREIGN_TAINT = {"key": "example.com/maintenance", "value": "true", "effect": "P
 FOREIGN_LABEL = ("example.com/owner", "platform-team")
 
 
-def _environment() -> dict[str, str]:
-    return local_environment(STATE / "e2e-pulumi")
-
-
 @dataclass
 class LocalEnv:
     env: dict[str, str]
@@ -83,7 +79,7 @@ def _toolchain_missing(env: dict[str, str]) -> str | None:
 
 @pytest.fixture(scope="session")
 def local() -> LocalEnv:
-    env = _environment()
+    env = local_environment(STATE / "e2e-pulumi")
     missing = _toolchain_missing(env)
     if missing:
         pytest.fail(f"{missing} is not built: run tools/toolchain.sh (make test does)")

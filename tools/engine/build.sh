@@ -81,7 +81,6 @@ module_dir() {
   printf '%s\n' "$dir"
 }
 
-# ------------------------------------------------------ Python language host
 # extract_archive ARCHIVE DIR: a fresh copy of an upstream snapshot in DIR (never in the repo).
 extract_archive() {
   rm -rf "$2"
@@ -89,6 +88,7 @@ extract_archive() {
   tar -xzf "$1" -C "$2" --strip-components=1
 }
 
+# ------------------------------------------------------ Python language host
 # Pulumi's own host, from its upstream snapshot, in our wrapper module `python-host/`:
 # the snapshot's go.mod replaces pkg/sdk with monorepo paths, which a dependency's
 # go.mod cannot do, so the wrapper requires the CLI's released pkg/sdk instead and
