@@ -13,6 +13,7 @@ from typing import Any
 
 from components.k8s_syntax import Taint, image_tag
 from components.naming import content_hash, selector_labels, standard_labels
+from components.node_health import GATE
 from components.specs import GROUP_LABEL, NodeGroupSpec
 
 APP_NAME = "nvidia-device-plugin"
@@ -114,7 +115,8 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                 },
                 "spec": {
                     "nodeSelector": {GROUP_LABEL: group.name},
-                    "tolerations": tolerations(group.taints),
+                    # The readiness gate too: the plugin must land for the node to pass.
+                    "tolerations": tolerations((*group.taints, GATE)),
                     "priorityClassName": "system-node-critical",
                     **runtime_class_field(group),
                     "containers": [

@@ -10,6 +10,7 @@ import pulumi
 
 if TYPE_CHECKING:
     import pulumi_kubernetes as k8s
+    from components.cluster_view import ClusterView
     from kubernetes.client import ApiClient
 
 
@@ -43,6 +44,13 @@ class ClusterAccess:
 def api_client_from_props(props: Mapping[str, Any]) -> ApiClient:
     """The API client for a dynamic resource whose inputs hold `ClusterAccess.props()`."""
     return api_client(props.get("kubeconfig") or None, props.get("context") or None)
+
+
+def cluster_view_from_props(props: Mapping[str, Any]) -> ClusterView:
+    """The process's shared watches for a dynamic resource whose inputs hold `ClusterAccess.props()`."""
+    from components.cluster_view import ClusterView
+
+    return ClusterView.shared(props.get("kubeconfig") or None, props.get("context") or None)
 
 
 def api_client(kubeconfig: str | None, context: str | None) -> ApiClient:

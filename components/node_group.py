@@ -1,8 +1,8 @@
 """`GpuNodeGroup`: brings one group of GPU machines into service and proves it works.
 
-Per node: preflight over SSH, then our labels and taints, and once the plugin is up a check of
-the node's GPU count. Per group: PriorityClasses, the device plugin DaemonSet, and
-verification Jobs that wait on the plugin and on their node.
+Per node: preflight over SSH; our taints with the readiness gate, then our labels (which bring
+the device plugin); the verification Jobs; and the readiness check, which proves the node
+and lifts its gate. Per group: PriorityClasses and the device plugin DaemonSet.
 """
 
 from __future__ import annotations
@@ -15,16 +15,18 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_command import remote
 
-from components.device_plugin import config_map_manifest, daemonset_manifest, plugin_revision
-from components.gpu_capacity import NodeGpuCapacity, expected_allocatable
+from components.device_plugin import APP_NAME as PLUGIN_APP_NAME
+from components.device_plugin import config_map_manifest, daemonset_manifest
 from components.kube_client import ClusterAccess
+from components.naming import selector_labels
+from components.node_health import NodeTarget
 from components.node_labels import label_patch
 from components.preflight import node_preflight, parse_report
 from components.priority_class import priority_class_manifest, verification_priority_class_manifest
+from components.readiness import NodeReadiness
 from components.specs import NodeGroupSpec
 from components.taints import NodeTaints
-from components.verification import VerificationJob, verification_jobs
-from components.verification_result import VerificationResult
+from components.verification import VerificationJob, combined_round, job_manifest, verification_jobs
 
 TYPE = "gpu-nodes:index:GpuNodeGroup"
 
@@ -78,21 +80,23 @@ class GpuNodeGroup(pulumi.ComponentResource):
         preflights: dict[str, remote.Command] = {}
         labels = {}
         taints = {}
+        targets = {node.name: node_target(spec, node.name) for node in spec.nodes}
         for node in spec.nodes:
-            gate: list[pulumi.Resource] = []
+            checked: list[pulumi.Resource] = []
             if ssh_private_key is not None:
                 preflights[node.name] = node_preflight(f"{name}-{node.name}-preflight", spec, node, ssh_private_key, child)
-                gate = [preflights[node.name]]
-            after_preflight = pulumi.ResourceOptions(parent=self, depends_on=gate)
-            labels[node.name] = k8s.core.v1.NodePatch(
-                f"{name}-{node.name}-labels", metadata=label_patch(spec, node.name), opts=after_preflight
-            )
+                checked = [preflights[node.name]]
+            # Taints and the readiness gate first: our labels are what bring the plugin.
             taints[node.name] = NodeTaints(
                 f"{name}-{node.name}-taints",
-                node=node.name,
-                taints=spec.taints,
+                target=targets[node.name],
                 cluster=args.cluster,
-                opts=after_preflight,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=checked),
+            )
+            labels[node.name] = k8s.core.v1.NodePatch(
+                f"{name}-{node.name}-labels",
+                metadata=label_patch(spec, node.name),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[taints[node.name]]),
             )
 
         _register(priority_class_manifest(spec), k8s.scheduling.v1.PriorityClass, f"{name}-priority-class", child)
@@ -114,47 +118,49 @@ class GpuNodeGroup(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self, depends_on=plugin_deps),
         )
 
-        # Beside the Jobs, not before them: a node short of a GPU still gets their verdict.
-        capacity = {}
-        expected = expected_allocatable(spec)
-        if expected is not None:
-            for node in spec.nodes:
-                capacity[node.name] = NodeGpuCapacity(
-                    f"{name}-{node.name}-gpu-capacity",
-                    node=node.name,
-                    expected=expected,
-                    group=spec,
-                    plugin_revision=plugin_revision(spec),
-                    cluster=args.cluster,
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[daemonset, labels[node.name], taints[node.name]]),
-                )
-
-        results: dict[str, tuple[VerificationJob, VerificationResult]] = {}
+        jobs: dict[str | None, list[tuple[VerificationJob, k8s.batch.v1.Job]]] = {}
         for job in verification_jobs(spec):
-            targets = [job.node] if job.node else [node.name for node in spec.nodes]
+            nodes = [job.node] if job.node else [node.name for node in spec.nodes]
             needs = [daemonset, verification_priority, args.verification_namespace, *shared]
-            needs += [labels[n] for n in targets] + [taints[n] for n in targets]
-            resource_name = f"{name}-verify-{job.node or 'group'}-{job.slug}"
-            resource = _register(
-                job.manifest, k8s.batch.v1.Job, resource_name, pulumi.ResourceOptions(parent=self, depends_on=needs)
+            needs += [labels[n] for n in nodes] + [taints[n] for n in nodes]
+            # A node gated again after it degraded starts a new round, and its Jobs run again.
+            rounds = pulumi.Output.all(*(taints[n].round for n in nodes)).apply(
+                lambda found: combined_round([int(r or 1) for r in found])
             )
-            results[job.name] = (
-                job,
-                VerificationResult(
-                    f"{resource_name}-result",
-                    job=resource,
-                    namespace=spec.verification.namespace,
-                    job_name=job.name,
-                    timeout_seconds=spec.verification.timeout_seconds,
-                    cluster=args.cluster,
-                    opts=child,
+            manifest = rounds.apply(lambda r, job=job: job_manifest(spec, job.node, job.gpus, job.resource, r))
+            resource = k8s.batch.v1.Job(
+                f"{name}-verify-{job.node or 'group'}-{job.slug}",
+                metadata=manifest.apply(lambda m: m["metadata"]),
+                spec=manifest.apply(lambda m: m["spec"]),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=needs),
+            )
+            jobs.setdefault(job.node, []).append((job, resource))
+
+        readiness = {}
+        for node in spec.nodes:
+            mine = jobs.get(node.name, []) + jobs.get(None, [])
+            readiness[node.name] = NodeReadiness(
+                f"{name}-{node.name}-readiness",
+                target=targets[node.name],
+                namespace=spec.verification.namespace,
+                jobs=[resource.metadata.apply(lambda m: m.name if m else "") for _, resource in mine],
+                timeout_seconds=spec.verification.timeout_seconds,
+                gpus_per_node=spec.gpus_per_node,
+                replicas=spec.device_plugin.time_slicing_replicas,
+                cluster=args.cluster,
+                opts=pulumi.ResourceOptions(
+                    parent=self, depends_on=[daemonset, labels[node.name], taints[node.name], *(r for _, r in mine)]
                 ),
             )
 
         self.nodes = pulumi.Output.from_input(
             {
                 node.name: self._node_report(
-                    spec, node.name, preflights.get(node.name), taints[node.name], capacity.get(node.name), results
+                    spec,
+                    preflights.get(node.name),
+                    taints[node.name],
+                    readiness[node.name],
+                    jobs.get(node.name, []) + jobs.get(None, []),
                 )
                 for node in spec.nodes
             }
@@ -164,25 +170,40 @@ class GpuNodeGroup(pulumi.ComponentResource):
     @staticmethod
     def _node_report(
         spec: NodeGroupSpec,
-        node: str,
         preflight: remote.Command | None,
         taints: NodeTaints,
-        capacity: NodeGpuCapacity | None,
-        results: dict[str, tuple[VerificationJob, VerificationResult]],
+        readiness: NodeReadiness,
+        jobs: list[tuple[VerificationJob, k8s.batch.v1.Job]],
     ) -> dict[str, Any]:
-        """What was checked, applied and verified on one node."""
-        mine = {job_name: entry for job_name, entry in results.items() if entry[0].node in (node, None)}
+        """What was checked, applied and verified on one node: the runbook's checklist and the gate."""
         return {
             "labels": spec.node_labels,
             "taints": taints.taints,
             "preflight": preflight.stdout.apply(parse_report) if preflight is not None else {"skipped": True},
-            "gpuCapacity": (
-                {"expected": expected_allocatable(spec), "allocatable": capacity.allocatable}
-                if capacity is not None
-                else {"skipped": True}
-            ),
-            "verification": {
-                job_name: {"resource": job.resource, "gpus": job.gpus, "succeeded": result.succeeded}
-                for job_name, (job, result) in mine.items()
-            },
+            "expectedGpus": expected_allocatable(spec),
+            "verification": [
+                {"job": resource.metadata.apply(lambda m: m.name if m else ""), "resource": job.resource, "gpus": job.gpus}
+                for job, resource in jobs
+            ],
+            "checklist": readiness.checklist,
+            "gate": readiness.gate,
         }
+
+
+def expected_allocatable(group: NodeGroupSpec) -> int | None:
+    """What each node of the group must offer; None when the MIG layout decides."""
+    if group.device_plugin.mig_strategy != "none":
+        return None
+    return group.gpus_per_node * group.device_plugin.time_slicing_replicas
+
+
+def node_target(group: NodeGroupSpec, node: str) -> NodeTarget:
+    """What a healthy node of the group looks like (see components/node_health.py)."""
+    return NodeTarget(
+        node=node,
+        labels=group.node_labels,
+        taints=[t.to_k8s() for t in group.taints],
+        plugin_namespace=group.device_plugin.namespace,
+        plugin_selector=selector_labels(PLUGIN_APP_NAME, group.name),
+        expected_gpus=expected_allocatable(group),
+    )

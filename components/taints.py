@@ -5,6 +5,12 @@ whole list (and delete it on destroy). So, like `kubectl taint`, this reads the 
 the list and writes it back guarded by `resourceVersion`, retrying when another writer got
 there first. A Pulumi dynamic provider wraps that, and `read` reports which of our taints are
 still on the node, so that `pulumi refresh` shows a taint removed out of band.
+
+The same resource puts the readiness gate (`node_health.GATE`) on the node, with our taints,
+before our labels let the device plugin land; the node's readiness check lifts it. `read`
+also reports the node's GPU health, so a node that degraded since the last run (NotReady,
+plugin not Running, a GPU lost) is drift; `pulumi up --refresh` then puts the gate back and
+starts a new verification round, which the Jobs carry, so that they run again.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 from components.k8s_syntax import Taint
-from components.kube_client import ClusterAccess, api_client_from_props
+from components.kube_client import ClusterAccess, api_client_from_props, cluster_view_from_props
+from components.node_health import GATE, NodeTarget, degradation, target_props
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -98,6 +105,14 @@ def apply_taints(api: NodeTaintApi, node: str, desired: list[TaintDict], previou
     )
 
 
+class NodeReader(Protocol):
+    """What refresh reads: the process's shared watches (`cluster_view.ClusterView`)."""
+
+    def node(self, name: str) -> dict[str, Any] | None: ...
+
+    def pods(self, namespace: str, labels: dict[str, str]) -> list[dict[str, Any]]: ...
+
+
 class KubernetesNodeTaintApi:
     """`NodeTaintApi` over the Kubernetes API, with a JSON merge patch carrying resourceVersion."""
 
@@ -136,61 +151,84 @@ class KubernetesNodeTaintApi:
             raise
 
 
+# What the health check on refresh compares the node with.
+_HEALTH_INPUTS = ("labels", "pluginNamespace", "pluginSelector", "expectedGpus")
+
+
 def _ours(props: dict[str, Any]) -> list[TaintDict]:
     return [dict(t) for t in props.get("taints") or []]
 
 
+def _gate(props: dict[str, Any]) -> list[TaintDict]:
+    return [dict(props["gate"])] if props.get("gate") else []
+
+
 class NodeTaintsProvider(ResourceProvider):
-    """Owns only the listed taints on one node; the resource id is the node name."""
+    """Owns only the listed taints and the gate on one node; the resource id is the node name."""
 
     def _api(self, props: dict[str, Any]) -> NodeTaintApi:
         return KubernetesNodeTaintApi(api_client_from_props(props))
 
     def create(self, props: dict[str, Any]) -> CreateResult:
-        apply_taints(self._api(props), props["node"], _ours(props), previous=[])
-        return CreateResult(id_=props["node"], outs=props)
+        apply_taints(self._api(props), props["node"], _ours(props) + _gate(props), previous=[])
+        return CreateResult(id_=props["node"], outs={**props, "round": 1, "health": []})
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         # Credentials (kubeconfig, context) are how we reach the node, not what we own on it.
         replaces = ["node"] if olds.get("node") != news.get("node") else []
-        changed = bool(replaces) or _ours(olds) != _ours(news)
-        return DiffResult(changes=changed, replaces=replaces, delete_before_replace=True)
+        changed = bool(replaces) or _ours(olds) != _ours(news) or _gate(olds) != _gate(news)
+        changed = changed or any(olds.get(key) != news.get(key) for key in _HEALTH_INPUTS)
+        # A refresh found the node degraded: gate it and verify it again.
+        return DiffResult(changes=changed or bool(olds.get("health")), replaces=replaces, delete_before_replace=True)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        apply_taints(self._api(news), news["node"], _ours(news), previous=_ours(olds))
-        return UpdateResult(outs=news)
+        regate = bool(olds.get("health")) or _gate(olds) != _gate(news)
+        desired = _ours(news) + (_gate(news) if regate else [])
+        apply_taints(self._api(news), news["node"], desired, previous=_ours(olds))
+        verification_round = int(olds.get("round") or 1) + (1 if olds.get("health") else 0)
+        return UpdateResult(outs={**news, "round": verification_round, "health": []})
+
+    def _view(self, props: dict[str, Any]) -> NodeReader:
+        return cluster_view_from_props(props)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        try:
-            on_node = self._api(props).read(id_).taints
-        except NodeNotFoundError:
-            on_node = []
-        return ReadResult(id_=id_, outs={**props, "taints": present(on_node, _ours(props))})
+        view = self._view(props)
+        node = view.node(id_)
+        on_node = [dict(t) for t in ((node or {}).get("spec") or {}).get("taints") or []]
+        outs = {**props, "taints": present(on_node, _ours(props))}
+        if props.get("gate"):
+            target = NodeTarget.from_props(props)
+            outs["health"] = degradation(target, node, view.pods(target.plugin_namespace, dict(target.plugin_selector)))
+        return ReadResult(id_=id_, outs=outs)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         # A node that is gone took our taints with it.
         with contextlib.suppress(NodeNotFoundError):
-            apply_taints(self._api(props), props["node"], desired=[], previous=_ours(props))
+            apply_taints(self._api(props), props["node"], desired=[], previous=_ours(props) + _gate(props))
 
 
 class NodeTaints(Resource):
-    """Our taints on one node (see the module docstring for why this is not a NodePatch)."""
+    """Our taints and the readiness gate on one node (see the module docstring for why this is not a NodePatch)."""
 
     node: pulumi.Output[str]
     taints: pulumi.Output[list[TaintDict]]
+    # Goes up by one each time a degraded node is gated again; the node's Jobs carry it.
+    round: pulumi.Output[int]
+    health: pulumi.Output[list[str]]
 
     def __init__(
         self,
         name: str,
-        node: str,
-        taints: tuple[Taint, ...],
+        target: NodeTarget,
         cluster: ClusterAccess,
         opts: pulumi.ResourceOptions | None = None,
     ):
         props = {
-            "node": node,
-            "taints": [t.to_k8s() for t in taints],
+            **target_props(target),
+            "gate": GATE.to_k8s(),
             **cluster.props(),
+            "round": None,
+            "health": None,
         }
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
         super().__init__(NodeTaintsProvider(), name, props, opts)

@@ -2,9 +2,9 @@
 
 A Job succeeds only when its pod was scheduled with the requested `nvidia.com/gpu` (or, with
 migStrategy mixed, `nvidia.com/mig-<profile>`) and `nvidia-smi -L` lists at least that many
-distinct devices. pulumi-kubernetes does not wait for the Job (`pulumi.com/skipAwait`):
-VerificationResult does, and says why it did not succeed, so `pulumi up` fails when the GPUs
-cannot be used. The pods never preempt (their own PriorityClass) and run under the stack's
+distinct devices. pulumi-kubernetes does not wait for the Job (`pulumi.com/skipAwait`): the
+node's readiness check does (components/readiness.py), and says why it did not succeed, so
+`pulumi up` fails when the GPUs cannot be used. The pods never preempt (their own PriorityClass) and run under the stack's
 RuntimeClass.
 """
 
@@ -15,6 +15,7 @@ from typing import Any
 
 from components.device_plugin import plugin_revision, runtime_class_field, tolerations
 from components.naming import content_hash, dns_label, standard_labels
+from components.node_health import GATE
 from components.priority_class import verification_priority_class_name
 from components.specs import GPU_RESOURCE, GROUP_LABEL, NodeGroupSpec
 
@@ -22,6 +23,9 @@ APP_NAME = "gpu-verification"
 # Pod template annotation: a new plugin image or config gives a new template, and a Job's
 # template is immutable, so the Job is replaced and runs again.
 PLUGIN_REVISION_ANNOTATION = "gpu-nodes.dev/device-plugin-revision"
+# Pod template annotation: a node gated again after it degraded starts a new round (see
+# components/taints.py), which gives new Jobs that run again.
+ROUND_ANNOTATION = "gpu-nodes.dev/verification-round"
 # An unprivileged user: the namespace enforces Pod Security `restricted`.
 RUN_AS_USER = 65534
 
@@ -99,7 +103,7 @@ def request_slug(resource: str, count: int) -> str:
 
 
 def verification_jobs(group: NodeGroupSpec) -> list[VerificationJob]:
-    """One Job per request, per node when `perNode`, in config order."""
+    """One Job per request, per node when `perNode`, in config order (first round)."""
     targets: list[str | None] = [node.name for node in group.nodes] if group.verification.per_node else [None]
     return [
         VerificationJob(node=node, gpus=count, resource=resource, manifest=job_manifest(group, node, count, resource))
@@ -108,13 +112,20 @@ def verification_jobs(group: NodeGroupSpec) -> list[VerificationJob]:
     ]
 
 
+def combined_round(rounds: list[int]) -> int:
+    """The round of a Job that covers several nodes (group-wide): it runs again when any of theirs goes up."""
+    return 1 + sum(r - 1 for r in rounds)
+
+
 def job_name(group: NodeGroupSpec, node: str | None, slug: str, spec: dict[str, Any]) -> str:
     """Ends in a hash of the Job's spec: a changed Job gets a new name, so Pulumi can create
     the new one before deleting the old, with no race on a name still being deleted."""
     return dns_label("gpu-verify", group.name, *([node] if node else []), slug, content_hash(spec)[:8])
 
 
-def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int, resource: str = GPU_RESOURCE) -> dict[str, Any]:
+def job_manifest(
+    group: NodeGroupSpec, node: str | None, gpus: int, resource: str = GPU_RESOURCE, verification_round: int = 1
+) -> dict[str, Any]:
     spec = group.verification
     labels = standard_labels(APP_NAME, group.name, "verification")
     pod_spec: dict[str, Any] = {
@@ -124,7 +135,8 @@ def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int, resource: st
         "priorityClassName": verification_priority_class_name(group),
         "preemptionPolicy": "Never",
         "nodeSelector": {GROUP_LABEL: group.name},
-        "tolerations": tolerations(group.taints),
+        # The readiness gate too: these pods are what lifts it.
+        "tolerations": tolerations((*group.taints, GATE)),
         # The nvidia runtime's hook puts nvidia-smi and the GPU into the container.
         **runtime_class_field(group),
         "securityContext": {
@@ -172,7 +184,7 @@ def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int, resource: st
         # No ttlSecondsAfterFinished: the cluster would delete the Job and every
         # refresh would report it as drift.
         "template": {
-            "metadata": {"labels": labels, "annotations": {PLUGIN_REVISION_ANNOTATION: plugin_revision(group)}},
+            "metadata": {"labels": labels, "annotations": _template_annotations(group, verification_round)},
             "spec": pod_spec,
         },
     }
@@ -183,8 +195,14 @@ def job_manifest(group: NodeGroupSpec, node: str | None, gpus: int, resource: st
             "name": job_name(group, node, request_slug(resource, gpus), job_spec),
             "namespace": spec.namespace,
             "labels": labels,
-            # VerificationResult waits instead, and says why a Job did not succeed.
+            # The node's readiness check waits instead, and says why a Job did not succeed.
             "annotations": {"pulumi.com/skipAwait": "true"},
         },
         "spec": job_spec,
     }
+
+
+def _template_annotations(group: NodeGroupSpec, verification_round: int) -> dict[str, str]:
+    # Round 1 adds nothing, so that the first round's Jobs keep the names they had before rounds.
+    annotations = {PLUGIN_REVISION_ANNOTATION: plugin_revision(group)}
+    return annotations | ({ROUND_ANNOTATION: str(verification_round)} if verification_round > 1 else {})

@@ -59,7 +59,9 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
         if _is_device_plugin(resource):
             plugins[group].append(resource)
         elif _is_taints(resource):
-            taints[group].extend(resource.props.get("taints") or [])
+            # The readiness gate is a taint the group sets too, until the node is proven.
+            gate = [resource.props["gate"]] if resource.props.get("gate") else []
+            taints[group].extend([*(resource.props.get("taints") or []), *gate])
     for group, daemonsets in plugins.items():
         for daemonset in daemonsets:
             pod = ((daemonset.props.get("spec") or {}).get("template") or {}).get("spec") or {}

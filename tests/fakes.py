@@ -1,16 +1,111 @@
-"""Test doubles shared by the tests of the resources that wait."""
+"""Test doubles shared by the tests of the resources that read and wait on the cluster."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
-class FakeClock:
-    """A clock that moves only when the code under test sleeps."""
+T = TypeVar("T")
 
-    def __init__(self) -> None:
-        self.now = 0.0
+GROUP = "a100"
+PLUGIN_NAMESPACE = "nvidia-device-plugin"
+PLUGIN_SELECTOR = {"app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/instance": GROUP}
+VERIFICATION_NAMESPACE = "gpu-verification"
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+GATE_TAINT = {"key": "gpu-nodes.dev/unverified", "value": "true", "effect": "NoSchedule"}
 
-    def __call__(self) -> float:
-        return self.now
 
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
+def node(name: str = "n1", gpus: int | None = 4, ready: bool = True, taints: list[dict] | None = None, **labels: str) -> dict:
+    """A Node as the API returns it, labelled and tainted as group a100 wants unless told otherwise."""
+    allocatable = {"cpu": "8"} | ({"nvidia.com/gpu": str(gpus)} if gpus is not None else {})
+    return {
+        "metadata": {"name": name, "labels": {"gpu-nodes.dev/node-group": GROUP, **labels}},
+        "spec": {"taints": [dict(GPU_TAINT)] if taints is None else taints},
+        "status": {
+            "allocatable": allocatable,
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False", "reason": "KubeletReady"}],
+        },
+    }
+
+
+def plugin_pod(node_name: str = "n1", phase: str = "Running") -> dict:
+    return {
+        "metadata": {
+            "name": f"nvidia-device-plugin-{GROUP}-{node_name}",
+            "namespace": PLUGIN_NAMESPACE,
+            "labels": PLUGIN_SELECTOR,
+        },
+        "spec": {"nodeName": node_name},
+        "status": {"phase": phase},
+    }
+
+
+def job(succeeded: int = 0, failed_reason: str | None = None, active: int = 1) -> dict:
+    status: dict[str, Any] = {"succeeded": succeeded} if succeeded else {"active": active}
+    if failed_reason:
+        status = {
+            "failed": 1,
+            "conditions": [{"type": "Failed", "status": "True", "reason": failed_reason, "message": "it failed"}],
+        }
+    return {"metadata": {"namespace": VERIFICATION_NAMESPACE}, "status": status}
+
+
+class FakeCluster:
+    """The shared watches' view of a cluster, whose events are played in order by `wait_for`.
+
+    Each event is a function that changes the cluster; `wait_for` checks before the first and
+    after each one, and stops early once done: a timeout is running out of events.
+    """
+
+    def __init__(self, nodes: list[dict] | None = None, pods: list[dict] | None = None) -> None:
+        self.nodes = {n["metadata"]["name"]: n for n in nodes or []}
+        self.pod_list = list(pods or [])
+        self.jobs: dict[tuple[str, str], dict] = {}
+        self.events: list[Callable[[FakeCluster], None]] = []
+        self.checks = 0
+        self.deleted_jobs: list[str] = []
+
+    def node(self, name: str) -> dict[str, Any] | None:
+        return self.nodes.get(name)
+
+    def pods(self, namespace: str, labels: Mapping[str, str]) -> list[dict[str, Any]]:
+        return [
+            p
+            for p in self.pod_list
+            if p["metadata"].get("namespace") == namespace
+            and all(p["metadata"].get("labels", {}).get(k) == v for k, v in labels.items())
+        ]
+
+    def job(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.jobs.get((namespace, name))
+
+    def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T:
+        result = check()
+        self.checks += 1
+        while not done(result) and self.events:
+            self.events.pop(0)(self)
+            result = check()
+            self.checks += 1
+        return result
+
+    def delete_job(self, namespace: str, name: str) -> None:
+        self.deleted_jobs.append(name)
+        self.jobs.pop((namespace, name), None)
+
+
+class FakeTaintApi:
+    """`taints.NodeTaintApi` over the fake cluster's nodes."""
+
+    def __init__(self, cluster: FakeCluster) -> None:
+        self.cluster = cluster
+
+    def read(self, node_name: str) -> Any:
+        from components.taints import NodeNotFoundError, NodeTaintState
+
+        found = self.cluster.node(node_name)
+        if found is None:
+            raise NodeNotFoundError(f"node {node_name} not found")
+        return NodeTaintState(resource_version="1", taints=[dict(t) for t in found["spec"].get("taints") or []])
+
+    def write(self, node_name: str, resource_version: str, taints: list[dict]) -> None:
+        self.cluster.nodes[node_name]["spec"]["taints"] = taints

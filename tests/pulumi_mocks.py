@@ -17,6 +17,8 @@ import pulumi
 from google.protobuf import json_format
 from pulumi.runtime.mocks import MockMonitor
 
+from components.node_health import CHECKLIST_ITEMS
+
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "__main__.py"
 PROJECT = "gpu-nodes"
@@ -57,10 +59,10 @@ class Recorder(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         if args.typ == "command:remote:Command":
             outputs["stdout"] = self.preflight_stdout(args.inputs)
-        if args.typ == "pulumi-python:dynamic:Resource" and "timeoutSeconds" in args.inputs:
-            outputs.update(succeeded=True, summary="1 pod(s) succeeded")
-        if args.typ == "pulumi-python:dynamic:Resource" and "waitSeconds" in args.inputs:
-            outputs.update(allocatable=args.inputs["expected"])  # a healthy node
+        if args.typ == "pulumi-python:dynamic:Resource" and "gate" in args.inputs:
+            outputs.update({"round": 1, "health": []})
+        if args.typ == "pulumi-python:dynamic:Resource" and "jobs" in args.inputs:
+            outputs.update(checklist=dict.fromkeys(CHECKLIST_ITEMS, "pass"), gate="lifted")  # a healthy node
         return f"{args.name}-id", outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:

@@ -51,11 +51,12 @@ def test_runs_only_on_the_group_nodes():
     }, ds["metadata"]["name"]
 
 
-def test_tolerates_every_configured_taint():
+def test_tolerates_every_configured_taint_and_the_readiness_gate():
     ds = daemonset_manifest(group_spec(taints=["nvidia.com/gpu=present:NoSchedule", "dedicated:NoExecute"]))
     assert pod_spec(ds)["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
         {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"},
+        {"key": "gpu-nodes.dev/unverified", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
     ], ds["metadata"]["name"]
 

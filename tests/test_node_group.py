@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from components.node_group import TYPE
+from components.node_health import CHECKLIST_ITEMS, GATE
 from components.specs import GROUP_LABEL
 from components.verification import verification_jobs
 from tests.factories import group
@@ -18,11 +19,11 @@ DYNAMIC = "pulumi-python:dynamic:Resource"
 
 
 def taint_resources(run) -> list[Registered]:
-    return [r for r in run.of_type(DYNAMIC) if "taints" in r.inputs]
+    return [r for r in run.of_type(DYNAMIC) if r.name.endswith("-taints")]
 
 
-def verification_results(run) -> list[Registered]:
-    return [r for r in run.of_type(DYNAMIC) if "timeoutSeconds" in r.inputs]
+def readiness_checks(run) -> list[Registered]:
+    return [r for r in run.of_type(DYNAMIC) if r.name.endswith("-readiness")]
 
 
 def names(resources: list[Registered]) -> list[str]:
@@ -35,21 +36,16 @@ def deps(run, resource: Registered) -> set[str]:
     return {by_urn[urn] for urn in resource.dependencies}
 
 
-def capacity_checks(run) -> list[Registered]:
-    return [r for r in run.of_type(DYNAMIC) if "waitSeconds" in r.inputs]
-
-
 def test_children_are_named_after_the_group_and_parented_to_it():
     run = run_component(group("a100"))
     component = run.named("a100")
     assert component.type == TYPE, component.urn
     children = [r for r in run.resources if r.parent == component.urn]
-    parts = ("preflight", "labels", "taints", "gpu-capacity")
+    parts = ("preflight", "taints", "labels", "readiness")
     per_node = [f"a100-a100-node-{i}-{part}" for i in (1, 2) for part in parts]
     jobs = ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-2-1gpu"]
-    results = [f"{job}-result" for job in jobs]
     group_wide = ["a100-device-plugin", "a100-priority-class", "a100-verification-priority-class"]
-    expected = sorted(per_node + jobs + results + group_wide)
+    expected = sorted(per_node + jobs + group_wide)
     assert names(children) == expected, component.urn
 
 
@@ -80,6 +76,12 @@ def test_taints_are_not_a_node_patch():
         assert resource.inputs["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}], resource.urn
 
 
+def test_every_node_is_gated_by_its_taint_resource():
+    run = run_component(group("a100"))
+    for resource in taint_resources(run):
+        assert resource.inputs["gate"] == GATE.to_k8s(), resource.urn
+
+
 def test_kubeconfig_of_the_taint_resource_stays_secret():
     run = run_component(group("a100"), kubeconfig="apiVersion: v1\nkind: Config\n")
     for resource in taint_resources(run):
@@ -87,12 +89,18 @@ def test_kubeconfig_of_the_taint_resource_stays_secret():
         assert "kubeconfig" in resource.additional_secret_outputs, resource.urn
 
 
-def test_each_node_is_marked_only_after_its_own_preflight():
+def test_each_node_is_tainted_and_gated_only_after_its_own_preflight():
     run = run_component(group("a100"))
     for node in ("a100-node-1", "a100-node-2"):
-        for suffix in ("labels", "taints"):
-            resource = run.named(f"a100-{node}-{suffix}")
-            assert deps(run, resource) == {f"a100-{node}-preflight"}, resource.urn
+        resource = run.named(f"a100-{node}-taints")
+        assert deps(run, resource) == {f"a100-{node}-preflight"}, resource.urn
+
+
+def test_labels_come_after_the_gate_so_the_plugin_lands_on_a_gated_node():
+    run = run_component(group("a100"))
+    for node in ("a100-node-1", "a100-node-2"):
+        labels = run.named(f"a100-{node}-labels")
+        assert deps(run, labels) == {f"a100-{node}-taints"}, labels.urn
 
 
 def test_each_node_job_waits_for_the_plugin_and_its_own_node_only():
@@ -116,7 +124,7 @@ def test_mixed_mig_registers_a_job_per_mig_resource():
     job = run.named("a100-verify-a100-node-1-2x-mig-1g-5gb")
     limits = job.inputs["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
     assert limits["nvidia.com/mig-1g.5gb"] == "2", job.urn
-    assert run.named(f"{job.name}-result").inputs["job"] == job.inputs["metadata"]["name"], job.urn
+    assert job.inputs["metadata"]["name"] in run.named("a100-a100-node-1-readiness").inputs["jobs"], job.urn
 
 
 def test_group_wide_job_waits_for_every_node():
@@ -135,43 +143,40 @@ def test_a_changed_job_gets_a_new_object_name():
     assert not new.delete_before_replace, new.urn
 
 
-def test_each_job_has_a_result_that_waits_for_it_with_the_configured_timeout():
-    run = run_component(group("a100", verification={"timeoutSeconds": 120}))
+def test_jobs_are_not_awaited_by_the_kubernetes_provider():
+    run = run_component(group("a100"))
     for job in run.of_type(JOB):
         assert job.inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true", job.urn
-        result = run.named(f"{job.name}-result")
-        assert job.name in deps(run, result), result.urn
-        assert result.inputs["timeoutSeconds"] == 120, result.urn
-        assert result.inputs["job"] == job.inputs["metadata"]["name"], result.urn
-        assert "kubeconfig" in result.additional_secret_outputs, result.urn
 
 
-def test_each_node_gpu_count_is_checked_after_the_plugin_is_up():
+def test_each_node_readiness_check_waits_for_its_own_jobs_and_the_plugin():
     sliced = {"timeSlicingReplicas": 4}
-    run = run_component(group("a100", gpusPerNode=2, devicePlugin=sliced, verification={"timeoutSeconds": 120}))
-    checks = capacity_checks(run)
-    assert names(checks) == ["a100-a100-node-1-gpu-capacity", "a100-a100-node-2-gpu-capacity"], names(checks)
+    run = run_component(
+        group("a100", gpusPerNode=2, devicePlugin=sliced, verification={"gpusPerPod": [1, 2], "timeoutSeconds": 120})
+    )
+    checks = readiness_checks(run)
+    assert names(checks) == ["a100-a100-node-1-readiness", "a100-a100-node-2-readiness"], names(checks)
     for node in ("a100-node-1", "a100-node-2"):
-        check = run.named(f"a100-{node}-gpu-capacity")
-        assert check.inputs["node"] == node, check.urn
-        assert check.inputs["expected"] == 8, check.urn
-        assert check.inputs["waitSeconds"] == 120, check.urn
-        assert deps(run, check) >= {"a100-device-plugin", f"a100-{node}-labels", f"a100-{node}-taints"}, check.urn
+        check = run.named(f"a100-{node}-readiness")
+        own_jobs = [run.named(f"a100-verify-{node}-{gpus}gpu") for gpus in (1, 2)]
+        assert check.inputs["jobs"] == [job.inputs["metadata"]["name"] for job in own_jobs], check.urn
+        assert (check.inputs["node"], check.inputs["expectedGpus"], check.inputs["timeoutSeconds"]) == (node, 8, 120), check.urn
+        wanted = {"a100-device-plugin", f"a100-{node}-labels", f"a100-{node}-taints", *(job.name for job in own_jobs)}
+        assert deps(run, check) >= wanted, check.urn
         assert "kubeconfig" in check.additional_secret_outputs, check.urn
 
 
-def test_jobs_do_not_wait_for_the_capacity_check():
-    """A node short of one GPU still gets its Jobs' verdict on the GPUs it has."""
-    run = run_component(group("a100"))
-    for job in run.of_type(JOB):
-        assert not any(name.endswith("-gpu-capacity") for name in deps(run, job)), job.urn
+def test_a_group_wide_job_is_waited_for_by_every_node():
+    run = run_component(group("a100", verification={"perNode": False}))
+    job = run.named("a100-verify-group-1gpu")
+    for check in readiness_checks(run):
+        assert check.inputs["jobs"] == [job.inputs["metadata"]["name"]], check.urn
 
 
-def test_no_capacity_check_under_mig():
+def test_under_mig_any_gpu_resource_will_do():
     run = run_component(group("a100", devicePlugin={"migStrategy": "single"}))
-    assert capacity_checks(run) == [], names(capacity_checks(run))
-    report = run.resolve(run.globals["component"].nodes)
-    assert report["a100-node-1"]["gpuCapacity"] == {"skipped": True}, report
+    for check in readiness_checks(run):
+        assert check.inputs.get("expectedGpus") is None, check.urn
 
 
 def test_device_plugin_config_map_only_when_needed():
@@ -187,8 +192,8 @@ def test_device_plugin_config_map_only_when_needed():
 def test_preflight_disabled_registers_no_commands_and_no_gate():
     run = run_component(group("a100", preflight={"enabled": False}))
     assert not run.of_type(COMMAND), names(run.resources)
-    for patch in run.of_type(NODE_PATCH):
-        assert deps(run, patch) == set(), patch.urn
+    for resource in taint_resources(run):
+        assert deps(run, resource) == set(), resource.urn
     report = run.resolve(run.globals["component"].nodes)
     assert report["a100-node-1"]["preflight"] == {"skipped": True}, report
 
@@ -203,13 +208,11 @@ def test_outputs_report_each_node():
     assert node["preflight"]["driverVersion"] == HEALTHY_REPORT["driverVersion"], node
     assert node["preflight"]["gpuModels"] == ["NVIDIA H100 80GB HBM3"], node
     jobs = {job.name: job.gpus for job in verification_jobs(group_spec("a100", verification={"gpusPerPod": [1, 2]}))}
-    expected = {
-        name: {"resource": "nvidia.com/gpu", "gpus": gpus, "succeeded": True}
-        for name, gpus in jobs.items()
-        if "a100-node-1" in name
-    }
+    expected = [{"job": name, "resource": "nvidia.com/gpu", "gpus": gpus} for name, gpus in jobs.items() if "a100-node-1" in name]
     assert node["verification"] == expected, node
-    assert node["gpuCapacity"] == {"expected": 4, "allocatable": 4}, node
+    assert node["expectedGpus"] == 4, node
+    assert node["checklist"] == dict.fromkeys(CHECKLIST_ITEMS, "pass"), node
+    assert node["gate"] == "lifted", node
 
 
 def test_outputs_show_failed_checks_from_the_report():

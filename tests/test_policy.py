@@ -56,6 +56,18 @@ def test_a_plugin_that_misses_a_group_taint_is_a_violation():
     assert "example.com/dedicated=ml:NoExecute" in found[0][0], found
 
 
+def test_a_plugin_that_does_not_tolerate_the_readiness_gate_is_a_violation():
+    resources = stack(group("a100"))
+    plugin = next(r for r in resources if r.resource_type == DAEMONSET)
+    props = copy.deepcopy(dict(plugin.props))
+    pod = props["spec"]["template"]["spec"]
+    pod["tolerations"] = [t for t in pod["tolerations"] if t["key"] != "gpu-nodes.dev/unverified"]
+    plugin.props = props
+    found = violations(resources)
+    assert [urn for _, urn in found] == [plugin.urn], found
+    assert "gpu-nodes.dev/unverified=true:NoSchedule" in found[0][0], found
+
+
 def test_toleration_matching_follows_kubernetes():
     taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
     assert tolerates({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}, taint)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components import taints as taints_module
+from components.node_health import target_props
 from components.taints import (
     MAX_ATTEMPTS,
     NodeNotFoundError,
@@ -16,6 +17,8 @@ from components.taints import (
     present,
     reconcile,
 )
+from tests.fakes import GATE_TAINT, FakeCluster, FakeTaintApi, node, plugin_pod
+from tests.test_node_health import target
 
 GPU = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 DEDICATED = {"key": "dedicated", "effect": "NoExecute"}
@@ -133,50 +136,95 @@ def test_gives_up_after_repeated_conflicts_with_a_clear_error():
 
 
 @pytest.fixture
-def api(monkeypatch) -> FakeNodes:
-    fake = FakeNodes({"n1": [FOREIGN]})
-    monkeypatch.setattr(taints_module.NodeTaintsProvider, "_api", lambda self, props: fake)
+def cluster(monkeypatch) -> FakeCluster:
+    fake = FakeCluster([node("n1", taints=[FOREIGN])], [plugin_pod("n1")])
+    monkeypatch.setattr(taints_module.NodeTaintsProvider, "_api", lambda self, props: FakeTaintApi(fake))
+    monkeypatch.setattr(taints_module.NodeTaintsProvider, "_view", lambda self, props: fake)
     return fake
 
 
-def props(*taints: dict) -> dict:
-    return {"node": "n1", "taints": list(taints), "kubeconfig": "secret", "context": None}
+def props(*taints: dict, **overrides) -> dict:
+    return {
+        **target_props(target()),
+        "taints": list(taints),
+        "gate": GATE_TAINT,
+        "kubeconfig": "secret",
+        "context": None,
+        **overrides,
+    }
 
 
-def test_provider_create_then_delete(api):
+def taints_on(cluster: FakeCluster, name: str = "n1") -> list[dict]:
+    return cluster.nodes[name]["spec"]["taints"]
+
+
+def test_provider_create_gates_the_node_and_delete_removes_ours_and_the_gate(cluster):
     provider = NodeTaintsProvider()
     created = provider.create(props(GPU))
-    assert created.id == "n1" and api.nodes["n1"] == [FOREIGN, GPU], api.nodes
+    assert created.id == "n1" and taints_on(cluster) == [FOREIGN, GPU, GATE_TAINT], taints_on(cluster)
+    assert (created.outs["round"], created.outs["health"]) == (1, []), created.outs
     provider.delete("n1", created.outs)
-    assert api.nodes["n1"] == [FOREIGN], api.nodes
+    assert taints_on(cluster) == [FOREIGN], taints_on(cluster)
 
 
-def test_provider_update_swaps_only_our_taints(api):
+def test_provider_update_swaps_only_our_taints_and_leaves_the_gate_off(cluster):
     provider = NodeTaintsProvider()
     provider.create(props(GPU, DEDICATED))
-    provider.update("n1", props(GPU, DEDICATED), props(GPU))
-    assert api.nodes["n1"] == [FOREIGN, GPU], api.nodes
+    cluster.nodes["n1"]["spec"]["taints"].remove(GATE_TAINT)  # the readiness check lifted it
+    updated = provider.update("n1", {**props(GPU, DEDICATED), "round": 1, "health": []}, props(GPU))
+    assert taints_on(cluster) == [FOREIGN, GPU], taints_on(cluster)
+    assert updated.outs["round"] == 1, updated.outs
 
 
-def test_provider_read_shows_a_taint_removed_out_of_band(api):
+def test_provider_read_shows_a_taint_removed_out_of_band(cluster):
     provider = NodeTaintsProvider()
     provider.create(props(GPU))
-    api.nodes["n1"] = [FOREIGN]  # kubectl taint node n1 nvidia.com/gpu-
+    cluster.nodes["n1"]["spec"]["taints"] = [FOREIGN]  # kubectl taint node n1 nvidia.com/gpu-
     read = provider.read("n1", props(GPU))
     assert read.outs["taints"] == [], read.outs
     diff = provider.diff("n1", read.outs, props(GPU))
     assert diff.changes, "refresh must turn the missing taint into a pending change"
 
 
-def test_provider_delete_of_a_vanished_node_succeeds(api):
-    NodeTaintsProvider().delete("gone", {**props(GPU), "node": "gone"})
+def test_provider_read_of_a_healthy_node_finds_no_degradation(cluster):
+    provider = NodeTaintsProvider()
+    created = provider.create(props(GPU))
+    read = provider.read("n1", created.outs)
+    assert read.outs["health"] == [], read.outs
+    assert not provider.diff("n1", read.outs, props(GPU)).changes
+
+
+def test_a_degraded_node_is_drift_and_up_gates_it_again_in_a_new_round(cluster):
+    provider = NodeTaintsProvider()
+    created = provider.create(props(GPU))
+    taints_on(cluster).remove(GATE_TAINT)  # opened
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"  # an XID error
+    read = provider.read("n1", created.outs)
+    assert read.outs["health"] == ['status.allocatable["nvidia.com/gpu"] is 3, expected 4'], read.outs
+    assert provider.diff("n1", read.outs, props(GPU)).changes, "a degraded node must be a pending change"
+    updated = provider.update("n1", read.outs, props(GPU))
+    assert GATE_TAINT in taints_on(cluster), "the degraded node was not gated again"
+    assert (updated.outs["round"], updated.outs["health"]) == (2, []), updated.outs
+
+
+def test_an_existing_node_from_before_the_gate_is_gated_once(cluster):
+    provider = NodeTaintsProvider()
+    old = {k: v for k, v in props(GPU).items() if k != "gate"}
+    provider.create(old)
+    assert provider.diff("n1", old, props(GPU)).changes
+    provider.update("n1", old, props(GPU))
+    assert taints_on(cluster) == [FOREIGN, GPU, GATE_TAINT], taints_on(cluster)
+
+
+def test_provider_delete_of_a_vanished_node_succeeds(cluster):
+    NodeTaintsProvider().delete("gone", props(GPU, node="gone"))
 
 
 def test_provider_diff_ignores_credentials():
-    diff = NodeTaintsProvider().diff("n1", props(GPU), {**props(GPU), "kubeconfig": "rotated"})
+    diff = NodeTaintsProvider().diff("n1", props(GPU), props(GPU, kubeconfig="rotated"))
     assert not diff.changes, diff
 
 
 def test_provider_diff_replaces_on_another_node():
-    diff = NodeTaintsProvider().diff("n1", props(GPU), {**props(GPU), "node": "n2"})
+    diff = NodeTaintsProvider().diff("n1", props(GPU), props(GPU, node="n2"))
     assert diff.replaces == ["node"] and diff.delete_before_replace, diff

@@ -11,7 +11,13 @@ import pytest
 
 from components.config import parse_stack
 from components.specs import GROUP_LABEL
-from components.verification import PLUGIN_REVISION_ANNOTATION, verification_jobs
+from components.verification import (
+    PLUGIN_REVISION_ANNOTATION,
+    ROUND_ANNOTATION,
+    combined_round,
+    job_manifest,
+    verification_jobs,
+)
 from tests.factories import group, node
 from tests.specs import group_spec
 
@@ -119,6 +125,27 @@ def test_names_fit_a_label_and_stay_unique_for_long_node_names():
     names = [j.name for j in jobs]
     assert all(len(n) <= 63 for n in names), names
     assert len(set(names)) == 2, names
+
+
+def test_jobs_tolerate_the_readiness_gate_they_lift():
+    job = verification_jobs(group_spec())[0]
+    gate = {"key": "gpu-nodes.dev/unverified", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    assert gate in pod(job)["tolerations"], job.name
+
+
+def test_a_new_round_gives_new_jobs_and_the_first_round_adds_nothing():
+    spec = group_spec()
+    first = job_manifest(spec, "a100-node-1", 1)
+    second = job_manifest(spec, "a100-node-1", 1, verification_round=2)
+    assert ROUND_ANNOTATION not in first["spec"]["template"]["metadata"]["annotations"], first["metadata"]["name"]
+    assert second["spec"]["template"]["metadata"]["annotations"][ROUND_ANNOTATION] == "2", second["metadata"]["name"]
+    assert first["metadata"]["name"] != second["metadata"]["name"], "a new round must be a new Job object"
+
+
+def test_a_group_wide_job_runs_again_when_any_node_starts_a_new_round():
+    assert combined_round([1, 1, 1]) == 1
+    assert combined_round([1, 2, 1]) == 2
+    assert combined_round([2, 2]) == 3
 
 
 def test_a_new_plugin_image_gives_a_new_job_template():

@@ -1,0 +1,297 @@
+"""The readiness check of one node: wait until it is proven, then lift its gate.
+
+A node comes in gated (`node_health.GATE`, put on with our taints, before our labels let
+the device plugin land). This resource waits, on the process's shared watches
+(`cluster_view.ClusterView`), until the runbook's checklist passes on the node: our labels
+and taints, the device plugin Running, exactly the GPUs the group declares, and every
+verification Job of the node succeeded. Then it lifts the gate. A node that does not pass
+stays gated and `pulumi up` fails naming it and each failed item; a failed Job is deleted,
+so that `pulumi up --refresh` runs it again once the cause is fixed.
+
+`read` judges the node again, so `pulumi refresh` shows a checklist item that fails since
+the last run. (The taints resource, upstream of the Jobs, gates the node again for
+`pulumi up --refresh`; see components/taints.py.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+
+from components.kube_client import ClusterAccess, api_client_from_props, cluster_view_from_props
+from components.node_health import (
+    GATE,
+    PASS,
+    NodeTarget,
+    checklist,
+    gated,
+    gpu_problem,
+    missing_labels,
+    missing_taints,
+    not_ready,
+    plugin_problem,
+    target_props,
+)
+from components.taints import KubernetesNodeTaintApi, NodeTaintApi, apply_taints
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+T = TypeVar("T")
+
+# The Job's own activeDeadlineSeconds fires first; this grace lets us read its verdict.
+GRACE_SECONDS = 30
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+RERUN_HINT = "Failed Jobs were deleted so that they run again: fix the cause, then run `pulumi up --refresh`."
+
+
+class NodeNotReadyError(Exception):
+    pass
+
+
+class ClusterReader(Protocol):
+    """What the check reads (`cluster_view.ClusterView`, or a fake in tests)."""
+
+    def node(self, name: str) -> dict[str, Any] | None: ...
+
+    def pods(self, namespace: str, labels: dict[str, str]) -> list[dict[str, Any]]: ...
+
+    def job(self, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T: ...
+
+
+def job_verdict(job: dict[str, Any]) -> tuple[str, str]:
+    """("succeeded" | "failed" | "running", detail) from a Job object."""
+    status = job.get("status") or {}
+    if (status.get("succeeded") or 0) >= 1:
+        return "succeeded", f"{status['succeeded']} pod(s) succeeded"
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "Failed" and condition.get("status") == "True":
+            return "failed", f"{condition.get('reason', 'Failed')}: {condition.get('message', '')}".rstrip(": ")
+    return "running", f"active {status.get('active') or 0}, failed {status.get('failed') or 0}"
+
+
+def pod_story(pod: dict[str, Any]) -> str | None:
+    """Why a pod of a Job is not done, in the scheduler's or kubelet's words; None if fine."""
+    name = pod["metadata"]["name"]
+    status = pod.get("status") or {}
+    phase = status.get("phase", "Unknown")
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return f"pod {name} is Pending ({condition.get('reason', 'Unschedulable')}): {condition.get('message', '')}"
+    for container in status.get("containerStatuses") or []:
+        state = container.get("state") or {}
+        if "waiting" in state and state["waiting"].get("reason"):
+            waiting = state["waiting"]
+            reason = f"{waiting['reason']} {waiting.get('message', '')}".rstrip()
+            return f"pod {name} is {phase}, container {container['name']} waiting: {reason}"
+        if "terminated" in state and state["terminated"].get("exitCode", 0) != 0:
+            ended = state["terminated"]
+            return (
+                f"pod {name} failed: container {container['name']} exited {ended.get('exitCode')} "
+                f"({ended.get('reason', '')}) {ended.get('message', '')}".rstrip()
+            )
+    if phase == "Pending":
+        return f"pod {name} is Pending"
+    return None
+
+
+@dataclass
+class Judgement:
+    """One look at the node: its checklist and, for each item that fails, why."""
+
+    checklist: dict[str, str]
+    problems: list[str]
+    failed_jobs: list[str]
+    unfinished_jobs: list[str]
+    gate_up: bool
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    @property
+    def final(self) -> bool:
+        """Nothing more to wait for: passed, or a Job failed (it will not pass on its own)."""
+        return self.passed or bool(self.failed_jobs)
+
+
+@dataclass
+class Stories:
+    """The last story seen of each Job's pods: the Job controller deletes them at its deadline."""
+
+    by_job: dict[str, str] = field(default_factory=dict)
+
+
+def judge(view: ClusterReader, target: NodeTarget, namespace: str, jobs: Sequence[str], stories: Stories) -> Judgement:
+    node = view.node(target.node)
+    plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector))
+    problems = []
+    if (ready := not_ready(node)) is not None:
+        problems.append(ready)
+    if missing := missing_labels(target, node):
+        problems.append(f"labelled: missing {', '.join(missing)}")
+    if missing := missing_taints(target, node):
+        problems.append(f"tainted: missing {', '.join(missing)}")
+    if (plugin := plugin_problem(target, plugin_pods)) is not None:
+        problems.append(f"pluginRunning: {plugin}")
+    if (gpus := gpu_problem(target, node)) is not None:
+        problems.append(f"gpusRegistered: {gpus}")
+    failed, unfinished, workload = [], [], []
+    for name in jobs:
+        job = view.job(namespace, name)
+        if job is None:
+            unfinished.append(name)
+            workload.append(f"verification Job {namespace}/{name} does not exist (deleted after a failed run?)")
+            continue
+        verdict, detail = job_verdict(job)
+        if verdict == "succeeded":
+            continue
+        story = "; ".join(s for s in (pod_story(p) for p in view.pods(namespace, {JOB_NAME_LABEL: name})) if s)
+        stories.by_job[name] = story or stories.by_job.get(name, "")
+        (failed if verdict == "failed" else unfinished).append(name)
+        what = f"failed ({detail})" if verdict == "failed" else f"has not succeeded ({detail})"
+        workload.append(f"verification Job {namespace}/{name} {what}; {stories.by_job[name] or 'no pod story'}")
+    problems += [f"workloadSucceeded: {w}" for w in workload]
+    return Judgement(
+        checklist=checklist(target, node, plugin_pods, "; ".join(workload) or None),
+        problems=problems,
+        failed_jobs=failed,
+        unfinished_jobs=unfinished,
+        gate_up=gated(node),
+    )
+
+
+def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpus_per_node: int, replicas: int) -> str:
+    lines = [f"node {target.node} stays gated ({GATE}) after {waited:.0f}s; what failed:"]
+    for problem in judgement.problems:
+        if problem.startswith("gpusRegistered: "):
+            why = f"gpusPerNode {gpus_per_node}" + (f" x timeSlicingReplicas {replicas}" if replicas > 1 else "")
+            problem = (
+                f"gpusRegistered: node {target.node}: {problem.removeprefix('gpusRegistered: ')} ({why}). A GPU is missing "
+                "or the device plugin reports it unhealthy (an XID error, say): see the plugin's log on that node and "
+                f"`kubectl describe node {target.node}`; if the node really has fewer GPUs, change gpusPerNode"
+            )
+        lines.append(f"  - {problem}")
+    return "\n".join(lines)
+
+
+class JobDeleter(Protocol):
+    def delete_job(self, namespace: str, name: str) -> None: ...
+
+
+class KubernetesJobDeleter:
+    def __init__(self, api: ApiClient):
+        from kubernetes import client
+
+        self._batch = client.BatchV1Api(api)
+
+    def delete_job(self, namespace: str, name: str) -> None:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            self._batch.delete_namespaced_job(name, namespace, propagation_policy="Background")
+        except ApiException as error:
+            if error.status != 404:  # another node's check of a group-wide Job got there first
+                raise
+
+
+# What makes a new wait necessary: another node, figure, plugin, Job or timeout.
+_WAIT_INPUTS = (
+    "node",
+    "labels",
+    "taints",
+    "pluginNamespace",
+    "pluginSelector",
+    "expectedGpus",
+    "namespace",
+    "jobs",
+    "timeoutSeconds",
+)
+
+
+class NodeReadinessProvider(ResourceProvider):
+    def _view(self, props: dict[str, Any]) -> ClusterReader:
+        return cluster_view_from_props(props)
+
+    def _taint_api(self, props: dict[str, Any]) -> NodeTaintApi:
+        return KubernetesNodeTaintApi(api_client_from_props(props))
+
+    def _job_deleter(self, props: dict[str, Any]) -> JobDeleter:
+        return KubernetesJobDeleter(api_client_from_props(props))
+
+    def _prove(self, props: dict[str, Any]) -> dict[str, Any]:
+        target = NodeTarget.from_props(props)
+        view = self._view(props)
+        timeout = float(props["timeoutSeconds"]) + GRACE_SECONDS
+        stories = Stories()
+        jobs = list(props["jobs"])
+        judgement = view.wait_for(lambda: judge(view, target, props["namespace"], jobs, stories), lambda j: j.final, timeout)
+        if not judgement.passed:
+            message = failure_message(target, judgement, timeout, int(props["gpusPerNode"]), int(props["replicas"]))
+            if judgement.failed_jobs or judgement.unfinished_jobs:
+                deleter = self._job_deleter(props)
+                for name in judgement.failed_jobs + judgement.unfinished_jobs:
+                    if view.job(props["namespace"], name) is not None:
+                        deleter.delete_job(props["namespace"], name)
+                message += f"\n{RERUN_HINT}"
+            raise NodeNotReadyError(message)
+        apply_taints(self._taint_api(props), target.node, desired=[], previous=[GATE.to_k8s()])
+        return {**props, "checklist": judgement.checklist, "gate": "lifted"}
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        return CreateResult(id_=props["node"], outs=self._prove(props))
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        changed = [key for key in _WAIT_INPUTS if olds.get(key) != news.get(key)]
+        # A refresh found the node failing an item, or gated again: prove it again.
+        degraded = any(value != PASS for value in (olds.get("checklist") or {}).values()) or olds.get("gate") == "up"
+        return DiffResult(changes=bool(changed) or degraded)
+
+    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        return UpdateResult(outs=self._prove(news))
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        target = NodeTarget.from_props(props)
+        judgement = judge(self._view(props), target, props["namespace"], list(props.get("jobs") or []), Stories())
+        return ReadResult(
+            id_=id_, outs={**props, "checklist": judgement.checklist, "gate": "up" if judgement.gate_up else "lifted"}
+        )
+
+
+class NodeReadiness(Resource):
+    """Proves one node (the runbook's checklist) and lifts its readiness gate."""
+
+    checklist: pulumi.Output[dict[str, str]]
+    gate: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        target: NodeTarget,
+        namespace: str,
+        jobs: pulumi.Input[Sequence[pulumi.Input[str]]],
+        timeout_seconds: int,
+        gpus_per_node: int,
+        replicas: int,
+        cluster: ClusterAccess,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        props = {
+            **target_props(target),
+            "namespace": namespace,
+            "jobs": jobs,
+            "timeoutSeconds": timeout_seconds,
+            "gpusPerNode": gpus_per_node,
+            "replicas": replicas,
+            **cluster.props(),
+            "checklist": None,
+            "gate": None,
+        }
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
+        super().__init__(NodeReadinessProvider(), name, props, opts)

@@ -1,0 +1,250 @@
+"""The readiness check: it waits for the checklist, lifts the gate, or fails naming the node and why."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.node_health import PASS
+from components.readiness import (
+    GRACE_SECONDS,
+    NodeNotReadyError,
+    NodeReadinessProvider,
+    Stories,
+    job_verdict,
+    judge,
+    pod_story,
+)
+from tests.fakes import (
+    GATE_TAINT,
+    GPU_TAINT,
+    VERIFICATION_NAMESPACE,
+    FakeCluster,
+    FakeTaintApi,
+    job,
+    node,
+    plugin_pod,
+)
+from tests.test_node_health import target
+
+UNSCHEDULABLE = (
+    "0/4 nodes are available: 1 node(s) had untolerated taint {example.com/dedicated: other-team}, "
+    "3 node(s) didn't match Pod's node affinity/selector."
+)
+JOBS = ["gpu-verify-a100-n1-1gpu-aaaa", "gpu-verify-a100-n1-2gpu-bbbb"]
+
+
+def pending_pod(job_name: str = JOBS[0]) -> dict:
+    condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": UNSCHEDULABLE}
+    labels = {"batch.kubernetes.io/job-name": job_name}
+    return {
+        "metadata": {"name": f"{job_name}-x", "namespace": VERIFICATION_NAMESPACE, "labels": labels},
+        "status": {"phase": "Pending", "conditions": [condition]},
+    }
+
+
+def gated_cluster(**node_fields) -> FakeCluster:
+    """n1 as it is right after our taints and labels: gated, no plugin yet, Jobs just created."""
+    cluster = FakeCluster([node(taints=[GPU_TAINT, GATE_TAINT], **node_fields)])
+    for name in JOBS:
+        cluster.jobs[(VERIFICATION_NAMESPACE, name)] = job()
+    return cluster
+
+
+def plugin_lands(cluster: FakeCluster) -> None:
+    cluster.pod_list.append(plugin_pod())
+
+
+def jobs_succeed(cluster: FakeCluster) -> None:
+    for name in JOBS:
+        cluster.jobs[(VERIFICATION_NAMESPACE, name)] = job(succeeded=1)
+
+
+def props(**overrides) -> dict:
+    from components.node_health import target_props
+
+    return {
+        **target_props(target()),
+        "namespace": VERIFICATION_NAMESPACE,
+        "jobs": JOBS,
+        "timeoutSeconds": 60,
+        "gpusPerNode": 4,
+        "replicas": 1,
+        "kubeconfig": "secret",
+        "context": None,
+        **overrides,
+    }
+
+
+@pytest.fixture
+def cluster(monkeypatch) -> FakeCluster:
+    fake = gated_cluster()
+    monkeypatch.setattr(NodeReadinessProvider, "_view", lambda self, p: fake)
+    monkeypatch.setattr(NodeReadinessProvider, "_taint_api", lambda self, p: FakeTaintApi(fake))
+    monkeypatch.setattr(NodeReadinessProvider, "_job_deleter", lambda self, p: fake)
+    return fake
+
+
+def taints_on(cluster: FakeCluster) -> list[dict]:
+    return cluster.nodes["n1"]["spec"]["taints"]
+
+
+# --- Jobs and their pods ------------------------------------------------------------------
+
+
+def test_verdicts():
+    assert job_verdict({"status": {"succeeded": 1}})[0] == "succeeded"
+    assert job_verdict(job(failed_reason="DeadlineExceeded")) == ("failed", "DeadlineExceeded: it failed")
+    assert job_verdict({"status": {"active": 1}})[0] == "running"
+
+
+def test_pending_pod_story_quotes_the_scheduler():
+    assert pod_story(pending_pod()) == f"pod {JOBS[0]}-x is Pending (Unschedulable): {UNSCHEDULABLE}"
+
+
+def test_failed_container_story_has_the_exit_code():
+    pod = {
+        "metadata": {"name": "p"},
+        "status": {
+            "phase": "Failed",
+            "containerStatuses": [{"name": "nvidia-smi", "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}],
+        },
+    }
+    assert pod_story(pod) == "pod p failed: container nvidia-smi exited 1 (Error)"
+
+
+def test_a_running_pod_has_no_story():
+    assert pod_story({"metadata": {"name": "p"}, "status": {"phase": "Running"}}) is None
+
+
+def test_a_failed_jobs_story_is_the_last_one_seen_of_its_pods():
+    cluster = gated_cluster()
+    cluster.pod_list.append(pending_pod())
+    stories = Stories()
+    judge(cluster, target(), VERIFICATION_NAMESPACE, JOBS[:1], stories)
+    cluster.pod_list.clear()  # the Job controller deletes them at the deadline
+    cluster.jobs[(VERIFICATION_NAMESPACE, JOBS[0])] = job(failed_reason="DeadlineExceeded")
+    judgement = judge(cluster, target(), VERIFICATION_NAMESPACE, JOBS[:1], stories)
+    assert judgement.failed_jobs == JOBS[:1], judgement
+    assert "failed (DeadlineExceeded: it failed); pod" in judgement.problems[-1] and "untolerated taint" in judgement.problems[-1]
+
+
+# --- create: wait, then lift the gate or fail ----------------------------------------------
+
+
+def test_a_node_that_passes_is_opened(cluster):
+    cluster.events = [plugin_lands, jobs_succeed]
+    created = NodeReadinessProvider().create(props())
+    assert created.id == "n1", created
+    assert created.outs["checklist"] == dict.fromkeys(created.outs["checklist"], PASS), created.outs
+    assert created.outs["gate"] == "lifted", created.outs
+    assert taints_on(cluster) == [GPU_TAINT], "the gate is still on n1"
+
+
+def test_waiting_takes_one_check_per_change(cluster):
+    cluster.events = [plugin_lands, jobs_succeed]
+    NodeReadinessProvider().create(props())
+    assert cluster.checks == 3, f"checked {cluster.checks} times for 2 changes"
+
+
+def test_a_node_whose_plugin_never_lands_stays_gated_and_is_named(cluster):
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props())
+    message = str(failure.value)
+    assert message.startswith(f"node n1 stays gated (gpu-nodes.dev/unverified=true:NoSchedule) after {60 + GRACE_SECONDS}s"), (
+        message
+    )
+    assert "pluginRunning: no device plugin pod on it" in message, message
+    assert GATE_TAINT in taints_on(cluster), "a failed node must stay gated"
+
+
+def test_a_node_short_of_a_gpu_stays_gated_with_both_figures(cluster):
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
+    cluster.events = [plugin_lands, jobs_succeed]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props())
+    message = str(failure.value)
+    assert 'gpusRegistered: node n1: status.allocatable["nvidia.com/gpu"] is 3, expected 4 (gpusPerNode 4)' in message, message
+    assert "pluginRunning" not in message and "workloadSucceeded" not in message, message
+    assert GATE_TAINT in taints_on(cluster)
+
+
+def test_time_slicing_is_explained_in_the_figure(cluster):
+    cluster.events = [plugin_lands, jobs_succeed]
+    with pytest.raises(NodeNotReadyError, match=r"expected 8 \(gpusPerNode 4 x timeSlicingReplicas 2\)"):
+        NodeReadinessProvider().create(props(expectedGpus=8, replicas=2))
+
+
+def test_a_failed_job_ends_the_wait_and_is_deleted_to_run_again(cluster):
+    def job_fails(c: FakeCluster) -> None:
+        c.jobs[(VERIFICATION_NAMESPACE, JOBS[1])] = job(failed_reason="BackoffLimitExceeded")
+
+    never_reached = []
+    cluster.events = [plugin_lands, job_fails, never_reached.append]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props())
+    assert never_reached == [], "the wait went on after a Job failed"
+    assert cluster.deleted_jobs == [JOBS[1], JOBS[0]], cluster.deleted_jobs
+    assert "failed (BackoffLimitExceeded: it failed)" in str(failure.value)
+    assert "pulumi up --refresh" in str(failure.value)
+
+
+def test_a_missing_job_says_so(cluster):
+    del cluster.jobs[(VERIFICATION_NAMESPACE, JOBS[0])]
+    cluster.events = [plugin_lands]
+    with pytest.raises(NodeNotReadyError, match=r"does not exist \(deleted after a failed run\?\)"):
+        NodeReadinessProvider().create(props())
+
+
+def test_a_not_ready_node_is_not_opened(monkeypatch):
+    fake = gated_cluster(ready=False)
+    jobs_succeed(fake)
+    plugin_lands(fake)
+    monkeypatch.setattr(NodeReadinessProvider, "_view", lambda self, p: fake)
+    with pytest.raises(NodeNotReadyError, match=r"- NotReady \(KubeletReady\)"):
+        NodeReadinessProvider().create(props())
+
+
+# --- refresh and diff ------------------------------------------------------------------------
+
+
+def test_refresh_of_a_healthy_node_changes_nothing(cluster):
+    plugin_lands(cluster)
+    jobs_succeed(cluster)
+    created = NodeReadinessProvider().create(props())
+    read = NodeReadinessProvider().read("n1", created.outs)
+    assert read.outs == created.outs, read.outs
+    assert not NodeReadinessProvider().diff("n1", read.outs, props()).changes
+
+
+def test_refresh_shows_what_degraded_and_up_proves_the_node_again(cluster):
+    plugin_lands(cluster)
+    jobs_succeed(cluster)
+    created = NodeReadinessProvider().create(props())
+    cluster.pod_list.clear()  # the plugin pod stopped
+    read = NodeReadinessProvider().read("n1", created.outs)
+    assert read.outs["checklist"]["pluginRunning"] == "fail", read.outs
+    assert NodeReadinessProvider().diff("n1", read.outs, props()).changes, "a failing item must be a pending change"
+
+
+def test_refresh_shows_a_gate_put_back(cluster):
+    plugin_lands(cluster)
+    jobs_succeed(cluster)
+    created = NodeReadinessProvider().create(props())
+    taints_on(cluster).append(GATE_TAINT)
+    read = NodeReadinessProvider().read("n1", created.outs)
+    assert read.outs["gate"] == "up", read.outs
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"jobs": ["gpu-verify-a100-n1-1gpu-cccc"]}, {"expectedGpus": 8}, {"timeoutSeconds": 120}],
+    ids=["new Jobs (a new plugin or round)", "another count", "another wait"],
+)
+def test_what_makes_a_new_wait(change):
+    olds = {**props(), "checklist": dict.fromkeys(["labelled"], PASS), "gate": "lifted"}
+    assert NodeReadinessProvider().diff("n1", olds, props(**change)).changes, change
+
+
+def test_diff_ignores_credentials():
+    olds = {**props(), "checklist": dict.fromkeys(["labelled"], PASS), "gate": "lifted"}
+    assert not NodeReadinessProvider().diff("n1", olds, props(kubeconfig="rotated")).changes
