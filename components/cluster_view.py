@@ -1,0 +1,420 @@
+"""One list+watch per kind, shared by every waiter of the provider process.
+
+The dynamic resources wait for things in the cluster: a node's allocatable `nvidia.com/gpu`,
+the device-plugin pod Running on a node, a verification Job succeeding. Polling the API server
+per waiter is O(nodes) requests every few seconds at fleet scale; instead one process-wide
+`ClusterView` per set of credentials keeps Nodes, and our own Pods and Jobs (label
+`app.kubernetes.io/part-of=gpu-nodes`), as the API server last reported them, and wakes the
+waiters whenever a watch delivers a change.
+
+The cache logic (`ClusterView`) knows nothing of HTTP: it reads a `Source` per kind, which
+lists and watches. `KubernetesSource` is the thin part that calls the API server; tests give
+the view fakes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import random
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
+
+from components.kube_client import api_client
+from components.naming import PART_OF
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+Kind = Literal["nodes", "pods", "jobs"]
+KINDS: tuple[Kind, ...] = ("nodes", "pods", "jobs")
+# Both the device-plugin pods and the verification Jobs (and their pods) carry it.
+OWN_SELECTOR = f"app.kubernetes.io/part-of={PART_OF}"
+
+SYNC_TIMEOUT_SECONDS = 60.0
+# Waiters re-check at least this often even without events: a safety net, not the mechanism.
+RECHECK_SECONDS = 5.0
+# After a failed list or watch: first wait, and the cap of its doubling.
+BACKOFF_SECONDS = (0.5, 10.0)
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+class ClusterViewUnavailableError(Exception):
+    """The API server did not answer the initial lists in time."""
+
+
+class WatchExpiredError(Exception):
+    """The resourceVersion we watch from is gone from the server's history (410 Gone): list again."""
+
+
+@dataclass(frozen=True)
+class Listing:
+    items: list[dict[str, Any]]
+    resource_version: str
+
+
+class Source(Protocol):
+    """One kind's list and watch: the Kubernetes API in production, a fake in tests."""
+
+    def list(self) -> Listing:
+        """All objects, as JSON dicts, and the resourceVersion to watch from."""
+        ...
+
+    def watch(self, resource_version: str) -> Iterator[dict[str, Any]]:
+        """Watch events (`{"type", "object"}`) after `resource_version`, until the server ends the watch.
+
+        Raises WatchExpiredError if the server refuses that resourceVersion outright.
+        """
+        ...
+
+    def close(self) -> None:
+        """Unblock a watch in progress (the view is stopping)."""
+        ...
+
+
+def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    metadata = obj.get("metadata") or {}
+    return metadata.get("namespace") or "", metadata.get("name") or ""
+
+
+def _slim(obj: dict[str, Any]) -> dict[str, Any]:
+    # managedFields is often the bulk of an object and nobody here reads it (kubectl hides it too).
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict) and "managedFields" in metadata:
+        obj = {**obj, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
+    return obj
+
+
+def _describe(error: BaseException) -> str:
+    status = getattr(error, "status", None)
+    if status:
+        # ApiException's str() carries headers and the whole body; the status and reason say enough.
+        return f"HTTP {status} {getattr(error, 'reason', '')}".rstrip()
+    text = str(error) or type(error).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+class ClusterView:
+    """Nodes, and our pods and Jobs, as the API server last reported them; one watch per kind.
+
+    Returned objects are the cache's own dicts (replaced on each event, never changed in
+    place): read them, do not modify them.
+    """
+
+    # How long `shared()` waits for the initial lists; a class attribute so tests can shorten it.
+    sync_timeout_seconds: ClassVar[float] = SYNC_TIMEOUT_SECONDS
+    _shared: ClassVar[dict[tuple[str | None, str | None], ClusterView]] = {}
+    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(
+        self,
+        sources: Mapping[Kind, Source],
+        server: str = "the Kubernetes API server",
+        backoff: tuple[float, float] = BACKOFF_SECONDS,
+        recheck_seconds: float = RECHECK_SECONDS,
+    ):
+        self._sources = dict(sources)
+        self._server = server
+        self._backoff = backoff
+        self._recheck_seconds = recheck_seconds
+        # One lock for everything: readers, waiters and the three watch threads.
+        self._changed = threading.Condition(threading.Lock())
+        self._objects: dict[Kind, dict[tuple[str, str], dict[str, Any]]] = {kind: {} for kind in KINDS}
+        self._generation = 0
+        self._listed: set[Kind] = set()
+        self._errors: dict[Kind, str] = {}
+        self._synced = threading.Event()
+        self._stopped = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # ------------------------------------------------------------------ the process-wide view
+
+    @classmethod
+    def shared(cls, kubeconfig: str | None, context: str | None) -> ClusterView:
+        """The one view of this process for these credentials (created and started on first use)."""
+        key = (kubeconfig or None, context or None)
+        with cls._shared_lock:
+            view = cls._shared.get(key)
+            if view is None:
+                view = cls.connect(*key)
+                view.start()
+                cls._shared[key] = view
+        # Outside the lock: concurrent first callers wait for the same sync in parallel. A view
+        # that failed to sync stays registered and keeps retrying, so a later call may succeed.
+        view.wait_synced(cls.sync_timeout_seconds)
+        return view
+
+    @classmethod
+    def connect(cls, kubeconfig: str | None, context: str | None) -> ClusterView:
+        """A view of the cluster these credentials reach, not yet started (tests replace this)."""
+        client = api_client(kubeconfig, context)
+        return cls(kubernetes_sources(client), server=str(client.configuration.host))
+
+    @classmethod
+    def forget_shared(cls) -> None:
+        """Stop and drop every shared view (tests, and the end of a process that wants it tidy)."""
+        with cls._shared_lock:
+            views = list(cls._shared.values())
+            cls._shared.clear()
+        for view in views:
+            view.stop()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Start one daemon thread per kind: list, then watch from the list's resourceVersion."""
+        if self._threads:
+            return
+        for kind, source in self._sources.items():
+            thread = threading.Thread(target=self._run, args=(kind, source), name=f"cluster-view-{kind}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        for source in self._sources.values():
+            source.close()
+        with self._changed:
+            self._changed.notify_all()
+
+    def wait_synced(self, timeout: float) -> None:
+        """Return once every kind has been listed; raise ClusterViewUnavailableError naming the cause."""
+        if self._synced.wait(timeout):
+            return
+        with self._changed:
+            missing = [kind for kind in self._sources if kind not in self._listed]
+            causes = "; ".join(f"{kind}: {self._errors.get(kind, 'no answer yet')}" for kind in missing)
+        raise ClusterViewUnavailableError(
+            f"cannot read the cluster: {self._server} did not answer the list of {', '.join(missing)} "
+            f"within {timeout:g}s ({causes}). Check kubernetes:kubeconfig and kubernetes:context, "
+            "and that the API server is reachable from here"
+        )
+
+    # ------------------------------------------------------------------ reads
+
+    def node(self, name: str) -> dict[str, Any] | None:
+        """The Node as a JSON dict (camelCase keys, as `kubectl get -o json`), None if absent."""
+        with self._changed:
+            return self._objects["nodes"].get(("", name))
+
+    def pods(self, namespace: str, labels: Mapping[str, str]) -> list[dict[str, Any]]:
+        """Pods in `namespace` whose labels include all of `labels`, sorted by name."""
+        wanted = labels.items()
+        with self._changed:
+            found = [
+                pod
+                for (pod_namespace, _), pod in self._objects["pods"].items()
+                if pod_namespace == namespace and wanted <= ((pod["metadata"].get("labels") or {}).items())
+            ]
+        return sorted(found, key=lambda pod: str(pod["metadata"].get("name")))
+
+    def job(self, namespace: str, name: str) -> dict[str, Any] | None:
+        with self._changed:
+            return self._objects["jobs"].get((namespace, name))
+
+    def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T:
+        """Evaluate `check()` now and again after each change the watches deliver (and at least
+        every few seconds as a safety net), until `done(result)` or `timeout` seconds passed;
+        return the last result either way (the caller decides what a timeout means)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._changed:
+                seen = self._generation
+            # Outside the lock: check() takes it itself, and may take its time.
+            result = check()
+            remaining = deadline - time.monotonic()
+            # A stopped view will not change again: waiting on would only burn the timeout.
+            if done(result) or remaining <= 0 or self._stopped.is_set():
+                return result
+            with self._changed:
+                # A change applied while check() ran moved the generation: look again at once.
+                if self._generation == seen:
+                    self._changed.wait(min(remaining, self._recheck_seconds))
+
+    # ------------------------------------------------------------------ the watch threads
+
+    def _run(self, kind: Kind, source: Source) -> None:
+        resource_version: str | None = None
+        backoff = self._backoff[0]
+        while not self._stopped.is_set():
+            try:
+                if resource_version is None:
+                    listing = source.list()
+                    self._replace(kind, listing.items)
+                    resource_version = listing.resource_version
+                started, events = time.monotonic(), 0
+                for event in source.watch(resource_version):
+                    if self._stopped.is_set():
+                        return
+                    resource_version = self._apply(kind, event) or resource_version
+                    events += 1
+                with self._changed:
+                    self._errors.pop(kind, None)
+                # The server ends every watch after its timeout: resume at once, unless it ended
+                # an empty watch straight away, which would make this loop spin.
+                if events or time.monotonic() - started >= 1.0:
+                    backoff = self._backoff[0]
+                    continue
+                self._stopped.wait(backoff)
+                backoff = min(backoff * 2, self._backoff[1])
+            except WatchExpiredError as expired:
+                log.info("cluster view: %s watch expired (%s); listing again", kind, expired)
+                resource_version = None
+            except Exception as error:
+                if self._stopped.is_set():
+                    return
+                cause = _describe(error)
+                with self._changed:
+                    self._errors[kind] = cause
+                log.warning("cluster view: %s list/watch failed (%s); retrying in %.1fs", kind, cause, backoff)
+                # Resume the watch from where it was; a resourceVersion too old by then gets a 410
+                # and a new list.
+                self._stopped.wait(backoff)
+                backoff = min(backoff * 2, self._backoff[1])
+
+    def _replace(self, kind: Kind, items: list[dict[str, Any]]) -> None:
+        # A list is the whole truth: objects deleted while we were not watching disappear.
+        objects = {_key(item): _slim(item) for item in items}
+        with self._changed:
+            self._objects[kind] = objects
+            self._errors.pop(kind, None)
+            self._listed.add(kind)
+            if self._listed >= set(self._sources):
+                self._synced.set()
+            self._generation += 1
+            self._changed.notify_all()
+
+    def _apply(self, kind: Kind, event: Mapping[str, Any]) -> str | None:
+        """Apply one watch event; return the resourceVersion to resume from (None: unchanged)."""
+        kind_of_event = event.get("type")
+        obj = event.get("object") or {}
+        if kind_of_event == "ERROR":
+            # A Status object; 410 means our resourceVersion fell out of the server's history.
+            if obj.get("code") == 410:
+                raise WatchExpiredError(obj.get("message") or "410 Gone")
+            raise RuntimeError(f"watch error {obj.get('code')} {obj.get('reason')}: {obj.get('message')}")
+        resource_version: str | None = (obj.get("metadata") or {}).get("resourceVersion")
+        if kind_of_event == "BOOKMARK":
+            # Only a newer resourceVersion to resume from; nothing changed for the waiters.
+            return resource_version
+        if kind_of_event not in ("ADDED", "MODIFIED", "DELETED"):
+            log.warning("cluster view: %s watch sent an unknown event type %r; ignored", kind, kind_of_event)
+            return resource_version
+        with self._changed:
+            if kind_of_event == "DELETED":
+                self._objects[kind].pop(_key(obj), None)
+            else:
+                self._objects[kind][_key(obj)] = _slim(dict(obj))
+            self._generation += 1
+            self._changed.notify_all()
+        return resource_version
+
+
+# ---------------------------------------------------------------------- the Kubernetes API
+
+# Pages of a list: at fleet scale a single response of every Node is tens of megabytes.
+PAGE_SIZE = 500
+CONNECT_SECONDS = 10
+LIST_READ_SECONDS = 60
+# The server ends each watch after this long (spread so the three do not reconnect together);
+# the read timeout is longer, so it fires only on a connection that died silently.
+WATCH_SECONDS = (240, 300)
+WATCH_READ_SLACK_SECONDS = 60
+
+
+class KubernetesSource:
+    """Lists and watches one kind with the `kubernetes` client, as raw JSON (no model classes)."""
+
+    def __init__(self, call: Callable[..., Any], kind: str, api_version: str, label_selector: str | None = None):
+        self._call = call
+        self._kind = kind
+        self._api_version = api_version
+        self._selector = {"label_selector": label_selector} if label_selector else {}
+        self._response: Any = None
+
+    def list(self) -> Listing:
+        from kubernetes.client.exceptions import ApiException
+
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        while True:
+            try:
+                response = self._call(
+                    **self._selector,
+                    limit=PAGE_SIZE,
+                    _continue=token,
+                    _preload_content=False,
+                    _request_timeout=(CONNECT_SECONDS, LIST_READ_SECONDS),
+                )
+            except ApiException as error:
+                if error.status == 410 and token:
+                    # The continue token expired between pages: start a consistent list over.
+                    items, token = [], None
+                    continue
+                raise
+            try:
+                body = json.loads(response.data)
+            finally:
+                response.release_conn()
+            for item in body.get("items") or []:
+                # A list's items omit these; a single GET (and a watch event) has them.
+                items.append({"apiVersion": self._api_version, "kind": self._kind, **item})
+            token = body["metadata"].get("continue")
+            if not token:
+                return Listing(items, str(body["metadata"]["resourceVersion"]))
+
+    def watch(self, resource_version: str) -> Iterator[dict[str, Any]]:
+        from kubernetes.client.exceptions import ApiException
+        from kubernetes.watch.watch import iter_resp_lines
+
+        seconds = random.randint(*WATCH_SECONDS)
+        try:
+            response = self._call(
+                **self._selector,
+                watch=True,
+                resource_version=resource_version,
+                allow_watch_bookmarks=True,
+                timeout_seconds=seconds,
+                _preload_content=False,
+                _request_timeout=(CONNECT_SECONDS, seconds + WATCH_READ_SLACK_SECONDS),
+            )
+        except ApiException as error:
+            if error.status == 410:
+                raise WatchExpiredError(_describe(error)) from error
+            raise
+        self._response = response
+        try:
+            for line in iter_resp_lines(response):
+                if line.strip():
+                    yield json.loads(line)
+        finally:
+            self._response = None
+            response.close()
+            response.release_conn()
+
+    def close(self) -> None:
+        response = self._response
+        sock = getattr(getattr(response, "connection", None), "sock", None)
+        if sock is not None:
+            # A read blocked on the socket returns only if the socket itself is shut down.
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+def kubernetes_sources(client: ApiClient) -> dict[Kind, Source]:
+    """The three watches, all cluster-wide: every Node, our Pods and our Jobs."""
+    from kubernetes.client import BatchV1Api, CoreV1Api
+
+    core, batch = CoreV1Api(client), BatchV1Api(client)
+    return {
+        "nodes": KubernetesSource(core.list_node, "Node", "v1"),
+        "pods": KubernetesSource(core.list_pod_for_all_namespaces, "Pod", "v1", OWN_SELECTOR),
+        "jobs": KubernetesSource(batch.list_job_for_all_namespaces, "Job", "batch/v1", OWN_SELECTOR),
+    }
