@@ -7,6 +7,7 @@ and lifts its gate. Per group: PriorityClasses and the device plugin DaemonSet.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -124,10 +125,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
             needs = [daemonset, verification_priority, args.verification_namespace, *shared]
             needs += [labels[n] for n in nodes] + [taints[n] for n in nodes]
             # A node gated again after it degraded starts a new round, and its Jobs run again.
-            rounds = pulumi.Output.all(*(taints[n].round for n in nodes)).apply(
-                lambda found: combined_round([int(r or 1) for r in found])
-            )
-            manifest = rounds.apply(lambda r, job=job: job_manifest(spec, job.node, job.gpus, job.resource, r))
+            rounds: pulumi.Output[int] = pulumi.Output.all(*(taints[n].round for n in nodes)).apply(_combined)
+            manifest = rounds.apply(functools.partial(_job_manifest, spec, job))
             resource = k8s.batch.v1.Job(
                 f"{name}-verify-{job.node or 'group'}-{job.slug}",
                 metadata=manifest.apply(lambda m: m["metadata"]),
@@ -143,7 +142,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 f"{name}-{node.name}-readiness",
                 target=targets[node.name],
                 namespace=spec.verification.namespace,
-                jobs=[resource.metadata.apply(lambda m: m.name if m else "") for _, resource in mine],
+                jobs=[_job_name(resource) for _, resource in mine],
                 timeout_seconds=spec.verification.timeout_seconds,
                 gpus_per_node=spec.gpus_per_node,
                 replicas=spec.device_plugin.time_slicing_replicas,
@@ -181,13 +180,23 @@ class GpuNodeGroup(pulumi.ComponentResource):
             "taints": taints.taints,
             "preflight": preflight.stdout.apply(parse_report) if preflight is not None else {"skipped": True},
             "expectedGpus": expected_allocatable(spec),
-            "verification": [
-                {"job": resource.metadata.apply(lambda m: m.name if m else ""), "resource": job.resource, "gpus": job.gpus}
-                for job, resource in jobs
-            ],
+            "verification": [{"job": _job_name(resource), "resource": job.resource, "gpus": job.gpus} for job, resource in jobs],
             "checklist": readiness.checklist,
             "gate": readiness.gate,
         }
+
+
+def _combined(rounds: list[Any]) -> int:
+    # Numbers come back from the engine as floats.
+    return combined_round([int(r or 1) for r in rounds])
+
+
+def _job_manifest(spec: NodeGroupSpec, job: VerificationJob, verification_round: int) -> dict[str, Any]:
+    return job_manifest(spec, job.node, job.gpus, job.resource, verification_round)
+
+
+def _job_name(job: k8s.batch.v1.Job) -> pulumi.Output[str]:
+    return job.metadata.apply(lambda m: (m.name or "") if m else "")
 
 
 def expected_allocatable(group: NodeGroupSpec) -> int | None:

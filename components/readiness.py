@@ -142,7 +142,9 @@ def judge(view: ClusterReader, target: NodeTarget, namespace: str, jobs: Sequenc
         problems.append(f"pluginRunning: {plugin}")
     if (gpus := gpu_problem(target, node)) is not None:
         problems.append(f"gpusRegistered: {gpus}")
-    failed, unfinished, workload = [], [], []
+    failed: list[str] = []
+    unfinished: list[str] = []
+    workload: list[str] = []
     for name in jobs:
         job = view.job(namespace, name)
         if job is None:

@@ -60,7 +60,8 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
             plugins[group].append(resource)
         elif _is_taints(resource):
             # The readiness gate is a taint the group sets too, until the node is proven.
-            gate = [resource.props["gate"]] if resource.props.get("gate") else []
+            # (The readiness check's own `gate` output is its state, "up" or "lifted".)
+            gate = [resource.props["gate"]] if isinstance(resource.props.get("gate"), Mapping) else []
             taints[group].extend([*(resource.props.get("taints") or []), *gate])
     for group, daemonsets in plugins.items():
         for daemonset in daemonsets:
