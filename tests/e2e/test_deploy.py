@@ -5,6 +5,7 @@ from __future__ import annotations
 from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GROUP, NODES
 
 OUR_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+GATE = {"key": "gpu-nodes.dev/unverified", "value": "true", "effect": "NoSchedule"}
 
 
 def taints_of(node: dict) -> list[dict]:
@@ -81,11 +82,23 @@ def test_outputs_hold_the_per_node_report(deployed):
     assert sorted(report) == sorted(NODES), report
     for name in NODES:
         node = report[name]
-        assert len(node["verification"]) == 2, f"{name}: {node['verification']}"
-        assert all(v["succeeded"] is True for v in node["verification"].values()), f"{name}: {node['verification']}"
+        assert [v["gpus"] for v in node["verification"]] == [1, 2], f"{name}: {node['verification']}"
         assert node["taints"] == [OUR_TAINT], f"{name}: {node['taints']}"
         assert node["labels"]["gpu-nodes.dev/node-group"] == GROUP, f"{name}: {node['labels']}"
-        assert node["gpuCapacity"] == {"expected": 4, "allocatable": 4}, f"{name}: {node['gpuCapacity']}"
+        assert node["expectedGpus"] == 4, f"{name}: {node}"
+
+
+def test_outputs_hold_the_runbooks_checklist_all_passed_and_the_gate_lifted(deployed):
+    report = deployed.outputs()["nodeGroups"][GROUP]
+    items = ["labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded"]
+    for name in NODES:
+        assert report[name]["checklist"] == dict.fromkeys(items, "pass"), f"{name}: {report[name]['checklist']}"
+        assert report[name]["gate"] == "lifted", f"{name}: {report[name]['gate']}"
+
+
+def test_every_proven_node_is_open(deployed):
+    for name in NODES:
+        assert GATE not in taints_of(deployed.node(name)), deployed.explain(f"node {name} is still gated")
 
 
 def test_outputs_hold_what_preflight_found(deployed):

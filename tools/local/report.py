@@ -1,34 +1,48 @@
-"""Print the per-node report from `pulumi stack output nodeGroups --json` (read on stdin)."""
+"""Print the per-node report from `pulumi stack output nodeGroups --json` (read on stdin).
+
+One row per node: what preflight found, then the runbook's final checklist (each item pass
+or FAIL) and whether the readiness gate is still up.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 
+# Column headings for the checklist items of components/node_health.py, in its order.
+CHECKLIST_COLUMNS = {
+    "labelled": "LABEL",
+    "tainted": "TAINT",
+    "pluginRunning": "PLUGIN",
+    "gpusRegistered": "GPUS-REGISTERED",
+    "workloadSucceeded": "GPU-WORKLOAD",
+}
+HEADER = ["GROUP", "NODE", "PREFLIGHT", "DRIVER", "GPUS", "RUNTIME", *CHECKLIST_COLUMNS.values(), "GATE"]
+
+
+def _preflight(preflight: dict) -> list[str]:
+    if preflight.get("skipped"):
+        return ["skipped", "-", "-", "-"]
+    checks = "passed" if preflight.get("passed") else "FAILED " + ",".join(preflight.get("failedChecks", []))
+    gpus = f"{preflight.get('gpuCount', 0)} x {', '.join(preflight.get('gpuModels') or ['?'])}"
+    runtime = (preflight.get("runtime") or {}).get("name") or "-"
+    return [checks, preflight.get("driverVersion") or "-", gpus, runtime]
+
 
 def rows(report: dict) -> list[list[str]]:
     table = []
     for group, nodes in sorted(report.items()):
         for node, entry in sorted(nodes.items()):
-            preflight = entry.get("preflight") or {}
-            verification = entry.get("verification") or {}
-            verified = [f"{v['gpus']}gpu:{'ok' if v['succeeded'] else 'FAILED'}" for _, v in sorted(verification.items())]
-            if preflight.get("skipped"):
-                checks, driver, gpus = "skipped", "-", "-"
-            else:
-                checks = "passed" if preflight.get("passed") else "FAILED " + ",".join(preflight.get("failedChecks", []))
-                driver = preflight.get("driverVersion") or "-"
-                gpus = f"{preflight.get('gpuCount', 0)} x {', '.join(preflight.get('gpuModels') or ['?'])}"
-            runtime = (preflight.get("runtime") or {}).get("name") or "-"
-            taints = ",".join(f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in entry.get("taints") or [])
-            table.append([group, node, checks, driver, gpus, runtime, taints, " ".join(verified) or "-"])
+            checklist = entry.get("checklist") or {}
+            items = [{"pass": "pass", "fail": "FAIL"}.get(checklist.get(item, ""), "-") for item in CHECKLIST_COLUMNS]
+            gate = entry.get("gate") or "-"
+            table.append([group, node, *_preflight(entry.get("preflight") or {}), *items, gate])
     return table
 
 
 def main() -> None:
-    header = ["GROUP", "NODE", "PREFLIGHT", "DRIVER", "GPUS", "RUNTIME", "TAINTS", "VERIFIED"]
-    table = [header, *rows(json.load(sys.stdin))]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    table = [HEADER, *rows(json.load(sys.stdin))]
+    widths = [max(len(row[i]) for row in table) for i in range(len(HEADER))]
     for row in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
 

@@ -1,0 +1,49 @@
+"""`make local-up`'s table: one row per node with the runbook's checklist and the gate."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.pulumi_mocks import ROOT
+
+HEALTHY = {
+    "preflight": {
+        "passed": True,
+        "driverVersion": "550.54.15",
+        "gpuCount": 4,
+        "gpuModels": ["NVIDIA A100-SXM4-80GB"],
+        "runtime": {"name": "containerd"},
+    },
+    "checklist": dict.fromkeys(["labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded"], "pass"),
+    "gate": "lifted",
+}
+
+
+def table(report: dict) -> list[list[str]]:
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tools/local/report.py")],
+        input=json.dumps(report),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [line.split("  ") for line in run.stdout.splitlines()]
+
+
+def cells(line: list[str]) -> list[str]:
+    return [cell.strip() for cell in line if cell.strip()]
+
+
+def test_each_node_has_its_checklist_and_gate():
+    header, row = (cells(line) for line in table({"local-gpu": {"gpu-node-1": HEALTHY}}))
+    assert header[-6:] == ["LABEL", "TAINT", "PLUGIN", "GPUS-REGISTERED", "GPU-WORKLOAD", "GATE"], header
+    assert row[:3] == ["local-gpu", "gpu-node-1", "passed"], row
+    assert row[-6:] == ["pass", "pass", "pass", "pass", "pass", "lifted"], row
+
+
+def test_a_failed_item_and_a_gate_still_up_stand_out():
+    degraded = {**HEALTHY, "checklist": {**HEALTHY["checklist"], "gpusRegistered": "fail"}, "gate": "up"}
+    row = cells(table({"local-gpu": {"gpu-node-2": degraded}})[1])
+    assert row[-3:] == ["FAIL", "pass", "up"], row
