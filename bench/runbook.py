@@ -15,6 +15,7 @@ and Jobs. The runbook does what an operator's script would:
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -25,7 +26,7 @@ from typing import Any
 from components.config import NodeGroupSpec, StackSpec
 from components.device_plugin import config_map_manifest, daemonset_manifest
 from components.namespaces import stack_namespaces
-from components.preflight import SCRIPT_PATH, preflight_command
+from components.preflight import preflight_arguments, preflight_script
 from components.priority_class import priority_class_manifest, verification_priority_class_manifest
 from components.runtime_class import runtime_class_manifest
 from components.verification import verification_jobs
@@ -33,6 +34,13 @@ from components.verification import verification_jobs
 # SSH sessions at once for the runbook's preflight: what `xargs -P` in a script would use.
 SSH_PARALLEL = 16
 WAIT = "1800s"
+
+
+def operator_preflight(group: NodeGroupSpec) -> tuple[str, bytes]:
+    """The remote command line and stdin an operator would type: the plain script into `bash -s`,
+    with the component's arguments (the component sends the same script compressed)."""
+    command = shlex.join(["bash", "-s", "--", *preflight_arguments(group.preflight, group.gpus_per_node)])
+    return command, preflight_script().encode()
 
 
 class Runbook:
@@ -92,8 +100,7 @@ class Runbook:
         if not group.preflight.enabled:
             return
         by_name = {node.name: node for node in group.nodes}
-        command = preflight_command(group.preflight, group.gpus_per_node)
-        script = SCRIPT_PATH.read_bytes()
+        command, script = operator_preflight(group)
 
         def check(name: str) -> None:
             node = by_name[name]

@@ -1,13 +1,18 @@
 """Preflight: run the check script on each machine over SSH before it is brought in.
 
 The script is kept as parts (`scripts/preflight/*.sh`, one per check plus what they share)
-and joined here into one text. It travels on the command's stdin (`bash -s`), so nothing is
-copied to the machine and the machine runs exactly the script in this repository.
+and joined here into one text. It travels on the command's stdin, gzipped and in base64
+(about 22 KB where the script is 50 KB): pulumi-command keeps stdin in each node's state
+twice, as input and as output, and Pulumi rewrites the whole state after every step. The
+command line decodes all of stdin, and gzip checks it, before `bash -s` runs the script, so
+the machine runs exactly the script in this repository or nothing; nothing is copied to it.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
+import gzip
 import hashlib
 import json
 import shlex
@@ -17,10 +22,16 @@ from typing import Any
 import pulumi
 from pulumi_command import remote
 
+from components.deflate import gzip_compress
 from components.specs import NodeGroupSpec, NodeSpec, PreflightSpec
 
 SCRIPT_DIR = Path(__file__).parent / "scripts" / "preflight"
 REQUIRE_DEFAULT_RUNTIME = "--require-default-runtime"
+# Run by bash on the machine, with the script's arguments as "$@". $(...) reads all of stdin,
+# and gzip checks its CRC, before anything runs: a cut or damaged stdin runs nothing (exit
+# status gzip's). printf puts back the one final newline that $(...) drops. The script is
+# fed to `bash -s` through a pipe, not given as an argument, which Linux caps at 128 KiB.
+DECODE_AND_RUN = 'script=$(base64 -d | gzip -dc) || exit; printf "%s\\n" "$script" | bash -s -- "$@"'
 
 
 def script_parts() -> list[Path]:
@@ -42,15 +53,33 @@ def script_digest() -> str:
     return hashlib.sha256(preflight_script().encode()).hexdigest()
 
 
-def preflight_command(spec: PreflightSpec, expect_gpus: int) -> str:
-    """The remote command line; the script itself arrives on stdin."""
-    args = ["bash", "-s", "--", "--runtime", spec.container_runtime, "--expect-gpus", str(expect_gpus)]
+@functools.cache
+def compact_script() -> str:
+    """What the command's stdin carries: the script, gzipped (the same bytes on every run and
+    every Python, see components/deflate.py), in base64 (stdin is a string)."""
+    script = preflight_script().encode()
+    packed = gzip_compress(script)
+    # Decoded by the standard gzip: the encoder is ours, so prove it round-trips before sending.
+    if gzip.decompress(packed) != script:
+        raise RuntimeError("the compressed preflight script does not decode to the script: a bug in components/deflate.py")
+    return base64.b64encode(packed).decode("ascii")
+
+
+def preflight_arguments(spec: PreflightSpec, expect_gpus: int) -> list[str]:
+    """The script's arguments (20-arguments.sh reads them)."""
+    args = ["--runtime", spec.container_runtime, "--expect-gpus", str(expect_gpus)]
     if spec.min_driver:
         args += ["--min-driver", spec.min_driver]
     if spec.require_default_runtime:
         # No RuntimeClass names the nvidia runtime: the machine passes only when it is the default.
         args.append(REQUIRE_DEFAULT_RUNTIME)
-    return shlex.join(args)
+    return args
+
+
+def preflight_command(spec: PreflightSpec, expect_gpus: int) -> str:
+    """The remote command line: it decodes the script from stdin (compact_script) and runs it with its arguments."""
+    # bash -c, so that the login shell (whatever it is) only splits words.
+    return shlex.join(["bash", "-c", DECODE_AND_RUN, "preflight", *preflight_arguments(spec, expect_gpus)])
 
 
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
@@ -112,7 +141,7 @@ def node_preflight(
         name,
         connection=connection(node, spec, private_key),
         create=preflight_command(spec, group.gpus_per_node),
-        stdin=preflight_script(),
+        stdin=compact_script(),
         triggers=triggers(spec, group.gpus_per_node),
         opts=opts,
     )

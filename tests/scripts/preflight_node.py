@@ -5,13 +5,16 @@ every check (containerd configured by an nvidia drop-in, 2 GPUs, kubelet 1.30),
 and the methods change one thing at a time. `run()` executes the script (its parts
 joined by components/preflight.py, as the component sends it) under real
 bash with PATH = the stub dir + a dir of symlinks to a handful of coreutils, so
-neither jq nor python can be found by the script.
+neither jq nor python can be found by the script. `run_command_line()` runs a
+remote command line as sshd would, with its stdin: the component's, which
+decodes the script itself, or the runbook's.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -31,6 +34,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BASH = shutil.which("bash") or "/bin/bash"
 # All the script (and the stubs) may use from the system; no jq, no python.
 SYSTEM_TOOLS = ("bash", "cat", "mktemp", "rm", "sleep", "timeout")
+# What the component's command line decodes stdin with; only run_command_line() adds them.
+DECODE_TOOLS = ("base64", "gzip")
 CHECK_NAMES = [
     "driver",
     "gpu-count",
@@ -50,13 +55,14 @@ NVIDIA_DROPIN = fakehost.CONTAINERD_NVIDIA_DROPIN
 KUBEADM_FLAGS = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
 
 
-def make_system_bin(directory: Path) -> Path:
-    """A bin dir of symlinks to SYSTEM_TOOLS only."""
+def make_system_bin(directory: Path, tools: tuple[str, ...] = SYSTEM_TOOLS) -> Path:
+    """A bin dir of symlinks to tools (SYSTEM_TOOLS) only."""
     directory.mkdir(parents=True, exist_ok=True)
-    for tool in SYSTEM_TOOLS:
+    for tool in tools:
         found = shutil.which(tool)
         assert found is not None, f"{tool} is needed to run the tests"
-        (directory / tool).symlink_to(found)
+        if not (directory / tool).exists():
+            (directory / tool).symlink_to(found)
     return directory
 
 
@@ -177,16 +183,41 @@ class FakeNode:
             ]
         if with_root:
             argv += ["--root", str(self.root)]
-        full_env = {"PATH": self.path_env(), "TMPDIR": str(self.base), **(env or {})}
         started = time.monotonic()
-        proc = subprocess.run(argv, capture_output=True, text=True, env=full_env, timeout=60, check=False)
-        seconds = time.monotonic() - started
-        return Result(proc.returncode, parse_one_object(proc.stdout, proc.stderr), proc.stdout, proc.stderr, seconds)
+        proc = self._spawn(argv, self.path_env(), env)
+        return self._result(proc, time.monotonic() - started)
 
     def preflight(
         self, *extra: str, runtime: str = "containerd", gpus: int = 2, env: dict[str, str] | None = None, uid: int | None = None
     ) -> Result:
         return self.run("--runtime", runtime, "--expect-gpus", str(gpus), *extra, env=env, uid=uid)
+
+    def run_command_line(self, command: str, stdin: str | bytes, env: dict[str, str] | None = None) -> Result:
+        """Runs command (with --root appended) as sshd runs a remote command, `bash -c`, with stdin;
+        base64 and gzip are on PATH too, for the command line's own use."""
+        started = time.monotonic()
+        proc = self.spawn_command_line(command, stdin, env)
+        return self._result(proc, time.monotonic() - started)
+
+    def spawn_command_line(
+        self, command: str, stdin: str | bytes, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        """run_command_line's process, for a test that expects no report."""
+        decode_bin = make_system_bin(self.base / "decode-bin", DECODE_TOOLS)
+        argv = [BASH, "-c", f"{command} --root {shlex.quote(str(self.root))}"]
+        return self._spawn(argv, f"{self.path_env()}:{decode_bin}", env, stdin)
+
+    def _spawn(
+        self, argv: list[str], path: str, env: dict[str, str] | None, stdin: str | bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        full_env = {"PATH": path, "TMPDIR": str(self.base), **(env or {})}
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        return subprocess.run(argv, input=data, capture_output=True, env=full_env, timeout=60, check=False)
+
+    @staticmethod
+    def _result(proc: subprocess.CompletedProcess[bytes], seconds: float) -> Result:
+        stdout, stderr = proc.stdout.decode(), proc.stderr.decode()
+        return Result(proc.returncode, parse_one_object(stdout, stderr), stdout, stderr, seconds)
 
 
 def parse_one_object(stdout: str, stderr: str = "") -> dict[str, Any]:

@@ -7,11 +7,15 @@ object the script prints (parsed with json: invalid output fails the test).
 from __future__ import annotations
 
 import shutil
-import subprocess
+from collections.abc import Callable
 
 import pytest
 
-from .preflight_node import BASH, CHECK_NAMES, SCRIPT, FakeNode, parse_one_object
+from bench.runbook import operator_preflight
+from components.preflight import compact_script, preflight_command
+from tests.specs import group_spec
+
+from .preflight_node import BASH, CHECK_NAMES, SCRIPT, FakeNode
 
 HEALTHY_EXIT = 0
 FAILED_EXIT = 1
@@ -58,21 +62,64 @@ def test_runs_with_neither_jq_nor_python_on_path(node: FakeNode) -> None:
     assert result.report["ok"] is True
 
 
-def test_script_sent_on_stdin_survives_commands_that_read_stdin(node: FakeNode) -> None:
-    # pulumi-command sends the script as stdin of `bash -s`: a tool reading stdin must not eat it.
+# -------------------------------------------- sent over SSH (the command line and its stdin)
+#
+# The component sends compact_script() to preflight_command(): the command line decodes it
+# and feeds it to `bash -s`. The runbook sends the plain script to `bash -s`, as an operator
+# would. Both run here as sshd runs them, `bash -c COMMAND` with the stdin pulumi-command
+# (or ssh) writes, against the node's root.
+
+
+def _component_form(min_driver: str | None = None) -> tuple[str, str]:
+    spec = group_spec(preflight={"minDriver": min_driver} if min_driver else {}).preflight
+    return preflight_command(spec, 2), compact_script()
+
+
+def _runbook_form() -> tuple[str, bytes]:
+    return operator_preflight(group_spec(gpusPerNode=2))
+
+
+@pytest.mark.parametrize("form", [_component_form, _runbook_form], ids=["component", "runbook"])
+def test_script_sent_on_stdin_survives_commands_that_read_stdin(
+    node: FakeNode, form: Callable[[], tuple[str, str | bytes]]
+) -> None:
+    # The script reaches `bash -s` on stdin in both forms: a tool reading stdin must not eat it.
     node.command("nvidia-ctk", 'cat >/dev/null; echo "NVIDIA Container Toolkit CLI version 1.17.8"')
-    proc = subprocess.run(
-        [BASH, "-s", "--", "--runtime", "containerd", "--expect-gpus", "2", "--root", str(node.root)],
-        input=SCRIPT,
-        capture_output=True,
-        text=True,
-        env={"PATH": node.path_env()},
-        timeout=60,
-        check=False,
-    )
-    report = parse_one_object(proc.stdout, proc.stderr)
-    assert proc.returncode == HEALTHY_EXIT, proc.stderr
-    assert [c["name"] for c in report["checks"]] == CHECK_NAMES
+    result = node.run_command_line(*form())
+    assert result.returncode == HEALTHY_EXIT, result.stderr
+    assert [c["name"] for c in result.report["checks"]] == CHECK_NAMES
+
+
+def test_component_command_line_passes_the_arguments_to_the_script(node: FakeNode) -> None:
+    result = node.run_command_line(*_component_form(min_driver="555.42"))
+    assert result.returncode == FAILED_EXIT, result.stderr
+    assert result.check("driver-version")["detail"] == "550.54.15 < 555.42: upgrade the NVIDIA driver"
+    assert result.report["hostname"] == "gpu-node-1" and len(result.report["gpus"]) == 2, result.report
+
+
+def test_component_command_line_gives_bash_exactly_the_script(node: FakeNode) -> None:
+    """Through the real base64 and gzip: what `bash -s` reads is the script, byte for byte."""
+    received = node.base / "received.sh"
+    # A bash first on PATH that keeps what `bash -s` would read; the command line's own bash -c runs as usual.
+    node.command("bash", f'[ "$1" = -s ] || exec {BASH} "$@"\ncat >{received}\necho "{{}}"')
+    result = node.run_command_line(*_component_form())
+    assert result.returncode == HEALTHY_EXIT, result.stderr
+    assert received.read_bytes() == SCRIPT.encode(), "bash -s did not get the script as it is in the repository"
+
+
+@pytest.mark.parametrize("damage", ["cut", "corrupt"])
+def test_component_command_line_runs_nothing_from_a_damaged_stdin(node: FakeNode, damage: str) -> None:
+    command, stdin = _component_form()
+    # Half the payload, or one base64 character changed in the middle (a flipped bit in the compressed data).
+    middle = len(stdin) // 2
+    damaged = stdin[:middle] if damage == "cut" else stdin[:middle] + ("A" if stdin[middle] != "A" else "B") + stdin[middle + 1 :]
+    marker = node.base / "ran"
+    node.command("nvidia-smi", f"touch {marker}")
+    proc = node.spawn_command_line(command, damaged)
+    stdout, stderr = proc.stdout.decode(), proc.stderr.decode()
+    assert proc.returncode != HEALTHY_EXIT and stdout == "", (proc.returncode, stdout)
+    assert "gzip: stdin:" in stderr, stderr
+    assert not marker.exists(), "part of the script ran"
 
 
 # ------------------------------------------------------------------ runtime

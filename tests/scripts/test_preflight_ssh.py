@@ -1,8 +1,9 @@
-"""preflight.sh over real SSH, sent exactly as the component sends it.
+"""The preflight script over real SSH, sent exactly as the component sends it.
 
-pulumi-command's remote.Command runs `bash -s -- --runtime containerd --expect-gpus 2`
-with the script's text as stdin; here the OpenSSH client does the same against a real
-sshd (tests/sshd.py) whose host key is pinned, in front of a fake 2-GPU machine.
+pulumi-command's remote.Command runs preflight_command() (which decodes the script from its
+stdin and runs it with `--runtime containerd --expect-gpus 2`) with compact_script() as
+stdin; here the OpenSSH client does the same against a real sshd (tests/sshd.py) whose host
+key is pinned, in front of a fake 2-GPU machine.
 """
 
 from __future__ import annotations
@@ -14,9 +15,13 @@ from pathlib import Path
 import pytest
 from sshd import MachineSpec, SshServer, fakehost, require_sshd, run_ssh, running_sshd, throwaway_user
 
-from .preflight_node import CHECK_NAMES, SCRIPT, parse_one_object
+from components.preflight import compact_script, preflight_command
+from tests.specs import group_spec
 
-REMOTE_COMMAND = "bash -s -- --runtime containerd --expect-gpus 2"
+from .preflight_node import CHECK_NAMES, parse_one_object
+
+REMOTE_COMMAND = preflight_command(group_spec().preflight, 2)
+STDIN = compact_script()
 HOSTNAME = "gpu-ssh-test"
 
 
@@ -34,7 +39,7 @@ def pinned(server: SshServer, tmp_path: Path) -> Path:
 
 
 def test_healthy_machine_passes_over_ssh(server: SshServer, pinned: Path) -> None:
-    proc = run_ssh(server, pinned, REMOTE_COMMAND, stdin=SCRIPT)
+    proc = run_ssh(server, pinned, REMOTE_COMMAND, stdin=STDIN)
     report = parse_one_object(proc.stdout, proc.stderr)
     assert proc.returncode == 0, proc.stderr
     assert report["ok"] is True, report["checks"]
@@ -46,7 +51,7 @@ def test_healthy_machine_passes_over_ssh(server: SshServer, pinned: Path) -> Non
 def test_broken_driver_fails_over_ssh_without_restarting_sshd(server: SshServer, pinned: Path) -> None:
     server.set_mode("driver")
     try:
-        proc = run_ssh(server, pinned, REMOTE_COMMAND, stdin=SCRIPT)
+        proc = run_ssh(server, pinned, REMOTE_COMMAND, stdin=STDIN)
     finally:
         server.set_mode("healthy")
     report = parse_one_object(proc.stdout, proc.stderr)
@@ -109,7 +114,7 @@ def private_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[S
 
 def test_root_passes_on_a_machine_with_private_files(private_server: tuple[SshServer, str], tmp_path: Path) -> None:
     server, _user = private_server
-    proc = run_ssh(server, server.known_hosts(tmp_path / "known_hosts"), REMOTE_COMMAND, stdin=SCRIPT)
+    proc = run_ssh(server, server.known_hosts(tmp_path / "known_hosts"), REMOTE_COMMAND, stdin=STDIN)
     report = parse_one_object(proc.stdout, proc.stderr)
     assert proc.returncode == 0, report["checks"]
     assert report["ok"] is True
@@ -118,7 +123,7 @@ def test_root_passes_on_a_machine_with_private_files(private_server: tuple[SshSe
 def test_non_root_user_is_told_what_it_cannot_read(private_server: tuple[SshServer, str], tmp_path: Path) -> None:
     server, user = private_server
     as_user = dataclasses.replace(server, user=user)
-    proc = run_ssh(as_user, server.known_hosts(tmp_path / "known_hosts"), REMOTE_COMMAND, stdin=SCRIPT)
+    proc = run_ssh(as_user, server.known_hosts(tmp_path / "known_hosts"), REMOTE_COMMAND, stdin=STDIN)
     report = parse_one_object(proc.stdout, proc.stderr)
     checks = {c["name"]: c for c in report["checks"]}
     assert proc.returncode == 1, proc.stderr
