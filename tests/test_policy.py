@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOptions, StackValidationArgs
 
 from policy.gpu_nodes_policy import DAEMONSET, tolerates, validate
@@ -44,28 +45,30 @@ def test_the_programs_own_stack_passes():
     assert violations(stack(raw)) == []
 
 
-def test_a_plugin_that_misses_a_group_taint_is_a_violation():
+def drop_plugin_toleration(resources: list[PolicyResource], key: str) -> PolicyResource:
+    """The group's plugin, edited to no longer tolerate taints with this key."""
+    plugin = next(r for r in resources if r.resource_type == DAEMONSET)
+    props = copy.deepcopy(dict(plugin.props))
+    pod = props["spec"]["template"]["spec"]
+    pod["tolerations"] = [t for t in pod["tolerations"] if t["key"] != key]
+    plugin.props = props
+    return plugin
+
+
+@pytest.mark.parametrize(
+    "key, taint",
+    [
+        ("example.com/dedicated", "example.com/dedicated=ml:NoExecute"),
+        ("gpu-nodes.dev/unverified", "gpu-nodes.dev/unverified=true:NoSchedule"),
+    ],
+    ids=["a group taint", "the readiness gate"],
+)
+def test_a_plugin_that_misses_a_taint_its_nodes_carry_is_a_violation(key, taint):
     resources = stack(group("a100", taints=["nvidia.com/gpu=present:NoSchedule", "example.com/dedicated=ml:NoExecute"]))
-    plugin = next(r for r in resources if r.resource_type == DAEMONSET)
-    props = copy.deepcopy(dict(plugin.props))
-    pod = props["spec"]["template"]["spec"]
-    pod["tolerations"] = [t for t in pod["tolerations"] if t["key"] != "example.com/dedicated"]
-    plugin.props = props
+    plugin = drop_plugin_toleration(resources, key)
     found = violations(resources)
     assert [urn for _, urn in found] == [plugin.urn], found
-    assert "example.com/dedicated=ml:NoExecute" in found[0][0], found
-
-
-def test_a_plugin_that_does_not_tolerate_the_readiness_gate_is_a_violation():
-    resources = stack(group("a100"))
-    plugin = next(r for r in resources if r.resource_type == DAEMONSET)
-    props = copy.deepcopy(dict(plugin.props))
-    pod = props["spec"]["template"]["spec"]
-    pod["tolerations"] = [t for t in pod["tolerations"] if t["key"] != "gpu-nodes.dev/unverified"]
-    plugin.props = props
-    found = violations(resources)
-    assert [urn for _, urn in found] == [plugin.urn], found
-    assert "gpu-nodes.dev/unverified=true:NoSchedule" in found[0][0], found
+    assert taint in found[0][0], found
 
 
 def test_toleration_matching_follows_kubernetes():
