@@ -59,7 +59,7 @@ def role(comm: str, cmdline: str) -> str | None:
     if "pulumi-language-python-exec" in cmdline:
         return "program"
     # pulumi-resource-kubernetes and -command (comm is cut at 15 characters); the program's
-    # dynamic providers (taints, GPU capacity, verification results) run `python -m pulumi.dynamic`.
+    # dynamic providers (taints and gate, readiness checks) run `python -m pulumi.dynamic`.
     if comm.startswith("pulumi-resource") or "-m pulumi.dynamic" in cmdline:
         return "providers"
     return None
