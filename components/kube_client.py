@@ -10,8 +10,9 @@ import pulumi
 
 if TYPE_CHECKING:
     import pulumi_kubernetes as k8s
-    from components.cluster_view import ClusterView
     from kubernetes.client import ApiClient
+
+    from components.cluster_view import ClusterView
 
 
 @dataclass(frozen=True)
