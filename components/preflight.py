@@ -1,18 +1,29 @@
 """Preflight: run the check script on each machine over SSH before it is brought in.
 
 The script is kept as parts (`scripts/preflight/*.sh`, one per check plus what they share)
-and joined here into one text. It travels on the command's stdin, gzipped and in base64
-(about 22 KB where the script is 50 KB): pulumi-command keeps stdin in each node's state
-twice, as input and as output, and Pulumi rewrites the whole state after every step. The
-command line decodes all of stdin, and gzip checks it, before `bash -s` runs the script, so
-the machine runs exactly the script in this repository or nothing; nothing is copied to it.
+and joined into one text, in name order. Per node, two resources:
+
+- `<group>-<node>-preflight-script`, a `remote.CopyToRemote`, copies the parts directory over
+  SFTP to `/var/lib/gpu-nodes/preflight/<first 12 hex of the script's sha256>/preflight/`.
+  Its source is a `FileArchive`, which Pulumi keeps in the state as a hash and a path, not
+  as the content: the script is in no node's state (it was 44 KB of each, as stdin).
+- `<group>-<node>-preflight`, a `remote.Command` that depends on the copy. Its command line
+  joins the parts as `cat DIR/*.sh` does (byte order), checks the sha256 of that text against
+  the script's digest (the first trigger) and refuses, naming the path and both digests,
+  when they differ: the machine runs exactly the script in this repository or nothing. Then
+  it feeds the text to `bash -s` with the arguments.
+
+The copied directory goes with the last command that uses it. Each successful run takes a
+hold on it (a file in `holds/`), `delete` gives one back and removes the directory once no
+hold is left, so that replacing the command alone (`--target-replace`, whose new command
+runs before the old one is deleted) keeps the copy the new one needs, and `pulumi destroy`
+leaves nothing on the machine. An update (new connection, say) runs the script again on the
+same hold.
 """
 
 from __future__ import annotations
 
-import base64
 import functools
-import gzip
 import hashlib
 import json
 import shlex
@@ -22,16 +33,16 @@ from typing import Any
 import pulumi
 from pulumi_command import remote
 
-from components.deflate import gzip_compress
 from components.specs import NodeGroupSpec, NodeSpec, PreflightSpec
 
+PROJECT_DIR = Path(__file__).resolve().parent.parent
 SCRIPT_DIR = Path(__file__).parent / "scripts" / "preflight"
 REQUIRE_DEFAULT_RUNTIME = "--require-default-runtime"
-# Run by bash on the machine, with the script's arguments as "$@". $(...) reads all of stdin,
-# and gzip checks its CRC, before anything runs: a cut or damaged stdin runs nothing (exit
-# status gzip's). printf puts back the one final newline that $(...) drops. The script is
-# fed to `bash -s` through a pipe, not given as an argument, which Linux caps at 128 KiB.
-DECODE_AND_RUN = 'script=$(base64 -d | gzip -dc) || exit; printf "%s\\n" "$script" | bash -s -- "$@"'
+# Root-owned, on every machine: one directory per script digest, so a new script never mixes with an old one.
+REMOTE_ROOT = "/var/lib/gpu-nodes/preflight"
+# What the command line exits with when the copy is missing or is not the script: neither the
+# script's 1 (a check failed) nor its 2 (usage).
+REFUSED_EXIT = 3
 
 
 def script_parts() -> list[Path]:
@@ -53,18 +64,6 @@ def script_digest() -> str:
     return hashlib.sha256(preflight_script().encode()).hexdigest()
 
 
-@functools.cache
-def compact_script() -> str:
-    """What the command's stdin carries: the script, gzipped (the same bytes on every run and
-    every Python, see components/deflate.py), in base64 (stdin is a string)."""
-    script = preflight_script().encode()
-    packed = gzip_compress(script)
-    # Decoded by the standard gzip: the encoder is ours, so prove it round-trips before sending.
-    if gzip.decompress(packed) != script:
-        raise RuntimeError("the compressed preflight script does not decode to the script: a bug in components/deflate.py")
-    return base64.b64encode(packed).decode("ascii")
-
-
 def preflight_arguments(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     """The script's arguments (20-arguments.sh reads them)."""
     args = ["--runtime", spec.container_runtime, "--expect-gpus", str(expect_gpus)]
@@ -76,10 +75,62 @@ def preflight_arguments(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     return args
 
 
-def preflight_command(spec: PreflightSpec, expect_gpus: int) -> str:
-    """The remote command line: it decodes the script from stdin (compact_script) and runs it with its arguments."""
-    # bash -c, so that the login shell (whatever it is) only splits words.
-    return shlex.join(["bash", "-c", DECODE_AND_RUN, "preflight", *preflight_arguments(spec, expect_gpus)])
+def remote_dir(root: str = REMOTE_ROOT) -> str:
+    """Where the copy goes on the machine; the parts land in its `preflight/` (SFTP copies a
+    directory into the remote path under its own name). root: only tests change it."""
+    return f"{root}/{script_digest()[:12]}"
+
+
+# The bash bodies of the remote command lines, run as `bash -c BODY preflight ARGS...` (so that
+# the login shell, whatever it is, only splits words) with d, want and root set in front.
+# The parts are read once into $script, which is checked and then run: what runs is what was
+# checked. $(...) drops the final newline, printf puts it back (each part ends with one). The
+# glob sorts bytewise under LC_ALL=C, as preflight_script() sorts. The script reaches `bash -s`
+# through a pipe, not as an argument, which Linux caps at 128 KiB.
+_CHECK = (
+    'script=$(LC_ALL=C; cat -- "$d"/preflight/*.sh) || { echo "preflight: no script to read at $d/preflight:'
+    f' replace the -preflight-script copy of this node too" >&2; exit {REFUSED_EXIT}; }}; '
+    f'got=$(printf "%s\\n" "$script" | sha256sum) || exit {REFUSED_EXIT}; got=${{got%% *}}; '
+    'if [ "$got" != "$want" ]; then echo "preflight: refusing to run $d/preflight/*.sh: its sha256 is $got,'
+    f' expected $want" >&2; exit {REFUSED_EXIT}; fi; '
+)
+_RUN = 'printf "%s\\n" "$script" | bash -s -- "$@"'
+_HOLD = 'mkdir -p -- "$d/holds" && mktemp -- "$d/holds/XXXXXX" >/dev/null'
+# create: a hold is taken once the run succeeded (pulumi keeps no failed create in the state).
+_CREATE = _CHECK + _RUN + " || exit; " + _HOLD
+# update: the same resource, which stays in the state whatever the run gives, and holds the
+# copy once: a hold is taken first, only when there is none (a stack deployed with the stdin
+# form has none).
+_UPDATE = (
+    'held=; for h in "$d"/holds/*; do [ -e "$h" ] && held=1; break; done; '
+    '[ -n "$held" ] || { ' + _HOLD + " || exit; }; " + _CHECK + _RUN
+)
+# delete: one hold given back; with none left the copy goes, then its parents if empty. Never fails.
+_DELETE = (
+    'for h in "$d"/holds/*; do rm -f -- "$h"; break; done; rmdir -- "$d/holds" 2>/dev/null; '
+    '[ -e "$d/holds" ] || rm -rf -- "$d"; rmdir -- "$root" "${root%/*}" 2>/dev/null; exit 0'
+)
+
+
+def _command_line(body: str, args: list[str], root: str) -> str:
+    preamble = f"d={shlex.quote(remote_dir(root))} want={script_digest()} root={shlex.quote(root)}; "
+    return shlex.join(["bash", "-c", preamble + body, "preflight", *args])
+
+
+def preflight_command(spec: PreflightSpec, expect_gpus: int, root: str = REMOTE_ROOT) -> str:
+    """The remote command line run on create: it checks the copied script against its digest,
+    runs it with its arguments, and takes a hold on the copy when the run succeeded."""
+    return _command_line(_CREATE, preflight_arguments(spec, expect_gpus), root)
+
+
+def update_command(spec: PreflightSpec, expect_gpus: int, root: str = REMOTE_ROOT) -> str:
+    """Run on update (a new connection, say): the same check and run, on the resource's one hold."""
+    return _command_line(_UPDATE, preflight_arguments(spec, expect_gpus), root)
+
+
+def delete_command(root: str = REMOTE_ROOT) -> str:
+    """Run on delete: gives the hold back, and removes the copy when no command holds it."""
+    return _command_line(_DELETE, [], root)
 
 
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
@@ -128,6 +179,12 @@ def parse_report(stdout: str) -> dict[str, Any]:
     }
 
 
+def script_source() -> pulumi.FileArchive:
+    """The parts directory, as a path relative to the project (where Pulumi runs the program and
+    its providers): the state then holds the same path from any checkout, and a hash."""
+    return pulumi.FileArchive(SCRIPT_DIR.resolve().relative_to(PROJECT_DIR).as_posix())
+
+
 def node_preflight(
     name: str,
     group: NodeGroupSpec,
@@ -135,13 +192,30 @@ def node_preflight(
     private_key: pulumi.Input[str],
     opts: pulumi.ResourceOptions,
 ) -> remote.Command:
-    """One remote command per node; it fails (exit 1) when a required check fails."""
+    """One copy of the script and one remote command per node; the command fails (exit 1) when a
+    required check fails, and refuses (exit 3) a copy that is missing or is not the script."""
     spec = group.preflight
+    conn = connection(node, spec, private_key)
+    rerun = triggers(spec, group.gpus_per_node)
+    # The copy shares the command's triggers: a re-check copies the script again first, so that a
+    # machine reinstalled since (its /var/lib/gpu-nodes gone) is checked rather than refused.
+    copy = remote.CopyToRemote(
+        f"{name}-script",
+        connection=conn,
+        source=script_source(),
+        remote_path=remote_dir(),
+        triggers=rerun,
+        opts=opts,
+    )
     return remote.Command(
         name,
-        connection=connection(node, spec, private_key),
+        connection=conn,
         create=preflight_command(spec, group.gpus_per_node),
-        stdin=compact_script(),
-        triggers=triggers(spec, group.gpus_per_node),
-        opts=opts,
+        update=update_command(spec, group.gpus_per_node),
+        delete=delete_command(),
+        # Else update and delete ask sshd to set PULUMI_COMMAND_STDOUT (the report) and warn when,
+        # as by default, sshd does not AcceptEnv it; nothing here reads it.
+        add_previous_output_in_env=False,
+        triggers=rerun,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[copy])),
     )

@@ -113,6 +113,11 @@ def _plain(value: Any) -> Any:
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
+    # Assets and archives as Pulumi keeps them in the state: what they are and their path, not their content.
+    if isinstance(value, (pulumi.FileArchive, pulumi.FileAsset)):
+        return {type(value).__name__: value.path}
+    if isinstance(value, pulumi.StringAsset):
+        return {"StringAsset": value.text}
     return json.loads(json.dumps(value, default=str))
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import getpass
 import importlib.util
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -29,7 +30,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import ModuleType
 from typing import Any
 
@@ -74,6 +75,13 @@ class SshServer:
 
     def ssh_command(self, known_hosts: Path, remote_command: str) -> list[str]:
         """An ssh client command line that refuses any host key but the pinned one."""
+        return ["ssh", *self._client_options(known_hosts, "-p"), f"{self.user}@{self.host}", remote_command]
+
+    def sftp_command(self, known_hosts: Path, batch: Path) -> list[str]:
+        """An sftp client running the commands in batch, with the same pinned key."""
+        return ["sftp", *self._client_options(known_hosts, "-P"), "-b", str(batch), f"{self.user}@{self.host}"]
+
+    def _client_options(self, known_hosts: Path, port_flag: str) -> list[str]:
         options = {
             "StrictHostKeyChecking": "yes",
             "UserKnownHostsFile": str(known_hosts),
@@ -83,10 +91,10 @@ class SshServer:
             "ConnectTimeout": "10",
             "LogLevel": "ERROR",
         }
-        args = ["ssh", "-F", "/dev/null", "-p", str(self.port), "-i", str(self.client_key_file)]
+        args = ["-F", "/dev/null", port_flag, str(self.port), "-i", str(self.client_key_file)]
         for key, value in options.items():
             args += ["-o", f"{key}={value}"]
-        return [*args, f"{self.user}@{self.host}", remote_command]
+        return args
 
     def set_mode(self, mode: str) -> None:
         """healthy, or driver: nvidia-smi then fails as with a lost driver."""
@@ -197,8 +205,25 @@ def run_ssh(
     )
 
 
+def copy_to_remote(
+    server: SshServer, known_hosts: Path, local_dir: Path, remote_path: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """Copies local_dir over SFTP into remote_path/<its name>, making the parents, as
+    pulumi-command's remote.CopyToRemote copies a directory FileArchive."""
+    target = PurePosixPath(remote_path) / local_dir.name
+    parents = [target, *target.parents][::-1][1:]  # /var, /var/lib, ..., target
+    batch = [f"-mkdir {parent}" for parent in parents]
+    batch += [f"put {shlex.quote(str(path))} {target / path.name}" for path in sorted(local_dir.iterdir()) if path.is_file()]
+    batch_file = known_hosts.with_name(f"{known_hosts.name}.sftp")
+    batch_file.write_text("\n".join(batch) + "\n")
+    return subprocess.run(
+        server.sftp_command(known_hosts, batch_file), capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
 __all__: Sequence[str] = (
     "MachineSpec",
+    "copy_to_remote",
     "SshServer",
     "require_sshd",
     "run_ssh",

@@ -41,7 +41,7 @@ def test_children_are_named_after_the_group_and_parented_to_it():
     component = run.named("a100")
     assert component.type == TYPE, component.urn
     children = [r for r in run.resources if r.parent == component.urn]
-    parts = ("preflight", "taints", "labels", "readiness")
+    parts = ("preflight", "preflight-script", "taints", "labels", "readiness")
     per_node = [f"a100-a100-node-{i}-{part}" for i in (1, 2) for part in parts]
     jobs = ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-2-1gpu"]
     group_wide = ["a100-device-plugin", "a100-priority-class", "a100-verification-priority-class"]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import gzip
 import hashlib
 import json
 import re
@@ -11,14 +9,14 @@ import subprocess
 
 import pytest
 
-from components import preflight
 from components.config import parse_stack
-from components.preflight import parse_report, preflight_command, preflight_script, script_parts, triggers
+from components.preflight import SCRIPT_DIR, parse_report, preflight_command, preflight_script, script_parts, triggers
 from tests.factories import HOST_KEY, group
-from tests.pulumi_mocks import HEALTHY_REPORT, run_component
+from tests.pulumi_mocks import HEALTHY_REPORT, ROOT, run_component
 from tests.specs import group_spec
 
 COMMAND = "command:remote:Command"
+COPY = "command:remote:CopyToRemote"
 
 
 def commands(raw: dict) -> dict:
@@ -68,29 +66,95 @@ def test_without_ssh_timeout_the_connection_is_as_before():
     assert (sent["perDialTimeout"], sent["proxy"]["perDialTimeout"]) == (15, 15), sent
 
 
-def test_stdin_decodes_to_the_script():
-    command = commands(group("a100"))["a100-a100-node-1-preflight"]
-    stdin = command.inputs["stdin"]
-    assert gzip.decompress(base64.b64decode(stdin, validate=True)) == preflight_script().encode(), command.urn
+def copies(raw: dict) -> dict:
+    run = run_component(raw)
+    return {c.name: c for c in run.of_type(COPY)}
 
 
-def test_the_command_line_decodes_stdin_and_passes_the_arguments():
+def test_one_script_copy_per_node_parented_to_the_component():
+    run = run_component(group("a100"))
+    component = run.named("a100")
+    found = {c.name: c for c in run.of_type(COPY)}
+    assert sorted(found) == ["a100-a100-node-1-preflight-script", "a100-a100-node-2-preflight-script"], sorted(found)
+    for copy in found.values():
+        assert copy.parent == component.urn, f"{copy.urn}: parent {copy.parent}"
+
+
+def test_the_copy_uses_the_commands_connection_bastion_and_host_key():
+    proxy = {"host": "bastion.internal", "port": 2200, "user": "jump", "hostKey": HOST_KEY}
+    raw = group("a100", preflight={"proxy": proxy})
+    command = commands(raw)["a100-a100-node-1-preflight"]
+    copy = copies(raw)["a100-a100-node-1-preflight-script"]
+    assert copy.inputs["connection"] == command.inputs["connection"], copy.urn
+    assert copy.inputs["connection"]["proxy"]["host"] == "bastion.internal", copy.urn
+    assert "connection" in copy.secret_inputs, f"{copy.urn}: the SSH key would be stored in plain text"
+
+
+def test_the_copy_sends_the_parts_directory_by_relative_path():
+    """A FileArchive is kept in the state as a hash and this path: relative, the same from any checkout."""
+    copy = copies(group("a100"))["a100-a100-node-1-preflight-script"]
+    assert copy.inputs["source"] == {"FileArchive": "components/scripts/preflight"}, copy.urn
+    assert (ROOT / copy.inputs["source"]["FileArchive"]).resolve() == SCRIPT_DIR.resolve(), copy.urn
+
+
+def test_the_copy_goes_to_a_directory_named_by_the_script_digest():
+    copy = copies(group("a100"))["a100-a100-node-1-preflight-script"]
+    digest = hashlib.sha256(preflight_script().encode()).hexdigest()
+    assert copy.inputs["remotePath"] == f"/var/lib/gpu-nodes/preflight/{digest[:12]}", copy.urn
+
+
+def test_the_copy_is_made_again_when_the_command_runs_again():
+    """Same triggers: a re-check copies the script first (a reinstalled machine has lost it)."""
+    raw = group("a100", preflight={"recheck": "2026-11-30"})
+    copy = copies(raw)["a100-a100-node-1-preflight-script"]
+    command = commands(raw)["a100-a100-node-1-preflight"]
+    assert copy.inputs["triggers"] == command.inputs["triggers"], copy.urn
+
+
+def test_each_command_depends_on_its_own_copy():
+    run = run_component(group("a100"))
+    urns = {r.urn: r.name for r in run.resources}
+    for node in ("a100-node-1", "a100-node-2"):
+        command = run.named(f"a100-{node}-preflight")
+        needs = {urns[d] for d in command.dependencies}
+        assert f"a100-{node}-preflight-script" in needs, f"{command.urn}: depends on {sorted(needs)}"
+
+
+def test_the_command_sends_nothing_on_stdin():
+    for command in commands(group("a100")).values():
+        assert "stdin" not in command.inputs, f"{command.urn}: stdin is kept twice in the state"
+
+
+def test_the_command_line_checks_the_digest_of_the_copy_then_runs_it_with_the_arguments():
     # Pinned: a new command line is a changed input, and re-runs preflight on every node.
     command = commands(group("a100"))["a100-a100-node-1-preflight"]
-    expected = (
-        """bash -c 'script=$(base64 -d | gzip -dc) || exit; printf "%s\\n" "$script" | bash -s -- "$@"'"""
-        " preflight --runtime containerd --expect-gpus 4"
-    )
-    assert command.inputs["create"] == expected, command.urn
+    digest = hashlib.sha256(preflight_script().encode()).hexdigest()
+    create = command.inputs["create"]
+    assert create.startswith(f"bash -c 'd=/var/lib/gpu-nodes/preflight/{digest[:12]} want={digest} "), command.urn
+    assert create.endswith("' preflight --runtime containerd --expect-gpus 4"), command.urn
+    body = create.split("' preflight ")[0]
+    checked, ran = body.index("| sha256sum"), body.index("| bash -s --")
+    assert checked < ran, f"{command.urn}: the script runs before its digest is checked"
 
 
-def test_stored_stdin_stays_under_its_measured_size():
-    """pulumi-command keeps stdin twice in every node's state, as input and as output (issue 10).
-    Measured: 21,808 bytes for the 50,200-byte script, which went as it is before. The bound
-    leaves the script some 10% to grow; past it, weigh the state per node before raising it."""
-    for command in commands(group("a100")).values():
-        size = len(command.inputs["stdin"].encode())
-        assert size <= 24_000, f"{command.urn}: stdin is {size} bytes, stored twice in every node's state"
+def test_update_and_delete_name_the_same_copy():
+    command = commands(group("a100"))["a100-a100-node-1-preflight"]
+    digest = hashlib.sha256(preflight_script().encode()).hexdigest()
+    for field in ("update", "delete"):
+        line = command.inputs[field]
+        assert line.startswith(f"bash -c 'd=/var/lib/gpu-nodes/preflight/{digest[:12]} "), f"{command.urn}: {field}"
+    assert 'rm -rf -- "$d"' in command.inputs["delete"], command.urn
+
+
+@pytest.mark.parametrize("typ", [COMMAND, COPY])
+def test_no_script_text_in_the_registered_inputs(typ):
+    """Issue 10: the script was 44 KB of every node's state. What is registered is what is stored."""
+    lines = {line.strip() for line in preflight_script().splitlines() if len(line.strip()) > 12}
+    for resource in run_component(group("a100")).of_type(typ):
+        stored = json.dumps(resource.inputs)
+        assert len(stored.encode()) < 3_000, f"{resource.urn}: {len(stored.encode())} bytes of inputs"
+        leaked = sorted(line for line in lines if json.dumps(line)[1:-1] in stored)
+        assert leaked == [], f"{resource.urn}: holds script lines {leaked[:3]}"
 
 
 def test_the_script_is_its_parts_joined_in_name_order():
@@ -103,7 +167,7 @@ def test_the_script_is_its_parts_joined_in_name_order():
     cat = subprocess.run(["cat", *map(str, parts)], capture_output=True, text=True, check=True).stdout
     assert script == "".join(texts) == cat
     assert script.startswith("#!/usr/bin/env bash\n"), script[:40]
-    # Sent as `bash -s`: the script must stop before bash reads past it (see 90-main.sh).
+    # Run as `bash -s`: the script must stop before bash reads past it (see 90-main.sh).
     assert script.endswith('main "$@" </dev/null\nexit\n'), script[-60:]
     syntax = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True, check=False)
     assert syntax.returncode == 0, syntax.stderr
@@ -169,13 +233,3 @@ def test_turning_the_runtime_class_off_reruns_preflight():
     on = parse_stack([group("a100")]).node_groups[0].preflight
     off = parse_stack([group("a100")], False, "").node_groups[0].preflight
     assert triggers(on, 4) != triggers(off, 4), triggers(on, 4)
-
-
-def test_a_compressed_script_that_does_not_decode_to_the_script_is_never_sent(monkeypatch):
-    monkeypatch.setattr(preflight, "gzip_compress", lambda data: gzip.compress(data + b"# not the script\n"))
-    preflight.compact_script.cache_clear()
-    try:
-        with pytest.raises(RuntimeError, match="does not decode to the script"):
-            preflight.compact_script()
-    finally:
-        preflight.compact_script.cache_clear()

@@ -6,8 +6,9 @@ and the methods change one thing at a time. `run()` executes the script (its par
 joined by components/preflight.py, as the component sends it) under real
 bash with PATH = the stub dir + a dir of symlinks to a handful of coreutils, so
 neither jq nor python can be found by the script. `run_command_line()` runs a
-remote command line as sshd would, with its stdin: the component's, which
-decodes the script itself, or the runbook's.
+remote command line as sshd would: the component's, which reads the script from
+its copy (`copy_script()` puts one under the node, as CopyToRemote does on a
+machine), or the runbook's, which sends it on stdin.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 from sshd import fakehost
 
-from components.preflight import preflight_script
+from components.preflight import SCRIPT_DIR, preflight_script, remote_dir
 
 # The script as every machine gets it: components/scripts/preflight/*.sh, joined.
 SCRIPT = preflight_script()
@@ -34,8 +35,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BASH = shutil.which("bash") or "/bin/bash"
 # All the script (and the stubs) may use from the system; no jq, no python.
 SYSTEM_TOOLS = ("bash", "cat", "mktemp", "rm", "sleep", "timeout")
-# What the component's command line decodes stdin with; only run_command_line() adds them.
-DECODE_TOOLS = ("base64", "gzip")
+# What the component's command lines use besides SYSTEM_TOOLS; only run_command_line() adds them.
+COMMAND_LINE_TOOLS = ("sha256sum", "mkdir", "rmdir")
 CHECK_NAMES = [
     "driver",
     "gpu-count",
@@ -192,20 +193,31 @@ class FakeNode:
     ) -> Result:
         return self.run("--runtime", runtime, "--expect-gpus", str(gpus), *extra, env=env, uid=uid)
 
-    def run_command_line(self, command: str, stdin: str | bytes, env: dict[str, str] | None = None) -> Result:
+    @property
+    def remote_root(self) -> str:
+        """Stands for the machine's /var/lib/gpu-nodes/preflight (the command lines take it as root)."""
+        return str(self.base / "machine/var/lib/gpu-nodes/preflight")
+
+    def copy_script(self) -> Path:
+        """What the node's -preflight-script resource does: the parts directory, copied under remote_dir()."""
+        target = Path(remote_dir(self.remote_root)) / SCRIPT_DIR.name
+        shutil.copytree(SCRIPT_DIR, target)
+        return target
+
+    def run_command_line(self, command: str, stdin: str | bytes = b"", env: dict[str, str] | None = None) -> Result:
         """Runs command (with --root appended) as sshd runs a remote command, `bash -c`, with stdin;
-        base64 and gzip are on PATH too, for the command line's own use."""
+        COMMAND_LINE_TOOLS are on PATH too, for the command line's own use."""
         started = time.monotonic()
         proc = self.spawn_command_line(command, stdin, env)
         return self._result(proc, time.monotonic() - started)
 
     def spawn_command_line(
-        self, command: str, stdin: str | bytes, env: dict[str, str] | None = None
+        self, command: str, stdin: str | bytes = b"", env: dict[str, str] | None = None, with_root: bool = True
     ) -> subprocess.CompletedProcess[bytes]:
-        """run_command_line's process, for a test that expects no report."""
-        decode_bin = make_system_bin(self.base / "decode-bin", DECODE_TOOLS)
-        argv = [BASH, "-c", f"{command} --root {shlex.quote(str(self.root))}"]
-        return self._spawn(argv, f"{self.path_env()}:{decode_bin}", env, stdin)
+        """run_command_line's process, for a test that expects no report (a delete, a refusal)."""
+        tools = make_system_bin(self.base / "command-line-bin", COMMAND_LINE_TOOLS)
+        argv = [BASH, "-c", f"{command} --root {shlex.quote(str(self.root))}" if with_root else command]
+        return self._spawn(argv, f"{self.path_env()}:{tools}", env, stdin)
 
     def _spawn(
         self, argv: list[str], path: str, env: dict[str, str] | None, stdin: str | bytes | None = None

@@ -6,13 +6,15 @@ object the script prints (parsed with json: invalid output fails the test).
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from bench.runbook import operator_preflight
-from components.preflight import compact_script, preflight_command
+from components.preflight import REFUSED_EXIT, delete_command, preflight_command, remote_dir, update_command
 from tests.specs import group_spec
 
 from .preflight_node import BASH, CHECK_NAMES, SCRIPT, FakeNode
@@ -62,64 +64,146 @@ def test_runs_with_neither_jq_nor_python_on_path(node: FakeNode) -> None:
     assert result.report["ok"] is True
 
 
-# -------------------------------------------- sent over SSH (the command line and its stdin)
+# ----------------------------- run over SSH (the component's command lines, the runbook's)
 #
-# The component sends compact_script() to preflight_command(): the command line decodes it
-# and feeds it to `bash -s`. The runbook sends the plain script to `bash -s`, as an operator
-# would. Both run here as sshd runs them, `bash -c COMMAND` with the stdin pulumi-command
-# (or ssh) writes, against the node's root.
+# The component copies the parts directory to the machine (CopyToRemote, here
+# node.copy_script()) and runs preflight_command(): it joins the copy, checks it against the
+# script's digest and feeds it to `bash -s`. The runbook sends the plain script to `bash -s`
+# on stdin, as an operator would. Both run here as sshd runs them, `bash -c COMMAND`.
 
 
-def _component_form(min_driver: str | None = None) -> tuple[str, str]:
+def _component_form(node: FakeNode, min_driver: str | None = None) -> tuple[str, bytes]:
     spec = group_spec(preflight={"minDriver": min_driver} if min_driver else {}).preflight
-    return preflight_command(spec, 2), compact_script()
+    return preflight_command(spec, 2, root=node.remote_root), b""
 
 
-def _runbook_form() -> tuple[str, bytes]:
+def _runbook_form(_node: FakeNode) -> tuple[str, bytes]:
     return operator_preflight(group_spec(gpusPerNode=2))
 
 
+def _holds(node: FakeNode) -> list[str]:
+    holds = Path(remote_dir(node.remote_root)) / "holds"
+    return sorted(p.name for p in holds.iterdir()) if holds.exists() else []
+
+
 @pytest.mark.parametrize("form", [_component_form, _runbook_form], ids=["component", "runbook"])
-def test_script_sent_on_stdin_survives_commands_that_read_stdin(
-    node: FakeNode, form: Callable[[], tuple[str, str | bytes]]
-) -> None:
+def test_the_script_survives_commands_that_read_stdin(node: FakeNode, form: Callable[[FakeNode], tuple[str, bytes]]) -> None:
     # The script reaches `bash -s` on stdin in both forms: a tool reading stdin must not eat it.
+    node.copy_script()
     node.command("nvidia-ctk", 'cat >/dev/null; echo "NVIDIA Container Toolkit CLI version 1.17.8"')
-    result = node.run_command_line(*form())
+    result = node.run_command_line(*form(node))
     assert result.returncode == HEALTHY_EXIT, result.stderr
     assert [c["name"] for c in result.report["checks"]] == CHECK_NAMES
 
 
 def test_component_command_line_passes_the_arguments_to_the_script(node: FakeNode) -> None:
-    result = node.run_command_line(*_component_form(min_driver="555.42"))
+    node.copy_script()
+    result = node.run_command_line(*_component_form(node, min_driver="555.42"))
     assert result.returncode == FAILED_EXIT, result.stderr
     assert result.check("driver-version")["detail"] == "550.54.15 < 555.42: upgrade the NVIDIA driver"
     assert result.report["hostname"] == "gpu-node-1" and len(result.report["gpus"]) == 2, result.report
 
 
 def test_component_command_line_gives_bash_exactly_the_script(node: FakeNode) -> None:
-    """Through the real base64 and gzip: what `bash -s` reads is the script, byte for byte."""
+    """What `bash -s` reads is the script, byte for byte, joined from the copy."""
+    node.copy_script()
     received = node.base / "received.sh"
     # A bash first on PATH that keeps what `bash -s` would read; the command line's own bash -c runs as usual.
     node.command("bash", f'[ "$1" = -s ] || exec {BASH} "$@"\ncat >{received}\necho "{{}}"')
-    result = node.run_command_line(*_component_form())
+    result = node.run_command_line(*_component_form(node))
     assert result.returncode == HEALTHY_EXIT, result.stderr
     assert received.read_bytes() == SCRIPT.encode(), "bash -s did not get the script as it is in the repository"
 
 
-@pytest.mark.parametrize("damage", ["cut", "corrupt"])
-def test_component_command_line_runs_nothing_from_a_damaged_stdin(node: FakeNode, damage: str) -> None:
-    command, stdin = _component_form()
-    # Half the payload, or one base64 character changed in the middle (a flipped bit in the compressed data).
-    middle = len(stdin) // 2
-    damaged = stdin[:middle] if damage == "cut" else stdin[:middle] + ("A" if stdin[middle] != "A" else "B") + stdin[middle + 1 :]
+def _change_one_part(copy: Path) -> None:
+    part = copy / "30-check-driver.sh"
+    part.write_text(part.read_text().replace("nvidia-smi", "nvidia-smi-evil", 1))
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        _change_one_part,
+        lambda copy: (copy / "40-check-toolkit.sh").unlink(),  # a partial copy
+        lambda copy: (copy / "95-extra.sh").write_text("echo extra\n"),
+    ],
+    ids=["changed", "partial", "extra"],
+)
+def test_a_copy_that_is_not_the_script_is_refused_and_nothing_runs(node: FakeNode, tamper: Callable[[Path], object]) -> None:
+    copy = node.copy_script()
+    tamper(copy)
     marker = node.base / "ran"
     node.command("nvidia-smi", f"touch {marker}")
-    proc = node.spawn_command_line(command, damaged)
+    proc = node.spawn_command_line(_component_form(node)[0])
     stdout, stderr = proc.stdout.decode(), proc.stderr.decode()
-    assert proc.returncode != HEALTHY_EXIT and stdout == "", (proc.returncode, stdout)
-    assert "gzip: stdin:" in stderr, stderr
+    assert proc.returncode == REFUSED_EXIT and stdout == "", (proc.returncode, stdout, stderr)
+    digest = hashlib.sha256(SCRIPT.encode()).hexdigest()
+    assert f"refusing to run {copy}/*.sh: its sha256 is " in stderr and f", expected {digest}" in stderr, stderr
     assert not marker.exists(), "part of the script ran"
+    assert _holds(node) == [], "a refused run holds the copy"
+
+
+def test_a_missing_copy_is_refused_naming_the_copy(node: FakeNode) -> None:
+    proc = node.spawn_command_line(_component_form(node)[0])
+    stderr = proc.stderr.decode()
+    assert proc.returncode == REFUSED_EXIT and proc.stdout == b"", (proc.returncode, stderr)
+    assert f"no script to read at {remote_dir(node.remote_root)}/preflight" in stderr, stderr
+    assert "-preflight-script" in stderr, stderr
+
+
+def test_a_successful_run_holds_the_copy(node: FakeNode) -> None:
+    node.copy_script()
+    assert node.run_command_line(*_component_form(node)).returncode == HEALTHY_EXIT
+    assert len(_holds(node)) == 1, _holds(node)
+
+
+def test_a_failed_run_takes_no_hold(node: FakeNode) -> None:
+    """pulumi keeps no command whose create failed: nothing would give its hold back."""
+    node.copy_script()
+    assert node.run_command_line(*_component_form(node, min_driver="555.42")).returncode == FAILED_EXIT
+    assert _holds(node) == []
+
+
+def test_a_replaced_command_leaves_the_copy_to_its_replacement(node: FakeNode) -> None:
+    """--target-replace: the new command runs, then the old one is deleted; the copy stays for the next run."""
+    node.copy_script()
+    assert node.run_command_line(*_component_form(node)).returncode == HEALTHY_EXIT  # the old command
+    assert node.run_command_line(*_component_form(node)).returncode == HEALTHY_EXIT  # its replacement
+    assert node.spawn_command_line(delete_command(node.remote_root), with_root=False).returncode == 0  # the old one goes
+    again = node.run_command_line(*_component_form(node))
+    assert again.returncode == HEALTHY_EXIT, again.stderr
+
+
+def test_the_last_delete_removes_the_copy_and_our_directories(node: FakeNode) -> None:
+    node.copy_script()
+    assert node.run_command_line(*_component_form(node)).returncode == HEALTHY_EXIT
+    proc = node.spawn_command_line(delete_command(node.remote_root), with_root=False)
+    assert proc.returncode == 0, proc.stderr
+    machine_var_lib = Path(node.remote_root).parents[1]
+    assert list(machine_var_lib.iterdir()) == [], "the delete left files on the machine"
+
+
+def test_a_delete_with_the_copy_already_gone_succeeds(node: FakeNode) -> None:
+    proc = node.spawn_command_line(delete_command(node.remote_root), with_root=False)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+
+
+def test_an_update_runs_the_script_on_one_hold(node: FakeNode) -> None:
+    """A new connection (or the first run after the stdin form) runs update: the same resource, one hold."""
+    node.copy_script()
+    update = update_command(group_spec().preflight, 2, root=node.remote_root)
+    for _ in range(2):
+        result = node.run_command_line(update)
+        assert result.returncode == HEALTHY_EXIT, result.stderr
+    assert len(_holds(node)) == 1, _holds(node)
+
+
+def test_a_refused_update_still_holds_the_copy(node: FakeNode) -> None:
+    """An update that fails leaves the resource in the state: its delete will give a hold back."""
+    _change_one_part(node.copy_script())
+    update = update_command(group_spec().preflight, 2, root=node.remote_root)
+    assert node.spawn_command_line(update).returncode == REFUSED_EXIT
+    assert len(_holds(node)) == 1, _holds(node)
 
 
 # ------------------------------------------------------------------ runtime

@@ -1,9 +1,10 @@
 """The preflight script over real SSH, sent exactly as the component sends it.
 
-pulumi-command's remote.Command runs preflight_command() (which decodes the script from its
-stdin and runs it with `--runtime containerd --expect-gpus 2`) with compact_script() as
-stdin; here the OpenSSH client does the same against a real sshd (tests/sshd.py) whose host
-key is pinned, in front of a fake 2-GPU machine.
+pulumi-command's remote.CopyToRemote copies the parts directory over SFTP to remote_dir(),
+then its remote.Command runs preflight_command() (which checks the copy against the
+script's digest and runs it with `--runtime containerd --expect-gpus 2`), and on delete
+delete_command(); here the OpenSSH sftp and ssh clients do the same against a real sshd
+(tests/sshd.py) whose host key is pinned, in front of a fake 2-GPU machine.
 """
 
 from __future__ import annotations
@@ -13,16 +14,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sshd import MachineSpec, SshServer, fakehost, require_sshd, run_ssh, running_sshd, throwaway_user
+from sshd import MachineSpec, SshServer, copy_to_remote, fakehost, require_sshd, run_ssh, running_sshd, throwaway_user
 
-from components.preflight import compact_script, preflight_command
+from components.preflight import REMOTE_ROOT, SCRIPT_DIR, delete_command, preflight_command, remote_dir
 from tests.specs import group_spec
 
 from .preflight_node import CHECK_NAMES, parse_one_object
 
 REMOTE_COMMAND = preflight_command(group_spec().preflight, 2)
-STDIN = compact_script()
 HOSTNAME = "gpu-ssh-test"
+
+
+def copy_script(server: SshServer, known_hosts: Path) -> None:
+    """What the node's -preflight-script resource does before its command runs."""
+    proc = copy_to_remote(server, known_hosts, SCRIPT_DIR, remote_dir())
+    assert proc.returncode == 0, proc.stderr
 
 
 @pytest.fixture(scope="module")
@@ -34,12 +40,20 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
 
 @pytest.fixture
 def pinned(server: SshServer, tmp_path: Path) -> Path:
-    """known_hosts holding the server's real host key."""
-    return server.known_hosts(tmp_path / "known_hosts")
+    """known_hosts holding the server's real host key; the script copied, as the component copies it."""
+    known_hosts = server.known_hosts(tmp_path / "known_hosts")
+    copy_script(server, known_hosts)
+    return known_hosts
+
+
+def test_the_copy_lands_where_the_command_reads_it(server: SshServer, pinned: Path) -> None:
+    copied = server.machine.machine_path(remote_dir()) / SCRIPT_DIR.name
+    assert sorted(p.name for p in copied.iterdir()) == sorted(p.name for p in SCRIPT_DIR.glob("*.sh")), copied
+    assert all((copied / p.name).read_bytes() == p.read_bytes() for p in SCRIPT_DIR.glob("*.sh")), copied
 
 
 def test_healthy_machine_passes_over_ssh(server: SshServer, pinned: Path) -> None:
-    proc = run_ssh(server, pinned, REMOTE_COMMAND, stdin=STDIN)
+    proc = run_ssh(server, pinned, REMOTE_COMMAND)
     report = parse_one_object(proc.stdout, proc.stderr)
     assert proc.returncode == 0, proc.stderr
     assert report["ok"] is True, report["checks"]
@@ -51,7 +65,7 @@ def test_healthy_machine_passes_over_ssh(server: SshServer, pinned: Path) -> Non
 def test_broken_driver_fails_over_ssh_without_restarting_sshd(server: SshServer, pinned: Path) -> None:
     server.set_mode("driver")
     try:
-        proc = run_ssh(server, pinned, REMOTE_COMMAND, stdin=STDIN)
+        proc = run_ssh(server, pinned, REMOTE_COMMAND)
     finally:
         server.set_mode("healthy")
     report = parse_one_object(proc.stdout, proc.stderr)
@@ -59,6 +73,20 @@ def test_broken_driver_fails_over_ssh_without_restarting_sshd(server: SshServer,
     assert proc.returncode == 1, proc.stderr
     assert driver["ok"] is False
     assert driver["detail"] == f"nvidia-smi failed (exit 9): {fakehost.SMI_DRIVER_ERROR}"
+
+
+def test_delete_leaves_nothing_on_the_machine(tmp_path: Path) -> None:
+    """`pulumi destroy`: the command's delete removes the copy, and our directories with it."""
+    require_sshd()
+    with running_sshd(tmp_path / "sshd", MachineSpec(hostname=HOSTNAME, gpus=2)) as server:  # no other test's runs
+        known_hosts = server.known_hosts(tmp_path / "known_hosts")
+        copy_script(server, known_hosts)
+        assert run_ssh(server, known_hosts, REMOTE_COMMAND).returncode == 0
+        proc = run_ssh(server, known_hosts, delete_command())
+        assert proc.returncode == 0, proc.stderr
+        # /var/lib/gpu-nodes itself is the fake machine's tmpfs, which stays; on a real machine it goes too.
+        left = list(server.machine.machine_path(REMOTE_ROOT.rsplit("/", 1)[0]).iterdir())
+        assert left == [], f"the delete left {left} on the machine"
 
 
 def test_mismatched_host_key_is_refused(server: SshServer, tmp_path: Path) -> None:
@@ -114,7 +142,9 @@ def private_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[S
 
 def test_root_passes_on_a_machine_with_private_files(private_server: tuple[SshServer, str], tmp_path: Path) -> None:
     server, _user = private_server
-    proc = run_ssh(server, server.known_hosts(tmp_path / "known_hosts"), REMOTE_COMMAND, stdin=STDIN)
+    known_hosts = server.known_hosts(tmp_path / "known_hosts")
+    copy_script(server, known_hosts)
+    proc = run_ssh(server, known_hosts, REMOTE_COMMAND)
     report = parse_one_object(proc.stdout, proc.stderr)
     assert proc.returncode == 0, report["checks"]
     assert report["ok"] is True
@@ -122,8 +152,10 @@ def test_root_passes_on_a_machine_with_private_files(private_server: tuple[SshSe
 
 def test_non_root_user_is_told_what_it_cannot_read(private_server: tuple[SshServer, str], tmp_path: Path) -> None:
     server, user = private_server
+    known_hosts = server.known_hosts(tmp_path / "known_hosts")
+    copy_script(server, known_hosts)  # as root: the copy is readable by all, the machine's files are not
     as_user = dataclasses.replace(server, user=user)
-    proc = run_ssh(as_user, server.known_hosts(tmp_path / "known_hosts"), REMOTE_COMMAND, stdin=STDIN)
+    proc = run_ssh(as_user, known_hosts, REMOTE_COMMAND)
     report = parse_one_object(proc.stdout, proc.stderr)
     checks = {c["name"]: c for c in report["checks"]}
     assert proc.returncode == 1, proc.stderr

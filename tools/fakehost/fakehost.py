@@ -10,7 +10,10 @@ as read-only overlayfs layers, so whoever logs in sees a GPU node: stub
 ``nvidia-smi``, ``nvidia-ctk``, ``containerd`` and ``kubelet`` on the default PATH,
 containerd configured for nvidia by a drop-in, a kubelet device-plugin socket.
 Nothing on the real filesystem changes, and the preflight script runs unchanged
-with ``--root /``. Needs root, ``unshare`` (util-linux) and overlayfs.
+with ``--root /``. One place is writable, as on a real machine: ``/var/lib/gpu-nodes``
+(a tmpfs of the namespace, gone with its sshd), where preflight copies its script over SFTP
+(``Subsystem sftp internal-sftp``). From outside, ``FakeHost.machine_path`` reads it.
+Needs root, ``unshare`` (util-linux) and overlayfs.
 
 The nvidia-smi stub reads a mode file that lives outside the overlays, so a
 machine can be broken and healed without restarting its sshd (``set_mode``).
@@ -38,6 +41,8 @@ SSHD = Path("/usr/sbin/sshd")
 MODES = ("healthy", "driver")
 # Directories the fake machine is laid over, relative to /.
 OVERLAID = ("etc", "var/lib", "usr/local/sbin", "run")
+# The one writable place on the machine: a tmpfs in its namespace.
+WRITABLE = "/var/lib/gpu-nodes"
 READY_TIMEOUT_S = 10.0
 SMI_DRIVER_ERROR = (
     "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
@@ -245,6 +250,8 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
         for private in (tree / "etc/containerd/config.toml", tree / "etc/containerd/conf.d/99-nvidia.toml"):
             private.chmod(0o600)
         (tree / "var/lib/kubelet").chmod(0o750)
+    # Where preflight copies its script: a tmpfs is mounted here (see enter), the rest is read-only.
+    (tree / WRITABLE.lstrip("/")).mkdir(parents=True, mode=0o755)
     # sshd's privilege-separation directory; usually made by the service unit.
     (tree / "run/sshd").mkdir(parents=True, mode=0o755)
     if not mode_file.exists():
@@ -375,6 +382,13 @@ class FakeHost:
             return None
         return pid if str(self.config_file).encode() in cmdline else None
 
+    def machine_path(self, path: str) -> Path:
+        """path as the machine sees it (its mounts included), read from outside through its sshd's /proc root."""
+        pid = self.running_pid()
+        if pid is None:
+            raise RuntimeError(f"sshd of {self.state} is not running")
+        return Path(f"/proc/{pid}/root") / path.lstrip("/")
+
     def stop(self) -> bool:
         """Stops this host's sshd (its listener; open sessions end by themselves)."""
         pid = self.running_pid()
@@ -484,6 +498,7 @@ def enter(machine: Path, stage: Path, hostname: str, config: Path) -> None:
     """Runs as the namespace's first process: lays the machine over /, becomes sshd."""
     for rel in OVERLAID:
         _overlay(machine / rel, "/" + rel, stage)
+    _mount("fakehost", WRITABLE, "tmpfs", 0, "mode=0755,size=16m")
     socket.sethostname(hostname)
     os.execv(str(SSHD), [str(SSHD), "-D", "-e", "-f", str(config)])
 
