@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from components.preflight import SCRIPT_DIR, remote_dir, script_parts
 from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GROUP, NODES
+from tests.sshd import fakehost
 
 OUR_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 GATE = {"key": "gpu-nodes.dev/unverified", "value": "true", "effect": "NoSchedule"}
@@ -111,6 +113,16 @@ def test_outputs_hold_what_preflight_found(deployed):
         assert preflight["gpuModels"] == ["NVIDIA A100-SXM4-80GB"], f"{name}: {preflight}"
         assert preflight["runtime"]["name"] == "containerd", f"{name}: {preflight}"
         assert preflight["failedChecks"] == [], f"{name}: {preflight}"
+
+
+def test_each_machine_holds_one_copy_of_the_script_held_by_its_command(deployed):
+    """Issue 10: the script travels by SFTP, not in the state; its command holds the copy once."""
+    for name in NODES:
+        copied = fakehost._e2e_host(name).machine_path(remote_dir())
+        parts = sorted(p.name for p in (copied / SCRIPT_DIR.name).iterdir())
+        assert parts == [p.name for p in script_parts()], f"{GROUP}-{name}-preflight-script: {parts}"
+        holds = list((copied / "holds").iterdir())
+        assert len(holds) == 1, f"{GROUP}-{name}-preflight: {len(holds)} holds"
 
 
 def test_preview_right_after_up_shows_no_changes(deployed):

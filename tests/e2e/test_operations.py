@@ -15,6 +15,7 @@ import time
 import yaml
 
 from components.kube_client import api_client
+from components.preflight import REMOTE_ROOT
 from components.taints import KubernetesNodeTaintApi, apply_taints
 from components.verification import ROUND_ANNOTATION
 from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GROUP, NODES, ROOT, STACK
@@ -296,7 +297,8 @@ def test_preflight_runs_again_on_demand(deployed):
         edit_group(lambda group: group["preflight"].update(recheck="e2e-round-1"))
         plan = steps_of(deployed.pulumi("preview", "--json"))
         changed = {name: op for name, op in plan.items() if op != "same"}
-        assert changed == {f"{GROUP}-{node}-preflight": "replace" for node in NODES}, f"planned {changed}"
+        wanted = {f"{GROUP}-{node}-{part}": "replace" for node in NODES for part in ("preflight", "preflight-script")}
+        assert changed == wanted, f"planned {changed}"
         every = deployed.pulumi("up", "--yes", "--skip-preview", "--continue-on-error", check=False, timeout=600)
         output = every.stdout + every.stderr
         assert every.returncode != 0, deployed.explain("re-checking the group missed gpu-node-3", every)
@@ -309,6 +311,16 @@ def test_preflight_runs_again_on_demand(deployed):
         deployed.run("tools/fakehost/break.sh", "gpu-node-3", "healthy")
         STACK_FILE.write_text(old)
     deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+    assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
+
+
+def test_a_preflight_replaced_twice_still_finds_its_script(deployed):
+    """--target-replace runs the new command before the old one's delete: the copy must outlive it."""
+    for round_ in (1, 2):
+        result = deployed.pulumi(
+            "up", "--yes", "--skip-preview", "--target-replace", preflight_urn(deployed, "gpu-node-1"), check=False
+        )
+        assert result.returncode == 0, deployed.explain(f"replacing gpu-node-1's preflight failed in round {round_}", result)
     assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
 
 
@@ -328,6 +340,10 @@ def test_destroy_is_clean(deployed):
     assert "nvidia-device-plugin" not in namespaces and "gpu-verification" not in namespaces, namespaces
     classes = deployed.kubectl("get", "priorityclasses", "-o", "name").stdout
     assert f"gpu-{GROUP}" not in classes, classes
+    for name in NODES:
+        # /var/lib/gpu-nodes is the fake machine's tmpfs, which stays; what preflight put in it goes.
+        left = list(fakehost._e2e_host(name).machine_path(REMOTE_ROOT).parent.iterdir())
+        assert left == [], f"{GROUP}-{name}-preflight: destroy left {left} on the machine"
     runtime_classes = deployed.kubectl("get", "runtimeclasses", "-o", "name").stdout
     assert "runtimeclass.node.k8s.io/nvidia" not in runtime_classes.split(), runtime_classes
 
