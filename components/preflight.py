@@ -13,12 +13,9 @@ and joined into one text, in name order. Per node, two resources:
   when they differ: the machine runs exactly the script in this repository or nothing. Then
   it feeds the text to `bash -s` with the arguments.
 
-The copied directory goes with the last command that uses it. Each successful run takes a
-hold on it (a file in `holds/`), `delete` gives one back and removes the directory once no
-hold is left, so that replacing the command alone (`--target-replace`, whose new command
-runs before the old one is deleted) keeps the copy the new one needs, and `pulumi destroy`
-leaves nothing on the machine. An update (new connection, say) runs the script again on the
-same hold.
+The copy stays on the machine: nothing deletes it, so that deleting a node or destroying the
+stack never needs its machine (a dead machine is the usual reason to remove a node). It is a
+few tens of KB, one directory per script digest; `rm -rf /var/lib/gpu-nodes` removes it by hand.
 """
 
 from __future__ import annotations
@@ -82,7 +79,7 @@ def remote_dir(root: str = REMOTE_ROOT) -> str:
 
 
 # The bash bodies of the remote command lines, run as `bash -c BODY preflight ARGS...` (so that
-# the login shell, whatever it is, only splits words) with d, want and root set in front.
+# the login shell, whatever it is, only splits words) with d and want set in front.
 # The parts are read once into $script, which is checked and then run: what runs is what was
 # checked. $(...) drops the final newline, printf puts it back (each part ends with one). The
 # glob sorts bytewise under LC_ALL=C, as preflight_script() sorts. The script reaches `bash -s`
@@ -95,42 +92,14 @@ _CHECK = (
     f' expected $want" >&2; exit {REFUSED_EXIT}; fi; '
 )
 _RUN = 'printf "%s\\n" "$script" | bash -s -- "$@"'
-_HOLD = 'mkdir -p -- "$d/holds" && mktemp -- "$d/holds/XXXXXX" >/dev/null'
-# create: a hold is taken once the run succeeded (pulumi keeps no failed create in the state).
-_CREATE = _CHECK + _RUN + " || exit; " + _HOLD
-# update: the same resource, which stays in the state whatever the run gives, and holds the
-# copy once: a hold is taken first, only when there is none (a stack deployed with the stdin
-# form has none).
-_UPDATE = (
-    'held=; for h in "$d"/holds/*; do [ -e "$h" ] && held=1; break; done; '
-    '[ -n "$held" ] || { ' + _HOLD + " || exit; }; " + _CHECK + _RUN
-)
-# delete: one hold given back; with none left the copy goes, then its parents if empty. Never fails.
-_DELETE = (
-    'for h in "$d"/holds/*; do rm -f -- "$h"; break; done; rmdir -- "$d/holds" 2>/dev/null; '
-    '[ -e "$d/holds" ] || rm -rf -- "$d"; rmdir -- "$root" "${root%/*}" 2>/dev/null; exit 0'
-)
-
-
-def _command_line(body: str, args: list[str], root: str) -> str:
-    preamble = f"d={shlex.quote(remote_dir(root))} want={script_digest()} root={shlex.quote(root)}; "
-    return shlex.join(["bash", "-c", preamble + body, "preflight", *args])
+_CREATE = _CHECK + _RUN
 
 
 def preflight_command(spec: PreflightSpec, expect_gpus: int, root: str = REMOTE_ROOT) -> str:
-    """The remote command line run on create: it checks the copied script against its digest,
-    runs it with its arguments, and takes a hold on the copy when the run succeeded."""
-    return _command_line(_CREATE, preflight_arguments(spec, expect_gpus), root)
-
-
-def update_command(spec: PreflightSpec, expect_gpus: int, root: str = REMOTE_ROOT) -> str:
-    """Run on update (a new connection, say): the same check and run, on the resource's one hold."""
-    return _command_line(_UPDATE, preflight_arguments(spec, expect_gpus), root)
-
-
-def delete_command(root: str = REMOTE_ROOT) -> str:
-    """Run on delete: gives the hold back, and removes the copy when no command holds it."""
-    return _command_line(_DELETE, [], root)
+    """The remote command line (create, and update, for which pulumi-command runs create again):
+    it checks the copied script against its digest, then runs it with its arguments."""
+    preamble = f"d={shlex.quote(remote_dir(root))} want={script_digest()}; "
+    return shlex.join(["bash", "-c", preamble + _CREATE, "preflight", *preflight_arguments(spec, expect_gpus)])
 
 
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
@@ -210,11 +179,11 @@ def node_preflight(
     return remote.Command(
         name,
         connection=conn,
+        # No update line (pulumi-command runs create again) and no delete line: deleting a node or
+        # destroying the stack does not contact its machine, and the copy stays there.
         create=preflight_command(spec, group.gpus_per_node),
-        update=update_command(spec, group.gpus_per_node),
-        delete=delete_command(),
-        # Else update and delete ask sshd to set PULUMI_COMMAND_STDOUT (the report) and warn when,
-        # as by default, sshd does not AcceptEnv it; nothing here reads it.
+        # Else an update (a new connection, say) asks sshd to set PULUMI_COMMAND_STDOUT (the report)
+        # and warns when, as by default, sshd does not AcceptEnv it; nothing here reads it.
         add_previous_output_in_env=False,
         triggers=rerun,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[copy])),

@@ -36,7 +36,7 @@ BASH = shutil.which("bash") or "/bin/bash"
 # All the script (and the stubs) may use from the system; no jq, no python.
 SYSTEM_TOOLS = ("bash", "cat", "mktemp", "rm", "sleep", "timeout")
 # What the component's command lines use besides SYSTEM_TOOLS; only run_command_line() adds them.
-COMMAND_LINE_TOOLS = ("sha256sum", "mkdir", "rmdir")
+COMMAND_LINE_TOOLS = ("sha256sum",)
 CHECK_NAMES = [
     "driver",
     "gpu-count",
@@ -212,11 +212,11 @@ class FakeNode:
         return self._result(proc, time.monotonic() - started)
 
     def spawn_command_line(
-        self, command: str, stdin: str | bytes = b"", env: dict[str, str] | None = None, with_root: bool = True
+        self, command: str, stdin: str | bytes = b"", env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[bytes]:
-        """run_command_line's process, for a test that expects no report (a delete, a refusal)."""
+        """run_command_line's process, for a test that expects no report (a refusal)."""
         tools = make_system_bin(self.base / "command-line-bin", COMMAND_LINE_TOOLS)
-        argv = [BASH, "-c", f"{command} --root {shlex.quote(str(self.root))}" if with_root else command]
+        argv = [BASH, "-c", f"{command} --root {shlex.quote(str(self.root))}"]
         return self._spawn(argv, f"{self.path_env()}:{tools}", env, stdin)
 
     def _spawn(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.runbook import operator_preflight
-from components.preflight import REFUSED_EXIT, delete_command, preflight_command, remote_dir, update_command
+from components.preflight import REFUSED_EXIT, SCRIPT_DIR, preflight_command, remote_dir
 from tests.specs import group_spec
 
 from .preflight_node import BASH, CHECK_NAMES, SCRIPT, FakeNode
@@ -81,11 +81,6 @@ def _runbook_form(_node: FakeNode) -> tuple[str, bytes]:
     return operator_preflight(group_spec(gpusPerNode=2))
 
 
-def _holds(node: FakeNode) -> list[str]:
-    holds = Path(remote_dir(node.remote_root)) / "holds"
-    return sorted(p.name for p in holds.iterdir()) if holds.exists() else []
-
-
 @pytest.mark.parametrize("form", [_component_form, _runbook_form], ids=["component", "runbook"])
 def test_the_script_survives_commands_that_read_stdin(node: FakeNode, form: Callable[[FakeNode], tuple[str, bytes]]) -> None:
     # The script reaches `bash -s` on stdin in both forms: a tool reading stdin must not eat it.
@@ -140,7 +135,6 @@ def test_a_copy_that_is_not_the_script_is_refused_and_nothing_runs(node: FakeNod
     digest = hashlib.sha256(SCRIPT.encode()).hexdigest()
     assert f"refusing to run {copy}/*.sh: its sha256 is " in stderr and f", expected {digest}" in stderr, stderr
     assert not marker.exists(), "part of the script ran"
-    assert _holds(node) == [], "a refused run holds the copy"
 
 
 def test_a_missing_copy_is_refused_naming_the_copy(node: FakeNode) -> None:
@@ -151,59 +145,15 @@ def test_a_missing_copy_is_refused_naming_the_copy(node: FakeNode) -> None:
     assert "-preflight-script" in stderr, stderr
 
 
-def test_a_successful_run_holds_the_copy(node: FakeNode) -> None:
-    node.copy_script()
-    assert node.run_command_line(*_component_form(node)).returncode == HEALTHY_EXIT
-    assert len(_holds(node)) == 1, _holds(node)
-
-
-def test_a_failed_run_takes_no_hold(node: FakeNode) -> None:
-    """pulumi keeps no command whose create failed: nothing would give its hold back."""
-    node.copy_script()
-    assert node.run_command_line(*_component_form(node, min_driver="555.42")).returncode == FAILED_EXIT
-    assert _holds(node) == []
-
-
-def test_a_replaced_command_leaves_the_copy_to_its_replacement(node: FakeNode) -> None:
-    """--target-replace: the new command runs, then the old one is deleted; the copy stays for the next run."""
-    node.copy_script()
-    assert node.run_command_line(*_component_form(node)).returncode == HEALTHY_EXIT  # the old command
-    assert node.run_command_line(*_component_form(node)).returncode == HEALTHY_EXIT  # its replacement
-    assert node.spawn_command_line(delete_command(node.remote_root), with_root=False).returncode == 0  # the old one goes
-    again = node.run_command_line(*_component_form(node))
-    assert again.returncode == HEALTHY_EXIT, again.stderr
-
-
-def test_the_last_delete_removes_the_copy_and_our_directories(node: FakeNode) -> None:
-    node.copy_script()
-    assert node.run_command_line(*_component_form(node)).returncode == HEALTHY_EXIT
-    proc = node.spawn_command_line(delete_command(node.remote_root), with_root=False)
-    assert proc.returncode == 0, proc.stderr
-    machine_var_lib = Path(node.remote_root).parents[1]
-    assert list(machine_var_lib.iterdir()) == [], "the delete left files on the machine"
-
-
-def test_a_delete_with_the_copy_already_gone_succeeds(node: FakeNode) -> None:
-    proc = node.spawn_command_line(delete_command(node.remote_root), with_root=False)
-    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
-
-
-def test_an_update_runs_the_script_on_one_hold(node: FakeNode) -> None:
-    """A new connection (or the first run after the stdin form) runs update: the same resource, one hold."""
-    node.copy_script()
-    update = update_command(group_spec().preflight, 2, root=node.remote_root)
-    for _ in range(2):
-        result = node.run_command_line(update)
+def test_the_command_line_leaves_the_copy_as_it_found_it(node: FakeNode) -> None:
+    """Nothing deletes the copy (a node's delete does not contact its machine), and nothing is added
+    to it: every run, a replacement's included, finds the same parts."""
+    copy = node.copy_script()
+    for _ in range(2):  # --target-replace: the replacement runs with the old command still in the state
+        result = node.run_command_line(*_component_form(node))
         assert result.returncode == HEALTHY_EXIT, result.stderr
-    assert len(_holds(node)) == 1, _holds(node)
-
-
-def test_a_refused_update_still_holds_the_copy(node: FakeNode) -> None:
-    """An update that fails leaves the resource in the state: its delete will give a hold back."""
-    _change_one_part(node.copy_script())
-    update = update_command(group_spec().preflight, 2, root=node.remote_root)
-    assert node.spawn_command_line(update).returncode == REFUSED_EXIT
-    assert len(_holds(node)) == 1, _holds(node)
+    assert sorted(p.name for p in Path(remote_dir(node.remote_root)).iterdir()) == [SCRIPT_DIR.name]
+    assert sorted(p.name for p in copy.iterdir()) == sorted(p.name for p in SCRIPT_DIR.glob("*.sh")), copy
 
 
 # ------------------------------------------------------------------ runtime
