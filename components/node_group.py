@@ -109,14 +109,18 @@ class GpuNodeGroup(pulumi.ComponentResource):
         )
         shared = [args.runtime_class] if args.runtime_class is not None else []
         plugin_deps: list[pulumi.Resource] = [args.device_plugin_namespace, *shared]
+        # Destroying the stack deletes the namespaces, and the cluster deletes what is in them:
+        # the engine need not delete (and wait for) each object first. Removing only a group
+        # still deletes its objects one by one.
+        in_plugin_namespace = pulumi.ResourceOptions(parent=self, deleted_with=args.device_plugin_namespace)
         config_map = config_map_manifest(spec)
         if config_map is not None:
-            plugin_deps.append(_register(config_map, k8s.core.v1.ConfigMap, f"{name}-device-plugin-config", child))
+            plugin_deps.append(_register(config_map, k8s.core.v1.ConfigMap, f"{name}-device-plugin-config", in_plugin_namespace))
         daemonset = _register(
             daemonset_manifest(spec),
             k8s.apps.v1.DaemonSet,
             f"{name}-device-plugin",
-            pulumi.ResourceOptions(parent=self, depends_on=plugin_deps),
+            pulumi.ResourceOptions.merge(in_plugin_namespace, pulumi.ResourceOptions(depends_on=plugin_deps)),
         )
 
         jobs: dict[str | None, list[tuple[VerificationJob, k8s.batch.v1.Job]]] = {}
@@ -131,7 +135,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 f"{name}-verify-{job.node or 'group'}-{job.slug}",
                 metadata=manifest.apply(lambda m: m["metadata"]),
                 spec=manifest.apply(lambda m: m["spec"]),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=needs),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=needs, deleted_with=args.verification_namespace),
             )
             jobs.setdefault(job.node, []).append((job, resource))
 

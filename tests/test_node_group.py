@@ -143,6 +143,16 @@ def test_a_changed_job_gets_a_new_object_name():
     assert not new.delete_before_replace, new.urn
 
 
+def test_namespaced_objects_go_with_their_namespace_when_the_stack_is_destroyed():
+    run = run_component(group("a100", devicePlugin={"timeSlicingReplicas": 2}))
+    plugin_namespace = run.named("namespace-nvidia-device-plugin").urn
+    verification_namespace = run.named("namespace-gpu-verification").urn
+    for resource in (run.named("a100-device-plugin"), run.named("a100-device-plugin-config")):
+        assert resource.deleted_with == plugin_namespace, resource.urn
+    for job in run.of_type(JOB):
+        assert job.deleted_with == verification_namespace, job.urn
+
+
 def test_jobs_are_not_awaited_by_the_kubernetes_provider():
     run = run_component(group("a100"))
     for job in run.of_type(JOB):
