@@ -16,11 +16,13 @@ bench:
 
 # Real engine vs a kubectl runbook on the local cluster; run it alone (see bench/README.md):
 #   make bench-engine SIZES=10,30
+#   make bench-engine SIZES=100 BENCH_ARGS=--skip-checkpoints   # the engine without per-step state saves
 SIZES ?= 10,30
+BENCH_ARGS ?=
 bench-engine:
 	tools/setup.sh
 	tools/toolchain.sh
-	.venv/bin/python bench/engine_bench.py --sizes $(SIZES)
+	.venv/bin/python bench/engine_bench.py --sizes $(SIZES) $(BENCH_ARGS)
 
 lint:
 	tools/setup.sh

@@ -29,7 +29,7 @@ from components.namespaces import stack_namespaces
 from components.preflight import preflight_arguments, preflight_script
 from components.priority_class import priority_class_manifest, verification_priority_class_manifest
 from components.runtime_class import runtime_class_manifest
-from components.verification import verification_jobs
+from components.verification import check_config_map_manifest, verification_jobs
 
 # SSH sessions at once for the runbook's preflight: what `xargs -P` in a script would use.
 SSH_PARALLEL = 16
@@ -128,7 +128,8 @@ class Runbook:
 
     def run_jobs(self, nodes: Sequence[str]) -> None:
         jobs = [job for job in verification_jobs(self.group) if job.node in set(nodes)]
-        self.kubectl_apply([job.manifest for job in jobs])
+        # The Jobs run the group's check script from its ConfigMap (gone with the namespace).
+        self.kubectl_apply([check_config_map_manifest(self.group), *(job.manifest for job in jobs)])
         names = [f"job/{job.name}" for job in jobs]
         self.kubectl("wait", "-n", self.group.verification.namespace, "--for=condition=complete", *names, f"--timeout={WAIT}")
 

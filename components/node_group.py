@@ -27,7 +27,13 @@ from components.priority_class import priority_class_manifest, verification_prio
 from components.readiness import NodeReadiness
 from components.specs import NodeGroupSpec
 from components.taints import NodeTaints
-from components.verification import VerificationJob, combined_round, job_manifest, verification_jobs
+from components.verification import (
+    VerificationJob,
+    check_config_map_manifest,
+    combined_round,
+    job_manifest,
+    verification_jobs,
+)
 
 TYPE = "gpu-nodes:index:GpuNodeGroup"
 
@@ -109,20 +115,30 @@ class GpuNodeGroup(pulumi.ComponentResource):
         )
         shared = [args.runtime_class] if args.runtime_class is not None else []
         plugin_deps: list[pulumi.Resource] = [args.device_plugin_namespace, *shared]
+        # Destroying the stack deletes the namespaces, and the cluster deletes what is in them:
+        # the engine need not delete (and wait for) each object first. Removing only a group
+        # still deletes its objects one by one.
+        in_plugin_namespace = pulumi.ResourceOptions(parent=self, deleted_with=args.device_plugin_namespace)
         config_map = config_map_manifest(spec)
         if config_map is not None:
-            plugin_deps.append(_register(config_map, k8s.core.v1.ConfigMap, f"{name}-device-plugin-config", child))
+            plugin_deps.append(_register(config_map, k8s.core.v1.ConfigMap, f"{name}-device-plugin-config", in_plugin_namespace))
         daemonset = _register(
             daemonset_manifest(spec),
             k8s.apps.v1.DaemonSet,
             f"{name}-device-plugin",
-            pulumi.ResourceOptions(parent=self, depends_on=plugin_deps),
+            pulumi.ResourceOptions.merge(in_plugin_namespace, pulumi.ResourceOptions(depends_on=plugin_deps)),
         )
 
+        in_verification_namespace = pulumi.ResourceOptions(
+            parent=self, depends_on=[args.verification_namespace], deleted_with=args.verification_namespace
+        )
+        check = _register(
+            check_config_map_manifest(spec), k8s.core.v1.ConfigMap, f"{name}-verification-check", in_verification_namespace
+        )
         jobs: dict[str | None, list[tuple[VerificationJob, k8s.batch.v1.Job]]] = {}
         for job in verification_jobs(spec):
             nodes = [job.node] if job.node else [node.name for node in spec.nodes]
-            needs = [daemonset, verification_priority, args.verification_namespace, *shared]
+            needs = [daemonset, verification_priority, args.verification_namespace, check, *shared]
             needs += [labels[n] for n in nodes] + [taints[n] for n in nodes]
             # A node gated again after it degraded starts a new round, and its Jobs run again.
             rounds: pulumi.Output[int] = pulumi.Output.all(*(taints[n].round for n in nodes)).apply(_combined)
@@ -131,7 +147,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 f"{name}-verify-{job.node or 'group'}-{job.slug}",
                 metadata=manifest.apply(lambda m: m["metadata"]),
                 spec=manifest.apply(lambda m: m["spec"]),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=needs),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=needs, deleted_with=args.verification_namespace),
             )
             jobs.setdefault(job.node, []).append((job, resource))
 

@@ -72,6 +72,36 @@ echo "ok: $found distinct GPU(s) visible, $EXPECTED_GPUS requested"
 """
 
 
+# The check script lives once per group in a ConfigMap, not in every Job: each Job object is
+# kept in the state (input and live output), so a script inside it would be stored three
+# times per Job.
+CHECK_KEY = "check.sh"
+CHECK_DIR = "/gpu-nodes"
+# Pod template annotation: a new script gives a new template, so the Jobs run it.
+CHECK_HASH_ANNOTATION = "gpu-nodes.dev/check-hash"
+
+
+def check_script() -> str:
+    return _CHECK_SCRIPT
+
+
+def check_config_map_name(group: NodeGroupSpec) -> str:
+    return dns_label("gpu-verify", group.name, "check")
+
+
+def check_config_map_manifest(group: NodeGroupSpec) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": check_config_map_name(group),
+            "namespace": group.verification.namespace,
+            "labels": standard_labels(APP_NAME, group.name, "verification"),
+        },
+        "data": {CHECK_KEY: _CHECK_SCRIPT},
+    }
+
+
 @dataclass(frozen=True)
 class VerificationJob:
     node: str | None  # None: any node of the group
@@ -145,11 +175,13 @@ def job_manifest(
             "runAsGroup": RUN_AS_USER,
             "seccompProfile": {"type": "RuntimeDefault"},
         },
+        "volumes": [{"name": "check", "configMap": {"name": check_config_map_name(group)}}],
         "containers": [
             {
                 "name": "nvidia-smi",
                 "image": spec.image,
-                "command": ["/bin/sh", "-c", _CHECK_SCRIPT],
+                "command": ["/bin/sh", f"{CHECK_DIR}/{CHECK_KEY}"],
+                "volumeMounts": [{"name": "check", "mountPath": CHECK_DIR, "readOnly": True}],
                 "env": [
                     {"name": "EXPECTED_GPUS", "value": str(gpus)},
                     # Only nvidia-smi runs here, no CUDA code: the image's CUDA version
@@ -204,5 +236,5 @@ def job_manifest(
 
 def _template_annotations(group: NodeGroupSpec, verification_round: int) -> dict[str, str]:
     # Round 1 adds nothing, so that the first round's Jobs keep the names they had before rounds.
-    annotations = {PLUGIN_REVISION_ANNOTATION: plugin_revision(group)}
+    annotations = {PLUGIN_REVISION_ANNOTATION: plugin_revision(group), CHECK_HASH_ANNOTATION: content_hash(_CHECK_SCRIPT)}
     return annotations | ({ROUND_ANNOTATION: str(verification_round)} if verification_round > 1 else {})

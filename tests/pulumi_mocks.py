@@ -46,6 +46,7 @@ class Registered:
     delete_before_replace: bool
     provider: str
     secret_inputs: list[str]
+    deleted_with: str
 
 
 @dataclass
@@ -88,6 +89,7 @@ class RecordingMonitor(MockMonitor):
             delete_before_replace=request.deleteBeforeReplace,
             provider=request.provider,
             secret_inputs=_secret_keys(json_format.MessageToDict(request.object)),
+            deleted_with=request.deletedWith,
         )
         return response
 

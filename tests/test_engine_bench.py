@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from bench.engine_bench import COLUMNS, SizeResult, Step, format_table, parse_sizes, peaks_mib, ratio, role
+from bench.engine_bench import COLUMNS, SizeResult, Step, engine_settings, format_table, parse_sizes, peaks_mib, ratio, role
 
 
 def test_ratio_is_engine_over_runbook_and_missing_when_either_side_is():
@@ -66,3 +66,8 @@ def test_stack_config_without_preflight_names_the_nodes_only():
     (group,) = node_groups(hosts, "bench-gpu", 4, 600, preflight=False)
     assert group["nodes"] == hosts
     assert group["preflight"]["enabled"] is False
+
+
+def test_checkpoints_are_skipped_only_when_asked():
+    assert engine_settings(skip_checkpoints=False) == {}
+    assert engine_settings(skip_checkpoints=True) == {"PULUMI_SKIP_CHECKPOINTS": "true"}

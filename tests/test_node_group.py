@@ -44,7 +44,7 @@ def test_children_are_named_after_the_group_and_parented_to_it():
     parts = ("preflight", "preflight-script", "taints", "labels", "readiness")
     per_node = [f"a100-a100-node-{i}-{part}" for i in (1, 2) for part in parts]
     jobs = ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-2-1gpu"]
-    group_wide = ["a100-device-plugin", "a100-priority-class", "a100-verification-priority-class"]
+    group_wide = ["a100-device-plugin", "a100-priority-class", "a100-verification-priority-class", "a100-verification-check"]
     expected = sorted(per_node + jobs + group_wide)
     assert names(children) == expected, component.urn
 
@@ -143,6 +143,24 @@ def test_a_changed_job_gets_a_new_object_name():
     assert not new.delete_before_replace, new.urn
 
 
+def test_namespaced_objects_go_with_their_namespace_when_the_stack_is_destroyed():
+    run = run_component(group("a100", devicePlugin={"timeSlicingReplicas": 2}))
+    plugin_namespace = run.named("namespace-nvidia-device-plugin").urn
+    verification_namespace = run.named("namespace-gpu-verification").urn
+    for resource in (run.named("a100-device-plugin"), run.named("a100-device-plugin-config")):
+        assert resource.deleted_with == plugin_namespace, resource.urn
+    for job in run.of_type(JOB):
+        assert job.deleted_with == verification_namespace, job.urn
+
+
+def test_jobs_wait_for_the_groups_check_script():
+    run = run_component(group("a100"))
+    check = run.named("a100-verification-check")
+    assert check.inputs["metadata"]["namespace"] == "gpu-verification", check.urn
+    for job in run.of_type(JOB):
+        assert "a100-verification-check" in deps(run, job), job.urn
+
+
 def test_jobs_are_not_awaited_by_the_kubernetes_provider():
     run = run_component(group("a100"))
     for job in run.of_type(JOB):
@@ -181,7 +199,7 @@ def test_under_mig_any_gpu_resource_will_do():
 
 def test_device_plugin_config_map_only_when_needed():
     plain = run_component(group("a100"))
-    assert not plain.of_type("kubernetes:core/v1:ConfigMap"), names(plain.resources)
+    assert "a100-device-plugin-config" not in names(plain.resources), names(plain.resources)
     sliced = run_component(group("a100", devicePlugin={"timeSlicingReplicas": 4}))
     config_map = sliced.named("a100-device-plugin-config")
     daemonset = sliced.named("a100-device-plugin")

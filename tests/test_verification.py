@@ -12,8 +12,13 @@ import pytest
 from components.config import parse_stack
 from components.specs import GROUP_LABEL
 from components.verification import (
+    CHECK_DIR,
+    CHECK_HASH_ANNOTATION,
+    CHECK_KEY,
     PLUGIN_REVISION_ANNOTATION,
     ROUND_ANNOTATION,
+    check_config_map_manifest,
+    check_script,
     combined_round,
     job_manifest,
     verification_jobs,
@@ -127,6 +132,28 @@ def test_names_fit_a_label_and_stay_unique_for_long_node_names():
     assert len(set(names)) == 2, names
 
 
+def test_the_check_script_is_mounted_from_the_groups_config_map_not_inlined():
+    spec = group_spec()
+    job = verification_jobs(spec)[0]
+    container = pod(job)["containers"][0]
+    assert container["command"] == ["/bin/sh", f"{CHECK_DIR}/{CHECK_KEY}"], job.name
+    assert {"name": "check", "mountPath": CHECK_DIR, "readOnly": True} in container["volumeMounts"], job.name
+    config_map = check_config_map_manifest(spec)
+    assert pod(job)["volumes"] == [{"name": "check", "configMap": {"name": config_map["metadata"]["name"]}}], job.name
+    assert config_map["metadata"]["namespace"] == job.manifest["metadata"]["namespace"], job.name
+    assert check_script() not in str(job.manifest), f"{job.name} still carries the script"
+
+
+def test_a_new_check_script_gives_new_jobs(monkeypatch):
+    from components import verification
+
+    old = verification_jobs(group_spec())[0]
+    monkeypatch.setattr(verification, "_CHECK_SCRIPT", check_script() + "# changed\n")
+    new = verification_jobs(group_spec())[0]
+    hashes = [j.manifest["spec"]["template"]["metadata"]["annotations"][CHECK_HASH_ANNOTATION] for j in (old, new)]
+    assert hashes[0] != hashes[1] and old.name != new.name, old.name
+
+
 def test_jobs_tolerate_the_readiness_gate_they_lift():
     job = verification_jobs(group_spec())[0]
     gate = {"key": "gpu-nodes.dev/unverified", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
@@ -200,7 +227,11 @@ def run_check(tmp_path: Path, listing: str, expected: int) -> subprocess.Complet
     stub.chmod(0o755)
     environment = {e["name"]: e["value"] for e in container["env"]}
     environment["PATH"] = f"{tmp_path}:{os.environ['PATH']}"
-    return subprocess.run(container["command"], env=environment, capture_output=True, text=True, timeout=30)
+    # The pod runs the group's ConfigMap copy of the script, mounted at CHECK_DIR: here, from tmp_path.
+    script = tmp_path / CHECK_KEY
+    script.write_text(check_config_map_manifest(group_spec())["data"][CHECK_KEY])
+    command = [script.as_posix() if part == f"{CHECK_DIR}/{CHECK_KEY}" else part for part in container["command"]]
+    return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=30)
 
 
 @pytest.mark.parametrize("listed, expected", [(2, 2), (4, 2)])
@@ -249,8 +280,7 @@ def test_check_runs_under_posix_sh_not_only_bash(tmp_path):
     dash = shutil.which("dash") or shutil.which("busybox")
     if dash is None:
         pytest.skip("neither dash nor busybox is installed")
-    job = verification_jobs(group_spec(verification={"gpusPerPod": [2]}))[0]
-    script = pod(job)["containers"][0]["command"][-1]
+    script = check_script()
     shell = [dash, "sh"] if dash.endswith("busybox") else [dash]
     check = subprocess.run([*shell, "-n", "-c", script], capture_output=True, text=True, timeout=30)
     assert check.returncode == 0, check.stderr
