@@ -142,18 +142,23 @@ def degradation(target: NodeTarget, node: Mapping[str, Any] | None, plugin_pods:
     return [problem for problem in found if problem]
 
 
-def checklist(
+def item_problems(
     target: NodeTarget,
     node: Mapping[str, Any] | None,
     plugin_pods: Sequence[Mapping[str, Any]],
     workload_problem: str | None,
-) -> dict[str, str]:
-    """The runbook's five final checks, each `pass` or `fail`, in its order."""
-    failed = {
-        "labelled": bool(missing_labels(target, node)),
-        "tainted": bool(missing_taints(target, node)),
-        "pluginRunning": plugin_problem(target, plugin_pods) is not None,
-        "gpusRegistered": gpu_problem(target, node) is not None,
-        "workloadSucceeded": workload_problem is not None,
+) -> dict[str, str | None]:
+    """Why each of the runbook's five final checks fails (None: it passes), in its order."""
+    labels, taints = missing_labels(target, node), missing_taints(target, node)
+    return {
+        "labelled": f"missing {', '.join(labels)}" if labels else None,
+        "tainted": f"missing {', '.join(taints)}" if taints else None,
+        "pluginRunning": plugin_problem(target, plugin_pods),
+        "gpusRegistered": gpu_problem(target, node),
+        "workloadSucceeded": workload_problem,
     }
-    return {item: FAIL if failed[item] else PASS for item in CHECKLIST_ITEMS}
+
+
+def checklist(problems: Mapping[str, str | None]) -> dict[str, str]:
+    """Each check `pass` or `fail`, from `item_problems`."""
+    return {item: FAIL if problems[item] else PASS for item in CHECKLIST_ITEMS}

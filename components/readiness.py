@@ -29,11 +29,8 @@ from components.node_health import (
     NodeTarget,
     checklist,
     gated,
-    gpu_problem,
-    missing_labels,
-    missing_taints,
+    item_problems,
     not_ready,
-    plugin_problem,
     target_props,
 )
 from components.taints import KubernetesNodeTaintApi, NodeTaintApi, apply_taints
@@ -106,7 +103,8 @@ class Judgement:
     """One look at the node: its checklist and, for each item that fails, why."""
 
     checklist: dict[str, str]
-    problems: list[str]
+    # (checklist item, or None for the node's readiness; why it fails)
+    problems: list[tuple[str | None, str]]
     failed_jobs: list[str]
     unfinished_jobs: list[str]
     gate_up: bool
@@ -131,17 +129,6 @@ class Stories:
 def judge(view: ClusterReader, target: NodeTarget, namespace: str, jobs: Sequence[str], stories: Stories) -> Judgement:
     node = view.node(target.node)
     plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector))
-    problems = []
-    if (ready := not_ready(node)) is not None:
-        problems.append(ready)
-    if missing := missing_labels(target, node):
-        problems.append(f"labelled: missing {', '.join(missing)}")
-    if missing := missing_taints(target, node):
-        problems.append(f"tainted: missing {', '.join(missing)}")
-    if (plugin := plugin_problem(target, plugin_pods)) is not None:
-        problems.append(f"pluginRunning: {plugin}")
-    if (gpus := gpu_problem(target, node)) is not None:
-        problems.append(f"gpusRegistered: {gpus}")
     failed: list[str] = []
     unfinished: list[str] = []
     workload: list[str] = []
@@ -159,9 +146,13 @@ def judge(view: ClusterReader, target: NodeTarget, namespace: str, jobs: Sequenc
         (failed if verdict == "failed" else unfinished).append(name)
         what = f"failed ({detail})" if verdict == "failed" else f"has not succeeded ({detail})"
         workload.append(f"verification Job {namespace}/{name} {what}; {stories.by_job[name] or 'no pod story'}")
-    problems += [f"workloadSucceeded: {w}" for w in workload]
+    items = item_problems(target, node, plugin_pods, "; ".join(workload) or None)
+    # One line per failed item, and one per Job that has not succeeded; the node's readiness first.
+    problems: list[tuple[str | None, str]] = [(None, ready)] if (ready := not_ready(node)) is not None else []
+    problems += [(item, text) for item, text in items.items() if text and item != "workloadSucceeded"]
+    problems += [("workloadSucceeded", w) for w in workload]
     return Judgement(
-        checklist=checklist(target, node, plugin_pods, "; ".join(workload) or None),
+        checklist=checklist(items),
         problems=problems,
         failed_jobs=failed,
         unfinished_jobs=unfinished,
@@ -171,15 +162,15 @@ def judge(view: ClusterReader, target: NodeTarget, namespace: str, jobs: Sequenc
 
 def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpus_per_node: int, replicas: int) -> str:
     lines = [f"node {target.node} stays gated ({GATE}) after {waited:.0f}s; what failed:"]
-    for problem in judgement.problems:
-        if problem.startswith("gpusRegistered: "):
+    for item, problem in judgement.problems:
+        if item == "gpusRegistered":
             why = f"gpusPerNode {gpus_per_node}" + (f" x timeSlicingReplicas {replicas}" if replicas > 1 else "")
             problem = (
-                f"gpusRegistered: node {target.node}: {problem.removeprefix('gpusRegistered: ')} ({why}). A GPU is missing "
+                f"node {target.node}: {problem} ({why}). A GPU is missing "
                 "or the device plugin reports it unhealthy (an XID error, say): see the plugin's log on that node and "
                 f"`kubectl describe node {target.node}`; if the node really has fewer GPUs, change gpusPerNode"
             )
-        lines.append(f"  - {problem}")
+        lines.append(f"  - {item}: {problem}" if item else f"  - {problem}")
     return "\n".join(lines)
 
 

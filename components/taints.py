@@ -24,7 +24,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 
 from components.k8s_syntax import Taint
 from components.kube_client import ClusterAccess, api_client_from_props, cluster_view_from_props
-from components.node_health import GATE, NodeTarget, degradation, target_props
+from components.node_health import GATE, NodeTarget, degradation, node_taints, target_props
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -194,8 +194,7 @@ class NodeTaintsProvider(ResourceProvider):
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         view = self._view(props)
         node = view.node(id_)
-        on_node = [dict(t) for t in ((node or {}).get("spec") or {}).get("taints") or []]
-        outs = {**props, "taints": present(on_node, _ours(props))}
+        outs = {**props, "taints": present(node_taints(node), _ours(props))}
         if props.get("gate"):
             target = NodeTarget.from_props(props)
             outs["health"] = degradation(target, node, view.pods(target.plugin_namespace, dict(target.plugin_selector)))

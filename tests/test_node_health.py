@@ -14,6 +14,7 @@ from components.node_health import (
     degradation,
     gated,
     gpu_problem,
+    item_problems,
     not_ready,
     plugin_problem,
     target_props,
@@ -39,13 +40,13 @@ def test_the_gate_is_the_documented_taint():
 
 
 def test_a_healthy_node_passes_every_item():
-    items = checklist(target(), node(), [plugin_pod()], None)
+    items = checklist(item_problems(target(), node(), [plugin_pod()], None))
     assert items == dict.fromkeys(("labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded"), PASS)
 
 
 def test_each_item_fails_on_its_own():
     bare = node(gpus=3, taints=[], **{"gpu-nodes.dev/node-group": "other"})
-    items = checklist(target(), bare, [], "the Job failed")
+    items = checklist(item_problems(target(), bare, [], "the Job failed"))
     assert items == dict.fromkeys(items, FAIL), items
 
 

@@ -125,7 +125,9 @@ def test_a_failed_jobs_story_is_the_last_one_seen_of_its_pods():
     cluster.jobs[(VERIFICATION_NAMESPACE, JOBS[0])] = job(failed_reason="DeadlineExceeded")
     judgement = judge(cluster, target(), VERIFICATION_NAMESPACE, JOBS[:1], stories)
     assert judgement.failed_jobs == JOBS[:1], judgement
-    assert "failed (DeadlineExceeded: it failed); pod" in judgement.problems[-1] and "untolerated taint" in judgement.problems[-1]
+    item, problem = judgement.problems[-1]
+    assert item == "workloadSucceeded", judgement.problems
+    assert "failed (DeadlineExceeded: it failed); pod" in problem and "untolerated taint" in problem, problem
 
 
 # --- create: wait, then lift the gate or fail ----------------------------------------------
