@@ -265,11 +265,15 @@ class Bench:
         self.run("tools/cluster/down.sh")
 
     def configure(self, nodes: int, preflight: bool) -> None:
+        from bench.runbook import SSH_PARALLEL
+
         self.run(
             str(ROOT / ".venv/bin/python"),
             "tools/local/stack_config.py",
             *("--stack", STACK, "--group", GROUP, "--nodes", str(nodes)),
             *("--preflight", "on" if preflight else "off", "--timeout", str(VERIFICATION_TIMEOUT)),
+            # The same SSH bound on both sides.
+            *("--max-sessions", str(SSH_PARALLEL)),
         )
         if preflight:
             key = (FAKEHOSTS / "id_ed25519").read_text()

@@ -22,7 +22,7 @@ from components.kube_client import ClusterAccess
 from components.naming import selector_labels
 from components.node_health import NodeTarget
 from components.node_labels import label_patch
-from components.preflight import node_preflight, parse_report
+from components.preflight import node_preflight, parse_report, waits_for
 from components.priority_class import priority_class_manifest, verification_priority_class_manifest
 from components.readiness import NodeReadiness
 from components.specs import NodeGroupSpec
@@ -88,10 +88,14 @@ class GpuNodeGroup(pulumi.ComponentResource):
         labels = {}
         taints = {}
         targets = {node.name: node_target(spec, node.name) for node in spec.nodes}
-        for node in spec.nodes:
+        for index, node in enumerate(spec.nodes):
             checked: list[pulumi.Resource] = []
             if ssh_private_key is not None:
-                preflights[node.name] = node_preflight(f"{name}-{node.name}-preflight", spec, node, ssh_private_key, child)
+                before = waits_for(index, spec.preflight.max_sessions)
+                after = preflights[spec.nodes[before].name] if before is not None else None
+                preflights[node.name] = node_preflight(
+                    f"{name}-{node.name}-preflight", spec, node, ssh_private_key, child, after=after
+                )
                 checked = [preflights[node.name]]
             # Taints and the readiness gate first: our labels are what bring the plugin.
             taints[node.name] = NodeTaints(

@@ -154,15 +154,25 @@ def script_source() -> pulumi.FileArchive:
     return pulumi.FileArchive(SCRIPT_DIR.resolve().relative_to(PROJECT_DIR).as_posix())
 
 
+def waits_for(index: int, max_sessions: int) -> int | None:
+    """Which earlier machine of the group (by position) must be checked before this one starts.
+
+    The machines form `max_sessions` lanes in the order the group lists them, each checked one
+    after the other: at most `max_sessions` SSH connections at once, whatever `--parallel` is."""
+    return index - max_sessions if index >= max_sessions else None
+
+
 def node_preflight(
     name: str,
     group: NodeGroupSpec,
     node: NodeSpec,
     private_key: pulumi.Input[str],
     opts: pulumi.ResourceOptions,
+    after: remote.Command | None = None,
 ) -> remote.Command:
     """One copy of the script and one remote command per node; the command fails (exit 1) when a
-    required check fails, and refuses (exit 3) a copy that is missing or is not the script."""
+    required check fails, and refuses (exit 3) a copy that is missing or is not the script.
+    after: the preflight of the machine before this one in its lane (see waits_for)."""
     spec = group.preflight
     conn = connection(node, spec, private_key)
     rerun = triggers(spec, group.gpus_per_node)
@@ -174,7 +184,7 @@ def node_preflight(
         source=script_source(),
         remote_path=remote_dir(),
         triggers=rerun,
-        opts=opts,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[after] if after else [])),
     )
     return remote.Command(
         name,

@@ -33,6 +33,9 @@ DEFAULT_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
 DEFAULT_VERIFICATION_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
 DEFAULT_VERIFICATION_NAMESPACE = "gpu-verification"
 DEFAULT_VERIFICATION_TIMEOUT = 600
+# Machines of a group checked at once: OpenSSH's MaxStartups (default 10:30:100) starts refusing
+# new connections beyond 10 still logging in, so a stock bastion refuses none of ours.
+DEFAULT_PREFLIGHT_SESSIONS = 10
 DEFAULT_PRIORITY_VALUE = 1_000_000
 # Kubernetes reserves values above one billion for the system classes.
 MAX_USER_PRIORITY = 1_000_000_000
@@ -228,6 +231,15 @@ class PreflightSpec:
         "kubelet's `--container-runtime-endpoint` (or `containerRuntimeEndpoint`), then the CRI socket that listens",
         default="containerd",
         check=one_of(CONTAINER_RUNTIMES),
+    )
+    max_sessions: int = setting(
+        "maxSessions",
+        INTEGER,
+        "int 1-1000",
+        "machines of the group checked at once, each over one SSH connection at a time (the copy, then the "
+        "command); the default stays within a stock sshd's `MaxStartups`, also on a bastion",
+        default=DEFAULT_PREFLIGHT_SESSIONS,
+        check=between(1, 1000, "expected 1 to 1000 machines"),
     )
     min_driver: str | None = setting(
         "minDriver",

@@ -355,6 +355,17 @@ def test_bad_ssh_timeout(value, expected):
     assert_one_problem(problems, f"{KEY}.preflight.sshTimeoutSeconds", repr(value), expected)
 
 
+@pytest.mark.parametrize(("value", "expected"), [(0, "1 to 1000 machines"), (1001, "1 to 1000 machines"), ("10", "whole number")])
+def test_bad_max_sessions(value, expected):
+    problems = problems_of(group(preflight={"maxSessions": value}))
+    assert_one_problem(problems, f"{KEY}.preflight.maxSessions", repr(value), expected)
+
+
+def test_max_sessions_defaults_to_what_a_stock_sshd_accepts():
+    assert parse_stack([group()]).node_groups[0].preflight.max_sessions == 10
+    assert parse_stack([group(preflight={"maxSessions": 50})]).node_groups[0].preflight.max_sessions == 50
+
+
 def test_ssh_timeout_is_optional():
     assert parse_stack([group()]).node_groups[0].preflight.ssh_timeout_seconds is None
     assert parse_stack([group(preflight={"sshTimeoutSeconds": 60})]).node_groups[0].preflight.ssh_timeout_seconds == 60

@@ -120,6 +120,36 @@ def test_each_command_depends_on_its_own_copy():
         assert f"a100-{node}-preflight-script" in needs, f"{command.urn}: depends on {sorted(needs)}"
 
 
+def lanes(run) -> dict[str, set[str]]:
+    """For each node's script copy, the other nodes' preflight commands it waits for."""
+    urns = {r.urn: r.name for r in run.resources}
+    return {copy.name: {urns[d] for d in copy.dependencies if urns[d].endswith("-preflight")} for copy in run.of_type(COPY)}
+
+
+def test_machines_beyond_max_sessions_wait_for_the_one_listed_that_many_places_before():
+    """maxSessions 2: the machines form two lanes in the order the group lists them."""
+    found = lanes(run_component(group("a100", nodes=5, preflight={"maxSessions": 2})))
+    expected = {
+        "a100-a100-node-1-preflight-script": set(),
+        "a100-a100-node-2-preflight-script": set(),
+        "a100-a100-node-3-preflight-script": {"a100-a100-node-1-preflight"},
+        "a100-a100-node-4-preflight-script": {"a100-a100-node-2-preflight"},
+        "a100-a100-node-5-preflight-script": {"a100-a100-node-3-preflight"},
+    }
+    assert found == expected, found
+
+
+def test_up_to_max_sessions_machines_wait_for_none():
+    found = lanes(run_component(group("a100", nodes=10)))
+    waiting = {copy: needs for copy, needs in found.items() if needs}
+    assert len(found) == 10 and not waiting, f"with the default of 10, these wait: {waiting}"
+
+
+def test_the_eleventh_machine_waits_by_default():
+    found = lanes(run_component(group("a100", nodes=11)))
+    assert found["a100-a100-node-11-preflight-script"] == {"a100-a100-node-1-preflight"}, found
+
+
 def test_the_command_sends_nothing_on_stdin():
     for command in commands(group("a100")).values():
         assert "stdin" not in command.inputs, f"{command.urn}: stdin is kept twice in the state"

@@ -323,6 +323,54 @@ def test_a_preflight_replaced_twice_still_finds_its_script(deployed):
     assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
 
 
+SSH_TYPES = ("command:remote:Command", "command:remote:CopyToRemote")
+# The steps that connect: a delete or a same step does not.
+CONNECTING_OPS = ("create", "create-replacement", "update")
+
+
+def ssh_steps(event_log) -> list[tuple[str, str, str]]:
+    """(start/end, node, resource) for each step of the run that connects to a machine, in the
+    order the engine reported them (`pulumi up --event-log`)."""
+    found = []
+    for line in event_log.read_text().splitlines():
+        event = json.loads(line)
+        for kind, edge in (("resourcePreEvent", "start"), ("resOutputsEvent", "end"), ("resOpFailedEvent", "end")):
+            metadata = (event.get(kind) or {}).get("metadata")
+            if metadata and metadata["type"] in SSH_TYPES and metadata["op"] in CONNECTING_OPS:
+                name = metadata["urn"].rsplit("::", 1)[1]
+                node = next(n for n in NODES if name.startswith(f"{GROUP}-{n}-"))
+                found.append((edge, node, name))
+    return found
+
+
+def test_preflight_checks_at_most_max_sessions_machines_at_once(deployed, tmp_path):
+    """maxSessions 1 makes one lane: a re-check of the group connects to one machine at a time,
+    in the group's order, and stops the lane at gpu-node-2, whose driver is gone."""
+    deployed.run("tools/fakehost/break.sh", "gpu-node-2", "driver")
+    old = edit_group(lambda group: group["preflight"].update(recheck="e2e-one-lane", maxSessions=1))
+    event_log = tmp_path / "events.jsonl"
+    try:
+        run = deployed.pulumi(
+            "up", "--yes", "--skip-preview", "--continue-on-error", "--event-log", str(event_log), check=False, timeout=600
+        )
+        assert run.returncode != 0, deployed.explain("the re-check missed gpu-node-2", run)
+        steps = ssh_steps(event_log)
+        open_now, most = 0, 0
+        for edge, _node, _name in steps:
+            open_now += 1 if edge == "start" else -1
+            most = max(most, open_now)
+        assert most == 1, f"{most} machines connected at once: {steps}"
+        order = [node for edge, node, _ in steps if edge == "start"]
+        assert order == ["gpu-node-1", "gpu-node-1", "gpu-node-2", "gpu-node-2"], f"connected in this order: {steps}"
+        output = run.stdout + run.stderr
+        assert f"{GROUP}-gpu-node-2-preflight" in output and "driver" in output, deployed.explain("gpu-node-2 not named", run)
+    finally:
+        deployed.run("tools/fakehost/break.sh", "gpu-node-2", "healthy")
+        STACK_FILE.write_text(old)
+    deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+    assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
+
+
 def test_destroy_is_clean(deployed):
     deployed.pulumi("destroy", "--yes", "--skip-preview", timeout=1200)
     for name in NODES:

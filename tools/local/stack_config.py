@@ -5,7 +5,7 @@ machines) and merges `config:` into `Pulumi.<stack>.yaml`, keeping what `pulumi 
 wrote there (the passphrase salt). The SSH key is set separately, as a secret.
 
     python tools/local/stack_config.py --stack local [--gpus 4] [--group local-gpu]
-        [--nodes N] [--preflight on|off]
+        [--nodes N] [--preflight on|off] [--max-sessions N]
 
 `--nodes N` takes gpu-node-1..N (default: every running fake machine). With `--preflight off`
 no fake machine is needed: the nodes are only named, as the program then needs no SSH details.
@@ -25,7 +25,12 @@ HOSTS = ROOT / ".state/fakehosts/hosts.json"
 KUBECONFIG = ROOT / ".state/cluster/kubeconfig"
 
 
-def node_groups(hosts: list[dict[str, Any]], group: str, gpus: int, timeout: int, preflight: bool = True) -> list[dict[str, Any]]:
+def node_groups(
+    hosts: list[dict[str, Any]], group: str, gpus: int, timeout: int, preflight: bool = True, max_sessions: int | None = None
+) -> list[dict[str, Any]]:
+    checks: dict[str, Any] = {"enabled": preflight, "containerRuntime": "containerd"}
+    if max_sessions is not None:
+        checks["maxSessions"] = max_sessions
     return [
         {
             "name": group,
@@ -35,7 +40,7 @@ def node_groups(hosts: list[dict[str, Any]], group: str, gpus: int, timeout: int
                 for host in sorted(hosts, key=lambda h: h["name"])
             ],
             "verification": {"gpusPerPod": [1, 2], "timeoutSeconds": timeout},
-            "preflight": {"enabled": preflight, "containerRuntime": "containerd"},
+            "preflight": checks,
         }
     ]
 
@@ -61,6 +66,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=int, default=60, help="verification timeoutSeconds")
     parser.add_argument("--nodes", type=int, help="gpu-node-1..N (default: every running fake machine)")
     parser.add_argument("--preflight", choices=("on", "off"), default="on")
+    parser.add_argument("--max-sessions", type=int, help="preflight.maxSessions (default: the program's)")
     args = parser.parse_args()
     preflight = args.preflight == "on"
 
@@ -70,7 +76,7 @@ def main() -> None:
     config = settings.setdefault("config", {})
     config["kubernetes:kubeconfig"] = str(KUBECONFIG)
     config["gpu-nodes:nodeGroups"] = node_groups(
-        select_hosts(args.nodes, preflight), args.group, args.gpus, args.timeout, preflight
+        select_hosts(args.nodes, preflight), args.group, args.gpus, args.timeout, preflight, args.max_sessions
     )
     path.write_text(yaml.safe_dump(settings, sort_keys=True))
     nodes = len(config["gpu-nodes:nodeGroups"][0]["nodes"])
