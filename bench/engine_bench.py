@@ -11,7 +11,9 @@ own file backend (.state/bench-pulumi), then, timed:
     pulumi destroy            N+1 nodes                    runbook teardown  N+1 nodes
 
 with the peak RSS of the `pulumi` CLI and of the Python program during each engine step
-(sampled from /proc, the highest VmHWM seen), and the state size (`pulumi stack export`).
+(sampled from /proc, the highest VmHWM seen), the CPU time each part used (the CLI, the
+program, the providers, and the local cluster's own processes), and the state size (`pulumi
+stack export`).
 It prints one table; the ratios are engine / runbook from the same run.
 
 Run it alone: the e2e tier and `make local-up` use the same fake machine addresses.
@@ -97,6 +99,31 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+# The local cluster's processes, as /proc/<pid>/comm names them (cut at 15 characters).
+CLUSTER_COMMS = ("kube-apiserver", "etcd", "kwok-controller", "kube-controller", "kube-scheduler")
+
+
+def cpu_seconds(stat: str) -> float:
+    """User plus system CPU time from a /proc/<pid>/stat line (fields 14 and 15 of proc(5))."""
+    # After the command name in parentheses the fields start at 3 (state).
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cluster_cpu_seconds() -> float:
+    """CPU time the local cluster's processes have used so far."""
+    total = 0.0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if Path(f"/proc/{entry.name}/comm").read_text().strip() in CLUSTER_COMMS:
+                total += cpu_seconds(Path(f"/proc/{entry.name}/stat").read_text())
+        except OSError:
+            continue
+    return total
+
+
 def _peak_kib(pid: int) -> int:
     """The process's own high-water mark (VmHWM): its peak so far, even between samples."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -106,13 +133,22 @@ def _peak_kib(pid: int) -> int:
 
 
 class PeakSampler(threading.Thread):
-    """Samples the tree under `pid` until stopped; keeps each process's role and peak RSS (KiB)."""
+    """Samples the tree under `pid` until stopped; keeps each process's role, peak RSS (KiB)
+    and CPU time so far (a process's last 0.2 s before it ends is missed)."""
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
         self.pid = pid
         self.per_process: dict[int, tuple[str, int]] = {}
+        self.cpu: dict[int, float] = {}
         self.done = threading.Event()
+
+    def cpu_by_role(self) -> dict[str, float]:
+        result: dict[str, float] = {}
+        for pid, seconds in self.cpu.items():
+            which = self.per_process[pid][0]
+            result[which] = result.get(which, 0) + seconds
+        return result
 
     def run(self) -> None:
         while not self.done.is_set():
@@ -123,6 +159,7 @@ class PeakSampler(threading.Thread):
                     which = role(comm, cmdline)
                     if which:
                         self.per_process[pid] = (which, max(self.per_process.get(pid, ("", 0))[1], _peak_kib(pid)))
+                        self.cpu[pid] = cpu_seconds(Path(f"/proc/{pid}/stat").read_text())
                 except OSError:
                     continue  # it ended between the listing and the read
             self.done.wait(SAMPLE_SECONDS)
@@ -141,6 +178,10 @@ class Step:
     cli_mib: float | None = None
     program_mib: float | None = None
     providers_mib: float | None = None
+    cli_cpu_s: float | None = None
+    program_cpu_s: float | None = None
+    providers_cpu_s: float | None = None
+    cluster_cpu_s: float | None = None
     state_bytes: int | None = None
 
 
@@ -171,7 +212,8 @@ def _cell(value: float | int | None, fmt: str) -> str:
 
 
 COLUMNS = ["nodes", "preflight", "step", "engine s", "runbook s", "ratio"]
-COLUMNS += ["CLI MiB", "program MiB", "providers MiB", "state KB", "KB/node"]
+COLUMNS += ["CLI MiB", "program MiB", "providers MiB", "CLI CPU s", "program CPU s", "providers CPU s", "cluster CPU s"]
+COLUMNS += ["state KB", "KB/node"]
 
 
 def format_table(results: Iterable[SizeResult]) -> str:
@@ -192,6 +234,10 @@ def format_table(results: Iterable[SizeResult]) -> str:
                 _cell(step.cli_mib, ".0f"),
                 _cell(step.program_mib, ".0f"),
                 _cell(step.providers_mib, ".0f"),
+                _cell(step.cli_cpu_s, ".1f"),
+                _cell(step.program_cpu_s, ".1f"),
+                _cell(step.providers_cpu_s, ".1f"),
+                _cell(step.cluster_cpu_s, ".1f"),
                 _cell(None if step.state_bytes is None else step.state_bytes / 1000, ".0f"),
                 _cell(per_node, ".1f"),
             ]
@@ -223,16 +269,20 @@ class Bench:
     def measured_pulumi(self, step: Step, *args: str) -> None:
         """Wall time and peak RSS of one `pulumi` command."""
         command = ["pulumi", *args, "--stack", STACK, "--non-interactive"]
+        cluster_before = cluster_cpu_seconds()
         started = time.perf_counter()
         proc = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         sampler = PeakSampler(proc.pid)
         sampler.start()
         output, _ = proc.communicate()
         step.engine_s = time.perf_counter() - started
+        step.cluster_cpu_s = cluster_cpu_seconds() - cluster_before
         sampler.done.set()
         sampler.join()
         peaks = peaks_mib(sampler.per_process)
         step.cli_mib, step.program_mib, step.providers_mib = (peaks.get(r) for r in ("cli", "program", "providers"))
+        cpu = sampler.cpu_by_role()
+        step.cli_cpu_s, step.program_cpu_s, step.providers_cpu_s = (cpu.get(r) for r in ("cli", "program", "providers"))
         self.log(f"{step.name}: pulumi {args[0]} {step.engine_s:.1f} s")
         if proc.returncode != 0:
             raise RuntimeError(f"pulumi {' '.join(args)} exited {proc.returncode}:\n{output[-4000:]}")

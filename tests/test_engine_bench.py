@@ -1,12 +1,25 @@
-"""bench/engine_bench.py's own arithmetic: ratios, the table, memory roles (no cluster)."""
+"""bench/engine_bench.py's own arithmetic: ratios, the table, memory roles, CPU time (no cluster)."""
 
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 import pytest
 
-from bench.engine_bench import COLUMNS, SizeResult, Step, engine_settings, format_table, parse_sizes, peaks_mib, ratio, role
+from bench.engine_bench import (
+    COLUMNS,
+    SizeResult,
+    Step,
+    cpu_seconds,
+    engine_settings,
+    format_table,
+    parse_sizes,
+    peaks_mib,
+    ratio,
+    role,
+)
 
 
 def test_ratio_is_engine_over_runbook_and_missing_when_either_side_is():
@@ -19,16 +32,28 @@ def test_ratio_is_engine_over_runbook_and_missing_when_either_side_is():
 def test_table_has_one_row_per_step_with_ratio_and_state_per_node():
     result = SizeResult(10, preflight=True)
     result.steps = [
-        Step("up", engine_s=33.0, runbook_s=22.0, cli_mib=128.4, program_mib=80.0, providers_mib=300.0, state_bytes=1_200_000),
+        Step(
+            "up",
+            engine_s=33.0,
+            runbook_s=22.0,
+            cli_mib=128.4,
+            program_mib=80.0,
+            providers_mib=300.0,
+            cli_cpu_s=12.34,
+            program_cpu_s=4.0,
+            providers_cpu_s=6.5,
+            cluster_cpu_s=20.0,
+            state_bytes=1_200_000,
+        ),
         Step("no-change preview", engine_s=5.5),
         Step("add one node", engine_s=9.0, runbook_s=3.0, state_bytes=1_320_000),
     ]
     lines = format_table([result]).splitlines()
     assert lines[0] == "| " + " | ".join(COLUMNS) + " |"
-    assert lines[2] == "| 10 | on | up | 33.0 | 22.0 | 1.50 | 128 | 80 | 300 | 1200 | 120.0 |"
-    assert lines[3] == "| 10 | on | no-change preview | 5.5 | - | - | - | - | - | - | - |"
+    assert lines[2] == "| 10 | on | up | 33.0 | 22.0 | 1.50 | 128 | 80 | 300 | 12.3 | 4.0 | 6.5 | 20.0 | 1200 | 120.0 |"
+    assert lines[3] == "| 10 | on | no-change preview | 5.5 | - | - | - | - | - | - | - | - | - | - | - |"
     # After adding one node the state holds N+1 nodes.
-    assert lines[4] == "| 10 | on | add one node | 9.0 | 3.0 | 3.00 | - | - | - | 1320 | 120.0 |"
+    assert lines[4] == "| 10 | on | add one node | 9.0 | 3.0 | 3.00 | - | - | - | - | - | - | - | 1320 | 120.0 |"
 
 
 def test_a_failed_size_says_so_in_a_row_as_wide_as_the_others():
@@ -50,6 +75,21 @@ def test_providers_add_up_while_cli_and_program_take_the_largest_process():
     processes = {1: ("cli", 2048), 2: ("program", 1024), 3: ("program", 3072), 4: ("providers", 1024), 5: ("providers", 512)}
     peaks = peaks_mib(processes)
     assert peaks == {"cli": 2.0, "program": 3.0, "providers": 1.5}
+
+
+def test_cpu_time_is_user_plus_system_from_proc_stat():
+    # A real stat line's shape: the command name may hold spaces and parentheses.
+    ticks = os.sysconf("SC_CLK_TCK")
+    fields = ["S", "1", "1", "1", "0", "-1", "4194560", "100", "0", "0", "0", str(3 * ticks), str(ticks), "0", "0"]
+    line = "4242 (python (x) y) " + " ".join(fields) + " 20 0 1 0 100"
+    assert cpu_seconds(line) == 4.0
+
+
+def test_cpu_time_of_this_process_is_read_from_proc():
+    before = cpu_seconds(Path(f"/proc/{os.getpid()}/stat").read_text())
+    sum(i * i for i in range(2_000_000))
+    after = cpu_seconds(Path(f"/proc/{os.getpid()}/stat").read_text())
+    assert after > before, (before, after)
 
 
 def test_sizes():
