@@ -17,7 +17,7 @@ import yaml
 from components.kube_client import api_client
 from components.taints import KubernetesNodeTaintApi, apply_taints
 from components.verification import ROUND_ANNOTATION
-from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GROUP, NODES, ROOT, STACK
+from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GROUP, NODES, ROOT, STACK, LocalEnv
 from tests.e2e.test_deploy import GATE, OUR_TAINT, taints_of
 from tests.sshd import fakehost
 
@@ -350,10 +350,12 @@ def test_preflight_checks_at_most_max_sessions_machines_at_once(deployed, tmp_pa
     old = edit_group(lambda group: group["preflight"].update(recheck="e2e-one-lane", maxSessions=1))
     event_log = tmp_path / "events.jsonl"
     try:
-        run = deployed.pulumi(
+        # The CLI offers --event-log only with PULUMI_DEBUG_COMMANDS.
+        debug = LocalEnv({**deployed.env, "PULUMI_DEBUG_COMMANDS": "true"})
+        run = debug.pulumi(
             "up", "--yes", "--skip-preview", "--continue-on-error", "--event-log", str(event_log), check=False, timeout=600
         )
-        assert run.returncode != 0, deployed.explain("the re-check missed gpu-node-2", run)
+        assert run.returncode != 0 and event_log.exists(), deployed.explain("the re-check missed gpu-node-2", run)
         steps = ssh_steps(event_log)
         open_now, most = 0, 0
         for edge, _node, _name in steps:
