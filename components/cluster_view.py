@@ -42,6 +42,9 @@ RECHECK_SECONDS = 5.0
 # After a failed list or watch: first wait, and the cap of its doubling.
 BACKOFF_SECONDS = (0.5, 10.0)
 
+# The label the Job controller puts on a Job's pods.
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
@@ -82,6 +85,18 @@ class Source(Protocol):
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
     metadata = obj.get("metadata") or {}
     return metadata.get("namespace") or "", metadata.get("name") or ""
+
+
+def _pod_index_keys(pod: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """Where a pod is filed besides its key: under its node, and under its Job."""
+    metadata = pod.get("metadata") or {}
+    namespace = metadata.get("namespace") or ""
+    keys = []
+    if node := (pod.get("spec") or {}).get("nodeName"):
+        keys.append(("node", namespace, node))
+    if job := (metadata.get("labels") or {}).get(JOB_NAME_LABEL):
+        keys.append(("job", namespace, job))
+    return keys
 
 
 def _slim(obj: dict[str, Any]) -> dict[str, Any]:
@@ -127,6 +142,9 @@ class ClusterView:
         # One lock for everything: readers, waiters and the three watch threads.
         self._changed = threading.Condition(threading.Lock())
         self._objects: dict[Kind, dict[tuple[str, str], dict[str, Any]]] = {kind: {} for kind in KINDS}
+        # Every waiter looks its pods up again after each event, of any node: filed by node and
+        # by Job, a lookup costs what it finds, not a walk over the fleet's pods.
+        self._pod_index: dict[tuple[str, str, str], dict[tuple[str, str], dict[str, Any]]] = {}
         self._generation = 0
         self._listed: set[Kind] = set()
         self._errors: dict[Kind, str] = {}
@@ -204,15 +222,18 @@ class ClusterView:
         with self._changed:
             return self._objects["nodes"].get(("", name))
 
-    def pods(self, namespace: str, labels: Mapping[str, str]) -> list[dict[str, Any]]:
-        """Pods in `namespace` whose labels include all of `labels`, sorted by name."""
+    def pods(self, namespace: str, labels: Mapping[str, str], node: str | None = None) -> list[dict[str, Any]]:
+        """Pods in `namespace` whose labels include all of `labels`, and that run on `node`
+        when it is given, sorted by name."""
         wanted = labels.items()
         with self._changed:
-            found = [
-                pod
-                for (pod_namespace, _), pod in self._objects["pods"].items()
-                if pod_namespace == namespace and wanted <= ((pod["metadata"].get("labels") or {}).items())
-            ]
+            if node is not None:
+                candidates = list(self._pod_index.get(("node", namespace, node), {}).values())
+            elif JOB_NAME_LABEL in labels:
+                candidates = list(self._pod_index.get(("job", namespace, labels[JOB_NAME_LABEL]), {}).values())
+            else:
+                candidates = [pod for (pod_namespace, _), pod in self._objects["pods"].items() if pod_namespace == namespace]
+        found = [pod for pod in candidates if wanted <= ((pod["metadata"].get("labels") or {}).items())]
         return sorted(found, key=lambda pod: str(pod["metadata"].get("name")))
 
     def job(self, namespace: str, name: str) -> dict[str, Any] | None:
@@ -284,6 +305,10 @@ class ClusterView:
         objects = {_key(item): _slim(item) for item in items}
         with self._changed:
             self._objects[kind] = objects
+            if kind == "pods":
+                self._pod_index = {}
+                for key, pod in objects.items():
+                    self._file_pod(key, None, pod)
             self._errors.pop(kind, None)
             self._listed.add(kind)
             if self._listed >= set(self._sources):
@@ -307,14 +332,29 @@ class ClusterView:
         if kind_of_event not in ("ADDED", "MODIFIED", "DELETED"):
             log.warning("cluster view: %s watch sent an unknown event type %r; ignored", kind, kind_of_event)
             return resource_version
+        key = _key(obj)
         with self._changed:
             if kind_of_event == "DELETED":
-                self._objects[kind].pop(_key(obj), None)
+                old, new = self._objects[kind].pop(key, None), None
             else:
-                self._objects[kind][_key(obj)] = _slim(dict(obj))
+                old, new = self._objects[kind].get(key), _slim(dict(obj))
+                self._objects[kind][key] = new
+            if kind == "pods":
+                self._file_pod(key, old, new)
             self._generation += 1
             self._changed.notify_all()
         return resource_version
+
+    def _file_pod(self, key: tuple[str, str], old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        """Move a pod's index entries from its old version to its new one (None: absent). Under the lock."""
+        for index_key in _pod_index_keys(old) if old is not None else ():
+            filed = self._pod_index.get(index_key, {})
+            filed.pop(key, None)
+            if not filed:
+                self._pod_index.pop(index_key, None)
+        if new is not None:
+            for index_key in _pod_index_keys(new):
+                self._pod_index.setdefault(index_key, {})[key] = new
 
 
 # ---------------------------------------------------------------------- the Kubernetes API

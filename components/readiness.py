@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
+from components.cluster_view import JOB_NAME_LABEL
 from components.kube_client import ClusterAccess, api_client_from_props, cluster_view_from_props
 from components.node_health import (
     GATE,
@@ -42,7 +43,6 @@ T = TypeVar("T")
 
 # The Job's own activeDeadlineSeconds fires first; this grace lets us read its verdict.
 GRACE_SECONDS = 30
-JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 RERUN_HINT = "Failed Jobs were deleted so that they run again: fix the cause, then run `pulumi up --refresh`."
 
 
@@ -55,7 +55,7 @@ class ClusterReader(Protocol):
 
     def node(self, name: str) -> dict[str, Any] | None: ...
 
-    def pods(self, namespace: str, labels: dict[str, str]) -> list[dict[str, Any]]: ...
+    def pods(self, namespace: str, labels: dict[str, str], node: str | None = None) -> list[dict[str, Any]]: ...
 
     def job(self, namespace: str, name: str) -> dict[str, Any] | None: ...
 
@@ -128,7 +128,7 @@ class Stories:
 
 def judge(view: ClusterReader, target: NodeTarget, namespace: str, jobs: Sequence[str], stories: Stories) -> Judgement:
     node = view.node(target.node)
-    plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector))
+    plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
     failed: list[str] = []
     unfinished: list[str] = []
     workload: list[str] = []

@@ -110,7 +110,7 @@ class NodeReader(Protocol):
 
     def node(self, name: str) -> dict[str, Any] | None: ...
 
-    def pods(self, namespace: str, labels: dict[str, str]) -> list[dict[str, Any]]: ...
+    def pods(self, namespace: str, labels: dict[str, str], node: str | None = None) -> list[dict[str, Any]]: ...
 
 
 class KubernetesNodeTaintApi:
@@ -197,7 +197,9 @@ class NodeTaintsProvider(ResourceProvider):
         outs = {**props, "taints": present(node_taints(node), _ours(props))}
         if props.get("gate"):
             target = NodeTarget.from_props(props)
-            outs["health"] = degradation(target, node, view.pods(target.plugin_namespace, dict(target.plugin_selector)))
+            outs["health"] = degradation(
+                target, node, view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
+            )
         return ReadResult(id_=id_, outs=outs)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:

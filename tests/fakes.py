@@ -68,12 +68,13 @@ class FakeCluster:
     def node(self, name: str) -> dict[str, Any] | None:
         return self.nodes.get(name)
 
-    def pods(self, namespace: str, labels: Mapping[str, str]) -> list[dict[str, Any]]:
+    def pods(self, namespace: str, labels: Mapping[str, str], node: str | None = None) -> list[dict[str, Any]]:
         return [
             p
             for p in self.pod_list
             if p["metadata"].get("namespace") == namespace
             and all(p["metadata"].get("labels", {}).get(k) == v for k, v in labels.items())
+            and (node is None or p.get("spec", {}).get("nodeName") == node)
         ]
 
     def job(self, namespace: str, name: str) -> dict[str, Any] | None:

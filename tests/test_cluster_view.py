@@ -153,6 +153,60 @@ def test_pods_are_filtered_by_namespace_and_labels_and_sorted_by_name(cluster, v
     assert [p["metadata"]["name"] for p in found] == ["plugin-b", "plugin-c"]
 
 
+def on(node_name: str, found: dict[str, Any]) -> dict[str, Any]:
+    """The pod as the scheduler leaves it: bound to a node."""
+    return {**found, "spec": {"nodeName": node_name}}
+
+
+def names(pods: list[dict[str, Any]]) -> list[str]:
+    return [p["metadata"]["name"] for p in pods]
+
+
+def test_pods_on_a_node_are_only_that_nodes(cluster, view):
+    cluster.pods.send("ADDED", on("gpu-node-1", pod("plugin-1", app="plugin")))
+    cluster.pods.send("ADDED", on("gpu-node-2", pod("plugin-2", app="plugin")))
+    cluster.pods.send("ADDED", on("gpu-node-1", pod("other-1", app="other")))
+    eventually(view, lambda: view.pods("gpu-system", {}, node="gpu-node-2"))
+
+    assert names(view.pods("gpu-system", {"app": "plugin"}, node="gpu-node-1")) == ["plugin-1"]
+    assert names(view.pods("gpu-system", {}, node="gpu-node-1")) == ["other-1", "plugin-1"]
+    assert view.pods("elsewhere", {}, node="gpu-node-1") == []
+
+
+def test_a_pod_is_found_on_its_node_once_scheduled_and_not_after_it_is_deleted(cluster, view):
+    pending = pod("verify-pod", app="verify")
+    cluster.pods.send("ADDED", pending)
+    eventually(view, lambda: view.pods("gpu-system", {"app": "verify"}))
+    assert view.pods("gpu-system", {}, node="gpu-node-1") == []
+
+    cluster.pods.send("MODIFIED", on("gpu-node-1", pod("verify-pod", rv="2", app="verify")))
+    assert names(eventually(view, lambda: view.pods("gpu-system", {"app": "verify"}, node="gpu-node-1"))) == ["verify-pod"]
+
+    cluster.pods.send("DELETED", on("gpu-node-1", pod("verify-pod", rv="3", app="verify")))
+    assert eventually(view, lambda: view.pods("gpu-system", {}, node="gpu-node-1"), lambda found: not found) == []
+
+
+def test_a_jobs_pods_are_found_by_its_name_label_scheduled_or_not(cluster, view):
+    job_label = {"batch.kubernetes.io/job-name": "verify-1"}
+    cluster.pods.send("ADDED", pod("verify-1-a", namespace="gpu-verification", **job_label))
+    cluster.pods.send("ADDED", on("gpu-node-1", pod("verify-1-b", namespace="gpu-verification", **job_label)))
+    cluster.pods.send("ADDED", pod("verify-2-a", namespace="gpu-verification", **{"batch.kubernetes.io/job-name": "verify-2"}))
+    eventually(view, lambda: len(view.pods("gpu-verification", {})) == 3)
+
+    assert names(view.pods("gpu-verification", job_label)) == ["verify-1-a", "verify-1-b"]
+
+
+def test_a_new_list_refiles_the_pods(cluster, view):
+    """A pod deleted while the watch was down is gone from its node after the next list."""
+    cluster.pods.send("ADDED", on("gpu-node-1", pod("plugin-1", app="plugin")))
+    eventually(view, lambda: view.pods("gpu-system", {}, node="gpu-node-1"))
+    cluster.pods.items = [on("gpu-node-2", pod("plugin-2", app="plugin"))]
+    cluster.pods.send("ERROR", {"kind": "Status", "code": 410, "message": "too old resource version"})
+
+    eventually(view, lambda: view.pods("gpu-system", {}, node="gpu-node-2"))
+    assert view.pods("gpu-system", {}, node="gpu-node-1") == []
+
+
 def test_managed_fields_are_not_kept(cluster, view):
     noisy = node("gpu-node-2", rv="11")
     noisy["metadata"]["managedFields"] = [{"manager": "kubelet"}]
