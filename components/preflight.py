@@ -78,28 +78,27 @@ def remote_dir(root: str = REMOTE_ROOT) -> str:
     return f"{root}/{script_digest()[:12]}"
 
 
-# The bash bodies of the remote command lines, run as `bash -c BODY preflight ARGS...` (so that
+# The bash body of the remote command line, run as `bash -c BODY preflight ARGS...` (so that
 # the login shell, whatever it is, only splits words) with d and want set in front.
 # The parts are read once into $script, which is checked and then run: what runs is what was
 # checked. $(...) drops the final newline, printf puts it back (each part ends with one). The
 # glob sorts bytewise under LC_ALL=C, as preflight_script() sorts. The script reaches `bash -s`
 # through a pipe, not as an argument, which Linux caps at 128 KiB.
-_CHECK = (
+_CHECK_THEN_RUN = (
     'script=$(LC_ALL=C; cat -- "$d"/preflight/*.sh) || { echo "preflight: no script to read at $d/preflight:'
     f' replace the -preflight-script copy of this node too" >&2; exit {REFUSED_EXIT}; }}; '
     f'got=$(printf "%s\\n" "$script" | sha256sum) || exit {REFUSED_EXIT}; got=${{got%% *}}; '
     'if [ "$got" != "$want" ]; then echo "preflight: refusing to run $d/preflight/*.sh: its sha256 is $got,'
     f' expected $want" >&2; exit {REFUSED_EXIT}; fi; '
+    'printf "%s\\n" "$script" | bash -s -- "$@"'
 )
-_RUN = 'printf "%s\\n" "$script" | bash -s -- "$@"'
-_CREATE = _CHECK + _RUN
 
 
 def preflight_command(spec: PreflightSpec, expect_gpus: int, root: str = REMOTE_ROOT) -> str:
     """The remote command line (create, and update, for which pulumi-command runs create again):
     it checks the copied script against its digest, then runs it with its arguments."""
     preamble = f"d={shlex.quote(remote_dir(root))} want={script_digest()}; "
-    return shlex.join(["bash", "-c", preamble + _CREATE, "preflight", *preflight_arguments(spec, expect_gpus)])
+    return shlex.join(["bash", "-c", preamble + _CHECK_THEN_RUN, "preflight", *preflight_arguments(spec, expect_gpus)])
 
 
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
