@@ -109,6 +109,10 @@ def until(condition: Any) -> None:
         time.sleep(0.01)
 
 
+def names(pods: list[dict[str, Any]]) -> list[str]:
+    return [p["metadata"]["name"] for p in pods]
+
+
 def annotation(view: ClusterView, name: str) -> str | None:
     found = view.node(name)
     return None if found is None else found["metadata"]["annotations"].get("a")
@@ -116,7 +120,7 @@ def annotation(view: ClusterView, name: str) -> str | None:
 
 def test_initial_lists_are_visible(view):
     assert view.node("gpu-node-1")["metadata"]["name"] == "gpu-node-1"
-    assert [p["metadata"]["name"] for p in view.pods("gpu-system", {})] == ["plugin-a"]
+    assert names(view.pods("gpu-system", {})) == ["plugin-a"]
     assert view.job("gpu-verification", "verify-1")["kind"] == "Job"
 
 
@@ -150,16 +154,12 @@ def test_pods_are_filtered_by_namespace_and_labels_and_sorted_by_name(cluster, v
 
     found = view.pods("gpu-system", {"app": "plugin", **PART_OF})
 
-    assert [p["metadata"]["name"] for p in found] == ["plugin-b", "plugin-c"]
+    assert names(found) == ["plugin-b", "plugin-c"]
 
 
 def on(node_name: str, found: dict[str, Any]) -> dict[str, Any]:
     """The pod as the scheduler leaves it: bound to a node."""
     return {**found, "spec": {"nodeName": node_name}}
-
-
-def names(pods: list[dict[str, Any]]) -> list[str]:
-    return [p["metadata"]["name"] for p in pods]
 
 
 def test_pods_on_a_node_are_only_that_nodes(cluster, view):
