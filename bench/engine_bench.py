@@ -415,6 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"engine vs runbook, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores")
     print(f"preflight: on (fake machines over SSH, both sides) up to {PREFLIGHT_MAX_NODES} nodes, off above")
     print(f"engine settings: {' '.join(f'{k}={v}' for k, v in settings.items()) or 'defaults'}")
+    print(f"engine parts: {bench.env.get('GPU_NODES_ENGINE_PARTS', 'unknown')}")
     print(format_table(results))
     return 1 if any(r.error for r in results) else 0
 

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Build steps run indirectly through timed(), which shellcheck cannot see:
 # shellcheck disable=SC2317
-# Build the Pulumi engine pieces, once per machine, into
-#   ${GPU_NODES_CACHE:-$HOME/.cache/gpu-nodes}/<tool>-<version>[-<archive sha256>]/bin/
-# from Go modules, and from the upstream snapshots in shared/upstream/ for the two
-# parts the module proxy refuses (the cache key then includes the archive's sha256).
-# A tool whose cached binary exists is skipped, so running this again is cheap.
+# Build the Pulumi engine pieces from Go modules, once per machine, into
+#   ${GPU_NODES_CACHE:-$HOME/.cache/gpu-nodes}/<tool>-<version>/bin/          (upstream modules)
+#   ${GPU_NODES_CACHE:-$HOME/.cache/gpu-nodes}/standin-<tool>-<source key>/bin/ (our stand-ins)
+# The module proxy refuses Pulumi's Python language host and pulumi-command's provider, so those
+# two are stand-ins of our own (python-host/, command-provider/), built only where the real part
+# is not installed. A tool whose cached binary exists is skipped, so running this again is cheap.
 #
 #   tools/engine/build.sh                # everything
 #   tools/engine/build.sh pulumi kubernetes
 #
-# Tools: pulumi (the CLI), python (pulumi-language-python and its scripts),
+# Tools: pulumi (the CLI), python (the Python language host and its scripts),
 #        kubernetes (pulumi-resource-kubernetes), command (pulumi-resource-command).
 # Exit status is non-zero when a requested tool could not be built; the others
 # are still built. See README.md beside this file.
@@ -81,29 +82,15 @@ module_dir() {
   printf '%s\n' "$dir"
 }
 
-# extract_archive ARCHIVE DIR: a fresh copy of an upstream snapshot in DIR (never in the repo).
-extract_archive() {
-  rm -rf "$2"
-  mkdir -p "$2"
-  tar -xzf "$1" -C "$2" --strip-components=1
-}
-
 # ------------------------------------------------------ Python language host
-# Pulumi's own host, from its upstream snapshot, in our wrapper module `python-host/`:
-# the snapshot's go.mod replaces pkg/sdk with monorepo paths, which a dependency's
-# go.mod cannot do, so the wrapper requires the CLI's released pkg/sdk instead and
-# points the host module at the extracted snapshot (`replace => ./upstream/...`).
+# Our stand-in (python-host/main.go), on the CLI's sdk/v3. The host runs programs through the
+# exec shim, which it looks for beside itself; dynamic providers run in
+# pulumi-resource-pulumi-python, found on PATH. Both are scripts of that sdk/v3 module.
 build_python_host() {
-  local dir
-  dir="$(copy_wrapper "$here/python-host" "pulumi-language-python-$ENGINE_PYTHON_HOST_COMMIT-$ENGINE_PYTHON_HOST_KEY")"
-  extract_archive "$ENGINE_PYTHON_HOST_ARCHIVE" "$dir/upstream"
-  go_build "$dir" "$ENGINE_PYTHON_HOST_BIN_DIR/pulumi-language-python" \
-    github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3 \
-    "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$ENGINE_PYTHON_HOST_VERSION"
-  # The host runs programs through the exec shim, which it looks for beside itself;
-  # dynamic providers run in pulumi-resource-pulumi-python, found on PATH. Both are
-  # scripts of the sdk/v3 module the host is built with.
-  local sdk
+  local dir sdk
+  dir="$(copy_wrapper "$here/python-host" "standin-pulumi-language-python-$ENGINE_PYTHON_HOST_KEY")"
+  go_build "$dir" "$ENGINE_PYTHON_HOST_BIN_DIR/pulumi-language-python" . \
+    "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$ENGINE_PULUMI_VERSION"
   sdk="$(module_dir "$dir" github.com/pulumi/pulumi/sdk/v3)"
   install -m 0755 "$sdk/python/cmd/pulumi-language-python-exec" \
     "$sdk/python/dist/pulumi-resource-pulumi-python" "$ENGINE_PYTHON_HOST_BIN_DIR/"
@@ -130,26 +117,36 @@ build_kubernetes() {
 }
 
 # ------------------------------------------------------ pulumi-resource-command
-# Built from its upstream snapshot as its own main module: `provider/go.mod` has no
-# replace lines, and its dependencies come from the module proxy.
+# Our stand-in (command-provider/): command:remote:Command and CopyToRemote over real SSH.
 build_command() {
-  local dir="$scratch_root/pulumi-resource-command-$ENGINE_COMMAND_PROVIDER_VERSION-$ENGINE_COMMAND_PROVIDER_KEY"
-  extract_archive "$ENGINE_COMMAND_PROVIDER_ARCHIVE" "$dir"
-  go_build "$dir/provider" "$ENGINE_COMMAND_PROVIDER_BIN_DIR/pulumi-resource-command" ./cmd/pulumi-resource-command \
-    "-X github.com/pulumi/pulumi-command/provider/pkg/version.Version=$ENGINE_COMMAND_PROVIDER_VERSION"
+  local dir
+  dir="$(copy_wrapper "$here/command-provider" "standin-pulumi-resource-command-$ENGINE_COMMAND_PROVIDER_KEY")"
+  go_build "$dir" "$ENGINE_COMMAND_PROVIDER_BIN_DIR/pulumi-resource-command" . ""
 }
 
-# archive_present NAME ARCHIVE: true when the snapshot is there; otherwise says which file is missing.
-archive_present() {
-  [[ -f "$2" ]] && return 0
-  log "$1: missing upstream archive $2"
-  log "  (GPU_NODES_UPSTREAM names the folder; shared/upstream/README.md lists what it must hold)"
-  report+=("$1: NOT BUILT: missing upstream archive $2")
-  failed=1
-  return 1
+# Binaries of the two parts that earlier layouts of this cache held under their upstream names
+# (pulumi-language-python-*, pulumi-resource-command-*) were built from source brought in
+# outside the registries: they are removed, never used. Today's layout names ours standin-*.
+remove_retired_builds() {
+  local old
+  for old in "$GPU_NODES_CACHE"/pulumi-language-python-* "$GPU_NODES_CACHE"/pulumi-resource-command-* \
+             "$scratch_root"/pulumi-language-python-* "$scratch_root"/pulumi-resource-command-*; do
+    [[ -e "$old" ]] || continue
+    log "removing a retired build: $old"
+    rm -rf "$old"
+  done
+  # The plugin cache's copy, unless it is the installed real plugin or today's stand-in.
+  local cached="$GPU_NODES_CACHE/pulumi-home/plugins/resource-command-v$ENGINE_COMMAND_PROVIDER_VERSION"
+  if [[ -e "$cached/pulumi-resource-command" ]] &&
+     ! cmp -s "$cached/pulumi-resource-command" "$ENGINE_REAL_COMMAND_PROVIDER" &&
+     ! cmp -s "$cached/pulumi-resource-command" "$ENGINE_COMMAND_PROVIDER_BIN_DIR/pulumi-resource-command"; then
+    log "removing a retired plugin: $cached"
+    rm -rf "$cached" "$cached.lock"
+  fi
 }
 
 # ---------------------------------------------------------------------- main
+remove_retired_builds
 want=("$@")
 [[ ${#want[@]} -gt 0 ]] || want=(pulumi python kubernetes command)
 
@@ -167,11 +164,14 @@ for tool in "${want[@]}"; do
       fi
       ;;
     python)
-      if [[ -x "$ENGINE_PYTHON_HOST_BIN_DIR/pulumi-language-python" ]]; then
-        report+=("pulumi-language-python $ENGINE_PYTHON_HOST_COMMIT: cached ($ENGINE_PYTHON_HOST_BIN_DIR)")
-      elif archive_present pulumi-language-python "$ENGINE_PYTHON_HOST_ARCHIVE"; then
-        log "building pulumi-language-python $ENGINE_PYTHON_HOST_COMMIT"
-        timed "pulumi-language-python $ENGINE_PYTHON_HOST_COMMIT" build_python_host
+      if [[ ! -x "$ENGINE_PULUMI_BIN_DIR/pulumi" ]]; then
+        # An installed Pulumi (see pulumi above) brings its own host beside it.
+        report+=("pulumi-language-python: not built (no CLI of ours to put it beside; an installed Pulumi brings its own)")
+      elif [[ -x "$ENGINE_PYTHON_HOST_BIN_DIR/pulumi-language-python" ]]; then
+        report+=("pulumi-language-python (stand-in $ENGINE_PYTHON_HOST_KEY): cached")
+      else
+        log "building the stand-in pulumi-language-python"
+        timed "pulumi-language-python (stand-in $ENGINE_PYTHON_HOST_KEY)" build_python_host
       fi
       [[ ! -x "$ENGINE_PYTHON_HOST_BIN_DIR/pulumi-language-python" ]] || link_python_host
       ;;
@@ -184,11 +184,13 @@ for tool in "${want[@]}"; do
       fi
       ;;
     command)
-      if [[ -x "$ENGINE_COMMAND_PROVIDER_BIN_DIR/pulumi-resource-command" ]]; then
-        report+=("pulumi-resource-command $ENGINE_COMMAND_PROVIDER_VERSION: cached ($ENGINE_COMMAND_PROVIDER_BIN_DIR)")
-      elif archive_present pulumi-resource-command "$ENGINE_COMMAND_PROVIDER_ARCHIVE"; then
-        log "building pulumi-resource-command $ENGINE_COMMAND_PROVIDER_VERSION"
-        timed "pulumi-resource-command $ENGINE_COMMAND_PROVIDER_VERSION" build_command
+      if [[ -x "$ENGINE_REAL_COMMAND_PROVIDER" ]]; then
+        report+=("pulumi-resource-command $ENGINE_COMMAND_PROVIDER_VERSION: the installed plugin ($ENGINE_REAL_COMMAND_PROVIDER); no stand-in built")
+      elif [[ -x "$ENGINE_COMMAND_PROVIDER_BIN_DIR/pulumi-resource-command" ]]; then
+        report+=("pulumi-resource-command $ENGINE_COMMAND_PROVIDER_VERSION (stand-in $ENGINE_COMMAND_PROVIDER_KEY): cached")
+      else
+        log "building the stand-in pulumi-resource-command $ENGINE_COMMAND_PROVIDER_VERSION"
+        timed "pulumi-resource-command $ENGINE_COMMAND_PROVIDER_VERSION (stand-in $ENGINE_COMMAND_PROVIDER_KEY)" build_command
       fi
       ;;
     *)

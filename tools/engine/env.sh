@@ -2,11 +2,16 @@
 # Source this (after tools/engine/build.sh) to use the locally built Pulumi
 # engine:   source tools/engine/env.sh
 #
-# - puts the cached CLI first on PATH (build.sh links Pulumi's Python language host
+# - puts the cached CLI first on PATH (build.sh links the Python language host
 #   and its scripts beside it, where the CLI finds bundled plugins);
 # - isolates the plugin cache in $GPU_NODES_CACHE/pulumi-home and installs the
-#   cached provider binaries there once, under their exact versions, so the CLI
-#   resolves kubernetes 4.25.0 / command 1.2.1 without downloading anything;
+#   provider binaries there once, under their exact versions, so the CLI
+#   resolves kubernetes 4.25.0 / command 1.2.1 without downloading anything.
+#   For command 1.2.1 that is the user's real plugin when one is installed
+#   ($ENGINE_USER_PULUMI_HOME/plugins), else our stand-in; nothing is ever
+#   written into the user's own plugin home;
+# - exports GPU_NODES_ENGINE_PARTS, one line naming each part and whether it is
+#   the real one or a stand-in, and prints it on stderr;
 # - never sets PULUMI_BACKEND_URL or PULUMI_CONFIG_PASSPHRASE: callers do.
 #
 # The provider bin dirs are deliberately NOT put on PATH: an executable
@@ -50,7 +55,30 @@ _gpu_nodes_install_plugin() {
 
 _gpu_nodes_install_plugin kubernetes "$ENGINE_KUBERNETES_PROVIDER_VERSION" \
   "$ENGINE_KUBERNETES_PROVIDER_BIN_DIR/pulumi-resource-kubernetes"
-_gpu_nodes_install_plugin command "$ENGINE_COMMAND_PROVIDER_VERSION" \
-  "$ENGINE_COMMAND_PROVIDER_BIN_DIR/pulumi-resource-command"
+if [[ -x "$ENGINE_REAL_COMMAND_PROVIDER" ]]; then
+  _gpu_nodes_install_plugin command "$ENGINE_COMMAND_PROVIDER_VERSION" "$ENGINE_REAL_COMMAND_PROVIDER"
+  _gpu_nodes_command_part="pulumi-resource-command $ENGINE_COMMAND_PROVIDER_VERSION: real ($ENGINE_REAL_COMMAND_PROVIDER)"
+else
+  _gpu_nodes_install_plugin command "$ENGINE_COMMAND_PROVIDER_VERSION" \
+    "$ENGINE_COMMAND_PROVIDER_BIN_DIR/pulumi-resource-command"
+  _gpu_nodes_command_part="pulumi-resource-command $ENGINE_COMMAND_PROVIDER_VERSION: STAND-IN (tools/engine/command-provider)"
+fi
+
+# The Python host in use is the one beside the CLI in use.
+_gpu_nodes_cli="$(command -v pulumi || true)"
+_gpu_nodes_host="$(readlink -f "$(dirname "${_gpu_nodes_cli:-/nonexistent}")/pulumi-language-python" 2>/dev/null || true)"
+case "$_gpu_nodes_host" in
+  "$GPU_NODES_CACHE"/standin-pulumi-language-python-*) _gpu_nodes_host_part="pulumi-language-python: STAND-IN (tools/engine/python-host)" ;;
+  "") _gpu_nodes_host_part="pulumi-language-python: missing" ;;
+  *) _gpu_nodes_host_part="pulumi-language-python: real ($_gpu_nodes_host)" ;;
+esac
+case "$_gpu_nodes_cli" in
+  "$GPU_NODES_CACHE"/*) _gpu_nodes_cli_part="pulumi $ENGINE_PULUMI_VERSION: real, built from Go modules" ;;
+  "") _gpu_nodes_cli_part="pulumi: missing" ;;
+  *) _gpu_nodes_cli_part="pulumi: real, installed ($_gpu_nodes_cli)" ;;
+esac
+export GPU_NODES_ENGINE_PARTS="$_gpu_nodes_cli_part; $_gpu_nodes_host_part; pulumi-resource-kubernetes $ENGINE_KUBERNETES_PROVIDER_VERSION: real, built from Go modules; $_gpu_nodes_command_part"
+echo "[engine] parts: $GPU_NODES_ENGINE_PARTS" >&2
+
 unset -f _gpu_nodes_install_plugin
-unset _gpu_nodes_engine_dir
+unset _gpu_nodes_engine_dir _gpu_nodes_cli _gpu_nodes_host _gpu_nodes_cli_part _gpu_nodes_host_part _gpu_nodes_command_part
