@@ -4,7 +4,7 @@ import pulumi
 
 from components.config import ConfigError, parse_stack
 from components.kube_client import ClusterAccess
-from components.program import build_groups
+from components.program import build_groups, tenant_access
 from components.specs import NAMESPACE
 
 config = pulumi.Config(NAMESPACE)
@@ -27,3 +27,6 @@ groups = build_groups(stack, ClusterAccess.from_stack_config(), ssh_private_key)
 
 report = {name: group.nodes for name, group in groups.items()}
 pulumi.export("nodeGroups", report)
+# What a tenant's GPU pod must say to get its GPUs on each group (README, "How tenants get their GPUs").
+tenants = {spec.name: tenant_access(spec) for spec in stack.node_groups}
+pulumi.export("tenantAccess", tenants)

@@ -200,10 +200,19 @@ def _parse_group(
     for attr in ("name", "gpus_per_node", "preflight", "nodes", "labels", "taints", "device_plugin", "priority_class"):
         group[attr]
     group.read_all()
+    access = group["gpu_access"]
+    if access in ("runtimeClass", "cdi") and runtime_class is None:
+        # With cdi the plugin itself needs the class: without nvidia as the default it has no NVML otherwise.
+        who = "tenants must name" if access == "runtimeClass" else "the device plugin runs under"
+        problems.add(
+            f"{key}.gpuAccess",
+            access,
+            f"needs the RuntimeClass {who}, but {RUNTIME_CLASS.key} is off; set it, or use defaultRuntime",
+        )
     if not group.clean:
         return None
     return group.build(
-        preflight=group["preflight"].build(require_default_runtime=runtime_class is None),
+        preflight=group["preflight"].build(require_default_runtime=access == "defaultRuntime", require_cdi=access == "cdi"),
         device_plugin=group["device_plugin"].build(),
         runtime_class=runtime_class.name if runtime_class else None,
     )

@@ -84,7 +84,7 @@ def config_map_manifest(group: NodeGroupSpec) -> dict[str, Any] | None:
 
 def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
     spec = group.device_plugin
-    env = [{"name": "FAIL_ON_INIT_ERROR", "value": str(spec.fail_on_init_error).lower()}]
+    env = [{"name": "FAIL_ON_INIT_ERROR", "value": str(spec.fail_on_init_error).lower()}, *device_list_env(group)]
     mounts: list[dict[str, Any]] = [
         {"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
         {"name": "cdi-root", "mountPath": "/var/run/cdi"},
@@ -118,7 +118,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                     # The readiness gate too: the plugin must land for the node to pass.
                     "tolerations": tolerations((*group.taints, GATE)),
                     "priorityClassName": "system-node-critical",
-                    **runtime_class_field(group),
+                    **runtime_class_field(group.runtime_class),
                     "containers": [
                         {
                             "name": "nvidia-device-plugin-ctr",
@@ -135,9 +135,26 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
     }
 
 
-def runtime_class_field(group: NodeGroupSpec) -> dict[str, str]:
-    """`runtimeClassName` when the stack uses one (see components/runtime_class.py)."""
-    return {"runtimeClassName": group.runtime_class} if group.runtime_class else {}
+def runtime_class_field(name: str | None) -> dict[str, str]:
+    """`runtimeClassName: name`, or nothing for the node's default runtime."""
+    return {"runtimeClassName": name} if name else {}
+
+
+def device_list_env(group: NodeGroupSpec) -> list[dict[str, str]]:
+    """How the plugin hands a pod its GPUs, so that the pod keeps them.
+
+    - cdi: as CDI device names passed through the CRI (`DEVICE_LIST_STRATEGY=cdi-cri`); the
+      plugin writes the specs under /var/run/cdi, and they list the device nodes.
+    - otherwise: the upstream default (`envvar`, read by the nvidia runtime) plus
+      `PASS_DEVICE_SPECS=true` (the chart's `compatWithCPUManager`), so that kubelet also puts
+      the device nodes into the pod's spec. Without them, a `systemctl daemon-reload` under
+      the systemd cgroup driver, or the CPU manager's static policy, resets the device cgroup
+      and running pods lose their GPUs ("Failed to initialize NVML: Unknown Error",
+      nvidia-container-toolkit issue 48). The fake and the real machines alike use systemd.
+    """
+    if group.gpu_access == "cdi":
+        return [{"name": "DEVICE_LIST_STRATEGY", "value": "cdi-cri"}]
+    return [{"name": "PASS_DEVICE_SPECS", "value": "true"}]
 
 
 def _security_context(mig_strategy: str) -> dict[str, Any]:

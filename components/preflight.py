@@ -35,6 +35,7 @@ from components.specs import NodeGroupSpec, NodeSpec, PreflightSpec
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 SCRIPT_DIR = Path(__file__).parent / "scripts" / "preflight"
 REQUIRE_DEFAULT_RUNTIME = "--require-default-runtime"
+REQUIRE_CDI = "--require-cdi"
 # Root-owned, on every machine: one directory per script digest, so a new script never mixes with an old one.
 REMOTE_ROOT = "/var/lib/gpu-nodes/preflight"
 # What the command line exits with when the copy is missing or is not the script: neither the
@@ -67,8 +68,10 @@ def preflight_arguments(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     if spec.min_driver:
         args += ["--min-driver", spec.min_driver]
     if spec.require_default_runtime:
-        # No RuntimeClass names the nvidia runtime: the machine passes only when it is the default.
+        # Tenants' pods name no RuntimeClass: the machine passes only when nvidia is the default.
         args.append(REQUIRE_DEFAULT_RUNTIME)
+    if spec.require_cdi:
+        args.append(REQUIRE_CDI)
     return args
 
 
@@ -102,10 +105,12 @@ def preflight_command(spec: PreflightSpec, expect_gpus: int, root: str = REMOTE_
 
 
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
-    """What re-runs the checks: a new script, GPU count, runtime, minimum driver, whether nvidia
-    must be the default runtime (the stack's RuntimeClass off), or a new recheck value."""
-    # The last two join only when set, so that stacks without them keep their triggers.
-    optional = [REQUIRE_DEFAULT_RUNTIME] if spec.require_default_runtime else []
+    """What re-runs the checks: a new script, GPU count, runtime, minimum driver, how tenants get
+    their GPUs (nvidia as the default runtime, or CDI), or a new recheck value."""
+    # The optional ones join only when set, so that stacks without them keep their triggers.
+    optional = [
+        flag for flag, on in ((REQUIRE_DEFAULT_RUNTIME, spec.require_default_runtime), (REQUIRE_CDI, spec.require_cdi)) if on
+    ]
     if spec.recheck is not None:
         optional.append(f"recheck={spec.recheck}")
     return [script_digest(), str(expect_gpus), spec.container_runtime, spec.min_driver or "", *optional]

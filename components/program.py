@@ -8,7 +8,7 @@ from components.kube_client import ClusterAccess
 from components.namespaces import declare_namespaces
 from components.node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.runtime_class import declare_runtime_class
-from components.specs import StackSpec
+from components.specs import NodeGroupSpec, StackSpec
 
 
 def build_groups(stack: StackSpec, cluster: ClusterAccess, ssh_private_key: pulumi.Input[str] | None) -> dict[str, GpuNodeGroup]:
@@ -31,3 +31,8 @@ def build_groups(stack: StackSpec, cluster: ClusterAccess, ssh_private_key: pulu
         )
         for spec in stack.node_groups
     }
+
+
+def tenant_access(group: NodeGroupSpec) -> dict[str, str | None]:
+    """How a tenant's GPU pod gets its GPUs on this group: the path, and the RuntimeClass it must name."""
+    return {"gpuAccess": group.gpu_access, "runtimeClassName": group.tenant_runtime_class}

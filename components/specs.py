@@ -51,6 +51,10 @@ RUNTIME_HANDLER = "nvidia"
 
 MIG_STRATEGIES = ("none", "single", "mixed")
 CONTAINER_RUNTIMES = ("containerd", "docker", "cri-o", "k3s", "rke2", "auto")
+# How a tenant's pod gets its GPUs, and so the path the verification pods take (README, "How
+# tenants get their GPUs"): nvidia as the node's default runtime; a RuntimeClass that tenants
+# must name; or CDI devices that the plugin names (its cdi-cri strategy).
+GPU_ACCESS = ("defaultRuntime", "runtimeClass", "cdi")
 # A GPU splits into at most seven MIG devices (the smallest profile is 1/7 of an A100/H100).
 MAX_MIG_DEVICES_PER_GPU = 7
 
@@ -276,8 +280,9 @@ class PreflightSpec:
         default_text="`15` (pulumi-command's)",
         check=between(1, 600, "expected 1 to 600 seconds"),
     )
-    # True when no RuntimeClass is used: then pods get the nvidia runtime only as the default.
+    # From the group's gpuAccess: what a machine needs for a tenant's pod to get its GPUs.
     require_default_runtime: bool = False
+    require_cdi: bool = False
 
 
 @dataclass(frozen=True)
@@ -335,8 +340,23 @@ class NodeGroupSpec:
         "verification", OBJECT, "object", "", default={}, row=False, section=VerificationSpec
     )
     preflight: PreflightSpec = setting("preflight", OBJECT, "object", "", default={}, row=False, section=PreflightSpec)
-    # The RuntimeClass our pods name (per stack); None: they use the node's default runtime.
+    gpu_access: str = setting(
+        "gpuAccess",
+        STRING,
+        "`defaultRuntime`/`runtimeClass`/`cdi`",
+        "how a tenant's pod gets its GPUs, and so what preflight requires and how the verification pods run: "
+        "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
+        '(the plugin\'s `cdi-cri` strategy). See "How tenants get their GPUs"',
+        default="defaultRuntime",
+        check=one_of(GPU_ACCESS),
+    )
+    # The stack's RuntimeClass (per stack), which the device plugin names; None: there is none.
     runtime_class: str | None = None
+
+    @property
+    def tenant_runtime_class(self) -> str | None:
+        """The RuntimeClass a tenant's GPU pod must name: only with gpuAccess runtimeClass."""
+        return self.runtime_class if self.gpu_access == "runtimeClass" else None
 
     @property
     def node_labels(self) -> dict[str, str]:
@@ -379,8 +399,8 @@ RUNTIME_CLASS = Setting(
     f"{NAMESPACE}:runtimeClass",
     STRING,
     "string, or `false`",
-    'the RuntimeClass the device plugin and verification pods name; `""` or `false`: none, and preflight then '
-    'requires nvidia as the default runtime (see "Runtime class")',
+    "the RuntimeClass the device plugin names, and tenants' pods with `gpuAccess: runtimeClass`; "
+    '`""` or `false`: none (see "How tenants get their GPUs")',
     default=DEFAULT_RUNTIME_CLASS,
 )
 CREATE_RUNTIME_CLASS = Setting(

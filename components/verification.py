@@ -167,8 +167,9 @@ def job_manifest(
         "nodeSelector": {GROUP_LABEL: group.name},
         # The readiness gate too: these pods are what lifts it.
         "tolerations": tolerations((*group.taints, GATE)),
-        # The nvidia runtime's hook puts nvidia-smi and the GPU into the container.
-        **runtime_class_field(group),
+        # As a tenant's pod runs (the nvidia runtime, or CDI, puts nvidia-smi and the GPUs in):
+        # with a RuntimeClass only where tenants must name one.
+        **runtime_class_field(group.tenant_runtime_class),
         "securityContext": {
             "runAsNonRoot": True,
             "runAsUser": RUN_AS_USER,

@@ -71,8 +71,25 @@ def test_no_config_file_by_default():
     spec = group_spec()
     ds = daemonset_manifest(spec)
     assert config_map_manifest(spec) is None, ds["metadata"]["name"]
-    assert env(ds) == {"FAIL_ON_INIT_ERROR": "true", "MIG_STRATEGY": "none"}, ds["metadata"]["name"]
+    assert env(ds) == {"FAIL_ON_INIT_ERROR": "true", "PASS_DEVICE_SPECS": "true", "MIG_STRATEGY": "none"}, ds["metadata"]["name"]
     assert all("configMap" not in v for v in pod_spec(ds)["volumes"]), ds["metadata"]["name"]
+
+
+@pytest.mark.parametrize("access", ["defaultRuntime", "runtimeClass"])
+def test_envvar_groups_pass_device_specs_so_running_pods_keep_their_gpus(access: str):
+    """Without the device nodes in the pod's spec a daemon-reload under systemd takes the GPUs away."""
+    ds = daemonset_manifest(group_spec(gpuAccess=access))
+    assert env(ds)["PASS_DEVICE_SPECS"] == "true", ds["metadata"]["name"]
+    assert "DEVICE_LIST_STRATEGY" not in env(ds), f"{ds['metadata']['name']}: not the upstream envvar default"
+
+
+def test_cdi_groups_hand_out_gpus_as_cdi_devices_under_the_runtime_class():
+    ds = daemonset_manifest(group_spec(gpuAccess="cdi"))
+    assert env(ds)["DEVICE_LIST_STRATEGY"] == "cdi-cri", ds["metadata"]["name"]
+    assert "PASS_DEVICE_SPECS" not in env(ds), f"{ds['metadata']['name']}: CDI specs list the device nodes already"
+    assert pod_spec(ds)["runtimeClassName"] == "nvidia", f"{ds['metadata']['name']}: the plugin needs NVML"
+    mounts = {m["name"]: m["mountPath"] for m in pod_spec(ds)["containers"][0]["volumeMounts"]}
+    assert mounts["cdi-root"] == "/var/run/cdi", f"{ds['metadata']['name']}: nowhere to write the CDI specs"
 
 
 def test_fail_on_init_error_can_be_turned_off():

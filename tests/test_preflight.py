@@ -11,6 +11,7 @@ import pytest
 
 from components.config import parse_stack
 from components.preflight import SCRIPT_DIR, parse_report, preflight_command, preflight_script, script_parts, triggers
+from components.specs import GPU_ACCESS
 from tests.factories import HOST_KEY, group
 from tests.pulumi_mocks import HEALTHY_REPORT, ROOT, run_component
 from tests.specs import group_spec
@@ -161,7 +162,7 @@ def test_the_command_line_checks_the_digest_of_the_copy_then_runs_it_with_the_ar
     digest = hashlib.sha256(preflight_script().encode()).hexdigest()
     create = command.inputs["create"]
     assert create.startswith(f"bash -c 'd=/var/lib/gpu-nodes/preflight/{digest[:12]} want={digest}; "), command.urn
-    assert create.endswith("' preflight --runtime containerd --expect-gpus 4"), command.urn
+    assert create.endswith("' preflight --runtime containerd --expect-gpus 4 --require-default-runtime"), command.urn
     body = create.split("' preflight ")[0]
     checked, ran = body.index("| sha256sum"), body.index("| bash -s --")
     assert checked < ran, f"{command.urn}: the script runs before its digest is checked"
@@ -214,14 +215,16 @@ def test_each_check_is_defined_in_one_part():
 
 def test_minimum_driver_and_runtime_reach_the_command_line():
     spec = group_spec(preflight={"containerRuntime": "cri-o", "minDriver": "550.54"})
-    assert preflight_command(spec.preflight, 8).endswith("' preflight --runtime cri-o --expect-gpus 8 --min-driver 550.54")
+    assert preflight_command(spec.preflight, 8).endswith(
+        "' preflight --runtime cri-o --expect-gpus 8 --min-driver 550.54 --require-default-runtime"
+    )
 
 
 def test_triggers_follow_script_gpu_count_and_runtime():
-    # Exactly these four by default: stacks deployed before the optional triggers existed must not re-run preflight.
+    # The four, and how tenants get their GPUs (a new path is a new check of every machine).
     command = commands(group("a100"))["a100-a100-node-1-preflight"]
     digest = hashlib.sha256(preflight_script().encode()).hexdigest()
-    assert command.inputs["triggers"] == [digest, "4", "containerd", ""], command.urn
+    assert command.inputs["triggers"] == [digest, "4", "containerd", "", "--require-default-runtime"], command.urn
     other = commands(group("a100", gpusPerNode=8, preflight={"containerRuntime": "docker"}))["a100-a100-node-1-preflight"]
     assert other.inputs["triggers"][1:3] == ["8", "docker"], other.urn
 
@@ -250,15 +253,18 @@ def test_parse_report_summarises_the_json():
     assert summary["passedChecks"] == ["driver"] and summary["failedChecks"] == ["runtime"], summary
 
 
-def test_default_runtime_is_required_when_no_runtime_class_is_used():
-    """Without a RuntimeClass, pods get the nvidia runtime only if it is the default."""
-    off = parse_stack([group("a100")], False, "").node_groups[0]
-    assert preflight_command(off.preflight, 4).endswith(" --runtime containerd --expect-gpus 4 --require-default-runtime")
-    on = parse_stack([group("a100")]).node_groups[0]
-    assert "--require-default-runtime" not in preflight_command(on.preflight, 4)
+@pytest.mark.parametrize(
+    ("access", "flags"),
+    [("defaultRuntime", ["--require-default-runtime"]), ("runtimeClass", []), ("cdi", ["--require-cdi"])],
+)
+def test_the_tenant_path_decides_what_preflight_requires(access: str, flags: list[str]):
+    spec = parse_stack([group("a100", gpuAccess=access)]).node_groups[0]
+    command = preflight_command(spec.preflight, 4)
+    assert command.endswith(" ".join(["' preflight --runtime containerd --expect-gpus 4", *flags])), command
 
 
-def test_turning_the_runtime_class_off_reruns_preflight():
-    on = parse_stack([group("a100")]).node_groups[0].preflight
-    off = parse_stack([group("a100")], False, "").node_groups[0].preflight
-    assert triggers(on, 4) != triggers(off, 4), triggers(on, 4)
+def test_a_new_tenant_path_reruns_preflight():
+    paths = {
+        access: triggers(parse_stack([group("a100", gpuAccess=access)]).node_groups[0].preflight, 4) for access in GPU_ACCESS
+    }
+    assert len({tuple(t) for t in paths.values()}) == len(GPU_ACCESS), paths

@@ -147,16 +147,42 @@ def pod_specs(run) -> dict[str, dict]:
     return {r.name: r.inputs["spec"]["template"]["spec"] for r in run.resources if r.type in kinds}
 
 
-def test_one_runtime_class_per_stack_named_by_every_gpu_pod():
+PLUGIN = "kubernetes:apps/v1:DaemonSet"
+JOB = "kubernetes:batch/v1:Job"
+
+
+def pod_specs_of(run, kind: str) -> dict[str, dict]:
+    return {r.name: r.inputs["spec"]["template"]["spec"] for r in run.resources if r.type == kind}
+
+
+def test_one_runtime_class_per_stack_named_by_the_device_plugins():
     run = run_program(two_groups(), SECRET_KEYS)
     classes = run.of_type(RUNTIME_CLASS)
     assert [(r.name, r.inputs["metadata"]["name"], r.inputs["handler"]) for r in classes] == [
         ("runtime-class-nvidia", "nvidia", "nvidia")
     ], [r.urn for r in classes]
-    pods = pod_specs(run)
-    assert len(pods) == 2 + 5, sorted(pods)
-    for name, spec in pods.items():
+    plugins = pod_specs_of(run, PLUGIN)
+    assert len(plugins) == 2, sorted(plugins)
+    for name, spec in plugins.items():
         assert spec.get("runtimeClassName") == "nvidia", name
+
+
+def test_verification_pods_run_as_a_tenants_pod_by_default_naming_no_runtime_class():
+    run = run_program(two_groups(), SECRET_KEYS)
+    jobs = pod_specs_of(run, JOB)
+    assert len(jobs) == 5, sorted(jobs)
+    for name, spec in jobs.items():
+        assert "runtimeClassName" not in spec, name
+
+
+def test_tenant_access_is_exported_per_group():
+    config = stack_config(group("a100"), group("h100", gpuAccess="runtimeClass"), group("b200", gpuAccess="cdi"))
+    run = run_program(config, SECRET_KEYS)
+    assert run.globals["tenants"] == {
+        "a100": {"gpuAccess": "defaultRuntime", "runtimeClassName": None},
+        "h100": {"gpuAccess": "runtimeClass", "runtimeClassName": "nvidia"},
+        "b200": {"gpuAccess": "cdi", "runtimeClassName": None},
+    }, run.globals["tenants"]
 
 
 def test_gpu_pods_wait_for_the_runtime_class():
@@ -171,7 +197,7 @@ def test_gpu_pods_wait_for_the_runtime_class():
 def test_a_referenced_runtime_class_is_named_not_created():
     run = run_program(stack_config(group("a100"), runtimeClass="nvidia-cdi"), SECRET_KEYS)
     assert not run.of_type(RUNTIME_CLASS), [r.urn for r in run.of_type(RUNTIME_CLASS)]
-    for name, spec in pod_specs(run).items():
+    for name, spec in pod_specs_of(run, PLUGIN).items():
         assert spec.get("runtimeClassName") == "nvidia-cdi", name
 
 
@@ -197,5 +223,5 @@ def test_bad_runtime_class_fails_before_anything_is_registered():
 def test_an_existing_nvidia_class_is_named_not_adopted():
     run = run_program(stack_config(group("a100"), createRuntimeClass=False), SECRET_KEYS)
     assert not run.of_type(RUNTIME_CLASS), [r.urn for r in run.of_type(RUNTIME_CLASS)]
-    for name, spec in pod_specs(run).items():
+    for name, spec in pod_specs_of(run, PLUGIN).items():
         assert spec.get("runtimeClassName") == "nvidia", name

@@ -80,10 +80,24 @@ def test_nothing_to_create_when_off():
     assert "gpu-nodes:runtimeClass is off" in problem, problem
 
 
-def test_groups_learn_the_class_and_preflight_whether_the_default_runtime_is_required():
+def test_groups_learn_the_stacks_class_and_tenants_name_it_only_when_told():
     on = parse_stack([group()]).node_groups[0]
-    assert on.runtime_class == "nvidia", on
-    assert on.preflight.require_default_runtime is False, on.preflight
+    assert (on.runtime_class, on.tenant_runtime_class) == ("nvidia", None), on
+    named = parse_stack([group(gpuAccess="runtimeClass")]).node_groups[0]
+    assert (named.runtime_class, named.tenant_runtime_class) == ("nvidia", "nvidia"), named
     off = parse_stack([group()], False, "").node_groups[0]
-    assert off.runtime_class is None, off
-    assert off.preflight.require_default_runtime is True, off.preflight
+    assert (off.runtime_class, off.tenant_runtime_class) == (None, None), off
+
+
+@pytest.mark.parametrize("access", ["runtimeClass", "cdi"])
+def test_a_path_that_needs_the_class_is_refused_when_it_is_off(access: str):
+    with pytest.raises(
+        ConfigError,
+        match=rf"gpu-nodes:nodeGroups\[0\]\.gpuAccess: got '{access}'; needs the RuntimeClass .*gpu-nodes:runtimeClass is off",
+    ):
+        parse_stack([group(gpuAccess=access)], False, "")
+
+
+def test_an_unknown_tenant_path_names_the_choices():
+    with pytest.raises(ConfigError, match=r"gpuAccess: got 'nvidia'; expected one of defaultRuntime, runtimeClass, cdi"):
+        parse_stack([group(gpuAccess="nvidia")])

@@ -92,11 +92,14 @@ def test_verification_never_evicts_running_work():
     assert spec["priorityClassName"] == "gpu-a100-verification", f"{job.name}: its class must not preempt either"
 
 
-def test_verification_pods_run_under_the_stacks_runtime_class():
-    job = verification_jobs(group_spec())[0]
-    assert pod(job)["runtimeClassName"] == "nvidia", job.name
-    referenced = parse_stack([group()], False, "nvidia-cdi").node_groups[0]
-    job = verification_jobs(referenced)[0]
+@pytest.mark.parametrize("access", ["defaultRuntime", "cdi"])
+def test_verification_pods_name_no_runtime_class_where_tenants_name_none(access: str):
+    job = verification_jobs(group_spec(gpuAccess=access))[0]
+    assert "runtimeClassName" not in pod(job), job.name
+
+
+def test_verification_pods_name_the_class_tenants_must_name():
+    job = verification_jobs(parse_stack([group(gpuAccess="runtimeClass")], False, "nvidia-cdi").node_groups[0])[0]
     assert pod(job)["runtimeClassName"] == "nvidia-cdi", job.name
 
 

@@ -48,20 +48,28 @@ def test_gpus_are_registered_on_group_nodes(deployed):
         assert allocatable.get("nvidia.com/gpu") == "4", deployed.explain(f"{name} allocatable {allocatable}")
 
 
-def test_gpu_pods_run_under_the_nvidia_runtime_class(deployed):
-    """Issue 9, item 1: the stack creates RuntimeClass nvidia, and the plugin's and the
-    verification Jobs' pods name it (else they would run under runc on a machine where nvidia
-    is not the default runtime)."""
+def test_verification_pods_run_as_a_tenants_pod_without_a_runtime_class(deployed):
+    """Issue 19: the default path (gpuAccess defaultRuntime) is the one a tenant's pod takes, so
+    the verification pods that succeeded named no RuntimeClass; the plugin still runs under the
+    stack's class nvidia, and hands out device specs so that running pods keep their GPUs."""
     runtime_class = deployed.kubectl_json("get", "runtimeclass", "nvidia")
     assert runtime_class["handler"] == "nvidia", deployed.explain(f"RuntimeClass nvidia: {runtime_class}")
-    plugin = deployed.kubectl_json("get", "pods", "-n", "nvidia-device-plugin")["items"]
+    jobs = deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]
     verification = deployed.kubectl_json("get", "pods", "-n", "gpu-verification")["items"]
-    assert len(plugin) == len(NODES) and verification, deployed.explain("no pods to look at")
-    for pod in plugin + verification:
-        name = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+    assert jobs and verification, deployed.explain("no verification Jobs or pods to look at")
+    for job in jobs:
+        assert "runtimeClassName" not in job["spec"]["template"]["spec"], job["metadata"]["name"]
+        assert job["status"].get("succeeded") == 1, deployed.explain(f"{job['metadata']['name']}: {job['status']}")
+    for pod in verification:
+        assert "runtimeClassName" not in pod["spec"], deployed.explain(f"{pod['metadata']['name']} names a RuntimeClass")
+    for pod in deployed.kubectl_json("get", "pods", "-n", "nvidia-device-plugin")["items"]:
+        name = pod["metadata"]["name"]
         assert pod["spec"].get("runtimeClassName") == "nvidia", deployed.explain(f"{name} names no RuntimeClass nvidia")
-    for job in deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]:
-        assert job["spec"]["template"]["spec"].get("runtimeClassName") == "nvidia", job["metadata"]["name"]
+        env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
+        assert env.get("PASS_DEVICE_SPECS") == "true", deployed.explain(f"{name}: env {env}")
+    assert deployed.outputs()["tenantAccess"] == {GROUP: {"gpuAccess": "defaultRuntime", "runtimeClassName": None}}, (
+        deployed.outputs()["tenantAccess"]
+    )
 
 
 def test_verification_pods_never_preempt(deployed):

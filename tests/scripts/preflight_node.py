@@ -43,6 +43,7 @@ CHECK_NAMES = [
     "driver-version",
     "container-toolkit",
     "runtime",
+    "cdi",
     "device-plugin-socket",
     "kubelet-feature-gates",
 ]

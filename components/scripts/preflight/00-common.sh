@@ -8,7 +8,8 @@
 #
 # Usage:
 #   bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expect-gpus N
-#                     [--min-driver X.Y[.Z]] [--require-default-runtime] [--root DIR]
+#                     [--min-driver X.Y[.Z]] [--require-default-runtime] [--require-cdi]
+#                     [--root DIR]
 #
 # Run it by hand on a node, or over SSH the way the Pulumi component does:
 #   cat components/scripts/preflight/*.sh |
@@ -28,10 +29,11 @@
 #           holds ok=false and one check named "usage"; --help counts as one,
 #           since no machine was checked).
 #
-#   "checks" always holds these seven, in this order: driver, gpu-count,
-#   driver-version, container-toolkit, runtime, device-plugin-socket,
+#   "checks" always holds these eight, in this order: driver, gpu-count,
+#   driver-version, container-toolkit, runtime, cdi, device-plugin-socket,
 #   kubelet-feature-gates. Without --min-driver, driver-version is ok with detail
-#   "not requested", so the list never changes shape. A detail that starts with
+#   "not requested", and so is cdi without --require-cdi, so the list never
+#   changes shape. A detail that starts with
 #   "warning:" passed but wants a human to look.
 #   runtime.name is null only when no runtime could be chosen (usage error, or
 #   auto found none). runtimeClassNeeded is true when the nvidia runtime is
@@ -69,12 +71,12 @@ readonly SMI_ERROR_RE="NVIDIA-SMI has failed|No devices were found|Failed to ini
 print_usage() {
   cat <<'EOF'
 usage: bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expect-gpus N
-                         [--min-driver X.Y[.Z]] [--require-default-runtime] [--root DIR]
+                         [--min-driver X.Y[.Z]] [--require-default-runtime] [--require-cdi] [--root DIR]
 EOF
 }
 
 init_state() {
-  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false
+  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false
   SMI_TIMEOUT=${PREFLIGHT_NVIDIA_SMI_TIMEOUT:-20}
   CMD_TIMEOUT=${PREFLIGHT_CMD_TIMEOUT:-10}
   HOST_NAME=unknown DRIVER_VERSION='' SMI_OK=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''

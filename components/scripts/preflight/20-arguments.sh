@@ -23,6 +23,11 @@ parse_args() {
         shift
         continue
         ;;
+      --require-cdi)
+        REQUIRE_CDI=true
+        shift
+        continue
+        ;;
       -h | --help)
         USAGE_ERROR="help requested: no checks were run"
         return 1

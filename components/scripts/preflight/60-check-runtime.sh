@@ -21,10 +21,12 @@ readonly -a CRI_SOCKETS=(
 # the last value given to DEFAULT_KEY (later files override earlier ones).
 scan_toml() {
   local line key_re="^[[:space:]]*$2[[:space:]]*=[[:space:]]*[\"']([^\"']*)[\"']"
+  local cdi_re="^[[:space:]]*enable_cdi[[:space:]]*=[[:space:]]*(true|false)"
   while IFS='' read -r line; do
     [[ $line =~ ^[[:space:]]*# ]] && continue
     [[ $line =~ $NVIDIA_RUNTIME_RE ]] && RT_CONFIGURED=true
     [[ $line =~ $key_re ]] && RT_DEFAULT_NAME=${BASH_REMATCH[1]}
+    [[ $line =~ $cdi_re ]] && RT_ENABLE_CDI=${BASH_REMATCH[1]}
   done <<<"$1"
   [[ $RT_DEFAULT_NAME == nvidia ]] && RT_IS_DEFAULT=true
 }
@@ -393,7 +395,7 @@ check_runtime() {
     fi
     name=$DETECTED how="auto chose $DETECTED ($DETECT_WHY); "
   fi
-  RT_NAME=$name RT_CONFIGURED=false RT_IS_DEFAULT=false RT_DEFAULT_NAME='' RT_SOURCE='' RT_ERROR=''
+  RT_NAME=$name RT_CONFIGURED=false RT_IS_DEFAULT=false RT_DEFAULT_NAME='' RT_SOURCE='' RT_ERROR='' RT_ENABLE_CDI=''
   CANNOT_READ=()
   case $name in
     containerd) inspect_containerd ;;

@@ -23,6 +23,7 @@ main() {
   check_toolkit
   collect_kubelet # for the runtime (auto) and the feature-gate checks
   check_runtime
+  check_cdi
   check_socket
   check_kubelet_gates
   summarize

@@ -1,0 +1,73 @@
+# ------------------------------------------------------------------------- CDI
+#
+# With --require-cdi (the group's gpuAccess: cdi) a tenant's pod gets its GPUs as
+# CDI devices that the device plugin names (its cdi-cri strategy) and describes
+# in specs under /var/run/cdi. Two parts must pass them on: kubelet, through the
+# CRI (DevicePluginCDIDevices: beta and on by default from Kubernetes 1.29, GA in
+# 1.31), and the runtime, which must resolve them. containerd 2.x does unless
+# enable_cdi = false; containerd 1.7 only with enable_cdi = true (its default is
+# false); CRI-O always does; cri-dockerd passes no CDI devices to docker.
+# Without --require-cdi the check passes as "not requested".
+
+# cdi_fix NAME MAJOR: sets REPLY to how to turn CDI on in runtime NAME.
+cdi_fix() {
+  local section="[plugins.\"io.containerd.grpc.v1.cri\"]" service=containerd
+  (($2 >= 2)) && section="[plugins.'io.containerd.cri.v1.runtime']"
+  case $1 in
+    k3s | rke2)
+      [[ $1 == rke2 ]] && service=rke2-server || service=k3s
+      REPLY="set enable_cdi = true under $section in a config.toml.tmpl beside $1's config.toml, then restart $service"
+      ;;
+    *) REPLY="set enable_cdi = true under $section in /etc/containerd/config.toml (or a drop-in), then restart $service" ;;
+  esac
+}
+
+check_cdi() {
+  local -a cdi_problems=() cdi_found=() version_cmd=()
+  local major line
+  if ! $REQUIRE_CDI; then
+    add_check cdi true "not requested"
+    return
+  fi
+  if kubelet_version; then
+    if ((KV_MAJOR == 1 && KV_MINOR < 29)); then
+      cdi_problems+=("kubelet $KV_TEXT passes no CDI devices to the runtime (DevicePluginCDIDevices is on by default from 1.29): upgrade kubelet to 1.29 or later")
+    else
+      cdi_found+=("kubelet $KV_TEXT passes CDI devices")
+    fi
+  else
+    cdi_problems+=("$KV_WHY, so whether kubelet passes CDI devices is unknown")
+  fi
+  case $RT_NAME in
+    containerd | k3s | rke2)
+      if [[ $RT_NAME == containerd ]] && command -v containerd >/dev/null 2>&1; then
+        version_cmd=(containerd)
+      elif [[ $RT_NAME == rke2 && -x $ROOT/var/lib/rancher/rke2/bin/containerd ]]; then
+        version_cmd=("$ROOT/var/lib/rancher/rke2/bin/containerd")
+      fi
+      containerd_major "${version_cmd[@]}"
+      major=$REPLY
+      if ((${#CANNOT_READ[@]})) && [[ -z $RT_ENABLE_CDI ]]; then
+        cdi_problems+=("$RT_NAME: its config could not be read, so whether it resolves CDI devices is unknown")
+      elif [[ $RT_ENABLE_CDI == false ]]; then
+        cdi_fix "$RT_NAME" "$major"
+        cdi_problems+=("$RT_NAME ($MAJOR_WHY) has CDI turned off (enable_cdi = false; read $RT_SOURCE): $REPLY")
+      elif ((major < 2)) && [[ $RT_ENABLE_CDI != true ]]; then
+        cdi_fix "$RT_NAME" "$major"
+        cdi_problems+=("$RT_NAME ($MAJOR_WHY) resolves no CDI devices: containerd 1.x needs enable_cdi = true and none is set (read $RT_SOURCE): $REPLY")
+      else
+        cdi_found+=("$RT_NAME ($MAJOR_WHY) resolves CDI devices (enable_cdi ${RT_ENABLE_CDI:-unset, on by default in 2.x})")
+      fi
+      ;;
+    cri-o) cdi_found+=("cri-o resolves CDI devices") ;;
+    docker) cdi_problems+=("docker behind cri-dockerd: cri-dockerd passes no CDI devices from kubelet to docker; use gpuAccess defaultRuntime there (nvidia-ctk runtime configure --runtime=docker --set-as-default, then restart docker)") ;;
+    *) cdi_problems+=("no container runtime was found, so whether it resolves CDI devices is unknown") ;;
+  esac
+  if ((${#cdi_problems[@]})); then
+    printf -v line '%s; ' "${cdi_problems[@]}"
+    add_check cdi false "tenant pods would get no GPUs as CDI devices: ${line%; }"
+  else
+    printf -v line '%s; ' "${cdi_found[@]}"
+    add_check cdi true "${line%; }"
+  fi
+}

@@ -1,0 +1,112 @@
+"""--require-cdi (gpuAccess: cdi): kubelet and the runtime must pass the plugin's CDI devices on
+to a tenant's pod. containerd configs are upstream files (fixtures/README.md names each); the
+nvidia runtime tables appended to them are what `nvidia-ctk runtime configure` adds, and what
+`containerd config dump` then shows."""
+
+from __future__ import annotations
+
+import pytest
+
+from .preflight_node import FIXTURES, FakeNode
+
+PASSED_EXIT = 0
+FAILED_EXIT = 1
+
+# `containerd --version` prints the binary, its package, version and revision
+# (containerd's cmd/containerd/command: "%s %s %s %s").
+CONTAINERD_2 = "containerd github.com/containerd/containerd/v2 v2.0.5 fb4c30d4ede3531652d86197bf3fc9515e5276d9"
+CONTAINERD_17 = "containerd github.com/containerd/containerd v1.7.27 05044ec0a9a75232cad458027ca83437aae3f4da"
+NVIDIA_V3 = """
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia]
+  runtime_type = 'io.containerd.runc.v2'
+
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia.options]
+  BinaryName = '/usr/bin/nvidia-container-runtime'
+"""
+NVIDIA_V2 = """
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+runtime_type = "io.containerd.runc.v2"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
+BinaryName = "/usr/bin/nvidia-container-runtime"
+"""
+
+
+def containerd(node: FakeNode, version: str, dump: str) -> None:
+    answers = f'  --version) echo "{version}" ;;\n  "config dump") cat <<\'__END__\'\n{dump}__END__\n ;;\n  *) exit 1 ;;'
+    node.command("containerd", f'case "$*" in\n{answers}\nesac')
+
+
+def containerd_2(enable_cdi: str | None = "true") -> str:
+    config = (FIXTURES / "containerd-2.0-config-v3.toml").read_text()
+    assert "    enable_cdi = true\n" in config, "the fixture no longer sets enable_cdi"
+    if enable_cdi != "true":  # a variant: CDI turned off, or the line gone
+        config = config.replace("    enable_cdi = true\n", "" if enable_cdi is None else f"    enable_cdi = {enable_cdi}\n")
+    return config + NVIDIA_V3
+
+
+def containerd_17(enable_cdi: bool) -> str:
+    config = (FIXTURES / "containerd-1.7-config.toml").read_text()
+    if enable_cdi:  # a variant: what the CDI instructions for 1.7 add
+        config = config.replace(
+            '[plugins."io.containerd.grpc.v1.cri"]\n', '[plugins."io.containerd.grpc.v1.cri"]\nenable_cdi = true\n'
+        )
+    return config + NVIDIA_V2
+
+
+@pytest.mark.parametrize(("dump", "why"), [(containerd_2(), "enable_cdi true"), (containerd_2(None), "enable_cdi unset")])
+def test_containerd_2_resolves_cdi_devices_unless_turned_off(node: FakeNode, dump: str, why: str) -> None:
+    containerd(node, CONTAINERD_2, dump)
+    result = node.preflight("--require-cdi")
+    cdi = result.check("cdi")
+    assert cdi["ok"] is True, f"{why}: {cdi}\n{result.stderr}"
+    assert "containerd (containerd v2.0.5) resolves CDI devices" in cdi["detail"], cdi
+    assert result.returncode == PASSED_EXIT, result.stderr
+
+
+def test_containerd_2_with_cdi_turned_off_fails_with_the_fix(node: FakeNode) -> None:
+    containerd(node, CONTAINERD_2, containerd_2("false"))
+    result = node.preflight("--require-cdi")
+    cdi = result.check("cdi")
+    assert result.returncode == FAILED_EXIT and cdi["ok"] is False, cdi
+    assert "has CDI turned off (enable_cdi = false; read containerd config dump)" in cdi["detail"], cdi
+    assert "set enable_cdi = true under [plugins.'io.containerd.cri.v1.runtime']" in cdi["detail"], cdi
+
+
+def test_containerd_17_without_enable_cdi_fails_with_the_fix(node: FakeNode) -> None:
+    containerd(node, CONTAINERD_17, containerd_17(enable_cdi=False))
+    result = node.preflight("--require-cdi")
+    cdi = result.check("cdi")
+    assert result.returncode == FAILED_EXIT and cdi["ok"] is False, cdi
+    assert "containerd 1.x needs enable_cdi = true and none is set" in cdi["detail"], cdi
+    assert 'set enable_cdi = true under [plugins."io.containerd.grpc.v1.cri"]' in cdi["detail"], cdi
+    assert "restart containerd" in cdi["detail"], cdi
+
+
+def test_containerd_17_with_enable_cdi_passes(node: FakeNode) -> None:
+    containerd(node, CONTAINERD_17, containerd_17(enable_cdi=True))
+    result = node.preflight("--require-cdi")
+    assert result.check("cdi")["ok"] is True, result.check("cdi")
+    assert result.returncode == PASSED_EXIT, result.stderr
+
+
+def test_a_kubelet_before_1_29_passes_no_cdi_devices(node: FakeNode) -> None:
+    containerd(node, CONTAINERD_2, containerd_2())
+    node.kubelet("v1.28.9")
+    cdi = node.preflight("--require-cdi").check("cdi")
+    assert cdi["ok"] is False, cdi
+    assert "kubelet v1.28.9 passes no CDI devices" in cdi["detail"] and "upgrade kubelet to 1.29" in cdi["detail"], cdi
+
+
+def test_docker_behind_cri_dockerd_cannot_take_the_cdi_path(node: FakeNode) -> None:
+    node.command("dockerd", "exit 0")
+    node.file("etc/docker/daemon.json", (FIXTURES / "docker-daemon-nvidia-ctk-default.json").read_text())
+    cdi = node.preflight("--require-cdi", runtime="docker").check("cdi")
+    assert cdi["ok"] is False, cdi
+    assert "cri-dockerd passes no CDI devices" in cdi["detail"] and "gpuAccess defaultRuntime" in cdi["detail"], cdi
+
+
+def test_without_require_cdi_the_check_is_not_requested(node: FakeNode) -> None:
+    containerd(node, CONTAINERD_17, containerd_17(enable_cdi=False))
+    result = node.preflight()
+    assert result.check("cdi") == {"name": "cdi", "ok": True, "detail": "not requested"}, result.check("cdi")
