@@ -212,7 +212,11 @@ def _parse_group(
     if not group.clean:
         return None
     return group.build(
-        preflight=group["preflight"].build(require_default_runtime=access == "defaultRuntime", require_cdi=access == "cdi"),
+        preflight=group["preflight"].build(
+            require_default_runtime=access == "defaultRuntime",
+            require_cdi=access == "cdi",
+            min_cuda=group["verification"].cuda_version if group["verification"] else None,
+        ),
         device_plugin=group["device_plugin"].build(),
         runtime_class=runtime_class.name if runtime_class else None,
     )

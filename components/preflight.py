@@ -72,6 +72,9 @@ def preflight_arguments(spec: PreflightSpec, expect_gpus: int) -> list[str]:
         args.append(REQUIRE_DEFAULT_RUNTIME)
     if spec.require_cdi:
         args.append(REQUIRE_CDI)
+    if spec.min_cuda:
+        # The verification's CUDA kernel needs a driver that supports its CUDA version.
+        args += ["--min-cuda", spec.min_cuda]
     return args
 
 
@@ -106,11 +109,14 @@ def preflight_command(spec: PreflightSpec, expect_gpus: int, root: str = REMOTE_
 
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     """What re-runs the checks: a new script, GPU count, runtime, minimum driver, how tenants get
-    their GPUs (nvidia as the default runtime, or CDI), or a new recheck value."""
+    their GPUs (nvidia as the default runtime, or CDI), the CUDA version the verification needs,
+    or a new recheck value."""
     # The optional ones join only when set, so that stacks without them keep their triggers.
     optional = [
         flag for flag, on in ((REQUIRE_DEFAULT_RUNTIME, spec.require_default_runtime), (REQUIRE_CDI, spec.require_cdi)) if on
     ]
+    if spec.min_cuda:
+        optional.append(f"min-cuda={spec.min_cuda}")
     if spec.recheck is not None:
         optional.append(f"recheck={spec.recheck}")
     return [script_digest(), str(expect_gpus), spec.container_runtime, spec.min_driver or "", *optional]

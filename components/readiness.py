@@ -81,7 +81,8 @@ def pod_story(pod: dict[str, Any]) -> str | None:
     for condition in status.get("conditions") or []:
         if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
             return f"pod {name} is Pending ({condition.get('reason', 'Unschedulable')}): {condition.get('message', '')}"
-    for container in status.get("containerStatuses") or []:
+    # Init containers first: one that failed is why the others never ran.
+    for container in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
         state = container.get("state") or {}
         if "waiting" in state and state["waiting"].get("reason"):
             waiting = state["waiting"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.config_fields import BOOLEAN, INTEGER, LIST, OBJECT, STRING, Check, Setting, between, matching, one_of, setting
-from components.k8s_syntax import Taint, is_dns_label, is_dns_subdomain, is_pinned_image
+from components.k8s_syntax import Taint, image_tag, is_dns_label, is_dns_subdomain, is_pinned_image
 
 NAMESPACE = "gpu-nodes"
 
@@ -31,6 +31,10 @@ DEFAULT_TAINTS = ("nvidia.com/gpu=present:NoSchedule",)
 DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
 DEFAULT_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
 DEFAULT_VERIFICATION_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+# NVIDIA's CUDA sample vectorAdd, which the GPU Operator's validator runs too: a real kernel on
+# the GPUs. CUDA 11.7, because the container toolkit refuses an image built for a newer CUDA
+# than the driver's, and 11.7 runs on every driver from R515 on (README, "CUDA").
+DEFAULT_CUDA_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda11.7.1-ubuntu20.04"
 DEFAULT_VERIFICATION_NAMESPACE = "gpu-verification"
 DEFAULT_VERIFICATION_TIMEOUT = 600
 # Machines of a group checked at once: OpenSSH's MaxStartups (default 10:30:100) starts refusing
@@ -73,13 +77,14 @@ def is_host_key(value: str) -> bool:
 # Checks and messages more than one field uses.
 _PORT = between(1, 65535, "expected a port from 1 to 65535")
 _PINNED = Check(is_pinned_image, "expected an image pinned by tag (not 'latest') or digest, e.g. registry/name:v1.2.3")
+_CUDA_IN_TAG = re.compile(r"cuda(\d+)\.(\d+)")
 _NAMESPACE = Check(is_dns_label, "expected a namespace name (DNS-1123 label)")
 _HOST_KEY = Check(is_host_key, "expected an OpenSSH public host key line such as 'ssh-ed25519 AAAA...'")
 
 
-def _image(help: str, default: str) -> Any:
+def _image(help: str, default: str, key: str = "image") -> Any:
     """A pinned image, for the device plugin and the verification pods."""
-    return setting("image", STRING, "string", help, default=default, check=_PINNED)
+    return setting(key, STRING, "string", help, default=default, check=_PINNED)
 
 
 def _namespace(help: str, default: str) -> Any:
@@ -188,6 +193,12 @@ class PriorityClassSpec:
 @dataclass(frozen=True)
 class VerificationSpec:
     image: str = _image("pinned image with `nvidia-smi`", DEFAULT_VERIFICATION_IMAGE)
+    cuda_image: str = _image(
+        "pinned image whose own command runs a CUDA kernel (NVIDIA's CUDA sample `vectorAdd`), after `nvidia-smi`; "
+        'the `cudaX.Y` in its tag is the CUDA version preflight requires of the driver (see "CUDA")',
+        DEFAULT_CUDA_IMAGE,
+        key="cudaImage",
+    )
     namespace: str = _namespace("shared by groups; Pod Security `restricted`", DEFAULT_VERIFICATION_NAMESPACE)
     gpus_per_pod: tuple[int, ...] = setting(
         "gpusPerPod",
@@ -221,6 +232,12 @@ class VerificationSpec:
         default=DEFAULT_VERIFICATION_TIMEOUT,
         check=between(30, 86_400, "expected 30 to 86400 seconds"),
     )
+
+    @property
+    def cuda_version(self) -> str | None:
+        """The CUDA version the CUDA image is built for, from its tag (`vectoradd-cuda11.7.1` -> 11.7)."""
+        found = _CUDA_IN_TAG.search(image_tag(self.cuda_image))
+        return f"{int(found[1])}.{int(found[2])}" if found else None
 
 
 @dataclass(frozen=True)
@@ -283,6 +300,8 @@ class PreflightSpec:
     # From the group's gpuAccess: what a machine needs for a tenant's pod to get its GPUs.
     require_default_runtime: bool = False
     require_cdi: bool = False
+    # From the verification's CUDA image: the CUDA version the driver must support (None: unknown).
+    min_cuda: str | None = None
 
 
 @dataclass(frozen=True)

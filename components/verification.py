@@ -1,11 +1,12 @@
-"""Verification Jobs: pods that request GPUs on the group's nodes and run `nvidia-smi`.
+"""Verification Jobs: pods that request GPUs on the group's nodes, run `nvidia-smi`, then a CUDA kernel.
 
 A Job succeeds only when its pod was scheduled with the requested `nvidia.com/gpu` (or, with
-migStrategy mixed, `nvidia.com/mig-<profile>`) and `nvidia-smi -L` lists at least that many
-distinct devices. pulumi-kubernetes does not wait for the Job (`pulumi.com/skipAwait`): the
-node's readiness check does (components/readiness.py), and says why it did not succeed, so
-`pulumi up` fails when the GPUs cannot be used. The pods never preempt (their own PriorityClass) and run under the stack's
-RuntimeClass.
+migStrategy mixed, `nvidia.com/mig-<profile>`), `nvidia-smi -L` lists at least that many
+distinct devices, and NVIDIA's CUDA sample `vectorAdd` ran on them. pulumi-kubernetes does not
+wait for the Job (`pulumi.com/skipAwait`): the node's readiness check does
+(components/readiness.py), and says why it did not succeed, so `pulumi up` fails when the GPUs
+cannot be used. The pods never preempt (their own PriorityClass)
+and run as a tenant's pod runs (with the RuntimeClass only where tenants must name it).
 """
 
 from __future__ import annotations
@@ -177,7 +178,11 @@ def job_manifest(
             "seccompProfile": {"type": "RuntimeDefault"},
         },
         "volumes": [{"name": "check", "configMap": {"name": check_config_map_name(group)}}],
-        "containers": [
+        # nvidia-smi first: it says how many GPUs the pod sees. Then NVIDIA's CUDA sample runs a
+        # kernel on them: NVML (nvidia-smi) works where CUDA does not, e.g. error 802 on an
+        # NVSwitch machine whose fabric is not trained. A failing container leaves the tail of
+        # its log as its termination message, which the readiness check quotes.
+        "initContainers": [
             {
                 "name": "nvidia-smi",
                 "image": spec.image,
@@ -189,16 +194,13 @@ def job_manifest(
                     # requirement must not refuse a node whose driver is older than the image.
                     {"name": "NVIDIA_DISABLE_REQUIRE", "value": "true"},
                 ],
-                "resources": {
-                    "requests": {"cpu": "10m", "memory": "32Mi"},
-                    "limits": {resource: str(gpus), "memory": "128Mi"},
-                },
-                "securityContext": {
-                    "allowPrivilegeEscalation": False,
-                    "capabilities": {"drop": ["ALL"]},
-                    "readOnlyRootFilesystem": True,
-                },
+                **_container_basics(resource, gpus),
             }
+        ],
+        "containers": [
+            # The image's own command (vectorAdd), under its own CUDA requirement: preflight has
+            # checked the driver against it (--min-cuda).
+            {"name": "cuda", "image": spec.cuda_image, **_container_basics(resource, gpus)}
         ],
     }
     if node is not None:
@@ -232,6 +234,23 @@ def job_manifest(
             "annotations": {"pulumi.com/skipAwait": "true"},
         },
         "spec": job_spec,
+    }
+
+
+def _container_basics(resource: str, gpus: int) -> dict[str, Any]:
+    """What both containers share: the GPUs (kubelet hands the init container's to the next), small
+    limits, Pod Security `restricted`, and the log's tail as the message of a failure."""
+    return {
+        "resources": {
+            "requests": {"cpu": "10m", "memory": "32Mi"},
+            "limits": {resource: str(gpus), "memory": "128Mi"},
+        },
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "readOnlyRootFilesystem": True,
+        },
+        "terminationMessagePolicy": "FallbackToLogsOnError",
     }
 
 

@@ -162,7 +162,9 @@ def test_the_command_line_checks_the_digest_of_the_copy_then_runs_it_with_the_ar
     digest = hashlib.sha256(preflight_script().encode()).hexdigest()
     create = command.inputs["create"]
     assert create.startswith(f"bash -c 'd=/var/lib/gpu-nodes/preflight/{digest[:12]} want={digest}; "), command.urn
-    assert create.endswith("' preflight --runtime containerd --expect-gpus 4 --require-default-runtime"), command.urn
+    assert create.endswith("' preflight --runtime containerd --expect-gpus 4 --require-default-runtime --min-cuda 11.7"), (
+        command.urn
+    )
     body = create.split("' preflight ")[0]
     checked, ran = body.index("| sha256sum"), body.index("| bash -s --")
     assert checked < ran, f"{command.urn}: the script runs before its digest is checked"
@@ -216,7 +218,7 @@ def test_each_check_is_defined_in_one_part():
 def test_minimum_driver_and_runtime_reach_the_command_line():
     spec = group_spec(preflight={"containerRuntime": "cri-o", "minDriver": "550.54"})
     assert preflight_command(spec.preflight, 8).endswith(
-        "' preflight --runtime cri-o --expect-gpus 8 --min-driver 550.54 --require-default-runtime"
+        "' preflight --runtime cri-o --expect-gpus 8 --min-driver 550.54 --require-default-runtime --min-cuda 11.7"
     )
 
 
@@ -224,7 +226,9 @@ def test_triggers_follow_script_gpu_count_and_runtime():
     # The four, and how tenants get their GPUs (a new path is a new check of every machine).
     command = commands(group("a100"))["a100-a100-node-1-preflight"]
     digest = hashlib.sha256(preflight_script().encode()).hexdigest()
-    assert command.inputs["triggers"] == [digest, "4", "containerd", "", "--require-default-runtime"], command.urn
+    assert command.inputs["triggers"] == [digest, "4", "containerd", "", "--require-default-runtime", "min-cuda=11.7"], (
+        command.urn
+    )
     other = commands(group("a100", gpusPerNode=8, preflight={"containerRuntime": "docker"}))["a100-a100-node-1-preflight"]
     assert other.inputs["triggers"][1:3] == ["8", "docker"], other.urn
 
@@ -260,7 +264,7 @@ def test_parse_report_summarises_the_json():
 def test_the_tenant_path_decides_what_preflight_requires(access: str, flags: list[str]):
     spec = parse_stack([group("a100", gpuAccess=access)]).node_groups[0]
     command = preflight_command(spec.preflight, 4)
-    assert command.endswith(" ".join(["' preflight --runtime containerd --expect-gpus 4", *flags])), command
+    assert command.endswith(" ".join(["' preflight --runtime containerd --expect-gpus 4", *flags, "--min-cuda 11.7"])), command
 
 
 def test_a_new_tenant_path_reruns_preflight():
@@ -268,3 +272,20 @@ def test_a_new_tenant_path_reruns_preflight():
         access: triggers(parse_stack([group("a100", gpuAccess=access)]).node_groups[0].preflight, 4) for access in GPU_ACCESS
     }
     assert len({tuple(t) for t in paths.values()}) == len(GPU_ACCESS), paths
+
+
+@pytest.mark.parametrize(
+    ("image", "flag"),
+    [
+        ("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04", " --min-cuda 12.5"),
+        ("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda10.2", " --min-cuda 10.2"),
+    ],
+)
+def test_the_cuda_images_version_is_what_preflight_requires_of_the_driver(image: str, flag: str):
+    spec = parse_stack([group("a100", verification={"cudaImage": image})]).node_groups[0]
+    assert preflight_command(spec.preflight, 4).endswith(flag), preflight_command(spec.preflight, 4)
+
+
+def test_a_cuda_image_whose_tag_names_no_cuda_version_asks_nothing_of_the_driver():
+    spec = parse_stack([group("a100", verification={"cudaImage": "registry.example.com/team/gpu-burn:v3"})]).node_groups[0]
+    assert "--min-cuda" not in preflight_command(spec.preflight, 4), preflight_command(spec.preflight, 4)

@@ -112,6 +112,49 @@ def test_failed_container_story_has_the_exit_code():
     assert pod_story(pod) == "pod p failed: container nvidia-smi exited 1 (Error)"
 
 
+# What cuda-samples' vectorAdd prints when cudaMalloc fails with error 802 (an NVSwitch machine
+# whose fabric manager has not trained the fabric): its fprintf of cudaGetErrorString's text.
+CUDA_802 = "[Vector addition of 50000 elements]\nFailed to allocate device vector A (error code system not yet initialized)!\n"
+
+
+def test_a_cuda_failure_is_told_in_cudas_own_words():
+    ended = {"exitCode": 1, "reason": "Error", "message": CUDA_802}
+    pod = {
+        "metadata": {"name": "p"},
+        "status": {
+            "phase": "Failed",
+            "initContainerStatuses": [{"name": "nvidia-smi", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}],
+            "containerStatuses": [{"name": "cuda", "state": {"terminated": ended}}],
+        },
+    }
+    story = pod_story(pod)
+    assert story is not None and story.startswith("pod p failed: container cuda exited 1 (Error)"), story
+    assert "error code system not yet initialized" in story, story
+
+
+def test_a_failed_init_container_is_the_story_not_the_cuda_container_that_never_ran():
+    pod = {
+        "metadata": {"name": "p"},
+        "status": {
+            "phase": "Failed",
+            "initContainerStatuses": [
+                {
+                    "name": "nvidia-smi",
+                    "state": {
+                        "terminated": {
+                            "exitCode": 1,
+                            "reason": "Error",
+                            "message": "nvidia-smi lists 1 GPU(s); this pod was given 2",
+                        }
+                    },
+                }
+            ],
+            "containerStatuses": [{"name": "cuda", "state": {"waiting": {"reason": "PodInitializing"}}}],
+        },
+    }
+    assert pod_story(pod) == "pod p failed: container nvidia-smi exited 1 (Error) nvidia-smi lists 1 GPU(s); this pod was given 2"
+
+
 def test_a_running_pod_has_no_story():
     assert pod_story({"metadata": {"name": "p"}, "status": {"phase": "Running"}}) is None
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from components.config import parse_stack
-from components.specs import GROUP_LABEL
+from components.config import ConfigError, parse_stack
+from components.specs import DEFAULT_CUDA_IMAGE, GROUP_LABEL
 from components.verification import (
     CHECK_DIR,
     CHECK_HASH_ANNOTATION,
@@ -54,7 +54,7 @@ def test_mixed_mig_jobs_request_the_declared_mig_resources():
         ("nvidia.com/mig-3g.20gb", 1),
     ], [j.name for j in jobs]
     mig = jobs[1]
-    container = pod(mig)["containers"][0]
+    container = pod(mig)["initContainers"][0]
     assert container["resources"]["limits"] == {"nvidia.com/mig-1g.5gb": "2", "memory": "128Mi"}, mig.name
     assert {"name": "EXPECTED_GPUS", "value": "2"} in container["env"], mig.name
     assert mig.slug == "2x-mig-1g-5gb", mig.name
@@ -121,9 +121,35 @@ def test_security_context_meets_pod_security_restricted():
     spec = pod(job)
     assert spec["securityContext"]["runAsNonRoot"] is True, job.name
     assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}, job.name
-    container = spec["containers"][0]["securityContext"]
-    assert container["allowPrivilegeEscalation"] is False, job.name
-    assert container["capabilities"] == {"drop": ["ALL"]}, job.name
+    for container in spec["initContainers"] + spec["containers"]:
+        assert container["securityContext"]["allowPrivilegeEscalation"] is False, f"{job.name}: {container['name']}"
+        assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}, f"{job.name}: {container['name']}"
+
+
+def test_a_cuda_kernel_runs_on_the_same_gpus_after_nvidia_smi():
+    job = verification_jobs(group_spec(verification={"gpusPerPod": [2]}))[0]
+    [smi], [cuda] = pod(job)["initContainers"], pod(job)["containers"]
+    assert (smi["name"], cuda["name"]) == ("nvidia-smi", "cuda"), job.name
+    assert cuda["image"] == DEFAULT_CUDA_IMAGE, job.name
+    # The image's own command (vectorAdd), under the image's own CUDA requirement.
+    assert "command" not in cuda and "env" not in cuda, f"{job.name}: {cuda}"
+    assert cuda["resources"]["limits"] == smi["resources"]["limits"] == {"nvidia.com/gpu": "2", "memory": "128Mi"}, job.name
+
+
+def test_a_failing_container_leaves_its_logs_as_the_message_readiness_quotes():
+    job = verification_jobs(group_spec())[0]
+    for container in pod(job)["initContainers"] + pod(job)["containers"]:
+        assert container["terminationMessagePolicy"] == "FallbackToLogsOnError", f"{job.name}: {container['name']}"
+
+
+def test_the_cuda_image_is_configurable_and_must_be_pinned():
+    mirrored = "registry.example.com/mirror/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04"
+    job = verification_jobs(group_spec(verification={"cudaImage": mirrored}))[0]
+    assert pod(job)["containers"][0]["image"] == mirrored, job.name
+    with pytest.raises(
+        ConfigError, match=r"verification\.cudaImage: got 'nvcr.io/nvidia/k8s/cuda-sample:latest'; expected an image pinned"
+    ):
+        group_spec(verification={"cudaImage": "nvcr.io/nvidia/k8s/cuda-sample:latest"})
 
 
 def test_names_fit_a_label_and_stay_unique_for_long_node_names():
@@ -138,7 +164,7 @@ def test_names_fit_a_label_and_stay_unique_for_long_node_names():
 def test_the_check_script_is_mounted_from_the_groups_config_map_not_inlined():
     spec = group_spec()
     job = verification_jobs(spec)[0]
-    container = pod(job)["containers"][0]
+    container = pod(job)["initContainers"][0]
     assert container["command"] == ["/bin/sh", f"{CHECK_DIR}/{CHECK_KEY}"], job.name
     assert {"name": "check", "mountPath": CHECK_DIR, "readOnly": True} in container["volumeMounts"], job.name
     config_map = check_config_map_manifest(spec)
@@ -223,7 +249,7 @@ def whole_gpus(count: int) -> str:
 
 def run_check(tmp_path: Path, listing: str, expected: int) -> subprocess.CompletedProcess:
     job = verification_jobs(group_spec(gpusPerNode=max(expected, 4), verification={"gpusPerPod": [expected]}))[0]
-    container = pod(job)["containers"][0]
+    container = pod(job)["initContainers"][0]
     (tmp_path / "listing").write_text(listing)
     stub = tmp_path / "nvidia-smi"
     stub.write_text(f'#!/bin/sh\nif [ "${{1:-}}" = "-L" ]; then cat "{tmp_path}/listing"; fi\nexit 0\n')

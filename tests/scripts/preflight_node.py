@@ -41,6 +41,7 @@ CHECK_NAMES = [
     "driver",
     "gpu-count",
     "driver-version",
+    "cuda",
     "container-toolkit",
     "runtime",
     "cdi",
@@ -123,6 +124,12 @@ class FakeNode:
         """nvidia-smi printing stdout (verbatim, via a quoted heredoc) and exiting with exit_code."""
         self.command("nvidia-smi", f"cat <<'__END__'\n{stdout.rstrip(chr(10))}\n__END__\nexit {exit_code}")
 
+    def nvidia_smi_with_table(self, query_lines: str, table: str) -> None:
+        """nvidia-smi answering --query-gpu with query_lines, and printing table when run plainly."""
+        query = f"cat <<'__END__'\n{query_lines.rstrip(chr(10))}\n__END__"
+        plain = f"cat <<'__END__'\n{table.rstrip(chr(10))}\n__END__"
+        self.command("nvidia-smi", f'case "$*" in\n  *--query-gpu=*)\n{query}\n;;\n  *)\n{plain}\n;;\nesac')
+
     def kubelet(self, version: str) -> None:
         self.command("kubelet", f'echo "Kubernetes {version}"')
 
@@ -154,7 +161,7 @@ class FakeNode:
         """Passes every check with --runtime containerd --expect-gpus 2."""
         node = cls(base, system_bin)
         node.file("etc/hostname", "gpu-node-1\n")
-        node.nvidia_smi(GPU_LINES)
+        node.nvidia_smi_with_table(GPU_LINES, fakehost.smi_table(fakehost.MachineSpec()))
         node.command("nvidia-ctk", 'echo "NVIDIA Container Toolkit CLI version 1.17.8"; echo "commit: 0123abc"')
         node.file("etc/containerd/config.toml", CONTAINERD_CONFIG)
         node.file("etc/containerd/conf.d/99-nvidia.toml", NVIDIA_DROPIN)

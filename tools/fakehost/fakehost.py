@@ -58,6 +58,8 @@ class MachineSpec:
     hostname: str = "gpu-node"
     gpus: int = 4
     driver: str = "550.54.15"
+    # What nvidia-smi's header says the driver supports: 12.4 for the R550 branch.
+    cuda_version: str = "12.4"
     gpu_name: str = "NVIDIA A100-SXM4-80GB"
     memory_mib: int = 81920
     toolkit_version: str = "1.17.8"
@@ -145,6 +147,14 @@ def _gpu_lines(spec: MachineSpec) -> str:
     return "\n".join(lines)
 
 
+def smi_table(spec: MachineSpec) -> str:
+    """The header of plain `nvidia-smi`, laid out as driver R550 prints it
+    (tests/scripts/fixtures/nvidia-smi-a40-550.txt), with this machine's driver and CUDA version."""
+    rule = "+" + "-" * 89 + "+"
+    header = f"| NVIDIA-SMI {spec.driver:<22}Driver Version: {spec.driver:<15}CUDA Version: {spec.cuda_version:<9}|"
+    return f"{rule}\n{header}\n|{'-' * 41}+{'-' * 24}+{'-' * 22}|"
+
+
 def _nvidia_smi(spec: MachineSpec, mode_file: Path) -> str:
     return f"""#!/bin/bash
 # Fake nvidia-smi (tools/fakehost). The mode file switches it between a healthy
@@ -159,7 +169,11 @@ case "$*" in
 {_gpu_lines(spec)}
 EOF
     ;;
-  *) echo "fake nvidia-smi: {spec.gpus} x {spec.gpu_name}, driver {spec.driver}" ;;
+  *)
+    cat <<'EOF'
+{smi_table(spec)}
+EOF
+    ;;
 esac
 """
 

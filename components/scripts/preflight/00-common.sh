@@ -8,7 +8,7 @@
 #
 # Usage:
 #   bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expect-gpus N
-#                     [--min-driver X.Y[.Z]] [--require-default-runtime] [--require-cdi]
+#                     [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--require-default-runtime] [--require-cdi]
 #                     [--root DIR]
 #
 # Run it by hand on a node, or over SSH the way the Pulumi component does:
@@ -17,7 +17,7 @@
 #
 # Output contract (stable: the component parses it)
 #   stdout  exactly one JSON object, whatever happens:
-#     {"ok": bool, "hostname": str, "driverVersion": str|null,
+#     {"ok": bool, "hostname": str, "driverVersion": str|null, "cudaVersion": str|null,
 #      "gpus": [{"index": int, "name": str, "uuid": str, "memoryMiB": int}],
 #      "runtime": {"name": "containerd"|"docker"|"cri-o"|"k3s"|"rke2"|null,
 #                  "nvidiaDefault": bool, "runtimeClassNeeded": bool,
@@ -29,11 +29,12 @@
 #           holds ok=false and one check named "usage"; --help counts as one,
 #           since no machine was checked).
 #
-#   "checks" always holds these eight, in this order: driver, gpu-count,
-#   driver-version, container-toolkit, runtime, cdi, device-plugin-socket,
+#   "checks" always holds these nine, in this order: driver, gpu-count,
+#   driver-version, cuda, container-toolkit, runtime, cdi, device-plugin-socket,
 #   kubelet-feature-gates. Without --min-driver, driver-version is ok with detail
-#   "not requested", and so is cdi without --require-cdi, so the list never
-#   changes shape. A detail that starts with
+#   "not requested", and so are cuda without --min-cuda and cdi without
+#   --require-cdi, so the list never changes shape. cudaVersion is the driver's
+#   (nvidia-smi's "CUDA Version"), null when nvidia-smi does not say. A detail that starts with
 #   "warning:" passed but wants a human to look.
 #   runtime.name is null only when no runtime could be chosen (usage error, or
 #   auto found none). runtimeClassNeeded is true when the nvidia runtime is
@@ -71,15 +72,15 @@ readonly SMI_ERROR_RE="NVIDIA-SMI has failed|No devices were found|Failed to ini
 print_usage() {
   cat <<'EOF'
 usage: bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expect-gpus N
-                         [--min-driver X.Y[.Z]] [--require-default-runtime] [--require-cdi] [--root DIR]
+                         [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--require-default-runtime] [--require-cdi] [--root DIR]
 EOF
 }
 
 init_state() {
-  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false
+  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false MIN_CUDA=''
   SMI_TIMEOUT=${PREFLIGHT_NVIDIA_SMI_TIMEOUT:-20}
   CMD_TIMEOUT=${PREFLIGHT_CMD_TIMEOUT:-10}
-  HOST_NAME=unknown DRIVER_VERSION='' SMI_OK=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''
+  HOST_NAME=unknown DRIVER_VERSION='' CUDA_VERSION='' SMI_OK=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''
   RT_NAME='' RT_DEFAULT=false RT_CLASS=false RT_SRC='' RT_CERTAIN=false
   # What the current check could not read for lack of permission (see can_read).
   CANNOT_READ=()

@@ -6,7 +6,7 @@ parse_args() {
   while (($#)); do
     opt=$1
     case $opt in
-      --runtime | --expect-gpus | --min-driver | --root)
+      --runtime | --expect-gpus | --min-driver | --min-cuda | --root)
         if (($# < 2)); then
           USAGE_ERROR="$opt needs a value"
           return 1
@@ -14,7 +14,7 @@ parse_args() {
         val=$2
         shift 2
         ;;
-      --runtime=* | --expect-gpus=* | --min-driver=* | --root=*)
+      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --root=*)
         val=${opt#*=} opt=${opt%%=*}
         shift
         ;;
@@ -41,6 +41,7 @@ parse_args() {
       --runtime) RUNTIME_ARG=$val ;;
       --expect-gpus) EXPECT_GPUS=$val ;;
       --min-driver) MIN_DRIVER=$val ;;
+      --min-cuda) MIN_CUDA=$val ;;
       --root) root=$val ;;
     esac
   done
@@ -65,6 +66,10 @@ validate_args() {
   EXPECT_GPUS=$((10#$EXPECT_GPUS))
   if [[ -n $MIN_DRIVER && ! $MIN_DRIVER =~ ^[0-9]+(\.[0-9]+)*$ ]]; then
     USAGE_ERROR="--min-driver wants a version like 535.104.05, got '$MIN_DRIVER'"
+    return 1
+  fi
+  if [[ -n $MIN_CUDA && ! $MIN_CUDA =~ ^[0-9]+\.[0-9]+$ ]]; then
+    USAGE_ERROR="--min-cuda wants a CUDA version like 12.4, got '$MIN_CUDA'"
     return 1
   fi
   if [[ ! -d $root ]]; then

@@ -20,6 +20,7 @@ main() {
   check_driver
   check_gpu_count
   check_driver_version
+  check_cuda
   check_toolkit
   collect_kubelet # for the runtime (auto) and the feature-gate checks
   check_runtime
