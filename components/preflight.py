@@ -150,6 +150,7 @@ def parse_report(stdout: str) -> dict[str, Any]:
         "passed": bool(report.get("ok")),
         "hostname": report.get("hostname"),
         "driverVersion": report.get("driverVersion"),
+        "cudaVersion": report.get("cudaVersion"),
         "gpuCount": len(gpus),
         "gpuModels": sorted({gpu.get("name", "") for gpu in gpus}),
         "runtime": report.get("runtime"),

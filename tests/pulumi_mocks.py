@@ -28,6 +28,7 @@ HEALTHY_REPORT = {
     "ok": True,
     "hostname": "gpu-host",
     "driverVersion": "550.54.15",
+    "cudaVersion": "12.4",
     "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-0", "memoryMiB": 81559}],
     "runtime": {"name": "containerd", "nvidiaDefault": True, "runtimeClassNeeded": False},
     "checks": [{"name": "driver", "ok": True, "detail": "550.54.15"}],

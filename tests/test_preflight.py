@@ -252,6 +252,7 @@ def test_parse_report_summarises_the_json():
         "checks": [{"name": "driver", "ok": True, "detail": ""}, {"name": "runtime", "ok": False, "detail": "no nvidia"}],
     }
     summary = parse_report(json.dumps(report))
+    assert (summary["driverVersion"], summary["cudaVersion"]) == ("550.54.15", "12.4"), summary
     assert summary["gpuCount"] == 2, summary
     assert summary["gpuModels"] == ["NVIDIA A100-SXM4-80GB"], summary
     assert summary["passedChecks"] == ["driver"] and summary["failedChecks"] == ["runtime"], summary

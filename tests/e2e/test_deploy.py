@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from components.preflight import SCRIPT_DIR, remote_dir, script_parts
+from components.specs import DEFAULT_CUDA_IMAGE
 from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GROUP, NODES
 from tests.sshd import fakehost
 
@@ -58,7 +59,10 @@ def test_verification_pods_run_as_a_tenants_pod_without_a_runtime_class(deployed
     verification = deployed.kubectl_json("get", "pods", "-n", "gpu-verification")["items"]
     assert jobs and verification, deployed.explain("no verification Jobs or pods to look at")
     for job in jobs:
-        assert "runtimeClassName" not in job["spec"]["template"]["spec"], job["metadata"]["name"]
+        template = job["spec"]["template"]["spec"]
+        assert "runtimeClassName" not in template, job["metadata"]["name"]
+        steps = [c["name"] for c in template["initContainers"]] + [c["image"] for c in template["containers"]]
+        assert steps == ["nvidia-smi", DEFAULT_CUDA_IMAGE], f"{job['metadata']['name']}: {steps}"
         assert job["status"].get("succeeded") == 1, deployed.explain(f"{job['metadata']['name']}: {job['status']}")
     for pod in verification:
         assert "runtimeClassName" not in pod["spec"], deployed.explain(f"{pod['metadata']['name']} names a RuntimeClass")
@@ -118,6 +122,7 @@ def test_outputs_hold_what_preflight_found(deployed):
         assert preflight["passed"] is True, f"{name}: {preflight}"
         assert preflight["gpuCount"] == 4, f"{name}: {preflight}"
         assert preflight["driverVersion"] == "550.54.15", f"{name}: {preflight}"
+        assert preflight["cudaVersion"] == "12.4", f"{name}: {preflight}"
         assert preflight["gpuModels"] == ["NVIDIA A100-SXM4-80GB"], f"{name}: {preflight}"
         assert preflight["runtime"]["name"] == "containerd", f"{name}: {preflight}"
         assert preflight["failedChecks"] == [], f"{name}: {preflight}"
