@@ -29,11 +29,7 @@ func (p *commandProvider) runCommand(
 	previous, outputs resource.PropertyMap,
 ) error {
 	cmd, _ := stringOf(inputs, resource.PropertyKey(line))
-	conn, err := parseConnection(inputs)
-	if err != nil {
-		return err
-	}
-	client, closeAll, err := conn.open(ctx)
+	client, _, closeAll, err := connect(ctx, inputs)
 	if err != nil {
 		return err
 	}

@@ -260,3 +260,12 @@ func (c connection) open(ctx context.Context) (client *ssh.Client, closeAll func
 	}
 	return client, func() { _ = client.Close(); _ = bastion.Close() }, nil
 }
+
+// connect reaches the machine that inputs' connection names. The caller calls closeAll.
+func connect(ctx context.Context, inputs resource.PropertyMap) (client *ssh.Client, conn connection, closeAll func(), err error) {
+	if conn, err = parseConnection(inputs); err != nil {
+		return nil, conn, nil, err
+	}
+	client, closeAll, err = conn.open(ctx)
+	return client, conn, closeAll, err
+}

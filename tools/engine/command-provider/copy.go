@@ -21,11 +21,7 @@ import (
 func copyToRemote(ctx context.Context, inputs resource.PropertyMap) error {
 	remotePath, _ := stringOf(inputs, "remotePath")
 	source := plain(inputs["source"])
-	conn, err := parseConnection(inputs)
-	if err != nil {
-		return err
-	}
-	client, closeAll, err := conn.open(ctx)
+	client, conn, closeAll, err := connect(ctx, inputs)
 	if err != nil {
 		return err
 	}
