@@ -108,3 +108,8 @@ def test_every_run_names_the_stand_ins(tmp_path: Path, fake_cli: Path):
     assert "pulumi-language-python: STAND-IN (tools/engine/python-host)" in result.stderr, result.stderr
     assert "pulumi-resource-command 1.2.1: STAND-IN (tools/engine/command-provider)" in result.stderr, result.stderr
     assert "pulumi 3.274.1: real, built from Go modules" in result.stderr, result.stderr
+
+
+def test_a_missing_host_is_named_missing_not_real(tmp_path: Path, fake_cli: Path):
+    result = shell("source ./env.sh", tmp_path / "cache", tmp_path / "home")
+    assert "pulumi-language-python: missing" in result.stderr, result.stderr

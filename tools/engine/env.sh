@@ -66,7 +66,8 @@ fi
 
 # The Python host in use is the one beside the CLI in use.
 _gpu_nodes_cli="$(command -v pulumi || true)"
-_gpu_nodes_host="$(readlink -f "$(dirname "${_gpu_nodes_cli:-/nonexistent}")/pulumi-language-python" 2>/dev/null || true)"
+_gpu_nodes_host="$(dirname "${_gpu_nodes_cli:-/nonexistent}")/pulumi-language-python"
+if [[ -x "$_gpu_nodes_host" ]]; then _gpu_nodes_host="$(readlink -f "$_gpu_nodes_host")"; else _gpu_nodes_host=''; fi
 case "$_gpu_nodes_host" in
   "$GPU_NODES_CACHE"/standin-pulumi-language-python-*) _gpu_nodes_host_part="pulumi-language-python: STAND-IN (tools/engine/python-host)" ;;
   "") _gpu_nodes_host_part="pulumi-language-python: missing" ;;
