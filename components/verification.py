@@ -5,8 +5,8 @@ migStrategy mixed, `nvidia.com/mig-<profile>`), `nvidia-smi -L` lists at least t
 distinct devices, and NVIDIA's CUDA sample `vectorAdd` ran on them. pulumi-kubernetes does not
 wait for the Job (`pulumi.com/skipAwait`): the node's readiness check does
 (components/readiness.py), and says why it did not succeed, so `pulumi up` fails when the GPUs
-cannot be used. The pods never preempt (their own PriorityClass)
-and run as a tenant's pod runs (with the RuntimeClass only where tenants must name it).
+cannot be used. The pods never preempt (their own PriorityClass) and run as a tenant's pod runs
+(with the RuntimeClass only where tenants must name it).
 """
 
 from __future__ import annotations
@@ -194,13 +194,14 @@ def job_manifest(
                     # requirement must not refuse a node whose driver is older than the image.
                     {"name": "NVIDIA_DISABLE_REQUIRE", "value": "true"},
                 ],
-                **_container_basics(resource, gpus),
+                **_container_basics(resource, gpus, memory="128Mi"),
             }
         ],
         "containers": [
             # The image's own command (vectorAdd), under its own CUDA requirement: preflight has
             # checked the driver against it (--min-cuda).
-            {"name": "cuda", "image": spec.cuda_image, **_container_basics(resource, gpus)}
+            # Loading the CUDA driver and runtime takes a few hundred MiB of host memory.
+            {"name": "cuda", "image": spec.cuda_image, **_container_basics(resource, gpus, memory="512Mi")}
         ],
     }
     if node is not None:
@@ -237,13 +238,13 @@ def job_manifest(
     }
 
 
-def _container_basics(resource: str, gpus: int) -> dict[str, Any]:
+def _container_basics(resource: str, gpus: int, memory: str) -> dict[str, Any]:
     """What both containers share: the GPUs (kubelet hands the init container's to the next), small
     limits, Pod Security `restricted`, and the log's tail as the message of a failure."""
     return {
         "resources": {
             "requests": {"cpu": "10m", "memory": "32Mi"},
-            "limits": {resource: str(gpus), "memory": "128Mi"},
+            "limits": {resource: str(gpus), "memory": memory},
         },
         "securityContext": {
             "allowPrivilegeEscalation": False,
