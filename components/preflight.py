@@ -154,6 +154,8 @@ def parse_report(stdout: str) -> dict[str, Any]:
         "gpuCount": len(gpus),
         "gpuModels": sorted({gpu.get("name", "") for gpu in gpus}),
         "runtime": report.get("runtime"),
+        # The settings under which running pods can lose their GPUs (README, "How tenants get their GPUs").
+        "kubelet": report.get("kubelet"),
         "passedChecks": [c["name"] for c in checks if c.get("ok")],
         "failedChecks": [c["name"] for c in checks if not c.get("ok")],
     }

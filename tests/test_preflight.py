@@ -250,9 +250,11 @@ def test_parse_report_summarises_the_json():
         **HEALTHY_REPORT,
         "gpus": [{"index": i, "name": "NVIDIA A100-SXM4-80GB", "uuid": f"GPU-{i}", "memoryMiB": 81920} for i in range(2)],
         "checks": [{"name": "driver", "ok": True, "detail": ""}, {"name": "runtime", "ok": False, "detail": "no nvidia"}],
+        "kubelet": {"cgroupDriver": "systemd", "cpuManagerPolicy": "static"},
     }
     summary = parse_report(json.dumps(report))
     assert (summary["driverVersion"], summary["cudaVersion"]) == ("550.54.15", "12.4"), summary
+    assert summary["kubelet"] == {"cgroupDriver": "systemd", "cpuManagerPolicy": "static"}, summary
     assert summary["gpuCount"] == 2, summary
     assert summary["gpuModels"] == ["NVIDIA A100-SXM4-80GB"], summary
     assert summary["passedChecks"] == ["driver"] and summary["failedChecks"] == ["runtime"], summary

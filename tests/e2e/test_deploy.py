@@ -123,6 +123,7 @@ def test_outputs_hold_what_preflight_found(deployed):
         assert preflight["gpuCount"] == 4, f"{name}: {preflight}"
         assert preflight["driverVersion"] == "550.54.15", f"{name}: {preflight}"
         assert preflight["cudaVersion"] == "12.4", f"{name}: {preflight}"
+        assert preflight["kubelet"] == {"cgroupDriver": "systemd", "cpuManagerPolicy": "none"}, f"{name}: {preflight}"
         assert preflight["gpuModels"] == ["NVIDIA A100-SXM4-80GB"], f"{name}: {preflight}"
         assert preflight["runtime"]["name"] == "containerd", f"{name}: {preflight}"
         assert preflight["failedChecks"] == [], f"{name}: {preflight}"

@@ -23,6 +23,7 @@
 #                  "nvidiaDefault": bool, "runtimeClassNeeded": bool,
 #                  "source": "config-dump"|"files"|"file-fallback"|null,
 #                  "certain": bool},
+#      "kubelet": {"cgroupDriver": str|null, "cpuManagerPolicy": str|null},
 #      "checks": [{"name": str, "ok": bool, "detail": str}]}
 #   stderr  a human summary, one line per check.
 #   exit    0 every check passed, 1 a check failed, 2 usage error (the JSON then

@@ -49,16 +49,18 @@ add_gpu() {
 
 # emit: writes the one JSON object to fd 3, the saved stdout.
 emit() {
-  local host driver cuda rt src
+  local host driver cuda rt src cgroup cpu
   json_str "$HOST_NAME"
   host=$REPLY
-  driver=null cuda=null rt=null src=null
+  driver=null cuda=null rt=null src=null cgroup=null cpu=null
+  if [[ -n ${KL_CGROUP_DRIVER-} ]]; then json_str "$KL_CGROUP_DRIVER" && cgroup=$REPLY; fi
+  if [[ -n ${KL_CPU_MANAGER-} ]]; then json_str "$KL_CPU_MANAGER" && cpu=$REPLY; fi
   if [[ -n $DRIVER_VERSION ]]; then json_str "$DRIVER_VERSION" && driver=$REPLY; fi
   if [[ -n $CUDA_VERSION ]]; then json_str "$CUDA_VERSION" && cuda=$REPLY; fi
   if [[ -n $RT_NAME ]]; then json_str "$RT_NAME" && rt=$REPLY; fi
   if [[ -n $RT_SRC ]]; then json_str "$RT_SRC" && src=$REPLY; fi
-  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "cudaVersion": %s, "gpus": [%s], "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s, "source": %s, "certain": %s}, "checks": [%s]}\n' \
-    "$ALL_OK" "$host" "$driver" "$cuda" "$GPUS_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$src" "$RT_CERTAIN" "$CHECKS_JSON" >&3
+  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "cudaVersion": %s, "gpus": [%s], "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s, "source": %s, "certain": %s}, "kubelet": {"cgroupDriver": %s, "cpuManagerPolicy": %s}, "checks": [%s]}\n' \
+    "$ALL_OK" "$host" "$driver" "$cuda" "$GPUS_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$src" "$RT_CERTAIN" "$cgroup" "$cpu" "$CHECKS_JSON" >&3
   EMITTED=true
 }
 

@@ -86,20 +86,20 @@ collect_kubelet() {
   KL_CANNOT_READ=("${CANNOT_READ[@]}")
 }
 
-# kubelet_endpoint: sets KL_ENDPOINT to the CRI endpoint kubelet is given, and
-# KL_ENDPOINT_WHERE to where that was found; fails when it is given none.
-kubelet_endpoint() {
+# kubelet_setting FLAG KEY: sets KL_VALUE to what kubelet is given as --FLAG or as
+# config key KEY, and KL_WHERE to where that was found; fails when it is given neither.
+kubelet_setting() {
   local i line re_flag re_config
-  re_flag="--container-runtime-endpoint(=|[[:space:]]+)[\"']?([^[:space:]\"']+)"
-  re_config="(^|[^A-Za-z])containerRuntimeEndpoint[\"']?[[:space:]]*:[[:space:]]*[\"']?([^[:space:]\"',}]+)"
-  KL_ENDPOINT='' KL_ENDPOINT_WHERE=''
+  re_flag="--$1(=|[[:space:]]+)[\"']?([^[:space:]\"']+)"
+  re_config="(^|[^A-Za-z])$2[\"']?[[:space:]]*:[[:space:]]*[\"']?([^[:space:]\"',}]+)"
+  KL_VALUE='' KL_WHERE=''
   # A flag beats the config file; among flag sources the running kubelet comes first.
   for ((i = 0; i < KL_FLAG_COUNT; i++)); do
     while IFS='' read -r line; do
       [[ $line =~ ^[[:space:]]*# ]] && continue
       if [[ $line =~ $re_flag ]]; then
-        KL_ENDPOINT=${BASH_REMATCH[2]}
-        KL_ENDPOINT_WHERE="kubelet --container-runtime-endpoint $KL_ENDPOINT in ${KL_LABELS[i]}"
+        KL_VALUE=${BASH_REMATCH[2]}
+        KL_WHERE="kubelet --$1 $KL_VALUE in ${KL_LABELS[i]}"
         return 0
       fi
     done <<<"${KL_TEXTS[i]}"
@@ -109,10 +109,33 @@ kubelet_endpoint() {
     while IFS='' read -r line; do
       [[ $line =~ ^[[:space:]]*# ]] && continue
       if [[ $line =~ $re_config ]]; then
-        KL_ENDPOINT=${BASH_REMATCH[2]}
-        KL_ENDPOINT_WHERE="kubelet containerRuntimeEndpoint $KL_ENDPOINT in ${KL_LABELS[i]}"
+        KL_VALUE=${BASH_REMATCH[2]}
+        KL_WHERE="kubelet $2 $KL_VALUE in ${KL_LABELS[i]}"
       fi
     done <<<"${KL_TEXTS[i]}"
   done
-  [[ -n $KL_ENDPOINT ]]
+  [[ -n $KL_VALUE ]]
+}
+
+# kubelet_endpoint: sets KL_ENDPOINT to the CRI endpoint kubelet is given, and
+# KL_ENDPOINT_WHERE to where that was found; fails when it is given none.
+kubelet_endpoint() {
+  KL_ENDPOINT='' KL_ENDPOINT_WHERE=''
+  kubelet_setting container-runtime-endpoint containerRuntimeEndpoint || return 1
+  KL_ENDPOINT=$KL_VALUE KL_ENDPOINT_WHERE=$KL_WHERE
+}
+
+# kubelet_device_settings: sets KL_CGROUP_DRIVER and KL_CPU_MANAGER, the two kubelet
+# settings under which a running pod can lose its GPUs (the systemd cgroup driver's
+# daemon-reload, the CPU manager's static policy: nvidia-container-toolkit issue 48)
+# unless the device plugin passes the device nodes (PASS_DEVICE_SPECS) or CDI devices.
+# Kubelet's own defaults, cgroupfs and none, when it is given neither; both empty when
+# no kubelet settings were found at all. Reported, not judged: the plugin's settings
+# cover both cases (components/device_plugin.py).
+kubelet_device_settings() {
+  KL_CGROUP_DRIVER='' KL_CPU_MANAGER=''
+  ((${#KL_TEXTS[@]})) || return 0
+  KL_CGROUP_DRIVER=cgroupfs KL_CPU_MANAGER=none
+  if kubelet_setting cgroup-driver cgroupDriver; then KL_CGROUP_DRIVER=$KL_VALUE; fi
+  if kubelet_setting cpu-manager-policy cpuManagerPolicy; then KL_CPU_MANAGER=$KL_VALUE; fi
 }

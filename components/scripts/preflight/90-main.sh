@@ -23,6 +23,7 @@ main() {
   check_cuda
   check_toolkit
   collect_kubelet # for the runtime (auto) and the feature-gate checks
+  kubelet_device_settings
   check_runtime
   check_cdi
   check_socket
