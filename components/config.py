@@ -216,6 +216,7 @@ def _parse_group(
             require_default_runtime=access == "defaultRuntime",
             require_cdi=access == "cdi",
             min_cuda=group["verification"].cuda_version if group["verification"] else None,
+            mig_strategy=group["device_plugin"]["mig_strategy"],
         ),
         device_plugin=group["device_plugin"].build(),
         runtime_class=runtime_class.name if runtime_class else None,

@@ -75,6 +75,8 @@ def preflight_arguments(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     if spec.min_cuda:
         # The verification's CUDA kernel needs a driver that supports its CUDA version.
         args += ["--min-cuda", spec.min_cuda]
+    if spec.mig_strategy != "none":
+        args += ["--mig-strategy", spec.mig_strategy]
     return args
 
 
@@ -110,13 +112,15 @@ def preflight_command(spec: PreflightSpec, expect_gpus: int, root: str = REMOTE_
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     """What re-runs the checks: a new script, GPU count, runtime, minimum driver, how tenants get
     their GPUs (nvidia as the default runtime, or CDI), the CUDA version the verification needs,
-    or a new recheck value."""
+    the MIG strategy, or a new recheck value."""
     # The optional ones join only when set, so that stacks without them keep their triggers.
     optional = [
         flag for flag, on in ((REQUIRE_DEFAULT_RUNTIME, spec.require_default_runtime), (REQUIRE_CDI, spec.require_cdi)) if on
     ]
     if spec.min_cuda:
         optional.append(f"min-cuda={spec.min_cuda}")
+    if spec.mig_strategy != "none":
+        optional.append(f"mig={spec.mig_strategy}")
     if spec.recheck is not None:
         optional.append(f"recheck={spec.recheck}")
     return [script_digest(), str(expect_gpus), spec.container_runtime, spec.min_driver or "", *optional]

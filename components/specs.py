@@ -302,6 +302,8 @@ class PreflightSpec:
     require_cdi: bool = False
     # From the verification's CUDA image: the CUDA version the driver must support (None: unknown).
     min_cuda: str | None = None
+    # From the device plugin's migStrategy: single or mixed needs GPUs in MIG mode.
+    mig_strategy: str = "none"
 
 
 @dataclass(frozen=True)

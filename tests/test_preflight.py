@@ -292,3 +292,16 @@ def test_the_cuda_images_version_is_what_preflight_requires_of_the_driver(image:
 def test_a_cuda_image_whose_tag_names_no_cuda_version_asks_nothing_of_the_driver():
     spec = parse_stack([group("a100", verification={"cudaImage": "registry.example.com/team/gpu-burn:v3"})]).node_groups[0]
     assert "--min-cuda" not in preflight_command(spec.preflight, 4), preflight_command(spec.preflight, 4)
+
+
+@pytest.mark.parametrize("strategy", ["single", "mixed"])
+def test_a_mig_strategy_asks_preflight_for_gpus_in_mig_mode(strategy: str):
+    extra = {"verification": {"migResources": {"nvidia.com/mig-1g.5gb": 1}}} if strategy == "mixed" else {}
+    spec = parse_stack([group("a100", devicePlugin={"migStrategy": strategy}, **extra)]).node_groups[0]
+    assert preflight_command(spec.preflight, 4).endswith(f" --mig-strategy {strategy}"), preflight_command(spec.preflight, 4)
+    assert triggers(spec.preflight, 4)[-1] == f"mig={strategy}", triggers(spec.preflight, 4)
+
+
+def test_no_mig_strategy_asks_nothing_about_mig():
+    spec = parse_stack([group("a100")]).node_groups[0]
+    assert "--mig-strategy" not in preflight_command(spec.preflight, 4), preflight_command(spec.preflight, 4)

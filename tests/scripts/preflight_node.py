@@ -42,6 +42,7 @@ CHECK_NAMES = [
     "gpu-count",
     "driver-version",
     "cuda",
+    "mig",
     "container-toolkit",
     "runtime",
     "cdi",

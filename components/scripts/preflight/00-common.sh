@@ -8,8 +8,8 @@
 #
 # Usage:
 #   bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expect-gpus N
-#                     [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--require-default-runtime] [--require-cdi]
-#                     [--root DIR]
+#                     [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed]
+#                     [--require-default-runtime] [--require-cdi] [--root DIR]
 #
 # Run it by hand on a node, or over SSH the way the Pulumi component does:
 #   cat components/scripts/preflight/*.sh |
@@ -30,11 +30,12 @@
 #           holds ok=false and one check named "usage"; --help counts as one,
 #           since no machine was checked).
 #
-#   "checks" always holds these nine, in this order: driver, gpu-count,
-#   driver-version, cuda, container-toolkit, runtime, cdi, device-plugin-socket,
-#   kubelet-feature-gates. Without --min-driver, driver-version is ok with detail
-#   "not requested", and so are cuda without --min-cuda and cdi without
-#   --require-cdi, so the list never changes shape. cudaVersion is the driver's
+#   "checks" always holds these ten, in this order: driver, gpu-count,
+#   driver-version, cuda, mig, container-toolkit, runtime, cdi,
+#   device-plugin-socket, kubelet-feature-gates. Without --min-driver,
+#   driver-version is ok with detail "not requested", and so are cuda without
+#   --min-cuda, mig without --mig-strategy and cdi without --require-cdi, so the
+#   list never changes shape. cudaVersion is the driver's
 #   (nvidia-smi's "CUDA Version"), null when nvidia-smi does not say. A detail that starts with
 #   "warning:" passed but wants a human to look.
 #   runtime.name is null only when no runtime could be chosen (usage error, or
@@ -73,12 +74,12 @@ readonly SMI_ERROR_RE="NVIDIA-SMI has failed|No devices were found|Failed to ini
 print_usage() {
   cat <<'EOF'
 usage: bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expect-gpus N
-                         [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--require-default-runtime] [--require-cdi] [--root DIR]
+                         [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed] [--require-default-runtime] [--require-cdi] [--root DIR]
 EOF
 }
 
 init_state() {
-  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false MIN_CUDA=''
+  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false MIN_CUDA='' MIG_STRATEGY=''
   SMI_TIMEOUT=${PREFLIGHT_NVIDIA_SMI_TIMEOUT:-20}
   CMD_TIMEOUT=${PREFLIGHT_CMD_TIMEOUT:-10}
   HOST_NAME=unknown DRIVER_VERSION='' CUDA_VERSION='' SMI_OK=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''

@@ -6,7 +6,7 @@ parse_args() {
   while (($#)); do
     opt=$1
     case $opt in
-      --runtime | --expect-gpus | --min-driver | --min-cuda | --root)
+      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --root)
         if (($# < 2)); then
           USAGE_ERROR="$opt needs a value"
           return 1
@@ -14,7 +14,7 @@ parse_args() {
         val=$2
         shift 2
         ;;
-      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --root=*)
+      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --root=*)
         val=${opt#*=} opt=${opt%%=*}
         shift
         ;;
@@ -42,6 +42,7 @@ parse_args() {
       --expect-gpus) EXPECT_GPUS=$val ;;
       --min-driver) MIN_DRIVER=$val ;;
       --min-cuda) MIN_CUDA=$val ;;
+      --mig-strategy) MIG_STRATEGY=$val ;;
       --root) root=$val ;;
     esac
   done
@@ -72,6 +73,10 @@ validate_args() {
     USAGE_ERROR="--min-cuda wants a CUDA version like 12.4, got '$MIN_CUDA'"
     return 1
   fi
+  case $MIG_STRATEGY in
+    '' | single | mixed) ;;
+    *) USAGE_ERROR="--mig-strategy wants single or mixed, got '$MIG_STRATEGY'" && return 1 ;;
+  esac
   if [[ ! -d $root ]]; then
     USAGE_ERROR="--root '$root' is not a directory"
     return 1

@@ -21,6 +21,7 @@ main() {
   check_gpu_count
   check_driver_version
   check_cuda
+  check_mig
   check_toolkit
   collect_kubelet # for the runtime (auto) and the feature-gate checks
   kubelet_device_settings
