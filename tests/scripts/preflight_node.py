@@ -43,6 +43,7 @@ CHECK_NAMES = [
     "driver-version",
     "cuda",
     "mig",
+    "fabric",
     "container-toolkit",
     "runtime",
     "cdi",
@@ -125,11 +126,21 @@ class FakeNode:
         """nvidia-smi printing stdout (verbatim, via a quoted heredoc) and exiting with exit_code."""
         self.command("nvidia-smi", f"cat <<'__END__'\n{stdout.rstrip(chr(10))}\n__END__\nexit {exit_code}")
 
-    def nvidia_smi_with_table(self, query_lines: str, table: str) -> None:
-        """nvidia-smi answering --query-gpu with query_lines, and printing table when run plainly."""
-        query = f"cat <<'__END__'\n{query_lines.rstrip(chr(10))}\n__END__"
-        plain = f"cat <<'__END__'\n{table.rstrip(chr(10))}\n__END__"
-        self.command("nvidia-smi", f'case "$*" in\n  *--query-gpu=*)\n{query}\n;;\n  *)\n{plain}\n;;\nesac')
+    def healthy_nvidia_smi(self, query_lines: str, table: str | None = None) -> None:
+        """nvidia-smi as on a healthy machine (the fake machines' header and -q, 2 GPUs), answering
+        --query-gpu with query_lines and, run plainly, printing table when given."""
+        machine = fakehost.MachineSpec(gpus=2)
+        self.nvidia_smi_with_table(query_lines, table or fakehost.smi_table(machine), fakehost.smi_q(machine))
+
+    def nvidia_smi_with_table(self, query_lines: str, table: str, q: str | None = None) -> None:
+        """nvidia-smi answering --query-gpu with query_lines, -q with q (default: table), and
+        printing table when run plainly."""
+
+        def heredoc(text: str) -> str:
+            return f"cat <<'__END__'\n{text.rstrip(chr(10))}\n__END__"
+
+        answers = f"  *--query-gpu=*)\n{heredoc(query_lines)}\n;;\n  -q)\n{heredoc(q or table)}\n;;\n  *)\n{heredoc(table)}\n;;"
+        self.command("nvidia-smi", f'case "$*" in\n{answers}\nesac')
 
     def kubelet(self, version: str) -> None:
         self.command("kubelet", f'echo "Kubernetes {version}"')
@@ -162,7 +173,7 @@ class FakeNode:
         """Passes every check with --runtime containerd --expect-gpus 2."""
         node = cls(base, system_bin)
         node.file("etc/hostname", "gpu-node-1\n")
-        node.nvidia_smi_with_table(GPU_LINES, fakehost.smi_table(fakehost.MachineSpec()))
+        node.healthy_nvidia_smi(GPU_LINES)
         node.command("nvidia-ctk", 'echo "NVIDIA Container Toolkit CLI version 1.17.8"; echo "commit: 0123abc"')
         node.file("etc/containerd/config.toml", CONTAINERD_CONFIG)
         node.file("etc/containerd/conf.d/99-nvidia.toml", NVIDIA_DROPIN)

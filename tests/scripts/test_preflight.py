@@ -413,7 +413,7 @@ def test_gpu_count_mismatch_fails_gpu_count_only(node: FakeNode) -> None:
 
 
 def test_memory_with_mib_suffix_and_name_with_spaces_are_parsed(node: FakeNode) -> None:
-    node.nvidia_smi("0, NVIDIA H100 80GB HBM3, GPU-abc, 550.54.15, 81559 MiB\n1, Tesla T4, GPU-def, 550.54.15, 15360 MiB")
+    node.healthy_nvidia_smi("0, NVIDIA H100 80GB HBM3, GPU-abc, 550.54.15, 81559 MiB\n1, Tesla T4, GPU-def, 550.54.15, 15360 MiB")
     result = node.preflight()
     assert result.returncode == HEALTHY_EXIT, result.stderr
     assert [(g["name"], g["memoryMiB"]) for g in result.report["gpus"]] == [("NVIDIA H100 80GB HBM3", 81559), ("Tesla T4", 15360)]
@@ -611,7 +611,7 @@ def test_bad_timeout_knob_is_a_usage_error(node: FakeNode) -> None:
 def test_special_characters_in_gpu_names_and_hostname_are_escaped(node: FakeNode) -> None:
     odd_name = 'NVIDIA "A100"\\PCIe\tüñ\x01 ✓'
     node.file("etc/hostname", 'node "7"\\b\n')
-    node.nvidia_smi(f"0, {odd_name}, GPU-x, 550.54.15, 40960")
+    node.healthy_nvidia_smi(f"0, {odd_name}, GPU-x, 550.54.15, 40960")
     result = node.preflight(gpus=1)
     assert result.returncode == HEALTHY_EXIT, result.stderr
     assert result.report["hostname"] == 'node "7"\\b'

@@ -14,7 +14,7 @@ USAGE_EXIT = 2
 
 def nvidia_smi(node: FakeNode, fixture: str) -> None:
     """--query-gpu answers as before; plain `nvidia-smi` prints the recorded table."""
-    node.nvidia_smi_with_table(GPU_LINES, (FIXTURES / fixture).read_text())
+    node.healthy_nvidia_smi(GPU_LINES, (FIXTURES / fixture).read_text())
 
 
 @pytest.mark.parametrize(("fixture", "cuda"), [("nvidia-smi-a100-sxm4-570.txt", "12.8"), ("nvidia-smi-a40-550.txt", "12.4")])

@@ -30,7 +30,7 @@ def two_gpus(first: str, second: str) -> str:
 
 
 def nvidia_smi_q(node: FakeNode, text: str) -> None:
-    node.nvidia_smi_with_table(GPU_LINES, text)
+    node.nvidia_smi_with_table(GPU_LINES, text, q=text)
 
 
 def test_single_with_mig_disabled_fails_naming_the_gpu_and_the_fix(node: FakeNode) -> None:

@@ -155,6 +155,27 @@ def smi_table(spec: MachineSpec) -> str:
     return f"{rule}\n{header}\n|{'-' * 41}+{'-' * 24}+{'-' * 22}|"
 
 
+def smi_q(spec: MachineSpec) -> str:
+    """`nvidia-smi -q`, cut to what preflight reads: per GPU its bus id, MIG mode (off) and fabric,
+    which an Ampere part reports as N/A (tests/scripts/fixtures/README.md names real samples)."""
+    blocks = [
+        f"Driver Version                            : {spec.driver}\n"
+        f"CUDA Version                              : {spec.cuda_version}\n"
+    ]
+    for index in range(spec.gpus):
+        blocks.append(
+            f"GPU 00000000:{index + 7:02X}:00.0\n"
+            f"    Product Name                          : {spec.gpu_name}\n"
+            "    MIG Mode\n"
+            "        Current                           : Disabled\n"
+            "        Pending                           : Disabled\n"
+            "    Fabric\n"
+            "        State                             : N/A\n"
+            "        Status                            : N/A\n"
+        )
+    return "\n".join(blocks)
+
+
 def _nvidia_smi(spec: MachineSpec, mode_file: Path) -> str:
     return f"""#!/bin/bash
 # Fake nvidia-smi (tools/fakehost). The mode file switches it between a healthy
@@ -167,6 +188,11 @@ case "$*" in
   *--query-gpu=*)
     cat <<'EOF'
 {_gpu_lines(spec)}
+EOF
+    ;;
+  -q)
+    cat <<'EOF'
+{smi_q(spec)}
 EOF
     ;;
   *)

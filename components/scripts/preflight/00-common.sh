@@ -30,8 +30,8 @@
 #           holds ok=false and one check named "usage"; --help counts as one,
 #           since no machine was checked).
 #
-#   "checks" always holds these ten, in this order: driver, gpu-count,
-#   driver-version, cuda, mig, container-toolkit, runtime, cdi,
+#   "checks" always holds these eleven, in this order: driver, gpu-count,
+#   driver-version, cuda, mig, fabric, container-toolkit, runtime, cdi,
 #   device-plugin-socket, kubelet-feature-gates. Without --min-driver,
 #   driver-version is ok with detail "not requested", and so are cuda without
 #   --min-cuda, mig without --mig-strategy and cdi without --require-cdi, so the
@@ -82,7 +82,7 @@ init_state() {
   ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false MIN_CUDA='' MIG_STRATEGY=''
   SMI_TIMEOUT=${PREFLIGHT_NVIDIA_SMI_TIMEOUT:-20}
   CMD_TIMEOUT=${PREFLIGHT_CMD_TIMEOUT:-10}
-  HOST_NAME=unknown DRIVER_VERSION='' CUDA_VERSION='' SMI_OK=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''
+  HOST_NAME=unknown DRIVER_VERSION='' CUDA_VERSION='' SMI_OK=false Q_DONE=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''
   RT_NAME='' RT_DEFAULT=false RT_CLASS=false RT_SRC='' RT_CERTAIN=false
   # What the current check could not read for lack of permission (see can_read).
   CANNOT_READ=()

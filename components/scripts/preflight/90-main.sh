@@ -22,6 +22,7 @@ main() {
   check_driver_version
   check_cuda
   check_mig
+  check_fabric
   check_toolkit
   collect_kubelet # for the runtime (auto) and the feature-gate checks
   kubelet_device_settings
