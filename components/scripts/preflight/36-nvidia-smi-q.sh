@@ -30,3 +30,17 @@ smi_q() {
     fi
   done <<<"$CAP_OUT"
 }
+
+# smi_q_gpus CHECK WHAT: runs smi_q and succeeds when it listed GPUs; otherwise fails CHECK,
+# saying that WHAT ("their MIG modes are") unknown and why, and returns 1.
+smi_q_gpus() {
+  if [[ $SMI_OK != true ]]; then
+    add_check "$1" false "$2 unknown (see the driver check)"
+    return 1
+  fi
+  smi_q
+  ((${#Q_BUS[@]})) && return 0
+  brief "$Q_OUT"
+  add_check "$1" false "nvidia-smi -q listed no GPU (exit $Q_RC: ${REPLY:-no output}), so $2 unknown"
+  return 1
+}

@@ -15,16 +15,7 @@ check_mig() {
     add_check mig true "not requested"
     return
   fi
-  if [[ $SMI_OK != true ]]; then
-    add_check mig false "MIG modes unknown (see the driver check); migStrategy $MIG_STRATEGY needs GPUs in MIG mode"
-    return
-  fi
-  smi_q
-  if ((${#Q_BUS[@]} == 0)); then
-    brief "$Q_OUT"
-    add_check mig false "nvidia-smi -q listed no GPU (exit $Q_RC: ${REPLY:-no output}), so their MIG modes are unknown"
-    return
-  fi
+  smi_q_gpus mig "their MIG modes, which migStrategy $MIG_STRATEGY needs, are" || return 0
   for i in "${!Q_BUS[@]}"; do
     if [[ ${Q_MIG_CURRENT[i]} == Enabled ]]; then
       enabled=$((enabled + 1))

@@ -23,16 +23,7 @@ fabric_manager_running() {
 check_fabric() {
   local i reported=0 line
   local -a switches=() waiting=()
-  if [[ $SMI_OK != true ]]; then
-    add_check fabric false "the fabric state is unknown (see the driver check)"
-    return
-  fi
-  smi_q
-  if ((${#Q_BUS[@]} == 0)); then
-    brief "$Q_OUT"
-    add_check fabric false "nvidia-smi -q listed no GPU (exit $Q_RC: ${REPLY:-no output}), so their fabric state is unknown"
-    return
-  fi
+  smi_q_gpus fabric "their fabric state is" || return 0
   for i in "${!Q_BUS[@]}"; do
     case ${Q_FABRIC_STATE[i]} in
       Completed)
