@@ -110,3 +110,12 @@ def test_without_require_cdi_the_check_is_not_requested(node: FakeNode) -> None:
     containerd(node, CONTAINERD_17, containerd_17(enable_cdi=False))
     result = node.preflight()
     assert result.check("cdi") == {"name": "cdi", "ok": True, "detail": "not requested"}, result.check("cdi")
+
+
+def test_kubelet_is_asked_its_version_once(node: FakeNode) -> None:
+    """The CDI and the feature-gate checks both need it; one `kubelet --version` serves both."""
+    containerd(node, CONTAINERD_2, containerd_2())
+    calls = node.base / "kubelet-calls"
+    node.command("kubelet", f'echo "$*" >> {calls}\necho "Kubernetes v1.30.2"')
+    assert node.preflight("--require-cdi").check("cdi")["ok"] is True
+    assert calls.read_text().splitlines() == ["--version"], calls.read_text()

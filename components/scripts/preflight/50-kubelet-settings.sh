@@ -86,6 +86,27 @@ collect_kubelet() {
   KL_CANNOT_READ=("${CANNOT_READ[@]}")
 }
 
+# kubelet_version: sets KV_TEXT ("v1.30.2"), KV_MINOR and KV_MAJOR, or KV_WHY. Asks
+# `kubelet --version` once per run; the CDI and feature-gate checks both need it.
+kubelet_version() {
+  if [[ -n ${KV_RC-} ]]; then
+    return "$KV_RC"
+  fi
+  KV_TEXT='' KV_MAJOR='' KV_MINOR='' KV_WHY='' KV_RC=1
+  if ! command -v kubelet >/dev/null 2>&1; then
+    KV_WHY="kubelet is not on PATH"
+    return 1
+  fi
+  run_capture "$CMD_TIMEOUT" kubelet --version
+  if ((CAP_RC == 0)) && [[ $CAP_OUT =~ v?([0-9]+)\.([0-9]+)(\.[0-9]+)? ]]; then
+    KV_TEXT="v${BASH_REMATCH[0]#v}" KV_MAJOR=$((10#${BASH_REMATCH[1]})) KV_MINOR=$((10#${BASH_REMATCH[2]})) KV_RC=0
+    return 0
+  fi
+  brief "$CAP_OUT"$'\n'"$CAP_ERR"
+  KV_WHY="kubelet --version gave no version (exit $CAP_RC: ${REPLY:-no output})"
+  return 1
+}
+
 # kubelet_setting FLAG KEY: sets KL_VALUE to what kubelet is given as --FLAG or as
 # config key KEY, and KL_WHERE to where that was found; fails when it is given neither.
 kubelet_setting() {

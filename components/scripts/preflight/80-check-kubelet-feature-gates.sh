@@ -20,23 +20,6 @@ scan_gate() {
   done <<<"$2"
 }
 
-# kubelet_version: sets KV_TEXT ("v1.30.2"), KV_MINOR and KV_MAJOR, or KV_WHY.
-kubelet_version() {
-  KV_TEXT='' KV_MAJOR='' KV_MINOR='' KV_WHY=''
-  if ! command -v kubelet >/dev/null 2>&1; then
-    KV_WHY="kubelet is not on PATH"
-    return 1
-  fi
-  run_capture "$CMD_TIMEOUT" kubelet --version
-  if ((CAP_RC == 0)) && [[ $CAP_OUT =~ v?([0-9]+)\.([0-9]+)(\.[0-9]+)? ]]; then
-    KV_TEXT="v${BASH_REMATCH[0]#v}" KV_MAJOR=$((10#${BASH_REMATCH[1]})) KV_MINOR=$((10#${BASH_REMATCH[2]}))
-    return 0
-  fi
-  brief "$CAP_OUT"$'\n'"$CAP_ERR"
-  KV_WHY="kubelet --version gave no version (exit $CAP_RC: ${REPLY:-no output})"
-  return 1
-}
-
 check_kubelet_gates() {
   local i where looked version
   GATE_HITS=()
