@@ -114,9 +114,11 @@ def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     their GPUs (nvidia as the default runtime, or CDI), the CUDA version the verification needs,
     the MIG strategy, or a new recheck value."""
     # The optional ones join only when set, so that stacks without them keep their triggers.
-    optional = [
-        flag for flag, on in ((REQUIRE_DEFAULT_RUNTIME, spec.require_default_runtime), (REQUIRE_CDI, spec.require_cdi)) if on
-    ]
+    optional = []
+    if spec.require_default_runtime:
+        optional.append(REQUIRE_DEFAULT_RUNTIME)
+    if spec.require_cdi:
+        optional.append(REQUIRE_CDI)
     if spec.min_cuda:
         optional.append(f"min-cuda={spec.min_cuda}")
     if spec.mig_strategy != "none":
