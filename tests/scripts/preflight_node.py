@@ -71,6 +71,11 @@ def make_system_bin(directory: Path, tools: tuple[str, ...] = SYSTEM_TOOLS) -> P
     return directory
 
 
+def heredoc(text: str) -> str:
+    """A stub's line that prints text verbatim (a quoted heredoc), its final newlines folded to one."""
+    return f"cat <<'__END__'\n{text.rstrip(chr(10))}\n__END__"
+
+
 @dataclass
 class Result:
     returncode: int
@@ -124,7 +129,7 @@ class FakeNode:
 
     def nvidia_smi(self, stdout: str, exit_code: int = 0) -> None:
         """nvidia-smi printing stdout (verbatim, via a quoted heredoc) and exiting with exit_code."""
-        self.command("nvidia-smi", f"cat <<'__END__'\n{stdout.rstrip(chr(10))}\n__END__\nexit {exit_code}")
+        self.command("nvidia-smi", f"{heredoc(stdout)}\nexit {exit_code}")
 
     def healthy_nvidia_smi(self, query_lines: str, table: str | None = None) -> None:
         """nvidia-smi as on a healthy machine (the fake machines' header and -q, 2 GPUs), answering
@@ -135,10 +140,6 @@ class FakeNode:
     def nvidia_smi_with_table(self, query_lines: str, table: str, q: str | None = None) -> None:
         """nvidia-smi answering --query-gpu with query_lines, -q with q (default: table), and
         printing table when run plainly."""
-
-        def heredoc(text: str) -> str:
-            return f"cat <<'__END__'\n{text.rstrip(chr(10))}\n__END__"
-
         answers = f"  *--query-gpu=*)\n{heredoc(query_lines)}\n;;\n  -q)\n{heredoc(q or table)}\n;;\n  *)\n{heredoc(table)}\n;;"
         self.command("nvidia-smi", f'case "$*" in\n{answers}\nesac')
 

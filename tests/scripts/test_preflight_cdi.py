@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from .preflight_node import FIXTURES, FakeNode
+from .preflight_node import FIXTURES, FakeNode, heredoc
 
 PASSED_EXIT = 0
 FAILED_EXIT = 1
@@ -33,7 +33,7 @@ BinaryName = "/usr/bin/nvidia-container-runtime"
 
 
 def containerd(node: FakeNode, version: str, dump: str) -> None:
-    answers = f'  --version) echo "{version}" ;;\n  "config dump") cat <<\'__END__\'\n{dump}__END__\n ;;\n  *) exit 1 ;;'
+    answers = f'  --version) echo "{version}" ;;\n  "config dump")\n{heredoc(dump)}\n;;\n  *) exit 1 ;;'
     node.command("containerd", f'case "$*" in\n{answers}\nesac')
 
 
