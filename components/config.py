@@ -37,6 +37,7 @@ from components.specs import (
 
 __all__ = ["ConfigError", "parse_runtime_class", "parse_stack"]
 
+_MIG_PROFILE = re.compile(r"^[1-7]g\.[0-9]+gb$")
 _MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 
 
@@ -161,7 +162,9 @@ def _parse_group(
         return _parse_nodes(problems, f"{key}.{s.key}", group.fields.read(s), needs_ssh, insecure_skip_host_key_check)
 
     def device_plugin(group: Section[NodeGroupSpec], s: Setting) -> Section[DevicePluginSpec]:
-        section = Section(problems, f"{key}.{s.key}", group.fields.read(s) or {}, DevicePluginSpec)
+        section = Section(
+            problems, f"{key}.{s.key}", group.fields.read(s) or {}, DevicePluginSpec, hooks={"mig_devices": _parse_mig_devices}
+        )
         section.read_all()
         return section
 
@@ -209,6 +212,7 @@ def _parse_group(
             access,
             f"needs the RuntimeClass {who}, but {RUNTIME_CLASS.key} is off; set it, or use defaultRuntime",
         )
+    _check_mig_resources_in_layout(problems, key, group)
     if not group.clean:
         return None
     return group.build(
@@ -379,6 +383,51 @@ def _parse_mig_resources(
         else:
             resources.append((resource, count))
     return tuple(resources)
+
+
+def _check_mig_resources_in_layout(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
+    """Under mixed MIG, a Job that asks for a profile the declared layout lacks would never schedule."""
+    plugin, verification = group["device_plugin"], group["verification"]
+    if not plugin.clean or verification is None or not plugin["mig_devices"] or group["gpus_per_node"] is None:
+        return
+    offered = {f"nvidia.com/mig-{profile}": n * group["gpus_per_node"] for profile, n in plugin["mig_devices"]}
+    for resource, count in verification.mig_resources or ():
+        if resource not in offered:
+            layout = ", ".join(sorted(offered))
+            problems.add(
+                f"{key}.verification.migResources.{resource}", resource, f"expected one of devicePlugin.migDevices: {layout}"
+            )
+        elif count > offered[resource]:
+            problems.add(
+                f"{key}.verification.migResources.{resource}",
+                count,
+                f"expected at most {offered[resource]}, the {resource} devicePlugin.migDevices puts on a node",
+            )
+
+
+def _parse_mig_devices(section: Section[DevicePluginSpec], s: Setting) -> tuple[tuple[str, int], ...]:
+    """The MIG layout of each GPU, profile -> devices, as nvidia-mig-parted writes it."""
+    key = f"{section.key}.{s.key}"
+    raw = section.fields.read(s)
+    if not raw:
+        return ()
+    strategy = section["mig_strategy"]
+    if strategy == "none":
+        section.problems.add(key, raw, "only with devicePlugin.migStrategy 'single' or 'mixed'")
+        return ()
+    devices: list[tuple[str, int]] = []
+    for profile, count in sorted(raw.items()):
+        if not isinstance(profile, str) or not _MIG_PROFILE.match(profile):
+            section.problems.add(f"{key}.{profile}", profile, "expected a MIG profile such as 1g.10gb or 3g.40gb")
+        elif not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_MIG_DEVICES_PER_GPU:
+            section.problems.add(f"{key}.{profile}", count, f"expected 1 to {MAX_MIG_DEVICES_PER_GPU} devices per GPU")
+        else:
+            devices.append((profile, count))
+    if strategy == "single" and len(raw) > 1:
+        section.problems.add(key, raw, "migStrategy 'single' needs one profile on every GPU; use 'mixed' for several")
+    elif sum(n for _, n in devices) > MAX_MIG_DEVICES_PER_GPU:
+        section.problems.add(key, raw, f"expected at most {MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU in all")
+    return tuple(devices)
 
 
 def _parse_preflight(

@@ -25,7 +25,7 @@ from components.node_labels import label_patch
 from components.preflight import node_preflight, parse_report, waits_for
 from components.priority_class import priority_class_manifest, verification_priority_class_manifest
 from components.readiness import NodeReadiness
-from components.specs import NodeGroupSpec
+from components.specs import GPU_RESOURCE, NodeGroupSpec
 from components.taints import NodeTaints
 from components.verification import (
     VerificationJob,
@@ -200,6 +200,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             "taints": taints.taints,
             "preflight": preflight.stdout.apply(parse_report) if preflight is not None else {"skipped": True},
             "expectedGpus": expected_allocatable(spec),
+            **({"expectedMigDevices": mig} if (mig := expected_mig_devices(spec)) else {}),
             "verification": [{"job": _job_name(resource), "resource": job.resource, "gpus": job.gpus} for job, resource in jobs],
             "checklist": readiness.checklist,
             "gate": readiness.gate,
@@ -220,10 +221,18 @@ def _job_name(job: k8s.batch.v1.Job) -> pulumi.Output[str]:
 
 
 def expected_allocatable(group: NodeGroupSpec) -> int | None:
-    """What each node of the group must offer; None when the MIG layout decides."""
-    if group.device_plugin.mig_strategy != "none":
+    """The nvidia.com/gpu each node of the group must offer; None when MIG devices decide and none are declared."""
+    plugin = group.device_plugin
+    if plugin.mig_strategy == "none":
+        return group.gpus_per_node * plugin.time_slicing_replicas
+    return (plugin.mig_allocatable(group.gpus_per_node) or {}).get(GPU_RESOURCE)
+
+
+def expected_mig_devices(group: NodeGroupSpec) -> dict[str, int] | None:
+    """Under mixed MIG with a declared layout, each nvidia.com/mig-<profile> each node must offer."""
+    if group.device_plugin.mig_strategy != "mixed":
         return None
-    return group.gpus_per_node * group.device_plugin.time_slicing_replicas
+    return group.device_plugin.mig_allocatable(group.gpus_per_node)
 
 
 def node_target(group: NodeGroupSpec, node: str) -> NodeTarget:
@@ -235,4 +244,5 @@ def node_target(group: NodeGroupSpec, node: str) -> NodeTarget:
         plugin_namespace=group.device_plugin.namespace,
         plugin_selector=selector_labels(PLUGIN_APP_NAME, group.name),
         expected_gpus=expected_allocatable(group),
+        expected_mig_devices=expected_mig_devices(group),
     )

@@ -33,8 +33,11 @@ class NodeTarget:
     taints: Sequence[Mapping[str, str]]
     plugin_namespace: str
     plugin_selector: Mapping[str, str]
-    # None under MIG, where the MIG layout decides the count: then any GPU resource will do.
+    # None under mixed MIG, and under single MIG without a declared layout.
     expected_gpus: int | None
+    # Under mixed MIG with a declared layout: each nvidia.com/mig-<profile> and its count.
+    # With neither figure, any GPU resource will do.
+    expected_mig_devices: Mapping[str, int] | None = None
 
     @classmethod
     def from_props(cls, props: Mapping[str, Any]) -> NodeTarget:
@@ -47,12 +50,13 @@ class NodeTarget:
             plugin_selector=dict(props["pluginSelector"]),
             # The engine hands numbers over as floats; messages must say 4, not 4.0.
             expected_gpus=int(expected) if expected is not None else None,
+            expected_mig_devices={k: int(v) for k, v in mig.items()} if (mig := props.get("expectedMigDevices")) else None,
         )
 
 
 def target_props(target: NodeTarget) -> dict[str, Any]:
     """As inputs of a dynamic resource; `NodeTarget.from_props` reads them back."""
-    return {
+    props: dict[str, Any] = {
         "node": target.node,
         "labels": dict(target.labels),
         "taints": [dict(t) for t in target.taints],
@@ -60,6 +64,10 @@ def target_props(target: NodeTarget) -> dict[str, Any]:
         "pluginSelector": dict(target.plugin_selector),
         "expectedGpus": target.expected_gpus,
     }
+    # Only when declared, so that the inputs of groups without a MIG layout stay as they were.
+    if target.expected_mig_devices:
+        props["expectedMigDevices"] = dict(sorted(target.expected_mig_devices.items()))
+    return props
 
 
 def _taint_ids(taints: Sequence[Mapping[str, Any]]) -> set[tuple[str, str, str]]:
@@ -113,15 +121,24 @@ def allocatable_gpus(node: Mapping[str, Any] | None, resource: str = GPU_RESOURC
 
 def gpu_problem(target: NodeTarget, node: Mapping[str, Any] | None) -> str | None:
     """Why the node does not offer the GPUs the group declares; None when it does."""
-    if target.expected_gpus is None:
-        allocatable = ((node or {}).get("status") or {}).get("allocatable") or {}
-        offered = [k for k in allocatable if k.startswith("nvidia.com/") and (allocatable_gpus(node, k) or 0) > 0]
-        return None if offered else "no nvidia.com/* GPU resource is allocatable (MIG: the count is not checked)"
-    seen = allocatable_gpus(node)
-    if seen == target.expected_gpus:
+    if target.expected_gpus is not None:
+        return _count_problem(node, GPU_RESOURCE, target.expected_gpus)
+    if target.expected_mig_devices:
+        found = [_count_problem(node, r, n) for r, n in sorted(target.expected_mig_devices.items())]
+        return "; ".join(p for p in found if p) or None
+    allocatable = ((node or {}).get("status") or {}).get("allocatable") or {}
+    offered = [k for k in allocatable if k.startswith("nvidia.com/") and (allocatable_gpus(node, k) or 0) > 0]
+    if offered:
+        return None
+    return "no nvidia.com/* GPU resource is allocatable (MIG without devicePlugin.migDevices: the count is not checked)"
+
+
+def _count_problem(node: Mapping[str, Any] | None, resource: str, expected: int) -> str | None:
+    seen = allocatable_gpus(node, resource)
+    if seen == expected:
         return None
     found = "is not set (no GPU registered)" if seen is None else f"is {seen}"
-    return f'status.allocatable["{GPU_RESOURCE}"] {found}, expected {target.expected_gpus}'
+    return f'status.allocatable["{resource}"] {found}, expected {expected}'
 
 
 def not_ready(node: Mapping[str, Any] | None) -> str | None:

@@ -166,6 +166,8 @@ def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpu
     for item, problem in judgement.problems:
         if item == "gpusRegistered":
             why = f"gpusPerNode {gpus_per_node}" + (f" x timeSlicingReplicas {replicas}" if replicas > 1 else "")
+            if target.expected_mig_devices or target.expected_gpus not in (None, gpus_per_node * replicas):
+                why = f"gpusPerNode {gpus_per_node} x devicePlugin.migDevices"
             problem = (
                 f"node {target.node}: {problem} ({why}). A GPU is missing "
                 "or the device plugin reports it unhealthy (an XID error, say): see the plugin's log on that node and "
@@ -203,6 +205,7 @@ _WAIT_INPUTS = (
     "pluginNamespace",
     "pluginSelector",
     "expectedGpus",
+    "expectedMigDevices",
     "namespace",
     "jobs",
     "timeoutSeconds",

@@ -155,6 +155,24 @@ class DevicePluginSpec:
     fail_on_init_error: bool = setting(
         "failOnInitError", BOOLEAN, "bool", "the plugin's own default: exit when no GPU can be initialised", default=True
     )
+    # Per GPU, as nvidia-mig-parted's `mig-devices` under `devices: all` (profile -> count).
+    mig_devices: tuple[tuple[str, int], ...] = setting(
+        "migDevices",
+        OBJECT,
+        "map",
+        'the MIG devices each GPU is split into, e.g. `{"1g.10gb": 7}`: the readiness then checks their exact count (see "MIG")',
+        default=None,
+        default_text="the count is not checked",
+    )
+
+    def mig_allocatable(self, gpus_per_node: int) -> dict[str, int] | None:
+        """What each node offers under the declared MIG layout; None when none is declared."""
+        if self.mig_strategy == "none" or not self.mig_devices:
+            return None
+        if self.mig_strategy == "single":
+            # One profile: every MIG device is one nvidia.com/gpu, shared like a whole GPU.
+            return {GPU_RESOURCE: gpus_per_node * sum(n for _, n in self.mig_devices) * self.time_slicing_replicas}
+        return {f"nvidia.com/mig-{profile}": gpus_per_node * n for profile, n in self.mig_devices}
 
     @property
     def needs_config_file(self) -> bool:

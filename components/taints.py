@@ -152,7 +152,7 @@ class KubernetesNodeTaintApi:
 
 
 # What the health check on refresh compares the node with.
-_HEALTH_INPUTS = ("labels", "pluginNamespace", "pluginSelector", "expectedGpus")
+_HEALTH_INPUTS = ("labels", "pluginNamespace", "pluginSelector", "expectedGpus", "expectedMigDevices")
 
 
 def _ours(props: dict[str, Any]) -> list[TaintDict]:

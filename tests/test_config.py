@@ -308,6 +308,44 @@ def test_single_mig_pods_may_ask_for_more_devices_than_gpus():
     assert parse_stack([raw]).node_groups[0].verification.gpus_per_pod == (1, 8)
 
 
+def test_mig_devices_are_read_per_gpu_in_mig_parteds_format():
+    raw = group(
+        devicePlugin={"migStrategy": "mixed", "migDevices": {"2g.20gb": 2, "1g.10gb": 3}},
+        verification={"migResources": {"nvidia.com/mig-1g.10gb": 1}},
+    )
+    spec = parse_stack([raw]).node_groups[0]
+    assert spec.device_plugin.mig_devices == (("1g.10gb", 3), ("2g.20gb", 2)), spec.device_plugin
+
+
+def test_mig_devices_only_with_a_mig_strategy():
+    problems = problems_of(group(devicePlugin={"migDevices": {"1g.10gb": 7}}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices", "only with devicePlugin.migStrategy 'single' or 'mixed'")
+
+
+def test_mig_devices_names_a_bad_profile_and_a_bad_count():
+    problems = problems_of(group(devicePlugin={"migStrategy": "mixed", "migDevices": {"big": 1, "1g.10gb": 8}}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices.big", "'big'", "a MIG profile such as 1g.10gb")
+    assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices.1g.10gb", "8", "1 to 7 devices per GPU")
+
+
+def test_mig_devices_fit_one_gpu():
+    problems = problems_of(group(devicePlugin={"migStrategy": "mixed", "migDevices": {"1g.10gb": 4, "2g.20gb": 4}}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices", "at most 7 MIG devices per GPU in all")
+
+
+def test_single_mig_has_one_profile():
+    problems = problems_of(group(devicePlugin={"migStrategy": "single", "migDevices": {"1g.10gb": 3, "2g.20gb": 2}}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices", "'single' needs one profile on every GPU")
+
+
+def test_mixed_jobs_ask_only_for_profiles_the_layout_has():
+    raw = group(devicePlugin={"migStrategy": "mixed", "migDevices": {"3g.40gb": 2}}, verification={"migResources": {MIG_1G: 1}})
+    problems = problems_of(raw)
+    assert_one_problem(
+        problems, f"{KEY}.verification.migResources.{MIG_1G}", "one of devicePlugin.migDevices: nvidia.com/mig-3g.40gb"
+    )
+
+
 def test_empty_gpus_per_pod_without_mig_resources():
     problems = problems_of(group(verification={"gpusPerPod": []}))
     assert_one_problem(problems, f"{KEY}.verification.gpusPerPod", "at least one GPU count")

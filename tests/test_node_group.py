@@ -197,6 +197,15 @@ def test_under_mig_any_gpu_resource_will_do():
         assert check.inputs.get("expectedGpus") is None, check.urn
 
 
+def test_a_declared_mig_layout_reaches_each_readiness_check_and_taints_check():
+    layout = {"migStrategy": "mixed", "migDevices": {"1g.10gb": 7}}
+    run = run_component(group("a100", devicePlugin=layout, verification={"migResources": {"nvidia.com/mig-1g.10gb": 1}}))
+    checks = [r for r in run.of_type(DYNAMIC) if r.name.endswith(("-readiness", "-taints"))]
+    assert len(checks) == 4, names(checks)  # two nodes
+    for check in checks:
+        assert check.inputs["expectedMigDevices"] == {"nvidia.com/mig-1g.10gb": 28}, check.urn
+
+
 def test_device_plugin_config_map_only_when_needed():
     plain = run_component(group("a100"))
     assert "a100-device-plugin-config" not in names(plain.resources), names(plain.resources)

@@ -56,14 +56,49 @@ def test_expected_is_gpus_per_node_times_time_slicing_replicas():
 
 
 @pytest.mark.parametrize("strategy", ["single", "mixed"])
-def test_under_mig_the_layout_decides_the_count(strategy):
+def test_under_mig_without_a_declared_layout_any_gpu_resource_will_do(strategy):
     extra = {"verification": {"migResources": {"nvidia.com/mig-1g.10gb": 1}}} if strategy == "mixed" else {}
     spec = group_spec(devicePlugin={"migStrategy": strategy}, **extra)
     assert node_target(spec, "n1").expected_gpus is None
+    assert node_target(spec, "n1").expected_mig_devices is None
     mig_node = node(gpus=None)
     mig_node["status"]["allocatable"]["nvidia.com/mig-1g.10gb"] = "7"
     assert gpu_problem(target(expected=None), mig_node) is None
     assert "no nvidia.com/* GPU resource" in (gpu_problem(target(expected=None), node(gpus=None)) or "")
+
+
+def test_single_mig_with_a_declared_layout_expects_each_device_as_one_gpu():
+    spec = group_spec(gpusPerNode=8, devicePlugin={"migStrategy": "single", "migDevices": {"1g.10gb": 7}})
+    assert node_target(spec, "n1").expected_gpus == 56
+
+
+def test_mixed_mig_with_a_declared_layout_expects_each_profile_exactly():
+    spec = group_spec(
+        gpusPerNode=2,
+        devicePlugin={"migStrategy": "mixed", "migDevices": {"1g.10gb": 3, "2g.20gb": 2}},
+        verification={"migResources": {"nvidia.com/mig-1g.10gb": 1}},
+    )
+    mig_target = node_target(spec, "n1")
+    assert mig_target.expected_mig_devices == {"nvidia.com/mig-1g.10gb": 6, "nvidia.com/mig-2g.20gb": 4}, mig_target
+    short = node(gpus=None)
+    short["status"]["allocatable"].update({"nvidia.com/mig-1g.10gb": "6", "nvidia.com/mig-2g.20gb": "3"})
+    assert gpu_problem(mig_target, short) == 'status.allocatable["nvidia.com/mig-2g.20gb"] is 3, expected 4'
+    short["status"]["allocatable"]["nvidia.com/mig-2g.20gb"] = "4"
+    assert gpu_problem(mig_target, short) is None
+
+
+def test_a_declared_mig_layout_survives_the_engine_round_trip():
+    spec = group_spec(
+        devicePlugin={"migStrategy": "mixed", "migDevices": {"1g.10gb": 7}},
+        verification={"migResources": {"nvidia.com/mig-1g.10gb": 1}},
+    )
+    props = target_props(node_target(spec, "n1"))
+    read_back = NodeTarget.from_props({**props, "expectedMigDevices": {"nvidia.com/mig-1g.10gb": 28.0}})
+    assert read_back.expected_mig_devices == {"nvidia.com/mig-1g.10gb": 28}, read_back
+
+
+def test_without_a_mig_layout_the_inputs_stay_as_before():
+    assert "expectedMigDevices" not in target_props(node_target(group_spec(), "n1"))
 
 
 def test_gpu_figures_say_what_was_found_and_expected():

@@ -219,6 +219,17 @@ def test_time_slicing_is_explained_in_the_figure(cluster):
         NodeReadinessProvider().create(props(expectedGpus=8, replicas=2))
 
 
+def test_a_node_short_of_a_declared_mig_device_stays_gated_naming_the_resource(cluster):
+    cluster.events = [plugin_lands, jobs_succeed]
+    mig = {"expectedGpus": None, "expectedMigDevices": {"nvidia.com/mig-1g.10gb": 28}}
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props(**mig))
+    message = str(failure.value)
+    expected = 'status.allocatable["nvidia.com/mig-1g.10gb"] is not set (no GPU registered), expected 28'
+    assert expected in message and "(gpusPerNode 4 x devicePlugin.migDevices)" in message, message
+    assert GATE_TAINT in taints_on(cluster)
+
+
 def test_a_failed_job_ends_the_wait_and_is_deleted_to_run_again(cluster):
     def job_fails(c: FakeCluster) -> None:
         c.jobs[(VERIFICATION_NAMESPACE, JOBS[1])] = job(failed_reason="BackoffLimitExceeded")
