@@ -5,7 +5,8 @@ the device plugin land). This resource waits, on the process's shared watches
 (`cluster_view.ClusterView`), until the runbook's checklist passes on the node: our labels
 and taints, the device plugin Running, exactly the GPUs the group declares, and every
 verification Job of the node succeeded. Then it lifts the gate. A node that does not pass
-stays gated and `pulumi up` fails naming it and each failed item; a failed Job is deleted,
+stays gated (or, open from an earlier run, is gated again) and `pulumi up` fails naming it and
+each failed item; a failed Job is deleted,
 so that `pulumi up --refresh` runs it again once the cause is fixed.
 
 `read` judges the node again, so `pulumi refresh` shows a checklist item that fails since
@@ -162,7 +163,8 @@ def judge(view: ClusterReader, target: NodeTarget, namespace: str, jobs: Sequenc
 
 
 def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpus_per_node: int, replicas: int) -> str:
-    lines = [f"node {target.node} stays gated ({GATE}) after {waited:.0f}s; what failed:"]
+    gate = "stays gated" if judgement.gate_up else "is gated again"
+    lines = [f"node {target.node} {gate} ({GATE}) after {waited:.0f}s; what failed:"]
     for item, problem in judgement.problems:
         if item == "gpusRegistered":
             why = f"gpusPerNode {gpus_per_node}" + (f" x timeSlicingReplicas {replicas}" if replicas > 1 else "")
@@ -237,6 +239,9 @@ class NodeReadinessProvider(ResourceProvider):
                     if view.job(props["namespace"], name) is not None:
                         deleter.delete_job(props["namespace"], name)
                 message += f"\n{RERUN_HINT}"
+            if not judgement.gate_up and view.node(target.node) is not None:
+                # An open node that fails a new proof (a new plugin or CUDA image, say) takes no new GPU work.
+                apply_taints(self._taint_api(props), target.node, desired=[GATE.to_k8s()], previous=[])
             raise NodeNotReadyError(message)
         apply_taints(self._taint_api(props), target.node, desired=[], previous=[GATE.to_k8s()])
         return {**props, "checklist": judgement.checklist, "gate": "lifted"}

@@ -230,6 +230,16 @@ def test_a_node_short_of_a_declared_mig_device_stays_gated_naming_the_resource(c
     assert GATE_TAINT in taints_on(cluster)
 
 
+def test_an_open_node_that_fails_a_new_proof_is_gated_again(cluster):
+    """A new CUDA image re-runs the Jobs of a node that passed before; its Job fails."""
+    cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
+    cluster.pod_list.append(plugin_pod())
+    cluster.jobs[(VERIFICATION_NAMESPACE, JOBS[0])] = job(failed_reason="BackoffLimitExceeded")
+    with pytest.raises(NodeNotReadyError, match=r"node n1 is gated again \(gpu-nodes.dev/unverified=true:NoSchedule\)"):
+        NodeReadinessProvider().create(props())
+    assert taints_on(cluster) == [GPU_TAINT, GATE_TAINT], taints_on(cluster)
+
+
 def test_a_failed_job_ends_the_wait_and_is_deleted_to_run_again(cluster):
     def job_fails(c: FakeCluster) -> None:
         c.jobs[(VERIFICATION_NAMESPACE, JOBS[1])] = job(failed_reason="BackoffLimitExceeded")

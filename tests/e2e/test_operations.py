@@ -229,6 +229,92 @@ def test_upgrade_in_place_rerolls_the_plugin_and_reruns_only_the_jobs(deployed):
         assert job["status"].get("succeeded") == 1, deployed.explain(f"{name}: {job['status']}")
 
 
+# What NVIDIA's vectorAdd prints when cudaMalloc fails with error 802, as on an NVSwitch machine
+# whose fabric manager is down while nvidia-smi still answers.
+CUDA_802 = "Failed to allocate device vector A (error code system not yet initialized)!"
+
+
+def cuda_failure_stage(node: str) -> str:
+    """A kwok Stage: the `cuda` container of verification pods on `node` exits 1 with CUDA's words.
+
+    It outweighs kwok's pod-complete for those pods only; the init container keeps the success
+    pod-ready gave it, as nvidia-smi would on such a machine."""
+    return f"""
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: cuda-fails-on-{node}
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Running']
+    - key: '.spec.nodeName'
+      operator: 'In'
+      values: ['{node}']
+    - key: '.metadata.labels["app.kubernetes.io/component"]'
+      operator: 'In'
+      values: ['verification']
+  weight: 10000
+  next:
+    statusTemplate: |
+      {{{{ $now := Now }}}}
+      containerStatuses:
+      {{{{ range .spec.containers }}}}
+      - image: {{{{ .image | Quote }}}}
+        name: {{{{ .name | Quote }}}}
+        ready: false
+        restartCount: 0
+        started: false
+        state:
+          terminated:
+            exitCode: 1
+            reason: Error
+            message: {json.dumps(CUDA_802)}
+            startedAt: {{{{ $now | Quote }}}}
+            finishedAt: {{{{ $now | Quote }}}}
+      {{{{ end }}}}
+      phase: Failed
+"""
+
+
+def test_a_cuda_failure_is_named_in_pulumi_ups_message(deployed):
+    """Issue 19: on gpu-node-2 CUDA cannot start while nvidia-smi answers. A new CUDA image re-runs
+    every node's verification; gpu-node-2's vectorAdd fails, and `pulumi up` fails naming the node,
+    the container and CUDA's own words, and gates it again. The other nodes stay open."""
+    stage = cuda_failure_stage("gpu-node-2")
+    deployed.run("kubectl", "apply", "-f", "-", stdin=stage)
+    # The same CUDA 11.7 (so preflight's minimum stays), another base image: new Jobs everywhere.
+    old = edit_group(
+        lambda group: group.setdefault("verification", {}).update(
+            cudaImage="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda11.7.1-ubi8"
+        )
+    )
+    try:
+        result = deployed.pulumi("up", "--yes", "--skip-preview", check=False, timeout=900)
+        output = result.stdout + result.stderr
+        assert result.returncode != 0, deployed.explain("pulumi up passed while CUDA fails on gpu-node-2", result)
+        # It was open: it takes no new GPU work until it passes again.
+        assert "node gpu-node-2 is gated again" in output, deployed.explain("the failure does not name gpu-node-2", result)
+        assert re.search(r"container cuda exited 1 \(Error\) " + re.escape(CUDA_802), output), deployed.explain(
+            "the failure does not give CUDA's own words", result
+        )
+        assert not re.search(r"node gpu-node-[13] (stays|is) gated", output), deployed.explain("healthy nodes failed", result)
+        assert_only_gated(deployed, "gpu-node-2")
+    finally:
+        deployed.run("kubectl", "delete", "-f", "-", "--ignore-not-found", stdin=stage)
+        STACK_FILE.write_text(old)
+
+    deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", timeout=1200)
+    assert_only_gated(deployed)
+
+
 def set_host_key(key: str):
     def change(group):
         group["nodes"][1]["hostKey"] = key

@@ -47,6 +47,6 @@ if [ "$MODE" = stop ]; then
 else
   # --kubeconfig: the file kwokctl removes the cluster's context from (default ~/.kube/config)
   kwokctl --name "$CLUSTER" delete cluster --kubeconfig "$KUBECONFIG"
-  rm -f "$KUBECONFIG" "$GPU_NODES_STATE/nodes.yaml" "$GPU_NODES_STATE/kwokctl-config.yaml"
+  rm -f "$KUBECONFIG" "$GPU_NODES_STATE/nodes.yaml" "$GPU_NODES_STATE/kwokctl-config.yaml" "$GPU_NODES_STATE/kwok-stages.yaml"
 fi
 [ "$MODE" = stop ] && echo "[down] cluster $CLUSTER stopped" >&2 || echo "[down] cluster $CLUSTER deleted" >&2

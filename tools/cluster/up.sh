@@ -65,14 +65,21 @@ export KWOK_ETCD_BINARY="$ETCD_BIN/etcd"
 export KWOK_ETCD_VERSION="${CLUSTER_ETCD_VERSION#v}"
 
 # ---------------------------------------------------------------- kwokctl config and kwok stages
-# kwokctl's default stages (node-initialize, node-heartbeat-with-lease, pod-ready,
-# pod-complete, pod-delete) plus two opt-in chaos stages, so that tests can make a node or a
-# pod look broken:
+# kwok runs with Stage objects in the API (--enable-crds=Stage), so that a test can add a stage
+# of its own for as long as it needs one (a failing CUDA container on one node, say) and delete
+# it after. The stages applied at start are kwokctl's defaults (node-initialize,
+# node-heartbeat-with-lease, pod-ready, pod-complete, pod-delete) plus two opt-in chaos stages:
 #   node label node-not-ready.stage.kwok.x-k8s.io=true          -> node Ready=False
 #   pod label  pod-container-running-failed.stage.kwok.x-k8s.io=true -> pod Failed (exit 1)
-# Taken verbatim from the kwok module this cluster runs (passing any Stage to kwokctl replaces
-# all of its defaults, so the defaults are listed too).
-STAGES="$GPU_NODES_STATE/kwokctl-config.yaml"
+# Taken verbatim from the kwok module this cluster runs.
+CONFIG="$GPU_NODES_STATE/kwokctl-config.yaml"
+STAGES="$GPU_NODES_STATE/kwok-stages.yaml"
+write_config() {
+  # Every component (etcd has no auth) listens on loopback only; kwokctl's default is 0.0.0.0.
+  printf '%s\n' "apiVersion: config.kwok.x-k8s.io/v1alpha1" "kind: KwokctlConfiguration" "options:" \
+    "  bindAddress: 127.0.0.1" > "$CONFIG.tmp"
+  mv -f "$CONFIG.tmp" "$CONFIG"
+}
 write_stages() {
   local dir
   dir=$(cd "$HERE/go/kwok" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
@@ -82,11 +89,6 @@ write_stages() {
   fi
   local s="$dir/kustomize/stage" f
   {
-    # Every component (etcd has no auth) listens on loopback only; kwokctl's default is 0.0.0.0.
-    echo "apiVersion: config.kwok.x-k8s.io/v1alpha1"
-    echo "kind: KwokctlConfiguration"
-    echo "options:"
-    echo "  bindAddress: 127.0.0.1"
     for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
              pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml \
              node/chaos/node-not-ready.yaml pod/chaos/pod-container-running-failed.yaml; do
@@ -108,10 +110,11 @@ elif cluster_exists; then
   log "cluster $CLUSTER exists but does not answer: kwokctl start cluster"
   kwokctl --name "$CLUSTER" start cluster --timeout "${TIMEOUT}s" --wait "${TIMEOUT}s"
 else
-  write_stages
+  write_config
   log "kwokctl create cluster $CLUSTER (Kubernetes $CLUSTER_K8S_VERSION, etcd $CLUSTER_ETCD_VERSION, kwok $CLUSTER_KWOK_VERSION)"
-  kwokctl --name "$CLUSTER" --config "$STAGES" create cluster \
+  kwokctl --name "$CLUSTER" --config "$CONFIG" create cluster \
     --runtime binary \
+    --enable-crds=Stage \
     --kube-apiserver-binary "$KWOK_KUBE_APISERVER_BINARY" \
     --kube-controller-manager-binary "$KWOK_KUBE_CONTROLLER_MANAGER_BINARY" \
     --kube-scheduler-binary "$KWOK_KUBE_SCHEDULER_BINARY" \
@@ -137,6 +140,15 @@ until kubectl get serviceaccount default -n default >/dev/null 2>&1; do
   [ "$(date +%s)" -lt "$deadline" ] || { echo "up.sh: no default service account after ${TIMEOUT}s" >&2; exit 1; }
   sleep 1
 done
+
+# ---------------------------------------------------------------- stages
+if ! kubectl get crd stages.kwok.x-k8s.io >/dev/null 2>&1; then
+  echo "up.sh: cluster $CLUSTER serves no Stage objects (created before kwok ran with --enable-crds=Stage): run tools/cluster/down.sh, then up.sh" >&2
+  exit 1
+fi
+write_stages
+log "applying kwok's stages"
+kubectl apply --server-side --field-manager=gpu-nodes-up -f "$STAGES" >/dev/null
 
 # ---------------------------------------------------------------- nodes
 # instance type for a GPU count (NVIDIA A10G machines); the node's cpu/memory follow it
