@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from components.config_fields import MISSING, ConfigError, Problems, Section, Setting
+from components.gpu_facts import FEATURE_LABEL_KEYS
 from components.k8s_syntax import TAINT_EFFECTS, Taint, is_dns_subdomain, is_label_key, is_label_value, parse_taint
 from components.specs import (
     CREATE_RUNTIME_CLASS,
@@ -213,6 +214,7 @@ def _parse_group(
             f"needs the RuntimeClass {who}, but {RUNTIME_CLASS.key} is off; set it, or use defaultRuntime",
         )
     _check_mig_resources_in_layout(problems, key, group)
+    _check_gpu_facts_settings(problems, key, group)
     if not group.clean:
         return None
     return group.build(
@@ -221,6 +223,7 @@ def _parse_group(
             require_cdi=access == "cdi",
             min_cuda=group["verification"].cuda_version if group["verification"] else None,
             mig_strategy=group["device_plugin"]["mig_strategy"],
+            gpu_model=group["gpu_model"],
         ),
         device_plugin=group["device_plugin"].build(),
         runtime_class=runtime_class.name if runtime_class else None,
@@ -383,6 +386,21 @@ def _parse_mig_resources(
         else:
             resources.append((resource, count))
     return tuple(resources)
+
+
+def _check_gpu_facts_settings(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
+    """The GPU facts come from preflight; their labels are ours alone to write."""
+    preflight = group["preflight"]
+    preflight_on = preflight.clean and preflight["enabled"] is True
+    if group["gpu_model"] is not None and not preflight_on:
+        problems.add(f"{key}.gpuModel", group["gpu_model"], "needs preflight, which reads each machine's GPU model")
+    if group["gpu_feature_labels"] is True and preflight_on:
+        for label in sorted(dict(group["labels"] or ()).keys() & set(FEATURE_LABEL_KEYS)):
+            problems.add(
+                f"{key}.labels.{label}",
+                dict(group["labels"])[label],
+                "is written from preflight's facts (gpuFeatureLabels): remove it here, or set gpuFeatureLabels false",
+            )
 
 
 def _check_mig_resources_in_layout(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:

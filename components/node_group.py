@@ -8,6 +8,7 @@ and lifts its gate. Per group: PriorityClasses and the device plugin DaemonSet.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -18,10 +19,11 @@ from pulumi_command import remote
 
 from components.device_plugin import APP_NAME as PLUGIN_APP_NAME
 from components.device_plugin import config_map_manifest, daemonset_manifest
+from components.gpu_facts import facts_from_report
 from components.kube_client import ClusterAccess
 from components.naming import selector_labels
 from components.node_health import NodeTarget
-from components.node_labels import label_patch
+from components.node_labels import label_patch, node_labels
 from components.preflight import node_preflight, parse_report, waits_for
 from components.priority_class import priority_class_manifest, verification_priority_class_manifest
 from components.readiness import NodeReadiness
@@ -106,7 +108,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             )
             labels[node.name] = k8s.core.v1.NodePatch(
                 f"{name}-{node.name}-labels",
-                metadata=label_patch(spec, node.name),
+                metadata=_label_patch(spec, node.name, preflights.get(node.name)),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[taints[node.name]]),
             )
 
@@ -167,6 +169,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 gpus_per_node=spec.gpus_per_node,
                 replicas=spec.device_plugin.time_slicing_replicas,
                 cluster=args.cluster,
+                group_nodes=_compared_nodes(spec),
                 opts=pulumi.ResourceOptions(
                     parent=self, depends_on=[daemonset, labels[node.name], taints[node.name], *(r for _, r in mine)]
                 ),
@@ -196,7 +199,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
     ) -> dict[str, Any]:
         """What was checked, applied and verified on one node: the runbook's checklist and the gate."""
         return {
-            "labels": spec.node_labels,
+            "labels": spec.node_labels if preflight is None else preflight.stdout.apply(functools.partial(_facts_labels, spec)),
             "taints": taints.taints,
             "preflight": preflight.stdout.apply(parse_report) if preflight is not None else {"skipped": True},
             "expectedGpus": expected_allocatable(spec),
@@ -205,6 +208,25 @@ class GpuNodeGroup(pulumi.ComponentResource):
             "checklist": readiness.checklist,
             "gate": readiness.gate,
         }
+
+
+def _compared_nodes(spec: NodeGroupSpec) -> list[str] | None:
+    """The nodes whose GPU facts each readiness check compares: with preflight and no declared
+    gpuModel (preflight checks that on each machine)."""
+    if not spec.preflight.enabled or spec.gpu_model is not None:
+        return None
+    return [node.name for node in spec.nodes]
+
+
+def _label_patch(spec: NodeGroupSpec, node: str, preflight: remote.Command | None) -> pulumi.Input[dict[str, Any]]:
+    """The node's labels, with its GPU facts once its preflight has read them."""
+    if preflight is None:
+        return label_patch(spec, node)
+    return preflight.stdout.apply(lambda out: label_patch(spec, node, facts_from_report(json.loads(out))))
+
+
+def _facts_labels(spec: NodeGroupSpec, stdout: str) -> dict[str, str]:
+    return node_labels(spec, facts_from_report(json.loads(stdout)))
 
 
 def _combined(rounds: list[Any]) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.gpu_facts import FACTS_ANNOTATION, GpuFacts, annotation, feature_labels
 from components.specs import NodeGroupSpec
 
 
@@ -12,10 +13,19 @@ def field_manager(group: NodeGroupSpec) -> str:
     return f"gpu-nodes-{group.name}"
 
 
-def label_patch(group: NodeGroupSpec, node: str) -> dict[str, Any]:
-    """NodePatch metadata: no `patchForce`, so a label someone else set to another value is an error."""
-    return {
-        "name": node,
-        "labels": group.node_labels,
-        "annotations": {"pulumi.com/patchFieldManager": field_manager(group)},
-    }
+def node_labels(group: NodeGroupSpec, facts: GpuFacts | None = None) -> dict[str, str]:
+    """The group's labels and, from preflight's facts, GPU Feature Discovery's."""
+    if facts is None or not group.gpu_feature_labels:
+        return group.node_labels
+    return {**group.node_labels, **feature_labels(facts, group.device_plugin.mig_strategy)}
+
+
+def label_patch(group: NodeGroupSpec, node: str, facts: GpuFacts | None = None) -> dict[str, Any]:
+    """NodePatch metadata: no `patchForce`, so a label someone else set to another value is an error.
+
+    With preflight's facts, also our annotation of them, which the readiness checks of the
+    group's other nodes compare with theirs."""
+    annotations = {"pulumi.com/patchFieldManager": field_manager(group)}
+    if facts is not None:
+        annotations[FACTS_ANNOTATION] = annotation(facts)
+    return {"name": node, "labels": node_labels(group, facts), "annotations": annotations}

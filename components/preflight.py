@@ -77,6 +77,8 @@ def preflight_arguments(spec: PreflightSpec, expect_gpus: int) -> list[str]:
         args += ["--min-cuda", spec.min_cuda]
     if spec.mig_strategy != "none":
         args += ["--mig-strategy", spec.mig_strategy]
+    if spec.gpu_model:
+        args += ["--gpu-model", spec.gpu_model]
     return args
 
 
@@ -112,7 +114,7 @@ def preflight_command(spec: PreflightSpec, expect_gpus: int, root: str = REMOTE_
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     """What re-runs the checks: a new script, GPU count, runtime, minimum driver, how tenants get
     their GPUs (nvidia as the default runtime, or CDI), the CUDA version the verification needs,
-    the MIG strategy, or a new recheck value."""
+    the MIG strategy, the declared GPU model, or a new recheck value."""
     # The optional ones join only when set, so that stacks without them keep their triggers.
     optional = []
     if spec.require_default_runtime:
@@ -123,6 +125,8 @@ def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
         optional.append(f"min-cuda={spec.min_cuda}")
     if spec.mig_strategy != "none":
         optional.append(f"mig={spec.mig_strategy}")
+    if spec.gpu_model:
+        optional.append(f"gpu-model={spec.gpu_model}")
     if spec.recheck is not None:
         optional.append(f"recheck={spec.recheck}")
     return [script_digest(), str(expect_gpus), spec.container_runtime, spec.min_driver or "", *optional]

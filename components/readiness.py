@@ -24,8 +24,10 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 from components.cluster_view import JOB_NAME_LABEL
+from components.gpu_facts import disagreement, node_facts
 from components.kube_client import ClusterAccess, api_client_from_props, cluster_view_from_props
 from components.node_health import (
+    FAIL,
     GATE,
     PASS,
     NodeTarget,
@@ -41,6 +43,9 @@ if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
 T = TypeVar("T")
+
+# Not one of the runbook's five: only where the group's nodes are compared (README, "GPU facts").
+FACTS_ITEM = "gpuFactsAgree"
 
 # The Job's own activeDeadlineSeconds fires first; this grace lets us read its verdict.
 GRACE_SECONDS = 30
@@ -117,8 +122,8 @@ class Judgement:
 
     @property
     def final(self) -> bool:
-        """Nothing more to wait for: passed, or a Job failed (it will not pass on its own)."""
-        return self.passed or bool(self.failed_jobs)
+        """Nothing more to wait for: passed, a Job failed, or the GPUs are not the group's (neither passes on its own)."""
+        return self.passed or bool(self.failed_jobs) or any(item == FACTS_ITEM for item, _ in self.problems)
 
 
 @dataclass
@@ -128,7 +133,23 @@ class Stories:
     by_job: dict[str, str] = field(default_factory=dict)
 
 
-def judge(view: ClusterReader, target: NodeTarget, namespace: str, jobs: Sequence[str], stories: Stories) -> Judgement:
+def facts_problem(view: ClusterReader, node: str, group_nodes: Sequence[str]) -> str | None:
+    """Whether the node's GPUs (our annotation, from its preflight) match its group's."""
+    return disagreement(node, {name: node_facts(view.node(name)) for name in group_nodes})
+
+
+def judge(
+    view: ClusterReader,
+    target: NodeTarget,
+    namespace: str,
+    jobs: Sequence[str],
+    stories: Stories,
+    group_nodes: Sequence[str] = (),
+    compare_first: bool = False,
+) -> Judgement:
+    """One look at the node. With `group_nodes`, its GPU facts are compared with theirs too: on
+    a wait only once the rest passes (the comparison reads every node of the group), on a
+    refresh (`compare_first`) always."""
     node = view.node(target.node)
     plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
     failed: list[str] = []
@@ -153,8 +174,13 @@ def judge(view: ClusterReader, target: NodeTarget, namespace: str, jobs: Sequenc
     problems: list[tuple[str | None, str]] = [(None, ready)] if (ready := not_ready(node)) is not None else []
     problems += [(item, text) for item, text in items.items() if text and item != "workloadSucceeded"]
     problems += [("workloadSucceeded", w) for w in workload]
+    items_checklist = checklist(items)
+    if group_nodes:
+        facts = facts_problem(view, target.node, group_nodes) if compare_first or not problems else None
+        items_checklist[FACTS_ITEM] = FAIL if facts else PASS
+        problems += [(FACTS_ITEM, facts)] if facts else []
     return Judgement(
-        checklist=checklist(items),
+        checklist=items_checklist,
         problems=problems,
         failed_jobs=failed,
         unfinished_jobs=unfinished,
@@ -211,6 +237,7 @@ _WAIT_INPUTS = (
     "namespace",
     "jobs",
     "timeoutSeconds",
+    "groupNodes",
 )
 
 
@@ -230,7 +257,10 @@ class NodeReadinessProvider(ResourceProvider):
         timeout = float(props["timeoutSeconds"]) + GRACE_SECONDS
         stories = Stories()
         jobs = list(props["jobs"])
-        judgement = view.wait_for(lambda: judge(view, target, props["namespace"], jobs, stories), lambda j: j.final, timeout)
+        group_nodes = list(props.get("groupNodes") or [])
+        judgement = view.wait_for(
+            lambda: judge(view, target, props["namespace"], jobs, stories, group_nodes), lambda j: j.final, timeout
+        )
         if not judgement.passed:
             message = failure_message(target, judgement, timeout, int(props["gpusPerNode"]), int(props["replicas"]))
             if judgement.failed_jobs or judgement.unfinished_jobs:
@@ -260,7 +290,8 @@ class NodeReadinessProvider(ResourceProvider):
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         target = NodeTarget.from_props(props)
-        judgement = judge(self._view(props), target, props["namespace"], list(props.get("jobs") or []), Stories())
+        jobs, group_nodes = list(props.get("jobs") or []), list(props.get("groupNodes") or [])
+        judgement = judge(self._view(props), target, props["namespace"], jobs, Stories(), group_nodes, compare_first=True)
         return ReadResult(
             id_=id_, outs={**props, "checklist": judgement.checklist, "gate": "up" if judgement.gate_up else "lifted"}
         )
@@ -282,10 +313,13 @@ class NodeReadiness(Resource):
         gpus_per_node: int,
         replicas: int,
         cluster: ClusterAccess,
+        group_nodes: Sequence[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
         props = {
             **target_props(target),
+            # Only where facts are compared, so that other stacks' inputs stay as they were.
+            **({"groupNodes": list(group_nodes)} if group_nodes else {}),
             "namespace": namespace,
             "jobs": jobs,
             "timeoutSeconds": timeout_seconds,

@@ -322,6 +322,8 @@ class PreflightSpec:
     min_cuda: str | None = None
     # From the device plugin's migStrategy: single or mixed needs GPUs in MIG mode.
     mig_strategy: str = "none"
+    # The group's gpuModel: every GPU of the machine must be it.
+    gpu_model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -388,6 +390,23 @@ class NodeGroupSpec:
         '(the plugin\'s `cdi-cri` strategy). See "How tenants get their GPUs"',
         default="defaultRuntime",
         check=one_of(GPU_ACCESS),
+    )
+    gpu_model: str | None = setting(
+        "gpuModel",
+        STRING,
+        "string",
+        "the GPU model every node must have, as `nvidia-smi` names it (`NVIDIA H100 80GB HBM3`); without it the "
+        'group\'s nodes must agree with each other (see "GPU facts")',
+        default=None,
+        default_text="most nodes' model",
+    )
+    gpu_feature_labels: bool = setting(
+        "gpuFeatureLabels",
+        BOOLEAN,
+        "bool",
+        "label each node with GPU Feature Discovery's keys (`nvidia.com/gpu.product`, ...) from preflight's facts; "
+        "turn off where GFD itself runs",
+        default=True,
     )
     # The stack's RuntimeClass (per stack), which the device plugin names; None: there is none.
     runtime_class: str | None = None

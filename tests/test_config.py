@@ -346,6 +346,27 @@ def test_mixed_jobs_ask_only_for_profiles_the_layout_has():
     )
 
 
+def test_gpu_model_needs_preflight():
+    problems = problems_of(group(gpuModel="NVIDIA H100 80GB HBM3", preflight={"enabled": False}))
+    assert_one_problem(problems, f"{KEY}.gpuModel", "'NVIDIA H100 80GB HBM3'", "needs preflight")
+
+
+def test_gpu_model_reaches_preflight():
+    spec = parse_stack([group(gpuModel="NVIDIA H100 80GB HBM3")]).node_groups[0]
+    assert spec.preflight.gpu_model == "NVIDIA H100 80GB HBM3", spec.preflight
+
+
+def test_a_gfd_label_in_config_clashes_with_the_feature_labels():
+    raw = group(labels={"accelerator": "nvidia", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"})
+    problems = problems_of(raw)
+    assert_one_problem(problems, f"{KEY}.labels.nvidia.com/gpu.product", "'NVIDIA-H100-80GB-HBM3'", "gpuFeatureLabels false")
+
+
+def test_a_gfd_label_in_config_is_fine_with_the_feature_labels_off():
+    raw = group(labels={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, gpuFeatureLabels=False)
+    assert parse_stack([raw]).node_groups[0].node_labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3"
+
+
 def test_empty_gpus_per_pod_without_mig_resources():
     problems = problems_of(group(verification={"gpusPerPod": []}))
     assert_one_problem(problems, f"{KEY}.verification.gpusPerPod", "at least one GPU count")

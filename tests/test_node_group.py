@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from components.gpu_facts import FACTS_ANNOTATION
 from components.node_group import TYPE
 from components.node_health import CHECKLIST_ITEMS, GATE
 from components.specs import GROUP_LABEL
@@ -50,12 +51,57 @@ def test_children_are_named_after_the_group_and_parented_to_it():
 
 
 def test_labels_are_patched_on_every_node_with_the_group_label():
-    run = run_component(group("a100", labels={"accelerator": "nvidia", "team": "ml"}))
+    run = run_component(group("a100", labels={"accelerator": "nvidia", "team": "ml"}, gpuFeatureLabels=False))
     patches = run.of_type(NODE_PATCH)
     assert names(patches) == ["a100-a100-node-1-labels", "a100-a100-node-2-labels"], names(patches)
     for patch in patches:
         labels = patch.inputs["metadata"]["labels"]
         assert labels == {"accelerator": "nvidia", "team": "ml", GROUP_LABEL: "a100"}, patch.urn
+
+
+def test_each_node_gets_gpu_feature_discoverys_labels_from_its_own_preflight():
+    run = run_component(group("a100"))
+    for patch in run.of_type(NODE_PATCH):
+        labels = patch.inputs["metadata"]["labels"]
+        found = {key: labels.get(key) for key in ("nvidia.com/gpu.product", "nvidia.com/gpu.memory", "nvidia.com/gpu.count")}
+        assert found == {
+            "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+            "nvidia.com/gpu.memory": "81559",
+            "nvidia.com/gpu.count": "1",
+        }, patch.urn
+        assert labels["nvidia.com/cuda.driver-version.full"] == "550.54.15", patch.urn
+        assert labels[GROUP_LABEL] == "a100", patch.urn
+
+
+def test_the_facts_annotation_is_written_even_without_the_labels():
+    run = run_component(group("a100", gpuFeatureLabels=False))
+    for patch in run.of_type(NODE_PATCH):
+        value = patch.inputs["metadata"]["annotations"].get(FACTS_ANNOTATION)
+        assert value == '{"count":1,"memoryMiB":[81559],"models":["NVIDIA H100 80GB HBM3"]}', patch.urn
+
+
+def test_without_preflight_no_facts_and_no_comparison():
+    run = run_component(group("a100", preflight={"enabled": False}))
+    for patch in run.of_type(NODE_PATCH):
+        assert FACTS_ANNOTATION not in patch.inputs["metadata"]["annotations"], patch.urn
+        assert "nvidia.com/gpu.product" not in patch.inputs["metadata"]["labels"], patch.urn
+    for check in readiness_checks(run):
+        assert "groupNodes" not in check.inputs, check.urn
+
+
+def test_each_readiness_check_compares_its_gpus_with_the_whole_group():
+    run = run_component(group("a100", nodes=3))
+    for check in readiness_checks(run):
+        assert check.inputs["groupNodes"] == ["a100-node-1", "a100-node-2", "a100-node-3"], check.urn
+
+
+def test_a_declared_gpu_model_is_checked_by_preflight_not_compared():
+    run = run_component(group("a100", gpuModel="NVIDIA H100 80GB HBM3"))
+    for check in readiness_checks(run):
+        assert "groupNodes" not in check.inputs, check.urn
+    for command in run.of_type("command:remote:Command"):
+        assert "--gpu-model 'NVIDIA H100 80GB HBM3'" in command.inputs["create"], command.urn
+        assert "gpu-model=NVIDIA H100 80GB HBM3" in command.inputs["triggers"], command.urn
 
 
 def test_labels_never_force_a_conflict():
@@ -100,7 +146,8 @@ def test_labels_come_after_the_gate_so_the_plugin_lands_on_a_gated_node():
     run = run_component(group("a100"))
     for node in ("a100-node-1", "a100-node-2"):
         labels = run.named(f"a100-{node}-labels")
-        assert deps(run, labels) == {f"a100-{node}-taints"}, labels.urn
+        # Its own preflight too: the labels carry the GPU facts it read.
+        assert deps(run, labels) == {f"a100-{node}-taints", f"a100-{node}-preflight"}, labels.urn
 
 
 def test_each_node_job_waits_for_the_plugin_and_its_own_node_only():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from components.gpu_facts import FACTS_ANNOTATION, GpuFacts, annotation
 from components.node_health import PASS
 from components.readiness import (
     GRACE_SECONDS,
@@ -238,6 +239,47 @@ def test_an_open_node_that_fails_a_new_proof_is_gated_again(cluster):
     with pytest.raises(NodeNotReadyError, match=r"node n1 is gated again \(gpu-nodes.dev/unverified=true:NoSchedule\)"):
         NodeReadinessProvider().create(props())
     assert taints_on(cluster) == [GPU_TAINT, GATE_TAINT], taints_on(cluster)
+
+
+def with_facts(node_object: dict, model: str) -> dict:
+    facts = GpuFacts(models=(model,), memory_mib=(81559,), count=4)
+    node_object["metadata"]["annotations"] = {FACTS_ANNOTATION: annotation(facts)}
+    return node_object
+
+
+def test_a_node_whose_gpus_differ_from_its_groups_fails_at_once_naming_both(cluster):
+    with_facts(cluster.nodes["n1"], "NVIDIA H100 PCIe")
+    for name in ("n2", "n3"):
+        cluster.nodes[name] = with_facts(node(name), "NVIDIA H100 80GB HBM3")
+    never_reached = []
+    cluster.events = [plugin_lands, jobs_succeed, never_reached.append]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props(groupNodes=["n1", "n2", "n3"]))
+    message = str(failure.value)
+    assert "gpuFactsAgree: node n1 has 4 x NVIDIA H100 PCIe (81559 MiB), unlike 2 of the group's 3" in message, message
+    assert "which have 4 x NVIDIA H100 80GB HBM3" in message, message
+    assert never_reached == [], "the wait went on though the GPUs will not change"
+    assert GATE_TAINT in taints_on(cluster)
+
+
+def test_a_node_that_matches_its_group_opens_and_says_so(cluster):
+    with_facts(cluster.nodes["n1"], "NVIDIA H100 80GB HBM3")
+    cluster.nodes["n2"] = with_facts(node("n2"), "NVIDIA H100 80GB HBM3")
+    cluster.events = [plugin_lands, jobs_succeed]
+    outs = NodeReadinessProvider().create(props(groupNodes=["n1", "n2"])).outs
+    assert outs["checklist"]["gpuFactsAgree"] == PASS and outs["gate"] == "lifted", outs
+
+
+def test_a_refresh_compares_the_node_with_the_whole_group(cluster):
+    """The odd node proven before the others were checked shows as drift on the next refresh."""
+    cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
+    cluster.pod_list.append(plugin_pod())
+    jobs_succeed(cluster)
+    with_facts(cluster.nodes["n1"], "NVIDIA H100 PCIe")
+    for name in ("n2", "n3"):
+        cluster.nodes[name] = with_facts(node(name), "NVIDIA H100 80GB HBM3")
+    outs = NodeReadinessProvider().read("n1", {**props(groupNodes=["n1", "n2", "n3"]), "checklist": {}, "gate": "lifted"}).outs
+    assert outs["checklist"]["gpuFactsAgree"] == "fail", outs
 
 
 def test_a_failed_job_ends_the_wait_and_is_deleted_to_run_again(cluster):

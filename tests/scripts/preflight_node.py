@@ -40,6 +40,7 @@ COMMAND_LINE_TOOLS = ("sha256sum",)
 CHECK_NAMES = [
     "driver",
     "gpu-count",
+    "gpu-model",
     "driver-version",
     "cuda",
     "mig",

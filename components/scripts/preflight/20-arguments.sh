@@ -6,7 +6,7 @@ parse_args() {
   while (($#)); do
     opt=$1
     case $opt in
-      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --root)
+      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --gpu-model | --root)
         if (($# < 2)); then
           USAGE_ERROR="$opt needs a value"
           return 1
@@ -14,7 +14,7 @@ parse_args() {
         val=$2
         shift 2
         ;;
-      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --root=*)
+      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --gpu-model=* | --root=*)
         val=${opt#*=} opt=${opt%%=*}
         shift
         ;;
@@ -43,6 +43,7 @@ parse_args() {
       --min-driver) MIN_DRIVER=$val ;;
       --min-cuda) MIN_CUDA=$val ;;
       --mig-strategy) MIG_STRATEGY=$val ;;
+      --gpu-model) GPU_MODEL=$val ;;
       --root) root=$val ;;
     esac
   done

@@ -64,6 +64,20 @@ check_gpu_count() {
   add_check gpu-count "$ok" "found $GPU_COUNT GPU(s), expected $EXPECT_GPUS$why"
 }
 
+# With --gpu-model (the group's gpuModel) every GPU must be that model, as nvidia-smi
+# names it: a machine of another model in the group would be labelled and sold as it.
+check_gpu_model() {
+  if [[ -z $GPU_MODEL ]]; then
+    add_check gpu-model true "not requested"
+  elif ! $SMI_OK; then
+    add_check gpu-model false "GPU model unknown (see the driver check), need $GPU_MODEL"
+  elif [[ $GPU_NAMES == "$GPU_MODEL" ]]; then
+    add_check gpu-model true "all $GPU_COUNT GPU(s) are $GPU_MODEL"
+  else
+    add_check gpu-model false "found $GPU_NAMES, and the group declares gpuModel '$GPU_MODEL': move this machine to a group of its model, or change gpuModel"
+  fi
+}
+
 check_driver_version() {
   if [[ -z $MIN_DRIVER ]]; then
     add_check driver-version true "not requested"

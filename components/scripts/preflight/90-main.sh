@@ -19,6 +19,7 @@ main() {
   detect_hostname
   check_driver
   check_gpu_count
+  check_gpu_model
   check_driver_version
   check_cuda
   check_mig

@@ -1,0 +1,168 @@
+"""What preflight found on a machine's GPUs: NVIDIA's node labels for it, and whether it agrees with its group.
+
+Workloads select nodes on GPU Feature Discovery's labels (`nvidia.com/gpu.product`, ...), but GFD
+publishes only through NFD. Preflight already reads the same facts with `nvidia-smi`, so the
+program writes those labels itself, in GFD's keys and formats (k8s-device-plugin
+`internal/lm/nvml.go` and `resource.go`; `docs/gpu-feature-discovery/README.md`).
+
+The facts also go on the node as our annotation, so that each node's readiness check can compare
+its GPUs with those of the other nodes of its group, read from the cluster, without waiting for
+every machine's preflight.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+FACTS_ANNOTATION = "gpu-nodes.dev/gpu-facts"
+
+_PRODUCT = "nvidia.com/gpu.product"
+_MEMORY = "nvidia.com/gpu.memory"
+_COUNT = "nvidia.com/gpu.count"
+# Every label key feature_labels may write: stack config may not set them as well.
+FEATURE_LABEL_KEYS = (
+    "nvidia.com/cuda.driver-version.full",
+    "nvidia.com/cuda.driver-version.major",
+    "nvidia.com/cuda.driver-version.minor",
+    "nvidia.com/cuda.driver-version.revision",
+    "nvidia.com/cuda.driver.major",
+    "nvidia.com/cuda.driver.minor",
+    "nvidia.com/cuda.driver.rev",
+    "nvidia.com/cuda.runtime-version.full",
+    "nvidia.com/cuda.runtime-version.major",
+    "nvidia.com/cuda.runtime-version.minor",
+    "nvidia.com/cuda.runtime.major",
+    "nvidia.com/cuda.runtime.minor",
+    _COUNT,
+    _MEMORY,
+    _PRODUCT,
+)
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    """One machine's GPUs as preflight saw them."""
+
+    models: tuple[str, ...]  # distinct, sorted
+    memory_mib: tuple[int, ...]  # distinct, sorted
+    count: int
+    driver_version: str | None = None
+    cuda_version: str | None = None
+
+    @property
+    def kind(self) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """What must agree across a group: the model and the memory."""
+        return self.models, self.memory_mib
+
+    def describe(self) -> str:
+        memory = "/".join(f"{m} MiB" for m in self.memory_mib)
+        return f"{self.count} x {' + '.join(self.models) or 'no GPU'}" + (f" ({memory})" if memory else "")
+
+
+def facts_from_report(report: Mapping[str, Any]) -> GpuFacts | None:
+    """From the preflight script's JSON report; None when it lists no GPU."""
+    gpus = report.get("gpus") or []
+    if not gpus:
+        return None
+    return GpuFacts(
+        models=tuple(sorted({str(g.get("name", "")) for g in gpus})),
+        memory_mib=tuple(sorted({int(g.get("memoryMiB") or 0) for g in gpus})),
+        count=len(gpus),
+        driver_version=report.get("driverVersion"),
+        cuda_version=report.get("cudaVersion"),
+    )
+
+
+def annotation(facts: GpuFacts) -> str:
+    """The annotation value: compact, key-sorted JSON, the same for the same facts."""
+    value = {"count": facts.count, "memoryMiB": list(facts.memory_mib), "models": list(facts.models)}
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+@functools.lru_cache(maxsize=1024)
+def from_annotation(value: str | None) -> GpuFacts | None:
+    """Facts read back from a node's annotation; None when absent or not ours to read."""
+    if not value:
+        return None
+    try:
+        raw = json.loads(value)
+        return GpuFacts(
+            models=tuple(str(m) for m in raw["models"]),
+            memory_mib=tuple(int(m) for m in raw["memoryMiB"]),
+            count=int(raw["count"]),
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def node_facts(node: Mapping[str, Any] | None) -> GpuFacts | None:
+    annotations = ((node or {}).get("metadata") or {}).get("annotations") or {}
+    return from_annotation(annotations.get(FACTS_ANNOTATION))
+
+
+def product_label(model: str) -> str:
+    """GFD's `sanitise`: drop what a label value may not hold, join the words with '-'."""
+    return "-".join(re.sub(r"[^A-Za-z0-9\-_. ]", "", model).split())[:63].strip("-_.")
+
+
+# GFD writes each version under its new key and, deprecated, its old one: (new part, old part).
+_DRIVER_PARTS = (("major", "major"), ("minor", "minor"), ("revision", "rev"))
+_CUDA_PARTS = (("major", "major"), ("minor", "minor"))
+
+
+def _version_labels(new: str, old: str, version: str | None, parts: Sequence[tuple[str, str]]) -> dict[str, str]:
+    if not version:
+        return {}
+    numbers = version.split(".") + [""] * len(parts)
+    labels = {f"nvidia.com/{new}.full": version}
+    for (new_part, old_part), number in zip(parts, numbers, strict=False):
+        labels[f"nvidia.com/{new}.{new_part}"] = number
+        labels[f"nvidia.com/{old}.{old_part}"] = number
+    return labels
+
+
+def feature_labels(facts: GpuFacts, mig_strategy: str) -> dict[str, str]:
+    """GFD's labels for what preflight knows. Under MIG, GFD describes the MIG devices in the
+    product, count and memory labels, which preflight does not read: then only the versions."""
+    labels = {
+        **_version_labels("cuda.driver-version", "cuda.driver", facts.driver_version, _DRIVER_PARTS),
+        **_version_labels("cuda.runtime-version", "cuda.runtime", facts.cuda_version, _CUDA_PARTS),
+    }
+    if mig_strategy == "none":
+        # GFD labels a node by its first GPU; a node of mixed models fails the group check anyway.
+        labels[_PRODUCT] = product_label(facts.models[0])
+        labels[_MEMORY] = str(facts.memory_mib[0])
+        labels[_COUNT] = str(facts.count)
+    return dict(sorted(labels.items()))
+
+
+def disagreement(node: str, group: Mapping[str, GpuFacts | None]) -> str | None:
+    """Why `node`'s GPUs do not match its group's (None when they do, or are not known yet).
+
+    `group` maps every node of the group, in the group's order, to its facts (None: not checked
+    yet). The reference is the kind most nodes have, ties going to the one listed first. (A
+    declared gpuModel is checked by preflight, on each machine alone.)"""
+    own = group.get(node)
+    if own is None:
+        return None
+    if len(own.models) > 1:
+        return f"node {node} has GPUs of {len(own.models)} models: {own.describe()}"
+    known = {name: facts for name, facts in group.items() if facts is not None}
+    counts = Counter(facts.kind for facts in known.values())
+    first_seen = {kind: i for i, kind in reversed(list(enumerate(f.kind for f in known.values())))}
+    reference = max(counts, key=lambda kind: (counts[kind], -first_seen[kind]))
+    if own.kind == reference:
+        return None
+    others = [name for name, facts in known.items() if facts.kind == reference]
+    example = known[others[0]]
+    return (
+        f"node {node} has {own.describe()}, unlike {len(others)} of the group's {len(known)} checked nodes "
+        f"({', '.join(others[:5])}{', ...' if len(others) > 5 else ''}), which have {example.describe()}: "
+        "move it to a group of its own, or declare the group's gpuModel"
+    )
