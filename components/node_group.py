@@ -19,7 +19,7 @@ from pulumi_command import remote
 
 from components.device_plugin import APP_NAME as PLUGIN_APP_NAME
 from components.device_plugin import config_map_manifest, daemonset_manifest
-from components.gpu_facts import facts_from_report
+from components.gpu_facts import annotation, facts_from_report
 from components.kube_client import ClusterAccess
 from components.naming import selector_labels
 from components.node_health import NodeTarget
@@ -170,6 +170,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 replicas=spec.device_plugin.time_slicing_replicas,
                 cluster=args.cluster,
                 group_nodes=_compared_nodes(spec),
+                facts=_facts_annotation(preflights[node.name]) if _compared_nodes(spec) else None,
                 opts=pulumi.ResourceOptions(
                     parent=self, depends_on=[daemonset, labels[node.name], taints[node.name], *(r for _, r in mine)]
                 ),
@@ -218,11 +219,18 @@ def _compared_nodes(spec: NodeGroupSpec) -> list[str] | None:
     return [node.name for node in spec.nodes]
 
 
-def _label_patch(spec: NodeGroupSpec, node: str, preflight: remote.Command | None) -> pulumi.Input[dict[str, Any]]:
-    """The node's labels, with its GPU facts once its preflight has read them."""
+def _label_patch(spec: NodeGroupSpec, node: str, preflight: remote.Command | None) -> dict[str, Any]:
+    """The node's labels, with its GPU facts once its preflight has read them. The name stays
+    known in a preview (the Kubernetes provider needs it to plan a patch); the rest may wait."""
     if preflight is None:
         return label_patch(spec, node)
-    return preflight.stdout.apply(lambda out: label_patch(spec, node, facts_from_report(json.loads(out))))
+    patch = preflight.stdout.apply(lambda out: label_patch(spec, node, facts_from_report(json.loads(out))))
+    return {"name": node, "labels": patch.apply(lambda p: p["labels"]), "annotations": patch.apply(lambda p: p["annotations"])}
+
+
+def _facts_annotation(preflight: remote.Command) -> pulumi.Output[str | None]:
+    """The node's GPU facts as our annotation writes them: new facts prove the node again."""
+    return preflight.stdout.apply(lambda out: annotation(f) if (f := facts_from_report(json.loads(out))) else None)
 
 
 def _facts_labels(spec: NodeGroupSpec, stdout: str) -> dict[str, str]:

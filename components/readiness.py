@@ -37,7 +37,7 @@ from components.node_health import (
     not_ready,
     target_props,
 )
-from components.taints import KubernetesNodeTaintApi, NodeTaintApi, apply_taints
+from components.taints import KubernetesNodeTaintApi, NodeReader, NodeTaintApi, apply_taints
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -49,6 +49,8 @@ FACTS_ITEM = "gpuFactsAgree"
 
 # The Job's own activeDeadlineSeconds fires first; this grace lets us read its verdict.
 GRACE_SECONDS = 30
+# The state still says the gate is lifted: only a refresh reads that it is up again.
+REGATED_HINT = "It takes no new GPU work until it passes: fix the cause, then run `pulumi up --refresh`."
 RERUN_HINT = "Failed Jobs were deleted so that they run again: fix the cause, then run `pulumi up --refresh`."
 
 
@@ -133,7 +135,7 @@ class Stories:
     by_job: dict[str, str] = field(default_factory=dict)
 
 
-def facts_problem(view: ClusterReader, node: str, group_nodes: Sequence[str]) -> str | None:
+def facts_problem(view: NodeReader, node: str, group_nodes: Sequence[str]) -> str | None:
     """Whether the node's GPUs (our annotation, from its preflight) match its group's."""
     return disagreement(node, {name: node_facts(view.node(name)) for name in group_nodes})
 
@@ -145,11 +147,11 @@ def judge(
     jobs: Sequence[str],
     stories: Stories,
     group_nodes: Sequence[str] = (),
-    compare_first: bool = False,
+    compare: bool = True,
 ) -> Judgement:
-    """One look at the node. With `group_nodes`, its GPU facts are compared with theirs too: on
-    a wait only once the rest passes (the comparison reads every node of the group), on a
-    refresh (`compare_first`) always."""
+    """One look at the node. With `group_nodes`, its GPU facts are compared with theirs too,
+    unless `compare` is off: the comparison reads every node of the group, so a wait compares
+    before it starts and once more when the rest passes, not on every event."""
     node = view.node(target.node)
     plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
     failed: list[str] = []
@@ -176,7 +178,7 @@ def judge(
     problems += [("workloadSucceeded", w) for w in workload]
     items_checklist = checklist(items)
     if group_nodes:
-        facts = facts_problem(view, target.node, group_nodes) if compare_first or not problems else None
+        facts = facts_problem(view, target.node, group_nodes) if compare else None
         items_checklist[FACTS_ITEM] = FAIL if facts else PASS
         problems += [(FACTS_ITEM, facts)] if facts else []
     return Judgement(
@@ -238,6 +240,7 @@ _WAIT_INPUTS = (
     "jobs",
     "timeoutSeconds",
     "groupNodes",
+    "gpuFacts",
 )
 
 
@@ -258,9 +261,15 @@ class NodeReadinessProvider(ResourceProvider):
         stories = Stories()
         jobs = list(props["jobs"])
         group_nodes = list(props.get("groupNodes") or [])
-        judgement = view.wait_for(
-            lambda: judge(view, target, props["namespace"], jobs, stories, group_nodes), lambda j: j.final, timeout
-        )
+
+        def look(compare: bool) -> Judgement:
+            return judge(view, target, props["namespace"], jobs, stories, group_nodes, compare)
+
+        judgement = look(compare=True)
+        if not judgement.final:
+            judgement = view.wait_for(lambda: look(compare=False), lambda j: j.final, timeout)
+            if judgement.passed and group_nodes:
+                judgement = look(compare=True)  # the group's other nodes may have been checked meanwhile
         if not judgement.passed:
             message = failure_message(target, judgement, timeout, int(props["gpusPerNode"]), int(props["replicas"]))
             if judgement.failed_jobs or judgement.unfinished_jobs:
@@ -272,6 +281,7 @@ class NodeReadinessProvider(ResourceProvider):
             if not judgement.gate_up and view.node(target.node) is not None:
                 # An open node that fails a new proof (a new plugin or CUDA image, say) takes no new GPU work.
                 apply_taints(self._taint_api(props), target.node, desired=[GATE.to_k8s()], previous=[])
+                message += f"\n{REGATED_HINT}"
             raise NodeNotReadyError(message)
         apply_taints(self._taint_api(props), target.node, desired=[], previous=[GATE.to_k8s()])
         return {**props, "checklist": judgement.checklist, "gate": "lifted"}
@@ -291,7 +301,7 @@ class NodeReadinessProvider(ResourceProvider):
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         target = NodeTarget.from_props(props)
         jobs, group_nodes = list(props.get("jobs") or []), list(props.get("groupNodes") or [])
-        judgement = judge(self._view(props), target, props["namespace"], jobs, Stories(), group_nodes, compare_first=True)
+        judgement = judge(self._view(props), target, props["namespace"], jobs, Stories(), group_nodes)
         return ReadResult(
             id_=id_, outs={**props, "checklist": judgement.checklist, "gate": "up" if judgement.gate_up else "lifted"}
         )
@@ -314,12 +324,15 @@ class NodeReadiness(Resource):
         replicas: int,
         cluster: ClusterAccess,
         group_nodes: Sequence[str] | None = None,
+        facts: pulumi.Input[str | None] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
+        # Only where facts are compared, so that other stacks' inputs stay as they were. The
+        # node's own facts (from its preflight) are an input so that new facts prove it again.
+        compared = {"groupNodes": list(group_nodes), "gpuFacts": facts} if group_nodes else {}
         props = {
             **target_props(target),
-            # Only where facts are compared, so that other stacks' inputs stay as they were.
-            **({"groupNodes": list(group_nodes)} if group_nodes else {}),
+            **compared,
             "namespace": namespace,
             "jobs": jobs,
             "timeoutSeconds": timeout_seconds,

@@ -93,6 +93,8 @@ def test_each_readiness_check_compares_its_gpus_with_the_whole_group():
     run = run_component(group("a100", nodes=3))
     for check in readiness_checks(run):
         assert check.inputs["groupNodes"] == ["a100-node-1", "a100-node-2", "a100-node-3"], check.urn
+        # Its own facts too: a re-check that finds other GPUs proves the node again.
+        assert check.inputs["gpuFacts"] == '{"count":1,"memoryMiB":[81559],"models":["NVIDIA H100 80GB HBM3"]}', check.urn
 
 
 def test_a_declared_gpu_model_is_checked_by_preflight_not_compared():

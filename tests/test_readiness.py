@@ -236,9 +236,12 @@ def test_an_open_node_that_fails_a_new_proof_is_gated_again(cluster):
     cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
     cluster.pod_list.append(plugin_pod())
     cluster.jobs[(VERIFICATION_NAMESPACE, JOBS[0])] = job(failed_reason="BackoffLimitExceeded")
-    with pytest.raises(NodeNotReadyError, match=r"node n1 is gated again \(gpu-nodes.dev/unverified=true:NoSchedule\)"):
+    with pytest.raises(
+        NodeNotReadyError, match=r"node n1 is gated again \(gpu-nodes.dev/unverified=true:NoSchedule\)"
+    ) as failure:
         NodeReadinessProvider().create(props())
     assert taints_on(cluster) == [GPU_TAINT, GATE_TAINT], taints_on(cluster)
+    assert "then run `pulumi up --refresh`" in str(failure.value).splitlines()[-1], str(failure.value)
 
 
 def with_facts(node_object: dict, model: str) -> dict:
@@ -345,8 +348,14 @@ def test_refresh_shows_a_gate_put_back(cluster):
 
 @pytest.mark.parametrize(
     "change",
-    [{"jobs": ["gpu-verify-a100-n1-1gpu-cccc"]}, {"expectedGpus": 8}, {"timeoutSeconds": 120}],
-    ids=["new Jobs (a new plugin or round)", "another count", "another wait"],
+    [
+        {"jobs": ["gpu-verify-a100-n1-1gpu-cccc"]},
+        {"expectedGpus": 8},
+        {"timeoutSeconds": 120},
+        {"expectedMigDevices": {"nvidia.com/mig-1g.10gb": 28}},
+        {"groupNodes": ["n1", "n2"], "gpuFacts": '{"count":4,"memoryMiB":[81559],"models":["NVIDIA H100 PCIe"]}'},
+    ],
+    ids=["new Jobs (a new plugin or round)", "another count", "another wait", "a MIG layout", "new GPU facts"],
 )
 def test_what_makes_a_new_wait(change):
     olds = {**props(), "checklist": dict.fromkeys(["labelled"], PASS), "gate": "lifted"}

@@ -57,6 +57,10 @@ class LocalEnv:
         """A failure message that explains itself: command output and the cluster's view."""
         parts = [what]
         if result is not None:
+            # Pulumi prints its Diagnostics before the (long) outputs: show them whole, then the tail.
+            diagnostics = result.stdout.partition("Diagnostics:")[2].partition("\nOutputs:")[0]
+            if diagnostics:
+                parts.append(f"--- Diagnostics ---\n{diagnostics[:8000]}")
             parts += [f"--- stdout ---\n{result.stdout[-6000:]}", f"--- stderr ---\n{result.stderr[-4000:]}"]
         for args in (
             ["get", "nodes", "-o", "wide", "--show-labels"],

@@ -104,10 +104,27 @@ def test_outputs_hold_the_per_node_report(deployed):
 
 def test_outputs_hold_the_runbooks_checklist_all_passed_and_the_gate_lifted(deployed):
     report = deployed.outputs()["nodeGroups"][GROUP]
-    items = ["labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded"]
+    # The runbook's five, and the group's GPU comparison (preflight is on, no gpuModel declared).
+    items = ["labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded", "gpuFactsAgree"]
     for name in NODES:
         assert report[name]["checklist"] == dict.fromkeys(items, "pass"), f"{name}: {report[name]['checklist']}"
         assert report[name]["gate"] == "lifted", f"{name}: {report[name]['gate']}"
+
+
+def test_each_node_carries_gfds_labels_from_its_own_preflight(deployed):
+    """What a workload selects on without GFD or NFD, from what the fake machines' nvidia-smi says."""
+    expected = {
+        "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB",
+        "nvidia.com/gpu.memory": "81920",
+        "nvidia.com/gpu.count": "4",
+        "nvidia.com/cuda.driver-version.full": "550.54.15",
+        "nvidia.com/cuda.runtime-version.full": "12.4",
+    }
+    report = deployed.outputs()["nodeGroups"][GROUP]
+    for name in NODES:
+        labels = deployed.node(name)["metadata"]["labels"]
+        assert {k: labels.get(k) for k in expected} == expected, deployed.explain(f"{name}: {labels}")
+        assert {k: report[name]["labels"].get(k) for k in expected} == expected, f"{name}: {report[name]['labels']}"
 
 
 def test_every_proven_node_is_open(deployed):

@@ -383,6 +383,9 @@ def test_preflight_runs_again_on_demand(deployed):
         plan = steps_of(deployed.pulumi("preview", "--json"))
         changed = {name: op for name, op in plan.items() if op != "same"}
         wanted = {f"{GROUP}-{node}-{part}": "replace" for node in NODES for part in ("preflight", "preflight-script")}
+        # Until the machines answer, their GPU facts may change: the labels and the readiness
+        # checks that carry them show as updates (an unchanged answer leaves them as they are).
+        wanted |= {f"{GROUP}-{node}-{part}": "update" for node in NODES for part in ("labels", "readiness")}
         assert changed == wanted, f"planned {changed}"
         every = deployed.pulumi("up", "--yes", "--skip-preview", "--continue-on-error", check=False, timeout=600)
         output = every.stdout + every.stderr
@@ -396,6 +399,35 @@ def test_preflight_runs_again_on_demand(deployed):
         deployed.run("tools/fakehost/break.sh", "gpu-node-3", "healthy")
         STACK_FILE.write_text(old)
     deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+    assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
+
+
+def test_a_machine_with_other_gpus_is_named_and_gated_again(deployed):
+    """Issue 19: gpu-node-3's machine now holds H100 PCIe cards, the others A100s. Preflight alone
+    passes it (no gpuModel declared); its readiness check compares it with the group and fails
+    naming both kinds; the other nodes stay open. With its GPUs back, a re-check opens it."""
+    deployed.run("tools/fakehost/break.sh", "gpu-node-3", "other-model")
+    old = STACK_FILE.read_text()
+    try:
+        edit_group(lambda group: group["preflight"].update(recheck="e2e-other-gpus"))
+        result = deployed.pulumi("up", "--yes", "--skip-preview", check=False, timeout=900)
+        output = result.stdout + result.stderr
+        assert result.returncode != 0, deployed.explain("pulumi up passed with other GPUs on gpu-node-3", result)
+        expected = (
+            "gpuFactsAgree: node gpu-node-3 has 4 x NVIDIA H100 PCIe (81559 MiB), unlike 2 of the group's 3 checked nodes "
+            "(gpu-node-1, gpu-node-2), which have 4 x NVIDIA A100-SXM4-80GB (81920 MiB)"
+        )
+        assert expected in output, deployed.explain("the failure does not name gpu-node-3 and both kinds", result)
+        labels = deployed.node("gpu-node-3")["metadata"]["labels"]
+        assert labels.get("nvidia.com/gpu.product") == "NVIDIA-H100-PCIe", deployed.explain(f"gpu-node-3: {labels}")
+        assert_only_gated(deployed, "gpu-node-3")
+        assert "fix the cause, then run `pulumi up --refresh`" in output, deployed.explain("no word on how to reopen it", result)
+    finally:
+        deployed.run("tools/fakehost/break.sh", "gpu-node-3", "healthy")
+        STACK_FILE.write_text(old)
+    # As the failure says: the refresh reads the gate it put back.
+    deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", timeout=1200)
+    assert_only_gated(deployed)
     assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
 
 

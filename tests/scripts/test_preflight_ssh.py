@@ -75,6 +75,19 @@ def test_broken_driver_fails_over_ssh_without_restarting_sshd(server: SshServer,
     assert driver["detail"] == f"nvidia-smi failed (exit 9): {fakehost.SMI_DRIVER_ERROR}"
 
 
+def test_a_machine_switched_to_other_gpus_reports_them_and_still_passes(server: SshServer, pinned: Path) -> None:
+    """Preflight alone has no group to compare with: the readiness check does that (README, "GPU facts")."""
+    server.set_mode("other-model")
+    try:
+        proc = run_ssh(server, pinned, REMOTE_COMMAND)
+    finally:
+        server.set_mode("healthy")
+    report = parse_one_object(proc.stdout, proc.stderr)
+    assert proc.returncode == 0 and report["ok"] is True, report["checks"]
+    assert {g["name"] for g in report["gpus"]} == {"NVIDIA H100 PCIe"}, report["gpus"]
+    assert {g["memoryMiB"] for g in report["gpus"]} == {81559}, report["gpus"]
+
+
 def test_mismatched_host_key_is_refused(server: SshServer, tmp_path: Path) -> None:
     other = tmp_path / "other_host_key"
     fakehost.ensure_key(other, "not-the-server")

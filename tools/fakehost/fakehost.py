@@ -34,11 +34,11 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 SSHD = Path("/usr/sbin/sshd")
-MODES = ("healthy", "driver")
+MODES = ("healthy", "driver", "other-model")
 # Directories the fake machine is laid over, relative to /.
 OVERLAID = ("etc", "var/lib", "usr/local/sbin", "run")
 # The one writable place on the machine: a tmpfs in its namespace.
@@ -176,15 +176,13 @@ def smi_q(spec: MachineSpec) -> str:
     return "\n".join(blocks)
 
 
-def _nvidia_smi(spec: MachineSpec, mode_file: Path) -> str:
-    return f"""#!/bin/bash
-# Fake nvidia-smi (tools/fakehost). The mode file switches it between a healthy
-# driver and one that no longer answers; see tools/fakehost/break.sh.
-if [ "$(cat {shlex.quote(str(mode_file))} 2>/dev/null)" = driver ]; then
-  echo {shlex.quote(SMI_DRIVER_ERROR)}
-  exit 9
-fi
-case "$*" in
+def other_model(spec: MachineSpec) -> MachineSpec:
+    """The machine with H100 PCIe cards in place of its GPUs: a machine in the wrong group."""
+    return replace(spec, gpu_name="NVIDIA H100 PCIe", memory_mib=81559)
+
+
+def _smi_answers(spec: MachineSpec) -> str:
+    return f"""case "$*" in
   *--query-gpu=*)
     cat <<'EOF'
 {_gpu_lines(spec)}
@@ -200,7 +198,23 @@ EOF
 {smi_table(spec)}
 EOF
     ;;
-esac
+esac"""
+
+
+def _nvidia_smi(spec: MachineSpec, mode_file: Path) -> str:
+    return f"""#!/bin/bash
+# Fake nvidia-smi (tools/fakehost). The mode file switches it between a healthy
+# driver, one that no longer answers, and other GPUs; see tools/fakehost/break.sh.
+mode=$(cat {shlex.quote(str(mode_file))} 2>/dev/null)
+if [ "$mode" = driver ]; then
+  echo {shlex.quote(SMI_DRIVER_ERROR)}
+  exit 9
+fi
+if [ "$mode" = other-model ]; then
+{_smi_answers(other_model(spec))}
+  exit 0
+fi
+{_smi_answers(spec)}
 """
 
 
@@ -299,7 +313,7 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
 
 
 def set_mode(mode_file: Path, mode: str) -> None:
-    """healthy, or driver: nvidia-smi then fails as with a lost driver."""
+    """healthy; driver: nvidia-smi then fails as with a lost driver; other-model: it reports other GPUs."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     mode_file.parent.mkdir(parents=True, exist_ok=True)
