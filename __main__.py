@@ -15,6 +15,7 @@ try:
         # Strings as given (a name, "" or "false"); parse_stack reads them.
         config.get("runtimeClass"),
         config.get("createRuntimeClass"),
+        config.get_object("existingNamespaces"),
     )
 except ConfigError as error:
     # A user mistake: a clean message, no traceback, and nothing registered.

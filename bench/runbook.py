@@ -25,7 +25,7 @@ from typing import Any
 
 from components.config import NodeGroupSpec, StackSpec
 from components.device_plugin import config_map_manifest, daemonset_manifest
-from components.namespaces import stack_namespaces
+from components.namespaces import namespace_levels, namespace_manifest
 from components.preflight import preflight_arguments, preflight_script
 from components.priority_class import priority_class_manifest, verification_priority_class_manifest
 from components.runtime_class import runtime_class_manifest
@@ -85,11 +85,15 @@ class Runbook:
         return daemonset_manifest(self.group)["metadata"]["name"]
 
     def cluster_objects(self) -> list[dict[str, Any]]:
-        objects = list(stack_namespaces(self.stack).values())
-        runtime_class = runtime_class_manifest(self.stack.runtime_class)
+        objects = [namespace_manifest(name, level, "runbook") for name, level in namespace_levels(self.stack).items()]
+        runtime_class = runtime_class_manifest(self.stack.runtime_class, "runbook")
         if runtime_class is not None:
             objects.append(runtime_class)
-        return [*objects, priority_class_manifest(self.group), verification_priority_class_manifest(self.group)]
+        return [
+            *objects,
+            priority_class_manifest(self.group, "runbook"),
+            verification_priority_class_manifest(self.group, "runbook"),
+        ]
 
     def plugin_objects(self) -> list[dict[str, Any]]:
         config_map = config_map_manifest(self.group)

@@ -15,10 +15,11 @@ from typing import Any
 
 from components.config_fields import MISSING, ConfigError, Problems, Section, Setting
 from components.gpu_facts import FEATURE_LABEL_KEYS
-from components.k8s_syntax import TAINT_EFFECTS, Taint, is_dns_subdomain, is_label_key, is_label_value, parse_taint
+from components.k8s_syntax import TAINT_EFFECTS, Taint, is_dns_label, is_dns_subdomain, is_label_key, is_label_value, parse_taint
 from components.specs import (
     CREATE_RUNTIME_CLASS,
     DEFAULT_RUNTIME_CLASS,
+    EXISTING_NAMESPACES,
     GROUP_LABEL,
     INSECURE_SKIP_HOST_KEY_CHECK,
     MAX_MIG_DEVICES_PER_GPU,
@@ -47,6 +48,7 @@ def parse_stack(
     insecure_skip_host_key_check: Any = False,
     runtime_class: Any = None,
     create_runtime_class: Any = None,
+    existing_namespaces: Any = None,
 ) -> StackSpec:
     """Validate the whole stack config; raise ConfigError with every problem found.
 
@@ -68,9 +70,35 @@ def parse_stack(
             if group is not None:
                 groups.append(group)
         _check_across_groups(problems, key, groups)
+    existing = _parse_existing_namespaces(problems, existing_namespaces, groups)
     if problems.problems:
         raise ConfigError(problems.problems)
-    return StackSpec(node_groups=tuple(groups), insecure_skip_host_key_check=insecure_skip_host_key_check, runtime_class=runtime)
+    return StackSpec(
+        node_groups=tuple(groups),
+        insecure_skip_host_key_check=insecure_skip_host_key_check,
+        runtime_class=runtime,
+        existing_namespaces=existing,
+    )
+
+
+def _parse_existing_namespaces(problems: Problems, raw: Any, groups: list[NodeGroupSpec]) -> tuple[str, ...]:
+    """Namespaces to reference, not create: each one a group uses."""
+    key = EXISTING_NAMESPACES.key
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.add(key, raw, "expected a list of namespace names")
+        return ()
+    used = {name for group in groups for name in (group.device_plugin.namespace, group.verification.namespace)}
+    names: list[str] = []
+    for index, name in enumerate(raw):
+        if not isinstance(name, str) or not is_dns_label(name):
+            problems.add(f"{key}[{index}]", name, "expected a namespace name (DNS-1123 label)")
+        elif groups and name not in used:
+            problems.add(f"{key}[{index}]", name, f"no group uses it; the groups use {', '.join(sorted(used))}")
+        elif name not in names:
+            names.append(name)
+    return tuple(sorted(names))
 
 
 def parse_runtime_class(name: Any, create: Any = None) -> RuntimeClassSpec | None:

@@ -10,17 +10,19 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_command import remote
 
+from components.claims import CREATE, Claim, ObjectClaim, stack_label_value
 from components.device_plugin import APP_NAME as PLUGIN_APP_NAME
 from components.device_plugin import config_map_manifest, daemonset_manifest
 from components.gpu_facts import annotation, facts_from_report
 from components.kube_client import ClusterAccess
+from components.namespaces import SharedNamespace
 from components.naming import selector_labels
 from components.node_health import NodeTarget
 from components.node_labels import label_patch, node_labels
@@ -43,9 +45,9 @@ TYPE = "gpu-nodes:index:GpuNodeGroup"
 @dataclass
 class GpuNodeGroupArgs:
     spec: NodeGroupSpec
-    # The namespaces are shared between groups, so the program creates them once.
-    device_plugin_namespace: k8s.core.v1.Namespace
-    verification_namespace: k8s.core.v1.Namespace
+    # The namespaces are shared between groups, so the program declares them once.
+    device_plugin_namespace: SharedNamespace
+    verification_namespace: SharedNamespace
     # The stack's RuntimeClass, when the stack creates it (shared by groups, created once):
     # the RuntimeClass admission plugin refuses a pod that names a class not there yet.
     runtime_class: k8s.node.v1.RuntimeClass | None = None
@@ -53,6 +55,8 @@ class GpuNodeGroupArgs:
     ssh_private_key: pulumi.Input[str] | None = None
     # How our dynamic resources reach the API server (the same as the Kubernetes provider's).
     cluster: ClusterAccess = ClusterAccess()
+    # This stack, as the claims and the PriorityClasses' STACK_LABEL write it.
+    stack_label: str = field(default_factory=stack_label_value)
 
 
 Registered = TypeVar("Registered", bound=pulumi.CustomResource)
@@ -86,6 +90,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
         ssh_private_key = _preflight_key(name, args)
         child = pulumi.ResourceOptions(parent=self)
 
+        # Nothing of ours lands on a node before the shared objects are known to be ours (claims.py).
+        shared_namespaces = [args.device_plugin_namespace.resource, args.verification_namespace.resource]
         preflights: dict[str, remote.Command] = {}
         labels = {}
         taints = {}
@@ -104,7 +110,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 f"{name}-{node.name}-taints",
                 target=targets[node.name],
                 cluster=args.cluster,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=checked),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*checked, *shared_namespaces]),
             )
             labels[node.name] = k8s.core.v1.NodePatch(
                 f"{name}-{node.name}-labels",
@@ -112,19 +118,17 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[taints[node.name]]),
             )
 
-        _register(priority_class_manifest(spec), k8s.scheduling.v1.PriorityClass, f"{name}-priority-class", child)
-        verification_priority = _register(
-            verification_priority_class_manifest(spec),
-            k8s.scheduling.v1.PriorityClass,
-            f"{name}-verification-priority-class",
-            child,
+        self._claimed_priority_class(priority_class_manifest(spec, args.stack_label), f"{name}-priority-class", args)
+        verification_priority = self._claimed_priority_class(
+            verification_priority_class_manifest(spec, args.stack_label), f"{name}-verification-priority-class", args
         )
         shared = [args.runtime_class] if args.runtime_class is not None else []
-        plugin_deps: list[pulumi.Resource] = [args.device_plugin_namespace, *shared]
+        plugin_namespace, verification_namespace = args.device_plugin_namespace, args.verification_namespace
+        plugin_deps: list[pulumi.Resource] = [plugin_namespace.resource, *shared]
         # Destroying the stack deletes the namespaces, and the cluster deletes what is in them:
         # the engine need not delete (and wait for) each object first. Removing only a group
         # still deletes its objects one by one.
-        in_plugin_namespace = pulumi.ResourceOptions(parent=self, deleted_with=args.device_plugin_namespace)
+        in_plugin_namespace = pulumi.ResourceOptions(parent=self, deleted_with=plugin_namespace.deleted_with)
         config_map = config_map_manifest(spec)
         if config_map is not None:
             plugin_deps.append(_register(config_map, k8s.core.v1.ConfigMap, f"{name}-device-plugin-config", in_plugin_namespace))
@@ -136,7 +140,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         )
 
         in_verification_namespace = pulumi.ResourceOptions(
-            parent=self, depends_on=[args.verification_namespace], deleted_with=args.verification_namespace
+            parent=self, depends_on=[verification_namespace.resource], deleted_with=verification_namespace.deleted_with
         )
         check = _register(
             check_config_map_manifest(spec), k8s.core.v1.ConfigMap, f"{name}-verification-check", in_verification_namespace
@@ -144,7 +148,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         jobs: dict[str | None, list[tuple[VerificationJob, k8s.batch.v1.Job]]] = {}
         for job in verification_jobs(spec):
             nodes = [job.node] if job.node else [node.name for node in spec.nodes]
-            needs = [daemonset, verification_priority, args.verification_namespace, check, *shared]
+            needs = [daemonset, verification_priority, verification_namespace.resource, check, *shared]
             needs += [labels[n] for n in nodes] + [taints[n] for n in nodes]
             # A node gated again after it degraded starts a new round, and its Jobs run again.
             rounds: pulumi.Output[int] = pulumi.Output.all(*(taints[n].round for n in nodes)).apply(_combined)
@@ -153,7 +157,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 f"{name}-verify-{job.node or 'group'}-{job.slug}",
                 metadata=manifest.apply(lambda m: m["metadata"]),
                 spec=manifest.apply(lambda m: m["spec"]),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=needs, deleted_with=args.verification_namespace),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=needs, deleted_with=verification_namespace.deleted_with),
             )
             jobs.setdefault(job.node, []).append((job, resource))
 
@@ -189,6 +193,17 @@ class GpuNodeGroup(pulumi.ComponentResource):
             }
         )
         self.register_outputs({"nodes": self.nodes})
+
+    def _claimed_priority_class(
+        self, manifest: dict[str, Any], name: str, args: GpuNodeGroupArgs
+    ) -> k8s.scheduling.v1.PriorityClass:
+        """A PriorityClass, created once its claim finds the name free (or this stack's)."""
+        setting = "Give the group another priorityClass.name"
+        claim = Claim("PriorityClass", manifest["metadata"]["name"], CREATE, args.stack_label, setting)
+        checked = ObjectClaim(f"{name}-claim", claim, args.cluster, opts=pulumi.ResourceOptions(parent=self))
+        return _register(
+            manifest, k8s.scheduling.v1.PriorityClass, name, pulumi.ResourceOptions(parent=self, depends_on=[checked])
+        )
 
     @staticmethod
     def _node_report(

@@ -14,33 +14,36 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.claims import STACK_LABEL
 from components.naming import standard_labels
 from components.specs import VERIFICATION_PRIORITY_SUFFIX, NodeGroupSpec
 
 
-def priority_class_manifest(group: NodeGroupSpec) -> dict[str, Any]:
+def priority_class_manifest(group: NodeGroupSpec, stack: str) -> dict[str, Any]:
     spec = group.priority_class
-    return _manifest(group, spec.name, "PreemptLowerPriority", f"GPU workloads of node group {group.name}")
+    return _manifest(group, spec.name, "PreemptLowerPriority", f"GPU workloads of node group {group.name}", stack)
 
 
 def verification_priority_class_name(group: NodeGroupSpec) -> str:
     return f"{group.priority_class.name}{VERIFICATION_PRIORITY_SUFFIX}"
 
 
-def verification_priority_class_manifest(group: NodeGroupSpec) -> dict[str, Any]:
+def verification_priority_class_manifest(group: NodeGroupSpec, stack: str) -> dict[str, Any]:
     return _manifest(
         group,
         verification_priority_class_name(group),
         "Never",
         f"Verification Jobs of node group {group.name}: never preempt running pods",
+        stack,
     )
 
 
-def _manifest(group: NodeGroupSpec, name: str, preemption_policy: str, description: str) -> dict[str, Any]:
+def _manifest(group: NodeGroupSpec, name: str, preemption_policy: str, description: str, stack: str) -> dict[str, Any]:
+    labels = {**standard_labels("gpu-priority", group.name, "scheduling"), STACK_LABEL: stack}
     return {
         "apiVersion": "scheduling.k8s.io/v1",
         "kind": "PriorityClass",
-        "metadata": {"name": name, "labels": standard_labels("gpu-priority", group.name, "scheduling")},
+        "metadata": {"name": name, "labels": labels},
         "value": group.priority_class.value,
         "globalDefault": False,
         "preemptionPolicy": preemption_policy,

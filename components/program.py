@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pulumi
 
+from components.claims import stack_label_value
 from components.kube_client import ClusterAccess
 from components.namespaces import declare_namespaces
 from components.node_group import GpuNodeGroup, GpuNodeGroupArgs
@@ -14,8 +15,9 @@ from components.specs import NodeGroupSpec, StackSpec
 def build_groups(stack: StackSpec, cluster: ClusterAccess, ssh_private_key: pulumi.Input[str] | None) -> dict[str, GpuNodeGroup]:
     """The Kubernetes provider, the shared namespaces and RuntimeClass, and one GpuNodeGroup per group."""
     provider = cluster.provider("k8s")
-    namespaces = declare_namespaces(stack, provider)
-    runtime_class = declare_runtime_class(stack, provider)
+    owner = stack_label_value()
+    namespaces = declare_namespaces(stack, provider, cluster, owner)
+    runtime_class = declare_runtime_class(stack, provider, cluster, owner)
     return {
         spec.name: GpuNodeGroup(
             spec.name,
@@ -26,6 +28,7 @@ def build_groups(stack: StackSpec, cluster: ClusterAccess, ssh_private_key: pulu
                 runtime_class=runtime_class,
                 ssh_private_key=ssh_private_key,
                 cluster=cluster,
+                stack_label=owner,
             ),
             opts=pulumi.ResourceOptions(providers={"kubernetes": provider}),
         )

@@ -19,33 +19,37 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.naming import MANAGED_BY, PART_OF
-from components.specs import RUNTIME_HANDLER, RuntimeClassSpec, StackSpec
+from components.claims import CREATE, STACK_LABEL, Claim, ObjectClaim
+from components.kube_client import ClusterAccess
+from components.naming import ownership_labels
+from components.specs import CREATE_RUNTIME_CLASS, RUNTIME_CLASS, RUNTIME_HANDLER, RuntimeClassSpec, StackSpec
 
 
-def runtime_class_manifest(spec: RuntimeClassSpec | None) -> dict[str, Any] | None:
+def runtime_class_manifest(spec: RuntimeClassSpec | None, stack: str) -> dict[str, Any] | None:
     """The class to create, or None when it is off or someone else's."""
     if spec is None or not spec.create:
         return None
     return {
         "apiVersion": "node.k8s.io/v1",
         "kind": "RuntimeClass",
-        "metadata": {
-            "name": spec.name,
-            "labels": {"app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": MANAGED_BY},
-        },
+        "metadata": {"name": spec.name, "labels": {**ownership_labels(), STACK_LABEL: stack}},
         "handler": RUNTIME_HANDLER,
     }
 
 
-def declare_runtime_class(stack: StackSpec, provider: k8s.Provider) -> k8s.node.v1.RuntimeClass | None:
-    """Register the stack's RuntimeClass once, when the stack creates it."""
-    manifest = runtime_class_manifest(stack.runtime_class)
+def declare_runtime_class(
+    stack: StackSpec, provider: k8s.Provider, cluster: ClusterAccess, owner: str
+) -> k8s.node.v1.RuntimeClass | None:
+    """Register the stack's RuntimeClass once, when the stack creates it (after its claim)."""
+    manifest = runtime_class_manifest(stack.runtime_class, owner)
     if manifest is None:
         return None
+    name = manifest["metadata"]["name"]
+    setting = f"Set {CREATE_RUNTIME_CLASS.key} false to name it as it is, or give {RUNTIME_CLASS.key} another name"
+    claim = ObjectClaim(f"runtime-class-{name}-claim", Claim("RuntimeClass", name, CREATE, owner, setting), cluster)
     return k8s.node.v1.RuntimeClass(
-        f"runtime-class-{manifest['metadata']['name']}",
+        f"runtime-class-{name}",
         metadata=manifest["metadata"],
         handler=manifest["handler"],
-        opts=pulumi.ResourceOptions(provider=provider),
+        opts=pulumi.ResourceOptions(provider=provider, depends_on=[claim]),
     )

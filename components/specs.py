@@ -427,6 +427,8 @@ class StackSpec:
     node_groups: tuple[NodeGroupSpec, ...]
     insecure_skip_host_key_check: bool
     runtime_class: RuntimeClassSpec | None = None
+    # Namespaces that exist already: referenced, never created or deleted (components/claims.py).
+    existing_namespaces: tuple[str, ...] = ()
 
     @property
     def needs_ssh_key(self) -> bool:
@@ -469,6 +471,15 @@ CREATE_RUNTIME_CLASS = Setting(
     default=None,
     default_text="`true` for `nvidia`, `false` for another name",
 )
+EXISTING_NAMESPACES = Setting(
+    f"{NAMESPACE}:existingNamespaces",
+    LIST,
+    "list of strings",
+    "namespaces the groups use that exist already: the stack puts its objects in them but never creates or "
+    'deletes them (see "Objects the stack did not create")',
+    default=(),
+    default_text="none",
+)
 KUBECONFIG = Setting(
     "kubernetes:kubeconfig",
     STRING,
@@ -484,6 +495,7 @@ STACK_SETTINGS = (
     INSECURE_SKIP_HOST_KEY_CHECK,
     RUNTIME_CLASS,
     CREATE_RUNTIME_CLASS,
+    EXISTING_NAMESPACES,
     KUBECONFIG,
     KUBE_CONTEXT,
 )

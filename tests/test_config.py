@@ -367,6 +367,25 @@ def test_a_gfd_label_in_config_is_fine_with_the_feature_labels_off():
     assert parse_stack([raw]).node_groups[0].node_labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3"
 
 
+def test_existing_namespaces_must_be_ones_the_groups_use():
+    with pytest.raises(ConfigError) as caught:
+        parse_stack([group()], existing_namespaces=["team-gpu", "Bad_Name"])
+    problems = caught.value.problems
+    assert_one_problem(problems, "gpu-nodes:existingNamespaces[0]", "'team-gpu'", "no group uses it", "nvidia-device-plugin")
+    assert_one_problem(problems, "gpu-nodes:existingNamespaces[1]", "DNS-1123 label")
+
+
+def test_existing_namespaces_are_read_once_each_in_order():
+    stack = parse_stack([group()], existing_namespaces=["nvidia-device-plugin", "gpu-verification", "gpu-verification"])
+    assert stack.existing_namespaces == ("gpu-verification", "nvidia-device-plugin"), stack
+
+
+def test_existing_namespaces_is_a_list():
+    with pytest.raises(ConfigError) as caught:
+        parse_stack([group()], existing_namespaces="gpu-verification")
+    assert_one_problem(caught.value.problems, "gpu-nodes:existingNamespaces", "a list of namespace names")
+
+
 def test_empty_gpus_per_pod_without_mig_resources():
     problems = problems_of(group(verification={"gpusPerPod": []}))
     assert_one_problem(problems, f"{KEY}.verification.gpusPerPod", "at least one GPU count")

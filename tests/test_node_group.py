@@ -46,6 +46,7 @@ def test_children_are_named_after_the_group_and_parented_to_it():
     per_node = [f"a100-a100-node-{i}-{part}" for i in (1, 2) for part in parts]
     jobs = ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-2-1gpu"]
     group_wide = ["a100-device-plugin", "a100-priority-class", "a100-verification-priority-class", "a100-verification-check"]
+    group_wide += ["a100-priority-class-claim", "a100-verification-priority-class-claim"]
     expected = sorted(per_node + jobs + group_wide)
     assert names(children) == expected, component.urn
 
@@ -137,11 +138,13 @@ def test_kubeconfig_of_the_taint_resource_stays_secret():
         assert "kubeconfig" in resource.additional_secret_outputs, resource.urn
 
 
-def test_each_node_is_tainted_and_gated_only_after_its_own_preflight():
+def test_each_node_is_tainted_and_gated_only_after_its_own_preflight_and_the_shared_namespaces():
+    """The namespaces come after their claims: nothing lands on a node when one is someone else's."""
     run = run_component(group("a100"))
+    namespaces = {"namespace-nvidia-device-plugin", "namespace-gpu-verification"}
     for node in ("a100-node-1", "a100-node-2"):
         resource = run.named(f"a100-{node}-taints")
-        assert deps(run, resource) == {f"a100-{node}-preflight"}, resource.urn
+        assert deps(run, resource) == {f"a100-{node}-preflight", *namespaces}, resource.urn
 
 
 def test_labels_come_after_the_gate_so_the_plugin_lands_on_a_gated_node():
@@ -269,7 +272,7 @@ def test_preflight_disabled_registers_no_commands_and_no_gate():
     run = run_component(group("a100", preflight={"enabled": False}))
     assert not run.of_type(COMMAND), names(run.resources)
     for resource in taint_resources(run):
-        assert deps(run, resource) == set(), resource.urn
+        assert deps(run, resource) == {"namespace-nvidia-device-plugin", "namespace-gpu-verification"}, resource.urn
     report = run.resolve(run.globals["component"].nodes)
     assert report["a100-node-1"]["preflight"] == {"skipped": True}, report
 

@@ -8,6 +8,7 @@ import kubernetes_validate
 import pulumi
 import pytest
 
+from components.claims import STACK_LABEL
 from components.specs import GROUP_LABEL
 from tests.factories import SECRET_KEYS, SSH_KEY, group, stack_config
 from tests.pulumi_mocks import run_program
@@ -74,6 +75,54 @@ def test_shared_namespaces_are_created_once_with_pod_security_levels():
     assert sorted(namespaces) == ["gpu-verification", "nvidia-device-plugin"], namespaces
     assert namespaces["nvidia-device-plugin"]["pod-security.kubernetes.io/enforce"] == "privileged", namespaces
     assert namespaces["gpu-verification"]["pod-security.kubernetes.io/enforce"] == "restricted", namespaces
+
+
+def claims(run) -> dict[str, dict]:
+    return {r.name: r for r in run.of_type("pulumi-python:dynamic:Resource") if r.name.endswith("-claim")}
+
+
+def test_each_shared_object_waits_for_its_claim():
+    run = run_program(two_groups(), SECRET_KEYS)
+    found = claims(run)
+    for name in ("namespace-nvidia-device-plugin", "namespace-gpu-verification", "runtime-class-nvidia"):
+        claim = found[f"{name}-claim"]
+        assert claim.inputs["mode"] == "create", claim.urn
+        assert claim.urn in run.named(name).dependencies, run.named(name).urn
+    for group_name in ("a100", "h100"):
+        for part in ("priority-class", "verification-priority-class"):
+            resource = run.named(f"{group_name}-{part}")
+            assert found[f"{group_name}-{part}-claim"].urn in resource.dependencies, resource.urn
+
+
+def test_the_shared_objects_carry_this_stacks_label():
+    run = run_program(two_groups(), SECRET_KEYS)
+    for resource in [*run.of_type("kubernetes:core/v1:Namespace"), *run.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")]:
+        assert resource.inputs["metadata"]["labels"][STACK_LABEL] == "gpu-nodes.test", resource.urn
+
+
+def test_the_kubeconfig_of_a_claim_stays_secret():
+    config = {**two_groups(), "kubernetes:kubeconfig": "apiVersion: v1\nkind: Config\n"}
+    run = run_program(config, [*SECRET_KEYS, "kubernetes:kubeconfig"])
+    for claim in claims(run).values():
+        assert "kubeconfig" in claim.secret_inputs and "kubeconfig" in claim.additional_secret_outputs, claim.urn
+
+
+def test_an_existing_namespace_is_referenced_never_created_and_nothing_goes_with_it():
+    config = two_groups() | {"gpu-nodes:existingNamespaces": ["gpu-verification"]}
+    run = run_program(config, SECRET_KEYS)
+    created = [r.inputs["metadata"]["name"] for r in run.of_type("kubernetes:core/v1:Namespace")]
+    assert created == ["nvidia-device-plugin"], created
+    claim = claims(run)["namespace-gpu-verification-claim"]
+    assert (claim.inputs["mode"], claim.inputs.get("needsLevel")) == ("reference", None), claim.urn
+    for job in run.of_type("kubernetes:batch/v1:Job"):
+        assert claim.urn in job.dependencies, job.urn
+        assert not job.deleted_with, f"{job.urn} would be left behind on destroy: deleted with {job.deleted_with}"
+
+
+def test_a_referenced_plugin_namespace_must_admit_privileged_pods():
+    config = two_groups() | {"gpu-nodes:existingNamespaces": ["nvidia-device-plugin"]}
+    claim = claims(run_program(config, SECRET_KEYS))["namespace-nvidia-device-plugin-claim"]
+    assert claim.inputs["needsLevel"] == "privileged", claim.urn
 
 
 def test_priority_class_is_not_the_global_default():

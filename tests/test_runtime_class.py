@@ -9,6 +9,8 @@ from components.runtime_class import runtime_class_manifest
 from components.specs import RuntimeClassSpec
 from tests.factories import group
 
+STACK = "gpu-nodes.test"
+
 
 def runtime_class(name, create=None):
     return parse_runtime_class(name, create)
@@ -22,7 +24,7 @@ def problems(name, create=None) -> list[str]:
 
 def test_on_by_default_and_created_as_the_gpu_operator_does():
     assert runtime_class(None) == RuntimeClassSpec(name="nvidia", create=True)
-    manifest = runtime_class_manifest(RuntimeClassSpec(name="nvidia", create=True))
+    manifest = runtime_class_manifest(RuntimeClassSpec(name="nvidia", create=True), STACK)
     assert manifest["apiVersion"] == "node.k8s.io/v1" and manifest["kind"] == "RuntimeClass", manifest
     assert manifest["metadata"]["name"] == "nvidia", manifest
     assert manifest["handler"] == "nvidia", manifest["metadata"]["name"]
@@ -31,7 +33,7 @@ def test_on_by_default_and_created_as_the_gpu_operator_does():
 def test_no_scheduling_constraint_on_the_class():
     """Our pods select their group's nodes themselves; a class-wide nodeSelector would also bind
     everyone else's pods that name this cluster-wide class (as the GPU Operator's, handler only)."""
-    manifest = runtime_class_manifest(RuntimeClassSpec(name="nvidia", create=True))
+    manifest = runtime_class_manifest(RuntimeClassSpec(name="nvidia", create=True), STACK)
     assert "scheduling" not in manifest and "overhead" not in manifest, manifest["metadata"]["name"]
 
 
@@ -44,7 +46,7 @@ def test_another_name_references_an_existing_class():
     """e.g. the GPU Operator's nvidia-cdi: someone else owns it, we only name it."""
     spec = runtime_class("nvidia-cdi")
     assert spec == RuntimeClassSpec(name="nvidia-cdi", create=False), spec
-    assert runtime_class_manifest(spec) is None
+    assert runtime_class_manifest(spec, STACK) is None
 
 
 def test_an_existing_nvidia_class_can_be_referenced_instead_of_adopted():
@@ -54,8 +56,8 @@ def test_an_existing_nvidia_class_can_be_referenced_instead_of_adopted():
 
 def test_another_name_can_be_created_on_request():
     spec = runtime_class("gpu", "true")
-    assert runtime_class_manifest(spec)["metadata"]["name"] == "gpu", spec
-    assert runtime_class_manifest(spec)["handler"] == "nvidia", spec
+    assert runtime_class_manifest(spec, STACK)["metadata"]["name"] == "gpu", spec
+    assert runtime_class_manifest(spec, STACK)["handler"] == "nvidia", spec
 
 
 def test_invalid_name_is_refused_with_the_key():

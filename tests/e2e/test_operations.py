@@ -491,6 +491,53 @@ def test_preflight_checks_at_most_max_sessions_machines_at_once(deployed, tmp_pa
     assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
 
 
+TEAM_NAMESPACE = "team-verification"
+
+
+def set_stack_config(key: str, value) -> None:
+    settings = yaml.safe_load(STACK_FILE.read_text())
+    settings["config"][key] = value
+    STACK_FILE.write_text(yaml.safe_dump(settings, sort_keys=True))
+
+
+def test_a_namespace_someone_else_made_is_never_adopted_and_survives_destroy(deployed):
+    """Issue 20: another team's namespace, with their ConfigMap in it, is named for the Jobs. The
+    run stops naming it and leaves it untouched; listed in existingNamespaces it is used as it is;
+    `pulumi destroy` takes our Jobs out of it and leaves the namespace and their ConfigMap."""
+    deployed.kubectl("create", "namespace", TEAM_NAMESPACE)
+    deployed.kubectl("create", "configmap", "team-notes", "-n", TEAM_NAMESPACE, "--from-literal=owner=ml-team")
+    old = STACK_FILE.read_text()
+    try:
+        edit_group(lambda group: group.setdefault("verification", {}).update(namespace=TEAM_NAMESPACE))
+        refused = deployed.pulumi("up", "--yes", "--skip-preview", check=False, timeout=900)
+        output = refused.stdout + refused.stderr
+        assert refused.returncode != 0, deployed.explain("pulumi up adopted someone else's namespace", refused)
+        expected = f"Namespace {TEAM_NAMESPACE} exists already, created by someone else (it has no gpu-nodes labels)"
+        assert expected in output and "gpu-nodes:existingNamespaces" in output, deployed.explain("the refusal", refused)
+        labels = deployed.kubectl_json("get", "namespace", TEAM_NAMESPACE)["metadata"].get("labels", {})
+        assert not any(key.startswith(("gpu-nodes.dev/", "pod-security.kubernetes.io/")) for key in labels), labels
+
+        set_stack_config("gpu-nodes:existingNamespaces", [TEAM_NAMESPACE])
+        deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+        jobs = deployed.kubectl_json("get", "jobs", "-n", TEAM_NAMESPACE)["items"]
+        assert len(jobs) == 2 * len(NODES) and all(j["status"].get("succeeded") == 1 for j in jobs), [
+            (j["metadata"]["name"], j["status"]) for j in jobs
+        ]
+        assert_only_gated(deployed)
+
+        deployed.pulumi("destroy", "--yes", "--skip-preview", timeout=1200)
+        left = deployed.kubectl("get", "jobs,configmaps", "-n", TEAM_NAMESPACE, "-o", "name").stdout.split()
+        assert "configmap/team-notes" in left, f"their ConfigMap is gone: {left}"
+        assert not [name for name in left if name.startswith(("job", "configmap/gpu-verify-"))], f"ours left behind: {left}"
+        labels = deployed.kubectl_json("get", "namespace", TEAM_NAMESPACE)["metadata"].get("labels", {})
+        assert not any(key.startswith(("gpu-nodes.dev/", "pod-security.kubernetes.io/")) for key in labels), labels
+    finally:
+        STACK_FILE.write_text(old)
+        deployed.kubectl("delete", "namespace", TEAM_NAMESPACE, "--wait=false", check=False)
+    deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+    assert_only_gated(deployed)
+
+
 def test_destroy_is_clean(deployed):
     deployed.pulumi("destroy", "--yes", "--skip-preview", timeout=1200)
     for name in NODES:
