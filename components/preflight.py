@@ -67,6 +67,8 @@ def preflight_arguments(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     args = ["--runtime", spec.container_runtime, "--expect-gpus", str(expect_gpus)]
     if spec.min_driver:
         args += ["--min-driver", spec.min_driver]
+    if spec.min_toolkit:
+        args += ["--min-toolkit", spec.min_toolkit]
     if spec.require_default_runtime:
         # Tenants' pods name no RuntimeClass: the machine passes only when nvidia is the default.
         args.append(REQUIRE_DEFAULT_RUNTIME)
@@ -114,9 +116,9 @@ def preflight_command(spec: PreflightSpec, expect_gpus: int, root: str = REMOTE_
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     """What re-runs the checks: a new script, GPU count, runtime, minimum driver, how tenants get
     their GPUs (nvidia as the default runtime, or CDI), the CUDA version the verification needs,
-    the MIG strategy, the declared GPU model, or a new recheck value."""
+    the MIG strategy, the declared GPU model, the minimum toolkit, or a new recheck value."""
     # The optional ones join only when set, so that stacks without them keep their triggers.
-    optional = []
+    optional = [f"min-toolkit={spec.min_toolkit}"] if spec.min_toolkit else []
     if spec.require_default_runtime:
         optional.append(REQUIRE_DEFAULT_RUNTIME)
     if spec.require_cdi:
@@ -127,6 +129,7 @@ def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
         optional.append(f"mig={spec.mig_strategy}")
     if spec.gpu_model:
         optional.append(f"gpu-model={spec.gpu_model}")
+
     if spec.recheck is not None:
         optional.append(f"recheck={spec.recheck}")
     return [script_digest(), str(expect_gpus), spec.container_runtime, spec.min_driver or "", *optional]

@@ -40,6 +40,9 @@ DEFAULT_VERIFICATION_TIMEOUT = 600
 # Machines of a group checked at once: OpenSSH's MaxStartups (default 10:30:100) starts refusing
 # new connections beyond 10 still logging in, so a stock bastion refuses none of ours.
 DEFAULT_PREFLIGHT_SESSIONS = 10
+# The first NVIDIA Container Toolkit release that fixes CVE-2025-23266 (NVIDIAScape): a container
+# could set LD_PRELOAD for the toolkit's createContainer hook and run code as root on the host.
+DEFAULT_MIN_TOOLKIT = "1.17.8"
 DEFAULT_PRIORITY_VALUE = 1_000_000
 # Kubernetes reserves values above one billion for the system classes.
 MAX_USER_PRIORITY = 1_000_000_000
@@ -63,6 +66,7 @@ GPU_ACCESS = ("defaultRuntime", "runtimeClass", "cdi")
 MAX_MIG_DEVICES_PER_GPU = 7
 
 _DRIVER_VERSION = matching(re.compile(r"^\d+(\.\d+){0,2}$"), "expected a driver version such as '535' or '550.54'")
+_TOOLKIT_VERSION = matching(re.compile(r"^(\d+(\.\d+){1,2})?$"), "expected a toolkit version such as '1.17.8', or \"\" for none")
 _RECHECK = matching(re.compile(r"^[!-~][ -~]{0,63}$"), "expected 1-64 printable characters, such as a date: '2026-11-30'")
 _HOST_KEY_LINE = re.compile(
     r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com"
@@ -287,6 +291,15 @@ class PreflightSpec:
         'minimum driver version, e.g. `"550.54"`',
         default=None,
         check=_DRIVER_VERSION,
+    )
+    min_toolkit: str = setting(
+        "minToolkit",
+        STRING,
+        "string",
+        "minimum NVIDIA Container Toolkit (`nvidia-ctk --version`); earlier than 1.17.8 is open to "
+        'CVE-2025-23266 (a container escape). `""`: not checked',
+        default=DEFAULT_MIN_TOOLKIT,
+        check=_TOOLKIT_VERSION,
     )
     proxy: SshProxySpec | None = setting(
         "proxy",

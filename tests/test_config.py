@@ -386,6 +386,16 @@ def test_existing_namespaces_is_a_list():
     assert_one_problem(caught.value.problems, "gpu-nodes:existingNamespaces", "a list of namespace names")
 
 
+def test_the_minimum_toolkit_is_the_cve_fix_by_default_and_can_be_turned_off():
+    assert parse_stack([group()]).node_groups[0].preflight.min_toolkit == "1.17.8"
+    assert parse_stack([group(preflight={"minToolkit": ""})]).node_groups[0].preflight.min_toolkit == ""
+
+
+def test_a_minimum_toolkit_must_be_a_version():
+    problems = problems_of(group(preflight={"minToolkit": "latest"}))
+    assert_one_problem(problems, f"{KEY}.preflight.minToolkit", "'latest'", "such as '1.17.8'")
+
+
 def test_empty_gpus_per_pod_without_mig_resources():
     problems = problems_of(group(verification={"gpusPerPod": []}))
     assert_one_problem(problems, f"{KEY}.verification.gpusPerPod", "at least one GPU count")

@@ -162,9 +162,9 @@ def test_the_command_line_checks_the_digest_of_the_copy_then_runs_it_with_the_ar
     digest = hashlib.sha256(preflight_script().encode()).hexdigest()
     create = command.inputs["create"]
     assert create.startswith(f"bash -c 'd=/var/lib/gpu-nodes/preflight/{digest[:12]} want={digest}; "), command.urn
-    assert create.endswith("' preflight --runtime containerd --expect-gpus 4 --require-default-runtime --min-cuda 11.7"), (
-        command.urn
-    )
+    assert create.endswith(
+        "' preflight --runtime containerd --expect-gpus 4 --min-toolkit 1.17.8 --require-default-runtime --min-cuda 11.7"
+    ), command.urn
     body = create.split("' preflight ")[0]
     checked, ran = body.index("| sha256sum"), body.index("| bash -s --")
     assert checked < ran, f"{command.urn}: the script runs before its digest is checked"
@@ -218,7 +218,8 @@ def test_each_check_is_defined_in_one_part():
 def test_minimum_driver_and_runtime_reach_the_command_line():
     spec = group_spec(preflight={"containerRuntime": "cri-o", "minDriver": "550.54"})
     assert preflight_command(spec.preflight, 8).endswith(
-        "' preflight --runtime cri-o --expect-gpus 8 --min-driver 550.54 --require-default-runtime --min-cuda 11.7"
+        "' preflight --runtime cri-o --expect-gpus 8 --min-driver 550.54 --min-toolkit 1.17.8 --require-default-runtime"
+        " --min-cuda 11.7"
     )
 
 
@@ -226,9 +227,8 @@ def test_triggers_follow_script_gpu_count_and_runtime():
     # The four, and how tenants get their GPUs (a new path is a new check of every machine).
     command = commands(group("a100"))["a100-a100-node-1-preflight"]
     digest = hashlib.sha256(preflight_script().encode()).hexdigest()
-    assert command.inputs["triggers"] == [digest, "4", "containerd", "", "--require-default-runtime", "min-cuda=11.7"], (
-        command.urn
-    )
+    expected = [digest, "4", "containerd", "", "min-toolkit=1.17.8", "--require-default-runtime", "min-cuda=11.7"]
+    assert command.inputs["triggers"] == expected, command.urn
     other = commands(group("a100", gpusPerNode=8, preflight={"containerRuntime": "docker"}))["a100-a100-node-1-preflight"]
     assert other.inputs["triggers"][1:3] == ["8", "docker"], other.urn
 
@@ -267,7 +267,8 @@ def test_parse_report_summarises_the_json():
 def test_the_tenant_path_decides_what_preflight_requires(access: str, flags: list[str]):
     spec = parse_stack([group("a100", gpuAccess=access)]).node_groups[0]
     command = preflight_command(spec.preflight, 4)
-    assert command.endswith(" ".join(["' preflight --runtime containerd --expect-gpus 4", *flags, "--min-cuda 11.7"])), command
+    start = "' preflight --runtime containerd --expect-gpus 4 --min-toolkit 1.17.8"
+    assert command.endswith(" ".join([start, *flags, "--min-cuda 11.7"])), command
 
 
 def test_a_new_tenant_path_reruns_preflight():
@@ -305,3 +306,9 @@ def test_a_mig_strategy_asks_preflight_for_gpus_in_mig_mode(strategy: str):
 def test_no_mig_strategy_asks_nothing_about_mig():
     spec = parse_stack([group("a100")]).node_groups[0]
     assert "--mig-strategy" not in preflight_command(spec.preflight, 4), preflight_command(spec.preflight, 4)
+
+
+def test_no_minimum_toolkit_asks_nothing_of_it():
+    spec = parse_stack([group("a100", preflight={"minToolkit": ""})]).node_groups[0]
+    assert "--min-toolkit" not in preflight_command(spec.preflight, 4), preflight_command(spec.preflight, 4)
+    assert not any(t.startswith("min-toolkit=") for t in triggers(spec.preflight, 4)), triggers(spec.preflight, 4)

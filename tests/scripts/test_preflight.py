@@ -474,6 +474,46 @@ def test_missing_toolkit_fails(node: FakeNode) -> None:
     assert toolkit["detail"].startswith("neither nvidia-ctk nor nvidia-container-runtime is on PATH")
 
 
+# The first line nvidia-ctk --version prints, as in NVIDIA/nvidia-container-toolkit issue 50.
+CTK_1_12 = 'echo "NVIDIA Container Toolkit CLI version 1.12.0"; echo "commit: 62bd015475656ef795cb0d59cc4030a6bd4a9526"'
+
+
+def test_a_toolkit_at_the_minimum_passes(node: FakeNode) -> None:
+    toolkit = node.preflight("--min-toolkit", "1.17.8").check("container-toolkit")
+    assert toolkit == {
+        "name": "container-toolkit",
+        "ok": True,
+        "detail": "nvidia-ctk: NVIDIA Container Toolkit CLI version 1.17.8 (>= 1.17.8)",
+    }, toolkit
+
+
+def test_a_toolkit_open_to_the_cve_fails_naming_it(node: FakeNode) -> None:
+    node.command("nvidia-ctk", CTK_1_12)
+    result = node.preflight("--min-toolkit", "1.17.8")
+    toolkit = result.check("container-toolkit")
+    assert result.returncode == FAILED_EXIT and toolkit["ok"] is False, toolkit
+    assert "version 1.12.0 < 1.17.8: releases before 1.17.8 are open to CVE-2025-23266" in toolkit["detail"], toolkit
+    assert toolkit["detail"].endswith("upgrade the NVIDIA Container Toolkit"), toolkit
+
+
+def test_a_higher_minimum_names_no_cve_for_a_patched_toolkit(node: FakeNode) -> None:
+    toolkit = node.preflight("--min-toolkit", "1.18.0").check("container-toolkit")
+    assert toolkit["ok"] is False and "1.17.8 < 1.18.0; upgrade" in toolkit["detail"], toolkit
+    assert "CVE" not in toolkit["detail"], toolkit
+
+
+def test_a_toolkit_of_unknown_version_fails_a_minimum(node: FakeNode) -> None:
+    node.drop_command("nvidia-ctk")
+    node.command("nvidia-container-runtime", "exit 0")
+    toolkit = node.preflight("--min-toolkit", "1.17.8").check("container-toolkit")
+    assert toolkit["ok"] is False and "its version is unknown: install nvidia-ctk 1.17.8 or later" in toolkit["detail"], toolkit
+
+
+def test_a_malformed_minimum_is_a_usage_error(node: FakeNode) -> None:
+    result = node.preflight("--min-toolkit", "latest")
+    assert result.returncode == USAGE_EXIT and "--min-toolkit wants a version like 1.17.8" in result.stderr, result.stderr
+
+
 # ------------------------------------------------------------ kubelet socket
 
 

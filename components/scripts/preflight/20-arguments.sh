@@ -6,7 +6,7 @@ parse_args() {
   while (($#)); do
     opt=$1
     case $opt in
-      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --gpu-model | --root)
+      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --gpu-model | --min-toolkit | --root)
         if (($# < 2)); then
           USAGE_ERROR="$opt needs a value"
           return 1
@@ -14,7 +14,7 @@ parse_args() {
         val=$2
         shift 2
         ;;
-      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --gpu-model=* | --root=*)
+      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --gpu-model=* | --min-toolkit=* | --root=*)
         val=${opt#*=} opt=${opt%%=*}
         shift
         ;;
@@ -44,6 +44,7 @@ parse_args() {
       --min-cuda) MIN_CUDA=$val ;;
       --mig-strategy) MIG_STRATEGY=$val ;;
       --gpu-model) GPU_MODEL=$val ;;
+      --min-toolkit) MIN_TOOLKIT=$val ;;
       --root) root=$val ;;
     esac
   done
@@ -72,6 +73,10 @@ validate_args() {
   fi
   if [[ -n $MIN_CUDA && ! $MIN_CUDA =~ ^[0-9]+\.[0-9]+$ ]]; then
     USAGE_ERROR="--min-cuda wants a CUDA version like 12.4, got '$MIN_CUDA'"
+    return 1
+  fi
+  if [[ -n $MIN_TOOLKIT && ! $MIN_TOOLKIT =~ ^[0-9]+(\.[0-9]+)*$ ]]; then
+    USAGE_ERROR="--min-toolkit wants a version like 1.17.8, got '$MIN_TOOLKIT'"
     return 1
   fi
   case $MIG_STRATEGY in

@@ -1,20 +1,45 @@
 # ------------------------------------------------------ check: container toolkit
+#
+# With --min-toolkit (preflight.minToolkit, 1.17.8 by default) the version nvidia-ctk reports
+# ("NVIDIA Container Toolkit CLI version 1.17.8", then its commit) must be at least that:
+# releases before 1.17.8 are open to CVE-2025-23266, where a container image sets LD_PRELOAD
+# for the toolkit's createContainer hook and runs code as root on the host.
+
+readonly TOOLKIT_CVE_FIXED=1.17.8
 
 check_toolkit() {
-  local ctk='' runtime=''
+  local ctk='' runtime='' version=''
   find_cmd nvidia-ctk && ctk=$REPLY
   find_cmd nvidia-container-runtime && runtime=$REPLY
-  if [[ -n $ctk ]]; then
-    run_capture "$CMD_TIMEOUT" nvidia-ctk --version
-    brief "$CAP_OUT"
-    if ((CAP_RC == 0)) && [[ -n $REPLY ]]; then
-      add_check container-toolkit true "nvidia-ctk: $REPLY"
-    else
-      add_check container-toolkit true "warning: $ctk is installed but nvidia-ctk --version failed (exit $CAP_RC)"
-    fi
-  elif [[ -n $runtime ]]; then
-    add_check container-toolkit true "nvidia-container-runtime at $runtime (no nvidia-ctk, version unknown)"
-  else
+  if [[ -z $ctk && -z $runtime ]]; then
     add_check container-toolkit false "neither nvidia-ctk nor nvidia-container-runtime is on PATH: install the NVIDIA Container Toolkit"
+    return
+  fi
+  if [[ -z $ctk ]]; then
+    toolkit_verdict "nvidia-container-runtime at $runtime (no nvidia-ctk, version unknown)" ''
+    return
+  fi
+  run_capture "$CMD_TIMEOUT" nvidia-ctk --version
+  if ((CAP_RC != 0)); then
+    toolkit_verdict "warning: $ctk is installed but nvidia-ctk --version failed (exit $CAP_RC)" ''
+    return
+  fi
+  [[ $CAP_OUT =~ version\ ([0-9]+(\.[0-9]+)+) ]] && version=${BASH_REMATCH[1]}
+  brief "$CAP_OUT"
+  toolkit_verdict "nvidia-ctk: ${REPLY:-no version printed}" "$version"
+}
+
+# toolkit_verdict DETAIL VERSION: the check, against --min-toolkit when one is asked for.
+toolkit_verdict() {
+  local detail=$1 version=$2 why=''
+  if [[ -z $MIN_TOOLKIT ]]; then
+    add_check container-toolkit true "$detail"
+  elif [[ -z $version ]]; then
+    add_check container-toolkit false "$detail; need a toolkit >= $MIN_TOOLKIT and its version is unknown: install nvidia-ctk $MIN_TOOLKIT or later"
+  elif version_ge "$version" "$MIN_TOOLKIT"; then
+    add_check container-toolkit true "$detail (>= $MIN_TOOLKIT)"
+  else
+    version_ge "$version" "$TOOLKIT_CVE_FIXED" || why=": releases before $TOOLKIT_CVE_FIXED are open to CVE-2025-23266 (a container escape to root on the host)"
+    add_check container-toolkit false "$detail < $MIN_TOOLKIT$why; upgrade the NVIDIA Container Toolkit"
   fi
 }
