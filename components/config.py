@@ -16,6 +16,7 @@ from typing import Any
 from components.config_fields import MISSING, ConfigError, Problems, Section, Setting
 from components.gpu_facts import FEATURE_LABEL_KEYS
 from components.k8s_syntax import TAINT_EFFECTS, Taint, is_dns_label, is_dns_subdomain, is_label_key, is_label_value, parse_taint
+from components.pod_settings import read_resources, read_tolerations, read_xids
 from components.specs import (
     CREATE_RUNTIME_CLASS,
     DEFAULT_RUNTIME_CLASS,
@@ -192,7 +193,16 @@ def _parse_group(
 
     def device_plugin(group: Section[NodeGroupSpec], s: Setting) -> Section[DevicePluginSpec]:
         section = Section(
-            problems, f"{key}.{s.key}", group.fields.read(s) or {}, DevicePluginSpec, hooks={"mig_devices": _parse_mig_devices}
+            problems,
+            f"{key}.{s.key}",
+            group.fields.read(s) or {},
+            DevicePluginSpec,
+            hooks={
+                "mig_devices": _parse_mig_devices,
+                "tolerations": lambda p, t: read_tolerations(problems, f"{p.key}.{t.key}", p.fields.read(t)),
+                "resources": lambda p, t: read_resources(problems, f"{p.key}.{t.key}", p.fields.read(t)),
+                "ignored_xids": _parse_ignored_xids,
+            },
         )
         section.read_all()
         return section
@@ -449,6 +459,14 @@ def _check_mig_resources_in_layout(problems: Problems, key: str, group: Section[
                 count,
                 f"expected at most {offered[resource]}, the {resource} devicePlugin.migDevices puts on a node",
             )
+
+
+def _parse_ignored_xids(section: Section[DevicePluginSpec], s: Setting) -> tuple[int, ...]:
+    key = f"{section.key}.{s.key}"
+    xids = read_xids(section.problems, key, section.fields.read(s))
+    if xids and section["health_checks"] is False:
+        section.problems.add(key, list(xids), "has no effect with healthChecks false (no XID is checked)")
+    return xids
 
 
 def _parse_mig_devices(section: Section[DevicePluginSpec], s: Setting) -> tuple[tuple[str, int], ...]:

@@ -14,7 +14,7 @@ from typing import Any
 from components.k8s_syntax import Taint, image_tag
 from components.naming import content_hash, selector_labels, standard_labels
 from components.node_health import GATE
-from components.specs import GROUP_LABEL, NodeGroupSpec
+from components.specs import GROUP_LABEL, DevicePluginSpec, NodeGroupSpec
 
 APP_NAME = "nvidia-device-plugin"
 CONFIG_DIR = "/config"
@@ -101,6 +101,8 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
         env.append({"name": "MIG_STRATEGY", "value": spec.mig_strategy})
     if spec.mig_strategy != "none":
         env.append({"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"})
+    env += health_check_env(spec)
+    container_resources = {"resources": spec.resources} if spec.resources else {}
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
@@ -116,7 +118,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                 "spec": {
                     "nodeSelector": {GROUP_LABEL: group.name},
                     # The readiness gate too: the plugin must land for the node to pass.
-                    "tolerations": tolerations((*group.taints, GATE)),
+                    "tolerations": [*tolerations((*group.taints, GATE)), *spec.tolerations],
                     "priorityClassName": "system-node-critical",
                     **runtime_class_field(group.runtime_class),
                     "containers": [
@@ -125,6 +127,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                             "image": spec.image,
                             "env": env,
                             "securityContext": _security_context(spec.mig_strategy),
+                            **container_resources,
                             "volumeMounts": mounts,
                         }
                     ],
@@ -133,6 +136,16 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
             },
         },
     }
+
+
+def health_check_env(spec: DevicePluginSpec) -> list[dict[str, str]]:
+    """The plugin's DP_DISABLE_HEALTHCHECKS: `all`, or XIDs to ignore beside its own list
+    (k8s-device-plugin internal/rm/health.go); nothing when the defaults stand."""
+    if not spec.health_checks:
+        return [{"name": "DP_DISABLE_HEALTHCHECKS", "value": "all"}]
+    if spec.ignored_xids:
+        return [{"name": "DP_DISABLE_HEALTHCHECKS", "value": ",".join(str(x) for x in spec.ignored_xids)}]
+    return []
 
 
 def runtime_class_field(name: str | None) -> dict[str, str]:

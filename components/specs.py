@@ -168,6 +168,38 @@ class DevicePluginSpec:
         default=None,
         default_text="the count is not checked",
     )
+    tolerations: tuple[dict[str, Any], ...] = setting(
+        "tolerations",
+        LIST,
+        "list",
+        "more tolerations for the plugin's pods, beside the group's taints and the gate, e.g. "
+        "`[{key: example.com/dedicated, operator: Exists}]`",
+        default=None,
+        default_text="none",
+    )
+    resources: dict[str, dict[str, str]] = setting(
+        "resources",
+        OBJECT,
+        "object",
+        "the plugin container's `requests` and `limits`, e.g. `{requests: {cpu: 50m, memory: 64Mi}}`",
+        default=None,
+        default_text="none (upstream's)",
+    )
+    health_checks: bool = setting(
+        "healthChecks",
+        BOOLEAN,
+        "bool",
+        "the plugin's XID health checks; `false` (`DP_DISABLE_HEALTHCHECKS=all`) for passthrough or vGPU hosts",
+        default=True,
+    )
+    ignored_xids: tuple[int, ...] = setting(
+        "ignoredXids",
+        LIST,
+        "list of ints",
+        "XIDs that do not make a GPU unhealthy, beside the plugin's own list (`DP_DISABLE_HEALTHCHECKS=109,...`)",
+        default=None,
+        default_text="none",
+    )
 
     def mig_allocatable(self, gpus_per_node: int) -> dict[str, int] | None:
         """What each node offers under the declared MIG layout; None when none is declared."""

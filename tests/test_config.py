@@ -396,6 +396,41 @@ def test_a_minimum_toolkit_must_be_a_version():
     assert_one_problem(problems, f"{KEY}.preflight.minToolkit", "'latest'", "such as '1.17.8'")
 
 
+@pytest.mark.parametrize(
+    ("toleration", "fragment"),
+    [
+        ({"key": "a", "operator": "Maybe"}, "operator Equal or Exists"),
+        ({"operator": "Equal", "value": "x"}, "without a key must have operator Exists"),
+        ({"key": "a", "operator": "Exists", "value": "x"}, "Exists takes no value"),
+        ({"key": "a", "effect": "NoRun"}, "expected effect NoSchedule, PreferNoSchedule, NoExecute"),
+        ({"key": "a", "effect": "NoSchedule", "tolerationSeconds": 30}, "only with effect NoExecute"),
+        ({"key": "a", "colour": "red"}, "expected an object with key, operator"),
+    ],
+)
+def test_a_bad_plugin_toleration_is_named(toleration, fragment):
+    problems = problems_of(group(devicePlugin={"tolerations": [toleration]}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.tolerations[0]", fragment)
+
+
+def test_plugin_resources_are_quantities_of_known_resources():
+    raw = {"requests": {"cpu": "fast", "gpu": "1"}, "limits": {"memory": 128}}
+    problems = problems_of(group(devicePlugin={"resources": raw}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.resources.requests.cpu", "'fast'", "a Kubernetes quantity")
+    assert_one_problem(problems, f"{KEY}.devicePlugin.resources.requests.gpu", "one of cpu, memory")
+    spec = parse_stack([group(devicePlugin={"resources": {"limits": {"memory": 128, "cpu": "0.5"}}})]).node_groups[0]
+    assert spec.device_plugin.resources == {"limits": {"cpu": "0.5", "memory": "128"}}, spec.device_plugin
+
+
+def test_ignored_xids_mean_nothing_with_health_checks_off():
+    problems = problems_of(group(devicePlugin={"healthChecks": False, "ignoredXids": [109]}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.ignoredXids", "no effect with healthChecks false")
+
+
+def test_an_xid_is_a_number():
+    problems = problems_of(group(devicePlugin={"ignoredXids": ["109"]}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.ignoredXids[0]", "an XID number")
+
+
 def test_empty_gpus_per_pod_without_mig_resources():
     problems = problems_of(group(verification={"gpusPerPod": []}))
     assert_one_problem(problems, f"{KEY}.verification.gpusPerPod", "at least one GPU count")

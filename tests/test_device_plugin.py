@@ -162,3 +162,31 @@ def test_no_runtime_class_when_it_is_off():
     spec = parse_stack([group()], False, "false").node_groups[0]
     ds = daemonset_manifest(spec)
     assert "runtimeClassName" not in pod_spec(ds), ds["metadata"]["name"]
+
+
+def test_extra_tolerations_follow_ours():
+    extra = [{"key": "example.com/dedicated", "operator": "Exists"}]
+    ds = daemonset_manifest(group_spec(devicePlugin={"tolerations": extra}))
+    assert pod_spec(ds)["tolerations"][-1] == extra[0], ds["metadata"]["name"]
+    assert len(pod_spec(ds)["tolerations"]) == 4, pod_spec(ds)["tolerations"]
+
+
+def test_resources_reach_the_plugin_container_and_none_by_default():
+    resources = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}}
+    ds = daemonset_manifest(group_spec(devicePlugin={"resources": resources}))
+    assert container(ds)["resources"] == resources, ds["metadata"]["name"]
+    assert "resources" not in container(daemonset_manifest(group_spec())), "upstream sets no resources"
+
+
+def test_health_checks_off_disables_every_xid_check():
+    ds = daemonset_manifest(group_spec(devicePlugin={"healthChecks": False}))
+    assert env(ds)["DP_DISABLE_HEALTHCHECKS"] == "all", env(ds)
+
+
+def test_ignored_xids_are_a_comma_separated_list():
+    ds = daemonset_manifest(group_spec(devicePlugin={"ignoredXids": [109, 13]}))
+    assert env(ds)["DP_DISABLE_HEALTHCHECKS"] == "13,109", env(ds)
+
+
+def test_the_plugins_health_checks_stand_by_default():
+    assert "DP_DISABLE_HEALTHCHECKS" not in env(daemonset_manifest(group_spec()))

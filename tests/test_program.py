@@ -30,8 +30,14 @@ def two_groups() -> dict:
 
 
 def every_feature() -> dict:
-    """MIG (single and mixed), time-slicing, group-wide Jobs: every optional object and field."""
-    mixed = {"migStrategy": "mixed", "timeSlicingReplicas": 2}
+    """MIG (single and mixed), time-slicing, group-wide Jobs, the plugin's knobs: every optional object and field."""
+    mixed = {
+        "migStrategy": "mixed",
+        "timeSlicingReplicas": 2,
+        "tolerations": [{"key": "example.com/maintenance", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}],
+        "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
+        "ignoredXids": [109],
+    }
     return stack_config(
         group("a100", nodes=1, devicePlugin=mixed, verification={"migResources": {"nvidia.com/mig-1g.5gb": 2}}),
         group("h100", nodes=1, devicePlugin={"migStrategy": "single"}, verification={"gpusPerPod": [1, 7], "perNode": False}),
