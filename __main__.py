@@ -8,6 +8,7 @@ from components.program import build_groups, tenant_access
 from components.specs import NAMESPACE
 
 config = pulumi.Config(NAMESPACE)
+pull_secret = config.get_secret("imagePullSecret")
 try:
     stack = parse_stack(
         config.get_object("nodeGroups"),
@@ -16,6 +17,7 @@ try:
         config.get("runtimeClass"),
         config.get("createRuntimeClass"),
         config.get_object("existingNamespaces"),
+        has_pull_secret=pull_secret is not None,
     )
 except ConfigError as error:
     # A user mistake: a clean message, no traceback, and nothing registered.
@@ -24,7 +26,7 @@ except ConfigError as error:
 ssh_private_key = config.require_secret("sshPrivateKey") if stack.needs_ssh_key else None
 
 # The provider is configured the standard way (kubernetes:kubeconfig / kubernetes:context).
-groups = build_groups(stack, ClusterAccess.from_stack_config(), ssh_private_key)
+groups = build_groups(stack, ClusterAccess.from_stack_config(), ssh_private_key, pull_secret)
 
 report = {name: group.nodes for name, group in groups.items()}
 pulumi.export("nodeGroups", report)

@@ -45,6 +45,8 @@ class Claim:
     setting: str
     # A referenced namespace must admit this Pod Security level (None: any).
     needs_level: str | None = None
+    # Where a namespaced object (the pull Secret) lives.
+    namespace: str | None = None
 
 
 def stack_label_value() -> str:
@@ -53,7 +55,7 @@ def stack_label_value() -> str:
 
 def claim_problem(claim: Claim, found: Mapping[str, Any] | None) -> str | None:
     """Why the stack may not go on with this object (None: it may), from the object as read."""
-    what = f"{claim.kind} {claim.name}"
+    what = f"{claim.kind} {claim.namespace}/{claim.name}" if claim.namespace else f"{claim.kind} {claim.name}"
     if claim.mode == REFERENCE:
         if found is None:
             return f"{what} does not exist; create it first, or remove it from {claim.setting} so that the stack creates it"
@@ -77,7 +79,7 @@ def claim_problem(claim: Claim, found: Mapping[str, Any] | None) -> str | None:
     return f"{what} exists already, created by {by}: this stack neither adopts nor deletes it. {claim.setting}"
 
 
-def read_object(api: Any, kind: str, name: str) -> dict[str, Any] | None:
+def read_object(api: Any, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
     """The object as the API returns it, or None when there is none."""
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
@@ -86,6 +88,7 @@ def read_object(api: Any, kind: str, name: str) -> dict[str, Any] | None:
         "Namespace": lambda: client.CoreV1Api(api).read_namespace(name),
         "RuntimeClass": lambda: client.NodeV1Api(api).read_runtime_class(name),
         "PriorityClass": lambda: client.SchedulingV1Api(api).read_priority_class(name),
+        "Secret": lambda: client.CoreV1Api(api).read_namespaced_secret(name, namespace or "default"),
     }
     try:
         found = readers[kind]()
@@ -94,12 +97,13 @@ def read_object(api: Any, kind: str, name: str) -> dict[str, Any] | None:
             return None
         raise
     serialized: dict[str, Any] = api.sanitize_for_serialization(found)
-    return serialized
+    # Only its metadata is judged: a Secret's data never leaves this function.
+    return {"metadata": serialized.get("metadata") or {}}
 
 
 class ClaimProvider(ResourceProvider):
     def _read(self, props: dict[str, Any]) -> dict[str, Any] | None:
-        return read_object(api_client_from_props(props), props["kind"], props["name"])
+        return read_object(api_client_from_props(props), props["kind"], props["name"], props.get("namespace"))
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         claim = Claim(
@@ -109,15 +113,17 @@ class ClaimProvider(ResourceProvider):
             stack=props["stack"],
             setting=props["setting"],
             needs_level=props.get("needsLevel"),
+            namespace=props.get("namespace"),
         )
         problem = claim_problem(claim, self._read(props))
         if problem:
             raise ClaimError(problem)
-        return CreateResult(id_=f"{claim.kind}/{claim.name}", outs=props)
+        where = f"{claim.namespace}/" if claim.namespace else ""
+        return CreateResult(id_=f"{claim.kind}/{where}{claim.name}", outs=props)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         # Another object or another mode is another claim; the stack's name and the hint are not.
-        replaces = [key for key in ("kind", "name", "mode") if olds.get(key) != news.get(key)]
+        replaces = [key for key in ("kind", "name", "namespace", "mode") if olds.get(key) != news.get(key)]
         return DiffResult(changes=bool(replaces), replaces=replaces, delete_before_replace=True)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -135,6 +141,8 @@ class ObjectClaim(Resource):
             "stack": claim.stack,
             "setting": claim.setting,
             "needsLevel": claim.needs_level,
+            # Only for namespaced objects, so that the claims of cluster-wide ones keep their inputs.
+            **({"namespace": claim.namespace} if claim.namespace else {}),
             **cluster.props(),
         }
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))

@@ -25,6 +25,7 @@ from components.specs import (
     INSECURE_SKIP_HOST_KEY_CHECK,
     MAX_MIG_DEVICES_PER_GPU,
     NODE_GROUPS,
+    PULL_SECRET_NAME,
     RUNTIME_CLASS,
     VERIFICATION_PRIORITY_SUFFIX,
     DevicePluginSpec,
@@ -50,6 +51,7 @@ def parse_stack(
     runtime_class: Any = None,
     create_runtime_class: Any = None,
     existing_namespaces: Any = None,
+    has_pull_secret: bool = False,
 ) -> StackSpec:
     """Validate the whole stack config; raise ConfigError with every problem found.
 
@@ -67,7 +69,7 @@ def parse_stack(
         problems.add(key, node_groups, "expected a list with at least one node group")
     else:
         for index, raw in enumerate(node_groups):
-            group = _parse_group(problems, f"{key}[{index}]", raw, insecure_skip_host_key_check, runtime)
+            group = _parse_group(problems, f"{key}[{index}]", raw, insecure_skip_host_key_check, runtime, has_pull_secret)
             if group is not None:
                 groups.append(group)
         _check_across_groups(problems, key, groups)
@@ -180,7 +182,12 @@ def _check_across_groups(problems: Problems, key: str, groups: list[NodeGroupSpe
 
 
 def _parse_group(
-    problems: Problems, key: str, raw: Any, insecure_skip_host_key_check: bool, runtime_class: RuntimeClassSpec | None
+    problems: Problems,
+    key: str,
+    raw: Any,
+    insecure_skip_host_key_check: bool,
+    runtime_class: RuntimeClassSpec | None,
+    has_pull_secret: bool = False,
 ) -> NodeGroupSpec | None:
     def preflight(group: Section[NodeGroupSpec], s: Setting) -> Section[PreflightSpec]:
         return _parse_preflight(problems, f"{key}.{s.key}", group.fields.read(s), insecure_skip_host_key_check)
@@ -265,6 +272,7 @@ def _parse_group(
         ),
         device_plugin=group["device_plugin"].build(),
         runtime_class=runtime_class.name if runtime_class else None,
+        image_pull_secret=PULL_SECRET_NAME if has_pull_secret else None,
     )
 
 

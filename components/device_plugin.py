@@ -120,11 +120,13 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                     # The readiness gate too: the plugin must land for the node to pass.
                     "tolerations": [*tolerations((*group.taints, GATE)), *spec.tolerations],
                     "priorityClassName": "system-node-critical",
+                    **image_pull_secrets(group),
                     **runtime_class_field(group.runtime_class),
                     "containers": [
                         {
                             "name": "nvidia-device-plugin-ctr",
                             "image": spec.image,
+                            **image_pull_policy(spec.image_pull_policy),
                             "env": env,
                             "securityContext": _security_context(spec.mig_strategy),
                             **container_resources,
@@ -136,6 +138,16 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
             },
         },
     }
+
+
+def image_pull_policy(policy: str | None) -> dict[str, str]:
+    """A container's `imagePullPolicy`, or nothing for Kubernetes' default."""
+    return {"imagePullPolicy": policy} if policy else {}
+
+
+def image_pull_secrets(group: NodeGroupSpec) -> dict[str, list[dict[str, str]]]:
+    """A pod's `imagePullSecrets`: the stack's pull secret, when there is one."""
+    return {"imagePullSecrets": [{"name": group.image_pull_secret}]} if group.image_pull_secret else {}
 
 
 def health_check_env(spec: DevicePluginSpec) -> list[dict[str, str]]:

@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 from components.claims import CREATE, REFERENCE, STACK_LABEL, Claim, ObjectClaim
 from components.kube_client import ClusterAccess
 from components.naming import ownership_labels
-from components.specs import EXISTING_NAMESPACES, StackSpec
+from components.specs import EXISTING_NAMESPACES, IMAGE_PULL_SECRET, PULL_SECRET_NAME, StackSpec
 
 # The device plugin mounts hostPath volumes, which only `privileged` admits.
 PRIVILEGED = "privileged"
@@ -32,6 +32,13 @@ class SharedNamespace:
     name: str
     resource: pulumi.Resource
     owned: bool
+    # The stack's pull Secret in it (gpu-nodes:imagePullSecret), which its pods name.
+    pull_secret: pulumi.Resource | None = None
+
+    @property
+    def ready(self) -> list[pulumi.Resource]:
+        """What a pod in it waits for: the namespace, and the pull Secret it names."""
+        return [self.resource, *([self.pull_secret] if self.pull_secret else [])]
 
     @property
     def deleted_with(self) -> pulumi.Resource | None:
@@ -66,20 +73,51 @@ def namespace_claim(name: str, level: str, stack: StackSpec, owner: str) -> Clai
     return Claim("Namespace", name, CREATE, owner, setting)
 
 
+def pull_secret_metadata(namespace: str, stack: str) -> dict[str, Any]:
+    return {"name": PULL_SECRET_NAME, "namespace": namespace, "labels": {**ownership_labels(), STACK_LABEL: stack}}
+
+
 def declare_namespaces(
-    stack: StackSpec, provider: k8s.Provider, cluster: ClusterAccess, owner: str
+    stack: StackSpec,
+    provider: k8s.Provider,
+    cluster: ClusterAccess,
+    owner: str,
+    pull_secret: pulumi.Input[str] | None = None,
 ) -> dict[str, SharedNamespace]:
-    """Claim each namespace of `namespace_levels` once, and create those that are ours to create."""
+    """Claim each namespace of `namespace_levels` once, create those that are ours to create,
+    and put the stack's pull Secret in each (after its own claim) when there is one."""
     namespaces: dict[str, SharedNamespace] = {}
     for name, level in namespace_levels(stack).items():
         claim = namespace_claim(name, level, stack, owner)
         checked = ObjectClaim(f"namespace-{name}-claim", claim, cluster)
-        if claim.mode == REFERENCE:
-            namespaces[name] = SharedNamespace(name, checked, owned=False)
-            continue
-        metadata = namespace_manifest(name, level, owner)["metadata"]
-        created = k8s.core.v1.Namespace(
-            f"namespace-{name}", metadata=metadata, opts=pulumi.ResourceOptions(provider=provider, depends_on=[checked])
-        )
-        namespaces[name] = SharedNamespace(name, created, owned=True)
+        namespace: pulumi.Resource = checked
+        if claim.mode == CREATE:
+            metadata = namespace_manifest(name, level, owner)["metadata"]
+            namespace = k8s.core.v1.Namespace(
+                f"namespace-{name}", metadata=metadata, opts=pulumi.ResourceOptions(provider=provider, depends_on=[checked])
+            )
+        owned = claim.mode == CREATE
+        secret = _pull_secret(name, namespace, owned, owner, provider, cluster, pull_secret) if pull_secret else None
+        namespaces[name] = SharedNamespace(name, namespace, owned=owned, pull_secret=secret)
     return namespaces
+
+
+def _pull_secret(
+    namespace: str,
+    after: pulumi.Resource,
+    owned: bool,
+    owner: str,
+    provider: k8s.Provider,
+    cluster: ClusterAccess,
+    login: pulumi.Input[str],
+) -> k8s.core.v1.Secret:
+    setting = f"Rename or remove that Secret, or leave {IMAGE_PULL_SECRET.key} unset and give the pods none"
+    claim = Claim("Secret", PULL_SECRET_NAME, CREATE, owner, setting, namespace=namespace)
+    checked = ObjectClaim(f"pull-secret-{namespace}-claim", claim, cluster, opts=pulumi.ResourceOptions(depends_on=[after]))
+    return k8s.core.v1.Secret(
+        f"pull-secret-{namespace}",
+        metadata=pull_secret_metadata(namespace, owner),
+        type="kubernetes.io/dockerconfigjson",
+        string_data={".dockerconfigjson": pulumi.Output.secret(login)},
+        opts=pulumi.ResourceOptions(provider=provider, depends_on=[checked], deleted_with=after if owned else None),
+    )

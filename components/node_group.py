@@ -124,7 +124,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         )
         shared = [args.runtime_class] if args.runtime_class is not None else []
         plugin_namespace, verification_namespace = args.device_plugin_namespace, args.verification_namespace
-        plugin_deps: list[pulumi.Resource] = [plugin_namespace.resource, *shared]
+        plugin_deps: list[pulumi.Resource] = [*plugin_namespace.ready, *shared]
         # Destroying the stack deletes the namespaces, and the cluster deletes what is in them:
         # the engine need not delete (and wait for) each object first. Removing only a group
         # still deletes its objects one by one.
@@ -140,7 +140,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         )
 
         in_verification_namespace = pulumi.ResourceOptions(
-            parent=self, depends_on=[verification_namespace.resource], deleted_with=verification_namespace.deleted_with
+            parent=self, depends_on=verification_namespace.ready, deleted_with=verification_namespace.deleted_with
         )
         check = _register(
             check_config_map_manifest(spec), k8s.core.v1.ConfigMap, f"{name}-verification-check", in_verification_namespace
@@ -148,7 +148,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         jobs: dict[str | None, list[tuple[VerificationJob, k8s.batch.v1.Job]]] = {}
         for job in verification_jobs(spec):
             nodes = [job.node] if job.node else [node.name for node in spec.nodes]
-            needs = [daemonset, verification_priority, verification_namespace.resource, check, *shared]
+            needs = [daemonset, verification_priority, *verification_namespace.ready, check, *shared]
             needs += [labels[n] for n in nodes] + [taints[n] for n in nodes]
             # A node gated again after it degraded starts a new round, and its Jobs run again.
             rounds: pulumi.Output[int] = pulumi.Output.all(*(taints[n].round for n in nodes)).apply(_combined)

@@ -12,11 +12,17 @@ from components.runtime_class import declare_runtime_class
 from components.specs import NodeGroupSpec, StackSpec
 
 
-def build_groups(stack: StackSpec, cluster: ClusterAccess, ssh_private_key: pulumi.Input[str] | None) -> dict[str, GpuNodeGroup]:
-    """The Kubernetes provider, the shared namespaces and RuntimeClass, and one GpuNodeGroup per group."""
+def build_groups(
+    stack: StackSpec,
+    cluster: ClusterAccess,
+    ssh_private_key: pulumi.Input[str] | None,
+    pull_secret: pulumi.Input[str] | None = None,
+) -> dict[str, GpuNodeGroup]:
+    """The Kubernetes provider, the shared namespaces (with the pull Secret) and RuntimeClass, and
+    one GpuNodeGroup per group."""
     provider = cluster.provider("k8s")
     owner = stack_label_value()
-    namespaces = declare_namespaces(stack, provider, cluster, owner)
+    namespaces = declare_namespaces(stack, provider, cluster, owner, pull_secret)
     runtime_class = declare_runtime_class(stack, provider, cluster, owner)
     return {
         spec.name: GpuNodeGroup(

@@ -57,6 +57,9 @@ DEFAULT_RUNTIME_CLASS = "nvidia"
 RUNTIME_HANDLER = "nvidia"
 
 MIG_STRATEGIES = ("none", "single", "mixed")
+PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+# The Secret the stack creates in each namespace it uses from gpu-nodes:imagePullSecret.
+PULL_SECRET_NAME = "gpu-nodes-pull"
 CONTAINER_RUNTIMES = ("containerd", "docker", "cri-o", "k3s", "rke2", "auto")
 # How a tenant's pod gets its GPUs, and so the path the verification pods take (README, "How
 # tenants get their GPUs"): nvidia as the node's default runtime; a RuntimeClass that tenants
@@ -89,6 +92,19 @@ _HOST_KEY = Check(is_host_key, "expected an OpenSSH public host key line such as
 def _image(help: str, default: str, key: str = "image") -> Any:
     """A pinned image, for the device plugin and the verification pods."""
     return setting(key, STRING, "string", help, default=default, check=_PINNED)
+
+
+def _pull_policy(whose: str) -> Any:
+    """A container's imagePullPolicy, or Kubernetes' own default."""
+    return setting(
+        "imagePullPolicy",
+        STRING,
+        "`Always`/`IfNotPresent`/`Never`",
+        f"{whose} `imagePullPolicy`; `Never` or `IfNotPresent` where images are loaded onto the machines (air-gapped)",
+        default=None,
+        default_text="Kubernetes' (`IfNotPresent` for a tag)",
+        check=one_of(PULL_POLICIES),
+    )
 
 
 def _namespace(help: str, default: str) -> Any:
@@ -192,6 +208,7 @@ class DevicePluginSpec:
         "the plugin's XID health checks; `false` (`DP_DISABLE_HEALTHCHECKS=all`) for passthrough or vGPU hosts",
         default=True,
     )
+    image_pull_policy: str | None = _pull_policy("the plugin's")
     ignored_xids: tuple[int, ...] = setting(
         "ignoredXids",
         LIST,
@@ -286,6 +303,7 @@ class VerificationSpec:
         default=DEFAULT_VERIFICATION_TIMEOUT,
         check=between(30, 86_400, "expected 30 to 86400 seconds"),
     )
+    image_pull_policy: str | None = _pull_policy("the verification pods'")
 
     @property
     def cuda_version(self) -> str | None:
@@ -455,6 +473,8 @@ class NodeGroupSpec:
     )
     # The stack's RuntimeClass (per stack), which the device plugin names; None: there is none.
     runtime_class: str | None = None
+    # The pull secret every pod of the group names (gpu-nodes:imagePullSecret); None: none.
+    image_pull_secret: str | None = None
 
     @property
     def tenant_runtime_class(self) -> str | None:
@@ -516,6 +536,15 @@ CREATE_RUNTIME_CLASS = Setting(
     default=None,
     default_text="`true` for `nvidia`, `false` for another name",
 )
+IMAGE_PULL_SECRET = Setting(
+    f"{NAMESPACE}:imagePullSecret",
+    STRING,
+    "secret string",
+    f"a registry login (`.dockerconfigjson`, as `docker login` writes `~/.docker/config.json`): the stack puts it in "
+    f'a Secret `{PULL_SECRET_NAME}` in each namespace it uses, before the pods that name it (see "Private registries")',
+    default=None,
+    default_text="none",
+)
 EXISTING_NAMESPACES = Setting(
     f"{NAMESPACE}:existingNamespaces",
     LIST,
@@ -541,6 +570,7 @@ STACK_SETTINGS = (
     RUNTIME_CLASS,
     CREATE_RUNTIME_CLASS,
     EXISTING_NAMESPACES,
+    IMAGE_PULL_SECRET,
     KUBECONFIG,
     KUBE_CONTEXT,
 )

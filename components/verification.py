@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from components.device_plugin import plugin_revision, runtime_class_field, tolerations
+from components.device_plugin import image_pull_policy, image_pull_secrets, plugin_revision, runtime_class_field, tolerations
 from components.naming import content_hash, dns_label, standard_labels
 from components.node_health import GATE
 from components.priority_class import verification_priority_class_name
@@ -178,6 +178,7 @@ def job_manifest(
             "seccompProfile": {"type": "RuntimeDefault"},
         },
         "volumes": [{"name": "check", "configMap": {"name": check_config_map_name(group)}}],
+        **image_pull_secrets(group),
         # nvidia-smi first: it says how many GPUs the pod sees. Then NVIDIA's CUDA sample runs a
         # kernel on them: NVML (nvidia-smi) works where CUDA does not, e.g. error 802 on an
         # NVSwitch machine whose fabric is not trained. A failing container leaves the tail of
@@ -194,14 +195,14 @@ def job_manifest(
                     # requirement must not refuse a node whose driver is older than the image.
                     {"name": "NVIDIA_DISABLE_REQUIRE", "value": "true"},
                 ],
-                **_container_basics(resource, gpus, memory="128Mi"),
+                **_container_basics(resource, gpus, "128Mi", spec.image_pull_policy),
             }
         ],
         "containers": [
             # The image's own command (vectorAdd), under its own CUDA requirement: preflight has
             # checked the driver against it (--min-cuda).
             # Loading the CUDA driver and runtime takes a few hundred MiB of host memory.
-            {"name": "cuda", "image": spec.cuda_image, **_container_basics(resource, gpus, memory="512Mi")}
+            {"name": "cuda", "image": spec.cuda_image, **_container_basics(resource, gpus, "512Mi", spec.image_pull_policy)}
         ],
     }
     if node is not None:
@@ -238,10 +239,11 @@ def job_manifest(
     }
 
 
-def _container_basics(resource: str, gpus: int, memory: str) -> dict[str, Any]:
+def _container_basics(resource: str, gpus: int, memory: str, pull_policy: str | None) -> dict[str, Any]:
     """What both containers share: the GPUs (kubelet hands the init container's to the next), small
-    limits, Pod Security `restricted`, and the log's tail as the message of a failure."""
+    limits, Pod Security `restricted`, the log's tail as the message of a failure, the pull policy."""
     return {
+        **image_pull_policy(pull_policy),
         "resources": {
             "requests": {"cpu": "10m", "memory": "32Mi"},
             "limits": {resource: str(gpus), "memory": memory},

@@ -431,6 +431,11 @@ def test_an_xid_is_a_number():
     assert_one_problem(problems, f"{KEY}.devicePlugin.ignoredXids[0]", "an XID number")
 
 
+def test_a_pull_policy_is_one_kubernetes_knows():
+    problems = problems_of(group(devicePlugin={"imagePullPolicy": "Sometimes"}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.imagePullPolicy", "'Sometimes'", "Always, IfNotPresent, Never")
+
+
 def test_empty_gpus_per_pod_without_mig_resources():
     problems = problems_of(group(verification={"gpusPerPod": []}))
     assert_one_problem(problems, f"{KEY}.verification.gpusPerPod", "at least one GPU count")

@@ -11,7 +11,7 @@ import pytest
 from components.claims import STACK_LABEL
 from components.specs import GROUP_LABEL
 from tests.factories import SECRET_KEYS, SSH_KEY, group, stack_config
-from tests.pulumi_mocks import run_program
+from tests.pulumi_mocks import ProgramRun, run_program
 
 KUBERNETES_VERSIONS = [f"1.{minor}" for minor in range(29, 36)]
 # NodePatch carries only the node's metadata: validated as the Node it patches.
@@ -129,6 +129,53 @@ def test_a_referenced_plugin_namespace_must_admit_privileged_pods():
     config = two_groups() | {"gpu-nodes:existingNamespaces": ["nvidia-device-plugin"]}
     claim = claims(run_program(config, SECRET_KEYS))["namespace-nvidia-device-plugin-claim"]
     assert claim.inputs["needsLevel"] == "privileged", claim.urn
+
+
+LOGIN = '{"auths": {"registry.example.com": {"auth": "dXNlcjpwYXNz"}}}'
+
+
+def with_pull_secret(config: dict) -> ProgramRun:
+    return run_program({**config, "gpu-nodes:imagePullSecret": LOGIN}, [*SECRET_KEYS, "gpu-nodes:imagePullSecret"])
+
+
+def test_a_pull_secret_lands_in_each_namespace_before_the_pods_that_name_it():
+    run = with_pull_secret(two_groups())
+    secrets = {r.inputs["metadata"]["namespace"]: r for r in run.of_type("kubernetes:core/v1:Secret")}
+    assert sorted(secrets) == ["gpu-verification", "nvidia-device-plugin"], secrets
+    for namespace, secret in secrets.items():
+        assert secret.inputs["type"] == "kubernetes.io/dockerconfigjson", secret.urn
+        assert secret.inputs["metadata"]["name"] == "gpu-nodes-pull", secret.urn
+        assert "stringData" in secret.secret_inputs, f"{secret.urn}: the login is not a secret"
+        assert run.named(f"pull-secret-{namespace}-claim").urn in secret.dependencies, secret.urn
+    for plugin in run.of_type("kubernetes:apps/v1:DaemonSet"):
+        assert plugin.inputs["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "gpu-nodes-pull"}], plugin.urn
+        assert secrets["nvidia-device-plugin"].urn in plugin.dependencies, plugin.urn
+    for job in run.of_type("kubernetes:batch/v1:Job"):
+        assert job.inputs["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "gpu-nodes-pull"}], job.urn
+        assert secrets["gpu-verification"].urn in job.dependencies, job.urn
+
+
+def test_the_login_never_reaches_the_outputs():
+    run = with_pull_secret(two_groups())
+    assert "dXNlcjpwYXNz" not in json.dumps(run.resolve(run.globals["report"]), default=str)
+
+
+def test_without_a_pull_secret_the_pods_name_none():
+    run = run_program(two_groups(), SECRET_KEYS)
+    assert not run.of_type("kubernetes:core/v1:Secret")
+    for job in run.of_type("kubernetes:batch/v1:Job"):
+        assert "imagePullSecrets" not in job.inputs["spec"]["template"]["spec"], job.urn
+
+
+def test_pull_policies_reach_every_container():
+    config = stack_config(group(devicePlugin={"imagePullPolicy": "Never"}, verification={"imagePullPolicy": "IfNotPresent"}))
+    run = run_program(config, SECRET_KEYS)
+    for plugin in run.of_type("kubernetes:apps/v1:DaemonSet"):
+        assert plugin.inputs["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "Never", plugin.urn
+    for job in run.of_type("kubernetes:batch/v1:Job"):
+        pod = job.inputs["spec"]["template"]["spec"]
+        policies = [c["imagePullPolicy"] for c in [*pod["initContainers"], *pod["containers"]]]
+        assert policies == ["IfNotPresent", "IfNotPresent"], job.urn
 
 
 def test_priority_class_is_not_the_global_default():
