@@ -18,6 +18,7 @@ try:
         config.get("createRuntimeClass"),
         config.get_object("existingNamespaces"),
         has_pull_secret=pull_secret is not None,
+        hand_over=config.get_object("handOver"),
     )
 except ConfigError as error:
     # A user mistake: a clean message, no traceback, and nothing registered.

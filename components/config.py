@@ -22,6 +22,7 @@ from components.specs import (
     DEFAULT_RUNTIME_CLASS,
     EXISTING_NAMESPACES,
     GROUP_LABEL,
+    HAND_OVER,
     INSECURE_SKIP_HOST_KEY_CHECK,
     MAX_MIG_DEVICES_PER_GPU,
     NODE_GROUPS,
@@ -52,6 +53,7 @@ def parse_stack(
     create_runtime_class: Any = None,
     existing_namespaces: Any = None,
     has_pull_secret: bool = False,
+    hand_over: Any = None,
 ) -> StackSpec:
     """Validate the whole stack config; raise ConfigError with every problem found.
 
@@ -74,6 +76,7 @@ def parse_stack(
                 groups.append(group)
         _check_across_groups(problems, key, groups)
     existing = _parse_existing_namespaces(problems, existing_namespaces, groups)
+    handed_over = _parse_hand_over(problems, hand_over)
     if problems.problems:
         raise ConfigError(problems.problems)
     return StackSpec(
@@ -81,7 +84,30 @@ def parse_stack(
         insecure_skip_host_key_check=insecure_skip_host_key_check,
         runtime_class=runtime,
         existing_namespaces=existing,
+        hand_over=handed_over,
     )
+
+
+_HAND_OVER_REF = re.compile(
+    r"^(ClusterPolicy/[a-z0-9]([-a-z0-9.]*[a-z0-9])?|[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)$"
+)
+
+
+def _parse_hand_over(problems: Problems, raw: Any) -> tuple[str, ...]:
+    """Other device plugin installs the stack may share the cluster with, by reference."""
+    key = HAND_OVER.key
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.add(key, raw, "expected a list such as [nvidia-device-plugin/nvdp-nvidia-device-plugin]")
+        return ()
+    refs = []
+    for index, ref in enumerate(raw):
+        if not isinstance(ref, str) or not _HAND_OVER_REF.match(ref):
+            problems.add(f"{key}[{index}]", ref, "expected <namespace>/<DaemonSet name> or ClusterPolicy/<name>")
+        elif ref not in refs:
+            refs.append(ref)
+    return tuple(sorted(refs))
 
 
 def _parse_existing_namespaces(problems: Problems, raw: Any, groups: list[NodeGroupSpec]) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -57,6 +58,8 @@ class GpuNodeGroupArgs:
     cluster: ClusterAccess = ClusterAccess()
     # This stack, as the claims and the PriorityClasses' STACK_LABEL write it.
     stack_label: str = field(default_factory=stack_label_value)
+    # What must pass before anything of ours lands on a node (the coexistence check).
+    before_nodes: Sequence[pulumi.Resource] = ()
 
 
 Registered = TypeVar("Registered", bound=pulumi.CustomResource)
@@ -90,8 +93,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
         ssh_private_key = _preflight_key(name, args)
         child = pulumi.ResourceOptions(parent=self)
 
-        # Nothing of ours lands on a node before the shared objects are known to be ours (claims.py).
-        shared_namespaces = [args.device_plugin_namespace.resource, args.verification_namespace.resource]
+        # Nothing of ours lands on a node before the shared objects are known to be ours (claims.py)
+        # and no other device plugin is in the way (coexistence.py).
+        shared_namespaces = [args.device_plugin_namespace.resource, args.verification_namespace.resource, *args.before_nodes]
         preflights: dict[str, remote.Command] = {}
         labels = {}
         taints = {}

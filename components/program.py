@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 
 from components.claims import stack_label_value
+from components.coexistence import DevicePluginCoexistence
 from components.kube_client import ClusterAccess
 from components.namespaces import declare_namespaces
 from components.node_group import GpuNodeGroup, GpuNodeGroupArgs
@@ -23,6 +24,8 @@ def build_groups(
     provider = cluster.provider("k8s")
     owner = stack_label_value()
     namespaces = declare_namespaces(stack, provider, cluster, owner, pull_secret)
+    nodes = [node.name for group in stack.node_groups for node in group.nodes]
+    coexistence = DevicePluginCoexistence("device-plugin-coexistence", nodes, stack.hand_over, cluster)
     runtime_class = declare_runtime_class(stack, provider, cluster, owner)
     return {
         spec.name: GpuNodeGroup(
@@ -35,6 +38,7 @@ def build_groups(
                 ssh_private_key=ssh_private_key,
                 cluster=cluster,
                 stack_label=owner,
+                before_nodes=[coexistence],
             ),
             opts=pulumi.ResourceOptions(providers={"kubernetes": provider}),
         )

@@ -494,6 +494,8 @@ class StackSpec:
     runtime_class: RuntimeClassSpec | None = None
     # Namespaces that exist already: referenced, never created or deleted (components/claims.py).
     existing_namespaces: tuple[str, ...] = ()
+    # Other device plugin installs the stack may share the cluster with (components/coexistence.py).
+    hand_over: tuple[str, ...] = ()
 
     @property
     def needs_ssh_key(self) -> bool:
@@ -536,6 +538,15 @@ CREATE_RUNTIME_CLASS = Setting(
     default=None,
     default_text="`true` for `nvidia`, `false` for another name",
 )
+HAND_OVER = Setting(
+    f"{NAMESPACE}:handOver",
+    LIST,
+    "list of strings",
+    "other NVIDIA device plugin installs allowed on the cluster, kept off this stack's nodes: `<namespace>/<DaemonSet>` "
+    'or `ClusterPolicy/<name>` (see "Another device plugin on the cluster")',
+    default=(),
+    default_text="none",
+)
 IMAGE_PULL_SECRET = Setting(
     f"{NAMESPACE}:imagePullSecret",
     STRING,
@@ -570,6 +581,7 @@ STACK_SETTINGS = (
     RUNTIME_CLASS,
     CREATE_RUNTIME_CLASS,
     EXISTING_NAMESPACES,
+    HAND_OVER,
     IMAGE_PULL_SECRET,
     KUBECONFIG,
     KUBE_CONTEXT,

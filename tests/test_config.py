@@ -436,6 +436,14 @@ def test_a_pull_policy_is_one_kubernetes_knows():
     assert_one_problem(problems, f"{KEY}.devicePlugin.imagePullPolicy", "'Sometimes'", "Always, IfNotPresent, Never")
 
 
+def test_hand_over_names_daemonsets_or_cluster_policies():
+    stack = parse_stack([group()], hand_over=["kube-system/nvdp-nvidia-device-plugin", "ClusterPolicy/cluster-policy"])
+    assert stack.hand_over == ("ClusterPolicy/cluster-policy", "kube-system/nvdp-nvidia-device-plugin"), stack
+    with pytest.raises(ConfigError) as caught:
+        parse_stack([group()], hand_over=["nvdp-nvidia-device-plugin"])
+    assert_one_problem(caught.value.problems, "gpu-nodes:handOver[0]", "<namespace>/<DaemonSet name> or ClusterPolicy/<name>")
+
+
 def test_empty_gpus_per_pod_without_mig_resources():
     problems = problems_of(group(verification={"gpusPerPod": []}))
     assert_one_problem(problems, f"{KEY}.verification.gpusPerPod", "at least one GPU count")

@@ -139,9 +139,10 @@ def test_kubeconfig_of_the_taint_resource_stays_secret():
 
 
 def test_each_node_is_tainted_and_gated_only_after_its_own_preflight_and_the_shared_namespaces():
-    """The namespaces come after their claims: nothing lands on a node when one is someone else's."""
+    """The namespaces come after their claims, the coexistence check looks for other device plugins:
+    nothing lands on a node when a namespace is someone else's or another plugin is in the way."""
     run = run_component(group("a100"))
-    namespaces = {"namespace-nvidia-device-plugin", "namespace-gpu-verification"}
+    namespaces = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence"}
     for node in ("a100-node-1", "a100-node-2"):
         resource = run.named(f"a100-{node}-taints")
         assert deps(run, resource) == {f"a100-{node}-preflight", *namespaces}, resource.urn
@@ -272,7 +273,8 @@ def test_preflight_disabled_registers_no_commands_and_no_gate():
     run = run_component(group("a100", preflight={"enabled": False}))
     assert not run.of_type(COMMAND), names(run.resources)
     for resource in taint_resources(run):
-        assert deps(run, resource) == {"namespace-nvidia-device-plugin", "namespace-gpu-verification"}, resource.urn
+        expected = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence"}
+        assert deps(run, resource) == expected, resource.urn
     report = run.resolve(run.globals["component"].nodes)
     assert report["a100-node-1"]["preflight"] == {"skipped": True}, report
 

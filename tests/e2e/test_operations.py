@@ -491,13 +491,63 @@ def test_preflight_checks_at_most_max_sessions_machines_at_once(deployed, tmp_pa
     assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
 
 
-TEAM_NAMESPACE = "team-verification"
-
-
 def set_stack_config(key: str, value) -> None:
     settings = yaml.safe_load(STACK_FILE.read_text())
     settings["config"][key] = value
     STACK_FILE.write_text(yaml.safe_dump(settings, sort_keys=True))
+
+
+CHART_DAEMONSET = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: nvdp-nvidia-device-plugin
+  namespace: kube-system
+  labels: {app.kubernetes.io/name: nvidia-device-plugin, app.kubernetes.io/instance: nvdp}
+spec:
+  selector:
+    matchLabels: {app.kubernetes.io/name: nvidia-device-plugin, app.kubernetes.io/instance: nvdp}
+  template:
+    metadata:
+      labels: {app.kubernetes.io/name: nvidia-device-plugin, app.kubernetes.io/instance: nvdp}
+    spec:
+      # Kept off every node here: only its presence matters.
+      nodeSelector: {example.com/gpu-pool: chart}
+      containers:
+      - name: nvidia-device-plugin-ctr
+        image: nvcr.io/nvidia/k8s-device-plugin:v0.17.1
+"""
+
+
+def test_another_plugins_daemonset_is_named_and_a_hand_over_lets_the_run_go_on(deployed):
+    """Issue 20: the device plugin chart appears on the cluster after `up`. A refresh shows it as
+    drift, `pulumi up --refresh` stops naming it and the setting; listed in handOver (and kept off
+    our nodes) the run goes on."""
+    deployed.run("kubectl", "apply", "-f", "-", stdin=CHART_DAEMONSET)
+    old = STACK_FILE.read_text()
+    named = "DaemonSet kube-system/nvdp-nvidia-device-plugin (image nvcr.io/nvidia/k8s-device-plugin:v0.17.1) is on the cluster"
+    try:
+        drift = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", "--diff", check=False)
+        assert drift.returncode != 0 and named in drift.stdout, deployed.explain("the refresh missed the chart", drift)
+        stopped = deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", check=False, timeout=900)
+        output = stopped.stdout + stopped.stderr
+        assert stopped.returncode != 0 and named in output, deployed.explain("pulumi up went on beside the chart", stopped)
+        assert "list 'kube-system/nvdp-nvidia-device-plugin' in gpu-nodes:handOver" in output, deployed.explain(
+            "no way out", stopped
+        )
+        assert_only_gated(deployed)
+
+        set_stack_config("gpu-nodes:handOver", ["kube-system/nvdp-nvidia-device-plugin"])
+        deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", timeout=900)
+        assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
+    finally:
+        deployed.run("kubectl", "delete", "-f", "-", "--ignore-not-found", stdin=CHART_DAEMONSET, check=False)
+        STACK_FILE.write_text(old)
+    deployed.pulumi("up", "--yes", "--skip-preview", timeout=900)
+    assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
+
+
+TEAM_NAMESPACE = "team-verification"
 
 
 def test_a_namespace_someone_else_made_is_never_adopted_and_survives_destroy(deployed):
