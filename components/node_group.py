@@ -227,6 +227,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             "verification": [{"job": _job_name(resource), "resource": job.resource, "gpus": job.gpus} for job, resource in jobs],
             "checklist": readiness.checklist,
             "gate": readiness.gate,
+            "recovery": readiness.recovery,
         }
 
 

@@ -96,6 +96,28 @@ def plugin_pods_on(target: NodeTarget, pods: Sequence[Mapping[str, Any]]) -> lis
     return [p for p in pods if (p.get("spec") or {}).get("nodeName") == target.node]
 
 
+def settled_plugin_pod(target: NodeTarget, pods: Sequence[Mapping[str, Any]], now: float, settle: float) -> str | None:
+    """The plugin pod on the node that has been Ready for `settle` seconds (it has registered
+    what it will register), or None."""
+    for pod in plugin_pods_on(target, pods):
+        for condition in (pod.get("status") or {}).get("conditions") or []:
+            if condition.get("type") != "Ready" or condition.get("status") != "True":
+                continue
+            since = _timestamp(condition.get("lastTransitionTime"))
+            if since is not None and now - since >= settle:
+                return str(pod["metadata"]["name"])
+    return None
+
+
+def _timestamp(value: Any) -> float | None:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
 def plugin_problem(target: NodeTarget, pods: Sequence[Mapping[str, Any]]) -> str | None:
     """Why the group's device plugin is not Running on the node; None when it is."""
     mine = plugin_pods_on(target, pods)

@@ -16,6 +16,7 @@ the last run. (The taints resource, upstream of the Jobs, gates the node again f
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -35,6 +36,7 @@ from components.node_health import (
     gated,
     item_problems,
     not_ready,
+    settled_plugin_pod,
     target_props,
 )
 from components.taints import KubernetesNodeTaintApi, NodeReader, NodeTaintApi, apply_taints
@@ -46,6 +48,9 @@ T = TypeVar("T")
 
 # Not one of the runbook's five: only where the group's nodes are compared (README, "GPU facts").
 FACTS_ITEM = "gpuFactsAgree"
+
+# How long a plugin pod is Ready before its count is what it registers (it registers at start).
+PLUGIN_SETTLE_SECONDS = 10.0
 
 # The Job's own activeDeadlineSeconds fires first; this grace lets us read its verdict.
 GRACE_SECONDS = 30
@@ -117,6 +122,9 @@ class Judgement:
     failed_jobs: list[str]
     unfinished_jobs: list[str]
     gate_up: bool
+    # The node's settled plugin pod when the node is short of GPUs and otherwise sound: a
+    # restart of that pod is what brings back a GPU the plugin marked unhealthy.
+    short_plugin: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -176,6 +184,9 @@ def judge(
     problems: list[tuple[str | None, str]] = [(None, ready)] if (ready := not_ready(node)) is not None else []
     problems += [(item, text) for item, text in items.items() if text and item != "workloadSucceeded"]
     problems += [("workloadSucceeded", w) for w in workload]
+    short_plugin = None
+    if items["gpusRegistered"] and not items["pluginRunning"] and not_ready(node) is None and not failed:
+        short_plugin = settled_plugin_pod(target, plugin_pods, time.time(), PLUGIN_SETTLE_SECONDS)
     items_checklist = checklist(items)
     if group_nodes:
         facts = facts_problem(view, target.node, group_nodes) if compare else None
@@ -187,6 +198,7 @@ def judge(
         failed_jobs=failed,
         unfinished_jobs=unfinished,
         gate_up=gated(node),
+        short_plugin=short_plugin,
     )
 
 
@@ -207,15 +219,29 @@ def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpu
     return "\n".join(lines)
 
 
-class JobDeleter(Protocol):
+class Deleter(Protocol):
+    """What the check deletes: failed Jobs (to run again), a plugin pod (to re-advertise GPUs)."""
+
     def delete_job(self, namespace: str, name: str) -> None: ...
 
+    def delete_pod(self, namespace: str, name: str) -> None: ...
 
-class KubernetesJobDeleter:
+
+class KubernetesDeleter:
     def __init__(self, api: ApiClient):
         from kubernetes import client
 
         self._batch = client.BatchV1Api(api)
+        self._core = client.CoreV1Api(api)
+
+    def delete_pod(self, namespace: str, name: str) -> None:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            self._core.delete_namespaced_pod(name, namespace)
+        except ApiException as error:
+            if error.status != 404:  # gone already: its DaemonSet makes another
+                raise
 
     def delete_job(self, namespace: str, name: str) -> None:
         from kubernetes.client.exceptions import ApiException
@@ -251,8 +277,8 @@ class NodeReadinessProvider(ResourceProvider):
     def _taint_api(self, props: dict[str, Any]) -> NodeTaintApi:
         return KubernetesNodeTaintApi(api_client_from_props(props))
 
-    def _job_deleter(self, props: dict[str, Any]) -> JobDeleter:
-        return KubernetesJobDeleter(api_client_from_props(props))
+    def _deleter(self, props: dict[str, Any]) -> Deleter:
+        return KubernetesDeleter(api_client_from_props(props))
 
     def _prove(self, props: dict[str, Any]) -> dict[str, Any]:
         target = NodeTarget.from_props(props)
@@ -266,14 +292,29 @@ class NodeReadinessProvider(ResourceProvider):
             return judge(view, target, props["namespace"], jobs, stories, group_nodes, compare)
 
         judgement = look(compare=True)
+        restarted = None
         if not judgement.final:
-            judgement = view.wait_for(lambda: look(compare=False), lambda j: j.final, timeout)
+            judgement = view.wait_for(lambda: look(compare=False), lambda j: j.final or bool(j.short_plugin), timeout)
+            if not judgement.final and judgement.short_plugin:
+                # Short of GPUs under a settled plugin: the plugin never takes back a GPU it marked
+                # unhealthy (an XID), only a new plugin pod does. Once per proof; then wait again,
+                # until the new pod has settled too.
+                restarted = judgement.short_plugin
+                self._deleter(props).delete_pod(target.plugin_namespace, restarted)
+                judgement = view.wait_for(
+                    lambda: look(compare=False), lambda j: j.final or j.short_plugin not in (None, restarted), timeout
+                )
             if judgement.passed and group_nodes:
                 judgement = look(compare=True)  # the group's other nodes may have been checked meanwhile
         if not judgement.passed:
             message = failure_message(target, judgement, timeout, int(props["gpusPerNode"]), int(props["replicas"]))
+            if restarted:
+                message += (
+                    f"\n  - recovery: its device plugin pod {restarted} was restarted once (a new pod re-advertises a GPU "
+                    "the old one marked unhealthy); the GPUs did not come back"
+                )
             if judgement.failed_jobs or judgement.unfinished_jobs:
-                deleter = self._job_deleter(props)
+                deleter = self._deleter(props)
                 for name in judgement.failed_jobs + judgement.unfinished_jobs:
                     if view.job(props["namespace"], name) is not None:
                         deleter.delete_job(props["namespace"], name)
@@ -284,7 +325,8 @@ class NodeReadinessProvider(ResourceProvider):
                 message += f"\n{REGATED_HINT}"
             raise NodeNotReadyError(message)
         apply_taints(self._taint_api(props), target.node, desired=[], previous=[GATE.to_k8s()])
-        return {**props, "checklist": judgement.checklist, "gate": "lifted"}
+        recovery = f"restarted device plugin pod {restarted}: its GPUs came back" if restarted else None
+        return {**props, "checklist": judgement.checklist, "gate": "lifted", "recovery": recovery}
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         return CreateResult(id_=props["node"], outs=self._prove(props))
@@ -312,6 +354,8 @@ class NodeReadiness(Resource):
 
     checklist: pulumi.Output[dict[str, str]]
     gate: pulumi.Output[str]
+    # What the check did to bring the node's GPUs back (a plugin pod restart), if anything.
+    recovery: pulumi.Output[str | None]
 
     def __init__(
         self,
@@ -341,6 +385,7 @@ class NodeReadiness(Resource):
             **cluster.props(),
             "checklist": None,
             "gate": None,
+            "recovery": None,
         }
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
         super().__init__(NodeReadinessProvider(), name, props, opts)

@@ -28,15 +28,17 @@ def node(name: str = "n1", gpus: int | None = 4, ready: bool = True, taints: lis
     }
 
 
-def plugin_pod(node_name: str = "n1", phase: str = "Running") -> dict:
+def plugin_pod(node_name: str = "n1", phase: str = "Running", ready_since: str | None = None, suffix: str = "") -> dict:
+    """The group's plugin pod on a node; `ready_since` (an RFC 3339 time) adds its Ready condition."""
+    conditions = [{"type": "Ready", "status": "True", "lastTransitionTime": ready_since}] if ready_since else []
     return {
         "metadata": {
-            "name": f"nvidia-device-plugin-{GROUP}-{node_name}",
+            "name": f"nvidia-device-plugin-{GROUP}-{node_name}{suffix}",
             "namespace": PLUGIN_NAMESPACE,
             "labels": PLUGIN_SELECTOR,
         },
         "spec": {"nodeName": node_name},
-        "status": {"phase": phase},
+        "status": {"phase": phase, "conditions": conditions},
     }
 
 
@@ -64,6 +66,7 @@ class FakeCluster:
         self.events: list[Callable[[FakeCluster], None]] = []
         self.checks = 0
         self.deleted_jobs: list[str] = []
+        self.deleted_pods: list[str] = []
 
     def node(self, name: str) -> dict[str, Any] | None:
         return self.nodes.get(name)
@@ -92,6 +95,10 @@ class FakeCluster:
     def delete_job(self, namespace: str, name: str) -> None:
         self.deleted_jobs.append(name)
         self.jobs.pop((namespace, name), None)
+
+    def delete_pod(self, namespace: str, name: str) -> None:
+        self.deleted_pods.append(name)
+        self.pod_list = [p for p in self.pod_list if p["metadata"]["name"] != name]
 
 
 class FakeTaintApi:

@@ -81,7 +81,7 @@ def cluster(monkeypatch) -> FakeCluster:
     fake = gated_cluster()
     monkeypatch.setattr(NodeReadinessProvider, "_view", lambda self, p: fake)
     monkeypatch.setattr(NodeReadinessProvider, "_taint_api", lambda self, p: FakeTaintApi(fake))
-    monkeypatch.setattr(NodeReadinessProvider, "_job_deleter", lambda self, p: fake)
+    monkeypatch.setattr(NodeReadinessProvider, "_deleter", lambda self, p: fake)
     return fake
 
 
@@ -283,6 +283,57 @@ def test_a_refresh_compares_the_node_with_the_whole_group(cluster):
         cluster.nodes[name] = with_facts(node(name), "NVIDIA H100 80GB HBM3")
     outs = NodeReadinessProvider().read("n1", {**props(groupNodes=["n1", "n2", "n3"]), "checklist": {}, "gate": "lifted"}).outs
     assert outs["checklist"]["gpuFactsAgree"] == "fail", outs
+
+
+LONG_AGO = "2026-01-01T00:00:00Z"
+
+
+def short_node_with_settled_plugin(cluster: FakeCluster) -> None:
+    """n1 offers 3 of its 4 GPUs under a plugin pod Ready for long: an XID marked one unhealthy."""
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
+    cluster.pod_list.append(plugin_pod(ready_since=LONG_AGO))
+    jobs_succeed(cluster)
+
+
+def new_plugin_pod(gpus: str):
+    def land(cluster: FakeCluster) -> None:
+        cluster.pod_list.append(plugin_pod(ready_since=LONG_AGO, suffix="-new"))
+        cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = gpus
+
+    return land
+
+
+def test_a_gpu_lost_to_an_xid_comes_back_with_a_new_plugin_pod_and_the_node_opens(cluster):
+    short_node_with_settled_plugin(cluster)
+    cluster.events = [new_plugin_pod("4")]
+    outs = NodeReadinessProvider().create(props()).outs
+    assert cluster.deleted_pods == ["nvidia-device-plugin-a100-n1"], cluster.deleted_pods
+    assert outs["recovery"] == "restarted device plugin pod nvidia-device-plugin-a100-n1: its GPUs came back", outs
+    assert outs["gate"] == "lifted" and GATE_TAINT not in taints_on(cluster), outs
+
+
+def test_a_gpu_that_stays_broken_fails_once_the_new_pod_has_settled_saying_it_restarted_once(cluster):
+    short_node_with_settled_plugin(cluster)
+    never_reached = []
+    cluster.events = [new_plugin_pod("3"), never_reached.append]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props())
+    message = str(failure.value)
+    assert 'status.allocatable["nvidia.com/gpu"] is 3, expected 4' in message, message
+    assert "recovery: its device plugin pod nvidia-device-plugin-a100-n1 was restarted once" in message, message
+    assert cluster.deleted_pods == ["nvidia-device-plugin-a100-n1"], "restarted more than once"
+    assert never_reached == [], "the wait went on after the new pod settled short"
+
+
+def test_a_plugin_that_only_just_started_is_not_restarted(cluster):
+    from datetime import UTC, datetime
+
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
+    cluster.pod_list.append(plugin_pod(ready_since=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")))
+    jobs_succeed(cluster)
+    with pytest.raises(NodeNotReadyError):
+        NodeReadinessProvider().create(props())
+    assert cluster.deleted_pods == [], cluster.deleted_pods
 
 
 def test_a_failed_job_ends_the_wait_and_is_deleted_to_run_again(cluster):

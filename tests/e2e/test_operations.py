@@ -163,6 +163,35 @@ def test_a_lost_gpu_is_drift_gates_the_node_again_and_it_opens_once_repaired(dep
     assert clean.returncode == 0, deployed.explain("drift remains after the GPU came back", clean)
 
 
+XID_GPUS = "gpu-nodes.dev/simulated-xid-gpus"
+
+
+def plugin_pod_on(local, node: str) -> str:
+    pods = local.kubectl_json("get", "pods", "-n", "nvidia-device-plugin", "--field-selector", f"spec.nodeName={node}")["items"]
+    return " ".join(sorted(p["metadata"]["name"] for p in pods if not p["metadata"].get("deletionTimestamp")))
+
+
+def test_a_gpu_back_after_an_xid_returns_with_a_plugin_restart_and_the_node_opens(deployed):
+    """Issue 20: an XID marks one of gpu-node-2's GPUs unhealthy; the GPU is fine again, but the
+    plugin never takes it back (the registrar plays that: the XID holds until another plugin pod
+    runs). `pulumi up --refresh` gates the node, and its readiness check restarts the plugin pod
+    once: the GPU comes back, the node opens, and its report says what was done."""
+    before = plugin_pod_on(deployed, "gpu-node-2")
+    deployed.kubectl("annotate", "node", "gpu-node-2", f"{XID_GPUS}=1", "--overwrite")
+    wait_for_allocatable(deployed, "gpu-node-2", "3")
+    result = deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", check=False, timeout=900)
+    assert result.returncode == 0, deployed.explain("the node did not come back with a plugin restart", result)
+    after = plugin_pod_on(deployed, "gpu-node-2")
+    assert after and after != before, deployed.explain(f"the plugin pod was not restarted: {before} -> {after}")
+    assert deployed.node("gpu-node-2")["status"]["allocatable"]["nvidia.com/gpu"] == "4"
+    report = deployed.outputs()["nodeGroups"][GROUP]
+    assert report["gpu-node-2"]["recovery"] == f"restarted device plugin pod {before}: its GPUs came back", report["gpu-node-2"]
+    assert report["gpu-node-1"]["recovery"] is None, report["gpu-node-1"]
+    assert_only_gated(deployed)
+    clean = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", check=False)
+    assert clean.returncode == 0, deployed.explain("drift remains after the GPU came back", clean)
+
+
 def test_a_node_gone_not_ready_is_drift_and_is_gated_until_it_is_back(deployed):
     """Issue 12: gpu-node-3 goes NotReady after `up` (kwok's node-not-ready stage)."""
     deployed.kubectl("label", "node", "gpu-node-3", f"{NOT_READY_STAGE}=true", "--overwrite")

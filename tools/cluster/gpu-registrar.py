@@ -12,6 +12,13 @@ simulates nodes without a kubelet, so this loop plays that part:
 
 `gpu-nodes.dev/simulated-unhealthy-gpus: "<K>"` marks K of those GPUs unhealthy, as the
 device plugin does for a GPU with an XID error: capacity stays N, allocatable becomes N-K.
+The annotation stands for a GPU that stays broken.
+
+`gpu-nodes.dev/simulated-xid-gpus: "<K>"` plays an XID on a GPU that is fine again: like the
+real plugin (v0.20.0 ListAndWatch: "there is no way to recover from the Unhealthy state"), the
+plugin pod running when it happened keeps K GPUs unhealthy; the registrar pins the XID to that
+pod (`gpu-nodes.dev/simulated-xid-pod: <uid>`), and once another plugin pod runs on the node it
+re-advertises them all and removes both annotations.
 
 Stdlib only. Credentials come from a kubeconfig through `kubectl config view --raw --flatten`
 (our kubectl is on PATH after `source tools/cluster/env.sh`). The node status is changed with a
@@ -43,6 +50,8 @@ from typing import Any
 GPU_RESOURCE = "nvidia.com/gpu"
 GPUS_ANNOTATION = "gpu-nodes.dev/simulated-gpus"
 UNHEALTHY_ANNOTATION = "gpu-nodes.dev/simulated-unhealthy-gpus"
+XID_ANNOTATION = "gpu-nodes.dev/simulated-xid-gpus"
+XID_POD_ANNOTATION = "gpu-nodes.dev/simulated-xid-pod"
 PLUGIN_LABEL = "app.kubernetes.io/name"
 PLUGIN_LABEL_VALUE = "nvidia-device-plugin"
 FIELD_MANAGER = "gpu-nodes-registrar"
@@ -95,9 +104,31 @@ def is_running(pod: Obj) -> bool:
 
 def nodes_with_running_plugin(pods: Iterable[Obj]) -> set[str]:
     """Names of the nodes on which a device-plugin pod is Running."""
+    return set(running_plugin_pods(pods))
+
+
+def running_plugin_pods(pods: Iterable[Obj]) -> dict[str, str]:
+    """Node name -> uid of the device-plugin pod Running on it."""
     return {
-        p["spec"]["nodeName"] for p in pods if is_device_plugin_pod(p) and is_running(p) and p.get("spec", {}).get("nodeName")
+        p["spec"]["nodeName"]: p["metadata"].get("uid", "")
+        for p in pods
+        if is_device_plugin_pod(p) and is_running(p) and p.get("spec", {}).get("nodeName")
     }
+
+
+def xid_state(node: Obj, plugin_uid: str | None) -> tuple[int, dict | None]:
+    """GPUs an XID keeps unhealthy under the running plugin pod, and the annotation patch that
+    pins the XID to that pod, or clears it once another pod runs (None: no patch)."""
+    annotations = node.get("metadata", {}).get("annotations") or {}
+    count = parse_count(annotations.get(XID_ANNOTATION)) or 0
+    if not count or plugin_uid is None:
+        return 0, None  # no XID, or no plugin to hold it
+    pinned = annotations.get(XID_POD_ANNOTATION)
+    if pinned is None:
+        return count, {"metadata": {"annotations": {XID_POD_ANNOTATION: plugin_uid}}}
+    if pinned == plugin_uid:
+        return count, None
+    return 0, {"metadata": {"annotations": {XID_ANNOTATION: None, XID_POD_ANNOTATION: None}}}
 
 
 @dataclass(frozen=True)
@@ -108,14 +139,17 @@ class Desired:
     allocatable: int | None
 
 
-def desired_gpus(node: Obj, plugin_nodes: set[str]) -> Desired | None:
+def desired_gpus(node: Obj, plugin_nodes: set[str] | Mapping[str, str]) -> Desired | None:
     """What the node should report, or None when the node is not ours to manage."""
     total = simulated_gpus(node)
     if total is None:
         return None
-    if node["metadata"]["name"] not in plugin_nodes:
+    name = node["metadata"]["name"]
+    if name not in plugin_nodes:
         return Desired(None, None)
-    return Desired(total, max(total - unhealthy_gpus(node), 0))
+    uid = plugin_nodes.get(name, "") if isinstance(plugin_nodes, Mapping) else ""
+    xid, _ = xid_state(node, uid)
+    return Desired(total, max(total - unhealthy_gpus(node) - xid, 0))
 
 
 def _quantity(value: Any) -> int | None:
@@ -152,12 +186,24 @@ def status_patch(node: Obj, desired: Desired | None) -> dict | None:
 
 def reconcile(nodes: Iterable[Obj], pods: Iterable[Obj]) -> dict[str, dict]:
     """Node name -> status patch, for every managed node whose GPUs are not what they should be."""
-    plugin_nodes = nodes_with_running_plugin(pods)
+    plugins = running_plugin_pods(pods)
     patches = {}
     for node in nodes:
-        patch = status_patch(node, desired_gpus(node, plugin_nodes))
+        patch = status_patch(node, desired_gpus(node, plugins))
         if patch is not None:
             patches[node["metadata"]["name"]] = patch
+    return patches
+
+
+def xid_patches(nodes: Iterable[Obj], pods: Iterable[Obj]) -> dict[str, dict]:
+    """Node name -> metadata patch pinning or clearing a simulated XID."""
+    plugins = running_plugin_pods(pods)
+    patches = {}
+    for node in nodes:
+        name = node["metadata"]["name"]
+        _, patch = xid_state(node, plugins.get(name))
+        if patch is not None:
+            patches[name] = patch
     return patches
 
 
@@ -215,6 +261,10 @@ class Client:
         q = urllib.parse.urlencode({"labelSelector": f"{PLUGIN_LABEL}={PLUGIN_LABEL_VALUE}"})
         return self._request("GET", f"/api/v1/pods?{q}")["items"]
 
+    def patch_node(self, name: str, patch: dict) -> dict:
+        q = urllib.parse.urlencode({"fieldManager": FIELD_MANAGER})
+        return self._request("PATCH", f"/api/v1/nodes/{urllib.parse.quote(name)}?{q}", patch, "application/merge-patch+json")
+
     def patch_node_status(self, name: str, patch: dict) -> dict:
         q = urllib.parse.urlencode({"fieldManager": FIELD_MANAGER})
         path = f"/api/v1/nodes/{urllib.parse.quote(name)}/status?{q}"
@@ -225,7 +275,11 @@ class Client:
 
 
 def run_once(client: Client) -> dict[str, dict]:
-    patches = reconcile(client.list_nodes(), client.list_plugin_pods())
+    nodes, pods = client.list_nodes(), client.list_plugin_pods()
+    for name, patch in sorted(xid_patches(nodes, pods).items()):
+        client.patch_node(name, patch)
+        log.info("node %s: %s", name, json.dumps(patch["metadata"], sort_keys=True))
+    patches = reconcile(nodes, pods)
     for name, patch in sorted(patches.items()):
         client.patch_node_status(name, patch)
         log.info("node %s: %s", name, json.dumps(patch["status"], sort_keys=True))

@@ -163,3 +163,45 @@ def test_node_status_missing_entirely():
 def test_current_gpus():
     assert reg.current_gpus(node(capacity={GPU: "4"}, allocatable={GPU: "3"})) == reg.Desired(4, 3)
     assert reg.current_gpus(node()) == reg.Desired(None, None)
+
+
+# --------------------------------------------------------------------------- XIDs until a plugin restart
+
+
+def with_xid(n, count="1", pinned=None):
+    n["metadata"]["annotations"][reg.XID_ANNOTATION] = count
+    if pinned is not None:
+        n["metadata"]["annotations"][reg.XID_POD_ANNOTATION] = pinned
+    return n
+
+
+def plugin(uid, node_name="gpu-node-1"):
+    p = pod(node_name)
+    p["metadata"]["uid"] = uid
+    return p
+
+
+def test_an_xid_is_pinned_to_the_plugin_pod_that_saw_it():
+    n = with_xid(node(capacity={GPU: "4"}, allocatable={GPU: "4"}))
+    assert reg.xid_patches([n], [plugin("uid-1")]) == {
+        "gpu-node-1": {"metadata": {"annotations": {reg.XID_POD_ANNOTATION: "uid-1"}}}
+    }
+    assert reg.reconcile([n], [plugin("uid-1")]) == {"gpu-node-1": {"status": {"allocatable": {GPU: "3"}}}}
+
+
+def test_the_same_plugin_pod_keeps_the_gpu_unhealthy():
+    n = with_xid(node(capacity={GPU: "4"}, allocatable={GPU: "3"}), pinned="uid-1")
+    assert reg.xid_patches([n], [plugin("uid-1")]) == {}
+    assert reg.reconcile([n], [plugin("uid-1")]) == {}
+
+
+def test_a_new_plugin_pod_re_advertises_the_gpu_and_clears_the_xid():
+    n = with_xid(node(capacity={GPU: "4"}, allocatable={GPU: "3"}), pinned="uid-1")
+    cleared = {reg.XID_ANNOTATION: None, reg.XID_POD_ANNOTATION: None}
+    assert reg.xid_patches([n], [plugin("uid-2")]) == {"gpu-node-1": {"metadata": {"annotations": cleared}}}
+    assert reg.reconcile([n], [plugin("uid-2")]) == {"gpu-node-1": {"status": {"allocatable": {GPU: "4"}}}}
+
+
+def test_an_xid_without_a_plugin_waits_for_one():
+    n = with_xid(node())
+    assert reg.xid_patches([n], []) == {}
