@@ -49,6 +49,9 @@ T = TypeVar("T")
 # Not one of the runbook's five: only where the group's nodes are compared (README, "GPU facts").
 FACTS_ITEM = "gpuFactsAgree"
 
+# The workload check of a busy, open node, put off to the next run (a checklist value).
+DEFERRED = "deferred"
+
 # How long a plugin pod is Ready before its count is what it registers (it registers at start).
 PLUGIN_SETTLE_SECONDS = 10.0
 
@@ -125,6 +128,8 @@ class Judgement:
     # The node's settled plugin pod when the node is short of GPUs and otherwise sound: a
     # restart of that pod is what brings back a GPU the plugin marked unhealthy.
     short_plugin: str | None = None
+    # Jobs of an open, busy node whose run waits for the next `pulumi up` (see `judge`).
+    deferred_jobs: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -165,6 +170,7 @@ def judge(
     failed: list[str] = []
     unfinished: list[str] = []
     workload: list[str] = []
+    busy: list[str] = []  # Jobs Pending only because the node's GPUs are all in use
     for name in jobs:
         job = view.job(namespace, name)
         if job is None:
@@ -174,20 +180,30 @@ def judge(
         verdict, detail = job_verdict(job)
         if verdict == "succeeded":
             continue
-        story = "; ".join(s for s in (pod_story(p) for p in view.pods(namespace, {JOB_NAME_LABEL: name})) if s)
+        pods = view.pods(namespace, {JOB_NAME_LABEL: name})
+        if verdict == "running" and pods and all(_waits_for_gpus(p) for p in pods):
+            busy.append(name)
+        story = "; ".join(s for s in (pod_story(p) for p in pods) if s)
         stories.by_job[name] = story or stories.by_job.get(name, "")
         (failed if verdict == "failed" else unfinished).append(name)
         what = f"failed ({detail})" if verdict == "failed" else f"has not succeeded ({detail})"
         workload.append(f"verification Job {namespace}/{name} {what}; {stories.by_job[name] or 'no pod story'}")
-    items = item_problems(target, node, plugin_pods, "; ".join(workload) or None)
+    # An open node whose GPUs are all in use keeps serving: with everything else proven, its
+    # workload check waits for the next run (a new node, or one gated again, is proven in full).
+    deferred = bool(busy) and busy == unfinished and not failed and not gated(node)
+    items = item_problems(target, node, plugin_pods, None if deferred else "; ".join(workload) or None)
+    if deferred and any(items.values()):
+        deferred, items = False, item_problems(target, node, plugin_pods, "; ".join(workload) or None)
     # One line per failed item, and one per Job that has not succeeded; the node's readiness first.
     problems: list[tuple[str | None, str]] = [(None, ready)] if (ready := not_ready(node)) is not None else []
     problems += [(item, text) for item, text in items.items() if text and item != "workloadSucceeded"]
-    problems += [("workloadSucceeded", w) for w in workload]
+    problems += [] if deferred else [("workloadSucceeded", w) for w in workload]
     short_plugin = None
     if items["gpusRegistered"] and not items["pluginRunning"] and not_ready(node) is None and not failed:
         short_plugin = settled_plugin_pod(target, plugin_pods, time.time(), PLUGIN_SETTLE_SECONDS)
     items_checklist = checklist(items)
+    if deferred:
+        items_checklist["workloadSucceeded"] = DEFERRED
     if group_nodes:
         facts = facts_problem(view, target.node, group_nodes) if compare else None
         items_checklist[FACTS_ITEM] = FAIL if facts else PASS
@@ -199,7 +215,16 @@ def judge(
         unfinished_jobs=unfinished,
         gate_up=gated(node),
         short_plugin=short_plugin,
+        deferred_jobs=busy if deferred else [],
     )
+
+
+def _waits_for_gpus(pod: dict[str, Any]) -> bool:
+    """A Job pod the scheduler holds back only for want of free GPUs (they are all in use)."""
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return condition.get("reason") == "Unschedulable" and "Insufficient nvidia.com/" in condition.get("message", "")
+    return False
 
 
 def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpus_per_node: int, replicas: int) -> str:
@@ -324,6 +349,11 @@ class NodeReadinessProvider(ResourceProvider):
                 apply_taints(self._taint_api(props), target.node, desired=[GATE.to_k8s()], previous=[])
                 message += f"\n{REGATED_HINT}"
             raise NodeNotReadyError(message)
+        if judgement.deferred_jobs:
+            # They would run whenever GPUs free up, or fail at their deadline: the next run makes new ones.
+            deleter = self._deleter(props)
+            for name in judgement.deferred_jobs:
+                deleter.delete_job(props["namespace"], name)
         apply_taints(self._taint_api(props), target.node, desired=[], previous=[GATE.to_k8s()])
         recovery = f"restarted device plugin pod {restarted}: its GPUs came back" if restarted else None
         return {**props, "checklist": judgement.checklist, "gate": "lifted", "recovery": recovery}

@@ -336,6 +336,50 @@ def test_a_plugin_that_only_just_started_is_not_restarted(cluster):
     assert cluster.deleted_pods == [], cluster.deleted_pods
 
 
+BUSY = "0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 3 node(s) didn't match Pod's node affinity/selector."
+
+
+def busy_pod(job_name: str) -> dict:
+    pod = pending_pod(job_name)
+    pod["status"]["conditions"][0]["message"] = BUSY
+    return pod
+
+
+def open_busy_node(cluster: FakeCluster) -> None:
+    """n1 proven before and open; a new plugin runs; every GPU is taken by a tenant's pod."""
+    cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
+    cluster.pod_list += [plugin_pod(), busy_pod(JOBS[0]), busy_pod(JOBS[1])]
+
+
+def test_an_open_busy_node_keeps_serving_and_its_workload_check_is_deferred(cluster):
+    open_busy_node(cluster)
+    outs = NodeReadinessProvider().update("n1", {}, props()).outs
+    assert outs["checklist"]["workloadSucceeded"] == "deferred", outs["checklist"]
+    assert outs["checklist"]["gpusRegistered"] == PASS and outs["gate"] == "lifted", outs
+    assert sorted(cluster.deleted_jobs) == sorted(JOBS), "the pending Jobs would run, or fail, later"
+    assert GATE_TAINT not in taints_on(cluster)
+
+
+def test_a_deferred_check_is_proven_again_on_the_next_run():
+    olds = {**props(), "checklist": {"workloadSucceeded": "deferred"}, "gate": "lifted"}
+    assert NodeReadinessProvider().diff("n1", olds, props()).changes is True
+
+
+def test_a_gated_node_is_never_deferred(cluster):
+    """A new node (or one gated again) proves it all: its Jobs must run."""
+    cluster.pod_list += [plugin_pod(), busy_pod(JOBS[0]), busy_pod(JOBS[1])]
+    with pytest.raises(NodeNotReadyError, match="Insufficient nvidia.com/gpu"):
+        NodeReadinessProvider().create(props())
+    assert GATE_TAINT in taints_on(cluster)
+
+
+def test_a_busy_node_short_of_gpus_is_not_deferred(cluster):
+    open_busy_node(cluster)
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
+    with pytest.raises(NodeNotReadyError, match=r"is 3, expected 4"):
+        NodeReadinessProvider().update("n1", {}, props())
+
+
 def test_a_failed_job_ends_the_wait_and_is_deleted_to_run_again(cluster):
     def job_fails(c: FakeCluster) -> None:
         c.jobs[(VERIFICATION_NAMESPACE, JOBS[1])] = job(failed_reason="BackoffLimitExceeded")

@@ -344,6 +344,60 @@ def test_a_cuda_failure_is_named_in_pulumi_ups_message(deployed):
     assert_only_gated(deployed)
 
 
+TENANT_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: tenant-training, namespace: default}
+spec:
+  nodeSelector: {kubernetes.io/hostname: gpu-node-3}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  restartPolicy: Never
+  containers:
+  - name: train
+    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+    resources: {limits: {nvidia.com/gpu: "4"}}
+"""
+
+
+def test_a_plugin_upgrade_on_a_busy_node_completes_and_defers_its_workload_check(deployed):
+    """Issue 20: a tenant's pod holds all four GPUs of gpu-node-3 when the plugin image changes.
+    The new Jobs cannot schedule there (and must not preempt): `pulumi up` completes, gpu-node-3
+    stays open with its plugin and GPU count proven and its workload check reported deferred;
+    `pulumi up --refresh` once the GPUs are free proves it in full."""
+    deployed.run("kubectl", "apply", "-f", "-", stdin=TENANT_POD)
+    old = STACK_FILE.read_text()
+    try:
+        wait_for_phase(deployed, "default", "tenant-training", "Running")
+        edit_group(lambda group: group.setdefault("devicePlugin", {}).update(image="nvcr.io/nvidia/k8s-device-plugin:v0.18.2"))
+        result = deployed.pulumi("up", "--yes", "--skip-preview", check=False, timeout=1200)
+        assert result.returncode == 0, deployed.explain("the upgrade failed on a busy node", result)
+        report = deployed.outputs()["nodeGroups"][GROUP]
+        assert report["gpu-node-3"]["checklist"]["workloadSucceeded"] == "deferred", report["gpu-node-3"]
+        assert report["gpu-node-3"]["checklist"]["gpusRegistered"] == "pass", report["gpu-node-3"]
+        for name in ("gpu-node-1", "gpu-node-2"):
+            assert report[name]["checklist"]["workloadSucceeded"] == "pass", report[name]
+        assert_only_gated(deployed)
+        phase = deployed.kubectl_json("get", "pod", "-n", "default", "tenant-training")["status"]["phase"]
+        assert phase == "Running", f"the tenant's pod was disturbed: {phase}"
+    finally:
+        deployed.kubectl("delete", "pod", "-n", "default", "tenant-training", "--wait=true", check=False)
+        STACK_FILE.write_text(old)
+    deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", timeout=1200)
+    report = deployed.outputs()["nodeGroups"][GROUP]
+    assert report["gpu-node-3"]["checklist"]["workloadSucceeded"] == "pass", report["gpu-node-3"]
+    assert_only_gated(deployed)
+
+
+def wait_for_phase(local, namespace: str, name: str, phase: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = local.kubectl_json("get", "pod", "-n", namespace, name).get("status", {}).get("phase")
+        if found == phase:
+            return
+        assert time.monotonic() < deadline, local.explain(f"pod {namespace}/{name} is {found}, waited for {phase}")
+        time.sleep(1)
+
+
 def set_host_key(key: str):
     def change(group):
         group["nodes"][1]["hostKey"] = key
