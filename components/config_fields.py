@@ -75,6 +75,8 @@ INTEGER = Kind(int, "a whole number")
 BOOLEAN = Kind(bool, "true or false")
 OBJECT = Kind(dict, "an object", empty_when_null=True)
 LIST = Kind(list, "a list", empty_when_null=True)
+# Any scalar; its Check says which (a count or a percentage, say).
+SCALAR = Kind(object, "a value")
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
         "metadata": {"name": daemonset_name(group), "namespace": spec.namespace, "labels": _labels(group)},
         "spec": {
             "selector": {"matchLabels": selector_labels(APP_NAME, group.name)},
-            "updateStrategy": {"type": "RollingUpdate"},
+            "updateStrategy": update_strategy(spec),
             "template": {
                 "metadata": {
                     "labels": _labels(group),
@@ -138,6 +138,27 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
             },
         },
     }
+
+
+def update_strategy(spec: DevicePluginSpec) -> dict[str, Any]:
+    """RollingUpdate, at `maxUnavailable` nodes at a time when set (else Kubernetes' 1)."""
+    if spec.max_unavailable is None:
+        return {"type": "RollingUpdate"}
+    return {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": spec.max_unavailable}}
+
+
+def rollout_steps(group: NodeGroupSpec) -> int:
+    """How many rounds a rollout of the group's plugin takes: its nodes, `maxUnavailable` at a time."""
+    nodes = len(group.nodes)
+    step = group.device_plugin.max_unavailable or 1
+    at_once = -(-nodes * int(step[:-1]) // 100) if isinstance(step, str) else int(step)
+    return -(-nodes // max(at_once, 1))
+
+
+def rollout_timeout(group: NodeGroupSpec) -> str:
+    """How long the engine waits for the DaemonSet's rollout: the provider's own 10 minutes, or
+    two minutes a round for a group that rolls more rounds than that covers."""
+    return f"{max(10, 2 * rollout_steps(group))}m"
 
 
 def image_pull_policy(policy: str | None) -> dict[str, str]:

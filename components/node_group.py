@@ -20,7 +20,7 @@ from pulumi_command import remote
 
 from components.claims import CREATE, Claim, ObjectClaim, stack_label_value
 from components.device_plugin import APP_NAME as PLUGIN_APP_NAME
-from components.device_plugin import config_map_manifest, daemonset_manifest
+from components.device_plugin import config_map_manifest, daemonset_manifest, rollout_timeout
 from components.gpu_facts import annotation, facts_from_report
 from components.kube_client import ClusterAccess
 from components.namespaces import SharedNamespace
@@ -136,11 +136,17 @@ class GpuNodeGroup(pulumi.ComponentResource):
         config_map = config_map_manifest(spec)
         if config_map is not None:
             plugin_deps.append(_register(config_map, k8s.core.v1.ConfigMap, f"{name}-device-plugin-config", in_plugin_namespace))
+        rollout = rollout_timeout(spec)
         daemonset = _register(
             daemonset_manifest(spec),
             k8s.apps.v1.DaemonSet,
             f"{name}-device-plugin",
-            pulumi.ResourceOptions.merge(in_plugin_namespace, pulumi.ResourceOptions(depends_on=plugin_deps)),
+            pulumi.ResourceOptions.merge(
+                in_plugin_namespace,
+                pulumi.ResourceOptions(
+                    depends_on=plugin_deps, custom_timeouts=pulumi.CustomTimeouts(create=rollout, update=rollout)
+                ),
+            ),
         )
 
         in_verification_namespace = pulumi.ResourceOptions(

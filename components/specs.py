@@ -12,7 +12,20 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from components.config_fields import BOOLEAN, INTEGER, LIST, OBJECT, STRING, Check, Setting, between, matching, one_of, setting
+from components.config_fields import (
+    BOOLEAN,
+    INTEGER,
+    LIST,
+    OBJECT,
+    SCALAR,
+    STRING,
+    Check,
+    Setting,
+    between,
+    matching,
+    one_of,
+    setting,
+)
 from components.k8s_syntax import Taint, image_tag, is_dns_label, is_dns_subdomain, is_pinned_image
 
 NAMESPACE = "gpu-nodes"
@@ -92,6 +105,12 @@ _HOST_KEY = Check(is_host_key, "expected an OpenSSH public host key line such as
 def _image(help: str, default: str, key: str = "image") -> Any:
     """A pinned image, for the device plugin and the verification pods."""
     return setting(key, STRING, "string", help, default=default, check=_PINNED)
+
+
+def _count_or_percent(value: Any) -> bool:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value >= 1
+    return isinstance(value, str) and bool(re.fullmatch(r"\d{1,3}%", value)) and 1 <= int(value[:-1]) <= 100
 
 
 def _pull_policy(whose: str) -> Any:
@@ -209,6 +228,15 @@ class DevicePluginSpec:
         default=True,
     )
     image_pull_policy: str | None = _pull_policy("the plugin's")
+    max_unavailable: int | str | None = setting(
+        "maxUnavailable",
+        SCALAR,
+        "int ≥ 1, or `N%`",
+        "how many nodes' plugin pods a rollout replaces at once (the DaemonSet's `maxUnavailable`)",
+        default=None,
+        default_text="`1` (Kubernetes')",
+        check=Check(_count_or_percent, "expected a whole number of at least 1, or a percentage from 1% to 100%"),
+    )
     ignored_xids: tuple[int, ...] = setting(
         "ignoredXids",
         LIST,

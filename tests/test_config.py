@@ -444,6 +444,12 @@ def test_hand_over_names_daemonsets_or_cluster_policies():
     assert_one_problem(caught.value.problems, "gpu-nodes:handOver[0]", "<namespace>/<DaemonSet name> or ClusterPolicy/<name>")
 
 
+@pytest.mark.parametrize("value", [0, "0%", "150%", "ten", True])
+def test_max_unavailable_is_a_count_or_a_percentage(value):
+    problems = problems_of(group(devicePlugin={"maxUnavailable": value}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.maxUnavailable", "at least 1, or a percentage from 1% to 100%")
+
+
 def test_empty_gpus_per_pod_without_mig_resources():
     problems = problems_of(group(verification={"gpusPerPod": []}))
     assert_one_problem(problems, f"{KEY}.verification.gpusPerPod", "at least one GPU count")

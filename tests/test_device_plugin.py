@@ -190,3 +190,24 @@ def test_ignored_xids_are_a_comma_separated_list():
 
 def test_the_plugins_health_checks_stand_by_default():
     assert "DP_DISABLE_HEALTHCHECKS" not in env(daemonset_manifest(group_spec()))
+
+
+@pytest.mark.parametrize(("value", "steps"), [(None, 5), (2, 3), ("40%", 3), ("100%", 1)])
+def test_the_rollout_pace_follows_max_unavailable(value, steps):
+    from components.device_plugin import rollout_steps
+
+    spec = group_spec(nodes=5, devicePlugin={} if value is None else {"maxUnavailable": value})
+    strategy = daemonset_manifest(spec)["spec"]["updateStrategy"]
+    expected = (
+        {"type": "RollingUpdate"} if value is None else {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": value}}
+    )
+    assert strategy == expected, strategy
+    assert rollout_steps(spec) == steps, (value, rollout_steps(spec))
+
+
+def test_the_engines_wait_for_a_rollout_grows_with_the_group():
+    from components.device_plugin import rollout_timeout
+
+    assert rollout_timeout(group_spec(nodes=3)) == "10m"
+    assert rollout_timeout(group_spec(nodes=500)) == "1000m"
+    assert rollout_timeout(group_spec(nodes=500, devicePlugin={"maxUnavailable": "10%"})) == "20m"
