@@ -4,7 +4,8 @@ The script is kept as parts (`scripts/preflight/*.sh`, one per check plus what t
 and joined into one text, in name order. Per node, two resources:
 
 - `<group>-<node>-preflight-script`, a `remote.CopyToRemote`, copies the parts directory over
-  SFTP to `/var/lib/gpu-nodes/preflight/<first 12 hex of the script's sha256>/preflight/`.
+  SFTP to `/var/lib/gpu-nodes/preflight/<first 12 hex of the script's sha256>/preflight/` (with
+  `become: sudo`, to `~/.gpu-nodes/preflight/...` in the login user's home).
   Its source is a `FileArchive`, which Pulumi keeps in the state as a hash and a path, not
   as the content: the script is in no node's state (it was 44 KB of each, as stdin).
 - `<group>-<node>-preflight`, a `remote.Command` that depends on the copy. Its command line
@@ -38,6 +39,8 @@ REQUIRE_DEFAULT_RUNTIME = "--require-default-runtime"
 REQUIRE_CDI = "--require-cdi"
 # Root-owned, on every machine: one directory per script digest, so a new script never mixes with an old one.
 REMOTE_ROOT = "/var/lib/gpu-nodes/preflight"
+# With become, the login user copies the script into its own home (SFTP and the shell start there).
+BECOME_ROOT = ".gpu-nodes/preflight"
 # What the command line exits with when the copy is missing or is not the script: neither the
 # script's 1 (a check failed) nor its 2 (usage).
 REFUSED_EXIT = 3
@@ -106,11 +109,29 @@ _CHECK_THEN_RUN = (
 )
 
 
-def preflight_command(spec: PreflightSpec, expect_gpus: int, root: str = REMOTE_ROOT) -> str:
+# With become: sudo, the same, but the checked script runs as root through `sudo -n` (never a
+# password prompt, which would hang the run), after a first `sudo -n true` that says clearly
+# when the user may not.
+_SUDO_FIRST = (
+    'sudo -n true 2>/dev/null || { echo "preflight: $(id -un) may not run sudo without a password here '
+    '(preflight.become: sudo runs sudo -n): allow it (NOPASSWD) in sudoers, or log in as root" >&2; '
+    f"exit {REFUSED_EXIT}; }}; "
+)
+
+
+def preflight_command(spec: PreflightSpec, expect_gpus: int, root: str | None = None) -> str:
     """The remote command line (create, and update, for which pulumi-command runs create again):
     it checks the copied script against its digest, then runs it with its arguments."""
-    preamble = f"d={shlex.quote(remote_dir(root))} want={script_digest()}; "
-    return shlex.join(["bash", "-c", preamble + _CHECK_THEN_RUN, "preflight", *preflight_arguments(spec, expect_gpus)])
+    preamble = f"d={shlex.quote(remote_dir(root or script_root(spec)))} want={script_digest()}; "
+    body = _CHECK_THEN_RUN
+    if spec.become == "sudo":
+        body = _SUDO_FIRST + body.replace('| bash -s -- "$@"', '| sudo -n bash -s -- "$@"')
+    return shlex.join(["bash", "-c", preamble + body, "preflight", *preflight_arguments(spec, expect_gpus)])
+
+
+def script_root(spec: PreflightSpec) -> str:
+    """Where the script's copies live on the machine: root's, or the login user's home with become."""
+    return BECOME_ROOT if spec.become else REMOTE_ROOT
 
 
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
@@ -129,6 +150,8 @@ def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
         optional.append(f"mig={spec.mig_strategy}")
     if spec.gpu_model:
         optional.append(f"gpu-model={spec.gpu_model}")
+    if spec.become:
+        optional.append(f"become={spec.become}")
 
     if spec.recheck is not None:
         optional.append(f"recheck={spec.recheck}")
@@ -208,7 +231,7 @@ def node_preflight(
         f"{name}-script",
         connection=conn,
         source=script_source(),
-        remote_path=remote_dir(),
+        remote_path=remote_dir(script_root(spec)),
         triggers=rerun,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[after] if after else [])),
     )

@@ -387,6 +387,16 @@ class PreflightSpec:
         default=None,
         section=SshProxySpec,
     )
+    become: str | None = setting(
+        "become",
+        STRING,
+        "`sudo`",
+        "run the checks as root through `sudo -n` when `sshUser` is not root; the script is then copied to the "
+        'user\'s home (see "Privileges")',
+        default=None,
+        default_text="none (log in as root)",
+        check=one_of(("sudo",)),
+    )
     # Any text; a new value runs preflight again on every node of the group.
     recheck: str | None = setting(
         "recheck",

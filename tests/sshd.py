@@ -159,8 +159,9 @@ def _start(state: Path, spec: MachineSpec, host: str, client_key_file: Path) -> 
 
 
 @contextmanager
-def throwaway_user(prefix: str = "gpn") -> Iterator[str]:
-    """A local non-root login user for the duration, removed afterwards.
+def throwaway_user(prefix: str = "gpn", home: bool = False) -> Iterator[str]:
+    """A local non-root login user for the duration, removed afterwards (with its home, when
+    `home`: where preflight.become copies the script).
 
     Create it before starting the sshd that should know it: the fake machine's /etc is
     an overlay taken when sshd starts. Its password is '*' (no password, not locked:
@@ -168,11 +169,8 @@ def throwaway_user(prefix: str = "gpn") -> Iterator[str]:
     AuthorizedKeysFile, which is the same for every user."""
     name = f"{prefix}{os.getpid()}"[:32]
     subprocess.run(["userdel", name], capture_output=True, check=False)  # a leftover from a killed run
-    subprocess.run(
-        ["useradd", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/bin/bash", name],
-        check=True,
-        capture_output=True,
-    )
+    where = ["--create-home", "--home-dir", f"/home/{name}"] if home else ["--no-create-home", "--home-dir", "/nonexistent"]
+    subprocess.run(["useradd", *where, "--shell", "/bin/bash", name], check=True, capture_output=True)
     try:
         subprocess.run(["usermod", "--password", "*", name], check=True, capture_output=True)
         yield name
@@ -184,7 +182,7 @@ def _remove_user(name: str) -> None:
     # A session of the user may still be ending when the test is done, and plain userdel
     # refuses a user with processes: force it, and check that it is gone.
     for _ in range(30):
-        subprocess.run(["userdel", "--force", name], capture_output=True, check=False)
+        subprocess.run(["userdel", "--force", "--remove", name], capture_output=True, check=False)
         if subprocess.run(["id", name], capture_output=True, check=False).returncode != 0:
             return
         time.sleep(0.1)

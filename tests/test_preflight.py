@@ -10,7 +10,16 @@ import subprocess
 import pytest
 
 from components.config import parse_stack
-from components.preflight import SCRIPT_DIR, parse_report, preflight_command, preflight_script, script_parts, triggers
+from components.preflight import (
+    SCRIPT_DIR,
+    parse_report,
+    preflight_command,
+    preflight_script,
+    remote_dir,
+    script_parts,
+    script_root,
+    triggers,
+)
 from components.specs import GPU_ACCESS
 from tests.factories import HOST_KEY, group
 from tests.pulumi_mocks import HEALTHY_REPORT, ROOT, run_component
@@ -312,3 +321,28 @@ def test_no_minimum_toolkit_asks_nothing_of_it():
     spec = parse_stack([group("a100", preflight={"minToolkit": ""})]).node_groups[0]
     assert "--min-toolkit" not in preflight_command(spec.preflight, 4), preflight_command(spec.preflight, 4)
     assert not any(t.startswith("min-toolkit=") for t in triggers(spec.preflight, 4)), triggers(spec.preflight, 4)
+
+
+def test_become_sudo_copies_into_the_users_home_and_runs_the_checked_script_through_sudo():
+    run = commands(group("a100", preflight={"become": "sudo"}))
+    command = run["a100-a100-node-1-preflight"].inputs["create"]
+    digest = hashlib.sha256(preflight_script().encode()).hexdigest()
+    assert f"d=.gpu-nodes/preflight/{digest[:12]} " in command, command
+    assert command.index("sudo -n true") < command.index("| sudo -n bash -s --"), command
+    assert "| bash -s --" not in command, "a second, unprivileged run of the script"
+    assert "become=sudo" in run["a100-a100-node-1-preflight"].inputs["triggers"]
+
+
+def test_become_sudo_copy_goes_where_the_command_reads():
+    spec = parse_stack([group("a100", preflight={"become": "sudo"})]).node_groups[0]
+    copies = {
+        r.name: r for r in run_component(group("a100", preflight={"become": "sudo"})).of_type("command:remote:CopyToRemote")
+    }
+    copy = copies["a100-a100-node-1-preflight-script"]
+    assert copy.inputs["remotePath"] == remote_dir(script_root(spec.preflight)), copy.urn
+    assert copy.inputs["remotePath"].startswith(".gpu-nodes/preflight/"), copy.urn
+
+
+def test_without_become_the_copy_stays_roots():
+    spec = parse_stack([group("a100")]).node_groups[0]
+    assert remote_dir(script_root(spec.preflight)).startswith("/var/lib/gpu-nodes/preflight/")

@@ -3,6 +3,7 @@ pinned to pulumi-command 1.2.1's documented behaviour: real engine, real sshd on
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import time
@@ -14,7 +15,7 @@ import pytest
 
 from tests.engine.listener import counting_listener
 from tests.engine.project import Project, explain, new_project
-from tests.sshd import MachineSpec, SshServer, fakehost, require_sshd, running_sshd
+from tests.sshd import MachineSpec, SshServer, fakehost, require_sshd, running_sshd, throwaway_user
 
 # Resources from spec.json beside the program, so that each test says what it deploys.
 PROGRAM = """
@@ -250,6 +251,28 @@ def test_copy_to_remote_copies_a_directory_archive_over_sftp(tmp_path, machine):
     )
     assert (landed / "nested" / "deep.txt").read_text() == "deep\n", "copy: the content differs"
     assert project.pulumi("preview", "--expect-no-changes", check=False).returncode == 0, "copy: changes after up"
+
+
+@pytest.fixture(scope="module")
+def user_machine(tmp_path_factory) -> Iterator[SshServer]:
+    """A machine reached as a non-root user with a home, as preflight.become logs in."""
+    require_sshd()
+    # The user first: the fake machine's /etc is taken when its sshd starts.
+    workdir = tmp_path_factory.mktemp("user-machine")
+    with throwaway_user("gpnc", home=True) as user, running_sshd(workdir, MachineSpec(hostname="standin-user")) as server:
+        yield dataclasses.replace(server, user=user)
+
+
+def test_a_relative_remote_path_lands_in_the_login_users_home(tmp_path, user_machine):
+    """Where preflight.become copies the script: SFTP starts in the user's home."""
+    source = tmp_path / "preflight"
+    source.mkdir()
+    (source / "00-common.sh").write_text("echo common\n")
+    copy = {"name": "copy", "connection": to(user_machine), "source": str(source), "remotePath": ".gpu-nodes/preflight/abc"}
+    project = deploy(tmp_path, user_machine, {"copies": [copy]})
+    project.up()
+    landed = user_machine.machine.machine_path(f"/home/{user_machine.user}/.gpu-nodes/preflight/abc/preflight/00-common.sh")
+    assert landed.read_text() == "echo common\n", f"copy: not in the user's home: {landed}"
 
 
 def test_a_machine_behind_a_proxy_is_reached_through_it(tmp_path, machine, bastion):

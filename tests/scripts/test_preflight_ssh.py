@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sshd import MachineSpec, SshServer, copy_to_remote, fakehost, require_sshd, run_ssh, running_sshd, throwaway_user
 
-from components.preflight import SCRIPT_DIR, preflight_command, remote_dir
+from components.preflight import SCRIPT_DIR, preflight_command, remote_dir, script_root
 from tests.specs import group_spec
 
 from .preflight_node import CHECK_NAMES, parse_one_object
@@ -173,3 +173,49 @@ def test_non_root_user_is_told_what_it_cannot_read(private_server: tuple[SshServ
     assert gates["ok"] is False
     expected = "cannot read /var/lib/kubelet/kubeadm-flags.env (/var/lib/kubelet is not searchable)"
     assert gates["detail"].startswith(expected), gates
+
+
+# ------------------------------------------------------- become: sudo (issue 20)
+#
+# Root cannot log in on cloud images and hardened fleets; `preflight.become: sudo` logs in as
+# the user, copies the script into its home and runs it as root through `sudo -n`. The
+# machine's files are private (root's), so only a real sudo lets the checks pass.
+
+BECOME = group_spec(preflight={"become": "sudo"}).preflight
+BECOME_COMMAND = preflight_command(BECOME, 2)
+
+
+@pytest.fixture(scope="module")
+def sudo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SshServer, str, str]]:
+    require_sshd()
+    with throwaway_user("gpns", home=True) as sudoer, throwaway_user("gpnu", home=True) as plain:
+        spec = MachineSpec(hostname="gpu-sudo", gpus=2, private_files=True, sudoers=(sudoer,))
+        with running_sshd(tmp_path_factory.mktemp("sshd-sudo"), spec) as srv:
+            yield srv, sudoer, plain
+
+
+def copy_as(server: SshServer, user: str, known_hosts: Path) -> SshServer:
+    """The copy as the component makes it with become: into the login user's home."""
+    as_user = dataclasses.replace(server, user=user)
+    proc = copy_to_remote(as_user, known_hosts, SCRIPT_DIR, remote_dir(script_root(BECOME)))
+    assert proc.returncode == 0, proc.stderr
+    return as_user
+
+
+def test_a_sudoer_runs_every_check_as_root(sudo_server: tuple[SshServer, str, str], tmp_path: Path) -> None:
+    server, sudoer, _plain = sudo_server
+    as_user = copy_as(server, sudoer, server.known_hosts(tmp_path / "known_hosts"))
+    proc = run_ssh(as_user, tmp_path / "known_hosts", BECOME_COMMAND)
+    report = parse_one_object(proc.stdout, proc.stderr)
+    assert proc.returncode == 0, report["checks"]
+    assert report["ok"] is True and report["runtime"]["certain"] is True, report["checks"]
+    assert server.machine.machine_path(f"/home/{sudoer}/{remote_dir(script_root(BECOME))}").is_dir()
+
+
+def test_a_user_without_sudo_is_told_so_and_nothing_runs(sudo_server: tuple[SshServer, str, str], tmp_path: Path) -> None:
+    server, _sudoer, plain = sudo_server
+    as_user = copy_as(server, plain, server.known_hosts(tmp_path / "known_hosts"))
+    proc = run_ssh(as_user, tmp_path / "known_hosts", BECOME_COMMAND)
+    assert proc.returncode == 3 and proc.stdout == "", (proc.returncode, proc.stdout)
+    expected = f"preflight: {plain} may not run sudo without a password here (preflight.become: sudo runs sudo -n)"
+    assert expected in proc.stderr, proc.stderr

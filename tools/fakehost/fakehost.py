@@ -67,6 +67,9 @@ class MachineSpec:
     # Modes as many distros ship them: containerd's config 0600 and /var/lib/kubelet
     # 0750, root's. Only root (or sudo) can read them: see README "Privileges".
     private_files: bool = False
+    # Login users who may run anything as root through sudo without a password (NOPASSWD),
+    # as cloud images set up their default user.
+    sudoers: tuple[str, ...] = ()
 
 
 # ------------------------------------------------------------------ keys
@@ -304,6 +307,9 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
         for private in (tree / "etc/containerd/config.toml", tree / "etc/containerd/conf.d/99-nvidia.toml"):
             private.chmod(0o600)
         (tree / "var/lib/kubelet").chmod(0o750)
+    if spec.sudoers:
+        rules = "".join(f"{user} ALL=(ALL) NOPASSWD: ALL\n" for user in spec.sudoers)
+        _write(tree / "etc/sudoers.d/90-gpu-nodes-fakehost", rules, 0o440)
     # Where preflight copies its script: a tmpfs is mounted here (see enter), the rest is read-only.
     (tree / WRITABLE.lstrip("/")).mkdir(parents=True, mode=0o755)
     # sshd's privilege-separation directory; usually made by the service unit.
