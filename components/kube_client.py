@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 
+# Loaded by every dynamic resource of ours: in Pulumi's provider server, lift its four-call limit.
+import components.provider_server  # noqa: F401
+
 if TYPE_CHECKING:
     import pulumi_kubernetes as k8s
     from kubernetes.client import ApiClient
