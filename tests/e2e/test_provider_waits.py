@@ -34,12 +34,13 @@ def stack_settings() -> dict:
         "preflight": {"enabled": False},
         "verification": {"gpusPerPod": [1], "timeoutSeconds": TIMEOUT, "namespace": "gpu-verification-waits"},
         "devicePlugin": {"namespace": "nvidia-device-plugin-waits"},
-        # The story's stack created the RuntimeClass: name it, do not claim it.
         "priorityClass": {"name": "gpu-waits"},
     }
+    # Objects of its own, beside the story's stack (whose namespaces and class it may not claim).
     return {
         "gpu-nodes:nodeGroups": [group],
-        "gpu-nodes:createRuntimeClass": "false",
+        "gpu-nodes:runtimeClass": "nvidia-waits",
+        "gpu-nodes:createRuntimeClass": "true",
         "kubernetes:kubeconfig": str(ROOT / ".state/cluster/kubeconfig"),
     }
 
