@@ -11,6 +11,7 @@ field, and the checks across groups.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from components.config_fields import MISSING, ConfigError, Problems, Section, Setting
@@ -95,36 +96,37 @@ _HAND_OVER_REF = re.compile(
 
 def _parse_hand_over(problems: Problems, raw: Any) -> tuple[str, ...]:
     """Other device plugin installs the stack may share the cluster with, by reference."""
-    key = HAND_OVER.key
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        problems.add(key, raw, "expected a list such as [nvidia-device-plugin/nvdp-nvidia-device-plugin]")
-        return ()
-    refs = []
-    for index, ref in enumerate(raw):
-        if not isinstance(ref, str) or not _HAND_OVER_REF.match(ref):
-            problems.add(f"{key}[{index}]", ref, "expected <namespace>/<DaemonSet name> or ClusterPolicy/<name>")
-        elif ref not in refs:
-            refs.append(ref)
-    return tuple(sorted(refs))
+
+    def problem(ref: str) -> str | None:
+        return None if _HAND_OVER_REF.match(ref) else "expected <namespace>/<DaemonSet name> or ClusterPolicy/<name>"
+
+    return _read_names(problems, HAND_OVER.key, raw, "a list such as [kube-system/nvdp-nvidia-device-plugin]", problem)
 
 
 def _parse_existing_namespaces(problems: Problems, raw: Any, groups: list[NodeGroupSpec]) -> tuple[str, ...]:
     """Namespaces to reference, not create: each one a group uses."""
-    key = EXISTING_NAMESPACES.key
+    used = {name for group in groups for name in (group.device_plugin.namespace, group.verification.namespace)}
+
+    def problem(name: str) -> str | None:
+        if not is_dns_label(name):
+            return "expected a namespace name (DNS-1123 label)"
+        return f"no group uses it; the groups use {', '.join(sorted(used))}" if groups and name not in used else None
+
+    return _read_names(problems, EXISTING_NAMESPACES.key, raw, "a list of namespace names", problem)
+
+
+def _read_names(problems: Problems, key: str, raw: Any, expected: str, problem: Callable[[str], str | None]) -> tuple[str, ...]:
+    """A stack-level list of names, each once, sorted; `problem` says what is wrong with one."""
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        problems.add(key, raw, "expected a list of namespace names")
+        problems.add(key, raw, f"expected {expected}")
         return ()
-    used = {name for group in groups for name in (group.device_plugin.namespace, group.verification.namespace)}
     names: list[str] = []
     for index, name in enumerate(raw):
-        if not isinstance(name, str) or not is_dns_label(name):
-            problems.add(f"{key}[{index}]", name, "expected a namespace name (DNS-1123 label)")
-        elif groups and name not in used:
-            problems.add(f"{key}[{index}]", name, f"no group uses it; the groups use {', '.join(sorted(used))}")
+        wrong = problem(name) if isinstance(name, str) else "expected a string"
+        if wrong:
+            problems.add(f"{key}[{index}]", name, wrong)
         elif name not in names:
             names.append(name)
     return tuple(sorted(names))
