@@ -29,3 +29,4 @@ lint:
 	.venv/bin/ruff check .
 	.venv/bin/mypy
 	.venv/bin/mypy policy  # its own program, with its own __main__.py
+	tools/shellcheck.sh

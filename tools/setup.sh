@@ -15,10 +15,11 @@ if [[ ! -x .venv/bin/python || "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]]; th
   echo "$wanted" >"$stamp"
 fi
 
-if [[ ! -x /usr/sbin/sshd || ! -x /usr/bin/sudo ]]; then
-  # The SSH tests run a real sshd on loopback; preflight.become is tested with a real sudo.
-  echo "setup: installing openssh-server and sudo" >&2
+if [[ ! -x /usr/sbin/sshd || ! -x /usr/bin/sudo || ! -x /usr/bin/shellcheck ]]; then
+  # The SSH tests run a real sshd on loopback; preflight.become is tested with a real sudo;
+  # tools/shellcheck.sh lints every shell script.
+  echo "setup: installing openssh-server, sudo and shellcheck" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends openssh-server openssh-client sudo >/dev/null
+  apt-get install -y -qq --no-install-recommends openssh-server openssh-client sudo shellcheck >/dev/null
 fi

@@ -9,6 +9,7 @@ tools/setup.sh
 .venv/bin/ruff check .
 .venv/bin/mypy
 .venv/bin/mypy policy  # its own program, with its own __main__.py
+tools/shellcheck.sh
 
 # The e2e tier needs the real engine and control plane; built once per machine, then cached.
 tools/toolchain.sh

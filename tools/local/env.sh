@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Source me: the engine and the local cluster on PATH, and a file backend for local stacks.
 #   source tools/local/env.sh
 _local_here="$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")" && pwd)"
