@@ -21,6 +21,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider
 
+from components.errors import GpuNodesError
 from components.kube_client import ClusterAccess, api_client_from_props
 from components.naming import MANAGED_BY, PART_OF
 
@@ -31,8 +32,8 @@ PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 CREATE, REFERENCE = "create", "reference"
 
 
-class ClaimError(Exception):
-    pass
+class ClaimError(GpuNodesError):
+    """An object the stack would create exists already and is someone else's."""
 
 
 @dataclass(frozen=True)

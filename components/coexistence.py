@@ -25,6 +25,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
+from components.errors import GpuNodesError
 from components.kube_client import ClusterAccess, api_client_from_props
 from components.naming import PART_OF
 
@@ -32,8 +33,8 @@ PLUGIN_IMAGE = "k8s-device-plugin"
 HAND_OVER_KEY = "gpu-nodes:handOver"
 
 
-class OtherPluginError(Exception):
-    pass
+class OtherPluginError(GpuNodesError):
+    """Another NVIDIA device plugin would share the stack's nodes."""
 
 
 @dataclass(frozen=True)

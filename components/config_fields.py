@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from components.errors import GpuNodesError
+
 
 class _Missing:
     def __repr__(self) -> str:
@@ -28,7 +30,7 @@ MISSING: Any = _Missing()
 _DECLARED: Any = object()
 
 
-class ConfigError(Exception):
+class ConfigError(GpuNodesError):
     """Invalid stack configuration; `problems` holds one line per mistake."""
 
     def __init__(self, problems: list[str]):

@@ -25,6 +25,7 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 from components.cluster_view import JOB_NAME_LABEL
+from components.errors import GpuNodesError
 from components.gpu_facts import disagreement, node_facts
 from components.kube_client import ClusterAccess, api_client_from_props, cluster_view_from_props
 from components.node_health import (
@@ -62,8 +63,8 @@ REGATED_HINT = "It takes no new GPU work until it passes: fix the cause, then ru
 RERUN_HINT = "Failed Jobs were deleted so that they run again: fix the cause, then run `pulumi up --refresh`."
 
 
-class NodeNotReadyError(Exception):
-    pass
+class NodeNotReadyError(GpuNodesError):
+    """A node failed its proof and stays gated; the message lists what failed."""
 
 
 class ClusterReader(Protocol):

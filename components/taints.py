@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
+from components.errors import GpuNodesError
 from components.k8s_syntax import Taint
 from components.kube_client import ClusterAccess, api_client_from_props, cluster_view_from_props
 from components.node_health import GATE, NodeTarget, degradation, node_taints, target_props
@@ -33,11 +34,11 @@ TaintDict = dict[str, str]
 MAX_ATTEMPTS = 8
 
 
-class TaintConflictError(Exception):
+class TaintConflictError(GpuNodesError):
     """Someone else holds a taint with our key and effect but another value."""
 
 
-class ResourceVersionConflictError(Exception):
+class ResourceVersionConflictError(GpuNodesError):
     """The node changed between our read and our write."""
 
 
