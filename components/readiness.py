@@ -162,6 +162,7 @@ def judge(
     stories: Stories,
     group_nodes: Sequence[str] = (),
     compare: bool = True,
+    deferred_before: bool = False,
 ) -> Judgement:
     """One look at the node. With `group_nodes`, its GPU facts are compared with theirs too,
     unless `compare` is off: the comparison reads every node of the group, so a wait compares
@@ -175,6 +176,8 @@ def judge(
     for name in jobs:
         job = view.job(namespace, name)
         if job is None:
+            # Deleted when the last run deferred it: still unproven, not failed (a refresh makes it anew).
+            busy += [name] if deferred_before else []
             unfinished.append(name)
             workload.append(f"verification Job {namespace}/{name} does not exist (deleted after a failed run?)")
             continue
@@ -306,7 +309,7 @@ class NodeReadinessProvider(ResourceProvider):
     def _deleter(self, props: dict[str, Any]) -> Deleter:
         return KubernetesDeleter(api_client_from_props(props))
 
-    def _prove(self, props: dict[str, Any]) -> dict[str, Any]:
+    def _prove(self, props: dict[str, Any], deferred_before: bool = False) -> dict[str, Any]:
         target = NodeTarget.from_props(props)
         view = self._view(props)
         timeout = float(props["timeoutSeconds"]) + GRACE_SECONDS
@@ -315,7 +318,7 @@ class NodeReadinessProvider(ResourceProvider):
         group_nodes = list(props.get("groupNodes") or [])
 
         def look(compare: bool) -> Judgement:
-            return judge(view, target, props["namespace"], jobs, stories, group_nodes, compare)
+            return judge(view, target, props["namespace"], jobs, stories, group_nodes, compare, deferred_before)
 
         judgement = look(compare=True)
         restarted = None
@@ -351,10 +354,11 @@ class NodeReadinessProvider(ResourceProvider):
                 message += f"\n{REGATED_HINT}"
             raise NodeNotReadyError(message)
         if judgement.deferred_jobs:
-            # They would run whenever GPUs free up, or fail at their deadline: the next run makes new ones.
+            # They would run whenever GPUs free up, or fail at their deadline: a refresh makes new ones.
             deleter = self._deleter(props)
             for name in judgement.deferred_jobs:
-                deleter.delete_job(props["namespace"], name)
+                if view.job(props["namespace"], name) is not None:
+                    deleter.delete_job(props["namespace"], name)
         apply_taints(self._taint_api(props), target.node, desired=[], previous=[GATE.to_k8s()])
         recovery = f"restarted device plugin pod {restarted}: its GPUs came back" if restarted else None
         return {**props, "checklist": judgement.checklist, "gate": "lifted", "recovery": recovery}
@@ -368,8 +372,9 @@ class NodeReadinessProvider(ResourceProvider):
         degraded = any(value != PASS for value in (olds.get("checklist") or {}).values()) or olds.get("gate") == "up"
         return DiffResult(changes=bool(changed) or degraded)
 
-    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        return UpdateResult(outs=self._prove(news))
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        deferred_before = (olds.get("checklist") or {}).get("workloadSucceeded") == DEFERRED
+        return UpdateResult(outs=self._prove(news, deferred_before))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         target = NodeTarget.from_props(props)

@@ -365,6 +365,25 @@ def test_a_deferred_check_is_proven_again_on_the_next_run():
     assert NodeReadinessProvider().diff("n1", olds, props()).changes is True
 
 
+def test_a_plain_run_after_a_deferral_defers_again_and_does_not_gate_the_node(cluster):
+    """The deferred Jobs were deleted; only `pulumi up --refresh` makes them anew."""
+    cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
+    cluster.pod_list.append(plugin_pod())
+    cluster.jobs.clear()
+    olds = {**props(), "checklist": {"workloadSucceeded": "deferred"}, "gate": "lifted"}
+    outs = NodeReadinessProvider().update("n1", olds, props()).outs
+    assert outs["checklist"]["workloadSucceeded"] == "deferred" and outs["gate"] == "lifted", outs
+    assert GATE_TAINT not in taints_on(cluster)
+
+
+def test_missing_jobs_on_a_node_never_deferred_still_fail(cluster):
+    cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
+    cluster.pod_list.append(plugin_pod())
+    cluster.jobs.clear()
+    with pytest.raises(NodeNotReadyError, match="does not exist"):
+        NodeReadinessProvider().update("n1", {**props(), "checklist": {}, "gate": "lifted"}, props())
+
+
 def test_a_gated_node_is_never_deferred(cluster):
     """A new node (or one gated again) proves it all: its Jobs must run."""
     cluster.pod_list += [plugin_pod(), busy_pod(JOBS[0]), busy_pod(JOBS[1])]
