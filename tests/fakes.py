@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from components.node_health import NodeTarget
+
 T = TypeVar("T")
 
 GROUP = "a100"
@@ -117,3 +119,15 @@ class FakeTaintApi:
 
     def write(self, node_name: str, resource_version: str, taints: list[dict]) -> None:
         self.cluster.nodes[node_name]["spec"]["taints"] = taints
+
+
+def target(expected: int | None = 4) -> NodeTarget:
+    """What node n1 of group a100 should look like, with `expected` GPUs."""
+    return NodeTarget(
+        node="n1",
+        labels={"gpu-nodes.dev/node-group": "a100"},
+        taints=[GPU_TAINT],
+        plugin_namespace=PLUGIN_NAMESPACE,
+        plugin_selector=PLUGIN_SELECTOR,
+        expected_gpus=expected,
+    )

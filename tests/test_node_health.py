@@ -19,19 +19,8 @@ from components.node_health import (
     plugin_problem,
     target_props,
 )
-from tests.fakes import GATE_TAINT, GPU_TAINT, PLUGIN_NAMESPACE, PLUGIN_SELECTOR, node, plugin_pod
+from tests.fakes import GATE_TAINT, GPU_TAINT, node, plugin_pod, target
 from tests.specs import group_spec
-
-
-def target(expected: int | None = 4) -> NodeTarget:
-    return NodeTarget(
-        node="n1",
-        labels={"gpu-nodes.dev/node-group": "a100"},
-        taints=[GPU_TAINT],
-        plugin_namespace=PLUGIN_NAMESPACE,
-        plugin_selector=PLUGIN_SELECTOR,
-        expected_gpus=expected,
-    )
 
 
 def test_the_gate_is_the_documented_taint():

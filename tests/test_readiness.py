@@ -24,8 +24,8 @@ from tests.fakes import (
     job,
     node,
     plugin_pod,
+    target,
 )
-from tests.test_node_health import target
 
 UNSCHEDULABLE = (
     "0/4 nodes are available: 1 node(s) had untolerated taint {example.com/dedicated: other-team}, "

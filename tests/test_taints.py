@@ -17,8 +17,7 @@ from components.taints import (
     present,
     reconcile,
 )
-from tests.fakes import GATE_TAINT, FakeCluster, FakeTaintApi, node, plugin_pod
-from tests.test_node_health import target
+from tests.fakes import GATE_TAINT, FakeCluster, FakeTaintApi, node, plugin_pod, target
 
 GPU = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 DEDICATED = {"key": "dedicated", "effect": "NoExecute"}

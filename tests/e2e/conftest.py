@@ -26,6 +26,12 @@ NODES = ["gpu-node-1", "gpu-node-2", "gpu-node-3"]
 GROUP = "local-gpu"
 FOREIGN_TAINT = {"key": "example.com/maintenance", "value": "true", "effect": "PreferNoSchedule"}
 FOREIGN_LABEL = ("example.com/owner", "platform-team")
+OUR_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+GATE = {"key": "gpu-nodes.dev/unverified", "value": "true", "effect": "NoSchedule"}
+
+
+def taints_of(node: dict) -> list[dict]:
+    return [{k: t[k] for k in ("key", "value", "effect") if k in t} for t in node["spec"].get("taints", [])]
 
 
 @dataclass

@@ -4,15 +4,8 @@ from __future__ import annotations
 
 from components.preflight import SCRIPT_DIR, remote_dir, script_parts
 from components.specs import DEFAULT_CUDA_IMAGE
-from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GROUP, NODES
+from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GATE, GROUP, NODES, OUR_TAINT, taints_of
 from tests.sshd import fakehost
-
-OUR_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
-GATE = {"key": "gpu-nodes.dev/unverified", "value": "true", "effect": "NoSchedule"}
-
-
-def taints_of(node: dict) -> list[dict]:
-    return [{k: t[k] for k in ("key", "value", "effect") if k in t} for t in node["spec"].get("taints", [])]
 
 
 def test_every_group_node_has_our_labels_and_taint(deployed):

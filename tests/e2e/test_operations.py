@@ -17,8 +17,7 @@ import yaml
 from components.kube_client import api_client
 from components.taints import KubernetesNodeTaintApi, apply_taints
 from components.verification import ROUND_ANNOTATION
-from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GROUP, NODES, ROOT, STACK, LocalEnv
-from tests.e2e.test_deploy import GATE, OUR_TAINT, taints_of
+from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GATE, GROUP, NODES, OUR_TAINT, ROOT, STACK, LocalEnv, taints_of
 from tests.sshd import fakehost
 
 STACK_FILE = ROOT / f"Pulumi.{STACK}.yaml"
