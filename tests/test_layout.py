@@ -1,0 +1,29 @@
+"""How the code is laid out: what the next engineer can rely on when reading it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def imported_modules(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.append("." * node.level + node.module)
+        elif isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+    return found
+
+
+def test_no_test_module_imports_another_test_module():
+    """Shared helpers live in support modules (tests/fakes.py, tests/e2e/conftest.py, ...)."""
+    offenders = {
+        str(path.relative_to(ROOT)): [m for m in imported_modules(path) if m.rsplit(".", 1)[-1].startswith("test_")]
+        for path in sorted([*ROOT.glob("tests/**/test_*.py"), *ROOT.glob("tools/**/test_*.py")])
+    }
+    offenders = {path: modules for path, modules in offenders.items() if modules}
+    assert not offenders, f"test modules importing test modules: {offenders}"
