@@ -10,22 +10,22 @@ field, and the checks across groups.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from typing import Any
 
 from components.config_fields import MISSING, ConfigError, Problems, Section, Setting
-from components.gpu_facts import FEATURE_LABEL_KEYS
-from components.k8s_syntax import TAINT_EFFECTS, Taint, is_dns_label, is_dns_subdomain, is_label_key, is_label_value, parse_taint
-from components.pod_settings import read_resources, read_tolerations, read_xids
+from components.config_gpus import (
+    check_gpu_facts_settings,
+    check_mig_resources_in_layout,
+    parse_ignored_xids,
+    parse_mig_devices,
+    parse_verification,
+)
+from components.config_stack import parse_existing_namespaces, parse_hand_over, parse_runtime_class, read_runtime_class
+from components.k8s_syntax import TAINT_EFFECTS, Taint, is_label_key, is_label_value, parse_taint
+from components.pod_settings import read_resources, read_tolerations
 from components.specs import (
-    CREATE_RUNTIME_CLASS,
-    DEFAULT_RUNTIME_CLASS,
-    EXISTING_NAMESPACES,
     GROUP_LABEL,
-    HAND_OVER,
     INSECURE_SKIP_HOST_KEY_CHECK,
-    MAX_MIG_DEVICES_PER_GPU,
     NODE_GROUPS,
     PULL_SECRET_NAME,
     RUNTIME_CLASS,
@@ -42,9 +42,6 @@ from components.specs import (
 )
 
 __all__ = ["ConfigError", "parse_runtime_class", "parse_stack"]
-
-_MIG_PROFILE = re.compile(r"^[1-7]g\.[0-9]+gb$")
-_MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 
 
 def parse_stack(
@@ -67,7 +64,7 @@ def parse_stack(
     if not INSECURE_SKIP_HOST_KEY_CHECK.kind.accepts(insecure_skip_host_key_check):
         problems.add(INSECURE_SKIP_HOST_KEY_CHECK.key, insecure_skip_host_key_check, "expected true or false")
         insecure_skip_host_key_check = False
-    runtime = _parse_runtime_class(problems, runtime_class, create_runtime_class)
+    runtime = read_runtime_class(problems, runtime_class, create_runtime_class)
     if not isinstance(node_groups, list) or not node_groups:
         problems.add(key, node_groups, "expected a list with at least one node group")
     else:
@@ -76,8 +73,8 @@ def parse_stack(
             if group is not None:
                 groups.append(group)
         _check_across_groups(problems, key, groups)
-    existing = _parse_existing_namespaces(problems, existing_namespaces, groups)
-    handed_over = _parse_hand_over(problems, hand_over)
+    existing = parse_existing_namespaces(problems, existing_namespaces, groups)
+    handed_over = parse_hand_over(problems, hand_over)
     if problems.problems:
         raise ConfigError(problems.problems)
     return StackSpec(
@@ -87,89 +84,6 @@ def parse_stack(
         existing_namespaces=existing,
         hand_over=handed_over,
     )
-
-
-_HAND_OVER_REF = re.compile(
-    r"^(ClusterPolicy/[a-z0-9]([-a-z0-9.]*[a-z0-9])?|[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)$"
-)
-
-
-def _parse_hand_over(problems: Problems, raw: Any) -> tuple[str, ...]:
-    """Other device plugin installs the stack may share the cluster with, by reference."""
-
-    def problem(ref: str) -> str | None:
-        return None if _HAND_OVER_REF.match(ref) else "expected <namespace>/<DaemonSet name> or ClusterPolicy/<name>"
-
-    return _read_names(problems, HAND_OVER.key, raw, "a list such as [kube-system/nvdp-nvidia-device-plugin]", problem)
-
-
-def _parse_existing_namespaces(problems: Problems, raw: Any, groups: list[NodeGroupSpec]) -> tuple[str, ...]:
-    """Namespaces to reference, not create: each one a group uses."""
-    used = {name for group in groups for name in (group.device_plugin.namespace, group.verification.namespace)}
-
-    def problem(name: str) -> str | None:
-        if not is_dns_label(name):
-            return "expected a namespace name (DNS-1123 label)"
-        return f"no group uses it; the groups use {', '.join(sorted(used))}" if groups and name not in used else None
-
-    return _read_names(problems, EXISTING_NAMESPACES.key, raw, "a list of namespace names", problem)
-
-
-def _read_names(problems: Problems, key: str, raw: Any, expected: str, problem: Callable[[str], str | None]) -> tuple[str, ...]:
-    """A stack-level list of names, each once, sorted; `problem` says what is wrong with one."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        problems.add(key, raw, f"expected {expected}")
-        return ()
-    names: list[str] = []
-    for index, name in enumerate(raw):
-        wrong = problem(name) if isinstance(name, str) else "expected a string"
-        if wrong:
-            problems.add(f"{key}[{index}]", name, wrong)
-        elif name not in names:
-            names.append(name)
-    return tuple(sorted(names))
-
-
-def parse_runtime_class(name: Any, create: Any = None) -> RuntimeClassSpec | None:
-    """`gpu-nodes:runtimeClass` / `gpu-nodes:createRuntimeClass`; None when the class is off.
-
-    - unset: the class `nvidia` (handler `nvidia`), created by this stack;
-    - another name: a class that exists already (the GPU Operator's `nvidia-cdi`, say): named,
-      not created, unless createRuntimeClass is true;
-    - "" or false: no RuntimeClass; preflight then requires nvidia as the default runtime.
-    createRuntimeClass: false with `nvidia` names an existing `nvidia` class instead of creating
-    (and on destroy deleting) it.
-    """
-    problems = Problems()
-    spec = _parse_runtime_class(problems, name, create)
-    if problems.problems:
-        raise ConfigError(problems.problems)
-    return spec
-
-
-def _parse_runtime_class(problems: Problems, name: Any, create: Any) -> RuntimeClassSpec | None:
-    name_key, create_key = RUNTIME_CLASS.key, CREATE_RUNTIME_CLASS.key
-    # Stack config reaches the program as strings: YAML `false` arrives as "false".
-    create = _boolean_text(create)
-    if create is not None and not isinstance(create, bool):
-        problems.add(create_key, create, "expected true or false")
-        create = None
-    if name is None:
-        name = DEFAULT_RUNTIME_CLASS
-    if name is False or name in ("", "false"):
-        if create is True:
-            problems.add(create_key, create, f'nothing to create: {name_key} is off ("" or false)')
-        return None
-    if not isinstance(name, str) or name == "true" or not is_dns_subdomain(name):
-        problems.add(name_key, name, 'expected a RuntimeClass name (DNS-1123 subdomain), or "" / false to use no RuntimeClass')
-        return None
-    return RuntimeClassSpec(name=name, create=create if create is not None else name == DEFAULT_RUNTIME_CLASS)
-
-
-def _boolean_text(value: Any) -> Any:
-    return {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
 
 
 def _check_across_groups(problems: Problems, key: str, groups: list[NodeGroupSpec]) -> None:
@@ -233,10 +147,10 @@ def _parse_group(
             group.fields.read(s) or {},
             DevicePluginSpec,
             hooks={
-                "mig_devices": _parse_mig_devices,
+                "mig_devices": parse_mig_devices,
                 "tolerations": lambda p, t: read_tolerations(problems, f"{p.key}.{t.key}", p.fields.read(t)),
                 "resources": lambda p, t: read_resources(problems, f"{p.key}.{t.key}", p.fields.read(t)),
-                "ignored_xids": _parse_ignored_xids,
+                "ignored_xids": parse_ignored_xids,
             },
         )
         section.read_all()
@@ -256,7 +170,7 @@ def _parse_group(
 
     def verification(group: Section[NodeGroupSpec], s: Setting) -> VerificationSpec | None:
         mig_strategy = group["device_plugin"]["mig_strategy"]
-        return _parse_verification(problems, f"{key}.{s.key}", group.fields.read(s) or {}, group["gpus_per_node"], mig_strategy)
+        return parse_verification(problems, f"{key}.{s.key}", group.fields.read(s) or {}, group["gpus_per_node"], mig_strategy)
 
     group = Section(
         problems,
@@ -286,8 +200,8 @@ def _parse_group(
             access,
             f"needs the RuntimeClass {who}, but {RUNTIME_CLASS.key} is off; set it, or use defaultRuntime",
         )
-    _check_mig_resources_in_layout(problems, key, group)
-    _check_gpu_facts_settings(problems, key, group)
+    check_mig_resources_in_layout(problems, key, group)
+    check_gpu_facts_settings(problems, key, group)
     if not group.clean:
         return None
     return group.build(
@@ -374,160 +288,6 @@ def _parse_taints(problems: Problems, key: str, raw: list[Any] | None) -> tuple[
         seen.add((taint.key, taint.effect))
         taints.append(taint)
     return tuple(taints)
-
-
-def _parse_verification(
-    problems: Problems, key: str, raw: dict[str, Any], gpus_per_node: int | None, mig_strategy: str | None
-) -> VerificationSpec | None:
-    section = Section(
-        problems,
-        key,
-        raw,
-        VerificationSpec,
-        hooks={
-            "mig_resources": lambda v, s: _parse_mig_resources(v, s, gpus_per_node, mig_strategy),
-            "gpus_per_pod": lambda v, s: _parse_gpus_per_pod(v, s, gpus_per_node, mig_strategy),
-        },
-    )
-    # In this order: gpusPerPod may be empty when migResources is not.
-    section["mig_resources"]
-    section["gpus_per_pod"]
-    return section.build()
-
-
-def _parse_gpus_per_pod(
-    section: Section[VerificationSpec], s: Setting, gpus_per_node: int | None, mig_strategy: str | None
-) -> tuple[int, ...]:
-    key = f"{section.key}.{s.key}"
-    counts = section.fields.read(s)
-    # Time-slicing replicas do not count: a pod must see as many distinct GPUs as it asks for.
-    # With single, every MIG device is one nvidia.com/gpu.
-    per_gpu = MAX_MIG_DEVICES_PER_GPU if mig_strategy == "single" else 1
-    limit = gpus_per_node * per_gpu if gpus_per_node is not None else None
-    limit_text = f"gpusPerNode ({gpus_per_node})" if per_gpu == 1 else f"{limit} ({per_gpu} MIG devices per GPU)"
-    gpus_per_pod: list[int] = []
-    for index, count in enumerate(counts or []):
-        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            section.problems.add(f"{key}[{index}]", count, "expected a whole number of at least 1")
-        elif limit is not None and count > limit:
-            section.problems.add(f"{key}[{index}]", count, f"expected at most {limit_text}")
-        elif count in gpus_per_pod:
-            section.problems.add(f"{key}[{index}]", count, "each GPU count may be listed once")
-        else:
-            gpus_per_pod.append(count)
-    # With mixed, a group whose GPUs are all in MIG mode has no nvidia.com/gpu to ask for.
-    if counts is not None and not counts and not section["mig_resources"]:
-        section.problems.add(key, counts, "expected at least one GPU count, e.g. [1] or [1, 2]")
-    return tuple(gpus_per_pod)
-
-
-def _parse_mig_resources(
-    section: Section[VerificationSpec], s: Setting, gpus_per_node: int | None, mig_strategy: str | None
-) -> tuple[tuple[str, int], ...]:
-    """MIG resources the Jobs request: needed with mixed, where MIG GPUs are no nvidia.com/gpu."""
-    key = f"{section.key}.{s.key}"
-    problems = section.problems
-    raw = section.fields.read(s)
-    if mig_strategy == "mixed" and not raw:
-        problems.add(
-            key,
-            MISSING if raw is None else raw,
-            "with devicePlugin.migStrategy 'mixed' MIG GPUs are advertised only as nvidia.com/mig-<profile>: list "
-            'the MIG resources to verify and how many each Job requests, e.g. {"nvidia.com/mig-1g.5gb": 1}',
-        )
-        return ()
-    if raw is None:
-        return ()
-    if mig_strategy != "mixed":
-        problems.add(
-            key,
-            raw,
-            "only with devicePlugin.migStrategy 'mixed' (with 'single' MIG devices are nvidia.com/gpu: use gpusPerPod)",
-        )
-        return ()
-    limit = gpus_per_node * MAX_MIG_DEVICES_PER_GPU if gpus_per_node is not None else None
-    resources: list[tuple[str, int]] = []
-    for resource, count in sorted(raw.items()):
-        if not isinstance(resource, str) or not _MIG_RESOURCE.match(resource) or len(resource) > 11 + 63:
-            problems.add(
-                f"{key}.{resource}", resource, "expected a MIG resource name nvidia.com/mig-<profile>, e.g. nvidia.com/mig-1g.5gb"
-            )
-        elif not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            problems.add(f"{key}.{resource}", count, "expected a whole number of at least 1")
-        elif limit is not None and count > limit:
-            per_gpu = f"{MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU"
-            problems.add(f"{key}.{resource}", count, f"expected at most {limit} ({per_gpu})")
-        else:
-            resources.append((resource, count))
-    return tuple(resources)
-
-
-def _check_gpu_facts_settings(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
-    """The GPU facts come from preflight; their labels are ours alone to write."""
-    preflight = group["preflight"]
-    preflight_on = preflight.clean and preflight["enabled"] is True
-    if group["gpu_model"] is not None and not preflight_on:
-        problems.add(f"{key}.gpuModel", group["gpu_model"], "needs preflight, which reads each machine's GPU model")
-    if group["gpu_feature_labels"] is True and preflight_on:
-        for label in sorted(dict(group["labels"] or ()).keys() & set(FEATURE_LABEL_KEYS)):
-            problems.add(
-                f"{key}.labels.{label}",
-                dict(group["labels"])[label],
-                "is written from preflight's facts (gpuFeatureLabels): remove it here, or set gpuFeatureLabels false",
-            )
-
-
-def _check_mig_resources_in_layout(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
-    """Under mixed MIG, a Job that asks for a profile the declared layout lacks would never schedule."""
-    plugin, verification = group["device_plugin"], group["verification"]
-    if not plugin.clean or verification is None or not plugin["mig_devices"] or group["gpus_per_node"] is None:
-        return
-    offered = {f"nvidia.com/mig-{profile}": n * group["gpus_per_node"] for profile, n in plugin["mig_devices"]}
-    for resource, count in verification.mig_resources or ():
-        if resource not in offered:
-            layout = ", ".join(sorted(offered))
-            problems.add(
-                f"{key}.verification.migResources.{resource}", resource, f"expected one of devicePlugin.migDevices: {layout}"
-            )
-        elif count > offered[resource]:
-            problems.add(
-                f"{key}.verification.migResources.{resource}",
-                count,
-                f"expected at most {offered[resource]}, the {resource} devicePlugin.migDevices puts on a node",
-            )
-
-
-def _parse_ignored_xids(section: Section[DevicePluginSpec], s: Setting) -> tuple[int, ...]:
-    key = f"{section.key}.{s.key}"
-    xids = read_xids(section.problems, key, section.fields.read(s))
-    if xids and section["health_checks"] is False:
-        section.problems.add(key, list(xids), "has no effect with healthChecks false (no XID is checked)")
-    return xids
-
-
-def _parse_mig_devices(section: Section[DevicePluginSpec], s: Setting) -> tuple[tuple[str, int], ...]:
-    """The MIG layout of each GPU, profile -> devices, as nvidia-mig-parted writes it."""
-    key = f"{section.key}.{s.key}"
-    raw = section.fields.read(s)
-    if not raw:
-        return ()
-    strategy = section["mig_strategy"]
-    if strategy == "none":
-        section.problems.add(key, raw, "only with devicePlugin.migStrategy 'single' or 'mixed'")
-        return ()
-    devices: list[tuple[str, int]] = []
-    for profile, count in sorted(raw.items()):
-        if not isinstance(profile, str) or not _MIG_PROFILE.match(profile):
-            section.problems.add(f"{key}.{profile}", profile, "expected a MIG profile such as 1g.10gb or 3g.40gb")
-        elif not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_MIG_DEVICES_PER_GPU:
-            section.problems.add(f"{key}.{profile}", count, f"expected 1 to {MAX_MIG_DEVICES_PER_GPU} devices per GPU")
-        else:
-            devices.append((profile, count))
-    if strategy == "single" and len(raw) > 1:
-        section.problems.add(key, raw, "migStrategy 'single' needs one profile on every GPU; use 'mixed' for several")
-    elif sum(n for _, n in devices) > MAX_MIG_DEVICES_PER_GPU:
-        section.problems.add(key, raw, f"expected at most {MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU in all")
-    return tuple(devices)
 
 
 def _parse_preflight(
