@@ -3,9 +3,9 @@
 import pulumi
 
 from components.config import ConfigError, parse_stack
+from components.constants import NAMESPACE
 from components.kube_client import ClusterAccess
 from components.program import build_groups, tenant_access
-from components.specs import NAMESPACE
 
 config = pulumi.Config(NAMESPACE)
 pull_secret = config.get_secret("imagePullSecret")

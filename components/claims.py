@@ -21,12 +21,11 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider
 
+from components.constants import STACK_LABEL
 from components.errors import GpuNodesError
 from components.kube_client import ClusterAccess, api_client_from_props
 from components.naming import MANAGED_BY, PART_OF
 
-# Which stack created an object: `<project>.<stack>`, on each object a claim covers.
-STACK_LABEL = "gpu-nodes.dev/stack"
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 
 CREATE, REFERENCE = "create", "reference"

@@ -10,9 +10,10 @@ import re
 from typing import Any
 
 from components.config_fields import MISSING, Problems, Section, Setting
+from components.constants import MAX_MIG_DEVICES_PER_GPU
 from components.gpu_facts import FEATURE_LABEL_KEYS
 from components.pod_settings import read_xids
-from components.specs import MAX_MIG_DEVICES_PER_GPU, DevicePluginSpec, NodeGroupSpec, VerificationSpec
+from components.specs import DevicePluginSpec, NodeGroupSpec, VerificationSpec
 
 _MIG_PROFILE = re.compile(r"^[1-7]g\.[0-9]+gb$")
 _MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")

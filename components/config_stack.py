@@ -11,16 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 from components.config_fields import ConfigError, Problems
+from components.constants import DEFAULT_RUNTIME_CLASS
 from components.k8s_syntax import is_dns_label, is_dns_subdomain
-from components.specs import (
-    CREATE_RUNTIME_CLASS,
-    DEFAULT_RUNTIME_CLASS,
-    EXISTING_NAMESPACES,
-    HAND_OVER,
-    RUNTIME_CLASS,
-    NodeGroupSpec,
-    RuntimeClassSpec,
-)
+from components.specs import NodeGroupSpec
+from components.stack_settings import CREATE_RUNTIME_CLASS, EXISTING_NAMESPACES, HAND_OVER, RUNTIME_CLASS, RuntimeClassSpec
 
 _HAND_OVER_REF = re.compile(
     r"^(ClusterPolicy/[a-z0-9]([-a-z0-9.]*[a-z0-9])?|[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)$"

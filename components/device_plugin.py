@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from components.constants import GROUP_LABEL
 from components.k8s_syntax import Taint, image_tag
 from components.naming import content_hash, selector_labels, standard_labels
 from components.node_health import GATE
-from components.specs import GROUP_LABEL, DevicePluginSpec, NodeGroupSpec
+from components.specs import DevicePluginSpec, NodeGroupSpec
 
 APP_NAME = "nvidia-device-plugin"
 CONFIG_DIR = "/config"

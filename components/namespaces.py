@@ -13,10 +13,11 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.claims import CREATE, REFERENCE, STACK_LABEL, Claim, ObjectClaim
+from components.claims import CREATE, REFERENCE, Claim, ObjectClaim
+from components.constants import PULL_SECRET_NAME, STACK_LABEL
 from components.kube_client import ClusterAccess
 from components.naming import ownership_labels
-from components.specs import EXISTING_NAMESPACES, IMAGE_PULL_SECRET, PULL_SECRET_NAME, StackSpec
+from components.stack_settings import EXISTING_NAMESPACES, IMAGE_PULL_SECRET, StackSpec
 
 # The device plugin mounts hostPath volumes, which only `privileged` admits.
 PRIVILEGED = "privileged"

@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 from pulumi_command import remote
 
 from components.claims import CREATE, Claim, ObjectClaim, stack_label_value
+from components.constants import GPU_RESOURCE
 from components.device_plugin import APP_NAME as PLUGIN_APP_NAME
 from components.device_plugin import config_map_manifest, daemonset_manifest, rollout_timeout
 from components.gpu_facts import annotation, facts_from_report
@@ -30,7 +31,7 @@ from components.node_labels import label_patch, node_labels
 from components.preflight import node_preflight, parse_report, waits_for
 from components.priority_class import priority_class_manifest, verification_priority_class_manifest
 from components.readiness import NodeReadiness
-from components.specs import GPU_RESOURCE, NodeGroupSpec
+from components.specs import NodeGroupSpec
 from components.taints import NodeTaints
 from components.verification import (
     VerificationJob,

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from components.constants import GPU_RESOURCE
 from components.k8s_syntax import Taint
-from components.specs import GPU_RESOURCE
 
 # On from before the device plugin can land on the node until its checks pass. Only the
 # plugin and the verification Jobs tolerate it.

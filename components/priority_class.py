@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.claims import STACK_LABEL
+from components.constants import STACK_LABEL, VERIFICATION_PRIORITY_SUFFIX
 from components.naming import standard_labels
-from components.specs import VERIFICATION_PRIORITY_SUFFIX, NodeGroupSpec
+from components.specs import NodeGroupSpec
 
 
 def priority_class_manifest(group: NodeGroupSpec, stack: str) -> dict[str, Any]:

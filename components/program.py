@@ -10,7 +10,8 @@ from components.kube_client import ClusterAccess
 from components.namespaces import declare_namespaces
 from components.node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.runtime_class import declare_runtime_class
-from components.specs import NodeGroupSpec, StackSpec
+from components.specs import NodeGroupSpec
+from components.stack_settings import StackSpec
 
 
 def build_groups(

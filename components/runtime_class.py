@@ -19,10 +19,11 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.claims import CREATE, STACK_LABEL, Claim, ObjectClaim
+from components.claims import CREATE, Claim, ObjectClaim
+from components.constants import RUNTIME_HANDLER, STACK_LABEL
 from components.kube_client import ClusterAccess
 from components.naming import ownership_labels
-from components.specs import CREATE_RUNTIME_CLASS, RUNTIME_CLASS, RUNTIME_HANDLER, RuntimeClassSpec, StackSpec
+from components.stack_settings import CREATE_RUNTIME_CLASS, RUNTIME_CLASS, RuntimeClassSpec, StackSpec
 
 
 def runtime_class_manifest(spec: RuntimeClassSpec | None, stack: str) -> dict[str, Any] | None:

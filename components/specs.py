@@ -8,127 +8,45 @@ here plus its use.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from components.config_fields import (
-    BOOLEAN,
-    INTEGER,
-    LIST,
-    OBJECT,
-    SCALAR,
-    STRING,
-    Check,
-    Setting,
-    between,
-    matching,
-    one_of,
-    setting,
+from components.config_fields import BOOLEAN, INTEGER, LIST, OBJECT, SCALAR, STRING, Check, between, one_of, setting
+from components.constants import (
+    CONTAINER_RUNTIMES,
+    DEFAULT_CUDA_IMAGE,
+    DEFAULT_DEVICE_PLUGIN_IMAGE,
+    DEFAULT_DEVICE_PLUGIN_NAMESPACE,
+    DEFAULT_LABELS,
+    DEFAULT_MIN_TOOLKIT,
+    DEFAULT_PREFLIGHT_SESSIONS,
+    DEFAULT_PRIORITY_VALUE,
+    DEFAULT_TAINTS,
+    DEFAULT_VERIFICATION_IMAGE,
+    DEFAULT_VERIFICATION_NAMESPACE,
+    DEFAULT_VERIFICATION_TIMEOUT,
+    GPU_ACCESS,
+    GPU_RESOURCE,
+    GROUP_LABEL,
+    MAX_PRIORITY_CLASS_NAME,
+    MAX_USER_PRIORITY,
+    MIG_STRATEGIES,
+    MIN_PRIORITY,
+    VERIFICATION_PRIORITY_SUFFIX,
 )
-from components.k8s_syntax import Taint, image_tag, is_dns_label, is_dns_subdomain, is_pinned_image
-
-NAMESPACE = "gpu-nodes"
-
-# The resource the device plugin registers for whole GPUs (and, with migStrategy single, MIG devices).
-GPU_RESOURCE = "nvidia.com/gpu"
-
-# Our own label on every node of a group; the group's DaemonSet and Jobs select on it.
-GROUP_LABEL = "gpu-nodes.dev/node-group"
-
-# `accelerator` is the runbook's; `nvidia.com/gpu.present` is NVIDIA's own (GPU Feature
-# Discovery, NFD rules, the device plugin chart's affinity and the GPU Operator key on it), so
-# that a cluster that later adopts those tools schedules them on our nodes.
-DEFAULT_LABELS = {"accelerator": "nvidia", "nvidia.com/gpu.present": "true"}
-DEFAULT_TAINTS = ("nvidia.com/gpu=present:NoSchedule",)
-DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
-DEFAULT_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
-DEFAULT_VERIFICATION_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
-# NVIDIA's CUDA sample vectorAdd, which the GPU Operator's validator runs too: a real kernel on
-# the GPUs. CUDA 11.7, because the container toolkit refuses an image built for a newer CUDA
-# than the driver's, and 11.7 runs on every driver from R515 on (README, "CUDA").
-DEFAULT_CUDA_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda11.7.1-ubuntu20.04"
-DEFAULT_VERIFICATION_NAMESPACE = "gpu-verification"
-DEFAULT_VERIFICATION_TIMEOUT = 600
-# Machines of a group checked at once: OpenSSH's MaxStartups (default 10:30:100) starts refusing
-# new connections beyond 10 still logging in, so a stock bastion refuses none of ours.
-DEFAULT_PREFLIGHT_SESSIONS = 10
-# The first NVIDIA Container Toolkit release that fixes CVE-2025-23266 (NVIDIAScape): a container
-# could set LD_PRELOAD for the toolkit's createContainer hook and run code as root on the host.
-DEFAULT_MIN_TOOLKIT = "1.17.8"
-DEFAULT_PRIORITY_VALUE = 1_000_000
-# Kubernetes reserves values above one billion for the system classes.
-MAX_USER_PRIORITY = 1_000_000_000
-MIN_PRIORITY = -2_147_483_648
-# The verification pods' own, non-preempting PriorityClass is named after the group's.
-VERIFICATION_PRIORITY_SUFFIX = "-verification"
-MAX_PRIORITY_CLASS_NAME = 253 - len(VERIFICATION_PRIORITY_SUFFIX)
-
-# The RuntimeClass the device plugin and verification pods run under, as the GPU Operator
-# names it; its handler is the runtime name `nvidia-ctk runtime configure` writes.
-DEFAULT_RUNTIME_CLASS = "nvidia"
-RUNTIME_HANDLER = "nvidia"
-
-MIG_STRATEGIES = ("none", "single", "mixed")
-PULL_POLICIES = ("Always", "IfNotPresent", "Never")
-# The Secret the stack creates in each namespace it uses from gpu-nodes:imagePullSecret.
-PULL_SECRET_NAME = "gpu-nodes-pull"
-CONTAINER_RUNTIMES = ("containerd", "docker", "cri-o", "k3s", "rke2", "auto")
-# How a tenant's pod gets its GPUs, and so the path the verification pods take (README, "How
-# tenants get their GPUs"): nvidia as the node's default runtime; a RuntimeClass that tenants
-# must name; or CDI devices that the plugin names (its cdi-cri strategy).
-GPU_ACCESS = ("defaultRuntime", "runtimeClass", "cdi")
-# A GPU splits into at most seven MIG devices (the smallest profile is 1/7 of an A100/H100).
-MAX_MIG_DEVICES_PER_GPU = 7
-
-_DRIVER_VERSION = matching(re.compile(r"^\d+(\.\d+){0,2}$"), "expected a driver version such as '535' or '550.54'")
-_TOOLKIT_VERSION = matching(re.compile(r"^(\d+(\.\d+){1,2})?$"), "expected a toolkit version such as '1.17.8', or \"\" for none")
-_RECHECK = matching(re.compile(r"^[!-~][ -~]{0,63}$"), "expected 1-64 printable characters, such as a date: '2026-11-30'")
-_HOST_KEY_LINE = re.compile(
-    r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com"
-    r"|sk-ecdsa-sha2-nistp256@openssh\.com) [A-Za-z0-9+/]+={0,3}( .*)?$"
+from components.k8s_syntax import Taint, image_tag, is_dns_label, is_dns_subdomain
+from components.spec_checks import (
+    CUDA_IN_TAG,
+    DRIVER_VERSION,
+    HOST_KEY,
+    PORT,
+    RECHECK,
+    TOOLKIT_VERSION,
+    count_or_percent,
+    image_setting,
+    namespace_setting,
+    pull_policy_setting,
 )
-
-
-def is_host_key(value: str) -> bool:
-    return bool(_HOST_KEY_LINE.match(value.strip()))
-
-
-# Checks and messages more than one field uses.
-_PORT = between(1, 65535, "expected a port from 1 to 65535")
-_PINNED = Check(is_pinned_image, "expected an image pinned by tag (not 'latest') or digest, e.g. registry/name:v1.2.3")
-_CUDA_IN_TAG = re.compile(r"cuda(\d+)\.(\d+)")
-_NAMESPACE = Check(is_dns_label, "expected a namespace name (DNS-1123 label)")
-_HOST_KEY = Check(is_host_key, "expected an OpenSSH public host key line such as 'ssh-ed25519 AAAA...'")
-
-
-def _image(help: str, default: str, key: str = "image") -> Any:
-    """A pinned image, for the device plugin and the verification pods."""
-    return setting(key, STRING, "string", help, default=default, check=_PINNED)
-
-
-def _count_or_percent(value: Any) -> bool:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value >= 1
-    return isinstance(value, str) and bool(re.fullmatch(r"\d{1,3}%", value)) and 1 <= int(value[:-1]) <= 100
-
-
-def _pull_policy(whose: str) -> Any:
-    """A container's imagePullPolicy, or Kubernetes' own default."""
-    return setting(
-        "imagePullPolicy",
-        STRING,
-        "`Always`/`IfNotPresent`/`Never`",
-        f"{whose} `imagePullPolicy`; `Never` or `IfNotPresent` where images are loaded onto the machines (air-gapped)",
-        default=None,
-        default_text="Kubernetes' (`IfNotPresent` for a tag)",
-        check=one_of(PULL_POLICIES),
-    )
-
-
-def _namespace(help: str, default: str) -> Any:
-    """A namespace shared by the groups."""
-    return setting("namespace", STRING, "string", help, default=default, check=_NAMESPACE)
 
 
 @dataclass(frozen=True)
@@ -145,7 +63,7 @@ class NodeSpec:
     ssh_host: str | None = setting(
         "sshHost", STRING, "string", "address of the machine", default=None, default_text="required with preflight"
     )
-    ssh_port: int = setting("sshPort", INTEGER, "int", "SSH port", default=22, check=_PORT)
+    ssh_port: int = setting("sshPort", INTEGER, "int", "SSH port", default=22, check=PORT)
     ssh_user: str | None = setting(
         "sshUser", STRING, "string", 'SSH user: `root` (see "Privileges")', default=None, default_text="required with preflight"
     )
@@ -156,22 +74,22 @@ class NodeSpec:
         "the machine's public ed25519 or ecdsa host key, `ssh-ed25519 AAAA...` (`ssh-keyscan -t ed25519 HOST`)",
         default=None,
         default_text="required with preflight",
-        check=_HOST_KEY,
+        check=HOST_KEY,
     )
 
 
 @dataclass(frozen=True)
 class SshProxySpec:
     host: str = setting("host", STRING, "string", "the bastion's address", row=False)
-    port: int = setting("port", INTEGER, "int", "its SSH port", default=22, row=False, check=_PORT)
+    port: int = setting("port", INTEGER, "int", "its SSH port", default=22, row=False, check=PORT)
     user: str = setting("user", STRING, "string", "its SSH user", row=False)
-    host_key: str | None = setting("hostKey", STRING, "string", "its public host key", default=None, row=False, check=_HOST_KEY)
+    host_key: str | None = setting("hostKey", STRING, "string", "its public host key", default=None, row=False, check=HOST_KEY)
 
 
 @dataclass(frozen=True)
 class DevicePluginSpec:
-    image: str = _image("pinned by tag (not `latest`) or digest", DEFAULT_DEVICE_PLUGIN_IMAGE)
-    namespace: str = _namespace(
+    image: str = image_setting("pinned by tag (not `latest`) or digest", DEFAULT_DEVICE_PLUGIN_IMAGE)
+    namespace: str = namespace_setting(
         "shared by groups; Pod Security `privileged` (the plugin mounts hostPath)", DEFAULT_DEVICE_PLUGIN_NAMESPACE
     )
     mig_strategy: str = setting(
@@ -227,7 +145,7 @@ class DevicePluginSpec:
         "the plugin's XID health checks; `false` (`DP_DISABLE_HEALTHCHECKS=all`) for passthrough or vGPU hosts",
         default=True,
     )
-    image_pull_policy: str | None = _pull_policy("the plugin's")
+    image_pull_policy: str | None = pull_policy_setting("the plugin's")
     max_unavailable: int | str | None = setting(
         "maxUnavailable",
         SCALAR,
@@ -235,7 +153,7 @@ class DevicePluginSpec:
         "how many nodes' plugin pods a rollout replaces at once (the DaemonSet's `maxUnavailable`)",
         default=None,
         default_text="`1` (Kubernetes')",
-        check=Check(_count_or_percent, "expected a whole number of at least 1, or a percentage from 1% to 100%"),
+        check=Check(count_or_percent, "expected a whole number of at least 1, or a percentage from 1% to 100%"),
     )
     ignored_xids: tuple[int, ...] = setting(
         "ignoredXids",
@@ -291,14 +209,14 @@ class PriorityClassSpec:
 
 @dataclass(frozen=True)
 class VerificationSpec:
-    image: str = _image("pinned image with `nvidia-smi`", DEFAULT_VERIFICATION_IMAGE)
-    cuda_image: str = _image(
+    image: str = image_setting("pinned image with `nvidia-smi`", DEFAULT_VERIFICATION_IMAGE)
+    cuda_image: str = image_setting(
         "pinned image whose own command runs a CUDA kernel (NVIDIA's CUDA sample `vectorAdd`), after `nvidia-smi`; "
         'the `cudaX.Y` in its tag is the CUDA version preflight requires of the driver (see "CUDA")',
         DEFAULT_CUDA_IMAGE,
         key="cudaImage",
     )
-    namespace: str = _namespace("shared by groups; Pod Security `restricted`", DEFAULT_VERIFICATION_NAMESPACE)
+    namespace: str = namespace_setting("shared by groups; Pod Security `restricted`", DEFAULT_VERIFICATION_NAMESPACE)
     gpus_per_pod: tuple[int, ...] = setting(
         "gpusPerPod",
         LIST,
@@ -331,12 +249,12 @@ class VerificationSpec:
         default=DEFAULT_VERIFICATION_TIMEOUT,
         check=between(30, 86_400, "expected 30 to 86400 seconds"),
     )
-    image_pull_policy: str | None = _pull_policy("the verification pods'")
+    image_pull_policy: str | None = pull_policy_setting("the verification pods'")
 
     @property
     def cuda_version(self) -> str | None:
         """The CUDA version the CUDA image is built for, from its tag (`vectoradd-cuda11.7.1` -> 11.7)."""
-        found = _CUDA_IN_TAG.search(image_tag(self.cuda_image))
+        found = CUDA_IN_TAG.search(image_tag(self.cuda_image))
         return f"{int(found[1])}.{int(found[2])}" if found else None
 
 
@@ -368,7 +286,7 @@ class PreflightSpec:
         "string",
         'minimum driver version, e.g. `"550.54"`',
         default=None,
-        check=_DRIVER_VERSION,
+        check=DRIVER_VERSION,
     )
     min_toolkit: str = setting(
         "minToolkit",
@@ -377,7 +295,7 @@ class PreflightSpec:
         "minimum NVIDIA Container Toolkit (`nvidia-ctk --version`); earlier than 1.17.8 is open to "
         'CVE-2025-23266 (a container escape). `""`: not checked',
         default=DEFAULT_MIN_TOOLKIT,
-        check=_TOOLKIT_VERSION,
+        check=TOOLKIT_VERSION,
     )
     proxy: SshProxySpec | None = setting(
         "proxy",
@@ -404,7 +322,7 @@ class PreflightSpec:
         "string",
         '1-64 printable characters; a new value runs preflight again on every node of the group (see "Re-check the machines")',
         default=None,
-        check=_RECHECK,
+        check=RECHECK,
     )
     ssh_timeout_seconds: int | None = setting(
         "sshTimeoutSeconds",
@@ -425,12 +343,6 @@ class PreflightSpec:
     mig_strategy: str = "none"
     # The group's gpuModel: every GPU of the machine must be it.
     gpu_model: str | None = None
-
-
-@dataclass(frozen=True)
-class RuntimeClassSpec:
-    name: str
-    create: bool  # False: the class exists already (someone else's); we only name it
 
 
 @dataclass(frozen=True)
@@ -523,104 +435,3 @@ class NodeGroupSpec:
     def node_labels(self) -> dict[str, str]:
         """Every label this group puts on its nodes, the group label included."""
         return {**dict(self.labels), GROUP_LABEL: self.name}
-
-
-@dataclass(frozen=True)
-class StackSpec:
-    node_groups: tuple[NodeGroupSpec, ...]
-    insecure_skip_host_key_check: bool
-    runtime_class: RuntimeClassSpec | None = None
-    # Namespaces that exist already: referenced, never created or deleted (components/claims.py).
-    existing_namespaces: tuple[str, ...] = ()
-    # Other device plugin installs the stack may share the cluster with (components/coexistence.py).
-    hand_over: tuple[str, ...] = ()
-
-    @property
-    def needs_ssh_key(self) -> bool:
-        return any(group.preflight.enabled for group in self.node_groups)
-
-
-# The stack's own keys, in the README's order. Those with `pulumi_type` are declared in
-# Pulumi.yaml's `config:` too; the others cannot be (Pulumi.yaml says why).
-NODE_GROUPS = Setting(f"{NAMESPACE}:nodeGroups", LIST, "list", "one entry per node group (below)")
-SSH_PRIVATE_KEY = Setting(
-    f"{NAMESPACE}:sshPrivateKey",
-    STRING,
-    "secret string",
-    "private key for the machines (and the bastion)",
-    default_text="required when any group runs preflight",
-)
-INSECURE_SKIP_HOST_KEY_CHECK = Setting(
-    f"{NAMESPACE}:insecureSkipHostKeyCheck",
-    BOOLEAN,
-    "bool",
-    'accept any SSH host key for nodes without `hostKey` (see "Host keys")',
-    default=False,
-    pulumi_type="boolean",
-    pulumi_description="Accept any SSH host key for nodes without a pinned hostKey. "
-    "Leaves preflight open to a man in the middle.",
-)
-RUNTIME_CLASS = Setting(
-    f"{NAMESPACE}:runtimeClass",
-    STRING,
-    "string, or `false`",
-    "the RuntimeClass the device plugin names, and tenants' pods with `gpuAccess: runtimeClass`; "
-    '`""` or `false`: none (see "How tenants get their GPUs")',
-    default=DEFAULT_RUNTIME_CLASS,
-)
-CREATE_RUNTIME_CLASS = Setting(
-    f"{NAMESPACE}:createRuntimeClass",
-    BOOLEAN,
-    "bool",
-    "create the class (handler `nvidia`), or only name one that exists already",
-    default=None,
-    default_text="`true` for `nvidia`, `false` for another name",
-)
-HAND_OVER = Setting(
-    f"{NAMESPACE}:handOver",
-    LIST,
-    "list of strings",
-    "other NVIDIA device plugin installs allowed on the cluster, kept off this stack's nodes: `<namespace>/<DaemonSet>` "
-    'or `ClusterPolicy/<name>` (see "Another device plugin on the cluster")',
-    default=(),
-    default_text="none",
-)
-IMAGE_PULL_SECRET = Setting(
-    f"{NAMESPACE}:imagePullSecret",
-    STRING,
-    "secret string",
-    f"a registry login (`.dockerconfigjson`, as `docker login` writes `~/.docker/config.json`): the stack puts it in "
-    f'a Secret `{PULL_SECRET_NAME}` in each namespace it uses, before the pods that name it (see "Private registries")',
-    default=None,
-    default_text="none",
-)
-EXISTING_NAMESPACES = Setting(
-    f"{NAMESPACE}:existingNamespaces",
-    LIST,
-    "list of strings",
-    "namespaces the groups use that exist already: the stack puts its objects in them but never creates or "
-    'deletes them (see "Objects the stack did not create")',
-    default=(),
-    default_text="none",
-)
-KUBECONFIG = Setting(
-    "kubernetes:kubeconfig",
-    STRING,
-    "secret string",
-    "path or contents of the kubeconfig",
-    default=None,
-    default_text="`$KUBECONFIG` / `~/.kube/config`",
-)
-KUBE_CONTEXT = Setting("kubernetes:context", STRING, "string", "kubeconfig context", default=None, default_text="current context")
-STACK_SETTINGS = (
-    NODE_GROUPS,
-    SSH_PRIVATE_KEY,
-    INSECURE_SKIP_HOST_KEY_CHECK,
-    RUNTIME_CLASS,
-    CREATE_RUNTIME_CLASS,
-    EXISTING_NAMESPACES,
-    HAND_OVER,
-    IMAGE_PULL_SECRET,
-    KUBECONFIG,
-    KUBE_CONTEXT,
-)

@@ -14,11 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from components.constants import GPU_RESOURCE, GROUP_LABEL
 from components.device_plugin import image_pull_policy, image_pull_secrets, plugin_revision, runtime_class_field, tolerations
 from components.naming import content_hash, dns_label, standard_labels
 from components.node_health import GATE
 from components.priority_class import verification_priority_class_name
-from components.specs import GPU_RESOURCE, GROUP_LABEL, NodeGroupSpec
+from components.specs import NodeGroupSpec
 
 APP_NAME = "gpu-verification"
 # Pod template annotation: a new plugin image or config gives a new template, and a Job's

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.claims import CREATE, REFERENCE, STACK_LABEL, Claim, ClaimError, ClaimProvider, claim_problem
+from components.claims import CREATE, REFERENCE, Claim, ClaimError, ClaimProvider, claim_problem
+from components.constants import STACK_LABEL
 
 STACK = "gpu-nodes.prod"
 HINT = "Give the groups another namespace"

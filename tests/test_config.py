@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from components.config import ConfigError, parse_stack
+from components.constants import GROUP_LABEL
 from components.k8s_syntax import parse_taint
-from components.specs import GROUP_LABEL
 from tests.factories import group, node
 
 

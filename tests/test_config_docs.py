@@ -11,7 +11,9 @@ import re
 import yaml
 
 from components.config_fields import readme_rows
-from components.specs import NAMESPACE, STACK_SETTINGS, NodeGroupSpec
+from components.constants import NAMESPACE
+from components.specs import NodeGroupSpec
+from components.stack_settings import STACK_SETTINGS
 from tests.pulumi_mocks import ROOT
 
 _HEADERS = {"stack": "| key | type | default | meaning |", "group": "| field | type | default | meaning |"}

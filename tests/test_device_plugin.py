@@ -7,13 +7,13 @@ import json
 import pytest
 
 from components.config import parse_stack
+from components.constants import GROUP_LABEL
 from components.device_plugin import (
     CONFIG_HASH_ANNOTATION,
     config_map_manifest,
     daemonset_manifest,
     plugin_revision,
 )
-from components.specs import GROUP_LABEL
 from tests.factories import group
 from tests.specs import group_spec
 

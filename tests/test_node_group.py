@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
+from components.constants import GROUP_LABEL
 from components.gpu_facts import FACTS_ANNOTATION
 from components.node_group import TYPE
 from components.node_health import CHECKLIST_ITEMS, GATE
-from components.specs import GROUP_LABEL
 from components.verification import verification_jobs
 from tests.factories import group
 from tests.pulumi_mocks import HEALTHY_REPORT, Recorder, Registered, run_component

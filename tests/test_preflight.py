@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from components.config import parse_stack
+from components.constants import GPU_ACCESS
 from components.preflight import (
     SCRIPT_DIR,
     parse_report,
@@ -20,7 +21,6 @@ from components.preflight import (
     script_root,
     triggers,
 )
-from components.specs import GPU_ACCESS
 from tests.factories import HOST_KEY, group
 from tests.pulumi_mocks import HEALTHY_REPORT, ROOT, run_component
 from tests.specs import group_spec

@@ -8,8 +8,7 @@ import kubernetes_validate
 import pulumi
 import pytest
 
-from components.claims import STACK_LABEL
-from components.specs import GROUP_LABEL
+from components.constants import GROUP_LABEL, STACK_LABEL
 from tests.factories import SECRET_KEYS, SSH_KEY, group, stack_config
 from tests.pulumi_mocks import ProgramRun, run_program
 

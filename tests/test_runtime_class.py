@@ -6,7 +6,7 @@ import pytest
 
 from components.config import ConfigError, parse_runtime_class, parse_stack
 from components.runtime_class import runtime_class_manifest
-from components.specs import RuntimeClassSpec
+from components.stack_settings import RuntimeClassSpec
 from tests.factories import group
 
 STACK = "gpu-nodes.test"

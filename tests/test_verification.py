@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from components.config import ConfigError, parse_stack
-from components.specs import DEFAULT_CUDA_IMAGE, GROUP_LABEL
+from components.constants import DEFAULT_CUDA_IMAGE, GROUP_LABEL
 from components.verification import (
     CHECK_DIR,
     CHECK_HASH_ANNOTATION,
