@@ -24,15 +24,8 @@ from components.config_stack import parse_existing_namespaces, parse_hand_over, 
 from components.constants import GROUP_LABEL, PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
 from components.k8s_syntax import TAINT_EFFECTS, Taint, is_label_key, is_label_value, parse_taint
 from components.pod_settings import read_resources, read_tolerations
-from components.specs import (
-    DevicePluginSpec,
-    NodeGroupSpec,
-    NodeSpec,
-    PreflightSpec,
-    PriorityClassSpec,
-    SshProxySpec,
-    VerificationSpec,
-)
+from components.preflight_spec import PreflightSpec, SshProxySpec
+from components.specs import DevicePluginSpec, NodeGroupSpec, NodeSpec, PriorityClassSpec, VerificationSpec
 from components.stack_settings import INSECURE_SKIP_HOST_KEY_CHECK, NODE_GROUPS, RUNTIME_CLASS, RuntimeClassSpec, StackSpec
 
 __all__ = ["ConfigError", "parse_runtime_class", "parse_stack"]

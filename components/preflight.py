@@ -31,7 +31,8 @@ from typing import Any
 import pulumi
 from pulumi_command import remote
 
-from components.specs import NodeGroupSpec, NodeSpec, PreflightSpec
+from components.preflight_spec import PreflightSpec
+from components.specs import NodeGroupSpec, NodeSpec
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 SCRIPT_DIR = Path(__file__).parent / "scripts" / "preflight"
