@@ -8,17 +8,13 @@ per waiter is O(nodes) requests every few seconds at fleet scale; instead one pr
 waiters whenever a watch delivers a change.
 
 The cache logic (`ClusterView`) knows nothing of HTTP: it reads a `Source` per kind, which
-lists and watches. `KubernetesSource` is the thin part that calls the API server; tests give
-the view fakes.
+lists and watches. `KubernetesSource` (components/cluster_source.py) is the thin part that
+calls the API server; tests give the view fakes.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
-import random
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -29,7 +25,7 @@ from components.kube_client import api_client
 from components.naming import PART_OF
 
 if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
+    pass
 
 Kind = Literal["nodes", "pods", "jobs"]
 KINDS: tuple[Kind, ...] = ("nodes", "pods", "jobs")
@@ -107,7 +103,7 @@ def _slim(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def _describe(error: BaseException) -> str:
+def describe_error(error: BaseException) -> str:
     status = getattr(error, "status", None)
     if status:
         # ApiException's str() carries headers and the whole body; the status and reason say enough.
@@ -172,6 +168,8 @@ class ClusterView:
     @classmethod
     def connect(cls, kubeconfig: str | None, context: str | None) -> ClusterView:
         """A view of the cluster these credentials reach, not yet started (tests replace this)."""
+        from components.cluster_source import kubernetes_sources
+
         client = api_client(kubeconfig, context)
         return cls(kubernetes_sources(client), server=str(client.configuration.host))
 
@@ -291,7 +289,7 @@ class ClusterView:
             except Exception as error:
                 if self._stopped.is_set():
                     return
-                cause = _describe(error)
+                cause = describe_error(error)
                 with self._changed:
                     self._errors[kind] = cause
                 log.warning("cluster view: %s list/watch failed (%s); retrying in %.1fs", kind, cause, backoff)
@@ -355,106 +353,3 @@ class ClusterView:
         if new is not None:
             for index_key in _pod_index_keys(new):
                 self._pod_index.setdefault(index_key, {})[key] = new
-
-
-# ---------------------------------------------------------------------- the Kubernetes API
-
-# Pages of a list: at fleet scale a single response of every Node is tens of megabytes.
-PAGE_SIZE = 500
-CONNECT_SECONDS = 10
-LIST_READ_SECONDS = 60
-# The server ends each watch after this long (spread so the three do not reconnect together);
-# the read timeout is longer, so it fires only on a connection that died silently.
-WATCH_SECONDS = (240, 300)
-WATCH_READ_SLACK_SECONDS = 60
-
-
-class KubernetesSource:
-    """Lists and watches one kind with the `kubernetes` client, as raw JSON (no model classes)."""
-
-    def __init__(self, call: Callable[..., Any], kind: str, api_version: str, label_selector: str | None = None):
-        self._call = call
-        self._kind = kind
-        self._api_version = api_version
-        self._selector = {"label_selector": label_selector} if label_selector else {}
-        self._response: Any = None
-
-    def list(self) -> Listing:
-        from kubernetes.client.exceptions import ApiException
-
-        items: list[dict[str, Any]] = []
-        token: str | None = None
-        while True:
-            try:
-                response = self._call(
-                    **self._selector,
-                    limit=PAGE_SIZE,
-                    _continue=token,
-                    _preload_content=False,
-                    _request_timeout=(CONNECT_SECONDS, LIST_READ_SECONDS),
-                )
-            except ApiException as error:
-                if error.status == 410 and token:
-                    # The continue token expired between pages: start a consistent list over.
-                    items, token = [], None
-                    continue
-                raise
-            try:
-                body = json.loads(response.data)
-            finally:
-                response.release_conn()
-            for item in body.get("items") or []:
-                # A list's items omit these; a single GET (and a watch event) has them.
-                items.append({"apiVersion": self._api_version, "kind": self._kind, **item})
-            token = body["metadata"].get("continue")
-            if not token:
-                return Listing(items, str(body["metadata"]["resourceVersion"]))
-
-    def watch(self, resource_version: str) -> Iterator[dict[str, Any]]:
-        from kubernetes.client.exceptions import ApiException
-        from kubernetes.watch.watch import iter_resp_lines
-
-        seconds = random.randint(*WATCH_SECONDS)
-        try:
-            response = self._call(
-                **self._selector,
-                watch=True,
-                resource_version=resource_version,
-                allow_watch_bookmarks=True,
-                timeout_seconds=seconds,
-                _preload_content=False,
-                _request_timeout=(CONNECT_SECONDS, seconds + WATCH_READ_SLACK_SECONDS),
-            )
-        except ApiException as error:
-            if error.status == 410:
-                raise WatchExpiredError(_describe(error)) from error
-            raise
-        self._response = response
-        try:
-            for line in iter_resp_lines(response):
-                if line.strip():
-                    yield json.loads(line)
-        finally:
-            self._response = None
-            response.close()
-            response.release_conn()
-
-    def close(self) -> None:
-        response = self._response
-        sock = getattr(getattr(response, "connection", None), "sock", None)
-        if sock is not None:
-            # A read blocked on the socket returns only if the socket itself is shut down.
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-
-def kubernetes_sources(client: ApiClient) -> dict[Kind, Source]:
-    """The three watches, all cluster-wide: every Node, our Pods and our Jobs."""
-    from kubernetes.client import BatchV1Api, CoreV1Api
-
-    core, batch = CoreV1Api(client), BatchV1Api(client)
-    return {
-        "nodes": KubernetesSource(core.list_node, "Node", "v1"),
-        "pods": KubernetesSource(core.list_pod_for_all_namespaces, "Pod", "v1", OWN_SELECTOR),
-        "jobs": KubernetesSource(batch.list_job_for_all_namespaces, "Job", "batch/v1", OWN_SELECTOR),
-    }
