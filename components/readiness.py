@@ -27,6 +27,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 from components.cluster_view import JOB_NAME_LABEL
 from components.errors import GpuNodesError
 from components.gpu_facts import disagreement, node_facts
+from components.job_status import Deleter, KubernetesDeleter, job_verdict, pod_story, waits_for_gpus
 from components.kube_client import ClusterAccess, api_client_from_props, cluster_view_from_props
 from components.node_health import (
     FAIL,
@@ -43,7 +44,7 @@ from components.node_health import (
 from components.taints import KubernetesNodeTaintApi, NodeReader, NodeTaintApi, apply_taints
 
 if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
+    pass
 
 T = TypeVar("T")
 
@@ -77,43 +78,6 @@ class ClusterReader(Protocol):
     def job(self, namespace: str, name: str) -> dict[str, Any] | None: ...
 
     def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T: ...
-
-
-def job_verdict(job: dict[str, Any]) -> tuple[str, str]:
-    """("succeeded" | "failed" | "running", detail) from a Job object."""
-    status = job.get("status") or {}
-    if (status.get("succeeded") or 0) >= 1:
-        return "succeeded", f"{status['succeeded']} pod(s) succeeded"
-    for condition in status.get("conditions") or []:
-        if condition.get("type") == "Failed" and condition.get("status") == "True":
-            return "failed", f"{condition.get('reason', 'Failed')}: {condition.get('message', '')}".rstrip(": ")
-    return "running", f"active {status.get('active') or 0}, failed {status.get('failed') or 0}"
-
-
-def pod_story(pod: dict[str, Any]) -> str | None:
-    """Why a pod of a Job is not done, in the scheduler's or kubelet's words; None if fine."""
-    name = pod["metadata"]["name"]
-    status = pod.get("status") or {}
-    phase = status.get("phase", "Unknown")
-    for condition in status.get("conditions") or []:
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
-            return f"pod {name} is Pending ({condition.get('reason', 'Unschedulable')}): {condition.get('message', '')}"
-    # Init containers first: one that failed is why the others never ran.
-    for container in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
-        state = container.get("state") or {}
-        if "waiting" in state and state["waiting"].get("reason"):
-            waiting = state["waiting"]
-            reason = f"{waiting['reason']} {waiting.get('message', '')}".rstrip()
-            return f"pod {name} is {phase}, container {container['name']} waiting: {reason}"
-        if "terminated" in state and state["terminated"].get("exitCode", 0) != 0:
-            ended = state["terminated"]
-            return (
-                f"pod {name} failed: container {container['name']} exited {ended.get('exitCode')} "
-                f"({ended.get('reason', '')}) {ended.get('message', '')}".rstrip()
-            )
-    if phase == "Pending":
-        return f"pod {name} is Pending"
-    return None
 
 
 @dataclass
@@ -185,7 +149,7 @@ def judge(
         if verdict == "succeeded":
             continue
         pods = view.pods(namespace, {JOB_NAME_LABEL: name})
-        if verdict == "running" and pods and all(_waits_for_gpus(p) for p in pods):
+        if verdict == "running" and pods and all(waits_for_gpus(p) for p in pods):
             busy.append(name)
         story = "; ".join(s for s in (pod_story(p) for p in pods) if s)
         stories.by_job[name] = story or stories.by_job.get(name, "")
@@ -223,14 +187,6 @@ def judge(
     )
 
 
-def _waits_for_gpus(pod: dict[str, Any]) -> bool:
-    """A Job pod the scheduler holds back only for want of free GPUs (they are all in use)."""
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
-            return condition.get("reason") == "Unschedulable" and "Insufficient nvidia.com/" in condition.get("message", "")
-    return False
-
-
 def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpus_per_node: int, replicas: int) -> str:
     gate = "stays gated" if judgement.gate_up else "is gated again"
     lines = [f"node {target.node} {gate} ({GATE}) after {waited:.0f}s; what failed:"]
@@ -246,40 +202,6 @@ def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpu
             )
         lines.append(f"  - {item}: {problem}" if item else f"  - {problem}")
     return "\n".join(lines)
-
-
-class Deleter(Protocol):
-    """What the check deletes: failed Jobs (to run again), a plugin pod (to re-advertise GPUs)."""
-
-    def delete_job(self, namespace: str, name: str) -> None: ...
-
-    def delete_pod(self, namespace: str, name: str) -> None: ...
-
-
-class KubernetesDeleter:
-    def __init__(self, api: ApiClient):
-        from kubernetes import client
-
-        self._batch = client.BatchV1Api(api)
-        self._core = client.CoreV1Api(api)
-
-    def delete_pod(self, namespace: str, name: str) -> None:
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            self._core.delete_namespaced_pod(name, namespace)
-        except ApiException as error:
-            if error.status != 404:  # gone already: its DaemonSet makes another
-                raise
-
-    def delete_job(self, namespace: str, name: str) -> None:
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            self._batch.delete_namespaced_job(name, namespace, propagation_policy="Background")
-        except ApiException as error:
-            if error.status != 404:  # another node's check of a group-wide Job got there first
-                raise
 
 
 # What makes a new wait necessary: another node, figure, plugin, Job or timeout.

@@ -5,15 +5,14 @@ from __future__ import annotations
 import pytest
 
 from components.gpu_facts import FACTS_ANNOTATION, GpuFacts, annotation
+from components.job_status import job_verdict, pod_story
 from components.node_health import PASS
 from components.readiness import (
     GRACE_SECONDS,
     NodeNotReadyError,
     NodeReadinessProvider,
     Stories,
-    job_verdict,
     judge,
-    pod_story,
 )
 from tests.fakes import (
     GATE_TAINT,
