@@ -27,3 +27,10 @@ def test_no_test_module_imports_another_test_module():
     }
     offenders = {path: modules for path, modules in offenders.items() if modules}
     assert not offenders, f"test modules importing test modules: {offenders}"
+
+
+def test_no_module_of_the_program_is_over_400_lines():
+    """A module the next engineer reads in one pass; a bigger one is split by concern."""
+    sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in sorted(ROOT.glob("components/*.py"))}
+    over = {path: lines for path, lines in sizes.items() if lines > 400}
+    assert not over, f"modules over 400 lines: {over}"
