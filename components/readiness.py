@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
@@ -42,9 +42,6 @@ from components.node_health import (
     target_props,
 )
 from components.taints import KubernetesNodeTaintApi, NodeReader, NodeTaintApi, apply_taints
-
-if TYPE_CHECKING:
-    pass
 
 T = TypeVar("T")
 
