@@ -17,6 +17,7 @@ from components.claims import CREATE, REFERENCE, Claim, ObjectClaim
 from components.constants import PULL_SECRET_NAME, STACK_LABEL
 from components.kube_client import ClusterAccess
 from components.naming import ownership_labels
+from components.registration import register
 from components.stack_settings import EXISTING_NAMESPACES, IMAGE_PULL_SECRET, StackSpec
 
 # The device plugin mounts hostPath volumes, which only `privileged` admits.
@@ -93,9 +94,11 @@ def declare_namespaces(
         checked = ObjectClaim(f"namespace-{name}-claim", claim, cluster)
         namespace: pulumi.Resource = checked
         if claim.mode == CREATE:
-            metadata = namespace_manifest(name, level, owner)["metadata"]
-            namespace = k8s.core.v1.Namespace(
-                f"namespace-{name}", metadata=metadata, opts=pulumi.ResourceOptions(provider=provider, depends_on=[checked])
+            namespace = register(
+                namespace_manifest(name, level, owner),
+                k8s.core.v1.Namespace,
+                f"namespace-{name}",
+                pulumi.ResourceOptions(provider=provider, depends_on=[checked]),
             )
         owned = claim.mode == CREATE
         secret = _pull_secret(name, namespace, owned, owner, provider, cluster, pull_secret) if pull_secret else None
@@ -115,10 +118,12 @@ def _pull_secret(
     setting = f"Rename or remove that Secret, or leave {IMAGE_PULL_SECRET.key} unset and give the pods none"
     claim = Claim("Secret", PULL_SECRET_NAME, CREATE, owner, setting, namespace=namespace)
     checked = ObjectClaim(f"pull-secret-{namespace}-claim", claim, cluster, opts=pulumi.ResourceOptions(depends_on=[after]))
-    return k8s.core.v1.Secret(
-        f"pull-secret-{namespace}",
-        metadata=pull_secret_metadata(namespace, owner),
-        type="kubernetes.io/dockerconfigjson",
-        string_data={".dockerconfigjson": pulumi.Output.secret(login)},
-        opts=pulumi.ResourceOptions(provider=provider, depends_on=[checked], deleted_with=after if owned else None),
-    )
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": pull_secret_metadata(namespace, owner),
+        "type": "kubernetes.io/dockerconfigjson",
+        "stringData": {".dockerconfigjson": pulumi.Output.secret(login)},
+    }
+    opts = pulumi.ResourceOptions(provider=provider, depends_on=[checked], deleted_with=after if owned else None)
+    return register(manifest, k8s.core.v1.Secret, f"pull-secret-{namespace}", opts)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -31,6 +30,7 @@ from components.node_labels import label_patch, node_labels
 from components.preflight import node_preflight, parse_report, waits_for
 from components.priority_class import priority_class_manifest, verification_priority_class_manifest
 from components.readiness import NodeReadiness
+from components.registration import register
 from components.specs import NodeGroupSpec
 from components.taints import NodeTaints
 from components.verification import (
@@ -63,15 +63,6 @@ class GpuNodeGroupArgs:
     before_nodes: Sequence[pulumi.Resource] = ()
 
 
-Registered = TypeVar("Registered", bound=pulumi.CustomResource)
-
-
-def _register(manifest: dict[str, Any], cls: type[Registered], name: str, opts: pulumi.ResourceOptions) -> Registered:
-    """Register a manifest dict as the typed resource `cls` (top-level fields become its arguments)."""
-    fields = {_snake(k): v for k, v in manifest.items() if k not in ("apiVersion", "kind")}
-    return cls(name, **fields, opts=opts)
-
-
 def _preflight_key(name: str, args: GpuNodeGroupArgs) -> pulumi.Input[str] | None:
     """The SSH key preflight logs in with; None when the group runs no preflight."""
     if not args.spec.preflight.enabled:
@@ -79,10 +70,6 @@ def _preflight_key(name: str, args: GpuNodeGroupArgs) -> pulumi.Input[str] | Non
     if args.ssh_private_key is None:
         raise ValueError(f"{name}: preflight is enabled but no SSH private key was given")
     return args.ssh_private_key
-
-
-def _snake(camel: str) -> str:
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", camel).lower()
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -117,10 +104,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 cluster=args.cluster,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*checked, *shared_namespaces]),
             )
-            labels[node.name] = k8s.core.v1.NodePatch(
+            labels[node.name] = register(
+                {"metadata": _label_patch(spec, node.name, preflights.get(node.name))},
+                k8s.core.v1.NodePatch,
                 f"{name}-{node.name}-labels",
-                metadata=_label_patch(spec, node.name, preflights.get(node.name)),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[taints[node.name]]),
+                pulumi.ResourceOptions(parent=self, depends_on=[taints[node.name]]),
             )
 
         self._claimed_priority_class(priority_class_manifest(spec, args.stack_label), f"{name}-priority-class", args)
@@ -136,9 +124,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
         in_plugin_namespace = pulumi.ResourceOptions(parent=self, deleted_with=plugin_namespace.deleted_with)
         config_map = config_map_manifest(spec)
         if config_map is not None:
-            plugin_deps.append(_register(config_map, k8s.core.v1.ConfigMap, f"{name}-device-plugin-config", in_plugin_namespace))
+            plugin_deps.append(register(config_map, k8s.core.v1.ConfigMap, f"{name}-device-plugin-config", in_plugin_namespace))
         rollout = rollout_timeout(spec)
-        daemonset = _register(
+        daemonset = register(
             daemonset_manifest(spec),
             k8s.apps.v1.DaemonSet,
             f"{name}-device-plugin",
@@ -153,7 +141,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         in_verification_namespace = pulumi.ResourceOptions(
             parent=self, depends_on=verification_namespace.ready, deleted_with=verification_namespace.deleted_with
         )
-        check = _register(
+        check = register(
             check_config_map_manifest(spec), k8s.core.v1.ConfigMap, f"{name}-verification-check", in_verification_namespace
         )
         jobs: dict[str | None, list[tuple[VerificationJob, k8s.batch.v1.Job]]] = {}
@@ -164,11 +152,12 @@ class GpuNodeGroup(pulumi.ComponentResource):
             # A node gated again after it degraded starts a new round, and its Jobs run again.
             rounds: pulumi.Output[int] = pulumi.Output.all(*(taints[n].round for n in nodes)).apply(_combined)
             manifest = rounds.apply(functools.partial(_job_manifest, spec, job))
-            resource = k8s.batch.v1.Job(
+            # The round is known only once the taints are: the manifest is an Output, taken apart here.
+            resource = register(
+                {"metadata": manifest.apply(lambda m: m["metadata"]), "spec": manifest.apply(lambda m: m["spec"])},
+                k8s.batch.v1.Job,
                 f"{name}-verify-{job.node or 'group'}-{job.slug}",
-                metadata=manifest.apply(lambda m: m["metadata"]),
-                spec=manifest.apply(lambda m: m["spec"]),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=needs, deleted_with=verification_namespace.deleted_with),
+                pulumi.ResourceOptions(parent=self, depends_on=needs, deleted_with=verification_namespace.deleted_with),
             )
             jobs.setdefault(job.node, []).append((job, resource))
 
@@ -212,7 +201,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         setting = "Give the group another priorityClass.name"
         claim = Claim("PriorityClass", manifest["metadata"]["name"], CREATE, args.stack_label, setting)
         checked = ObjectClaim(f"{name}-claim", claim, args.cluster, opts=pulumi.ResourceOptions(parent=self))
-        return _register(
+        return register(
             manifest, k8s.scheduling.v1.PriorityClass, name, pulumi.ResourceOptions(parent=self, depends_on=[checked])
         )
 

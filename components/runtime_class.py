@@ -23,6 +23,7 @@ from components.claims import CREATE, Claim, ObjectClaim
 from components.constants import RUNTIME_HANDLER, STACK_LABEL
 from components.kube_client import ClusterAccess
 from components.naming import ownership_labels
+from components.registration import register
 from components.stack_settings import CREATE_RUNTIME_CLASS, RUNTIME_CLASS, RuntimeClassSpec, StackSpec
 
 
@@ -48,9 +49,6 @@ def declare_runtime_class(
     name = manifest["metadata"]["name"]
     setting = f"Set {CREATE_RUNTIME_CLASS.key} false to name it as it is, or give {RUNTIME_CLASS.key} another name"
     claim = ObjectClaim(f"runtime-class-{name}-claim", Claim("RuntimeClass", name, CREATE, owner, setting), cluster)
-    return k8s.node.v1.RuntimeClass(
-        f"runtime-class-{name}",
-        metadata=manifest["metadata"],
-        handler=manifest["handler"],
-        opts=pulumi.ResourceOptions(provider=provider, depends_on=[claim]),
+    return register(
+        manifest, k8s.node.v1.RuntimeClass, f"runtime-class-{name}", pulumi.ResourceOptions(provider=provider, depends_on=[claim])
     )

@@ -34,3 +34,16 @@ def test_no_module_of_the_program_is_over_400_lines():
     sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in sorted(ROOT.glob("components/*.py"))}
     over = {path: lines for path, lines in sizes.items() if lines > 400}
     assert not over, f"modules over 400 lines: {over}"
+
+
+def test_every_kubernetes_object_is_registered_one_way():
+    """components/registration.py `register`: a manifest dict in, a typed resource out."""
+    import re
+
+    direct = re.compile(r"\bk8s\.[a-z_]+\.v[0-9a-z]+\.[A-Z][A-Za-z]*\(")
+    found = {
+        str(p.relative_to(ROOT)): [line.strip() for line in p.read_text().splitlines() if direct.search(line)]
+        for p in sorted(ROOT.glob("components/*.py"))
+    }
+    found = {path: lines for path, lines in found.items() if lines}
+    assert not found, f"Kubernetes objects registered directly: {found}"
