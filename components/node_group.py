@@ -21,7 +21,7 @@ from components.claims import CREATE, Claim, ObjectClaim, stack_label_value
 from components.constants import GPU_RESOURCE
 from components.device_plugin import APP_NAME as PLUGIN_APP_NAME
 from components.device_plugin import config_map_manifest, daemonset_manifest, rollout_timeout
-from components.gpu_facts import annotation, facts_from_report
+from components.gpu_facts import GpuFacts, annotation, facts_from_report
 from components.kube_client import ClusterAccess
 from components.namespaces import SharedNamespace
 from components.naming import selector_labels
@@ -85,6 +85,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
         # and no other device plugin is in the way (coexistence.py).
         shared_namespaces = [args.device_plugin_namespace.resource, args.verification_namespace.resource, *args.before_nodes]
         preflights: dict[str, remote.Command] = {}
+        # Each machine's GPUs as its preflight reported them: its labels, its readiness check and
+        # its report all read them (components/gpu_facts.py).
+        facts: dict[str, pulumi.Output[GpuFacts | None]] = {}
         labels = {}
         taints = {}
         targets = {node.name: node_target(spec, node.name) for node in spec.nodes}
@@ -97,6 +100,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                     f"{name}-{node.name}-preflight", spec, node, ssh_private_key, child, after=after
                 )
                 checked = [preflights[node.name]]
+                facts[node.name] = preflights[node.name].stdout.apply(_reported_facts)
             # Taints and the readiness gate first: our labels are what bring the plugin.
             taints[node.name] = NodeTaints(
                 f"{name}-{node.name}-taints",
@@ -105,7 +109,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*checked, *shared_namespaces]),
             )
             labels[node.name] = register(
-                {"metadata": _label_patch(spec, node.name, preflights.get(node.name))},
+                {"metadata": _label_patch(spec, node.name, facts.get(node.name))},
                 k8s.core.v1.NodePatch,
                 f"{name}-{node.name}-labels",
                 pulumi.ResourceOptions(parent=self, depends_on=[taints[node.name]]),
@@ -161,6 +165,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             )
             jobs.setdefault(job.node, []).append((job, resource))
 
+        compared = _compared_nodes(spec)
         readiness = {}
         for node in spec.nodes:
             mine = jobs.get(node.name, []) + jobs.get(None, [])
@@ -173,8 +178,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 gpus_per_node=spec.gpus_per_node,
                 replicas=spec.device_plugin.time_slicing_replicas,
                 cluster=args.cluster,
-                group_nodes=_compared_nodes(spec),
-                facts=_facts_annotation(preflights[node.name]) if _compared_nodes(spec) else None,
+                group_nodes=compared,
+                # New facts prove the node again.
+                facts=facts[node.name].apply(_annotation_of) if compared else None,
                 opts=pulumi.ResourceOptions(
                     parent=self, depends_on=[daemonset, labels[node.name], taints[node.name], *(r for _, r in mine)]
                 ),
@@ -185,6 +191,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 node.name: self._node_report(
                     spec,
                     preflights.get(node.name),
+                    facts.get(node.name),
                     taints[node.name],
                     readiness[node.name],
                     jobs.get(node.name, []) + jobs.get(None, []),
@@ -209,13 +216,14 @@ class GpuNodeGroup(pulumi.ComponentResource):
     def _node_report(
         spec: NodeGroupSpec,
         preflight: remote.Command | None,
+        facts: pulumi.Output[GpuFacts | None] | None,
         taints: NodeTaints,
         readiness: NodeReadiness,
         jobs: list[tuple[VerificationJob, k8s.batch.v1.Job]],
     ) -> dict[str, Any]:
         """What was checked, applied and verified on one node: the runbook's checklist and the gate."""
         return {
-            "labels": spec.node_labels if preflight is None else preflight.stdout.apply(functools.partial(_facts_labels, spec)),
+            "labels": spec.node_labels if facts is None else facts.apply(functools.partial(node_labels, spec)),
             "taints": taints.taints,
             "preflight": preflight.stdout.apply(parse_report) if preflight is not None else {"skipped": True},
             "expectedGpus": expected_allocatable(spec),
@@ -235,22 +243,21 @@ def _compared_nodes(spec: NodeGroupSpec) -> list[str] | None:
     return [node.name for node in spec.nodes]
 
 
-def _label_patch(spec: NodeGroupSpec, node: str, preflight: remote.Command | None) -> dict[str, Any]:
+def _reported_facts(stdout: str) -> GpuFacts | None:
+    return facts_from_report(json.loads(stdout))
+
+
+def _annotation_of(facts: GpuFacts | None) -> str | None:
+    return annotation(facts) if facts is not None else None
+
+
+def _label_patch(spec: NodeGroupSpec, node: str, facts: pulumi.Output[GpuFacts | None] | None) -> dict[str, Any]:
     """The node's labels, with its GPU facts once its preflight has read them. The name stays
     known in a preview (the Kubernetes provider needs it to plan a patch); the rest may wait."""
-    if preflight is None:
+    if facts is None:
         return label_patch(spec, node)
-    patch = preflight.stdout.apply(lambda out: label_patch(spec, node, facts_from_report(json.loads(out))))
+    patch = facts.apply(lambda found: label_patch(spec, node, found))
     return {"name": node, "labels": patch.apply(lambda p: p["labels"]), "annotations": patch.apply(lambda p: p["annotations"])}
-
-
-def _facts_annotation(preflight: remote.Command) -> pulumi.Output[str | None]:
-    """The node's GPU facts as our annotation writes them: new facts prove the node again."""
-    return preflight.stdout.apply(lambda out: annotation(f) if (f := facts_from_report(json.loads(out))) else None)
-
-
-def _facts_labels(spec: NodeGroupSpec, stdout: str) -> dict[str, str]:
-    return node_labels(spec, facts_from_report(json.loads(stdout)))
 
 
 def _combined(rounds: list[Any]) -> int:
