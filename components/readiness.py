@@ -153,18 +153,20 @@ def judge(
         (failed if verdict == "failed" else unfinished).append(name)
         what = f"failed ({detail})" if verdict == "failed" else f"has not succeeded ({detail})"
         workload.append(f"verification Job {namespace}/{name} {what}; {stories.by_job[name] or 'no pod story'}")
+    items = item_problems(target, node, plugin_pods, "; ".join(workload) or None)
     # An open node whose GPUs are all in use keeps serving: with everything else proven, its
     # workload check waits for the next run (a new node, or one gated again, is proven in full).
-    deferred = bool(busy) and busy == unfinished and not failed and not gated(node)
-    items = item_problems(target, node, plugin_pods, None if deferred else "; ".join(workload) or None)
-    if deferred and any(items.values()):
-        deferred, items = False, item_problems(target, node, plugin_pods, "; ".join(workload) or None)
+    node_sound = not any(text for item, text in items.items() if item != "workloadSucceeded")
+    deferred = bool(busy) and busy == unfinished and not failed and not gated(node) and node_sound
+    if deferred:
+        items["workloadSucceeded"] = None
     # One line per failed item, and one per Job that has not succeeded; the node's readiness first.
-    problems: list[tuple[str | None, str]] = [(None, ready)] if (ready := not_ready(node)) is not None else []
+    ready = not_ready(node)
+    problems: list[tuple[str | None, str]] = [(None, ready)] if ready is not None else []
     problems += [(item, text) for item, text in items.items() if text and item != "workloadSucceeded"]
     problems += [] if deferred else [("workloadSucceeded", w) for w in workload]
     short_plugin = None
-    if items["gpusRegistered"] and not items["pluginRunning"] and not_ready(node) is None and not failed:
+    if items["gpusRegistered"] and not items["pluginRunning"] and ready is None and not failed:
         short_plugin = settled_plugin_pod(target, plugin_pods, time.time(), PLUGIN_SETTLE_SECONDS)
     items_checklist = checklist(items)
     if deferred:
@@ -262,25 +264,26 @@ class NodeReadinessProvider(ResourceProvider):
                     "the old one marked unhealthy); the GPUs did not come back"
                 )
             if judgement.failed_jobs or judgement.unfinished_jobs:
-                deleter = self._deleter(props)
-                for name in judgement.failed_jobs + judgement.unfinished_jobs:
-                    if view.job(props["namespace"], name) is not None:
-                        deleter.delete_job(props["namespace"], name)
+                self._delete_jobs(props, view, judgement.failed_jobs + judgement.unfinished_jobs)
                 message += f"\n{RERUN_HINT}"
             if not judgement.gate_up and view.node(target.node) is not None:
                 # An open node that fails a new proof (a new plugin or CUDA image, say) takes no new GPU work.
                 apply_taints(self._taint_api(props), target.node, desired=[GATE.to_k8s()], previous=[])
                 message += f"\n{REGATED_HINT}"
             raise NodeNotReadyError(message)
-        if judgement.deferred_jobs:
-            # They would run whenever GPUs free up, or fail at their deadline: a refresh makes new ones.
-            deleter = self._deleter(props)
-            for name in judgement.deferred_jobs:
-                if view.job(props["namespace"], name) is not None:
-                    deleter.delete_job(props["namespace"], name)
+        # Deferred Jobs would run whenever GPUs free up, or fail at their deadline: a refresh makes new ones.
+        self._delete_jobs(props, view, judgement.deferred_jobs)
         apply_taints(self._taint_api(props), target.node, desired=[], previous=[GATE.to_k8s()])
         recovery = f"restarted device plugin pod {restarted}: its GPUs came back" if restarted else None
         return {**props, "checklist": judgement.checklist, "gate": "lifted", "recovery": recovery}
+
+    def _delete_jobs(self, props: dict[str, Any], view: ClusterReader, names: Sequence[str]) -> None:
+        """Delete those of the node's Jobs that still exist, so that the next run makes them anew."""
+        present = [name for name in names if view.job(props["namespace"], name) is not None]
+        if present:
+            deleter = self._deleter(props)
+            for name in present:
+                deleter.delete_job(props["namespace"], name)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         return CreateResult(id_=props["node"], outs=self._prove(props))
