@@ -154,9 +154,9 @@ def disagreement(node: str, group: Mapping[str, GpuFacts | None]) -> str | None:
     if len(own.models) > 1:
         return f"node {node} has GPUs of {len(own.models)} models: {own.describe()}"
     known = {name: facts for name, facts in group.items() if facts is not None}
+    # A Counter keeps the order kinds were first seen in, and max keeps the first of equals.
     counts = Counter(facts.kind for facts in known.values())
-    first_seen = {kind: i for i, kind in reversed(list(enumerate(f.kind for f in known.values())))}
-    reference = max(counts, key=lambda kind: (counts[kind], -first_seen[kind]))
+    reference = max(counts, key=counts.__getitem__)
     if own.kind == reference:
         return None
     others = [name for name, facts in known.items() if facts.kind == reference]
