@@ -24,7 +24,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 from components.constants import STACK_LABEL
 from components.errors import GpuNodesError
 from components.kube_client import ClusterAccess, api_client_from_props
-from components.naming import MANAGED_BY, PART_OF
+from components.naming import ownership_labels
 
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 
@@ -72,7 +72,7 @@ def claim_problem(claim: Claim, found: Mapping[str, Any] | None) -> str | None:
     owner = labels.get(STACK_LABEL)
     if owner == claim.stack:
         return None
-    ours = labels.get("app.kubernetes.io/part-of") == PART_OF and labels.get("app.kubernetes.io/managed-by") == MANAGED_BY
+    ours = all(labels.get(key) == value for key, value in ownership_labels().items())
     if owner is None and ours:
         return None  # created by this program before it labelled its stack
     by = f"stack {owner}" if owner else "someone else (it has no gpu-nodes labels)"

@@ -14,9 +14,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.claims import CREATE, REFERENCE, Claim, ObjectClaim
-from components.constants import PULL_SECRET_NAME, STACK_LABEL
+from components.constants import PULL_SECRET_NAME
 from components.kube_client import ClusterAccess
-from components.naming import ownership_labels
+from components.naming import claimed_labels
 from components.registration import register
 from components.stack_settings import EXISTING_NAMESPACES, IMAGE_PULL_SECRET, StackSpec
 
@@ -49,7 +49,7 @@ class SharedNamespace:
 
 
 def namespace_manifest(name: str, pod_security_level: str, stack: str) -> dict[str, Any]:
-    labels = {**ownership_labels(), STACK_LABEL: stack}
+    labels = claimed_labels(stack)
     for mode in ("enforce", "audit", "warn"):
         labels[f"pod-security.kubernetes.io/{mode}"] = pod_security_level
         labels[f"pod-security.kubernetes.io/{mode}-version"] = "latest"
@@ -76,7 +76,7 @@ def namespace_claim(name: str, level: str, stack: StackSpec, owner: str) -> Clai
 
 
 def pull_secret_metadata(namespace: str, stack: str) -> dict[str, Any]:
-    return {"name": PULL_SECRET_NAME, "namespace": namespace, "labels": {**ownership_labels(), STACK_LABEL: stack}}
+    return {"name": PULL_SECRET_NAME, "namespace": namespace, "labels": claimed_labels(stack)}
 
 
 def declare_namespaces(

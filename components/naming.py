@@ -6,6 +6,8 @@ import hashlib
 import json
 from typing import Any
 
+from components.constants import STACK_LABEL
+
 PART_OF = "gpu-nodes"
 MANAGED_BY = "pulumi"
 
@@ -27,6 +29,12 @@ def content_hash(data: Any) -> str:
 def ownership_labels() -> dict[str, str]:
     """What every object of ours carries, shared ones (namespaces) included."""
     return {"app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": MANAGED_BY}
+
+
+def claimed_labels(stack: str) -> dict[str, str]:
+    """What an object a claim covers carries (a namespace, the RuntimeClass, a PriorityClass, the
+    pull Secret): ours, and which stack made it (components/claims.py)."""
+    return {**ownership_labels(), STACK_LABEL: stack}
 
 
 def standard_labels(name: str, instance: str, component: str, version: str | None = None) -> dict[str, str]:

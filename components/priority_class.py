@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.constants import STACK_LABEL, VERIFICATION_PRIORITY_SUFFIX
-from components.naming import standard_labels
+from components.constants import VERIFICATION_PRIORITY_SUFFIX
+from components.naming import claimed_labels, standard_labels
 from components.specs import NodeGroupSpec
 
 
@@ -39,7 +39,7 @@ def verification_priority_class_manifest(group: NodeGroupSpec, stack: str) -> di
 
 
 def _manifest(group: NodeGroupSpec, name: str, preemption_policy: str, description: str, stack: str) -> dict[str, Any]:
-    labels = {**standard_labels("gpu-priority", group.name, "scheduling"), STACK_LABEL: stack}
+    labels = {**standard_labels("gpu-priority", group.name, "scheduling"), **claimed_labels(stack)}
     return {
         "apiVersion": "scheduling.k8s.io/v1",
         "kind": "PriorityClass",

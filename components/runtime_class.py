@@ -20,9 +20,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.claims import CREATE, Claim, ObjectClaim
-from components.constants import RUNTIME_HANDLER, STACK_LABEL
+from components.constants import RUNTIME_HANDLER
 from components.kube_client import ClusterAccess
-from components.naming import ownership_labels
+from components.naming import claimed_labels
 from components.registration import register
 from components.stack_settings import CREATE_RUNTIME_CLASS, RUNTIME_CLASS, RuntimeClassSpec, StackSpec
 
@@ -34,7 +34,7 @@ def runtime_class_manifest(spec: RuntimeClassSpec | None, stack: str) -> dict[st
     return {
         "apiVersion": "node.k8s.io/v1",
         "kind": "RuntimeClass",
-        "metadata": {"name": spec.name, "labels": {**ownership_labels(), STACK_LABEL: stack}},
+        "metadata": {"name": spec.name, "labels": claimed_labels(stack)},
         "handler": RUNTIME_HANDLER,
     }
 
