@@ -10,6 +10,7 @@ pinned, in front of a fake 2-GPU machine.
 from __future__ import annotations
 
 import dataclasses
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -62,12 +63,17 @@ def test_healthy_machine_passes_over_ssh(server: SshServer, pinned: Path) -> Non
     assert len(report["gpus"]) == 2
 
 
-def test_broken_driver_fails_over_ssh_without_restarting_sshd(server: SshServer, pinned: Path) -> None:
-    server.set_mode("driver")
+def preflight_in_mode(server: SshServer, pinned: Path, mode: str) -> subprocess.CompletedProcess[str]:
+    """The component's command line while the fake machine is in `mode`; healthy again after."""
+    server.set_mode(mode)
     try:
-        proc = run_ssh(server, pinned, REMOTE_COMMAND)
+        return run_ssh(server, pinned, REMOTE_COMMAND)
     finally:
         server.set_mode("healthy")
+
+
+def test_broken_driver_fails_over_ssh_without_restarting_sshd(server: SshServer, pinned: Path) -> None:
+    proc = preflight_in_mode(server, pinned, "driver")
     report = parse_one_object(proc.stdout, proc.stderr)
     driver = next(c for c in report["checks"] if c["name"] == "driver")
     assert proc.returncode == 1, proc.stderr
@@ -77,11 +83,7 @@ def test_broken_driver_fails_over_ssh_without_restarting_sshd(server: SshServer,
 
 def test_a_machine_switched_to_other_gpus_reports_them_and_still_passes(server: SshServer, pinned: Path) -> None:
     """Preflight alone has no group to compare with: the readiness check does that (README, "GPU facts")."""
-    server.set_mode("other-model")
-    try:
-        proc = run_ssh(server, pinned, REMOTE_COMMAND)
-    finally:
-        server.set_mode("healthy")
+    proc = preflight_in_mode(server, pinned, "other-model")
     report = parse_one_object(proc.stdout, proc.stderr)
     assert proc.returncode == 0 and report["ok"] is True, report["checks"]
     assert {g["name"] for g in report["gpus"]} == {"NVIDIA H100 PCIe"}, report["gpus"]
