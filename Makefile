@@ -12,7 +12,7 @@ test:         ## every test: unit (mocks), preflight script (bash, real sshd), e
 
 bench:
 	tools/setup.sh
-	.venv/bin/python bench/program_bench.py
+	.venv/bin/python -m bench.program_bench
 
 # Real engine vs a kubectl runbook on the local cluster; run it alone (see bench/README.md):
 #   make bench-engine SIZES=10,30
@@ -22,7 +22,7 @@ BENCH_ARGS ?=
 bench-engine:
 	tools/setup.sh
 	tools/toolchain.sh
-	.venv/bin/python bench/engine_bench.py --sizes $(SIZES) $(BENCH_ARGS)
+	.venv/bin/python -m bench.engine_bench --sizes $(SIZES) $(BENCH_ARGS)
 
 lint:
 	tools/setup.sh

@@ -2,10 +2,10 @@
 
 import pulumi
 
-from components.config import ConfigError, parse_stack
-from components.constants import NAMESPACE
-from components.kube_client import ClusterAccess
-from components.program import build_groups, tenant_access
+from gpu_nodes.config.parse import ConfigError, parse_stack
+from gpu_nodes.constants import NAMESPACE
+from gpu_nodes.kube.client import ClusterAccess
+from gpu_nodes.resources.program import build_groups, tenant_access
 
 config = pulumi.Config(NAMESPACE)
 pull_secret = config.get_secret("imagePullSecret")

@@ -38,7 +38,6 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 STACK = "bench"
 GROUP = "bench-gpu"
@@ -331,7 +330,7 @@ class Bench:
 
     def runbook(self):
         from bench.runbook import Runbook
-        from components.config import parse_stack
+        from gpu_nodes.config.parse import parse_stack
 
         config = yaml.safe_load((ROOT / f"Pulumi.{STACK}.yaml").read_text())["config"]
         stack = parse_stack(config["gpu-nodes:nodeGroups"])

@@ -10,16 +10,11 @@ group's worth of those comparisons, in one process, as the dynamic provider runs
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
-# As the other benchmarks: the program's modules from this checkout.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from components.gpu_facts import FACTS_ANNOTATION, GpuFacts, annotation  # noqa: E402
-from components.readiness import facts_problem  # noqa: E402
+from gpu_nodes.preflight.facts import FACTS_ANNOTATION, GpuFacts, annotation
+from gpu_nodes.providers.readiness import facts_problem
 
 
 class CachedNodes:

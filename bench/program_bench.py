@@ -31,7 +31,6 @@ def config_for(nodes: int, per_group: int) -> dict:
 
 
 def measure(nodes: int, per_group: int) -> dict:
-    sys.path.insert(0, str(ROOT))
     from tests.factories import SECRET_KEYS
     from tests.pulumi_mocks import run_program
 
@@ -55,7 +54,7 @@ def main() -> None:
     print(f"{'nodes':>6} {'resources':>10} {'wall s':>8} {'peak MiB':>9}")
     for size in (int(s) for s in args.sizes.split(",")):
         out = subprocess.run(
-            [sys.executable, __file__, "--one", str(size), "--nodes-per-group", str(args.nodes_per_group)],
+            [sys.executable, "-m", "bench.program_bench", "--one", str(size), "--nodes-per-group", str(args.nodes_per_group)],
             check=True,
             capture_output=True,
             text=True,

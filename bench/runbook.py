@@ -23,13 +23,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from components.config import NodeGroupSpec, StackSpec
-from components.device_plugin import config_map_manifest, daemonset_manifest
-from components.namespaces import namespace_levels, namespace_manifest
-from components.preflight import preflight_arguments, preflight_script
-from components.priority_class import priority_class_manifest, verification_priority_class_manifest
-from components.runtime_class import runtime_class_manifest
-from components.verification import check_config_map_manifest, verification_jobs
+from gpu_nodes.config.parse import NodeGroupSpec, StackSpec
+from gpu_nodes.manifests.device_plugin import config_map_manifest, daemonset_manifest
+from gpu_nodes.manifests.priority_class import priority_class_manifest, verification_priority_class_manifest
+from gpu_nodes.manifests.verification import check_config_map_manifest, verification_jobs
+from gpu_nodes.preflight.command import preflight_arguments, preflight_script
+from gpu_nodes.resources.namespaces import namespace_levels, namespace_manifest
+from gpu_nodes.resources.runtime_class import runtime_class_manifest
 
 # SSH sessions at once for the runbook's preflight: what `xargs -P` in a script would use.
 SSH_PARALLEL = 16

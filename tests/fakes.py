@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from components.node_health import NodeTarget
+from gpu_nodes.kube.node_health import NodeTarget
 
 T = TypeVar("T")
 
@@ -110,7 +110,7 @@ class FakeTaintApi:
         self.cluster = cluster
 
     def read(self, node_name: str) -> Any:
-        from components.taints import NodeNotFoundError, NodeTaintState
+        from gpu_nodes.providers.taints import NodeNotFoundError, NodeTaintState
 
         found = self.cluster.node(node_name)
         if found is None:

@@ -17,7 +17,7 @@ import pulumi
 from google.protobuf import json_format
 from pulumi.runtime.mocks import MockMonitor
 
-from components.node_health import CHECKLIST_ITEMS
+from gpu_nodes.kube.node_health import CHECKLIST_ITEMS
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "__main__.py"
@@ -180,9 +180,9 @@ def run_program(config: dict[str, Any], secret_keys: list[str] | None = None, re
 
 def run_component(raw_group: dict[str, Any], kubeconfig: str | None = None, recorder: Recorder | None = None) -> ProgramRun:
     """Build one GpuNodeGroup from raw group config, wired as the program wires it."""
-    from components.config import parse_stack
-    from components.kube_client import ClusterAccess
-    from components.program import build_groups
+    from gpu_nodes.config.parse import parse_stack
+    from gpu_nodes.kube.client import ClusterAccess
+    from gpu_nodes.resources.program import build_groups
 
     recorder = fresh_runtime({}, [], recorder)
     stack = parse_stack([raw_group])

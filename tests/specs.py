@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config import parse_stack
-from components.specs import NodeGroupSpec
+from gpu_nodes.config.parse import parse_stack
+from gpu_nodes.config.specs import NodeGroupSpec
 from tests.factories import group
 
 

@@ -2,7 +2,7 @@
 
 Usage, in a test module or conftest::
 
-    from sshd import SshServer, require_sshd, running_sshd
+    from tests.sshd import SshServer, require_sshd, running_sshd
 
     @pytest.fixture(scope="module")
     def server(tmp_path_factory) -> Iterator[SshServer]:

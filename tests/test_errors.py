@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from components.claims import ClaimError
-from components.coexistence import OtherPluginError
-from components.config_fields import ConfigError
-from components.errors import GpuNodesError
-from components.readiness import NodeNotReadyError
-from components.taints import ResourceVersionConflictError, TaintConflictError
+from gpu_nodes.config.fields import ConfigError
+from gpu_nodes.errors import GpuNodesError
+from gpu_nodes.providers.claims import ClaimError
+from gpu_nodes.providers.coexistence import OtherPluginError
+from gpu_nodes.providers.readiness import NodeNotReadyError
+from gpu_nodes.providers.taints import ResourceVersionConflictError, TaintConflictError
 
 
 @pytest.mark.parametrize(
@@ -20,6 +20,6 @@ def test_user_facing_errors_derive_from_the_base(error):
 
 
 def test_internal_signals_are_not_user_facing():
-    from components.cluster_view import WatchExpiredError
+    from gpu_nodes.kube.cluster_view import WatchExpiredError
 
     assert not issubclass(WatchExpiredError, GpuNodesError)

@@ -31,19 +31,35 @@ def test_no_test_module_imports_another_test_module():
 
 def test_no_module_of_the_program_is_over_400_lines():
     """A module the next engineer reads in one pass; a bigger one is split by concern."""
-    sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in sorted(ROOT.glob("components/*.py"))}
+    sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in sorted(ROOT.glob("gpu_nodes/**/*.py"))}
     over = {path: lines for path, lines in sizes.items() if lines > 400}
     assert not over, f"modules over 400 lines: {over}"
 
 
 def test_every_kubernetes_object_is_registered_one_way():
-    """components/registration.py `register`: a manifest dict in, a typed resource out."""
+    """gpu_nodes/resources/registration.py `register`: a manifest dict in, a typed resource out."""
     import re
 
     direct = re.compile(r"\bk8s\.[a-z_]+\.v[0-9a-z]+\.[A-Z][A-Za-z]*\(")
     found = {
         str(p.relative_to(ROOT)): [line.strip() for line in p.read_text().splitlines() if direct.search(line)]
-        for p in sorted(ROOT.glob("components/*.py"))
+        for p in sorted(ROOT.glob("gpu_nodes/**/*.py"))
     }
     found = {path: lines for path, lines in found.items() if lines}
     assert not found, f"Kubernetes objects registered directly: {found}"
+
+
+def test_nothing_edits_sys_path():
+    """The package is found as installed, or through pytest's `pythonpath`; benches run with `-m`."""
+    sources = [*ROOT.glob("gpu_nodes/**/*.py"), *ROOT.glob("tests/**/*.py"), *ROOT.glob("bench/*.py"), *ROOT.glob("tools/*/*.py")]
+    sources += [ROOT / "__main__.py", *ROOT.glob("examples/**/*.py")]
+    edits = sorted(str(p.relative_to(ROOT)) for p in sources if "sys.path." in p.read_text() and p != Path(__file__).resolve())
+    assert not edits, f"modules that edit sys.path: {edits}"
+
+
+def test_every_package_directory_is_a_regular_package():
+    """Namespace packages hide a missing file from setuptools' package discovery."""
+    missing = sorted(
+        str(d.relative_to(ROOT)) for d in ROOT.glob("gpu_nodes/**/") if any(d.glob("*.py")) and not (d / "__init__.py").exists()
+    )
+    assert not missing, f"package directories without __init__.py: {missing}"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from components.cluster_view import ClusterView
+from gpu_nodes.kube.cluster_view import ClusterView
 from tests.e2e.conftest import NODES, LocalEnv
 
 NAMESPACE = "default"

@@ -14,9 +14,9 @@ import time
 
 import yaml
 
-from components.kube_client import api_client
-from components.taints import KubernetesNodeTaintApi, apply_taints
-from components.verification import ROUND_ANNOTATION
+from gpu_nodes.kube.client import api_client
+from gpu_nodes.manifests.verification import ROUND_ANNOTATION
+from gpu_nodes.providers.taints import KubernetesNodeTaintApi, apply_taints
 from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GATE, GROUP, NODES, OUR_TAINT, ROOT, STACK, LocalEnv, taints_of
 from tests.sshd import fakehost
 

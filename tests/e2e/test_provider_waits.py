@@ -4,7 +4,7 @@ A stack of its own (`waits`) on gpu-node-4..12 (the story's stack keeps gpu-node
 preflight off and `timeoutSeconds: 60`. The first six nodes of the group carry a foreign
 NoSchedule taint that the group does not declare, so their Jobs never schedule and their
 readiness checks wait out their timeout (90 s with the grace); the last three are healthy.
-The SDK's provider server runs four calls at once, so before components/provider_server.py the
+The SDK's provider server runs four calls at once, so before gpu_nodes/providers/provider_server.py the
 healthy nodes' checks queued behind four failing ones and opened after about 68 s. Runs after
 test_operations.py (file order) and before test_scale.py, which grows the cluster further.
 """

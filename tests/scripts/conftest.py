@@ -1,18 +1,12 @@
-"""Fixtures for the tests of the preflight script (components/scripts/preflight/*.sh)."""
+"""Fixtures for the tests of the preflight script (gpu_nodes/scripts/preflight/*.sh)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-# tests/ holds sshd.py, shared with other suites; make it importable whatever the import mode.
-TESTS_DIR = str(Path(__file__).resolve().parents[1])
-if TESTS_DIR not in sys.path:
-    sys.path.insert(0, TESTS_DIR)
-
-from .preflight_node import FakeNode, make_system_bin  # noqa: E402
+from .preflight_node import FakeNode, make_system_bin
 
 
 @pytest.fixture(scope="session")

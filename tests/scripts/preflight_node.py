@@ -3,7 +3,7 @@
 Each test builds the node it needs: `FakeNode.healthy(...)` gives one that passes
 every check (containerd configured by an nvidia drop-in, 2 GPUs, kubelet 1.30),
 and the methods change one thing at a time. `run()` executes the script (its parts
-joined by components/preflight.py, as the component sends it) under real
+joined by gpu_nodes/preflight/command.py, as the component sends it) under real
 bash with PATH = the stub dir + a dir of symlinks to a handful of coreutils, so
 neither jq nor python can be found by the script. `run_command_line()` runs a
 remote command line as sshd would: the component's, which reads the script from
@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sshd import fakehost
+from gpu_nodes.preflight.command import SCRIPT_DIR, preflight_script, remote_dir
+from tests.sshd import fakehost
 
-from components.preflight import SCRIPT_DIR, preflight_script, remote_dir
-
-# The script as every machine gets it: components/scripts/preflight/*.sh, joined.
+# The script as every machine gets it: gpu_nodes/scripts/preflight/*.sh, joined.
 SCRIPT = preflight_script()
 # Real files from upstream; fixtures/README.md names the source of each.
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from components.preflight import SCRIPT_DIR
+from gpu_nodes.preflight.command import SCRIPT_DIR
 
 from .preflight_node import BASH, FIXTURES
 

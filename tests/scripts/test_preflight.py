@@ -1,4 +1,4 @@
-"""The preflight script (components/scripts/preflight/*.sh, joined) under real bash, against prepared roots and stub commands.
+"""The preflight script (gpu_nodes/scripts/preflight/*.sh, joined) under real bash, against prepared roots and stub commands.
 
 Every test asserts the exit code and the named check's ok and detail in the one JSON
 object the script prints (parsed with json: invalid output fails the test).
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.runbook import operator_preflight
-from components.preflight import REFUSED_EXIT, SCRIPT_DIR, preflight_command, remote_dir
+from gpu_nodes.preflight.command import REFUSED_EXIT, SCRIPT_DIR, preflight_command, remote_dir
 from tests.specs import group_spec
 
 from .preflight_node import BASH, CHECK_NAMES, SCRIPT, FakeNode

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sshd import MachineSpec, SshServer, copy_to_remote, fakehost, require_sshd, run_ssh, running_sshd, throwaway_user
 
-from components.preflight import SCRIPT_DIR, preflight_command, remote_dir, script_root
+from gpu_nodes.preflight.command import SCRIPT_DIR, preflight_command, remote_dir, script_root
 from tests.specs import group_spec
+from tests.sshd import MachineSpec, SshServer, copy_to_remote, fakehost, require_sshd, run_ssh, running_sshd, throwaway_user
 
 from .preflight_node import CHECK_NAMES, parse_one_object
 

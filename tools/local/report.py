@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
-# Column headings for the checklist items of components/node_health.py, in its order.
+# Column headings for the checklist items of gpu_nodes/kube/node_health.py, in its order.
 CHECKLIST_COLUMNS = {
     "labelled": "LABEL",
     "tainted": "TAINT",

@@ -1,0 +1,1 @@
+"""Stack configuration: typed specs, each config field declared once, and the readers that validate them."""

@@ -1,0 +1,241 @@
+"""How a config field is declared once, and the reader that validates a config object by it.
+
+Each field of a spec dataclass (gpu_nodes/config/specs.py) that comes from stack config carries one
+`setting(...)`: its key, type, default, check and help. `Section` reads a config object
+by those declarations, reporting unknown keys, wrong types and failed checks in one shape:
+`<key>: got <value>; <what is allowed>`. The README's tables are tested against the same
+declarations (tests/config/test_docs.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from gpu_nodes.errors import GpuNodesError
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+# A key that is not there; as a default: the key is required.
+MISSING: Any = _Missing()
+# Fields.read without a default of its own: the declared one.
+_DECLARED: Any = object()
+
+
+class ConfigError(GpuNodesError):
+    """Invalid stack configuration; `problems` holds one line per mistake."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("invalid stack configuration:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+class Problems:
+    """Collects problems so that one run reports every mistake, not just the first."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def add(self, key: str, value: Any, allowed: str) -> None:
+        self.problems.append(f"{key}: got {_show(value)}; {allowed}")
+
+    def __len__(self) -> int:
+        return len(self.problems)
+
+
+def _show(value: Any) -> str:
+    if value is MISSING:
+        return "nothing (the key is required)"
+    return repr(value)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A YAML type, and how a message names it."""
+
+    type: type
+    text: str
+    # An object or list given as null is read as empty (`taints:` with nothing after it);
+    # a null scalar is a value only where the field's default is none.
+    empty_when_null: bool = False
+
+    def accepts(self, value: Any) -> bool:
+        # bool is an int in Python; a YAML `true` is no port number.
+        return isinstance(value, self.type) and not (self.type is int and isinstance(value, bool))
+
+
+STRING = Kind(str, "a string")
+INTEGER = Kind(int, "a whole number")
+BOOLEAN = Kind(bool, "true or false")
+OBJECT = Kind(dict, "an object", empty_when_null=True)
+LIST = Kind(list, "a list", empty_when_null=True)
+# Any scalar; its Check says which (a count or a percentage, say).
+SCALAR = Kind(object, "a value")
+
+
+@dataclass(frozen=True)
+class Check:
+    """What a value must satisfy beyond its type, and how the message says what is allowed."""
+
+    ok: Callable[[Any], bool]
+    allowed: str
+
+
+def one_of(options: tuple[str, ...]) -> Check:
+    return Check(lambda value: value in options, f"expected one of {', '.join(options)}")
+
+
+def between(low: int, high: int, allowed: str) -> Check:
+    return Check(lambda value: low <= value <= high, allowed)
+
+
+def matching(pattern: re.Pattern[str], allowed: str) -> Check:
+    return Check(lambda value: bool(pattern.match(value)), allowed)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One config field: everything the reader and the README need to know about it."""
+
+    key: str
+    kind: Kind
+    type_text: str  # the README's type column
+    help: str  # the README's meaning column
+    default: Any = MISSING
+    check: Check | None = None
+    default_text: str | None = None  # the README's default column, when the default alone does not say it
+    row: bool = True  # False: the README describes it in the row of the object that holds it
+    section: type | None = None  # an object (or list of objects) read by that spec's own settings
+    # Stack keys only: declared in Pulumi.yaml's `config:` with this type and description.
+    pulumi_type: str | None = None
+    pulumi_description: str = ""
+
+    def readme_default(self) -> str:
+        if self.default_text is not None:
+            return self.default_text
+        if self.default is MISSING:
+            return "required"
+        if self.default is None:
+            return "none"
+        # As YAML would write it: true, [1], 22, nvcr.io/...:v1 (strings unquoted).
+        return f"`{self.default if isinstance(self.default, str) else json.dumps(self.default)}`"
+
+
+_SETTING = "gpu_nodes_setting"
+
+
+def setting(key: str, kind: Kind, type_text: str, help: str, **details: Any) -> Any:
+    """Declare a spec dataclass field as config field `key` (see `Setting` for `details`)."""
+    return dataclasses.field(metadata={_SETTING: Setting(key, kind, type_text, help, **details)})
+
+
+def settings(spec: type) -> Iterator[tuple[str, Setting]]:
+    """The config fields of a spec dataclass, as (attribute, setting), in declaration order."""
+    for field in dataclasses.fields(spec):
+        if _SETTING in field.metadata:
+            yield field.name, field.metadata[_SETTING]
+
+
+def readme_rows(spec: type, prefix: str = "") -> list[tuple[str, str, str, str]]:
+    """(key, type, default, meaning) per documented field, nested objects as `key.field` / `key[].field`."""
+    rows = []
+    for _, s in settings(spec):
+        if s.row:
+            rows.append((f"{prefix}{s.key}", s.type_text, s.readme_default(), s.help))
+        if s.section is not None:
+            rows += readme_rows(s.section, f"{prefix}{s.key}{'[].' if s.kind is LIST else '.'}")
+    return rows
+
+
+class Fields:
+    """One config object's fields: reports a non-object, unknown keys, wrong types, failed checks."""
+
+    def __init__(self, problems: Problems, key: str, raw: Any, allowed: tuple[str, ...]):
+        self.problems = problems
+        self.key = key
+        self.raw: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if not isinstance(raw, dict):
+            problems.add(key, raw, "expected an object")
+        for unknown in sorted(set(self.raw) - set(allowed)):
+            problems.add(f"{key}.{unknown}", self.raw[unknown], f"unknown key; allowed keys: {', '.join(allowed)}")
+
+    def get(self, name: str, default: Any, kind: Kind) -> Any:
+        """The value, or None (reported) when it is missing or of the wrong type."""
+        value = self.raw.get(name, default)
+        if value is MISSING:
+            self.problems.add(f"{self.key}.{name}", MISSING, f"expected {kind.text}")
+            return None
+        if value is None and (default is None or kind.empty_when_null):
+            return None
+        if not kind.accepts(value):
+            self.problems.add(f"{self.key}.{name}", value, f"expected {kind.text}")
+            return None
+        return value
+
+    def check(self, name: str, value: Any, ok: Callable[[Any], bool], allowed: str) -> Any:
+        if value is not None and not ok(value):
+            self.problems.add(f"{self.key}.{name}", value, allowed)
+            return None
+        return value
+
+    def read(self, s: Setting, default: Any = _DECLARED) -> Any:
+        """Read a declared field: its type, then its check; a `default` given here replaces the declared one."""
+        value = self.get(s.key, s.default if default is _DECLARED else default, s.kind)
+        return self.check(s.key, value, s.check.ok, s.check.allowed) if s.check is not None else value
+
+
+Spec = TypeVar("Spec")
+
+
+class Section(Generic[Spec]):
+    """A config object read into the fields of a spec dataclass, by the fields' settings.
+
+    Fields are read on first use (`section["attr"]`), so a hook may use another field: the
+    nodes of a group need its preflight settings. `build` makes the spec when nothing was wrong.
+    """
+
+    def __init__(
+        self,
+        problems: Problems,
+        key: str,
+        raw: Any,
+        spec: type[Spec],
+        hooks: Mapping[str, Callable[[Section[Spec], Setting], Any]] | None = None,
+    ):
+        self._spec = spec
+        self._settings = dict(settings(spec))
+        self._hooks = hooks or {}
+        self._values: dict[str, Any] = {}
+        self.fields = Fields(problems, key, raw, tuple(s.key for s in self._settings.values()))
+        self.problems = problems
+        self.key = key
+        self._before = len(problems)
+
+    def __getitem__(self, attr: str) -> Any:
+        if attr not in self._values:
+            s = self._settings[attr]
+            hook = self._hooks.get(attr)
+            self._values[attr] = hook(self, s) if hook is not None else self.fields.read(s)
+        return self._values[attr]
+
+    def read_all(self) -> None:
+        for attr in self._settings:
+            self[attr]
+
+    @property
+    def clean(self) -> bool:
+        """True when reading its fields found nothing wrong (unknown keys aside: they are reported)."""
+        return len(self.problems) == self._before
+
+    def build(self, **given: Any) -> Spec | None:
+        """The spec from its declared fields, `given` added or replacing some; None after a problem."""
+        self.read_all()
+        return self._spec(**{**self._values, **given}) if self.clean else None

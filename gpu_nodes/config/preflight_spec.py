@@ -1,0 +1,104 @@
+"""What preflight checks on a group's machines, and how it reaches them: the group's `preflight` settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpu_nodes.config.fields import BOOLEAN, INTEGER, OBJECT, STRING, between, one_of, setting
+from gpu_nodes.config.spec_checks import DRIVER_VERSION, HOST_KEY, PORT, RECHECK, TOOLKIT_VERSION
+from gpu_nodes.constants import CONTAINER_RUNTIMES, DEFAULT_MIN_TOOLKIT, DEFAULT_PREFLIGHT_SESSIONS
+
+
+@dataclass(frozen=True)
+class SshProxySpec:
+    host: str = setting("host", STRING, "string", "the bastion's address", row=False)
+    port: int = setting("port", INTEGER, "int", "its SSH port", default=22, row=False, check=PORT)
+    user: str = setting("user", STRING, "string", "its SSH user", row=False)
+    host_key: str | None = setting("hostKey", STRING, "string", "its public host key", default=None, row=False, check=HOST_KEY)
+
+
+@dataclass(frozen=True)
+class PreflightSpec:
+    enabled: bool = setting("enabled", BOOLEAN, "bool", "run the SSH checks before bringing a node in", default=True)
+    container_runtime: str = setting(
+        "containerRuntime",
+        STRING,
+        "`containerd`/`docker`/`cri-o`/`k3s`/`rke2`/`auto`",
+        "which runtime's nvidia configuration to check; `docker` is Docker behind cri-dockerd; `k3s`/`rke2` read "
+        "their own containerd config under `/var/lib/rancher/<name>/agent/etc/containerd`; `auto` follows "
+        "kubelet's `--container-runtime-endpoint` (or `containerRuntimeEndpoint`), then the CRI socket that listens",
+        default="containerd",
+        check=one_of(CONTAINER_RUNTIMES),
+    )
+    max_sessions: int = setting(
+        "maxSessions",
+        INTEGER,
+        "int 1-1000",
+        "machines of the group checked at once, each over one SSH connection at a time (the copy, then the "
+        "command); the default stays within a stock sshd's `MaxStartups`, also on a bastion",
+        default=DEFAULT_PREFLIGHT_SESSIONS,
+        check=between(1, 1000, "expected 1 to 1000 machines"),
+    )
+    min_driver: str | None = setting(
+        "minDriver",
+        STRING,
+        "string",
+        'minimum driver version, e.g. `"550.54"`',
+        default=None,
+        check=DRIVER_VERSION,
+    )
+    min_toolkit: str = setting(
+        "minToolkit",
+        STRING,
+        "string",
+        "minimum NVIDIA Container Toolkit (`nvidia-ctk --version`); earlier than 1.17.8 is open to "
+        'CVE-2025-23266 (a container escape). `""`: not checked',
+        default=DEFAULT_MIN_TOOLKIT,
+        check=TOOLKIT_VERSION,
+    )
+    proxy: SshProxySpec | None = setting(
+        "proxy",
+        OBJECT,
+        "object",
+        "bastion `{host, port (22), user, hostKey}`, reached with the same key",
+        default=None,
+        section=SshProxySpec,
+    )
+    become: str | None = setting(
+        "become",
+        STRING,
+        "`sudo`",
+        "run the checks as root through `sudo -n` when `sshUser` is not root; the script is then copied to the "
+        'user\'s home (see "Privileges")',
+        default=None,
+        default_text="none (log in as root)",
+        check=one_of(("sudo",)),
+    )
+    # Any text; a new value runs preflight again on every node of the group.
+    recheck: str | None = setting(
+        "recheck",
+        STRING,
+        "string",
+        '1-64 printable characters; a new value runs preflight again on every node of the group (see "Re-check the machines")',
+        default=None,
+        check=RECHECK,
+    )
+    ssh_timeout_seconds: int | None = setting(
+        "sshTimeoutSeconds",
+        INTEGER,
+        "int 1-600",
+        "seconds each SSH connection attempt may take, to the machine and to the bastion (pulumi-command's "
+        "`perDialTimeout`; it tries up to 10 times); raise it for slow links",
+        default=None,
+        default_text="`15` (pulumi-command's)",
+        check=between(1, 600, "expected 1 to 600 seconds"),
+    )
+    # From the group's gpuAccess: what a machine needs for a tenant's pod to get its GPUs.
+    require_default_runtime: bool = False
+    require_cdi: bool = False
+    # From the verification's CUDA image: the CUDA version the driver must support (None: unknown).
+    min_cuda: str | None = None
+    # From the device plugin's migStrategy: single or mixed needs GPUs in MIG mode.
+    mig_strategy: str = "none"
+    # The group's gpuModel: every GPU of the machine must be it.
+    gpu_model: str | None = None

@@ -1,0 +1,63 @@
+"""Names and figures the program shares across modules: label keys, resource names, defaults.
+
+Each is defined once, here; the specs (gpu_nodes/config/specs.py) use them as their defaults and the
+manifests as what they write.
+"""
+
+from __future__ import annotations
+
+NAMESPACE = "gpu-nodes"
+
+# The resource the device plugin registers for whole GPUs (and, with migStrategy single, MIG devices).
+GPU_RESOURCE = "nvidia.com/gpu"
+
+# Our own label on every node of a group; the group's DaemonSet and Jobs select on it.
+GROUP_LABEL = "gpu-nodes.dev/node-group"
+
+# `accelerator` is the runbook's; `nvidia.com/gpu.present` is NVIDIA's own (GPU Feature
+# Discovery, NFD rules, the device plugin chart's affinity and the GPU Operator key on it), so
+# that a cluster that later adopts those tools schedules them on our nodes.
+DEFAULT_LABELS = {"accelerator": "nvidia", "nvidia.com/gpu.present": "true"}
+DEFAULT_TAINTS = ("nvidia.com/gpu=present:NoSchedule",)
+DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+DEFAULT_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
+DEFAULT_VERIFICATION_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+# NVIDIA's CUDA sample vectorAdd, which the GPU Operator's validator runs too: a real kernel on
+# the GPUs. CUDA 11.7, because the container toolkit refuses an image built for a newer CUDA
+# than the driver's, and 11.7 runs on every driver from R515 on (README, "CUDA").
+DEFAULT_CUDA_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda11.7.1-ubuntu20.04"
+DEFAULT_VERIFICATION_NAMESPACE = "gpu-verification"
+DEFAULT_VERIFICATION_TIMEOUT = 600
+# Machines of a group checked at once: OpenSSH's MaxStartups (default 10:30:100) starts refusing
+# new connections beyond 10 still logging in, so a stock bastion refuses none of ours.
+DEFAULT_PREFLIGHT_SESSIONS = 10
+# The first NVIDIA Container Toolkit release that fixes CVE-2025-23266 (NVIDIAScape): a container
+# could set LD_PRELOAD for the toolkit's createContainer hook and run code as root on the host.
+DEFAULT_MIN_TOOLKIT = "1.17.8"
+DEFAULT_PRIORITY_VALUE = 1_000_000
+# Kubernetes reserves values above one billion for the system classes.
+MAX_USER_PRIORITY = 1_000_000_000
+MIN_PRIORITY = -2_147_483_648
+# The verification pods' own, non-preempting PriorityClass is named after the group's.
+VERIFICATION_PRIORITY_SUFFIX = "-verification"
+MAX_PRIORITY_CLASS_NAME = 253 - len(VERIFICATION_PRIORITY_SUFFIX)
+
+# The RuntimeClass the device plugin and verification pods run under, as the GPU Operator
+# names it; its handler is the runtime name `nvidia-ctk runtime configure` writes.
+DEFAULT_RUNTIME_CLASS = "nvidia"
+RUNTIME_HANDLER = "nvidia"
+
+MIG_STRATEGIES = ("none", "single", "mixed")
+PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+# The Secret the stack creates in each namespace it uses from gpu-nodes:imagePullSecret.
+PULL_SECRET_NAME = "gpu-nodes-pull"
+CONTAINER_RUNTIMES = ("containerd", "docker", "cri-o", "k3s", "rke2", "auto")
+# How a tenant's pod gets its GPUs, and so the path the verification pods take (README, "How
+# tenants get their GPUs"): nvidia as the node's default runtime; a RuntimeClass that tenants
+# must name; or CDI devices that the plugin names (its cdi-cri strategy).
+GPU_ACCESS = ("defaultRuntime", "runtimeClass", "cdi")
+# A GPU splits into at most seven MIG devices (the smallest profile is 1/7 of an A100/H100).
+MAX_MIG_DEVICES_PER_GPU = 7
+
+# Which stack created an object: `<project>.<stack>`, on each object a claim covers.
+STACK_LABEL = "gpu-nodes.dev/stack"

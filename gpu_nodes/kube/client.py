@@ -1,0 +1,81 @@
+"""How our own resources reach the cluster: the Kubernetes provider's kubeconfig and context."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+
+# Loaded by every dynamic resource of ours: in Pulumi's provider server, lift its four-call limit.
+import gpu_nodes.providers.provider_server  # noqa: F401
+
+if TYPE_CHECKING:
+    import pulumi_kubernetes as k8s
+    from kubernetes.client import ApiClient
+
+    from gpu_nodes.kube.cluster_view import ClusterView
+
+
+@dataclass(frozen=True)
+class ClusterAccess:
+    """`kubernetes:kubeconfig` (path or contents; a secret) and `kubernetes:context`.
+
+    The provider is configured with them, and so are the dynamic resources (taints, GPU
+    capacity, verification results), which call the API server themselves.
+    """
+
+    kubeconfig: pulumi.Input[str] | None = None
+    context: str | None = None
+
+    @classmethod
+    def from_stack_config(cls) -> ClusterAccess:
+        # An explicit provider does not read kubernetes:* by itself, so it is read here.
+        config = pulumi.Config("kubernetes")
+        return cls(kubeconfig=config.get_secret("kubeconfig"), context=config.get("context"))
+
+    def provider(self, name: str) -> k8s.Provider:
+        import pulumi_kubernetes as k8s
+
+        return k8s.Provider(name, kubeconfig=self.kubeconfig, context=self.context)
+
+    def props(self) -> dict[str, Any]:
+        """As inputs of a dynamic resource; its provider gets them back in `props`."""
+        return {"kubeconfig": self.kubeconfig, "context": self.context}
+
+
+def api_client_from_props(props: Mapping[str, Any]) -> ApiClient:
+    """The API client for a dynamic resource whose inputs hold `ClusterAccess.props()`."""
+    return api_client(props.get("kubeconfig") or None, props.get("context") or None)
+
+
+def cluster_view_from_props(props: Mapping[str, Any]) -> ClusterView:
+    """The process's shared watches for a dynamic resource whose inputs hold `ClusterAccess.props()`."""
+    from gpu_nodes.kube.cluster_view import ClusterView
+
+    return ClusterView.shared(props.get("kubeconfig") or None, props.get("context") or None)
+
+
+def api_client(kubeconfig: str | None, context: str | None) -> ApiClient:
+    """A `kubernetes.client.ApiClient` from kubeconfig contents or a path, else the defaults.
+
+    `kubernetes:kubeconfig` may hold either, as for the Kubernetes provider; without it,
+    `$KUBECONFIG` / `~/.kube/config`, then the in-cluster service account.
+    """
+    from kubernetes import client, config
+
+    made: ApiClient
+    if kubeconfig and ("\n" in kubeconfig or kubeconfig.lstrip().startswith("{")):
+        import yaml
+
+        made = config.new_client_from_config_dict(yaml.safe_load(kubeconfig), context=context)
+    elif kubeconfig:
+        made = config.new_client_from_config(config_file=kubeconfig, context=context)
+    else:
+        try:
+            made = config.new_client_from_config(context=context)
+        except config.ConfigException:
+            config.load_incluster_config()
+            made = client.ApiClient()
+    return made

@@ -1,0 +1,355 @@
+"""One list+watch per kind, shared by every waiter of the provider process.
+
+The dynamic resources wait for things in the cluster: a node's allocatable `nvidia.com/gpu`,
+the device-plugin pod Running on a node, a verification Job succeeding. Polling the API server
+per waiter is O(nodes) requests every few seconds at fleet scale; instead one process-wide
+`ClusterView` per set of credentials keeps Nodes, and our own Pods and Jobs (label
+`app.kubernetes.io/part-of=gpu-nodes`), as the API server last reported them, and wakes the
+waiters whenever a watch delivers a change.
+
+The cache logic (`ClusterView`) knows nothing of HTTP: it reads a `Source` per kind, which
+lists and watches. `KubernetesSource` (gpu_nodes/kube/cluster_source.py) is the thin part that
+calls the API server; tests give the view fakes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
+
+from gpu_nodes.kube.client import api_client
+from gpu_nodes.manifests.naming import PART_OF
+
+if TYPE_CHECKING:
+    pass
+
+Kind = Literal["nodes", "pods", "jobs"]
+KINDS: tuple[Kind, ...] = ("nodes", "pods", "jobs")
+# Both the device-plugin pods and the verification Jobs (and their pods) carry it.
+OWN_SELECTOR = f"app.kubernetes.io/part-of={PART_OF}"
+
+SYNC_TIMEOUT_SECONDS = 60.0
+# Waiters re-check at least this often even without events: a safety net, not the mechanism.
+RECHECK_SECONDS = 5.0
+# After a failed list or watch: first wait, and the cap of its doubling.
+BACKOFF_SECONDS = (0.5, 10.0)
+
+# The label the Job controller puts on a Job's pods.
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+class ClusterViewUnavailableError(Exception):
+    """The API server did not answer the initial lists in time."""
+
+
+class WatchExpiredError(Exception):
+    """The resourceVersion we watch from is gone from the server's history (410 Gone): list again."""
+
+
+@dataclass(frozen=True)
+class Listing:
+    items: list[dict[str, Any]]
+    resource_version: str
+
+
+class Source(Protocol):
+    """One kind's list and watch: the Kubernetes API in production, a fake in tests."""
+
+    def list(self) -> Listing:
+        """All objects, as JSON dicts, and the resourceVersion to watch from."""
+        ...
+
+    def watch(self, resource_version: str) -> Iterator[dict[str, Any]]:
+        """Watch events (`{"type", "object"}`) after `resource_version`, until the server ends the watch.
+
+        Raises WatchExpiredError if the server refuses that resourceVersion outright.
+        """
+        ...
+
+    def close(self) -> None:
+        """Unblock a watch in progress (the view is stopping)."""
+        ...
+
+
+def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    metadata = obj.get("metadata") or {}
+    return metadata.get("namespace") or "", metadata.get("name") or ""
+
+
+def _pod_index_keys(pod: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """Where a pod is filed besides its key: under its node, and under its Job."""
+    metadata = pod.get("metadata") or {}
+    namespace = metadata.get("namespace") or ""
+    keys = []
+    if node := (pod.get("spec") or {}).get("nodeName"):
+        keys.append(("node", namespace, node))
+    if job := (metadata.get("labels") or {}).get(JOB_NAME_LABEL):
+        keys.append(("job", namespace, job))
+    return keys
+
+
+def _slim(obj: dict[str, Any]) -> dict[str, Any]:
+    # managedFields is often the bulk of an object and nobody here reads it (kubectl hides it too).
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict) and "managedFields" in metadata:
+        obj = {**obj, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
+    return obj
+
+
+def describe_error(error: BaseException) -> str:
+    status = getattr(error, "status", None)
+    if status:
+        # ApiException's str() carries headers and the whole body; the status and reason say enough.
+        return f"HTTP {status} {getattr(error, 'reason', '')}".rstrip()
+    text = str(error) or type(error).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+class ClusterView:
+    """Nodes, and our pods and Jobs, as the API server last reported them; one watch per kind.
+
+    Returned objects are the cache's own dicts (replaced on each event, never changed in
+    place): read them, do not modify them.
+    """
+
+    # How long `shared()` waits for the initial lists; a class attribute so tests can shorten it.
+    sync_timeout_seconds: ClassVar[float] = SYNC_TIMEOUT_SECONDS
+    _shared: ClassVar[dict[tuple[str | None, str | None], ClusterView]] = {}
+    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(
+        self,
+        sources: Mapping[Kind, Source],
+        server: str = "the Kubernetes API server",
+        backoff: tuple[float, float] = BACKOFF_SECONDS,
+        recheck_seconds: float = RECHECK_SECONDS,
+    ):
+        self._sources = dict(sources)
+        self._server = server
+        self._backoff = backoff
+        self._recheck_seconds = recheck_seconds
+        # One lock for everything: readers, waiters and the three watch threads.
+        self._changed = threading.Condition(threading.Lock())
+        self._objects: dict[Kind, dict[tuple[str, str], dict[str, Any]]] = {kind: {} for kind in KINDS}
+        # Every waiter looks its pods up again after each event, of any node: filed by node and
+        # by Job, a lookup costs what it finds, not a walk over the fleet's pods.
+        self._pod_index: dict[tuple[str, str, str], dict[tuple[str, str], dict[str, Any]]] = {}
+        self._generation = 0
+        self._listed: set[Kind] = set()
+        self._errors: dict[Kind, str] = {}
+        self._synced = threading.Event()
+        self._stopped = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # ------------------------------------------------------------------ the process-wide view
+
+    @classmethod
+    def shared(cls, kubeconfig: str | None, context: str | None) -> ClusterView:
+        """The one view of this process for these credentials (created and started on first use)."""
+        key = (kubeconfig or None, context or None)
+        with cls._shared_lock:
+            view = cls._shared.get(key)
+            if view is None:
+                view = cls.connect(*key)
+                view.start()
+                cls._shared[key] = view
+        # Outside the lock: concurrent first callers wait for the same sync in parallel. A view
+        # that failed to sync stays registered and keeps retrying, so a later call may succeed.
+        view.wait_synced(cls.sync_timeout_seconds)
+        return view
+
+    @classmethod
+    def connect(cls, kubeconfig: str | None, context: str | None) -> ClusterView:
+        """A view of the cluster these credentials reach, not yet started (tests replace this)."""
+        from gpu_nodes.kube.cluster_source import kubernetes_sources
+
+        client = api_client(kubeconfig, context)
+        return cls(kubernetes_sources(client), server=str(client.configuration.host))
+
+    @classmethod
+    def forget_shared(cls) -> None:
+        """Stop and drop every shared view (tests, and the end of a process that wants it tidy)."""
+        with cls._shared_lock:
+            views = list(cls._shared.values())
+            cls._shared.clear()
+        for view in views:
+            view.stop()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Start one daemon thread per kind: list, then watch from the list's resourceVersion."""
+        if self._threads:
+            return
+        for kind, source in self._sources.items():
+            thread = threading.Thread(target=self._run, args=(kind, source), name=f"cluster-view-{kind}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        for source in self._sources.values():
+            source.close()
+        with self._changed:
+            self._changed.notify_all()
+
+    def wait_synced(self, timeout: float) -> None:
+        """Return once every kind has been listed; raise ClusterViewUnavailableError naming the cause."""
+        if self._synced.wait(timeout):
+            return
+        with self._changed:
+            missing = [kind for kind in self._sources if kind not in self._listed]
+            causes = "; ".join(f"{kind}: {self._errors.get(kind, 'no answer yet')}" for kind in missing)
+        raise ClusterViewUnavailableError(
+            f"cannot read the cluster: {self._server} did not answer the list of {', '.join(missing)} "
+            f"within {timeout:g}s ({causes}). Check kubernetes:kubeconfig and kubernetes:context, "
+            "and that the API server is reachable from here"
+        )
+
+    # ------------------------------------------------------------------ reads
+
+    def node(self, name: str) -> dict[str, Any] | None:
+        """The Node as a JSON dict (camelCase keys, as `kubectl get -o json`), None if absent."""
+        with self._changed:
+            return self._objects["nodes"].get(("", name))
+
+    def pods(self, namespace: str, labels: Mapping[str, str], node: str | None = None) -> list[dict[str, Any]]:
+        """Pods in `namespace` whose labels include all of `labels`, and that run on `node`
+        when it is given, sorted by name."""
+        wanted = labels.items()
+        with self._changed:
+            if node is not None:
+                candidates = list(self._pod_index.get(("node", namespace, node), {}).values())
+            elif JOB_NAME_LABEL in labels:
+                candidates = list(self._pod_index.get(("job", namespace, labels[JOB_NAME_LABEL]), {}).values())
+            else:
+                candidates = [pod for (pod_namespace, _), pod in self._objects["pods"].items() if pod_namespace == namespace]
+        found = [pod for pod in candidates if wanted <= ((pod["metadata"].get("labels") or {}).items())]
+        return sorted(found, key=lambda pod: str(pod["metadata"].get("name")))
+
+    def job(self, namespace: str, name: str) -> dict[str, Any] | None:
+        with self._changed:
+            return self._objects["jobs"].get((namespace, name))
+
+    def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T:
+        """Evaluate `check()` now and again after each change the watches deliver (and at least
+        every few seconds as a safety net), until `done(result)` or `timeout` seconds passed;
+        return the last result either way (the caller decides what a timeout means)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._changed:
+                seen = self._generation
+            # Outside the lock: check() takes it itself, and may take its time.
+            result = check()
+            remaining = deadline - time.monotonic()
+            # A stopped view will not change again: waiting on would only burn the timeout.
+            if done(result) or remaining <= 0 or self._stopped.is_set():
+                return result
+            with self._changed:
+                # A change applied while check() ran moved the generation: look again at once.
+                if self._generation == seen:
+                    self._changed.wait(min(remaining, self._recheck_seconds))
+
+    # ------------------------------------------------------------------ the watch threads
+
+    def _run(self, kind: Kind, source: Source) -> None:
+        resource_version: str | None = None
+        backoff = self._backoff[0]
+        while not self._stopped.is_set():
+            try:
+                if resource_version is None:
+                    listing = source.list()
+                    self._replace(kind, listing.items)
+                    resource_version = listing.resource_version
+                started, events = time.monotonic(), 0
+                for event in source.watch(resource_version):
+                    if self._stopped.is_set():
+                        return
+                    resource_version = self._apply(kind, event) or resource_version
+                    events += 1
+                with self._changed:
+                    self._errors.pop(kind, None)
+                # The server ends every watch after its timeout: resume at once, unless it ended
+                # an empty watch straight away, which would make this loop spin.
+                if events or time.monotonic() - started >= 1.0:
+                    backoff = self._backoff[0]
+                    continue
+                self._stopped.wait(backoff)
+                backoff = min(backoff * 2, self._backoff[1])
+            except WatchExpiredError as expired:
+                log.info("cluster view: %s watch expired (%s); listing again", kind, expired)
+                resource_version = None
+            except Exception as error:
+                if self._stopped.is_set():
+                    return
+                cause = describe_error(error)
+                with self._changed:
+                    self._errors[kind] = cause
+                log.warning("cluster view: %s list/watch failed (%s); retrying in %.1fs", kind, cause, backoff)
+                # Resume the watch from where it was; a resourceVersion too old by then gets a 410
+                # and a new list.
+                self._stopped.wait(backoff)
+                backoff = min(backoff * 2, self._backoff[1])
+
+    def _replace(self, kind: Kind, items: list[dict[str, Any]]) -> None:
+        # A list is the whole truth: objects deleted while we were not watching disappear.
+        objects = {_key(item): _slim(item) for item in items}
+        with self._changed:
+            self._objects[kind] = objects
+            if kind == "pods":
+                self._pod_index = {}
+                for key, pod in objects.items():
+                    self._file_pod(key, None, pod)
+            self._errors.pop(kind, None)
+            self._listed.add(kind)
+            if self._listed >= set(self._sources):
+                self._synced.set()
+            self._generation += 1
+            self._changed.notify_all()
+
+    def _apply(self, kind: Kind, event: Mapping[str, Any]) -> str | None:
+        """Apply one watch event; return the resourceVersion to resume from (None: unchanged)."""
+        kind_of_event = event.get("type")
+        obj = event.get("object") or {}
+        if kind_of_event == "ERROR":
+            # A Status object; 410 means our resourceVersion fell out of the server's history.
+            if obj.get("code") == 410:
+                raise WatchExpiredError(obj.get("message") or "410 Gone")
+            raise RuntimeError(f"watch error {obj.get('code')} {obj.get('reason')}: {obj.get('message')}")
+        resource_version: str | None = (obj.get("metadata") or {}).get("resourceVersion")
+        if kind_of_event == "BOOKMARK":
+            # Only a newer resourceVersion to resume from; nothing changed for the waiters.
+            return resource_version
+        if kind_of_event not in ("ADDED", "MODIFIED", "DELETED"):
+            log.warning("cluster view: %s watch sent an unknown event type %r; ignored", kind, kind_of_event)
+            return resource_version
+        key = _key(obj)
+        with self._changed:
+            if kind_of_event == "DELETED":
+                old, new = self._objects[kind].pop(key, None), None
+            else:
+                old, new = self._objects[kind].get(key), _slim(dict(obj))
+                self._objects[kind][key] = new
+            if kind == "pods":
+                self._file_pod(key, old, new)
+            self._generation += 1
+            self._changed.notify_all()
+        return resource_version
+
+    def _file_pod(self, key: tuple[str, str], old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        """Move a pod's index entries from its old version to its new one (None: absent). Under the lock."""
+        for index_key in _pod_index_keys(old) if old is not None else ():
+            filed = self._pod_index.get(index_key, {})
+            filed.pop(key, None)
+            if not filed:
+                self._pod_index.pop(index_key, None)
+        if new is not None:
+            for index_key in _pod_index_keys(new):
+                self._pod_index.setdefault(index_key, {})[key] = new

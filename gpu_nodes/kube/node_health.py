@@ -1,0 +1,203 @@
+"""What a node of a group must show to carry GPU work, read off the objects the API server returns.
+
+The five items of the runbook's final checklist (labelled, tainted, plugin Running, GPUs
+registered with the exact count, a GPU workload that succeeded) and the readiness gate: the
+taint `gpu-nodes.dev/unverified=true:NoSchedule` that keeps GPU work off a node until its
+checks pass. Pure functions over dicts, so that the readiness check, the taints' refresh and
+the tests all judge a node the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_nodes.config.k8s_syntax import Taint
+from gpu_nodes.constants import GPU_RESOURCE
+
+# On from before the device plugin can land on the node until its checks pass. Only the
+# plugin and the verification Jobs tolerate it.
+GATE = Taint(key="gpu-nodes.dev/unverified", value="true", effect="NoSchedule")
+
+PASS, FAIL = "pass", "fail"
+CHECKLIST_ITEMS = ("labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded")
+
+
+@dataclass(frozen=True)
+class NodeTarget:
+    """What a healthy node of the group looks like."""
+
+    node: str
+    labels: Mapping[str, str]
+    taints: Sequence[Mapping[str, str]]
+    plugin_namespace: str
+    plugin_selector: Mapping[str, str]
+    # None under mixed MIG, and under single MIG without a declared layout.
+    expected_gpus: int | None
+    # Under mixed MIG with a declared layout: each nvidia.com/mig-<profile> and its count.
+    # With neither figure, any GPU resource will do.
+    expected_mig_devices: Mapping[str, int] | None = None
+
+    @classmethod
+    def from_props(cls, props: Mapping[str, Any]) -> NodeTarget:
+        expected = props.get("expectedGpus")
+        return cls(
+            node=props["node"],
+            labels=dict(props.get("labels") or {}),
+            taints=[dict(t) for t in props.get("taints") or []],
+            plugin_namespace=props["pluginNamespace"],
+            plugin_selector=dict(props["pluginSelector"]),
+            # The engine hands numbers over as floats; messages must say 4, not 4.0.
+            expected_gpus=int(expected) if expected is not None else None,
+            expected_mig_devices={k: int(v) for k, v in mig.items()} if (mig := props.get("expectedMigDevices")) else None,
+        )
+
+
+def target_props(target: NodeTarget) -> dict[str, Any]:
+    """As inputs of a dynamic resource; `NodeTarget.from_props` reads them back."""
+    props: dict[str, Any] = {
+        "node": target.node,
+        "labels": dict(target.labels),
+        "taints": [dict(t) for t in target.taints],
+        "pluginNamespace": target.plugin_namespace,
+        "pluginSelector": dict(target.plugin_selector),
+        "expectedGpus": target.expected_gpus,
+    }
+    # Only when declared, so that the inputs of groups without a MIG layout stay as they were.
+    if target.expected_mig_devices:
+        props["expectedMigDevices"] = dict(sorted(target.expected_mig_devices.items()))
+    return props
+
+
+def _taint_ids(taints: Sequence[Mapping[str, Any]]) -> set[tuple[str, str, str]]:
+    return {(t["key"], t.get("value") or "", t["effect"]) for t in taints}
+
+
+def node_taints(node: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    return list(((node or {}).get("spec") or {}).get("taints") or [])
+
+
+def gated(node: Mapping[str, Any] | None) -> bool:
+    return bool(_taint_ids([GATE.to_k8s()]) & _taint_ids(node_taints(node)))
+
+
+def missing_labels(target: NodeTarget, node: Mapping[str, Any] | None) -> list[str]:
+    labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+    return [f"{key}={value}" for key, value in target.labels.items() if labels.get(key) != value]
+
+
+def missing_taints(target: NodeTarget, node: Mapping[str, Any] | None) -> list[str]:
+    present = _taint_ids(node_taints(node))
+    return [str(Taint.from_k8s(dict(t))) for t in target.taints if (t["key"], t.get("value") or "", t["effect"]) not in present]
+
+
+def plugin_pods_on(target: NodeTarget, pods: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [p for p in pods if (p.get("spec") or {}).get("nodeName") == target.node]
+
+
+def settled_plugin_pod(target: NodeTarget, pods: Sequence[Mapping[str, Any]], now: float, settle: float) -> str | None:
+    """The plugin pod on the node that has been Ready for `settle` seconds (it has registered
+    what it will register), or None."""
+    for pod in plugin_pods_on(target, pods):
+        for condition in (pod.get("status") or {}).get("conditions") or []:
+            if condition.get("type") != "Ready" or condition.get("status") != "True":
+                continue
+            since = _timestamp(condition.get("lastTransitionTime"))
+            if since is not None and now - since >= settle:
+                return str(pod["metadata"]["name"])
+    return None
+
+
+def _timestamp(value: Any) -> float | None:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def plugin_problem(target: NodeTarget, pods: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why the group's device plugin is not Running on the node; None when it is."""
+    mine = plugin_pods_on(target, pods)
+    if any((p.get("status") or {}).get("phase") == "Running" for p in mine):
+        return None
+    if not mine:
+        return f"no device plugin pod on it (DaemonSet pods in {target.plugin_namespace} with {_selector(target)})"
+    phases = ", ".join(f"{p['metadata']['name']} {(p.get('status') or {}).get('phase', 'Unknown')}" for p in mine)
+    return f"the device plugin pod is not Running ({phases})"
+
+
+def _selector(target: NodeTarget) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(target.plugin_selector.items()))
+
+
+def allocatable_gpus(node: Mapping[str, Any] | None, resource: str = GPU_RESOURCE) -> int | None:
+    value = (((node or {}).get("status") or {}).get("allocatable") or {}).get(resource)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def gpu_problem(target: NodeTarget, node: Mapping[str, Any] | None) -> str | None:
+    """Why the node does not offer the GPUs the group declares; None when it does."""
+    if target.expected_gpus is not None:
+        return _count_problem(node, GPU_RESOURCE, target.expected_gpus)
+    if target.expected_mig_devices:
+        found = [_count_problem(node, r, n) for r, n in sorted(target.expected_mig_devices.items())]
+        return "; ".join(p for p in found if p) or None
+    allocatable = ((node or {}).get("status") or {}).get("allocatable") or {}
+    offered = [k for k in allocatable if k.startswith("nvidia.com/") and (allocatable_gpus(node, k) or 0) > 0]
+    if offered:
+        return None
+    return "no nvidia.com/* GPU resource is allocatable (MIG without devicePlugin.migDevices: the count is not checked)"
+
+
+def _count_problem(node: Mapping[str, Any] | None, resource: str, expected: int) -> str | None:
+    seen = allocatable_gpus(node, resource)
+    if seen == expected:
+        return None
+    found = "is not set (no GPU registered)" if seen is None else f"is {seen}"
+    return f'status.allocatable["{resource}"] {found}, expected {expected}'
+
+
+def not_ready(node: Mapping[str, Any] | None) -> str | None:
+    """The node's Ready condition when it is not True; None when Ready (or not a node at all)."""
+    if node is None:
+        return "the node does not exist"
+    for condition in (node.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            if condition.get("status") == "True":
+                return None
+            return f"NotReady ({condition.get('reason') or condition.get('status')})"
+    return "NotReady (no Ready condition)"
+
+
+def degradation(target: NodeTarget, node: Mapping[str, Any] | None, plugin_pods: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What went wrong with a node that passed its checks: the GPU health that drift covers."""
+    found = [not_ready(node), plugin_problem(target, plugin_pods), gpu_problem(target, node)]
+    return [problem for problem in found if problem]
+
+
+def item_problems(
+    target: NodeTarget,
+    node: Mapping[str, Any] | None,
+    plugin_pods: Sequence[Mapping[str, Any]],
+    workload_problem: str | None,
+) -> dict[str, str | None]:
+    """Why each of the runbook's five final checks fails (None: it passes), in its order."""
+    labels, taints = missing_labels(target, node), missing_taints(target, node)
+    return {
+        "labelled": f"missing {', '.join(labels)}" if labels else None,
+        "tainted": f"missing {', '.join(taints)}" if taints else None,
+        "pluginRunning": plugin_problem(target, plugin_pods),
+        "gpusRegistered": gpu_problem(target, node),
+        "workloadSucceeded": workload_problem,
+    }
+
+
+def checklist(problems: Mapping[str, str | None]) -> dict[str, str]:
+    """Each check `pass` or `fail`, from `item_problems`."""
+    return {item: FAIL if problems[item] else PASS for item in CHECKLIST_ITEMS}

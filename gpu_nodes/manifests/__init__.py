@@ -1,0 +1,1 @@
+"""Kubernetes objects as manifests (plain dicts): pure functions of the specs."""

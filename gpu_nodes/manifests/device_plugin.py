@@ -1,0 +1,225 @@
+"""The NVIDIA device plugin DaemonSet (and its config file) for one node group.
+
+It follows the upstream static manifest (deployments/static/nvidia-device-plugin.yml):
+system-node-critical, no privilege escalation, every capability dropped, the kubelet
+device-plugins hostPath, RollingUpdate; plus the `/var/run/cdi` mount the upstream Helm
+chart adds. It selects only the group's nodes and tolerates every taint the group sets.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gpu_nodes.config.k8s_syntax import Taint, image_tag
+from gpu_nodes.config.specs import DevicePluginSpec, NodeGroupSpec
+from gpu_nodes.constants import GROUP_LABEL
+from gpu_nodes.kube.node_health import GATE
+from gpu_nodes.manifests.naming import content_hash, selector_labels, standard_labels
+
+APP_NAME = "nvidia-device-plugin"
+CONFIG_DIR = "/config"
+CONFIG_KEY = "config.yaml"
+# Pod template annotation: a new plugin config rolls the pods, as a new image does.
+CONFIG_HASH_ANNOTATION = "gpu-nodes.dev/config-hash"
+
+# Upstream's own toleration, kept so that a node tainted the upstream way also gets a plugin.
+_UPSTREAM_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def daemonset_name(group: NodeGroupSpec) -> str:
+    return f"{APP_NAME}-{group.name}"
+
+
+def config_map_name(group: NodeGroupSpec) -> str:
+    return f"{APP_NAME}-{group.name}-config"
+
+
+def plugin_config(group: NodeGroupSpec) -> dict[str, Any] | None:
+    """The plugin's config file (`version: v1`), only when MIG or time-slicing asks for one."""
+    spec = group.device_plugin
+    if not spec.needs_config_file:
+        return None
+    config: dict[str, Any] = {
+        "version": "v1",
+        "flags": {"migStrategy": spec.mig_strategy, "failOnInitError": spec.fail_on_init_error},
+    }
+    if spec.time_slicing_replicas > 1:
+        config["sharing"] = {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": spec.time_slicing_replicas}]}}
+    return config
+
+
+def plugin_revision(group: NodeGroupSpec) -> str:
+    """Changes whenever what the plugin registers could change: its image or its config."""
+    return content_hash({"image": group.device_plugin.image, "config": plugin_config(group)})
+
+
+def tolerations(taints: tuple[Taint, ...]) -> list[dict[str, str]]:
+    """Tolerate each of the group's taints exactly, plus upstream's `nvidia.com/gpu` one."""
+    result = []
+    for taint in taints:
+        if taint.value is None:
+            result.append({"key": taint.key, "operator": "Exists", "effect": taint.effect})
+        else:
+            result.append({"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect})
+    covered = any(t["key"] == "nvidia.com/gpu" and t["effect"] == "NoSchedule" and t["operator"] == "Exists" for t in result)
+    return result if covered else [*result, dict(_UPSTREAM_TOLERATION)]
+
+
+def config_map_manifest(group: NodeGroupSpec) -> dict[str, Any] | None:
+    config = plugin_config(group)
+    if config is None:
+        return None
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": config_map_name(group),
+            "namespace": group.device_plugin.namespace,
+            "labels": _labels(group),
+        },
+        # JSON is valid YAML; it keeps the file byte-for-byte stable between runs.
+        "data": {CONFIG_KEY: json.dumps(config, indent=2, sort_keys=True) + "\n"},
+    }
+
+
+def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
+    spec = group.device_plugin
+    env = [{"name": "FAIL_ON_INIT_ERROR", "value": str(spec.fail_on_init_error).lower()}, *device_list_env(group)]
+    mounts: list[dict[str, Any]] = [
+        {"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
+        {"name": "cdi-root", "mountPath": "/var/run/cdi"},
+    ]
+    volumes: list[dict[str, Any]] = [
+        {"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins"}},
+        {"name": "cdi-root", "hostPath": {"path": "/var/run/cdi", "type": "DirectoryOrCreate"}},
+    ]
+    if spec.needs_config_file:
+        env.append({"name": "CONFIG_FILE", "value": f"{CONFIG_DIR}/{CONFIG_KEY}"})
+        mounts.append({"name": "config", "mountPath": CONFIG_DIR, "readOnly": True})
+        volumes.append({"name": "config", "configMap": {"name": config_map_name(group)}})
+    else:
+        env.append({"name": "MIG_STRATEGY", "value": spec.mig_strategy})
+    if spec.mig_strategy != "none":
+        env.append({"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"})
+    env += health_check_env(spec)
+    container_resources = {"resources": spec.resources} if spec.resources else {}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": daemonset_name(group), "namespace": spec.namespace, "labels": _labels(group)},
+        "spec": {
+            "selector": {"matchLabels": selector_labels(APP_NAME, group.name)},
+            "updateStrategy": update_strategy(spec),
+            "template": {
+                "metadata": {
+                    "labels": _labels(group),
+                    "annotations": {CONFIG_HASH_ANNOTATION: content_hash(plugin_config(group))},
+                },
+                "spec": {
+                    "nodeSelector": {GROUP_LABEL: group.name},
+                    # The readiness gate too: the plugin must land for the node to pass.
+                    "tolerations": [*tolerations((*group.taints, GATE)), *spec.tolerations],
+                    "priorityClassName": "system-node-critical",
+                    **image_pull_secrets(group),
+                    **runtime_class_field(group.runtime_class),
+                    "containers": [
+                        {
+                            "name": "nvidia-device-plugin-ctr",
+                            "image": spec.image,
+                            **image_pull_policy(spec.image_pull_policy),
+                            "env": env,
+                            "securityContext": _security_context(spec.mig_strategy),
+                            **container_resources,
+                            "volumeMounts": mounts,
+                        }
+                    ],
+                    "volumes": volumes,
+                },
+            },
+        },
+    }
+
+
+def update_strategy(spec: DevicePluginSpec) -> dict[str, Any]:
+    """RollingUpdate, at `maxUnavailable` nodes at a time when set (else Kubernetes' 1)."""
+    if spec.max_unavailable is None:
+        return {"type": "RollingUpdate"}
+    return {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": spec.max_unavailable}}
+
+
+def rollout_steps(group: NodeGroupSpec) -> int:
+    """How many rounds a rollout of the group's plugin takes: its nodes, `maxUnavailable` at a time."""
+    nodes = len(group.nodes)
+    step = group.device_plugin.max_unavailable or 1
+    at_once = -(-nodes * int(step[:-1]) // 100) if isinstance(step, str) else int(step)
+    return -(-nodes // max(at_once, 1))
+
+
+def rollout_timeout(group: NodeGroupSpec) -> str:
+    """How long the engine waits for the DaemonSet's rollout: the provider's own 10 minutes, or
+    two minutes a round for a group that rolls more rounds than that covers."""
+    return f"{max(10, 2 * rollout_steps(group))}m"
+
+
+def image_pull_policy(policy: str | None) -> dict[str, str]:
+    """A container's `imagePullPolicy`, or nothing for Kubernetes' default."""
+    return {"imagePullPolicy": policy} if policy else {}
+
+
+def image_pull_secrets(group: NodeGroupSpec) -> dict[str, list[dict[str, str]]]:
+    """A pod's `imagePullSecrets`: the stack's pull secret, when there is one."""
+    return {"imagePullSecrets": [{"name": group.image_pull_secret}]} if group.image_pull_secret else {}
+
+
+def health_check_env(spec: DevicePluginSpec) -> list[dict[str, str]]:
+    """The plugin's DP_DISABLE_HEALTHCHECKS: `all`, or XIDs to ignore beside its own list
+    (k8s-device-plugin internal/rm/health.go); nothing when the defaults stand."""
+    if not spec.health_checks:
+        return [{"name": "DP_DISABLE_HEALTHCHECKS", "value": "all"}]
+    if spec.ignored_xids:
+        return [{"name": "DP_DISABLE_HEALTHCHECKS", "value": ",".join(str(x) for x in spec.ignored_xids)}]
+    return []
+
+
+def runtime_class_field(name: str | None) -> dict[str, str]:
+    """`runtimeClassName: name`, or nothing for the node's default runtime."""
+    return {"runtimeClassName": name} if name else {}
+
+
+def device_list_env(group: NodeGroupSpec) -> list[dict[str, str]]:
+    """How the plugin hands a pod its GPUs, so that the pod keeps them.
+
+    - cdi: as CDI device names passed through the CRI (`DEVICE_LIST_STRATEGY=cdi-cri`); the
+      plugin writes the specs under /var/run/cdi, and they list the device nodes.
+    - otherwise: the upstream default (`envvar`, read by the nvidia runtime) plus
+      `PASS_DEVICE_SPECS=true` (the chart's `compatWithCPUManager`), so that kubelet also puts
+      the device nodes into the pod's spec. Without them, a `systemctl daemon-reload` under
+      the systemd cgroup driver, or the CPU manager's static policy, resets the device cgroup
+      and running pods lose their GPUs ("Failed to initialize NVML: Unknown Error",
+      nvidia-container-toolkit issue 48). The fake and the real machines alike use systemd.
+    """
+    if group.gpu_access == "cdi":
+        return [{"name": "DEVICE_LIST_STRATEGY", "value": "cdi-cri"}]
+    return [{"name": "PASS_DEVICE_SPECS", "value": "true"}]
+
+
+def _security_context(mig_strategy: str) -> dict[str, Any]:
+    """Upstream's: no privilege escalation, every capability dropped; with MIG, SYS_ADMIN.
+
+    With a MIG strategy the upstream chart (templates/_helpers.tpl, requiresCapSysAdmin) sets
+    NVIDIA_MIG_MONITOR_DEVICES=all and adds SYS_ADMIN: NVML lists MIG devices only through the
+    driver's `mig/monitor` capability, which the container toolkit injects for that variable
+    and which only a process with CAP_SYS_ADMIN may use (MIG user guide, "Device Nodes and
+    Capabilities"). Without both, the plugin sees no MIG device and registers none. Unlike the
+    chart, which replaces the whole context, ALL is still dropped first, so SYS_ADMIN is the only
+    capability. `allowPrivilegeEscalation: false` goes: Kubernetes documents it as always true
+    for a container with CAP_SYS_ADMIN, so saying false would be untrue.
+    """
+    if mig_strategy == "none":
+        return {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    return {"capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}}
+
+
+def _labels(group: NodeGroupSpec) -> dict[str, str]:
+    return standard_labels(APP_NAME, group.name, "device-plugin", image_tag(group.device_plugin.image))

@@ -1,0 +1,270 @@
+"""Verification Jobs: pods that request GPUs on the group's nodes, run `nvidia-smi`, then a CUDA kernel.
+
+A Job succeeds only when its pod was scheduled with the requested `nvidia.com/gpu` (or, with
+migStrategy mixed, `nvidia.com/mig-<profile>`), `nvidia-smi -L` lists at least that many
+distinct devices, and NVIDIA's CUDA sample `vectorAdd` ran on them. pulumi-kubernetes does not
+wait for the Job (`pulumi.com/skipAwait`): the node's readiness check does
+(gpu_nodes/providers/readiness.py), and says why it did not succeed, so `pulumi up` fails when the GPUs
+cannot be used. The pods never preempt (their own PriorityClass) and run as a tenant's pod runs
+(with the RuntimeClass only where tenants must name it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_nodes.config.specs import NodeGroupSpec
+from gpu_nodes.constants import GPU_RESOURCE, GROUP_LABEL
+from gpu_nodes.kube.node_health import GATE
+from gpu_nodes.manifests.device_plugin import (
+    image_pull_policy,
+    image_pull_secrets,
+    plugin_revision,
+    runtime_class_field,
+    tolerations,
+)
+from gpu_nodes.manifests.naming import content_hash, dns_label, standard_labels
+from gpu_nodes.manifests.priority_class import verification_priority_class_name
+
+APP_NAME = "gpu-verification"
+# Pod template annotation: a new plugin image or config gives a new template, and a Job's
+# template is immutable, so the Job is replaced and runs again.
+PLUGIN_REVISION_ANNOTATION = "gpu-nodes.dev/device-plugin-revision"
+# Pod template annotation: a node gated again after it degraded starts a new round (see
+# gpu_nodes/providers/taints.py), which gives new Jobs that run again.
+ROUND_ANNOTATION = "gpu-nodes.dev/verification-round"
+# An unprivileged user: the namespace enforces Pod Security `restricted`.
+RUN_AS_USER = 65534
+
+# Counts the devices `nvidia-smi -L` lists, by distinct UUID. A GPU in MIG mode is listed as
+# its MIG devices, indented under its own line:
+#   GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-932bfb2c-...)
+#     MIG 3g.40gb     Device  0: (UUID: MIG-0929581a-...)
+# so a GPU line counts only when no MIG line follows it. Distinct UUIDs, because time-slicing
+# can hand one physical GPU out twice. POSIX sh and parameter expansion only: the image's
+# /bin/sh may be dash or busybox, and nothing beyond nvidia-smi is assumed to be installed.
+_CHECK_SCRIPT = """\
+set -eu
+nvidia-smi
+listing=$(nvidia-smi -L)
+uuids=" "
+listed=0
+gpu=""
+uuid_of() { u=${1##*UUID: }; u=${u%%)*}; }
+count() {
+  listed=$((listed + 1))
+  case "$uuids" in *" $1 "*) ;; *) uuids="$uuids$1 " ;; esac
+}
+while IFS= read -r line; do
+  case "$line" in
+    "GPU "*) [ -z "$gpu" ] || count "$gpu"; uuid_of "$line"; gpu=$u ;;
+    *"MIG "*"Device"*) gpu=""; uuid_of "$line"; count "$u" ;;
+  esac
+done <<LISTING
+$listing
+LISTING
+[ -z "$gpu" ] || count "$gpu"
+set -f -- $uuids
+found=$#
+if [ "$found" -lt "$EXPECTED_GPUS" ]; then
+  if [ "$listed" -gt "$found" ]; then
+    echo "nvidia-smi lists $listed GPU(s) but only $found distinct UUID(s) (one GPU handed out twice);" \\
+      "this pod was given $EXPECTED_GPUS" >&2
+  else
+    echo "nvidia-smi lists $found GPU(s); this pod was given $EXPECTED_GPUS" >&2
+  fi
+  exit 1
+fi
+echo "ok: $found distinct GPU(s) visible, $EXPECTED_GPUS requested"
+"""
+
+
+# The check script lives once per group in a ConfigMap, not in every Job: each Job object is
+# kept in the state (input and live output), so a script inside it would be stored three
+# times per Job.
+CHECK_KEY = "check.sh"
+CHECK_DIR = "/gpu-nodes"
+# Pod template annotation: a new script gives a new template, so the Jobs run it.
+CHECK_HASH_ANNOTATION = "gpu-nodes.dev/check-hash"
+
+
+def check_script() -> str:
+    return _CHECK_SCRIPT
+
+
+def check_config_map_name(group: NodeGroupSpec) -> str:
+    return dns_label("gpu-verify", group.name, "check")
+
+
+def check_config_map_manifest(group: NodeGroupSpec) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": check_config_map_name(group),
+            "namespace": group.verification.namespace,
+            "labels": standard_labels(APP_NAME, group.name, "verification"),
+        },
+        "data": {CHECK_KEY: _CHECK_SCRIPT},
+    }
+
+
+@dataclass(frozen=True)
+class VerificationJob:
+    node: str | None  # None: any node of the group
+    gpus: int  # how many devices of `resource` the pod requests (and must see)
+    manifest: dict[str, Any]
+    resource: str = GPU_RESOURCE
+
+    @property
+    def name(self) -> str:
+        name: str = self.manifest["metadata"]["name"]
+        return name
+
+    @property
+    def slug(self) -> str:
+        return request_slug(self.resource, self.gpus)
+
+
+def requests(group: NodeGroupSpec) -> list[tuple[str, int]]:
+    """What the Jobs ask for: each GPU count in config order, then each MIG resource (mixed)."""
+    spec = group.verification
+    return [(GPU_RESOURCE, gpus) for gpus in spec.gpus_per_pod] + list(spec.mig_resources)
+
+
+def request_slug(resource: str, count: int) -> str:
+    """`2gpu`, or `1x-mig-1g-5gb` for nvidia.com/mig-1g.5gb: part of a DNS label."""
+    if resource == GPU_RESOURCE:
+        return f"{count}gpu"
+    return f"{count}x-{resource.rpartition('/')[2].replace('.', '-').replace('_', '-').lower()}"
+
+
+def verification_jobs(group: NodeGroupSpec) -> list[VerificationJob]:
+    """One Job per request, per node when `perNode`, in config order (first round)."""
+    targets: list[str | None] = [node.name for node in group.nodes] if group.verification.per_node else [None]
+    return [
+        VerificationJob(node=node, gpus=count, resource=resource, manifest=job_manifest(group, node, count, resource))
+        for node in targets
+        for resource, count in requests(group)
+    ]
+
+
+def combined_round(rounds: list[int]) -> int:
+    """The round of a Job that covers several nodes (group-wide): it runs again when any of theirs goes up."""
+    return 1 + sum(r - 1 for r in rounds)
+
+
+def job_name(group: NodeGroupSpec, node: str | None, slug: str, spec: dict[str, Any]) -> str:
+    """Ends in a hash of the Job's spec: a changed Job gets a new name, so Pulumi can create
+    the new one before deleting the old, with no race on a name still being deleted."""
+    return dns_label("gpu-verify", group.name, *([node] if node else []), slug, content_hash(spec)[:8])
+
+
+def job_manifest(
+    group: NodeGroupSpec, node: str | None, gpus: int, resource: str = GPU_RESOURCE, verification_round: int = 1
+) -> dict[str, Any]:
+    spec = group.verification
+    labels = standard_labels(APP_NAME, group.name, "verification")
+    pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        # Never evict running work (see gpu_nodes/manifests/priority_class.py): the class says so too,
+        # as the API server requires the two to agree.
+        "priorityClassName": verification_priority_class_name(group),
+        "preemptionPolicy": "Never",
+        "nodeSelector": {GROUP_LABEL: group.name},
+        # The readiness gate too: these pods are what lifts it.
+        "tolerations": tolerations((*group.taints, GATE)),
+        # As a tenant's pod runs (the nvidia runtime, or CDI, puts nvidia-smi and the GPUs in):
+        # with a RuntimeClass only where tenants must name one.
+        **runtime_class_field(group.tenant_runtime_class),
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": RUN_AS_USER,
+            "runAsGroup": RUN_AS_USER,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "volumes": [{"name": "check", "configMap": {"name": check_config_map_name(group)}}],
+        **image_pull_secrets(group),
+        # nvidia-smi first: it says how many GPUs the pod sees. Then NVIDIA's CUDA sample runs a
+        # kernel on them: NVML (nvidia-smi) works where CUDA does not, e.g. error 802 on an
+        # NVSwitch machine whose fabric is not trained. A failing container leaves the tail of
+        # its log as its termination message, which the readiness check quotes.
+        "initContainers": [
+            {
+                "name": "nvidia-smi",
+                "image": spec.image,
+                "command": ["/bin/sh", f"{CHECK_DIR}/{CHECK_KEY}"],
+                "volumeMounts": [{"name": "check", "mountPath": CHECK_DIR, "readOnly": True}],
+                "env": [
+                    {"name": "EXPECTED_GPUS", "value": str(gpus)},
+                    # Only nvidia-smi runs here, no CUDA code: the image's CUDA version
+                    # requirement must not refuse a node whose driver is older than the image.
+                    {"name": "NVIDIA_DISABLE_REQUIRE", "value": "true"},
+                ],
+                **_container_basics(resource, gpus, "128Mi", spec.image_pull_policy),
+            }
+        ],
+        "containers": [
+            # The image's own command (vectorAdd), under its own CUDA requirement: preflight has
+            # checked the driver against it (--min-cuda).
+            # Loading the CUDA driver and runtime takes a few hundred MiB of host memory.
+            {"name": "cuda", "image": spec.cuda_image, **_container_basics(resource, gpus, "512Mi", spec.image_pull_policy)}
+        ],
+    }
+    if node is not None:
+        # The same pinning DaemonSets use: by node name, which the hostname label need not match.
+        pod_spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
+                }
+            }
+        }
+    job_spec = {
+        # Small: a GPU that fails twice will not pass on a third try.
+        "backoffLimit": 1,
+        "activeDeadlineSeconds": spec.timeout_seconds,
+        # No ttlSecondsAfterFinished: the cluster would delete the Job and every
+        # refresh would report it as drift.
+        "template": {
+            "metadata": {"labels": labels, "annotations": _template_annotations(group, verification_round)},
+            "spec": pod_spec,
+        },
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": job_name(group, node, request_slug(resource, gpus), job_spec),
+            "namespace": spec.namespace,
+            "labels": labels,
+            # The node's readiness check waits instead, and says why a Job did not succeed.
+            "annotations": {"pulumi.com/skipAwait": "true"},
+        },
+        "spec": job_spec,
+    }
+
+
+def _container_basics(resource: str, gpus: int, memory: str, pull_policy: str | None) -> dict[str, Any]:
+    """What both containers share: the GPUs (kubelet hands the init container's to the next), small
+    limits, Pod Security `restricted`, the log's tail as the message of a failure, the pull policy."""
+    return {
+        **image_pull_policy(pull_policy),
+        "resources": {
+            "requests": {"cpu": "10m", "memory": "32Mi"},
+            "limits": {resource: str(gpus), "memory": memory},
+        },
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "readOnlyRootFilesystem": True,
+        },
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+    }
+
+
+def _template_annotations(group: NodeGroupSpec, verification_round: int) -> dict[str, str]:
+    # Round 1 adds nothing, so that the first round's Jobs keep the names they had before rounds.
+    annotations = {PLUGIN_REVISION_ANNOTATION: plugin_revision(group), CHECK_HASH_ANNOTATION: content_hash(_CHECK_SCRIPT)}
+    return annotations | ({ROUND_ANNOTATION: str(verification_round)} if verification_round > 1 else {})

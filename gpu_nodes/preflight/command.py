@@ -1,0 +1,258 @@
+"""Preflight: run the check script on each machine over SSH before it is brought in.
+
+The script is kept as parts (`scripts/preflight/*.sh`, one per check plus what they share)
+and joined into one text, in name order. Per node, two resources:
+
+- `<group>-<node>-preflight-script`, a `remote.CopyToRemote`, copies the parts directory over
+  SFTP to `/var/lib/gpu-nodes/preflight/<first 12 hex of the script's sha256>/preflight/` (with
+  `become: sudo`, to `~/.gpu-nodes/preflight/...` in the login user's home).
+  Its source is a `FileArchive`, which Pulumi keeps in the state as a hash and a path, not
+  as the content: the script is in no node's state (it was 44 KB of each, as stdin).
+- `<group>-<node>-preflight`, a `remote.Command` that depends on the copy. Its command line
+  joins the parts as `cat DIR/*.sh` does (byte order), checks the sha256 of that text against
+  the script's digest (the first trigger) and refuses, naming the path and both digests,
+  when they differ: the machine runs exactly the script in this repository or nothing. Then
+  it feeds the text to `bash -s` with the arguments.
+
+The copy stays on the machine: nothing deletes it, so that deleting a node or destroying the
+stack never needs its machine (a dead machine is the usual reason to remove a node). It is a
+few tens of KB, one directory per script digest; `rm -rf /var/lib/gpu-nodes` removes it by hand.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shlex
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi_command import remote
+
+from gpu_nodes.config.preflight_spec import PreflightSpec
+from gpu_nodes.config.specs import NodeGroupSpec, NodeSpec
+
+# Package data: a directory on disk in a regular or editable install (FileArchive needs a path).
+SCRIPT_DIR = Path(str(resources.files("gpu_nodes") / "scripts" / "preflight"))
+REQUIRE_DEFAULT_RUNTIME = "--require-default-runtime"
+REQUIRE_CDI = "--require-cdi"
+# Root-owned, on every machine: one directory per script digest, so a new script never mixes with an old one.
+REMOTE_ROOT = "/var/lib/gpu-nodes/preflight"
+# With become, the login user copies the script into its own home (SFTP and the shell start there).
+BECOME_ROOT = ".gpu-nodes/preflight"
+# What the command line exits with when the copy is missing or is not the script: neither the
+# script's 1 (a check failed) nor its 2 (usage).
+REFUSED_EXIT = 3
+
+
+def script_parts() -> list[Path]:
+    """The script's parts in the order they are joined: by name, 00-common.sh first, 90-main.sh last."""
+    return sorted(SCRIPT_DIR.glob("*.sh"))
+
+
+# Read once per program run, not once per node.
+@functools.cache
+def preflight_script() -> str:
+    """The one script every machine runs (and the tests run): its parts, joined in order.
+
+    Joined as `cat gpu_nodes/scripts/preflight/*.sh` joins them, so that a script run by hand
+    is byte for byte the one the component sends."""
+    return "".join(part.read_text() for part in script_parts())
+
+
+def script_digest() -> str:
+    return hashlib.sha256(preflight_script().encode()).hexdigest()
+
+
+def preflight_arguments(spec: PreflightSpec, expect_gpus: int) -> list[str]:
+    """The script's arguments (20-arguments.sh reads them)."""
+    args = ["--runtime", spec.container_runtime, "--expect-gpus", str(expect_gpus)]
+    if spec.min_driver:
+        args += ["--min-driver", spec.min_driver]
+    if spec.min_toolkit:
+        args += ["--min-toolkit", spec.min_toolkit]
+    if spec.require_default_runtime:
+        # Tenants' pods name no RuntimeClass: the machine passes only when nvidia is the default.
+        args.append(REQUIRE_DEFAULT_RUNTIME)
+    if spec.require_cdi:
+        args.append(REQUIRE_CDI)
+    if spec.min_cuda:
+        # The verification's CUDA kernel needs a driver that supports its CUDA version.
+        args += ["--min-cuda", spec.min_cuda]
+    if spec.mig_strategy != "none":
+        args += ["--mig-strategy", spec.mig_strategy]
+    if spec.gpu_model:
+        args += ["--gpu-model", spec.gpu_model]
+    return args
+
+
+def remote_dir(root: str = REMOTE_ROOT) -> str:
+    """Where the copy goes on the machine; the parts land in its `preflight/` (SFTP copies a
+    directory into the remote path under its own name). root: only tests change it."""
+    return f"{root}/{script_digest()[:12]}"
+
+
+# The bash body of the remote command line, run as `bash -c BODY preflight ARGS...` (so that
+# the login shell, whatever it is, only splits words) with d and want set in front.
+# The parts are read once into $script, which is checked and then run: what runs is what was
+# checked. $(...) drops the final newline, printf puts it back (each part ends with one). The
+# glob sorts bytewise under LC_ALL=C, as preflight_script() sorts. The script reaches `bash -s`
+# through a pipe, not as an argument, which Linux caps at 128 KiB.
+_CHECK_THEN_RUN = (
+    'script=$(LC_ALL=C; cat -- "$d"/preflight/*.sh) || { echo "preflight: no script to read at $d/preflight:'
+    f' replace the -preflight-script copy of this node too" >&2; exit {REFUSED_EXIT}; }}; '
+    f'got=$(printf "%s\\n" "$script" | sha256sum) || exit {REFUSED_EXIT}; got=${{got%% *}}; '
+    'if [ "$got" != "$want" ]; then echo "preflight: refusing to run $d/preflight/*.sh: its sha256 is $got,'
+    f' expected $want" >&2; exit {REFUSED_EXIT}; fi; '
+    'printf "%s\\n" "$script" | bash -s -- "$@"'
+)
+
+
+# With become: sudo, the same, but the checked script runs as root through `sudo -n` (never a
+# password prompt, which would hang the run), after a first `sudo -n true` that says clearly
+# when the user may not.
+_SUDO_FIRST = (
+    'sudo -n true 2>/dev/null || { echo "preflight: $(id -un) may not run sudo without a password here '
+    '(preflight.become: sudo runs sudo -n): allow it (NOPASSWD) in sudoers, or log in as root" >&2; '
+    f"exit {REFUSED_EXIT}; }}; "
+)
+
+
+def preflight_command(spec: PreflightSpec, expect_gpus: int, root: str | None = None) -> str:
+    """The remote command line (create, and update, for which pulumi-command runs create again):
+    it checks the copied script against its digest, then runs it with its arguments."""
+    preamble = f"d={shlex.quote(remote_dir(root or script_root(spec)))} want={script_digest()}; "
+    body = _CHECK_THEN_RUN
+    if spec.become == "sudo":
+        body = _SUDO_FIRST + body.replace('| bash -s -- "$@"', '| sudo -n bash -s -- "$@"')
+    return shlex.join(["bash", "-c", preamble + body, "preflight", *preflight_arguments(spec, expect_gpus)])
+
+
+def script_root(spec: PreflightSpec) -> str:
+    """Where the script's copies live on the machine: root's, or the login user's home with become."""
+    return BECOME_ROOT if spec.become else REMOTE_ROOT
+
+
+def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
+    """What re-runs the checks: a new script, GPU count, runtime, minimum driver, how tenants get
+    their GPUs (nvidia as the default runtime, or CDI), the CUDA version the verification needs,
+    the MIG strategy, the declared GPU model, the minimum toolkit, or a new recheck value."""
+    # The optional ones join only when set, so that stacks without them keep their triggers.
+    optional = [f"min-toolkit={spec.min_toolkit}"] if spec.min_toolkit else []
+    if spec.require_default_runtime:
+        optional.append(REQUIRE_DEFAULT_RUNTIME)
+    if spec.require_cdi:
+        optional.append(REQUIRE_CDI)
+    if spec.min_cuda:
+        optional.append(f"min-cuda={spec.min_cuda}")
+    if spec.mig_strategy != "none":
+        optional.append(f"mig={spec.mig_strategy}")
+    if spec.gpu_model:
+        optional.append(f"gpu-model={spec.gpu_model}")
+    if spec.become:
+        optional.append(f"become={spec.become}")
+
+    if spec.recheck is not None:
+        optional.append(f"recheck={spec.recheck}")
+    return [script_digest(), str(expect_gpus), spec.container_runtime, spec.min_driver or "", *optional]
+
+
+def connection(node: NodeSpec, spec: PreflightSpec, private_key: pulumi.Input[str]) -> remote.ConnectionArgs:
+    if node.ssh_host is None:
+        # parse_stack requires sshHost wherever preflight runs.
+        raise ValueError(f"node {node.name}: preflight needs its sshHost")
+
+    def endpoint(host: str, port: int, user: str | None, host_key: str | None) -> dict[str, Any]:
+        """The same key and dial timeout for the machine and its bastion."""
+        # ssh_timeout_seconds unset (None): pulumi-command's own default (15 s), as before the setting existed.
+        return dict(
+            host=host, port=port, user=user, host_key=host_key, private_key=private_key, per_dial_timeout=spec.ssh_timeout_seconds
+        )
+
+    bastion = spec.proxy
+    proxy = (
+        remote.ProxyConnectionArgs(**endpoint(bastion.host, bastion.port, bastion.user, bastion.host_key)) if bastion else None
+    )
+    return remote.ConnectionArgs(**endpoint(node.ssh_host, node.ssh_port, node.ssh_user, node.host_key), proxy=proxy)
+
+
+def parse_report(stdout: str) -> dict[str, Any]:
+    """The per-node summary kept in outputs, from the script's JSON report."""
+    report = json.loads(stdout)
+    gpus = report.get("gpus") or []
+    checks = report.get("checks") or []
+    return {
+        "passed": bool(report.get("ok")),
+        "hostname": report.get("hostname"),
+        "driverVersion": report.get("driverVersion"),
+        "cudaVersion": report.get("cudaVersion"),
+        "gpuCount": len(gpus),
+        "gpuModels": sorted({gpu.get("name", "") for gpu in gpus}),
+        "runtime": report.get("runtime"),
+        # The settings under which running pods can lose their GPUs (README, "How tenants get their GPUs").
+        "kubelet": report.get("kubelet"),
+        "passedChecks": [c["name"] for c in checks if c.get("ok")],
+        "failedChecks": [c["name"] for c in checks if not c.get("ok")],
+    }
+
+
+def script_source() -> pulumi.FileArchive:
+    """The parts directory. Relative to the program's directory (where Pulumi runs the program
+    and its providers) when the package is inside it, as in this repository: the state then holds
+    the same path from any checkout. Installed elsewhere, its absolute path. The state keeps a
+    hash beside the path, and the hash decides a change."""
+    script_dir = SCRIPT_DIR.resolve()
+    here = Path(os.getcwd()).resolve()
+    if script_dir.is_relative_to(here):
+        return pulumi.FileArchive(script_dir.relative_to(here).as_posix())
+    return pulumi.FileArchive(script_dir.as_posix())
+
+
+def waits_for(index: int, max_sessions: int) -> int | None:
+    """Which earlier machine of the group (by position) must be checked before this one starts.
+
+    The machines form `max_sessions` lanes in the order the group lists them, each checked one
+    after the other: at most `max_sessions` SSH connections at once, whatever `--parallel` is."""
+    return index - max_sessions if index >= max_sessions else None
+
+
+def node_preflight(
+    name: str,
+    group: NodeGroupSpec,
+    node: NodeSpec,
+    private_key: pulumi.Input[str],
+    opts: pulumi.ResourceOptions,
+    after: remote.Command | None = None,
+) -> remote.Command:
+    """One copy of the script and one remote command per node; the command fails (exit 1) when a
+    required check fails, and refuses (exit 3) a copy that is missing or is not the script.
+    after: the preflight of the machine before this one in its lane (see waits_for)."""
+    spec = group.preflight
+    conn = connection(node, spec, private_key)
+    rerun = triggers(spec, group.gpus_per_node)
+    # The copy shares the command's triggers: a re-check copies the script again first, so that a
+    # machine reinstalled since (its /var/lib/gpu-nodes gone) is checked rather than refused.
+    copy = remote.CopyToRemote(
+        f"{name}-script",
+        connection=conn,
+        source=script_source(),
+        remote_path=remote_dir(script_root(spec)),
+        triggers=rerun,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[after] if after else [])),
+    )
+    return remote.Command(
+        name,
+        connection=conn,
+        # No update line (pulumi-command runs create again) and no delete line: deleting a node or
+        # destroying the stack does not contact its machine, and the copy stays there.
+        create=preflight_command(spec, group.gpus_per_node),
+        # Else an update (a new connection, say) asks sshd to set PULUMI_COMMAND_STDOUT (the report)
+        # and warns when, as by default, sshd does not AcceptEnv it; nothing here reads it.
+        add_previous_output_in_env=False,
+        triggers=rerun,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[copy])),
+    )

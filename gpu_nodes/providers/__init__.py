@@ -1,0 +1,1 @@
+"""Our dynamic resources: taints, the readiness gate, the claims and the coexistence check."""

@@ -1,0 +1,149 @@
+"""Only what this stack created is its own: a check before each shared object it would create.
+
+pulumi-kubernetes 4.25 creates with server-side apply, which takes over an object that exists
+already: `pulumi up` would adopt another team's namespace (the device plugin chart's documented
+namespace is our default) and `pulumi destroy` would delete it with everything in it. So before
+the stack creates a namespace, RuntimeClass or PriorityClass, a claim reads it: absent, it is
+ours to create; present, it must carry this stack's label (or, from before that label, our
+ownership labels), else the run stops naming the object and the setting that avoids it. A
+namespace listed in `gpu-nodes:existingNamespaces` is referenced instead: it must exist, the
+stack puts its objects in it, and never creates or deletes it.
+
+The claim runs when it is created (first `pulumi up` of the object) and keeps its verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider
+
+from gpu_nodes.constants import STACK_LABEL
+from gpu_nodes.errors import GpuNodesError
+from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
+from gpu_nodes.manifests.naming import ownership_labels
+
+PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
+
+CREATE, REFERENCE = "create", "reference"
+
+
+class ClaimError(GpuNodesError):
+    """An object the stack would create exists already and is someone else's."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    kind: str  # Namespace, RuntimeClass or PriorityClass
+    name: str
+    mode: str  # CREATE or REFERENCE
+    stack: str  # this stack, as STACK_LABEL writes it
+    # The setting a user changes to avoid a foreign object, for the message.
+    setting: str
+    # A referenced namespace must admit this Pod Security level (None: any).
+    needs_level: str | None = None
+    # Where a namespaced object (the pull Secret) lives.
+    namespace: str | None = None
+
+
+def stack_label_value() -> str:
+    return f"{pulumi.get_project()}.{pulumi.get_stack()}"[:63].strip("-_.")
+
+
+def claim_problem(claim: Claim, found: Mapping[str, Any] | None) -> str | None:
+    """Why the stack may not go on with this object (None: it may), from the object as read."""
+    what = f"{claim.kind} {claim.namespace}/{claim.name}" if claim.namespace else f"{claim.kind} {claim.name}"
+    if claim.mode == REFERENCE:
+        if found is None:
+            return f"{what} does not exist; create it first, or remove it from {claim.setting} so that the stack creates it"
+        level = ((found.get("metadata") or {}).get("labels") or {}).get(PSA_ENFORCE)
+        if claim.needs_level and level not in (None, claim.needs_level):
+            return (
+                f"{what} enforces Pod Security level {level!r}, and the device plugin needs {claim.needs_level!r} "
+                f"(it mounts hostPath): label it {PSA_ENFORCE}={claim.needs_level}, or use a namespace of its own"
+            )
+        return None
+    if found is None:
+        return None
+    labels = (found.get("metadata") or {}).get("labels") or {}
+    owner = labels.get(STACK_LABEL)
+    if owner == claim.stack:
+        return None
+    ours = all(labels.get(key) == value for key, value in ownership_labels().items())
+    if owner is None and ours:
+        return None  # created by this program before it labelled its stack
+    by = f"stack {owner}" if owner else "someone else (it has no gpu-nodes labels)"
+    return f"{what} exists already, created by {by}: this stack neither adopts nor deletes it. {claim.setting}"
+
+
+def read_object(api: Any, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+    """The object as the API returns it, or None when there is none."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    readers = {
+        "Namespace": lambda: client.CoreV1Api(api).read_namespace(name),
+        "RuntimeClass": lambda: client.NodeV1Api(api).read_runtime_class(name),
+        "PriorityClass": lambda: client.SchedulingV1Api(api).read_priority_class(name),
+        "Secret": lambda: client.CoreV1Api(api).read_namespaced_secret(name, namespace or "default"),
+    }
+    try:
+        found = readers[kind]()
+    except ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+    serialized: dict[str, Any] = api.sanitize_for_serialization(found)
+    # Only its metadata is judged: a Secret's data never leaves this function.
+    return {"metadata": serialized.get("metadata") or {}}
+
+
+class ClaimProvider(ResourceProvider):
+    def _read(self, props: dict[str, Any]) -> dict[str, Any] | None:
+        return read_object(api_client_from_props(props), props["kind"], props["name"], props.get("namespace"))
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        claim = Claim(
+            kind=props["kind"],
+            name=props["name"],
+            mode=props["mode"],
+            stack=props["stack"],
+            setting=props["setting"],
+            needs_level=props.get("needsLevel"),
+            namespace=props.get("namespace"),
+        )
+        problem = claim_problem(claim, self._read(props))
+        if problem:
+            raise ClaimError(problem)
+        where = f"{claim.namespace}/" if claim.namespace else ""
+        return CreateResult(id_=f"{claim.kind}/{where}{claim.name}", outs=props)
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        # Another object or another mode is another claim; the stack's name and the hint are not.
+        replaces = [key for key in ("kind", "name", "namespace", "mode") if olds.get(key) != news.get(key)]
+        return DiffResult(changes=bool(replaces), replaces=replaces, delete_before_replace=True)
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        return ReadResult(id_=id_, outs=props)
+
+
+class ObjectClaim(Resource):
+    """Checks, once, that the stack may create (or reference) one shared object."""
+
+    def __init__(self, name: str, claim: Claim, cluster: ClusterAccess, opts: pulumi.ResourceOptions | None = None):
+        props = {
+            "kind": claim.kind,
+            "name": claim.name,
+            "mode": claim.mode,
+            "stack": claim.stack,
+            "setting": claim.setting,
+            "needsLevel": claim.needs_level,
+            # Only for namespaced objects, so that the claims of cluster-wide ones keep their inputs.
+            **({"namespace": claim.namespace} if claim.namespace else {}),
+            **cluster.props(),
+        }
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
+        super().__init__(ClaimProvider(), name, props, opts)

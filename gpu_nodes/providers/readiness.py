@@ -1,0 +1,349 @@
+"""The readiness check of one node: wait until it is proven, then lift its gate.
+
+A node comes in gated (`node_health.GATE`, put on with our taints, before our labels let
+the device plugin land). This resource waits, on the process's shared watches
+(`cluster_view.ClusterView`), until the runbook's checklist passes on the node: our labels
+and taints, the device plugin Running, exactly the GPUs the group declares, and every
+verification Job of the node succeeded. Then it lifts the gate. A node that does not pass
+stays gated (or, open from an earlier run, is gated again) and `pulumi up` fails naming it and
+each failed item; a failed Job is deleted,
+so that `pulumi up --refresh` runs it again once the cause is fixed.
+
+`read` judges the node again, so `pulumi refresh` shows a checklist item that fails since
+the last run. (The taints resource, upstream of the Jobs, gates the node again for
+`pulumi up --refresh`; see gpu_nodes/providers/taints.py.)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+
+from gpu_nodes.errors import GpuNodesError
+from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
+from gpu_nodes.kube.cluster_view import JOB_NAME_LABEL
+from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, job_verdict, pod_story, waits_for_gpus
+from gpu_nodes.kube.node_health import (
+    FAIL,
+    GATE,
+    PASS,
+    NodeTarget,
+    checklist,
+    gated,
+    item_problems,
+    not_ready,
+    settled_plugin_pod,
+    target_props,
+)
+from gpu_nodes.preflight.facts import disagreement, node_facts
+from gpu_nodes.providers.taints import KubernetesNodeTaintApi, NodeReader, NodeTaintApi, apply_taints
+
+T = TypeVar("T")
+
+# Not one of the runbook's five: only where the group's nodes are compared (README, "GPU facts").
+FACTS_ITEM = "gpuFactsAgree"
+
+# The workload check of a busy, open node, put off to the next run (a checklist value).
+DEFERRED = "deferred"
+
+# How long a plugin pod is Ready before its count is what it registers (it registers at start).
+PLUGIN_SETTLE_SECONDS = 10.0
+
+# The Job's own activeDeadlineSeconds fires first; this grace lets us read its verdict.
+GRACE_SECONDS = 30
+# The state still says the gate is lifted: only a refresh reads that it is up again.
+REGATED_HINT = "It takes no new GPU work until it passes: fix the cause, then run `pulumi up --refresh`."
+RERUN_HINT = "Failed Jobs were deleted so that they run again: fix the cause, then run `pulumi up --refresh`."
+
+
+class NodeNotReadyError(GpuNodesError):
+    """A node failed its proof and stays gated; the message lists what failed."""
+
+
+class ClusterReader(Protocol):
+    """What the check reads (`cluster_view.ClusterView`, or a fake in tests)."""
+
+    def node(self, name: str) -> dict[str, Any] | None: ...
+
+    def pods(self, namespace: str, labels: dict[str, str], node: str | None = None) -> list[dict[str, Any]]: ...
+
+    def job(self, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T: ...
+
+
+@dataclass
+class Judgement:
+    """One look at the node: its checklist and, for each item that fails, why."""
+
+    checklist: dict[str, str]
+    # (checklist item, or None for the node's readiness; why it fails)
+    problems: list[tuple[str | None, str]]
+    failed_jobs: list[str]
+    unfinished_jobs: list[str]
+    gate_up: bool
+    # The node's settled plugin pod when the node is short of GPUs and otherwise sound: a
+    # restart of that pod is what brings back a GPU the plugin marked unhealthy.
+    short_plugin: str | None = None
+    # Jobs of an open, busy node whose run waits for the next `pulumi up` (see `judge`).
+    deferred_jobs: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    @property
+    def final(self) -> bool:
+        """Nothing more to wait for: passed, a Job failed, or the GPUs are not the group's (neither passes on its own)."""
+        return self.passed or bool(self.failed_jobs) or any(item == FACTS_ITEM for item, _ in self.problems)
+
+
+@dataclass
+class Stories:
+    """The last story seen of each Job's pods: the Job controller deletes them at its deadline."""
+
+    by_job: dict[str, str] = field(default_factory=dict)
+
+
+def facts_problem(view: NodeReader, node: str, group_nodes: Sequence[str]) -> str | None:
+    """Whether the node's GPUs (our annotation, from its preflight) match its group's."""
+    return disagreement(node, {name: node_facts(view.node(name)) for name in group_nodes})
+
+
+def judge(
+    view: ClusterReader,
+    target: NodeTarget,
+    namespace: str,
+    jobs: Sequence[str],
+    stories: Stories,
+    group_nodes: Sequence[str] = (),
+    compare: bool = True,
+    deferred_before: bool = False,
+) -> Judgement:
+    """One look at the node. With `group_nodes`, its GPU facts are compared with theirs too,
+    unless `compare` is off: the comparison reads every node of the group, so a wait compares
+    before it starts and once more when the rest passes, not on every event."""
+    node = view.node(target.node)
+    plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
+    failed: list[str] = []
+    unfinished: list[str] = []
+    workload: list[str] = []
+    busy: list[str] = []  # Jobs Pending only because the node's GPUs are all in use
+    for name in jobs:
+        job = view.job(namespace, name)
+        if job is None:
+            # Deleted when the last run deferred it: still unproven, not failed (a refresh makes it anew).
+            busy += [name] if deferred_before else []
+            unfinished.append(name)
+            workload.append(f"verification Job {namespace}/{name} does not exist (deleted after a failed run?)")
+            continue
+        verdict, detail = job_verdict(job)
+        if verdict == "succeeded":
+            continue
+        pods = view.pods(namespace, {JOB_NAME_LABEL: name})
+        if verdict == "running" and pods and all(waits_for_gpus(p) for p in pods):
+            busy.append(name)
+        story = "; ".join(s for s in (pod_story(p) for p in pods) if s)
+        stories.by_job[name] = story or stories.by_job.get(name, "")
+        (failed if verdict == "failed" else unfinished).append(name)
+        what = f"failed ({detail})" if verdict == "failed" else f"has not succeeded ({detail})"
+        workload.append(f"verification Job {namespace}/{name} {what}; {stories.by_job[name] or 'no pod story'}")
+    items = item_problems(target, node, plugin_pods, "; ".join(workload) or None)
+    # An open node whose GPUs are all in use keeps serving: with everything else proven, its
+    # workload check waits for the next run (a new node, or one gated again, is proven in full).
+    node_sound = not any(text for item, text in items.items() if item != "workloadSucceeded")
+    deferred = bool(busy) and busy == unfinished and not failed and not gated(node) and node_sound
+    if deferred:
+        items["workloadSucceeded"] = None
+    # One line per failed item, and one per Job that has not succeeded; the node's readiness first.
+    ready = not_ready(node)
+    problems: list[tuple[str | None, str]] = [(None, ready)] if ready is not None else []
+    problems += [(item, text) for item, text in items.items() if text and item != "workloadSucceeded"]
+    problems += [] if deferred else [("workloadSucceeded", w) for w in workload]
+    short_plugin = None
+    if items["gpusRegistered"] and not items["pluginRunning"] and ready is None and not failed:
+        short_plugin = settled_plugin_pod(target, plugin_pods, time.time(), PLUGIN_SETTLE_SECONDS)
+    items_checklist = checklist(items)
+    if deferred:
+        items_checklist["workloadSucceeded"] = DEFERRED
+    if group_nodes:
+        facts = facts_problem(view, target.node, group_nodes) if compare else None
+        items_checklist[FACTS_ITEM] = FAIL if facts else PASS
+        problems += [(FACTS_ITEM, facts)] if facts else []
+    return Judgement(
+        checklist=items_checklist,
+        problems=problems,
+        failed_jobs=failed,
+        unfinished_jobs=unfinished,
+        gate_up=gated(node),
+        short_plugin=short_plugin,
+        deferred_jobs=busy if deferred else [],
+    )
+
+
+def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpus_per_node: int, replicas: int) -> str:
+    gate = "stays gated" if judgement.gate_up else "is gated again"
+    lines = [f"node {target.node} {gate} ({GATE}) after {waited:.0f}s; what failed:"]
+    for item, problem in judgement.problems:
+        if item == "gpusRegistered":
+            why = f"gpusPerNode {gpus_per_node}" + (f" x timeSlicingReplicas {replicas}" if replicas > 1 else "")
+            if target.expected_mig_devices or target.expected_gpus not in (None, gpus_per_node * replicas):
+                why = f"gpusPerNode {gpus_per_node} x devicePlugin.migDevices"
+            problem = (
+                f"node {target.node}: {problem} ({why}). A GPU is missing "
+                "or the device plugin reports it unhealthy (an XID error, say): see the plugin's log on that node and "
+                f"`kubectl describe node {target.node}`; if the node really has fewer GPUs, change gpusPerNode"
+            )
+        lines.append(f"  - {item}: {problem}" if item else f"  - {problem}")
+    return "\n".join(lines)
+
+
+# What makes a new wait necessary: another node, figure, plugin, Job or timeout.
+_WAIT_INPUTS = (
+    "node",
+    "labels",
+    "taints",
+    "pluginNamespace",
+    "pluginSelector",
+    "expectedGpus",
+    "expectedMigDevices",
+    "namespace",
+    "jobs",
+    "timeoutSeconds",
+    "groupNodes",
+    "gpuFacts",
+)
+
+
+class NodeReadinessProvider(ResourceProvider):
+    def _view(self, props: dict[str, Any]) -> ClusterReader:
+        return cluster_view_from_props(props)
+
+    def _taint_api(self, props: dict[str, Any]) -> NodeTaintApi:
+        return KubernetesNodeTaintApi(api_client_from_props(props))
+
+    def _deleter(self, props: dict[str, Any]) -> Deleter:
+        return KubernetesDeleter(api_client_from_props(props))
+
+    def _prove(self, props: dict[str, Any], deferred_before: bool = False) -> dict[str, Any]:
+        target = NodeTarget.from_props(props)
+        view = self._view(props)
+        timeout = float(props["timeoutSeconds"]) + GRACE_SECONDS
+        stories = Stories()
+        jobs = list(props["jobs"])
+        group_nodes = list(props.get("groupNodes") or [])
+
+        def look(compare: bool) -> Judgement:
+            return judge(view, target, props["namespace"], jobs, stories, group_nodes, compare, deferred_before)
+
+        judgement = look(compare=True)
+        restarted = None
+        if not judgement.final:
+            judgement = view.wait_for(lambda: look(compare=False), lambda j: j.final or bool(j.short_plugin), timeout)
+            if not judgement.final and judgement.short_plugin:
+                # Short of GPUs under a settled plugin: the plugin never takes back a GPU it marked
+                # unhealthy (an XID), only a new plugin pod does. Once per proof; then wait again,
+                # until the new pod has settled too.
+                restarted = judgement.short_plugin
+                self._deleter(props).delete_pod(target.plugin_namespace, restarted)
+                judgement = view.wait_for(
+                    lambda: look(compare=False), lambda j: j.final or j.short_plugin not in (None, restarted), timeout
+                )
+            if judgement.passed and group_nodes:
+                judgement = look(compare=True)  # the group's other nodes may have been checked meanwhile
+        if not judgement.passed:
+            message = failure_message(target, judgement, timeout, int(props["gpusPerNode"]), int(props["replicas"]))
+            if restarted:
+                message += (
+                    f"\n  - recovery: its device plugin pod {restarted} was restarted once (a new pod re-advertises a GPU "
+                    "the old one marked unhealthy); the GPUs did not come back"
+                )
+            if judgement.failed_jobs or judgement.unfinished_jobs:
+                self._delete_jobs(props, view, judgement.failed_jobs + judgement.unfinished_jobs)
+                message += f"\n{RERUN_HINT}"
+            if not judgement.gate_up and view.node(target.node) is not None:
+                # An open node that fails a new proof (a new plugin or CUDA image, say) takes no new GPU work.
+                apply_taints(self._taint_api(props), target.node, desired=[GATE.to_k8s()], previous=[])
+                message += f"\n{REGATED_HINT}"
+            raise NodeNotReadyError(message)
+        # Deferred Jobs would run whenever GPUs free up, or fail at their deadline: a refresh makes new ones.
+        self._delete_jobs(props, view, judgement.deferred_jobs)
+        apply_taints(self._taint_api(props), target.node, desired=[], previous=[GATE.to_k8s()])
+        recovery = f"restarted device plugin pod {restarted}: its GPUs came back" if restarted else None
+        return {**props, "checklist": judgement.checklist, "gate": "lifted", "recovery": recovery}
+
+    def _delete_jobs(self, props: dict[str, Any], view: ClusterReader, names: Sequence[str]) -> None:
+        """Delete those of the node's Jobs that still exist, so that the next run makes them anew."""
+        present = [name for name in names if view.job(props["namespace"], name) is not None]
+        if present:
+            deleter = self._deleter(props)
+            for name in present:
+                deleter.delete_job(props["namespace"], name)
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        return CreateResult(id_=props["node"], outs=self._prove(props))
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        changed = [key for key in _WAIT_INPUTS if olds.get(key) != news.get(key)]
+        # A refresh found the node failing an item, or gated again: prove it again.
+        degraded = any(value != PASS for value in (olds.get("checklist") or {}).values()) or olds.get("gate") == "up"
+        return DiffResult(changes=bool(changed) or degraded)
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        deferred_before = (olds.get("checklist") or {}).get("workloadSucceeded") == DEFERRED
+        return UpdateResult(outs=self._prove(news, deferred_before))
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        target = NodeTarget.from_props(props)
+        jobs, group_nodes = list(props.get("jobs") or []), list(props.get("groupNodes") or [])
+        judgement = judge(self._view(props), target, props["namespace"], jobs, Stories(), group_nodes)
+        return ReadResult(
+            id_=id_, outs={**props, "checklist": judgement.checklist, "gate": "up" if judgement.gate_up else "lifted"}
+        )
+
+
+class NodeReadiness(Resource):
+    """Proves one node (the runbook's checklist) and lifts its readiness gate."""
+
+    checklist: pulumi.Output[dict[str, str]]
+    gate: pulumi.Output[str]
+    # What the check did to bring the node's GPUs back (a plugin pod restart), if anything.
+    recovery: pulumi.Output[str | None]
+
+    def __init__(
+        self,
+        name: str,
+        target: NodeTarget,
+        namespace: str,
+        jobs: pulumi.Input[Sequence[pulumi.Input[str]]],
+        timeout_seconds: int,
+        gpus_per_node: int,
+        replicas: int,
+        cluster: ClusterAccess,
+        group_nodes: Sequence[str] | None = None,
+        facts: pulumi.Input[str | None] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        # Only where facts are compared, so that other stacks' inputs stay as they were. The
+        # node's own facts (from its preflight) are an input so that new facts prove it again.
+        compared = {"groupNodes": list(group_nodes), "gpuFacts": facts} if group_nodes else {}
+        props = {
+            **target_props(target),
+            **compared,
+            "namespace": namespace,
+            "jobs": jobs,
+            "timeoutSeconds": timeout_seconds,
+            "gpusPerNode": gpus_per_node,
+            "replicas": replicas,
+            **cluster.props(),
+            "checklist": None,
+            "gate": None,
+            "recovery": None,
+        }
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
+        super().__init__(NodeReadinessProvider(), name, props, opts)

@@ -1,0 +1,1 @@
+"""The Pulumi resources: the fleet, its node groups, and the objects the groups share."""

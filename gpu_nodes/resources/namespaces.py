@@ -1,0 +1,129 @@
+"""Namespaces the node groups share, each with the Pod Security level its pods need.
+
+Each is created by the stack (after a claim finds it absent, or already this stack's), or, when
+listed in `gpu-nodes:existingNamespaces`, referenced: then the stack never creates or deletes it
+(gpu_nodes/providers/claims.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpu_nodes.config.stack_settings import EXISTING_NAMESPACES, IMAGE_PULL_SECRET, StackSpec
+from gpu_nodes.constants import PULL_SECRET_NAME
+from gpu_nodes.kube.client import ClusterAccess
+from gpu_nodes.manifests.naming import claimed_labels
+from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim, ObjectClaim
+from gpu_nodes.resources.registration import register
+
+# The device plugin mounts hostPath volumes, which only `privileged` admits.
+PRIVILEGED = "privileged"
+# Verification pods run as non-root with every capability dropped: `restricted` admits that.
+RESTRICTED = "restricted"
+
+
+@dataclass(frozen=True)
+class SharedNamespace:
+    """A namespace the groups put objects in: the Namespace the stack created, or the claim
+    that found someone else's (then nothing of ours is deleted with it)."""
+
+    name: str
+    resource: pulumi.Resource
+    owned: bool
+    # The stack's pull Secret in it (gpu-nodes:imagePullSecret), which its pods name.
+    pull_secret: pulumi.Resource | None = None
+
+    @property
+    def ready(self) -> list[pulumi.Resource]:
+        """What a pod in it waits for: the namespace, and the pull Secret it names."""
+        return [self.resource, *([self.pull_secret] if self.pull_secret else [])]
+
+    @property
+    def deleted_with(self) -> pulumi.Resource | None:
+        """What our objects in it go with on destroy: the namespace, when it is ours to delete."""
+        return self.resource if self.owned else None
+
+
+def namespace_manifest(name: str, pod_security_level: str, stack: str) -> dict[str, Any]:
+    labels = claimed_labels(stack)
+    for mode in ("enforce", "audit", "warn"):
+        labels[f"pod-security.kubernetes.io/{mode}"] = pod_security_level
+        labels[f"pod-security.kubernetes.io/{mode}-version"] = "latest"
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+
+
+def namespace_levels(stack: StackSpec) -> dict[str, str]:
+    """Every namespace the stack needs, by name in a stable order, with its Pod Security level."""
+    levels: dict[str, str] = {}
+    for group in stack.node_groups:
+        levels[group.device_plugin.namespace] = PRIVILEGED
+        levels[group.verification.namespace] = RESTRICTED
+    return dict(sorted(levels.items()))
+
+
+def namespace_claim(name: str, level: str, stack: StackSpec, owner: str) -> Claim:
+    if name in stack.existing_namespaces:
+        return Claim("Namespace", name, REFERENCE, owner, EXISTING_NAMESPACES.key, PRIVILEGED if level == PRIVILEGED else None)
+    setting = (
+        "Give the groups another namespace (devicePlugin.namespace, verification.namespace), "
+        f"or list it in {EXISTING_NAMESPACES.key} to use it as it is"
+    )
+    return Claim("Namespace", name, CREATE, owner, setting)
+
+
+def pull_secret_metadata(namespace: str, stack: str) -> dict[str, Any]:
+    return {"name": PULL_SECRET_NAME, "namespace": namespace, "labels": claimed_labels(stack)}
+
+
+def declare_namespaces(
+    stack: StackSpec,
+    provider: k8s.Provider,
+    cluster: ClusterAccess,
+    owner: str,
+    pull_secret: pulumi.Input[str] | None = None,
+) -> dict[str, SharedNamespace]:
+    """Claim each namespace of `namespace_levels` once, create those that are ours to create,
+    and put the stack's pull Secret in each (after its own claim) when there is one."""
+    namespaces: dict[str, SharedNamespace] = {}
+    for name, level in namespace_levels(stack).items():
+        claim = namespace_claim(name, level, stack, owner)
+        checked = ObjectClaim(f"namespace-{name}-claim", claim, cluster)
+        namespace: pulumi.Resource = checked
+        if claim.mode == CREATE:
+            namespace = register(
+                namespace_manifest(name, level, owner),
+                k8s.core.v1.Namespace,
+                f"namespace-{name}",
+                pulumi.ResourceOptions(provider=provider, depends_on=[checked]),
+            )
+        owned = claim.mode == CREATE
+        secret = _pull_secret(name, namespace, owned, owner, provider, cluster, pull_secret) if pull_secret else None
+        namespaces[name] = SharedNamespace(name, namespace, owned=owned, pull_secret=secret)
+    return namespaces
+
+
+def _pull_secret(
+    namespace: str,
+    after: pulumi.Resource,
+    owned: bool,
+    owner: str,
+    provider: k8s.Provider,
+    cluster: ClusterAccess,
+    login: pulumi.Input[str],
+) -> k8s.core.v1.Secret:
+    setting = f"Rename or remove that Secret, or leave {IMAGE_PULL_SECRET.key} unset and give the pods none"
+    claim = Claim("Secret", PULL_SECRET_NAME, CREATE, owner, setting, namespace=namespace)
+    checked = ObjectClaim(f"pull-secret-{namespace}-claim", claim, cluster, opts=pulumi.ResourceOptions(depends_on=[after]))
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": pull_secret_metadata(namespace, owner),
+        "type": "kubernetes.io/dockerconfigjson",
+        "stringData": {".dockerconfigjson": pulumi.Output.secret(login)},
+    }
+    opts = pulumi.ResourceOptions(provider=provider, depends_on=[checked], deleted_with=after if owned else None)
+    return register(manifest, k8s.core.v1.Secret, f"pull-secret-{namespace}", opts)

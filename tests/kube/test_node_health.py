@@ -1,0 +1,130 @@
+"""Judging a node from its objects: the checklist items, the gate, and what drift covers."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpu_nodes.kube.node_health import (
+    FAIL,
+    GATE,
+    PASS,
+    NodeTarget,
+    checklist,
+    degradation,
+    gated,
+    gpu_problem,
+    item_problems,
+    not_ready,
+    plugin_problem,
+    target_props,
+)
+from gpu_nodes.resources.node_group import expected_allocatable, node_target
+from tests.fakes import GATE_TAINT, GPU_TAINT, node, plugin_pod, target
+from tests.specs import group_spec
+
+
+def test_the_gate_is_the_documented_taint():
+    assert str(GATE) == "gpu-nodes.dev/unverified=true:NoSchedule"
+    assert GATE.to_k8s() == GATE_TAINT
+
+
+def test_a_healthy_node_passes_every_item():
+    items = checklist(item_problems(target(), node(), [plugin_pod()], None))
+    assert items == dict.fromkeys(("labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded"), PASS)
+
+
+def test_each_item_fails_on_its_own():
+    bare = node(gpus=3, taints=[], **{"gpu-nodes.dev/node-group": "other"})
+    items = checklist(item_problems(target(), bare, [], "the Job failed"))
+    assert items == dict.fromkeys(items, FAIL), items
+
+
+def test_expected_is_gpus_per_node_times_time_slicing_replicas():
+    assert expected_allocatable(group_spec(gpusPerNode=8)) == 8
+    assert expected_allocatable(group_spec(gpusPerNode=2, devicePlugin={"timeSlicingReplicas": 4})) == 8
+
+
+@pytest.mark.parametrize("strategy", ["single", "mixed"])
+def test_under_mig_without_a_declared_layout_any_gpu_resource_will_do(strategy):
+    extra = {"verification": {"migResources": {"nvidia.com/mig-1g.10gb": 1}}} if strategy == "mixed" else {}
+    spec = group_spec(devicePlugin={"migStrategy": strategy}, **extra)
+    assert node_target(spec, "n1").expected_gpus is None
+    assert node_target(spec, "n1").expected_mig_devices is None
+    mig_node = node(gpus=None)
+    mig_node["status"]["allocatable"]["nvidia.com/mig-1g.10gb"] = "7"
+    assert gpu_problem(target(expected=None), mig_node) is None
+    assert "no nvidia.com/* GPU resource" in (gpu_problem(target(expected=None), node(gpus=None)) or "")
+
+
+def test_single_mig_with_a_declared_layout_expects_each_device_as_one_gpu():
+    spec = group_spec(gpusPerNode=8, devicePlugin={"migStrategy": "single", "migDevices": {"1g.10gb": 7}})
+    assert node_target(spec, "n1").expected_gpus == 56
+
+
+def test_mixed_mig_with_a_declared_layout_expects_each_profile_exactly():
+    spec = group_spec(
+        gpusPerNode=2,
+        devicePlugin={"migStrategy": "mixed", "migDevices": {"1g.10gb": 3, "2g.20gb": 2}},
+        verification={"migResources": {"nvidia.com/mig-1g.10gb": 1}},
+    )
+    mig_target = node_target(spec, "n1")
+    assert mig_target.expected_mig_devices == {"nvidia.com/mig-1g.10gb": 6, "nvidia.com/mig-2g.20gb": 4}, mig_target
+    short = node(gpus=None)
+    short["status"]["allocatable"].update({"nvidia.com/mig-1g.10gb": "6", "nvidia.com/mig-2g.20gb": "3"})
+    assert gpu_problem(mig_target, short) == 'status.allocatable["nvidia.com/mig-2g.20gb"] is 3, expected 4'
+    short["status"]["allocatable"]["nvidia.com/mig-2g.20gb"] = "4"
+    assert gpu_problem(mig_target, short) is None
+
+
+def test_a_declared_mig_layout_survives_the_engine_round_trip():
+    spec = group_spec(
+        devicePlugin={"migStrategy": "mixed", "migDevices": {"1g.10gb": 7}},
+        verification={"migResources": {"nvidia.com/mig-1g.10gb": 1}},
+    )
+    props = target_props(node_target(spec, "n1"))
+    read_back = NodeTarget.from_props({**props, "expectedMigDevices": {"nvidia.com/mig-1g.10gb": 28.0}})
+    assert read_back.expected_mig_devices == {"nvidia.com/mig-1g.10gb": 28}, read_back
+
+
+def test_without_a_mig_layout_the_inputs_stay_as_before():
+    assert "expectedMigDevices" not in target_props(node_target(group_spec(), "n1"))
+
+
+def test_gpu_figures_say_what_was_found_and_expected():
+    assert gpu_problem(target(), node(gpus=3)) == 'status.allocatable["nvidia.com/gpu"] is 3, expected 4'
+    assert gpu_problem(target(), node(gpus=5)) == 'status.allocatable["nvidia.com/gpu"] is 5, expected 4'
+    assert (
+        gpu_problem(target(), node(gpus=None))
+        == 'status.allocatable["nvidia.com/gpu"] is not set (no GPU registered), expected 4'
+    )
+
+
+def test_numbers_from_the_engine_read_as_whole_numbers():
+    read_back = NodeTarget.from_props({**target_props(target()), "expectedGpus": 4.0})
+    assert read_back.expected_gpus == 4 and isinstance(read_back.expected_gpus, int)
+
+
+def test_the_plugin_must_be_running_on_this_node():
+    assert plugin_problem(target(), [plugin_pod()]) is None
+    assert "no device plugin pod on it" in (plugin_problem(target(), [plugin_pod("n2")]) or "")
+    pending = plugin_problem(target(), [plugin_pod(phase="Pending")])
+    assert pending == "the device plugin pod is not Running (nvidia-device-plugin-a100-n1 Pending)", pending
+
+
+def test_not_ready_names_the_reason():
+    down = node(ready=False)
+    down["status"]["conditions"][0]["reason"] = "NodeStatusUnknown"
+    assert not_ready(down) == "NotReady (NodeStatusUnknown)"
+    assert not_ready(node()) is None
+    assert not_ready(None) == "the node does not exist"
+
+
+def test_degradation_lists_each_problem_and_nothing_for_a_healthy_node():
+    assert degradation(target(), node(), [plugin_pod()]) == []
+    found = degradation(target(), node(gpus=3, ready=False), [])
+    assert len(found) == 3 and found[0].startswith("NotReady") and "expected 4" in found[2], found
+
+
+def test_gated_looks_for_the_gate_only():
+    assert gated(node(taints=[GPU_TAINT, GATE_TAINT]))
+    assert not gated(node())

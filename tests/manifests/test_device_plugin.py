@@ -1,0 +1,213 @@
+"""The device plugin DaemonSet and its config file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpu_nodes.config.parse import parse_stack
+from gpu_nodes.constants import GROUP_LABEL
+from gpu_nodes.manifests.device_plugin import (
+    CONFIG_HASH_ANNOTATION,
+    config_map_manifest,
+    daemonset_manifest,
+    plugin_revision,
+)
+from tests.factories import group
+from tests.specs import group_spec
+
+
+def pod_spec(manifest: dict) -> dict:
+    return manifest["spec"]["template"]["spec"]
+
+
+def container(manifest: dict) -> dict:
+    return pod_spec(manifest)["containers"][0]
+
+
+def env(manifest: dict) -> dict[str, str]:
+    return {e["name"]: e["value"] for e in container(manifest)["env"]}
+
+
+def test_upstream_defaults_are_kept():
+    ds = daemonset_manifest(group_spec())
+    name = ds["metadata"]["name"]
+    assert pod_spec(ds)["priorityClassName"] == "system-node-critical", name
+    assert container(ds)["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}, name
+    assert ds["spec"]["updateStrategy"] == {"type": "RollingUpdate"}, name
+    assert container(ds)["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0", name
+    host_paths = {v["name"]: v["hostPath"]["path"] for v in pod_spec(ds)["volumes"] if "hostPath" in v}
+    assert host_paths == {"device-plugin": "/var/lib/kubelet/device-plugins", "cdi-root": "/var/run/cdi"}, name
+
+
+def test_runs_only_on_the_group_nodes():
+    ds = daemonset_manifest(group_spec("h100"))
+    assert pod_spec(ds)["nodeSelector"] == {GROUP_LABEL: "h100"}, ds["metadata"]["name"]
+    assert ds["metadata"]["name"] == "nvidia-device-plugin-h100", ds["metadata"]
+    assert ds["spec"]["selector"]["matchLabels"] == {
+        "app.kubernetes.io/name": "nvidia-device-plugin",
+        "app.kubernetes.io/instance": "h100",
+    }, ds["metadata"]["name"]
+
+
+def test_tolerates_every_configured_taint_and_the_readiness_gate():
+    ds = daemonset_manifest(group_spec(taints=["nvidia.com/gpu=present:NoSchedule", "dedicated:NoExecute"]))
+    assert pod_spec(ds)["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
+        {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"},
+        {"key": "gpu-nodes.dev/unverified", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    ], ds["metadata"]["name"]
+
+
+def test_standard_labels_with_the_plugin_version():
+    labels = daemonset_manifest(group_spec())["metadata"]["labels"]
+    assert labels["app.kubernetes.io/version"] == "v0.20.0", labels
+    assert labels["app.kubernetes.io/part-of"] == "gpu-nodes", labels
+
+
+def test_no_config_file_by_default():
+    spec = group_spec()
+    ds = daemonset_manifest(spec)
+    assert config_map_manifest(spec) is None, ds["metadata"]["name"]
+    assert env(ds) == {"FAIL_ON_INIT_ERROR": "true", "PASS_DEVICE_SPECS": "true", "MIG_STRATEGY": "none"}, ds["metadata"]["name"]
+    assert all("configMap" not in v for v in pod_spec(ds)["volumes"]), ds["metadata"]["name"]
+
+
+@pytest.mark.parametrize("access", ["defaultRuntime", "runtimeClass"])
+def test_envvar_groups_pass_device_specs_so_running_pods_keep_their_gpus(access: str):
+    """Without the device nodes in the pod's spec a daemon-reload under systemd takes the GPUs away."""
+    ds = daemonset_manifest(group_spec(gpuAccess=access))
+    assert env(ds)["PASS_DEVICE_SPECS"] == "true", ds["metadata"]["name"]
+    assert "DEVICE_LIST_STRATEGY" not in env(ds), f"{ds['metadata']['name']}: not the upstream envvar default"
+
+
+def test_cdi_groups_hand_out_gpus_as_cdi_devices_under_the_runtime_class():
+    ds = daemonset_manifest(group_spec(gpuAccess="cdi"))
+    assert env(ds)["DEVICE_LIST_STRATEGY"] == "cdi-cri", ds["metadata"]["name"]
+    assert "PASS_DEVICE_SPECS" not in env(ds), f"{ds['metadata']['name']}: CDI specs list the device nodes already"
+    assert pod_spec(ds)["runtimeClassName"] == "nvidia", f"{ds['metadata']['name']}: the plugin needs NVML"
+    mounts = {m["name"]: m["mountPath"] for m in pod_spec(ds)["containers"][0]["volumeMounts"]}
+    assert mounts["cdi-root"] == "/var/run/cdi", f"{ds['metadata']['name']}: nowhere to write the CDI specs"
+
+
+def test_fail_on_init_error_can_be_turned_off():
+    ds = daemonset_manifest(group_spec(devicePlugin={"failOnInitError": False}))
+    assert env(ds)["FAIL_ON_INIT_ERROR"] == "false", ds["metadata"]["name"]
+
+
+def test_time_slicing_writes_a_config_file_and_mounts_it():
+    spec = group_spec(devicePlugin={"timeSlicingReplicas": 4})
+    config_map = config_map_manifest(spec)
+    config = json.loads(config_map["data"]["config.yaml"])
+    assert config == {
+        "version": "v1",
+        "flags": {"migStrategy": "none", "failOnInitError": True},
+        "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}},
+    }, config_map["metadata"]["name"]
+    ds = daemonset_manifest(spec)
+    assert env(ds)["CONFIG_FILE"] == "/config/config.yaml", ds["metadata"]["name"]
+    volumes = {v["name"]: v for v in pod_spec(ds)["volumes"]}
+    assert volumes["config"]["configMap"]["name"] == config_map["metadata"]["name"], ds["metadata"]["name"]
+
+
+def test_mig_strategy_goes_into_the_config_file():
+    spec = group_spec(devicePlugin={"migStrategy": "mixed"}, verification={"migResources": {"nvidia.com/mig-1g.5gb": 1}})
+    config = json.loads(config_map_manifest(spec)["data"]["config.yaml"])
+    assert config["flags"]["migStrategy"] == "mixed", config
+    assert "sharing" not in config, config
+
+
+def test_a_config_change_rolls_the_pods():
+    one = daemonset_manifest(group_spec(devicePlugin={"timeSlicingReplicas": 2}))
+    two = daemonset_manifest(group_spec(devicePlugin={"timeSlicingReplicas": 4}))
+    annotation = lambda ds: ds["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION]  # noqa: E731
+    assert annotation(one) != annotation(two), one["metadata"]["name"]
+
+
+def test_plugin_revision_follows_image_and_config_only():
+    base = plugin_revision(group_spec())
+    assert plugin_revision(group_spec(devicePlugin={"image": "nvcr.io/nvidia/k8s-device-plugin:v0.19.0"})) != base
+    assert plugin_revision(group_spec(devicePlugin={"migStrategy": "single"})) != base
+    assert plugin_revision(group_spec(verification={"timeoutSeconds": 60})) == base
+    assert plugin_revision(group_spec(labels={"team": "ml"})) == base
+
+
+@pytest.mark.parametrize("strategy", ["single", "mixed"])
+def test_mig_lets_the_plugin_monitor_mig_devices(strategy):
+    """As the upstream chart does for single/mixed: NVML enumerates MIG devices only through
+    the mig monitor capability, which the toolkit injects for this variable and which needs
+    CAP_SYS_ADMIN."""
+    mig = {"migResources": {"nvidia.com/mig-1g.5gb": 1}} if strategy == "mixed" else {}
+    ds = daemonset_manifest(group_spec(devicePlugin={"migStrategy": strategy}, verification=mig))
+    name = ds["metadata"]["name"]
+    assert env(ds)["NVIDIA_MIG_MONITOR_DEVICES"] == "all", name
+    assert container(ds)["securityContext"] == {"capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}}, name
+
+
+def test_without_mig_no_capability_is_added():
+    ds = daemonset_manifest(group_spec(devicePlugin={"migStrategy": "none", "timeSlicingReplicas": 2}))
+    assert "NVIDIA_MIG_MONITOR_DEVICES" not in env(ds), ds["metadata"]["name"]
+    assert "add" not in container(ds)["securityContext"]["capabilities"], ds["metadata"]["name"]
+
+
+def test_plugin_pods_run_under_the_stacks_runtime_class():
+    """Without a default nvidia runtime, the plugin under runc cannot load NVML and exits."""
+    ds = daemonset_manifest(group_spec())
+    assert pod_spec(ds)["runtimeClassName"] == "nvidia", ds["metadata"]["name"]
+
+
+def test_no_runtime_class_when_it_is_off():
+    spec = parse_stack([group()], False, "false").node_groups[0]
+    ds = daemonset_manifest(spec)
+    assert "runtimeClassName" not in pod_spec(ds), ds["metadata"]["name"]
+
+
+def test_extra_tolerations_follow_ours():
+    extra = [{"key": "example.com/dedicated", "operator": "Exists"}]
+    ds = daemonset_manifest(group_spec(devicePlugin={"tolerations": extra}))
+    assert pod_spec(ds)["tolerations"][-1] == extra[0], ds["metadata"]["name"]
+    assert len(pod_spec(ds)["tolerations"]) == 4, pod_spec(ds)["tolerations"]
+
+
+def test_resources_reach_the_plugin_container_and_none_by_default():
+    resources = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}}
+    ds = daemonset_manifest(group_spec(devicePlugin={"resources": resources}))
+    assert container(ds)["resources"] == resources, ds["metadata"]["name"]
+    assert "resources" not in container(daemonset_manifest(group_spec())), "upstream sets no resources"
+
+
+def test_health_checks_off_disables_every_xid_check():
+    ds = daemonset_manifest(group_spec(devicePlugin={"healthChecks": False}))
+    assert env(ds)["DP_DISABLE_HEALTHCHECKS"] == "all", env(ds)
+
+
+def test_ignored_xids_are_a_comma_separated_list():
+    ds = daemonset_manifest(group_spec(devicePlugin={"ignoredXids": [109, 13]}))
+    assert env(ds)["DP_DISABLE_HEALTHCHECKS"] == "13,109", env(ds)
+
+
+def test_the_plugins_health_checks_stand_by_default():
+    assert "DP_DISABLE_HEALTHCHECKS" not in env(daemonset_manifest(group_spec()))
+
+
+@pytest.mark.parametrize(("value", "steps"), [(None, 5), (2, 3), ("40%", 3), ("100%", 1)])
+def test_the_rollout_pace_follows_max_unavailable(value, steps):
+    from gpu_nodes.manifests.device_plugin import rollout_steps
+
+    spec = group_spec(nodes=5, devicePlugin={} if value is None else {"maxUnavailable": value})
+    strategy = daemonset_manifest(spec)["spec"]["updateStrategy"]
+    expected = (
+        {"type": "RollingUpdate"} if value is None else {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": value}}
+    )
+    assert strategy == expected, strategy
+    assert rollout_steps(spec) == steps, (value, rollout_steps(spec))
+
+
+def test_the_engines_wait_for_a_rollout_grows_with_the_group():
+    from gpu_nodes.manifests.device_plugin import rollout_timeout
+
+    assert rollout_timeout(group_spec(nodes=3)) == "10m"
+    assert rollout_timeout(group_spec(nodes=500)) == "1000m"
+    assert rollout_timeout(group_spec(nodes=500, devicePlugin={"maxUnavailable": "10%"})) == "20m"

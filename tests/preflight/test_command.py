@@ -1,0 +1,348 @@
+"""Preflight wiring: how each node's check is sent, pinned, re-run and read back."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+
+import pytest
+
+from gpu_nodes.config.parse import parse_stack
+from gpu_nodes.constants import GPU_ACCESS
+from gpu_nodes.preflight.command import (
+    SCRIPT_DIR,
+    parse_report,
+    preflight_command,
+    preflight_script,
+    remote_dir,
+    script_parts,
+    script_root,
+    triggers,
+)
+from tests.factories import HOST_KEY, group
+from tests.pulumi_mocks import HEALTHY_REPORT, ROOT, run_component
+from tests.specs import group_spec
+
+COMMAND = "command:remote:Command"
+COPY = "command:remote:CopyToRemote"
+
+
+def commands(raw: dict) -> dict:
+    run = run_component(raw)
+    return {c.name: c for c in run.of_type(COMMAND)}
+
+
+def test_one_command_per_node():
+    assert sorted(commands(group("a100"))) == ["a100-a100-node-1-preflight", "a100-a100-node-2-preflight"]
+
+
+def test_connects_with_the_node_ssh_fields_and_pinned_host_key():
+    raw = group("a100")
+    raw["nodes"][0].update(sshHost="10.1.2.3", sshPort=2222, sshUser="ops")
+    command = commands(raw)["a100-a100-node-1-preflight"]
+    connection = command.inputs["connection"]
+    assert (connection["host"], connection["port"], connection["user"]) == ("10.1.2.3", 2222, "ops"), command.urn
+    assert connection["hostKey"] == HOST_KEY, command.urn
+    assert connection["privateKey"] == "test-key", command.urn
+
+
+def test_private_key_is_secret():
+    for command in commands(group("a100")).values():
+        assert "connection" in command.secret_inputs, f"{command.urn}: the SSH key would be stored in plain text"
+
+
+def test_bastion_is_used_with_its_own_pinned_key():
+    proxy = {"host": "bastion.internal", "port": 2200, "user": "jump", "hostKey": HOST_KEY}
+    command = commands(group("a100", preflight={"proxy": proxy}))["a100-a100-node-1-preflight"]
+    sent = command.inputs["connection"]["proxy"]
+    assert (sent["host"], sent["port"], sent["user"], sent["hostKey"]) == ("bastion.internal", 2200, "jump", HOST_KEY), (
+        command.urn
+    )
+
+
+def test_ssh_timeout_reaches_the_connection_and_the_bastion():
+    proxy = {"host": "bastion.internal", "user": "jump", "hostKey": HOST_KEY}
+    command = commands(group("a100", preflight={"proxy": proxy, "sshTimeoutSeconds": 60}))["a100-a100-node-1-preflight"]
+    sent = command.inputs["connection"]
+    assert (sent["perDialTimeout"], sent["proxy"]["perDialTimeout"]) == (60, 60), command.urn
+
+
+def test_without_ssh_timeout_the_connection_is_as_before():
+    """Unset, the SDK's own default goes out (the README's), as it did before the field existed."""
+    command = commands(group("a100", preflight={"proxy": {"host": "b", "user": "j", "hostKey": HOST_KEY}}))
+    sent = command["a100-a100-node-1-preflight"].inputs["connection"]
+    assert (sent["perDialTimeout"], sent["proxy"]["perDialTimeout"]) == (15, 15), sent
+
+
+def copies(raw: dict) -> dict:
+    run = run_component(raw)
+    return {c.name: c for c in run.of_type(COPY)}
+
+
+def test_one_script_copy_per_node_parented_to_the_component():
+    run = run_component(group("a100"))
+    component = run.named("a100")
+    found = {c.name: c for c in run.of_type(COPY)}
+    assert sorted(found) == ["a100-a100-node-1-preflight-script", "a100-a100-node-2-preflight-script"], sorted(found)
+    for copy in found.values():
+        assert copy.parent == component.urn, f"{copy.urn}: parent {copy.parent}"
+
+
+def test_the_copy_uses_the_commands_connection_bastion_and_host_key():
+    proxy = {"host": "bastion.internal", "port": 2200, "user": "jump", "hostKey": HOST_KEY}
+    raw = group("a100", preflight={"proxy": proxy})
+    command = commands(raw)["a100-a100-node-1-preflight"]
+    copy = copies(raw)["a100-a100-node-1-preflight-script"]
+    assert copy.inputs["connection"] == command.inputs["connection"], copy.urn
+    assert copy.inputs["connection"]["proxy"]["host"] == "bastion.internal", copy.urn
+    assert "connection" in copy.secret_inputs, f"{copy.urn}: the SSH key would be stored in plain text"
+
+
+def test_the_copy_sends_the_parts_directory_by_relative_path():
+    """A FileArchive is kept in the state as a hash and this path: relative, the same from any checkout."""
+    copy = copies(group("a100"))["a100-a100-node-1-preflight-script"]
+    assert copy.inputs["source"] == {"FileArchive": "gpu_nodes/scripts/preflight"}, copy.urn
+    assert (ROOT / copy.inputs["source"]["FileArchive"]).resolve() == SCRIPT_DIR.resolve(), copy.urn
+
+
+def test_the_copy_goes_to_a_directory_named_by_the_script_digest():
+    copy = copies(group("a100"))["a100-a100-node-1-preflight-script"]
+    digest = hashlib.sha256(preflight_script().encode()).hexdigest()
+    assert copy.inputs["remotePath"] == f"/var/lib/gpu-nodes/preflight/{digest[:12]}", copy.urn
+
+
+def test_the_copy_is_made_again_when_the_command_runs_again():
+    """Same triggers: a re-check copies the script first (a reinstalled machine has lost it)."""
+    raw = group("a100", preflight={"recheck": "2026-11-30"})
+    copy = copies(raw)["a100-a100-node-1-preflight-script"]
+    command = commands(raw)["a100-a100-node-1-preflight"]
+    assert copy.inputs["triggers"] == command.inputs["triggers"], copy.urn
+
+
+def test_each_command_depends_on_its_own_copy():
+    run = run_component(group("a100"))
+    urns = {r.urn: r.name for r in run.resources}
+    for node in ("a100-node-1", "a100-node-2"):
+        command = run.named(f"a100-{node}-preflight")
+        needs = {urns[d] for d in command.dependencies}
+        assert f"a100-{node}-preflight-script" in needs, f"{command.urn}: depends on {sorted(needs)}"
+
+
+def lanes(run) -> dict[str, set[str]]:
+    """For each node's script copy, the other nodes' preflight commands it waits for."""
+    urns = {r.urn: r.name for r in run.resources}
+    return {copy.name: {urns[d] for d in copy.dependencies if urns[d].endswith("-preflight")} for copy in run.of_type(COPY)}
+
+
+def test_machines_beyond_max_sessions_wait_for_the_one_listed_that_many_places_before():
+    """maxSessions 2: the machines form two lanes in the order the group lists them."""
+    found = lanes(run_component(group("a100", nodes=5, preflight={"maxSessions": 2})))
+    expected = {
+        "a100-a100-node-1-preflight-script": set(),
+        "a100-a100-node-2-preflight-script": set(),
+        "a100-a100-node-3-preflight-script": {"a100-a100-node-1-preflight"},
+        "a100-a100-node-4-preflight-script": {"a100-a100-node-2-preflight"},
+        "a100-a100-node-5-preflight-script": {"a100-a100-node-3-preflight"},
+    }
+    assert found == expected, found
+
+
+def test_up_to_max_sessions_machines_wait_for_none():
+    found = lanes(run_component(group("a100", nodes=10)))
+    waiting = {copy: needs for copy, needs in found.items() if needs}
+    assert len(found) == 10 and not waiting, f"with the default of 10, these wait: {waiting}"
+
+
+def test_the_eleventh_machine_waits_by_default():
+    found = lanes(run_component(group("a100", nodes=11)))
+    assert found["a100-a100-node-11-preflight-script"] == {"a100-a100-node-1-preflight"}, found
+
+
+def test_the_command_sends_nothing_on_stdin():
+    for command in commands(group("a100")).values():
+        assert "stdin" not in command.inputs, f"{command.urn}: stdin is kept twice in the state"
+
+
+def test_the_command_line_checks_the_digest_of_the_copy_then_runs_it_with_the_arguments():
+    # Pinned: a new command line is a changed input, and re-runs preflight on every node.
+    command = commands(group("a100"))["a100-a100-node-1-preflight"]
+    digest = hashlib.sha256(preflight_script().encode()).hexdigest()
+    create = command.inputs["create"]
+    assert create.startswith(f"bash -c 'd=/var/lib/gpu-nodes/preflight/{digest[:12]} want={digest}; "), command.urn
+    assert create.endswith(
+        "' preflight --runtime containerd --expect-gpus 4 --min-toolkit 1.17.8 --require-default-runtime --min-cuda 11.7"
+    ), command.urn
+    body = create.split("' preflight ")[0]
+    checked, ran = body.index("| sha256sum"), body.index("| bash -s --")
+    assert checked < ran, f"{command.urn}: the script runs before its digest is checked"
+
+
+def test_deleting_a_node_does_not_contact_its_machine():
+    """No delete line (nor update line: pulumi-command runs create again): removing a node whose
+    machine is dead, or destroying the stack, needs no SSH. The copy stays on the machine."""
+    for command in commands(group("a100")).values():
+        assert "delete" not in command.inputs and "update" not in command.inputs, command.urn
+        assert command.inputs["addPreviousOutputInEnv"] is False, command.urn
+
+
+@pytest.mark.parametrize("typ", [COMMAND, COPY])
+def test_no_script_text_in_the_registered_inputs(typ):
+    """Issue 10: the script was 44 KB of every node's state. What is registered is what is stored."""
+    lines = {line.strip() for line in preflight_script().splitlines() if len(line.strip()) > 12}
+    for resource in run_component(group("a100")).of_type(typ):
+        stored = json.dumps(resource.inputs)
+        assert len(stored.encode()) < 3_000, f"{resource.urn}: {len(stored.encode())} bytes of inputs"
+        leaked = sorted(line for line in lines if json.dumps(line)[1:-1] in stored)
+        assert leaked == [], f"{resource.urn}: holds script lines {leaked[:3]}"
+
+
+def test_the_script_is_its_parts_joined_in_name_order():
+    parts = script_parts()
+    names = [part.name for part in parts]
+    assert names == sorted(names) and names[0] == "00-common.sh" and names[-1] == "90-main.sh", names
+    script = preflight_script()
+    texts = [part.read_text() for part in parts]
+    assert all(text.endswith("\n") for text in texts), "a part must end with a newline (joined as by cat)"
+    cat = subprocess.run(["cat", *map(str, parts)], capture_output=True, text=True, check=True).stdout
+    assert script == "".join(texts) == cat
+    assert script.startswith("#!/usr/bin/env bash\n"), script[:40]
+    # Run as `bash -s`: the script must stop before bash reads past it (see 90-main.sh).
+    assert script.endswith('main "$@" </dev/null\nexit\n'), script[-60:]
+    syntax = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True, check=False)
+    assert syntax.returncode == 0, syntax.stderr
+
+
+def test_each_check_is_defined_in_one_part():
+    defined: dict[str, list[str]] = {}
+    for part in script_parts():
+        for function in re.findall(r"^([a-z_]+)\(\) \{", part.read_text(), re.MULTILINE):
+            defined.setdefault(function, []).append(part.name)
+    assert {f: p for f, p in defined.items() if len(p) > 1} == {}, "functions defined twice"
+    checks = {f: p[0] for f, p in defined.items() if f.startswith("check_")}
+    assert checks and all("-check-" in part for part in checks.values()), checks
+
+
+def test_minimum_driver_and_runtime_reach_the_command_line():
+    spec = group_spec(preflight={"containerRuntime": "cri-o", "minDriver": "550.54"})
+    assert preflight_command(spec.preflight, 8).endswith(
+        "' preflight --runtime cri-o --expect-gpus 8 --min-driver 550.54 --min-toolkit 1.17.8 --require-default-runtime"
+        " --min-cuda 11.7"
+    )
+
+
+def test_triggers_follow_script_gpu_count_and_runtime():
+    # The four, and how tenants get their GPUs (a new path is a new check of every machine).
+    command = commands(group("a100"))["a100-a100-node-1-preflight"]
+    digest = hashlib.sha256(preflight_script().encode()).hexdigest()
+    expected = [digest, "4", "containerd", "", "min-toolkit=1.17.8", "--require-default-runtime", "min-cuda=11.7"]
+    assert command.inputs["triggers"] == expected, command.urn
+    other = commands(group("a100", gpusPerNode=8, preflight={"containerRuntime": "docker"}))["a100-a100-node-1-preflight"]
+    assert other.inputs["triggers"][1:3] == ["8", "docker"], other.urn
+
+
+def test_a_recheck_value_joins_the_triggers_of_every_node():
+    run = commands(group("a100", preflight={"recheck": "2026-11-30"}))
+    for command in run.values():
+        assert command.inputs["triggers"][-1] == "recheck=2026-11-30", command.urn
+
+
+def test_same_config_gives_the_same_command():
+    first = commands(group("a100"))["a100-a100-node-1-preflight"]
+    second = commands(group("a100"))["a100-a100-node-1-preflight"]
+    assert first.inputs == second.inputs, f"{first.urn}: a changed input would re-run the checks on every pulumi up"
+
+
+def test_parse_report_summarises_the_json():
+    report = {
+        **HEALTHY_REPORT,
+        "gpus": [{"index": i, "name": "NVIDIA A100-SXM4-80GB", "uuid": f"GPU-{i}", "memoryMiB": 81920} for i in range(2)],
+        "checks": [{"name": "driver", "ok": True, "detail": ""}, {"name": "runtime", "ok": False, "detail": "no nvidia"}],
+        "kubelet": {"cgroupDriver": "systemd", "cpuManagerPolicy": "static"},
+    }
+    summary = parse_report(json.dumps(report))
+    assert (summary["driverVersion"], summary["cudaVersion"]) == ("550.54.15", "12.4"), summary
+    assert summary["kubelet"] == {"cgroupDriver": "systemd", "cpuManagerPolicy": "static"}, summary
+    assert summary["gpuCount"] == 2, summary
+    assert summary["gpuModels"] == ["NVIDIA A100-SXM4-80GB"], summary
+    assert summary["passedChecks"] == ["driver"] and summary["failedChecks"] == ["runtime"], summary
+
+
+@pytest.mark.parametrize(
+    ("access", "flags"),
+    [("defaultRuntime", ["--require-default-runtime"]), ("runtimeClass", []), ("cdi", ["--require-cdi"])],
+)
+def test_the_tenant_path_decides_what_preflight_requires(access: str, flags: list[str]):
+    spec = parse_stack([group("a100", gpuAccess=access)]).node_groups[0]
+    command = preflight_command(spec.preflight, 4)
+    start = "' preflight --runtime containerd --expect-gpus 4 --min-toolkit 1.17.8"
+    assert command.endswith(" ".join([start, *flags, "--min-cuda 11.7"])), command
+
+
+def test_a_new_tenant_path_reruns_preflight():
+    paths = {
+        access: triggers(parse_stack([group("a100", gpuAccess=access)]).node_groups[0].preflight, 4) for access in GPU_ACCESS
+    }
+    assert len({tuple(t) for t in paths.values()}) == len(GPU_ACCESS), paths
+
+
+@pytest.mark.parametrize(
+    ("image", "flag"),
+    [
+        ("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04", " --min-cuda 12.5"),
+        ("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda10.2", " --min-cuda 10.2"),
+    ],
+)
+def test_the_cuda_images_version_is_what_preflight_requires_of_the_driver(image: str, flag: str):
+    spec = parse_stack([group("a100", verification={"cudaImage": image})]).node_groups[0]
+    assert preflight_command(spec.preflight, 4).endswith(flag), preflight_command(spec.preflight, 4)
+
+
+def test_a_cuda_image_whose_tag_names_no_cuda_version_asks_nothing_of_the_driver():
+    spec = parse_stack([group("a100", verification={"cudaImage": "registry.example.com/team/gpu-burn:v3"})]).node_groups[0]
+    assert "--min-cuda" not in preflight_command(spec.preflight, 4), preflight_command(spec.preflight, 4)
+
+
+@pytest.mark.parametrize("strategy", ["single", "mixed"])
+def test_a_mig_strategy_asks_preflight_for_gpus_in_mig_mode(strategy: str):
+    extra = {"verification": {"migResources": {"nvidia.com/mig-1g.5gb": 1}}} if strategy == "mixed" else {}
+    spec = parse_stack([group("a100", devicePlugin={"migStrategy": strategy}, **extra)]).node_groups[0]
+    assert preflight_command(spec.preflight, 4).endswith(f" --mig-strategy {strategy}"), preflight_command(spec.preflight, 4)
+    assert triggers(spec.preflight, 4)[-1] == f"mig={strategy}", triggers(spec.preflight, 4)
+
+
+def test_no_mig_strategy_asks_nothing_about_mig():
+    spec = parse_stack([group("a100")]).node_groups[0]
+    assert "--mig-strategy" not in preflight_command(spec.preflight, 4), preflight_command(spec.preflight, 4)
+
+
+def test_no_minimum_toolkit_asks_nothing_of_it():
+    spec = parse_stack([group("a100", preflight={"minToolkit": ""})]).node_groups[0]
+    assert "--min-toolkit" not in preflight_command(spec.preflight, 4), preflight_command(spec.preflight, 4)
+    assert not any(t.startswith("min-toolkit=") for t in triggers(spec.preflight, 4)), triggers(spec.preflight, 4)
+
+
+def test_become_sudo_copies_into_the_users_home_and_runs_the_checked_script_through_sudo():
+    run = commands(group("a100", preflight={"become": "sudo"}))
+    command = run["a100-a100-node-1-preflight"].inputs["create"]
+    digest = hashlib.sha256(preflight_script().encode()).hexdigest()
+    assert f"d=.gpu-nodes/preflight/{digest[:12]} " in command, command
+    assert command.index("sudo -n true") < command.index("| sudo -n bash -s --"), command
+    assert "| bash -s --" not in command, "a second, unprivileged run of the script"
+    assert "become=sudo" in run["a100-a100-node-1-preflight"].inputs["triggers"]
+
+
+def test_become_sudo_copy_goes_where_the_command_reads():
+    spec = parse_stack([group("a100", preflight={"become": "sudo"})]).node_groups[0]
+    copies = {
+        r.name: r for r in run_component(group("a100", preflight={"become": "sudo"})).of_type("command:remote:CopyToRemote")
+    }
+    copy = copies["a100-a100-node-1-preflight-script"]
+    assert copy.inputs["remotePath"] == remote_dir(script_root(spec.preflight)), copy.urn
+    assert copy.inputs["remotePath"].startswith(".gpu-nodes/preflight/"), copy.urn
+
+
+def test_without_become_the_copy_stays_roots():
+    spec = parse_stack([group("a100")]).node_groups[0]
+    assert remote_dir(script_root(spec.preflight)).startswith("/var/lib/gpu-nodes/preflight/")

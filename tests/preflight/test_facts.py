@@ -1,0 +1,91 @@
+"""GPU facts: GPU Feature Discovery's labels from preflight's report, and the group comparison."""
+
+from __future__ import annotations
+
+from gpu_nodes.preflight.facts import (
+    GpuFacts,
+    annotation,
+    disagreement,
+    facts_from_report,
+    feature_labels,
+    from_annotation,
+    product_label,
+)
+from tests.pulumi_mocks import HEALTHY_REPORT
+
+SXM = GpuFacts(models=("NVIDIA H100 80GB HBM3",), memory_mib=(81559,), count=8, driver_version="550.54.15", cuda_version="12.4")
+PCIE = GpuFacts(models=("NVIDIA H100 PCIe",), memory_mib=(81559,), count=8)
+
+
+def test_facts_come_from_the_preflight_report():
+    facts = facts_from_report(HEALTHY_REPORT)
+    assert facts == GpuFacts(("NVIDIA H100 80GB HBM3",), (81559,), 1, "550.54.15", "12.4"), facts
+    assert facts_from_report({"gpus": []}) is None
+
+
+def test_labels_use_gfds_keys_and_formats():
+    labels = feature_labels(SXM, "none")
+    assert labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3", labels
+    assert (labels["nvidia.com/gpu.memory"], labels["nvidia.com/gpu.count"]) == ("81559", "8"), labels
+    driver = {k: v for k, v in labels.items() if k.startswith("nvidia.com/cuda.driver")}
+    assert driver == {
+        "nvidia.com/cuda.driver-version.full": "550.54.15",
+        "nvidia.com/cuda.driver-version.major": "550",
+        "nvidia.com/cuda.driver-version.minor": "54",
+        "nvidia.com/cuda.driver-version.revision": "15",
+        "nvidia.com/cuda.driver.major": "550",
+        "nvidia.com/cuda.driver.minor": "54",
+        "nvidia.com/cuda.driver.rev": "15",
+    }, driver
+    assert labels["nvidia.com/cuda.runtime-version.full"] == "12.4" and labels["nvidia.com/cuda.runtime.minor"] == "4", labels
+
+
+def test_a_two_part_driver_version_has_an_empty_revision_as_gfd_writes_it():
+    labels = feature_labels(GpuFacts(("NVIDIA A40",), (46068,), 1, "550.120", "12.4"), "none")
+    assert labels["nvidia.com/cuda.driver-version.revision"] == "" and labels["nvidia.com/cuda.driver.rev"] == "", labels
+
+
+def test_the_product_is_sanitised_as_gfd_does():
+    assert product_label("NVIDIA A100-SXM4-80GB") == "NVIDIA-A100-SXM4-80GB"
+    assert product_label("Tesla V100-SXM2-16GB (rev a1)") == "Tesla-V100-SXM2-16GB-rev-a1"
+
+
+def test_under_mig_only_the_versions_are_labelled():
+    labels = feature_labels(SXM, "single")
+    assert "nvidia.com/gpu.product" not in labels and "nvidia.com/gpu.count" not in labels, labels
+    assert labels["nvidia.com/cuda.driver-version.major"] == "550", labels
+
+
+def test_the_annotation_reads_back_and_junk_reads_as_nothing():
+    back = from_annotation(annotation(SXM))
+    assert back is not None and back.kind == SXM.kind and back.count == 8, back
+    assert from_annotation("not json") is None and from_annotation('{"models": 1}') is None and from_annotation(None) is None
+
+
+def test_the_odd_node_fails_naming_both_kinds():
+    group = {"n1": SXM, "n2": PCIE, "n3": SXM}
+    problem = disagreement("n2", group)
+    assert problem is not None and "node n2 has 8 x NVIDIA H100 PCIe (81559 MiB)" in problem, problem
+    assert "unlike 2 of the group's 3 checked nodes (n1, n3), which have 8 x NVIDIA H100 80GB HBM3" in problem, problem
+    assert disagreement("n1", group) is None and disagreement("n3", group) is None
+
+
+def test_a_tie_goes_to_the_node_listed_first():
+    assert disagreement("n1", {"n1": PCIE, "n2": SXM}) is None
+    assert "node n2 has" in (disagreement("n2", {"n1": PCIE, "n2": SXM}) or "")
+
+
+def test_nodes_not_checked_yet_are_left_out():
+    assert disagreement("n1", {"n1": SXM, "n2": None}) is None
+    assert disagreement("n2", {"n1": SXM, "n2": None}) is None
+
+
+def test_two_models_on_one_node_fail():
+    mixed = GpuFacts(models=("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe"), memory_mib=(81559,), count=8)
+    problem = disagreement("n1", {"n1": mixed, "n2": SXM})
+    assert problem == "node n1 has GPUs of 2 models: 8 x NVIDIA H100 80GB HBM3 + NVIDIA H100 PCIe (81559 MiB)", problem
+
+
+def test_the_same_model_with_other_memory_differs():
+    small = GpuFacts(models=SXM.models, memory_mib=(40960,), count=8)
+    assert "40960 MiB" in (disagreement("n3", {"n1": SXM, "n2": SXM, "n3": small}) or "")

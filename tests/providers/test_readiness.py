@@ -1,0 +1,480 @@
+"""The readiness check: it waits for the checklist, lifts the gate, or fails naming the node and why."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpu_nodes.kube.job_status import job_verdict, pod_story
+from gpu_nodes.kube.node_health import PASS
+from gpu_nodes.preflight.facts import FACTS_ANNOTATION, GpuFacts, annotation
+from gpu_nodes.providers.readiness import (
+    GRACE_SECONDS,
+    NodeNotReadyError,
+    NodeReadinessProvider,
+    Stories,
+    judge,
+)
+from tests.fakes import (
+    GATE_TAINT,
+    GPU_TAINT,
+    VERIFICATION_NAMESPACE,
+    FakeCluster,
+    FakeTaintApi,
+    job,
+    node,
+    plugin_pod,
+    target,
+)
+
+UNSCHEDULABLE = (
+    "0/4 nodes are available: 1 node(s) had untolerated taint {example.com/dedicated: other-team}, "
+    "3 node(s) didn't match Pod's node affinity/selector."
+)
+JOBS = ["gpu-verify-a100-n1-1gpu-aaaa", "gpu-verify-a100-n1-2gpu-bbbb"]
+
+
+def pending_pod(job_name: str = JOBS[0]) -> dict:
+    condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": UNSCHEDULABLE}
+    labels = {"batch.kubernetes.io/job-name": job_name}
+    return {
+        "metadata": {"name": f"{job_name}-x", "namespace": VERIFICATION_NAMESPACE, "labels": labels},
+        "status": {"phase": "Pending", "conditions": [condition]},
+    }
+
+
+def gated_cluster(**node_fields) -> FakeCluster:
+    """n1 as it is right after our taints and labels: gated, no plugin yet, Jobs just created."""
+    cluster = FakeCluster([node(taints=[GPU_TAINT, GATE_TAINT], **node_fields)])
+    for name in JOBS:
+        cluster.jobs[(VERIFICATION_NAMESPACE, name)] = job()
+    return cluster
+
+
+def plugin_lands(cluster: FakeCluster) -> None:
+    cluster.pod_list.append(plugin_pod())
+
+
+def jobs_succeed(cluster: FakeCluster) -> None:
+    for name in JOBS:
+        cluster.jobs[(VERIFICATION_NAMESPACE, name)] = job(succeeded=1)
+
+
+def props(**overrides) -> dict:
+    from gpu_nodes.kube.node_health import target_props
+
+    return {
+        **target_props(target()),
+        "namespace": VERIFICATION_NAMESPACE,
+        "jobs": JOBS,
+        "timeoutSeconds": 60,
+        "gpusPerNode": 4,
+        "replicas": 1,
+        "kubeconfig": "secret",
+        "context": None,
+        **overrides,
+    }
+
+
+@pytest.fixture
+def cluster(monkeypatch) -> FakeCluster:
+    fake = gated_cluster()
+    monkeypatch.setattr(NodeReadinessProvider, "_view", lambda self, p: fake)
+    monkeypatch.setattr(NodeReadinessProvider, "_taint_api", lambda self, p: FakeTaintApi(fake))
+    monkeypatch.setattr(NodeReadinessProvider, "_deleter", lambda self, p: fake)
+    return fake
+
+
+def taints_on(cluster: FakeCluster) -> list[dict]:
+    return cluster.nodes["n1"]["spec"]["taints"]
+
+
+# --- Jobs and their pods ------------------------------------------------------------------
+
+
+def test_verdicts():
+    assert job_verdict({"status": {"succeeded": 1}})[0] == "succeeded"
+    assert job_verdict(job(failed_reason="DeadlineExceeded")) == ("failed", "DeadlineExceeded: it failed")
+    assert job_verdict({"status": {"active": 1}})[0] == "running"
+
+
+def test_pending_pod_story_quotes_the_scheduler():
+    assert pod_story(pending_pod()) == f"pod {JOBS[0]}-x is Pending (Unschedulable): {UNSCHEDULABLE}"
+
+
+def test_failed_container_story_has_the_exit_code():
+    pod = {
+        "metadata": {"name": "p"},
+        "status": {
+            "phase": "Failed",
+            "containerStatuses": [{"name": "nvidia-smi", "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}],
+        },
+    }
+    assert pod_story(pod) == "pod p failed: container nvidia-smi exited 1 (Error)"
+
+
+# What cuda-samples' vectorAdd prints when cudaMalloc fails with error 802 (an NVSwitch machine
+# whose fabric manager has not trained the fabric): its fprintf of cudaGetErrorString's text.
+CUDA_802 = "[Vector addition of 50000 elements]\nFailed to allocate device vector A (error code system not yet initialized)!\n"
+
+
+def test_a_cuda_failure_is_told_in_cudas_own_words():
+    ended = {"exitCode": 1, "reason": "Error", "message": CUDA_802}
+    pod = {
+        "metadata": {"name": "p"},
+        "status": {
+            "phase": "Failed",
+            "initContainerStatuses": [{"name": "nvidia-smi", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}],
+            "containerStatuses": [{"name": "cuda", "state": {"terminated": ended}}],
+        },
+    }
+    story = pod_story(pod)
+    assert story is not None and story.startswith("pod p failed: container cuda exited 1 (Error)"), story
+    assert "error code system not yet initialized" in story, story
+
+
+def test_a_failed_init_container_is_the_story_not_the_cuda_container_that_never_ran():
+    pod = {
+        "metadata": {"name": "p"},
+        "status": {
+            "phase": "Failed",
+            "initContainerStatuses": [
+                {
+                    "name": "nvidia-smi",
+                    "state": {
+                        "terminated": {
+                            "exitCode": 1,
+                            "reason": "Error",
+                            "message": "nvidia-smi lists 1 GPU(s); this pod was given 2",
+                        }
+                    },
+                }
+            ],
+            "containerStatuses": [{"name": "cuda", "state": {"waiting": {"reason": "PodInitializing"}}}],
+        },
+    }
+    assert pod_story(pod) == "pod p failed: container nvidia-smi exited 1 (Error) nvidia-smi lists 1 GPU(s); this pod was given 2"
+
+
+def test_a_running_pod_has_no_story():
+    assert pod_story({"metadata": {"name": "p"}, "status": {"phase": "Running"}}) is None
+
+
+def test_a_failed_jobs_story_is_the_last_one_seen_of_its_pods():
+    cluster = gated_cluster()
+    cluster.pod_list.append(pending_pod())
+    stories = Stories()
+    judge(cluster, target(), VERIFICATION_NAMESPACE, JOBS[:1], stories)
+    cluster.pod_list.clear()  # the Job controller deletes them at the deadline
+    cluster.jobs[(VERIFICATION_NAMESPACE, JOBS[0])] = job(failed_reason="DeadlineExceeded")
+    judgement = judge(cluster, target(), VERIFICATION_NAMESPACE, JOBS[:1], stories)
+    assert judgement.failed_jobs == JOBS[:1], judgement
+    item, problem = judgement.problems[-1]
+    assert item == "workloadSucceeded", judgement.problems
+    assert "failed (DeadlineExceeded: it failed); pod" in problem and "untolerated taint" in problem, problem
+
+
+# --- create: wait, then lift the gate or fail ----------------------------------------------
+
+
+def test_a_node_that_passes_is_opened(cluster):
+    cluster.events = [plugin_lands, jobs_succeed]
+    created = NodeReadinessProvider().create(props())
+    assert created.id == "n1", created
+    assert created.outs["checklist"] == dict.fromkeys(created.outs["checklist"], PASS), created.outs
+    assert created.outs["gate"] == "lifted", created.outs
+    assert taints_on(cluster) == [GPU_TAINT], "the gate is still on n1"
+
+
+def test_waiting_takes_one_check_per_change(cluster):
+    cluster.events = [plugin_lands, jobs_succeed]
+    NodeReadinessProvider().create(props())
+    assert cluster.checks == 3, f"checked {cluster.checks} times for 2 changes"
+
+
+def test_a_node_whose_plugin_never_lands_stays_gated_and_is_named(cluster):
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props())
+    message = str(failure.value)
+    assert message.startswith(f"node n1 stays gated (gpu-nodes.dev/unverified=true:NoSchedule) after {60 + GRACE_SECONDS}s"), (
+        message
+    )
+    assert "pluginRunning: no device plugin pod on it" in message, message
+    assert GATE_TAINT in taints_on(cluster), "a failed node must stay gated"
+
+
+def test_a_node_short_of_a_gpu_stays_gated_with_both_figures(cluster):
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
+    cluster.events = [plugin_lands, jobs_succeed]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props())
+    message = str(failure.value)
+    assert 'gpusRegistered: node n1: status.allocatable["nvidia.com/gpu"] is 3, expected 4 (gpusPerNode 4)' in message, message
+    assert "pluginRunning" not in message and "workloadSucceeded" not in message, message
+    assert GATE_TAINT in taints_on(cluster)
+
+
+def test_time_slicing_is_explained_in_the_figure(cluster):
+    cluster.events = [plugin_lands, jobs_succeed]
+    with pytest.raises(NodeNotReadyError, match=r"expected 8 \(gpusPerNode 4 x timeSlicingReplicas 2\)"):
+        NodeReadinessProvider().create(props(expectedGpus=8, replicas=2))
+
+
+def test_a_node_short_of_a_declared_mig_device_stays_gated_naming_the_resource(cluster):
+    cluster.events = [plugin_lands, jobs_succeed]
+    mig = {"expectedGpus": None, "expectedMigDevices": {"nvidia.com/mig-1g.10gb": 28}}
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props(**mig))
+    message = str(failure.value)
+    expected = 'status.allocatable["nvidia.com/mig-1g.10gb"] is not set (no GPU registered), expected 28'
+    assert expected in message and "(gpusPerNode 4 x devicePlugin.migDevices)" in message, message
+    assert GATE_TAINT in taints_on(cluster)
+
+
+def test_an_open_node_that_fails_a_new_proof_is_gated_again(cluster):
+    """A new CUDA image re-runs the Jobs of a node that passed before; its Job fails."""
+    cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
+    cluster.pod_list.append(plugin_pod())
+    cluster.jobs[(VERIFICATION_NAMESPACE, JOBS[0])] = job(failed_reason="BackoffLimitExceeded")
+    with pytest.raises(
+        NodeNotReadyError, match=r"node n1 is gated again \(gpu-nodes.dev/unverified=true:NoSchedule\)"
+    ) as failure:
+        NodeReadinessProvider().create(props())
+    assert taints_on(cluster) == [GPU_TAINT, GATE_TAINT], taints_on(cluster)
+    assert "then run `pulumi up --refresh`" in str(failure.value).splitlines()[-1], str(failure.value)
+
+
+def with_facts(node_object: dict, model: str) -> dict:
+    facts = GpuFacts(models=(model,), memory_mib=(81559,), count=4)
+    node_object["metadata"]["annotations"] = {FACTS_ANNOTATION: annotation(facts)}
+    return node_object
+
+
+def test_a_node_whose_gpus_differ_from_its_groups_fails_at_once_naming_both(cluster):
+    with_facts(cluster.nodes["n1"], "NVIDIA H100 PCIe")
+    for name in ("n2", "n3"):
+        cluster.nodes[name] = with_facts(node(name), "NVIDIA H100 80GB HBM3")
+    never_reached = []
+    cluster.events = [plugin_lands, jobs_succeed, never_reached.append]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props(groupNodes=["n1", "n2", "n3"]))
+    message = str(failure.value)
+    assert "gpuFactsAgree: node n1 has 4 x NVIDIA H100 PCIe (81559 MiB), unlike 2 of the group's 3" in message, message
+    assert "which have 4 x NVIDIA H100 80GB HBM3" in message, message
+    assert never_reached == [], "the wait went on though the GPUs will not change"
+    assert GATE_TAINT in taints_on(cluster)
+
+
+def test_a_node_that_matches_its_group_opens_and_says_so(cluster):
+    with_facts(cluster.nodes["n1"], "NVIDIA H100 80GB HBM3")
+    cluster.nodes["n2"] = with_facts(node("n2"), "NVIDIA H100 80GB HBM3")
+    cluster.events = [plugin_lands, jobs_succeed]
+    outs = NodeReadinessProvider().create(props(groupNodes=["n1", "n2"])).outs
+    assert outs["checklist"]["gpuFactsAgree"] == PASS and outs["gate"] == "lifted", outs
+
+
+def test_a_refresh_compares_the_node_with_the_whole_group(cluster):
+    """The odd node proven before the others were checked shows as drift on the next refresh."""
+    cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
+    cluster.pod_list.append(plugin_pod())
+    jobs_succeed(cluster)
+    with_facts(cluster.nodes["n1"], "NVIDIA H100 PCIe")
+    for name in ("n2", "n3"):
+        cluster.nodes[name] = with_facts(node(name), "NVIDIA H100 80GB HBM3")
+    outs = NodeReadinessProvider().read("n1", {**props(groupNodes=["n1", "n2", "n3"]), "checklist": {}, "gate": "lifted"}).outs
+    assert outs["checklist"]["gpuFactsAgree"] == "fail", outs
+
+
+LONG_AGO = "2026-01-01T00:00:00Z"
+
+
+def short_node_with_settled_plugin(cluster: FakeCluster) -> None:
+    """n1 offers 3 of its 4 GPUs under a plugin pod Ready for long: an XID marked one unhealthy."""
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
+    cluster.pod_list.append(plugin_pod(ready_since=LONG_AGO))
+    jobs_succeed(cluster)
+
+
+def new_plugin_pod(gpus: str):
+    def land(cluster: FakeCluster) -> None:
+        cluster.pod_list.append(plugin_pod(ready_since=LONG_AGO, suffix="-new"))
+        cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = gpus
+
+    return land
+
+
+def test_a_gpu_lost_to_an_xid_comes_back_with_a_new_plugin_pod_and_the_node_opens(cluster):
+    short_node_with_settled_plugin(cluster)
+    cluster.events = [new_plugin_pod("4")]
+    outs = NodeReadinessProvider().create(props()).outs
+    assert cluster.deleted_pods == ["nvidia-device-plugin-a100-n1"], cluster.deleted_pods
+    assert outs["recovery"] == "restarted device plugin pod nvidia-device-plugin-a100-n1: its GPUs came back", outs
+    assert outs["gate"] == "lifted" and GATE_TAINT not in taints_on(cluster), outs
+
+
+def test_a_gpu_that_stays_broken_fails_once_the_new_pod_has_settled_saying_it_restarted_once(cluster):
+    short_node_with_settled_plugin(cluster)
+    never_reached = []
+    cluster.events = [new_plugin_pod("3"), never_reached.append]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props())
+    message = str(failure.value)
+    assert 'status.allocatable["nvidia.com/gpu"] is 3, expected 4' in message, message
+    assert "recovery: its device plugin pod nvidia-device-plugin-a100-n1 was restarted once" in message, message
+    assert cluster.deleted_pods == ["nvidia-device-plugin-a100-n1"], "restarted more than once"
+    assert never_reached == [], "the wait went on after the new pod settled short"
+
+
+def test_a_plugin_that_only_just_started_is_not_restarted(cluster):
+    from datetime import UTC, datetime
+
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
+    cluster.pod_list.append(plugin_pod(ready_since=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")))
+    jobs_succeed(cluster)
+    with pytest.raises(NodeNotReadyError):
+        NodeReadinessProvider().create(props())
+    assert cluster.deleted_pods == [], cluster.deleted_pods
+
+
+BUSY = "0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 3 node(s) didn't match Pod's node affinity/selector."
+
+
+def busy_pod(job_name: str) -> dict:
+    pod = pending_pod(job_name)
+    pod["status"]["conditions"][0]["message"] = BUSY
+    return pod
+
+
+def open_busy_node(cluster: FakeCluster) -> None:
+    """n1 proven before and open; a new plugin runs; every GPU is taken by a tenant's pod."""
+    cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
+    cluster.pod_list += [plugin_pod(), busy_pod(JOBS[0]), busy_pod(JOBS[1])]
+
+
+def test_an_open_busy_node_keeps_serving_and_its_workload_check_is_deferred(cluster):
+    open_busy_node(cluster)
+    outs = NodeReadinessProvider().update("n1", {}, props()).outs
+    assert outs["checklist"]["workloadSucceeded"] == "deferred", outs["checklist"]
+    assert outs["checklist"]["gpusRegistered"] == PASS and outs["gate"] == "lifted", outs
+    assert sorted(cluster.deleted_jobs) == sorted(JOBS), "the pending Jobs would run, or fail, later"
+    assert GATE_TAINT not in taints_on(cluster)
+
+
+def test_a_deferred_check_is_proven_again_on_the_next_run():
+    olds = {**props(), "checklist": {"workloadSucceeded": "deferred"}, "gate": "lifted"}
+    assert NodeReadinessProvider().diff("n1", olds, props()).changes is True
+
+
+def test_a_plain_run_after_a_deferral_defers_again_and_does_not_gate_the_node(cluster):
+    """The deferred Jobs were deleted; only `pulumi up --refresh` makes them anew."""
+    cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
+    cluster.pod_list.append(plugin_pod())
+    cluster.jobs.clear()
+    olds = {**props(), "checklist": {"workloadSucceeded": "deferred"}, "gate": "lifted"}
+    outs = NodeReadinessProvider().update("n1", olds, props()).outs
+    assert outs["checklist"]["workloadSucceeded"] == "deferred" and outs["gate"] == "lifted", outs
+    assert GATE_TAINT not in taints_on(cluster)
+
+
+def test_missing_jobs_on_a_node_never_deferred_still_fail(cluster):
+    cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
+    cluster.pod_list.append(plugin_pod())
+    cluster.jobs.clear()
+    with pytest.raises(NodeNotReadyError, match="does not exist"):
+        NodeReadinessProvider().update("n1", {**props(), "checklist": {}, "gate": "lifted"}, props())
+
+
+def test_a_gated_node_is_never_deferred(cluster):
+    """A new node (or one gated again) proves it all: its Jobs must run."""
+    cluster.pod_list += [plugin_pod(), busy_pod(JOBS[0]), busy_pod(JOBS[1])]
+    with pytest.raises(NodeNotReadyError, match="Insufficient nvidia.com/gpu"):
+        NodeReadinessProvider().create(props())
+    assert GATE_TAINT in taints_on(cluster)
+
+
+def test_a_busy_node_short_of_gpus_is_not_deferred(cluster):
+    open_busy_node(cluster)
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
+    with pytest.raises(NodeNotReadyError, match=r"is 3, expected 4"):
+        NodeReadinessProvider().update("n1", {}, props())
+
+
+def test_a_failed_job_ends_the_wait_and_is_deleted_to_run_again(cluster):
+    def job_fails(c: FakeCluster) -> None:
+        c.jobs[(VERIFICATION_NAMESPACE, JOBS[1])] = job(failed_reason="BackoffLimitExceeded")
+
+    never_reached = []
+    cluster.events = [plugin_lands, job_fails, never_reached.append]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props())
+    assert never_reached == [], "the wait went on after a Job failed"
+    assert cluster.deleted_jobs == [JOBS[1], JOBS[0]], cluster.deleted_jobs
+    assert "failed (BackoffLimitExceeded: it failed)" in str(failure.value)
+    assert "pulumi up --refresh" in str(failure.value)
+
+
+def test_a_missing_job_says_so(cluster):
+    del cluster.jobs[(VERIFICATION_NAMESPACE, JOBS[0])]
+    cluster.events = [plugin_lands]
+    with pytest.raises(NodeNotReadyError, match=r"does not exist \(deleted after a failed run\?\)"):
+        NodeReadinessProvider().create(props())
+
+
+def test_a_not_ready_node_is_not_opened(monkeypatch):
+    fake = gated_cluster(ready=False)
+    jobs_succeed(fake)
+    plugin_lands(fake)
+    monkeypatch.setattr(NodeReadinessProvider, "_view", lambda self, p: fake)
+    with pytest.raises(NodeNotReadyError, match=r"- NotReady \(KubeletReady\)"):
+        NodeReadinessProvider().create(props())
+
+
+# --- refresh and diff ------------------------------------------------------------------------
+
+
+def test_refresh_of_a_healthy_node_changes_nothing(cluster):
+    plugin_lands(cluster)
+    jobs_succeed(cluster)
+    created = NodeReadinessProvider().create(props())
+    read = NodeReadinessProvider().read("n1", created.outs)
+    assert read.outs == created.outs, read.outs
+    assert not NodeReadinessProvider().diff("n1", read.outs, props()).changes
+
+
+def test_refresh_shows_what_degraded_and_up_proves_the_node_again(cluster):
+    plugin_lands(cluster)
+    jobs_succeed(cluster)
+    created = NodeReadinessProvider().create(props())
+    cluster.pod_list.clear()  # the plugin pod stopped
+    read = NodeReadinessProvider().read("n1", created.outs)
+    assert read.outs["checklist"]["pluginRunning"] == "fail", read.outs
+    assert NodeReadinessProvider().diff("n1", read.outs, props()).changes, "a failing item must be a pending change"
+
+
+def test_refresh_shows_a_gate_put_back(cluster):
+    plugin_lands(cluster)
+    jobs_succeed(cluster)
+    created = NodeReadinessProvider().create(props())
+    taints_on(cluster).append(GATE_TAINT)
+    read = NodeReadinessProvider().read("n1", created.outs)
+    assert read.outs["gate"] == "up", read.outs
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"jobs": ["gpu-verify-a100-n1-1gpu-cccc"]},
+        {"expectedGpus": 8},
+        {"timeoutSeconds": 120},
+        {"expectedMigDevices": {"nvidia.com/mig-1g.10gb": 28}},
+        {"groupNodes": ["n1", "n2"], "gpuFacts": '{"count":4,"memoryMiB":[81559],"models":["NVIDIA H100 PCIe"]}'},
+    ],
+    ids=["new Jobs (a new plugin or round)", "another count", "another wait", "a MIG layout", "new GPU facts"],
+)
+def test_what_makes_a_new_wait(change):
+    olds = {**props(), "checklist": dict.fromkeys(["labelled"], PASS), "gate": "lifted"}
+    assert NodeReadinessProvider().diff("n1", olds, props(**change)).changes, change
+
+
+def test_diff_ignores_credentials():
+    olds = {**props(), "checklist": dict.fromkeys(["labelled"], PASS), "gate": "lifted"}
+    assert not NodeReadinessProvider().diff("n1", olds, props(kubeconfig="rotated")).changes

@@ -1,0 +1,304 @@
+"""The GpuNodeGroup component: children, their order, and its outputs."""
+
+from __future__ import annotations
+
+import json
+
+from gpu_nodes.constants import GROUP_LABEL
+from gpu_nodes.kube.node_health import CHECKLIST_ITEMS, GATE
+from gpu_nodes.manifests.verification import verification_jobs
+from gpu_nodes.preflight.facts import FACTS_ANNOTATION
+from gpu_nodes.resources.node_group import TYPE
+from tests.factories import group
+from tests.pulumi_mocks import HEALTHY_REPORT, Recorder, Registered, run_component
+from tests.specs import group_spec
+
+JOB = "kubernetes:batch/v1:Job"
+COMMAND = "command:remote:Command"
+NODE_PATCH = "kubernetes:core/v1:NodePatch"
+DYNAMIC = "pulumi-python:dynamic:Resource"
+
+
+def taint_resources(run) -> list[Registered]:
+    return [r for r in run.of_type(DYNAMIC) if r.name.endswith("-taints")]
+
+
+def readiness_checks(run) -> list[Registered]:
+    return [r for r in run.of_type(DYNAMIC) if r.name.endswith("-readiness")]
+
+
+def names(resources: list[Registered]) -> list[str]:
+    return sorted(r.name for r in resources)
+
+
+def deps(run, resource: Registered) -> set[str]:
+    """Names of the resources this one depends on."""
+    by_urn = {r.urn: r.name for r in run.resources}
+    return {by_urn[urn] for urn in resource.dependencies}
+
+
+def test_children_are_named_after_the_group_and_parented_to_it():
+    run = run_component(group("a100"))
+    component = run.named("a100")
+    assert component.type == TYPE, component.urn
+    children = [r for r in run.resources if r.parent == component.urn]
+    parts = ("preflight", "preflight-script", "taints", "labels", "readiness")
+    per_node = [f"a100-a100-node-{i}-{part}" for i in (1, 2) for part in parts]
+    jobs = ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-2-1gpu"]
+    group_wide = ["a100-device-plugin", "a100-priority-class", "a100-verification-priority-class", "a100-verification-check"]
+    group_wide += ["a100-priority-class-claim", "a100-verification-priority-class-claim"]
+    expected = sorted(per_node + jobs + group_wide)
+    assert names(children) == expected, component.urn
+
+
+def test_labels_are_patched_on_every_node_with_the_group_label():
+    run = run_component(group("a100", labels={"accelerator": "nvidia", "team": "ml"}, gpuFeatureLabels=False))
+    patches = run.of_type(NODE_PATCH)
+    assert names(patches) == ["a100-a100-node-1-labels", "a100-a100-node-2-labels"], names(patches)
+    for patch in patches:
+        labels = patch.inputs["metadata"]["labels"]
+        assert labels == {"accelerator": "nvidia", "team": "ml", GROUP_LABEL: "a100"}, patch.urn
+
+
+def test_each_node_gets_gpu_feature_discoverys_labels_from_its_own_preflight():
+    run = run_component(group("a100"))
+    for patch in run.of_type(NODE_PATCH):
+        labels = patch.inputs["metadata"]["labels"]
+        found = {key: labels.get(key) for key in ("nvidia.com/gpu.product", "nvidia.com/gpu.memory", "nvidia.com/gpu.count")}
+        assert found == {
+            "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+            "nvidia.com/gpu.memory": "81559",
+            "nvidia.com/gpu.count": "1",
+        }, patch.urn
+        assert labels["nvidia.com/cuda.driver-version.full"] == "550.54.15", patch.urn
+        assert labels[GROUP_LABEL] == "a100", patch.urn
+
+
+def test_the_facts_annotation_is_written_even_without_the_labels():
+    run = run_component(group("a100", gpuFeatureLabels=False))
+    for patch in run.of_type(NODE_PATCH):
+        value = patch.inputs["metadata"]["annotations"].get(FACTS_ANNOTATION)
+        assert value == '{"count":1,"memoryMiB":[81559],"models":["NVIDIA H100 80GB HBM3"]}', patch.urn
+
+
+def test_without_preflight_no_facts_and_no_comparison():
+    run = run_component(group("a100", preflight={"enabled": False}))
+    for patch in run.of_type(NODE_PATCH):
+        assert FACTS_ANNOTATION not in patch.inputs["metadata"]["annotations"], patch.urn
+        assert "nvidia.com/gpu.product" not in patch.inputs["metadata"]["labels"], patch.urn
+    for check in readiness_checks(run):
+        assert "groupNodes" not in check.inputs, check.urn
+
+
+def test_each_readiness_check_compares_its_gpus_with_the_whole_group():
+    run = run_component(group("a100", nodes=3))
+    for check in readiness_checks(run):
+        assert check.inputs["groupNodes"] == ["a100-node-1", "a100-node-2", "a100-node-3"], check.urn
+        # Its own facts too: a re-check that finds other GPUs proves the node again.
+        assert check.inputs["gpuFacts"] == '{"count":1,"memoryMiB":[81559],"models":["NVIDIA H100 80GB HBM3"]}', check.urn
+
+
+def test_a_declared_gpu_model_is_checked_by_preflight_not_compared():
+    run = run_component(group("a100", gpuModel="NVIDIA H100 80GB HBM3"))
+    for check in readiness_checks(run):
+        assert "groupNodes" not in check.inputs, check.urn
+    for command in run.of_type("command:remote:Command"):
+        assert "--gpu-model 'NVIDIA H100 80GB HBM3'" in command.inputs["create"], command.urn
+        assert "gpu-model=NVIDIA H100 80GB HBM3" in command.inputs["triggers"], command.urn
+
+
+def test_labels_never_force_a_conflict():
+    run = run_component(group("a100"))
+    for patch in run.of_type(NODE_PATCH):
+        annotations = patch.inputs["metadata"]["annotations"]
+        assert "pulumi.com/patchForce" not in annotations, patch.urn
+        assert annotations["pulumi.com/patchFieldManager"] == "gpu-nodes-a100", patch.urn
+
+
+def test_taints_are_not_a_node_patch():
+    run = run_component(group("a100"))
+    for patch in run.of_type(NODE_PATCH):
+        assert "spec" not in patch.inputs, f"{patch.urn} would take over the atomic taint list"
+    taints = taint_resources(run)
+    assert names(taints) == ["a100-a100-node-1-taints", "a100-a100-node-2-taints"], names(taints)
+    for resource in taints:
+        assert resource.inputs["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}], resource.urn
+
+
+def test_every_node_is_gated_by_its_taint_resource():
+    run = run_component(group("a100"))
+    for resource in taint_resources(run):
+        assert resource.inputs["gate"] == GATE.to_k8s(), resource.urn
+
+
+def test_kubeconfig_of_the_taint_resource_stays_secret():
+    run = run_component(group("a100"), kubeconfig="apiVersion: v1\nkind: Config\n")
+    for resource in taint_resources(run):
+        assert "kubeconfig" in resource.secret_inputs, resource.urn
+        assert "kubeconfig" in resource.additional_secret_outputs, resource.urn
+
+
+def test_each_node_is_tainted_and_gated_only_after_its_own_preflight_and_the_shared_namespaces():
+    """The namespaces come after their claims, the coexistence check looks for other device plugins:
+    nothing lands on a node when a namespace is someone else's or another plugin is in the way."""
+    run = run_component(group("a100"))
+    namespaces = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence"}
+    for node in ("a100-node-1", "a100-node-2"):
+        resource = run.named(f"a100-{node}-taints")
+        assert deps(run, resource) == {f"a100-{node}-preflight", *namespaces}, resource.urn
+
+
+def test_labels_come_after_the_gate_so_the_plugin_lands_on_a_gated_node():
+    run = run_component(group("a100"))
+    for node in ("a100-node-1", "a100-node-2"):
+        labels = run.named(f"a100-{node}-labels")
+        # Its own preflight too: the labels carry the GPU facts it read.
+        assert deps(run, labels) == {f"a100-{node}-taints", f"a100-{node}-preflight"}, labels.urn
+
+
+def test_each_node_job_waits_for_the_plugin_and_its_own_node_only():
+    run = run_component(group("a100", verification={"gpusPerPod": [1, 2]}))
+    jobs = run.of_type(JOB)
+    assert len(jobs) == 4, names(jobs)
+    for node in ("a100-node-1", "a100-node-2"):
+        other = "a100-node-2" if node == "a100-node-1" else "a100-node-1"
+        for gpus in (1, 2):
+            job = run.named(f"a100-verify-{node}-{gpus}gpu")
+            needs = deps(run, job)
+            wanted = {"a100-device-plugin", "a100-verification-priority-class", f"a100-{node}-labels", f"a100-{node}-taints"}
+            assert wanted <= needs, job.urn
+            assert not any(other in name for name in needs), f"{job.urn} waits for {other}: {needs}"
+
+
+def test_mixed_mig_registers_a_job_per_mig_resource():
+    mig = {"nvidia.com/mig-1g.5gb": 2}
+    run = run_component(group("a100", nodes=1, devicePlugin={"migStrategy": "mixed"}, verification={"migResources": mig}))
+    assert names(run.of_type(JOB)) == ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-1-2x-mig-1g-5gb"]
+    job = run.named("a100-verify-a100-node-1-2x-mig-1g-5gb")
+    limits = job.inputs["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert limits["nvidia.com/mig-1g.5gb"] == "2", job.urn
+    assert job.inputs["metadata"]["name"] in run.named("a100-a100-node-1-readiness").inputs["jobs"], job.urn
+
+
+def test_group_wide_job_waits_for_every_node():
+    run = run_component(group("a100", verification={"perNode": False}))
+    job = run.named("a100-verify-group-1gpu")
+    needs = deps(run, job)
+    for node in ("a100-node-1", "a100-node-2"):
+        assert {f"a100-{node}-labels", f"a100-{node}-taints"} <= needs, job.urn
+
+
+def test_a_changed_job_gets_a_new_object_name():
+    """So that Pulumi creates the new Job before deleting the old, without a name clash."""
+    old = run_component(group("a100")).named("a100-verify-a100-node-1-1gpu")
+    new = run_component(group("a100", verification={"timeoutSeconds": 120})).named("a100-verify-a100-node-1-1gpu")
+    assert old.inputs["metadata"]["name"] != new.inputs["metadata"]["name"], old.urn
+    assert not new.delete_before_replace, new.urn
+
+
+def test_namespaced_objects_go_with_their_namespace_when_the_stack_is_destroyed():
+    run = run_component(group("a100", devicePlugin={"timeSlicingReplicas": 2}))
+    plugin_namespace = run.named("namespace-nvidia-device-plugin").urn
+    verification_namespace = run.named("namespace-gpu-verification").urn
+    for resource in (run.named("a100-device-plugin"), run.named("a100-device-plugin-config")):
+        assert resource.deleted_with == plugin_namespace, resource.urn
+    for job in run.of_type(JOB):
+        assert job.deleted_with == verification_namespace, job.urn
+
+
+def test_jobs_wait_for_the_groups_check_script():
+    run = run_component(group("a100"))
+    check = run.named("a100-verification-check")
+    assert check.inputs["metadata"]["namespace"] == "gpu-verification", check.urn
+    for job in run.of_type(JOB):
+        assert "a100-verification-check" in deps(run, job), job.urn
+
+
+def test_jobs_are_not_awaited_by_the_kubernetes_provider():
+    run = run_component(group("a100"))
+    for job in run.of_type(JOB):
+        assert job.inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true", job.urn
+
+
+def test_each_node_readiness_check_waits_for_its_own_jobs_and_the_plugin():
+    sliced = {"timeSlicingReplicas": 4}
+    run = run_component(
+        group("a100", gpusPerNode=2, devicePlugin=sliced, verification={"gpusPerPod": [1, 2], "timeoutSeconds": 120})
+    )
+    checks = readiness_checks(run)
+    assert names(checks) == ["a100-a100-node-1-readiness", "a100-a100-node-2-readiness"], names(checks)
+    for node in ("a100-node-1", "a100-node-2"):
+        check = run.named(f"a100-{node}-readiness")
+        own_jobs = [run.named(f"a100-verify-{node}-{gpus}gpu") for gpus in (1, 2)]
+        assert check.inputs["jobs"] == [job.inputs["metadata"]["name"] for job in own_jobs], check.urn
+        assert (check.inputs["node"], check.inputs["expectedGpus"], check.inputs["timeoutSeconds"]) == (node, 8, 120), check.urn
+        wanted = {"a100-device-plugin", f"a100-{node}-labels", f"a100-{node}-taints", *(job.name for job in own_jobs)}
+        assert deps(run, check) >= wanted, check.urn
+        assert "kubeconfig" in check.additional_secret_outputs, check.urn
+
+
+def test_a_group_wide_job_is_waited_for_by_every_node():
+    run = run_component(group("a100", verification={"perNode": False}))
+    job = run.named("a100-verify-group-1gpu")
+    for check in readiness_checks(run):
+        assert check.inputs["jobs"] == [job.inputs["metadata"]["name"]], check.urn
+
+
+def test_under_mig_any_gpu_resource_will_do():
+    run = run_component(group("a100", devicePlugin={"migStrategy": "single"}))
+    for check in readiness_checks(run):
+        assert check.inputs.get("expectedGpus") is None, check.urn
+
+
+def test_a_declared_mig_layout_reaches_each_readiness_check_and_taints_check():
+    layout = {"migStrategy": "mixed", "migDevices": {"1g.10gb": 7}}
+    run = run_component(group("a100", devicePlugin=layout, verification={"migResources": {"nvidia.com/mig-1g.10gb": 1}}))
+    checks = [r for r in run.of_type(DYNAMIC) if r.name.endswith(("-readiness", "-taints"))]
+    assert len(checks) == 4, names(checks)  # two nodes
+    for check in checks:
+        assert check.inputs["expectedMigDevices"] == {"nvidia.com/mig-1g.10gb": 28}, check.urn
+
+
+def test_device_plugin_config_map_only_when_needed():
+    plain = run_component(group("a100"))
+    assert "a100-device-plugin-config" not in names(plain.resources), names(plain.resources)
+    sliced = run_component(group("a100", devicePlugin={"timeSlicingReplicas": 4}))
+    config_map = sliced.named("a100-device-plugin-config")
+    daemonset = sliced.named("a100-device-plugin")
+    assert "a100-device-plugin-config" in deps(sliced, daemonset), daemonset.urn
+    assert config_map.inputs["metadata"]["namespace"] == "nvidia-device-plugin", config_map.urn
+
+
+def test_preflight_disabled_registers_no_commands_and_no_gate():
+    run = run_component(group("a100", preflight={"enabled": False}))
+    assert not run.of_type(COMMAND), names(run.resources)
+    for resource in taint_resources(run):
+        expected = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence"}
+        assert deps(run, resource) == expected, resource.urn
+    report = run.resolve(run.globals["component"].nodes)
+    assert report["a100-node-1"]["preflight"] == {"skipped": True}, report
+
+
+def test_outputs_report_each_node():
+    run = run_component(group("a100", verification={"gpusPerPod": [1, 2]}))
+    report = run.resolve(run.globals["component"].nodes)
+    node = report["a100-node-1"]
+    assert node["labels"][GROUP_LABEL] == "a100", node
+    assert node["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}], node
+    assert node["preflight"]["passed"] is True, node
+    assert node["preflight"]["driverVersion"] == HEALTHY_REPORT["driverVersion"], node
+    assert node["preflight"]["gpuModels"] == ["NVIDIA H100 80GB HBM3"], node
+    jobs = {job.name: job.gpus for job in verification_jobs(group_spec("a100", verification={"gpusPerPod": [1, 2]}))}
+    expected = [{"job": name, "resource": "nvidia.com/gpu", "gpus": gpus} for name, gpus in jobs.items() if "a100-node-1" in name]
+    assert node["verification"] == expected, node
+    assert node["expectedGpus"] == 4, node
+    assert node["checklist"] == dict.fromkeys(CHECKLIST_ITEMS, "pass"), node
+    assert node["gate"] == "lifted", node
+
+
+def test_outputs_show_failed_checks_from_the_report():
+    failed = {**HEALTHY_REPORT, "ok": False, "checks": [{"name": "driver", "ok": False, "detail": "no driver"}]}
+    run = run_component(group("a100"), recorder=Recorder(preflight_stdout=lambda _inputs: json.dumps(failed)))
+    report = run.resolve(run.globals["component"].nodes)
+    assert report["a100-node-1"]["preflight"]["passed"] is False, report
+    assert report["a100-node-1"]["preflight"]["failedChecks"] == ["driver"], report
