@@ -1,36 +1,41 @@
-"""gpu-nodes: bring the GPU node groups of this stack into service, and prove they work."""
+"""gpu-nodes: bring the GPU node groups of this stack into service, and prove they work.
+
+The stack config maps onto `GpuFleetArgs` key for key (README, "Stack configuration"); a
+program of your own builds the fleet the same way (README, "Use it in your own program").
+"""
 
 import pulumi
+import pulumi_kubernetes as k8s
 
-from gpu_nodes.config.parse import ConfigError, parse_stack
+from gpu_nodes import GpuFleet, GpuFleetArgs, GpuNodesError
 from gpu_nodes.constants import NAMESPACE
-from gpu_nodes.kube.client import ClusterAccess
-from gpu_nodes.resources.program import build_groups, tenant_access
 
 config = pulumi.Config(NAMESPACE)
-pull_secret = config.get_secret("imagePullSecret")
+args = GpuFleetArgs(
+    node_groups=config.get_object("nodeGroups") or [],
+    # Strings as given (a name, "" or "false"); the fleet reads them.
+    runtime_class=config.get("runtimeClass"),
+    create_runtime_class=config.get("createRuntimeClass"),
+    existing_namespaces=config.get_object("existingNamespaces") or (),
+    hand_over=config.get_object("handOver") or (),
+    insecure_skip_host_key_check=config.get_object("insecureSkipHostKeyCheck", False),
+    image_pull_secret=config.get_secret("imagePullSecret"),
+    # Asked for only when a group runs preflight (Pulumi.yaml says why it is not declared).
+    ssh_private_key=config.get_secret("sshPrivateKey"),
+    # Stacks of this program predate the fleet: keep their resources' names (no replacement).
+    legacy_root_names=True,
+)
 try:
-    stack = parse_stack(
-        config.get_object("nodeGroups"),
-        config.get_object("insecureSkipHostKeyCheck", False),
-        # Strings as given (a name, "" or "false"); parse_stack reads them.
-        config.get("runtimeClass"),
-        config.get("createRuntimeClass"),
-        config.get_object("existingNamespaces"),
-        has_pull_secret=pull_secret is not None,
-        hand_over=config.get_object("handOver"),
-    )
-except ConfigError as error:
-    # A user mistake: a clean message, no traceback, and nothing registered.
+    args.validate()
+except GpuNodesError as error:
+    # A user mistake: a clean message, no traceback, and nothing registered (the provider neither).
     raise pulumi.RunError(str(error)) from None
 
-ssh_private_key = config.require_secret("sshPrivateKey") if stack.needs_ssh_key else None
+kubernetes = pulumi.Config("kubernetes")
+# An explicit provider does not read kubernetes:* by itself, so it is read here.
+provider = k8s.Provider("k8s", kubeconfig=kubernetes.get_secret("kubeconfig"), context=kubernetes.get("context"))
+fleet = GpuFleet("gpu-nodes", args, opts=pulumi.ResourceOptions(provider=provider))
 
-# The provider is configured the standard way (kubernetes:kubeconfig / kubernetes:context).
-groups = build_groups(stack, ClusterAccess.from_stack_config(), ssh_private_key, pull_secret)
-
-report = {name: group.nodes for name, group in groups.items()}
-pulumi.export("nodeGroups", report)
+pulumi.export("nodeGroups", fleet.node_groups)
 # What a tenant's GPU pod must say to get its GPUs on each group (README, "How tenants get their GPUs").
-tenants = {spec.name: tenant_access(spec) for spec in stack.node_groups}
-pulumi.export("tenantAccess", tenants)
+pulumi.export("tenantAccess", fleet.tenant_access)

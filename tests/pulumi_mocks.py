@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "__main__.py"
 PROJECT = "gpu-nodes"
 STACK = "test"
+# The fleet __main__.py builds; its children are named `gpu-nodes-...`.
+FLEET = "gpu-nodes"
 
 HEALTHY_REPORT = {
     "ok": True,
@@ -39,6 +41,7 @@ HEALTHY_REPORT = {
 class Registered:
     urn: str
     type: str
+    # Below the fleet, without its `gpu-nodes-` prefix (`a100-node-1-taints`); the URN has it.
     name: str
     inputs: dict[str, Any]
     parent: str
@@ -48,6 +51,8 @@ class Registered:
     provider: str
     secret_inputs: list[str]
     deleted_with: str
+    # The names alias specs give (`Alias(name=...)`); the providers' own type aliases give none.
+    alias_names: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -82,7 +87,7 @@ class RecordingMonitor(MockMonitor):
         self.recorder.resources[response.urn] = Registered(
             urn=response.urn,
             type=request.type,
-            name=request.name,
+            name=request.name.removeprefix(f"{FLEET}-"),
             inputs=_plain(inputs),
             parent=request.parent,
             dependencies=list(request.dependencies),
@@ -91,6 +96,7 @@ class RecordingMonitor(MockMonitor):
             provider=request.provider,
             secret_inputs=_secret_keys(json_format.MessageToDict(request.object)),
             deleted_with=request.deletedWith,
+            alias_names=[a.spec.name for a in request.aliases if a.HasField("spec") and a.spec.name],
         )
         return response
 
@@ -178,22 +184,34 @@ def run_program(config: dict[str, Any], secret_keys: list[str] | None = None, re
     return ProgramRun(recorder=recorder, globals=scope)
 
 
-def run_component(raw_group: dict[str, Any], kubeconfig: str | None = None, recorder: Recorder | None = None) -> ProgramRun:
-    """Build one GpuNodeGroup from raw group config, wired as the program wires it."""
-    from gpu_nodes.config.parse import parse_stack
-    from gpu_nodes.kube.client import ClusterAccess
-    from gpu_nodes.resources.program import build_groups
-
-    recorder = fresh_runtime({}, [], recorder)
-    stack = parse_stack([raw_group])
-    spec = stack.node_groups[0]
+def run_inline(program: Callable[[], Any], config: dict[str, Any] | None = None) -> ProgramRun:
+    """Run `program` (a function that registers resources) under mocks; its result is `globals["result"]`."""
+    recorder = fresh_runtime(config or {}, [])
     scope: dict[str, Any] = {}
 
     @pulumi.runtime.test
     def _evaluate() -> None:
-        cluster = ClusterAccess(kubeconfig=pulumi.Output.secret(kubeconfig) if kubeconfig else None)
-        ssh_private_key = pulumi.Output.secret("test-key") if spec.preflight.enabled else None
-        scope["component"] = build_groups(stack, cluster, ssh_private_key)[spec.name]
+        scope["result"] = program()
+
+    _evaluate()
+    return ProgramRun(recorder=recorder, globals=scope)
+
+
+def run_component(raw_group: dict[str, Any], kubeconfig: str | None = None, recorder: Recorder | None = None) -> ProgramRun:
+    """Build one GpuNodeGroup from raw group config, in a fleet named as the program's."""
+    import pulumi_kubernetes as k8s
+
+    from gpu_nodes import GpuFleet, GpuFleetArgs
+
+    recorder = fresh_runtime({}, [], recorder)
+    scope: dict[str, Any] = {}
+
+    @pulumi.runtime.test
+    def _evaluate() -> None:
+        provider = k8s.Provider("k8s", kubeconfig=pulumi.Output.secret(kubeconfig) if kubeconfig else None)
+        args = GpuFleetArgs(node_groups=[raw_group], ssh_private_key=pulumi.Output.secret("test-key"))
+        fleet = GpuFleet(FLEET, args, opts=pulumi.ResourceOptions(provider=provider))
+        scope["component"] = fleet.groups[raw_group["name"]]
 
     _evaluate()
     return ProgramRun(recorder=recorder, globals=scope)

@@ -12,7 +12,6 @@ import pulumi
 import gpu_nodes.providers.provider_server  # noqa: F401
 
 if TYPE_CHECKING:
-    import pulumi_kubernetes as k8s
     from kubernetes.client import ApiClient
 
     from gpu_nodes.kube.cluster_view import ClusterView
@@ -20,25 +19,30 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ClusterAccess:
-    """`kubernetes:kubeconfig` (path or contents; a secret) and `kubernetes:context`.
-
-    The provider is configured with them, and so are the dynamic resources (taints, GPU
-    capacity, verification results), which call the API server themselves.
-    """
+    """The kubeconfig (path or contents; a secret) and context our dynamic resources (taints, GPU
+    capacity, verification results) call the API server with: the Kubernetes provider's own."""
 
     kubeconfig: pulumi.Input[str] | None = None
-    context: str | None = None
+    context: pulumi.Input[str] | None = None
 
     @classmethod
     def from_stack_config(cls) -> ClusterAccess:
-        # An explicit provider does not read kubernetes:* by itself, so it is read here.
+        """What the default Kubernetes provider reads: `kubernetes:kubeconfig` and `kubernetes:context`."""
         config = pulumi.Config("kubernetes")
         return cls(kubeconfig=config.get_secret("kubeconfig"), context=config.get("context"))
 
-    def provider(self, name: str) -> k8s.Provider:
-        import pulumi_kubernetes as k8s
+    @classmethod
+    def of_provider(cls, provider: pulumi.ProviderResource) -> ClusterAccess:
+        """The kubeconfig and context a Kubernetes provider was given.
 
-        return k8s.Provider(name, kubeconfig=self.kubeconfig, context=self.context)
+        A provider's outputs are its inputs, so the dynamic resources reach the cluster the
+        provider reaches, with no second description of it. The kubeconfig stays a secret
+        whatever the consumer passed (it may hold credentials)."""
+        kubeconfig = provider.__dict__.get("kubeconfig")
+        return cls(
+            kubeconfig=pulumi.Output.secret(kubeconfig) if kubeconfig is not None else None,
+            context=provider.__dict__.get("context"),
+        )
 
     def props(self) -> dict[str, Any]:
         """As inputs of a dynamic resource; its provider gets them back in `props`."""

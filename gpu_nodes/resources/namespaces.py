@@ -18,6 +18,7 @@ from gpu_nodes.constants import PULL_SECRET_NAME
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.naming import claimed_labels
 from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim, ObjectClaim
+from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.registration import register
 
 # The device plugin mounts hostPath volumes, which only `privileged` admits.
@@ -81,7 +82,7 @@ def pull_secret_metadata(namespace: str, stack: str) -> dict[str, Any]:
 
 def declare_namespaces(
     stack: StackSpec,
-    provider: k8s.Provider,
+    children: Children,
     cluster: ClusterAccess,
     owner: str,
     pull_secret: pulumi.Input[str] | None = None,
@@ -91,17 +92,17 @@ def declare_namespaces(
     namespaces: dict[str, SharedNamespace] = {}
     for name, level in namespace_levels(stack).items():
         claim = namespace_claim(name, level, stack, owner)
-        checked = ObjectClaim(f"namespace-{name}-claim", claim, cluster)
+        checked = ObjectClaim(children.name(f"namespace-{name}-claim"), claim, cluster, children.opts(f"namespace-{name}-claim"))
         namespace: pulumi.Resource = checked
         if claim.mode == CREATE:
             namespace = register(
                 namespace_manifest(name, level, owner),
                 k8s.core.v1.Namespace,
-                f"namespace-{name}",
-                pulumi.ResourceOptions(provider=provider, depends_on=[checked]),
+                children.name(f"namespace-{name}"),
+                children.opts(f"namespace-{name}", depends_on=[checked]),
             )
         owned = claim.mode == CREATE
-        secret = _pull_secret(name, namespace, owned, owner, provider, cluster, pull_secret) if pull_secret else None
+        secret = _pull_secret(name, namespace, owned, owner, children, cluster, pull_secret) if pull_secret else None
         namespaces[name] = SharedNamespace(name, namespace, owned=owned, pull_secret=secret)
     return namespaces
 
@@ -111,13 +112,14 @@ def _pull_secret(
     after: pulumi.Resource,
     owned: bool,
     owner: str,
-    provider: k8s.Provider,
+    children: Children,
     cluster: ClusterAccess,
     login: pulumi.Input[str],
 ) -> k8s.core.v1.Secret:
     setting = f"Rename or remove that Secret, or leave {IMAGE_PULL_SECRET.key} unset and give the pods none"
     claim = Claim("Secret", PULL_SECRET_NAME, CREATE, owner, setting, namespace=namespace)
-    checked = ObjectClaim(f"pull-secret-{namespace}-claim", claim, cluster, opts=pulumi.ResourceOptions(depends_on=[after]))
+    claim_name = f"pull-secret-{namespace}-claim"
+    checked = ObjectClaim(children.name(claim_name), claim, cluster, opts=children.opts(claim_name, depends_on=[after]))
     manifest = {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -125,5 +127,6 @@ def _pull_secret(
         "type": "kubernetes.io/dockerconfigjson",
         "stringData": {".dockerconfigjson": pulumi.Output.secret(login)},
     }
-    opts = pulumi.ResourceOptions(provider=provider, depends_on=[checked], deleted_with=after if owned else None)
-    return register(manifest, k8s.core.v1.Secret, f"pull-secret-{namespace}", opts)
+    name = f"pull-secret-{namespace}"
+    opts = children.opts(name, depends_on=[checked], deleted_with=after if owned else None)
+    return register(manifest, k8s.core.v1.Secret, children.name(name), opts)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pulumi
 import pulumi_kubernetes as k8s
 
 from gpu_nodes.config.stack_settings import CREATE_RUNTIME_CLASS, RUNTIME_CLASS, RuntimeClassSpec, StackSpec
@@ -24,6 +23,7 @@ from gpu_nodes.constants import RUNTIME_HANDLER
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.naming import claimed_labels
 from gpu_nodes.providers.claims import CREATE, Claim, ObjectClaim
+from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.registration import register
 
 
@@ -40,7 +40,7 @@ def runtime_class_manifest(spec: RuntimeClassSpec | None, stack: str) -> dict[st
 
 
 def declare_runtime_class(
-    stack: StackSpec, provider: k8s.Provider, cluster: ClusterAccess, owner: str
+    stack: StackSpec, children: Children, cluster: ClusterAccess, owner: str
 ) -> k8s.node.v1.RuntimeClass | None:
     """Register the stack's RuntimeClass once, when the stack creates it (after its claim)."""
     manifest = runtime_class_manifest(stack.runtime_class, owner)
@@ -48,7 +48,9 @@ def declare_runtime_class(
         return None
     name = manifest["metadata"]["name"]
     setting = f"Set {CREATE_RUNTIME_CLASS.key} false to name it as it is, or give {RUNTIME_CLASS.key} another name"
-    claim = ObjectClaim(f"runtime-class-{name}-claim", Claim("RuntimeClass", name, CREATE, owner, setting), cluster)
+    claim_name, resource_name = f"runtime-class-{name}-claim", f"runtime-class-{name}"
+    claim = Claim("RuntimeClass", name, CREATE, owner, setting)
+    checked = ObjectClaim(children.name(claim_name), claim, cluster, children.opts(claim_name))
     return register(
-        manifest, k8s.node.v1.RuntimeClass, f"runtime-class-{name}", pulumi.ResourceOptions(provider=provider, depends_on=[claim])
+        manifest, k8s.node.v1.RuntimeClass, children.name(resource_name), children.opts(resource_name, depends_on=[checked])
     )

@@ -24,6 +24,8 @@ STATE = ROOT / ".state"
 STACK = "e2e"
 NODES = ["gpu-node-1", "gpu-node-2", "gpu-node-3"]
 GROUP = "local-gpu"
+# The group's resource name under the program's fleet: its children are `<PREFIX>-<node>-...`.
+PREFIX = f"gpu-nodes-{GROUP}"
 FOREIGN_TAINT = {"key": "example.com/maintenance", "value": "true", "effect": "PreferNoSchedule"}
 FOREIGN_LABEL = ("example.com/owner", "platform-team")
 OUR_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}

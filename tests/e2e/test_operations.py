@@ -17,7 +17,19 @@ import yaml
 from gpu_nodes.kube.client import api_client
 from gpu_nodes.manifests.verification import ROUND_ANNOTATION
 from gpu_nodes.providers.taints import KubernetesNodeTaintApi, apply_taints
-from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GATE, GROUP, NODES, OUR_TAINT, ROOT, STACK, LocalEnv, taints_of
+from tests.e2e.conftest import (
+    FOREIGN_LABEL,
+    FOREIGN_TAINT,
+    GATE,
+    GROUP,
+    NODES,
+    OUR_TAINT,
+    PREFIX,
+    ROOT,
+    STACK,
+    LocalEnv,
+    taints_of,
+)
 from tests.sshd import fakehost
 
 STACK_FILE = ROOT / f"Pulumi.{STACK}.yaml"
@@ -76,7 +88,7 @@ def test_drift_is_detected_and_repaired(deployed):
 
     drift = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", "--diff", check=False)
     assert drift.returncode != 0, deployed.explain("refresh --expect-no-changes did not notice the drift", drift)
-    for resource in (f"{GROUP}-gpu-node-2-labels", f"{GROUP}-gpu-node-2-taints"):
+    for resource in (f"{PREFIX}-gpu-node-2-labels", f"{PREFIX}-gpu-node-2-taints"):
         assert resource in drift.stdout, deployed.explain(f"the drift report does not name {resource}", drift)
 
     deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", timeout=1200)
@@ -136,7 +148,7 @@ def test_a_lost_gpu_is_drift_gates_the_node_again_and_it_opens_once_repaired(dep
         wait_for_allocatable(deployed, "gpu-node-2", "3")
         drift = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", "--diff", check=False)
         assert drift.returncode != 0, deployed.explain("refresh did not notice the lost GPU", drift)
-        assert f"{GROUP}-gpu-node-2-taints" in drift.stdout, deployed.explain("the refresh does not name gpu-node-2", drift)
+        assert f"{PREFIX}-gpu-node-2-taints" in drift.stdout, deployed.explain("the refresh does not name gpu-node-2", drift)
         assert "is 3, expected 4" in drift.stdout, deployed.explain("the refresh does not say what changed", drift)
         assert "gpu-node-1-taints" not in drift.stdout, deployed.explain("the refresh names a healthy node", drift)
 
@@ -198,7 +210,7 @@ def test_a_node_gone_not_ready_is_drift_and_is_gated_until_it_is_back(deployed):
         wait_for_condition(deployed, "gpu-node-3", "Ready", "False")
         drift = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", "--diff", check=False)
         assert drift.returncode != 0, deployed.explain("refresh did not notice gpu-node-3 NotReady", drift)
-        assert f"{GROUP}-gpu-node-3-taints" in drift.stdout and "NotReady" in drift.stdout, deployed.explain(
+        assert f"{PREFIX}-gpu-node-3-taints" in drift.stdout and "NotReady" in drift.stdout, deployed.explain(
             "the refresh does not name gpu-node-3 and NotReady", drift
         )
         result = deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", check=False, timeout=900)
@@ -240,11 +252,11 @@ def test_upgrade_in_place_rerolls_the_plugin_and_reruns_only_the_jobs(deployed):
     edit_group(lambda group: group.setdefault("devicePlugin", {}).update(image="nvcr.io/nvidia/k8s-device-plugin:v0.19.0"))
     plan = steps_of(deployed.pulumi("preview", "--json"))
     changed = {name: op for name, op in plan.items() if op != "same"}
-    expected = {f"{GROUP}-device-plugin": "update"}
+    expected = {f"{PREFIX}-device-plugin": "update"}
     # Each Job is replaced (its template changed); each node's readiness check waits again for
     # the new Jobs (and checks the GPU count the new plugin registers).
-    expected |= {name: "replace" for name in plan if name.startswith(f"{GROUP}-verify-")}
-    expected |= {f"{GROUP}-{node}-readiness": "update" for node in NODES}
+    expected |= {name: "replace" for name in plan if name.startswith(f"{PREFIX}-verify-")}
+    expected |= {f"{PREFIX}-{node}-readiness": "update" for node in NODES}
     assert changed == expected, f"planned {changed}, expected only {expected}"
 
     deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
@@ -410,7 +422,7 @@ def test_a_host_key_mismatch_is_refused(deployed):
         result = deployed.pulumi("up", "--yes", "--skip-preview", check=False, timeout=600)
         assert result.returncode != 0, deployed.explain("a wrong host key was accepted", result)
         output = result.stdout + result.stderr
-        assert f"{GROUP}-gpu-node-2-preflight" in output, deployed.explain("the failure does not name the node", result)
+        assert f"{PREFIX}-gpu-node-2-preflight" in output, deployed.explain("the failure does not name the node", result)
         assert "host key" in output.lower(), deployed.explain("the failure does not say the host key is wrong", result)
     finally:
         STACK_FILE.write_text(old)
@@ -441,7 +453,7 @@ def test_the_machines_other_host_key_types(deployed):
 
 def preflight_urn(local, node: str) -> str:
     resources = json.loads(local.pulumi("stack", "export").stdout)["deployment"]["resources"]
-    return next(r["urn"] for r in resources if r["urn"].endswith(f"::{GROUP}-{node}-preflight"))
+    return next(r["urn"] for r in resources if r["urn"].endswith(f"::{PREFIX}-{node}-preflight"))
 
 
 def test_preflight_runs_again_on_demand(deployed):
@@ -457,24 +469,24 @@ def test_preflight_runs_again_on_demand(deployed):
             "up", "--yes", "--skip-preview", "--target-replace", preflight_urn(deployed, "gpu-node-3"), check=False
         )
         assert one.returncode != 0, deployed.explain("re-checking gpu-node-3 missed its lost driver", one)
-        assert f"{GROUP}-gpu-node-3-preflight" in one.stdout + one.stderr, deployed.explain(
+        assert f"{PREFIX}-gpu-node-3-preflight" in one.stdout + one.stderr, deployed.explain(
             "the failure does not name gpu-node-3", one
         )
 
         edit_group(lambda group: group["preflight"].update(recheck="e2e-round-1"))
         plan = steps_of(deployed.pulumi("preview", "--json"))
         changed = {name: op for name, op in plan.items() if op != "same"}
-        wanted = {f"{GROUP}-{node}-{part}": "replace" for node in NODES for part in ("preflight", "preflight-script")}
+        wanted = {f"{PREFIX}-{node}-{part}": "replace" for node in NODES for part in ("preflight", "preflight-script")}
         # Until the machines answer, their GPU facts may change: the labels and the readiness
         # checks that carry them show as updates (an unchanged answer leaves them as they are).
-        wanted |= {f"{GROUP}-{node}-{part}": "update" for node in NODES for part in ("labels", "readiness")}
+        wanted |= {f"{PREFIX}-{node}-{part}": "update" for node in NODES for part in ("labels", "readiness")}
         assert changed == wanted, f"planned {changed}"
         every = deployed.pulumi("up", "--yes", "--skip-preview", "--continue-on-error", check=False, timeout=600)
         output = every.stdout + every.stderr
         assert every.returncode != 0, deployed.explain("re-checking the group missed gpu-node-3", every)
-        assert f"{GROUP}-gpu-node-3-preflight" in output and "driver" in output, deployed.explain("gpu-node-3 not named", every)
+        assert f"{PREFIX}-gpu-node-3-preflight" in output and "driver" in output, deployed.explain("gpu-node-3 not named", every)
         for healthy in ("gpu-node-1", "gpu-node-2"):
-            assert f"{GROUP}-{healthy}-preflight" not in output.split("Diagnostics:")[-1], deployed.explain(
+            assert f"{PREFIX}-{healthy}-preflight" not in output.split("Diagnostics:")[-1], deployed.explain(
                 f"{healthy} failed", every
             )
     finally:
@@ -538,7 +550,7 @@ def ssh_steps(event_log) -> list[tuple[str, str, str]]:
             metadata = (event.get(kind) or {}).get("metadata")
             if metadata and metadata["type"] in SSH_TYPES and metadata["op"] in CONNECTING_OPS:
                 name = metadata["urn"].rsplit("::", 1)[1]
-                node = next(n for n in NODES if name.startswith(f"{GROUP}-{n}-"))
+                node = next(n for n in NODES if name.startswith(f"{PREFIX}-{n}-"))
                 found.append((edge, node, name))
     return found
 
@@ -565,7 +577,7 @@ def test_preflight_checks_at_most_max_sessions_machines_at_once(deployed, tmp_pa
         order = [node for edge, node, _ in steps if edge == "start"]
         assert order == ["gpu-node-1", "gpu-node-1", "gpu-node-2", "gpu-node-2"], f"connected in this order: {steps}"
         output = run.stdout + run.stderr
-        assert f"{GROUP}-gpu-node-2-preflight" in output and "driver" in output, deployed.explain("gpu-node-2 not named", run)
+        assert f"{PREFIX}-gpu-node-2-preflight" in output and "driver" in output, deployed.explain("gpu-node-2 not named", run)
     finally:
         deployed.run("tools/fakehost/break.sh", "gpu-node-2", "healthy")
         STACK_FILE.write_text(old)
@@ -741,7 +753,7 @@ def test_broken_machine_is_contained(deployed):
         result = deployed.pulumi("up", "--yes", "--skip-preview", "--continue-on-error", check=False, timeout=1200)
         output = result.stdout + result.stderr
         assert result.returncode != 0, deployed.explain("pulumi up passed with a broken machine", result)
-        assert f"{GROUP}-gpu-node-3-preflight" in output, deployed.explain("the failure does not name gpu-node-3", result)
+        assert f"{PREFIX}-gpu-node-3-preflight" in output, deployed.explain("the failure does not name gpu-node-3", result)
         assert "driver" in output, deployed.explain("the failure does not name the failed check", result)
         healthy = deployed.node("gpu-node-1")
         assert healthy["metadata"]["labels"].get("gpu-nodes.dev/node-group") == GROUP, deployed.explain("gpu-node-1 not labelled")

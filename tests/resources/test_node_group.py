@@ -142,7 +142,8 @@ def test_each_node_is_tainted_and_gated_only_after_its_own_preflight_and_the_sha
     """The namespaces come after their claims, the coexistence check looks for other device plugins:
     nothing lands on a node when a namespace is someone else's or another plugin is in the way."""
     run = run_component(group("a100"))
-    namespaces = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence"}
+    # k8s: the provider whose kubeconfig the taints use.
+    namespaces = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence", "k8s"}
     for node in ("a100-node-1", "a100-node-2"):
         resource = run.named(f"a100-{node}-taints")
         assert deps(run, resource) == {f"a100-{node}-preflight", *namespaces}, resource.urn
@@ -273,7 +274,7 @@ def test_preflight_disabled_registers_no_commands_and_no_gate():
     run = run_component(group("a100", preflight={"enabled": False}))
     assert not run.of_type(COMMAND), names(run.resources)
     for resource in taint_resources(run):
-        expected = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence"}
+        expected = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence", "k8s"}
         assert deps(run, resource) == expected, resource.urn
     report = run.resolve(run.globals["component"].nodes)
     assert report["a100-node-1"]["preflight"] == {"skipped": True}, report

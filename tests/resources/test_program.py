@@ -156,7 +156,7 @@ def test_a_pull_secret_lands_in_each_namespace_before_the_pods_that_name_it():
 
 def test_the_login_never_reaches_the_outputs():
     run = with_pull_secret(two_groups())
-    assert "dXNlcjpwYXNz" not in json.dumps(run.resolve(run.globals["report"]), default=str)
+    assert "dXNlcjpwYXNz" not in json.dumps(run.resolve(run.globals["fleet"].node_groups), default=str)
 
 
 def test_without_a_pull_secret_the_pods_name_none():
@@ -186,7 +186,7 @@ def test_priority_class_is_not_the_global_default():
 
 def test_exports_a_report_per_group_and_node():
     run = run_program(two_groups(), SECRET_KEYS)
-    report = run.resolve(run.globals["report"])
+    report = run.resolve(run.globals["fleet"].node_groups)
     assert sorted(report) == ["a100", "h100"], report
     assert sorted(report["a100"]) == ["a100-node-1", "a100-node-2"], report
     assert report["h100"]["h100-node-1"]["labels"][GROUP_LABEL] == "h100", report
@@ -194,7 +194,7 @@ def test_exports_a_report_per_group_and_node():
 
 def test_the_ssh_key_never_reaches_the_outputs():
     run = run_program(two_groups(), SECRET_KEYS)
-    report = run.resolve(run.globals["report"])
+    report = run.resolve(run.globals["fleet"].node_groups)
     assert SSH_KEY not in json.dumps(report), "the private key leaked into the stack outputs"
 
 
@@ -279,11 +279,11 @@ def test_verification_pods_run_as_a_tenants_pod_by_default_naming_no_runtime_cla
 def test_tenant_access_is_exported_per_group():
     config = stack_config(group("a100"), group("h100", gpuAccess="runtimeClass"), group("b200", gpuAccess="cdi"))
     run = run_program(config, SECRET_KEYS)
-    assert run.globals["tenants"] == {
+    assert run.globals["fleet"].tenant_access == {
         "a100": {"gpuAccess": "defaultRuntime", "runtimeClassName": None},
         "h100": {"gpuAccess": "runtimeClass", "runtimeClassName": "nvidia"},
         "b200": {"gpuAccess": "cdi", "runtimeClassName": None},
-    }, run.globals["tenants"]
+    }, run.globals["fleet"].tenant_access
 
 
 def test_gpu_pods_wait_for_the_runtime_class():

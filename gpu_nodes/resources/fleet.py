@@ -1,0 +1,137 @@
+"""`GpuFleet`: the node groups of one cluster and what they share.
+
+The fleet owns (or only references) the namespaces and the RuntimeClass its groups share, runs
+the coexistence check, and builds one `GpuNodeGroup` per group. It reaches the cluster only
+through the Kubernetes provider it is given: our dynamic resources read that provider's own
+kubeconfig and context.
+
+Its children are named `<fleet>-...`. Stacks deployed by the root program before the fleet
+existed had the groups and shared objects at the stack's root under their bare names;
+`legacy_root_names` aliases each to that name, so such a stack upgrades with no replacement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+
+from gpu_nodes.config.args import NodeGroupArgs
+from gpu_nodes.config.parse import ConfigError, parse_stack
+from gpu_nodes.config.specs import NodeGroupSpec
+from gpu_nodes.config.stack_settings import SSH_PRIVATE_KEY, StackSpec
+from gpu_nodes.kube.client import ClusterAccess
+from gpu_nodes.providers.claims import stack_label_value
+from gpu_nodes.providers.coexistence import DevicePluginCoexistence
+from gpu_nodes.resources.children import Children
+from gpu_nodes.resources.namespaces import declare_namespaces
+from gpu_nodes.resources.node_group import GpuNodeGroup, GpuNodeGroupArgs
+from gpu_nodes.resources.program_objects import check_program_objects
+from gpu_nodes.resources.runtime_class import declare_runtime_class
+
+TYPE = "gpu-nodes:index:GpuFleet"
+
+
+@dataclass
+class GpuFleetArgs:
+    """What a fleet asks for; each field is the stack setting of the same name (README)."""
+
+    # gpu-nodes:nodeGroups: one entry per group.
+    node_groups: Sequence[NodeGroupArgs | Mapping[str, Any]]
+    # gpu-nodes:sshPrivateKey: required when a group runs preflight. Pass a secret.
+    ssh_private_key: pulumi.Input[str] | None = None
+    # gpu-nodes:imagePullSecret: a registry login (.dockerconfigjson). Pass a secret.
+    image_pull_secret: pulumi.Input[str] | None = None
+    # gpu-nodes:runtimeClass: a name; "" or False for none; None for `nvidia`.
+    runtime_class: str | bool | None = None
+    # gpu-nodes:createRuntimeClass: None for `true` with `nvidia`, `false` with another name
+    # (stack config passes it as the text "true" or "false").
+    create_runtime_class: bool | str | None = None
+    # gpu-nodes:existingNamespaces: referenced, never created or deleted (another stack's, say).
+    existing_namespaces: Sequence[str] = ()
+    # gpu-nodes:handOver: other device plugin installs allowed on the cluster.
+    hand_over: Sequence[str] = ()
+    # gpu-nodes:insecureSkipHostKeyCheck.
+    insecure_skip_host_key_check: bool = False
+    # Alias the children to the bare root names this repository's program gave them before the
+    # fleet existed (its stacks only; two fleets in one program must leave it off).
+    legacy_root_names: bool = False
+    # This stack, as the claims' label writes it; the default is `<project>.<stack>`.
+    stack_label: str = field(default_factory=stack_label_value)
+
+    def validate(self) -> StackSpec:
+        """The validated stack; raises ConfigError naming every mistake. The fleet calls it first;
+        a program may call it earlier, before it registers anything of its own."""
+        stack = parse_stack(
+            # As plain data, as stack config gives it; the reader names whatever is not a group.
+            [dict(group) if isinstance(group, Mapping) else group for group in self.node_groups]
+            if isinstance(self.node_groups, Sequence) and not isinstance(self.node_groups, str)
+            else self.node_groups,
+            self.insecure_skip_host_key_check,
+            self.runtime_class,
+            self.create_runtime_class,
+            list(self.existing_namespaces),
+            has_pull_secret=self.image_pull_secret is not None,
+            hand_over=list(self.hand_over),
+        )
+        if stack.needs_ssh_key and self.ssh_private_key is None:
+            raise ConfigError([f"{SSH_PRIVATE_KEY.key}: not set; a group runs preflight, which logs in with it"])
+        return stack
+
+
+class GpuFleet(pulumi.ComponentResource):
+    """The node groups of one cluster. Pass the Kubernetes provider in `opts` (`provider=` or
+    `providers=`); without one, the default provider and `kubernetes:*` stack config are used."""
+
+    groups: dict[str, GpuNodeGroup]
+    node_groups: pulumi.Output[dict[str, Any]]
+    tenant_access: dict[str, dict[str, str | None]]
+
+    def __init__(self, name: str, args: GpuFleetArgs, opts: pulumi.ResourceOptions | None = None):
+        # A mistake fails here, before the fleet or anything in it is registered.
+        stack = args.validate()
+        check_program_objects(name, stack)
+        super().__init__(TYPE, name, None, opts)
+        provider = self.get_provider("kubernetes::")
+        cluster = ClusterAccess.of_provider(provider) if provider is not None else ClusterAccess.from_stack_config()
+        # The fleet's own depends_on holds back what it checks first (another fleet's namespaces, say).
+        before = list((opts.depends_on if opts and isinstance(opts.depends_on, list) else []) or [])
+        children = Children(self, name, args.legacy_root_names, before)
+        namespaces = declare_namespaces(stack, children, cluster, args.stack_label, args.image_pull_secret)
+        nodes = [node.name for group in stack.node_groups for node in group.nodes]
+        coexistence = DevicePluginCoexistence(
+            children.name("device-plugin-coexistence"),
+            nodes,
+            stack.hand_over,
+            cluster,
+            opts=children.opts("device-plugin-coexistence"),
+        )
+        runtime_class = declare_runtime_class(stack, children, cluster, args.stack_label)
+        self.groups = {
+            spec.name: GpuNodeGroup(
+                children.name(spec.name),
+                GpuNodeGroupArgs(
+                    spec=spec,
+                    device_plugin_namespace=namespaces[spec.device_plugin.namespace],
+                    verification_namespace=namespaces[spec.verification.namespace],
+                    runtime_class=runtime_class,
+                    ssh_private_key=args.ssh_private_key,
+                    cluster=cluster,
+                    stack_label=args.stack_label,
+                    before_nodes=[coexistence],
+                ),
+                opts=children.opts(spec.name),
+            )
+            for spec in stack.node_groups
+        }
+        self.node_groups = pulumi.Output.from_input({group: built.nodes for group, built in self.groups.items()})
+        # What a tenant's GPU pod must say to get its GPUs on each group (README, "How tenants get their GPUs").
+        self.tenant_access = {spec.name: tenant_access(spec) for spec in stack.node_groups}
+        self.register_outputs({"nodeGroups": self.node_groups, "tenantAccess": self.tenant_access})
+
+
+def tenant_access(group: NodeGroupSpec) -> dict[str, str | None]:
+    """How a tenant's GPU pod gets its GPUs on this group: the path, and the RuntimeClass it must name."""
+    return {"gpuAccess": group.gpu_access, "runtimeClassName": group.tenant_runtime_class}
