@@ -40,8 +40,10 @@ def taints_of(node: dict) -> list[dict]:
 class LocalEnv:
     env: dict[str, str]
 
-    def run(self, *args: str, check: bool = True, timeout: int = 900, stdin: str | None = None) -> subprocess.CompletedProcess:
-        result = subprocess.run(list(args), cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout, input=stdin)
+    def run(
+        self, *args: str, check: bool = True, timeout: int = 900, stdin: str | None = None, cwd: Path = ROOT
+    ) -> subprocess.CompletedProcess:
+        result = subprocess.run(list(args), cwd=cwd, env=self.env, capture_output=True, text=True, timeout=timeout, input=stdin)
         if check and result.returncode != 0:
             raise AssertionError(self.explain(f"{' '.join(args)} exited {result.returncode}", result))
         return result
