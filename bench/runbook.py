@@ -1,6 +1,6 @@
 """The scripted kubectl runbook the engine is measured against: the same work, by hand.
 
-Every object is rendered by the program's own builders (components/), from the same stack
+Every object is rendered by the package's own builders (gpu_nodes/), from the same stack
 config, so both sides create the same namespaces, RuntimeClass, PriorityClasses, DaemonSet
 and Jobs. The runbook does what an operator's script would:
 
