@@ -393,6 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--skip-checkpoints", action="store_true", help="run the engine with PULUMI_SKIP_CHECKPOINTS=true (not crash-safe)"
     )
+    parser.add_argument("--split", type=int, help="run each size as this many stacks on one cluster (bench/split.py)")
+    parser.add_argument("--at-once", type=parse_sizes, default=parse_sizes("1,2"), help="with --split: stacks run at a time")
     args = parser.parse_args(argv)
     settings = engine_settings(args.skip_checkpoints)
 
@@ -405,6 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     bench = Bench(local_environment(BACKEND) | settings, log)
     results = []
+    if args.split:
+        return split_main(bench, args.sizes, args.split, args.at_once, settings, log)
     try:
         for nodes in args.sizes:
             results.append(bench.measure(nodes))
@@ -417,6 +421,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"engine parts: {bench.env.get('GPU_NODES_ENGINE_PARTS', 'unknown')}")
     print(format_table(results))
     return 1 if any(r.error for r in results) else 0
+
+
+def split_main(
+    bench: Bench, sizes: Sequence[int], stacks: int, at_once: Sequence[int], settings: dict[str, str], log: Callable[[str], None]
+) -> int:
+    from bench.split import SplitBench, format_split
+
+    tables = []
+    try:
+        for nodes in sizes:
+            rows = SplitBench(bench).measure(nodes, stacks, at_once, log)
+            tables.append(format_split(nodes, stacks, rows))
+    finally:
+        bench.teardown_environment()
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    print(f"one fleet over {stacks} stacks vs the runbook, {when}, {os.cpu_count()} cores")
+    print("preflight: off on both sides")
+    print(f"engine settings: {' '.join(f'{k}={v}' for k, v in settings.items()) or 'defaults'}")
+    print(f"engine parts: {bench.env.get('GPU_NODES_ENGINE_PARTS', 'unknown')}")
+    print("\n\n".join(tables))
+    return 0
 
 
 if __name__ == "__main__":
