@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # preflight.sh: checks one GPU machine before Kubernetes GPU work is put on it.
 #
-# One script, kept as parts: the files of gpu_nodes/scripts/preflight/, joined in
-# name order (this one first, 90-main.sh last) by gpu_nodes/preflight/command.py, which
+# One script, kept as parts: the files of components/scripts/preflight/, joined in
+# name order (this one first, 90-main.sh last) by components/preflight.py, which
 # sends the joined text. Each check is one file (NN-check-*.sh); what they share is
 # here and in 10-report.sh (the JSON report), 20-arguments.sh and 50-kubelet-settings.sh.
 #
@@ -12,7 +12,7 @@
 #                     [--require-default-runtime] [--require-cdi] [--root DIR]
 #
 # Run it by hand on a node, or over SSH the way the Pulumi component does:
-#   cat gpu_nodes/scripts/preflight/*.sh |
+#   cat components/scripts/preflight/*.sh |
 #     ssh root@node bash -s -- --runtime containerd --expect-gpus 8
 #
 # Output contract (stable: the component parses it)
