@@ -17,6 +17,8 @@ _TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 
 @dataclass(frozen=True)
 class Taint:
+    """A taint, and its identity wherever taints are compared: an empty value is no value."""
+
     key: str
     value: str | None
     effect: str
@@ -28,6 +30,11 @@ class Taint:
     def from_k8s(cls, taint: dict[str, str]) -> Taint:
         """A taint as the API returns it; an empty value is no value, as kubectl shows it."""
         return cls(key=taint["key"], value=taint.get("value") or None, effect=taint["effect"])
+
+    @property
+    def slot(self) -> tuple[str, str]:
+        """What the API server keeps unique on a node: one taint per key and effect."""
+        return self.key, self.effect
 
     def to_k8s(self) -> dict[str, str]:
         taint = {"key": self.key, "effect": self.effect}

@@ -70,8 +70,8 @@ def target_props(target: NodeTarget) -> dict[str, Any]:
     return props
 
 
-def _taint_ids(taints: Sequence[Mapping[str, Any]]) -> set[tuple[str, str, str]]:
-    return {(t["key"], t.get("value") or "", t["effect"]) for t in taints}
+def _taint_ids(taints: Sequence[Mapping[str, Any]]) -> set[Taint]:
+    return {Taint.from_k8s(dict(t)) for t in taints}
 
 
 def node_taints(node: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -89,7 +89,7 @@ def missing_labels(target: NodeTarget, node: Mapping[str, Any] | None) -> list[s
 
 def missing_taints(target: NodeTarget, node: Mapping[str, Any] | None) -> list[str]:
     present = _taint_ids(node_taints(node))
-    return [str(Taint.from_k8s(dict(t))) for t in target.taints if (t["key"], t.get("value") or "", t["effect"]) not in present]
+    return [str(taint) for taint in map(Taint.from_k8s, map(dict, target.taints)) if taint not in present]
 
 
 def plugin_pods_on(target: NodeTarget, pods: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

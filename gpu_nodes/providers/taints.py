@@ -58,23 +58,19 @@ class NodeTaintApi(Protocol):
     def write(self, node: str, resource_version: str, taints: list[TaintDict]) -> None: ...
 
 
-def _identity(taint: TaintDict) -> tuple[str, str, str]:
-    return taint["key"], taint.get("value") or "", taint["effect"]
-
-
 def reconcile(existing: list[TaintDict], desired: list[TaintDict], previous: list[TaintDict]) -> list[TaintDict]:
     """The node's next taint list: drop what we set before and no longer want, add what we want.
 
     Everyone else's taints stay as they are, in place, `timeAdded` included.
     """
-    desired_ids = {_identity(t) for t in desired}
-    dropped = {_identity(t) for t in previous} - desired_ids
-    result = [t for t in existing if _identity(t) not in dropped]
+    dropped = {Taint.from_k8s(t) for t in previous} - {Taint.from_k8s(t) for t in desired}
+    result = [t for t in existing if Taint.from_k8s(t) not in dropped]
     for taint in desired:
-        holder = next((t for t in result if (t["key"], t["effect"]) == (taint["key"], taint["effect"])), None)
+        wanted = Taint.from_k8s(taint)
+        holder = next((t for t in result if Taint.from_k8s(t).slot == wanted.slot), None)
         if holder is None:
             result.append(dict(taint))
-        elif _identity(holder) != _identity(taint):
+        elif Taint.from_k8s(holder) != wanted:
             raise TaintConflictError(
                 f"the node already has taint {Taint.from_k8s(holder)}, set by someone else; gpu-nodes would set "
                 f"{Taint.from_k8s(taint)}. Remove it (kubectl taint node NODE {holder['key']}:{holder['effect']}-) "
@@ -85,8 +81,8 @@ def reconcile(existing: list[TaintDict], desired: list[TaintDict], previous: lis
 
 def present(existing: list[TaintDict], ours: list[TaintDict]) -> list[TaintDict]:
     """Those of our taints that the node still carries, in our order."""
-    on_node = {_identity(t) for t in existing}
-    return [dict(t) for t in ours if _identity(t) in on_node]
+    on_node = {Taint.from_k8s(t) for t in existing}
+    return [dict(t) for t in ours if Taint.from_k8s(t) in on_node]
 
 
 def apply_taints(api: NodeTaintApi, node: str, desired: list[TaintDict], previous: list[TaintDict]) -> None:
