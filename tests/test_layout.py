@@ -63,3 +63,18 @@ def test_every_package_directory_is_a_regular_package():
         str(d.relative_to(ROOT)) for d in ROOT.glob("gpu_nodes/**/") if any(d.glob("*.py")) and not (d / "__init__.py").exists()
     )
     assert not missing, f"package directories without __init__.py: {missing}"
+
+
+def test_every_dynamic_resource_derives_from_the_one_cluster_resource_base():
+    """gpu_nodes/providers/cluster_resource.py: the cluster's access among the inputs, the kubeconfig secret."""
+    direct = {
+        str(p.relative_to(ROOT)): [
+            c.name
+            for c in ast.walk(ast.parse(p.read_text()))
+            if isinstance(c, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == "Resource" for b in c.bases)
+        ]
+        for p in sorted(ROOT.glob("gpu_nodes/**/*.py"))
+        if p.name != "cluster_resource.py"
+    }
+    direct = {path: classes for path, classes in direct.items() if classes}
+    assert not direct, f"dynamic resources not derived from ClusterResource: {direct}"

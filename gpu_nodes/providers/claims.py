@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider
 
 from gpu_nodes.constants import STACK_LABEL
 from gpu_nodes.errors import GpuNodesError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.manifests.naming import ownership_labels
+from gpu_nodes.providers.cluster_resource import ClusterResource
 
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 
@@ -130,7 +131,7 @@ class ClaimProvider(ResourceProvider):
         return ReadResult(id_=id_, outs=props)
 
 
-class ObjectClaim(Resource):
+class ObjectClaim(ClusterResource):
     """Checks, once, that the stack may create (or reference) one shared object."""
 
     def __init__(self, name: str, claim: Claim, cluster: ClusterAccess, opts: pulumi.ResourceOptions | None = None):
@@ -143,7 +144,5 @@ class ObjectClaim(Resource):
             "needsLevel": claim.needs_level,
             # Only for namespaced objects, so that the claims of cluster-wide ones keep their inputs.
             **({"namespace": claim.namespace} if claim.namespace else {}),
-            **cluster.props(),
         }
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
-        super().__init__(ClaimProvider(), name, props, opts)
+        super().__init__(ClaimProvider(), name, props, cluster, opts)

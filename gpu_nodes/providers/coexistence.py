@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
 
 from gpu_nodes.errors import GpuNodesError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.manifests.naming import PART_OF
+from gpu_nodes.providers.cluster_resource import ClusterResource
 
 PLUGIN_IMAGE = "k8s-device-plugin"
 HAND_OVER_KEY = "gpu-nodes:handOver"
@@ -148,7 +149,7 @@ class CoexistenceProvider(ResourceProvider):
         return ReadResult(id_=id_, outs={**props, "found": stops})
 
 
-class DevicePluginCoexistence(Resource):
+class DevicePluginCoexistence(ClusterResource):
     """Stops the run when another NVIDIA device plugin is on the cluster (see the module docstring)."""
 
     found: pulumi.Output[list[str]]
@@ -161,6 +162,5 @@ class DevicePluginCoexistence(Resource):
         cluster: ClusterAccess,
         opts: pulumi.ResourceOptions | None = None,
     ):
-        props = {"nodes": sorted(nodes), "handOver": sorted(hand_over), **cluster.props(), "handedOver": None, "found": []}
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
-        super().__init__(CoexistenceProvider(), name, props, opts)
+        props = {"nodes": sorted(nodes), "handOver": sorted(hand_over), "handedOver": None, "found": []}
+        super().__init__(CoexistenceProvider(), name, props, cluster, opts)

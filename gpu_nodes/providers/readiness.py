@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
 
 from gpu_nodes.errors import GpuNodesError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
@@ -41,6 +41,7 @@ from gpu_nodes.kube.node_health import (
     target_props,
 )
 from gpu_nodes.preflight.facts import disagreement, node_facts
+from gpu_nodes.providers.cluster_resource import ClusterResource
 from gpu_nodes.providers.taints import KubernetesNodeTaintApi, NodeReader, NodeTaintApi, apply_taints
 
 T = TypeVar("T")
@@ -307,7 +308,7 @@ class NodeReadinessProvider(ResourceProvider):
         )
 
 
-class NodeReadiness(Resource):
+class NodeReadiness(ClusterResource):
     """Proves one node (the runbook's checklist) and lifts its readiness gate."""
 
     checklist: pulumi.Output[dict[str, str]]
@@ -340,10 +341,8 @@ class NodeReadiness(Resource):
             "timeoutSeconds": timeout_seconds,
             "gpusPerNode": gpus_per_node,
             "replicas": replicas,
-            **cluster.props(),
             "checklist": None,
             "gate": None,
             "recovery": None,
         }
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
-        super().__init__(NodeReadinessProvider(), name, props, opts)
+        super().__init__(NodeReadinessProvider(), name, props, cluster, opts)

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
 
 from gpu_nodes.config.k8s_syntax import Taint
 from gpu_nodes.errors import GpuNodesError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
 from gpu_nodes.kube.node_health import GATE, NodeTarget, degradation, node_taints, target_props
+from gpu_nodes.providers.cluster_resource import ClusterResource
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -205,7 +206,7 @@ class NodeTaintsProvider(ResourceProvider):
             apply_taints(self._api(props), props["node"], desired=[], previous=_ours(props) + _gate(props))
 
 
-class NodeTaints(Resource):
+class NodeTaints(ClusterResource):
     """Our taints and the readiness gate on one node (see the module docstring for why this is not a NodePatch)."""
 
     node: pulumi.Output[str]
@@ -224,9 +225,7 @@ class NodeTaints(Resource):
         props = {
             **target_props(target),
             "gate": GATE.to_k8s(),
-            **cluster.props(),
             "round": None,
             "health": None,
         }
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
-        super().__init__(NodeTaintsProvider(), name, props, opts)
+        super().__init__(NodeTaintsProvider(), name, props, cluster, opts)
