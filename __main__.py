@@ -7,7 +7,7 @@ program of your own builds the fleet the same way (README, "Use it in your own p
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpu_nodes import GpuFleet, GpuFleetArgs, GpuNodesError
+from gpu_nodes import GpuFleet, GpuFleetArgs
 from gpu_nodes.constants import NAMESPACE
 
 config = pulumi.Config(NAMESPACE)
@@ -25,11 +25,9 @@ args = GpuFleetArgs(
     # Stacks of this program predate the fleet: keep their resources' names (no replacement).
     legacy_root_names=True,
 )
-try:
-    args.validate()
-except GpuNodesError as error:
-    # A user mistake: a clean message, no traceback, and nothing registered (the provider neither).
-    raise pulumi.RunError(str(error)) from None
+# A mistake stops the program here, before anything is registered (the provider neither), with
+# its message and no traceback (a GpuNodesError is a pulumi.RunError).
+args.validate()
 
 kubernetes = pulumi.Config("kubernetes")
 # An explicit provider does not read kubernetes:* by itself, so it is read here.

@@ -7,7 +7,10 @@ machines' faults from bugs.
 
 from __future__ import annotations
 
+import pulumi
 
-class GpuNodesError(Exception):
+
+class GpuNodesError(pulumi.RunError):
     """A failure for the operator: bad stack config, a node that stays gated, an object or a
-    device plugin that is someone else's."""
+    device plugin that is someone else's. A `pulumi.RunError`: raised in a program, Pulumi shows
+    its message without a traceback."""

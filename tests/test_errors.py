@@ -23,3 +23,9 @@ def test_internal_signals_are_not_user_facing():
     from gpu_nodes.kube.cluster_view import WatchExpiredError
 
     assert not issubclass(WatchExpiredError, GpuNodesError)
+
+
+def test_the_base_is_a_run_error_so_pulumi_shows_the_message_without_a_traceback():
+    import pulumi
+
+    assert issubclass(GpuNodesError, pulumi.RunError)

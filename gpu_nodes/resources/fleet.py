@@ -97,7 +97,12 @@ class GpuFleet(pulumi.ComponentResource):
         provider = self.get_provider("kubernetes::")
         cluster = ClusterAccess.of_provider(provider) if provider is not None else ClusterAccess.from_stack_config()
         # The fleet's own depends_on holds back what it checks first (another fleet's namespaces, say).
-        before = list((opts.depends_on if opts and isinstance(opts.depends_on, list) else []) or [])
+        depends_on = opts.depends_on if opts else None
+        before: list[pulumi.Resource] = []
+        if isinstance(depends_on, pulumi.Resource):
+            before = [depends_on]
+        elif isinstance(depends_on, (list, tuple)):
+            before = [d for d in depends_on if isinstance(d, pulumi.Resource)]
         children = Children(self, name, args.legacy_root_names, before)
         namespaces = declare_namespaces(stack, children, cluster, args.stack_label, args.image_pull_secret)
         nodes = [node.name for group in stack.node_groups for node in group.nodes]
