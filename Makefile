@@ -17,6 +17,7 @@ bench:
 # Real engine vs a kubectl runbook on the local cluster; run it alone (see bench/README.md):
 #   make bench-engine SIZES=10,30
 #   make bench-engine SIZES=100 BENCH_ARGS=--skip-checkpoints   # the engine without per-step state saves
+#   make bench-engine SIZES=1000 BENCH_ARGS="--split 10 --at-once 1,2"  # one fleet over 10 stacks (bench/split.py)
 SIZES ?= 10,30
 BENCH_ARGS ?=
 bench-engine:
