@@ -36,8 +36,9 @@ def check_program_objects(fleet: str, stack: StackSpec) -> None:
         run = (monitor, {})
         _claimed[id(monitor)] = run
     claimed = run[1]
+    objects = program_objects(stack)
     problems = []
-    for kind, name in program_objects(stack):
+    for kind, name in objects:
         other = claimed.get((kind, name))
         if other is not None and other != fleet:
             way_out = {
@@ -48,5 +49,5 @@ def check_program_objects(fleet: str, stack: StackSpec) -> None:
             problems.append(f"fleet {fleet!r}: {kind} {name!r} belongs to fleet {other!r} already: {way_out}")
     if problems:
         raise ConfigError(problems)
-    for kind, name in program_objects(stack):
+    for kind, name in objects:
         claimed[(kind, name)] = fleet
