@@ -406,21 +406,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[bench {time.perf_counter() - started:6.0f}s] {message}", file=sys.stderr, flush=True)
 
     bench = Bench(local_environment(BACKEND) | settings, log)
-    results = []
     if args.split:
         return split_main(bench, args.sizes, args.split, args.at_once, settings, log)
+    results = []
     try:
         for nodes in args.sizes:
             results.append(bench.measure(nodes))
     finally:
         # Leave nothing running: the fake machines hold 127.0.10.x:2222, which the e2e tier needs.
         bench.teardown_environment()
-    print(f"engine vs runbook, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores")
-    print(f"preflight: on (fake machines over SSH, both sides) up to {PREFLIGHT_MAX_NODES} nodes, off above")
-    print(f"engine settings: {' '.join(f'{k}={v}' for k, v in settings.items()) or 'defaults'}")
-    print(f"engine parts: {bench.env.get('GPU_NODES_ENGINE_PARTS', 'unknown')}")
+    preflight = f"on (fake machines over SSH, both sides) up to {PREFLIGHT_MAX_NODES} nodes, off above"
+    print_header("engine vs runbook", preflight, settings, bench)
     print(format_table(results))
     return 1 if any(r.error for r in results) else 0
+
+
+def print_header(title: str, preflight: str, settings: dict[str, str], bench: Bench) -> None:
+    """What a table was measured with: when, on how many cores, preflight, the engine's settings and parts."""
+    print(f"{title}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores")
+    print(f"preflight: {preflight}")
+    print(f"engine settings: {' '.join(f'{k}={v}' for k, v in settings.items()) or 'defaults'}")
+    print(f"engine parts: {bench.env.get('GPU_NODES_ENGINE_PARTS', 'unknown')}")
 
 
 def split_main(
@@ -435,11 +441,7 @@ def split_main(
             tables.append(format_split(nodes, stacks, rows))
     finally:
         bench.teardown_environment()
-    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    print(f"one fleet over {stacks} stacks vs the runbook, {when}, {os.cpu_count()} cores")
-    print("preflight: off on both sides")
-    print(f"engine settings: {' '.join(f'{k}={v}' for k, v in settings.items()) or 'defaults'}")
-    print(f"engine parts: {bench.env.get('GPU_NODES_ENGINE_PARTS', 'unknown')}")
+    print_header(f"one fleet over {stacks} stacks vs the runbook", "off on both sides", settings, bench)
     print("\n\n".join(tables))
     return 0
 
