@@ -199,7 +199,7 @@ class VerificationSpec:
     image: str = image_setting("pinned image with `nvidia-smi`", DEFAULT_VERIFICATION_IMAGE)
     cuda_image: str = image_setting(
         "pinned image whose own command runs a CUDA kernel (NVIDIA's CUDA sample `vectorAdd`), after `nvidia-smi`; "
-        'the `cudaX.Y` in its tag is the CUDA version preflight requires of the driver (see "CUDA")',
+        'the `cudaX.Y` in its tag is the CUDA version preflight weighs against the driver and the toolkit mode (see "CUDA")',
         DEFAULT_CUDA_IMAGE,
         key="cudaImage",
     )

@@ -57,6 +57,8 @@ GPU_LINES = (
 # One description of a healthy containerd setup, shared with the fake machines.
 CONTAINERD_CONFIG = fakehost.CONTAINERD_CONFIG
 NVIDIA_DROPIN = fakehost.CONTAINERD_NVIDIA_DROPIN
+# The toolkit's config.toml (internal/config: /etc/nvidia-container-runtime/config.toml).
+TOOLKIT_CONFIG = "/etc/nvidia-container-runtime/config.toml"
 KUBEADM_FLAGS = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
 
 
@@ -142,6 +144,16 @@ class FakeNode:
         printing table when run plainly."""
         answers = f"  *--query-gpu=*)\n{heredoc(query_lines)}\n;;\n  -q)\n{heredoc(q or table)}\n;;\n  *)\n{heredoc(table)}\n;;"
         self.command("nvidia-smi", f'case "$*" in\n{answers}\nesac')
+
+    def toolkit(self, version: str, config: str | None = None) -> None:
+        """nvidia-ctk of version (its --version output, as 1.17.8 prints it), and the toolkit's
+        config.toml with config as its text (None: no config.toml)."""
+        self.command("nvidia-ctk", f'echo "NVIDIA Container Toolkit CLI version {version}"; echo "commit: 0123abc"')
+        path = self.root / TOOLKIT_CONFIG.lstrip("/")
+        if config is None:
+            path.unlink(missing_ok=True)
+        else:
+            self.file(TOOLKIT_CONFIG, config)
 
     def kubelet(self, version: str) -> None:
         self.command("kubelet", f'echo "Kubernetes {version}"')

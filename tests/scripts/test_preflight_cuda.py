@@ -1,20 +1,196 @@
-"""--min-cuda: the driver's CUDA version, from nvidia-smi's header, against the CUDA version of the
-verification's CUDA image. Headers are real nvidia-smi output (fixtures/README.md names each)."""
+"""--min-cuda: whether the verification's CUDA image starts and runs on the machine, by NVIDIA's
+rule: the driver's CUDA version (nvidia-smi's header), the toolkit's mode (its version and
+config.toml `mode`), and, in legacy mode, the driver branches the image's NVIDIA_REQUIRE_CUDA
+lists (35-check-cuda.sh cites the upstream files). Headers are real nvidia-smi output or laid out
+as driver R550 prints it (fakehost.smi_table); the config.toml is the toolkit's generated default
+(fixtures/README.md names each source)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
-from .preflight_node import FIXTURES, GPU_LINES, FakeNode
+from .preflight_node import FIXTURES, GPU_LINES, FakeNode, fakehost
 
 PASSED_EXIT = 0
 FAILED_EXIT = 1
 USAGE_EXIT = 2
+CONFIG = (FIXTURES / "nvidia-container-toolkit-config.toml").read_text()
+
+
+def config(mode: str | None = "auto", disable_require: bool = False) -> str:
+    """The toolkit's generated config.toml with `mode` set to mode (None: the line removed)."""
+    assert '\nmode = "auto"\n' in CONFIG and "\ndisable-require = false\n" in CONFIG, "the fixture changed"
+    text = CONFIG.replace('\nmode = "auto"\n', "\n" if mode is None else f'\nmode = "{mode}"\n')
+    return text.replace("\ndisable-require = false\n", "\ndisable-require = true\n") if disable_require else text
 
 
 def nvidia_smi(node: FakeNode, fixture: str) -> None:
     """--query-gpu answers as before; plain `nvidia-smi` prints the recorded table."""
     node.healthy_nvidia_smi(GPU_LINES, (FIXTURES / fixture).read_text())
+
+
+def driver(node: FakeNode, version: str, cuda: str) -> None:
+    """nvidia-smi of a driver: its header laid out as R550 prints it, and the query lines."""
+    lines = GPU_LINES.replace("550.54.15", version)
+    node.healthy_nvidia_smi(lines, fakehost.smi_table(fakehost.MachineSpec(driver=version, cuda_version=cuda)))
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    toolkit: str
+    config: str | None
+    driver: tuple[str, str]  # driver version, CUDA version of its header
+    image: str  # --min-cuda
+    ok: bool
+    says: tuple[str, ...]
+    warning: bool = False
+    extra: tuple[str, ...] = ()
+
+
+R535 = ("535.183.01", "12.2")
+R545 = ("545.29.06", "12.3")
+R550 = ("550.127.05", "12.4")
+R570 = ("570.124.06", "12.8")
+CASES = [
+    Case("newer driver, any mode", "1.17.8", config(), R570, "12.5", True, ("supports CUDA 12.8 >= 12.5",)),
+    Case(
+        "legacy (auto before 1.18), branch listed",
+        "1.17.8",
+        config(),
+        R535,
+        "12.5",
+        True,
+        ("legacy mode", "auto, legacy before toolkit 1.18.0", "lists the R535 branch", "minor-version compatibility"),
+    ),
+    Case("legacy, R550 listed for 12.5", "1.17.8", config("legacy"), R550, "12.5", True, ("lists the R550 branch",)),
+    Case(
+        "legacy, branch not listed",
+        "1.17.8",
+        config(),
+        R545,
+        "12.5",
+        False,
+        ('refuses to start it ("unsatisfied condition: cuda>=12.5"', "R470, R535, R550 branches", "verification.cudaImage"),
+    ),
+    Case("legacy asked for on 1.18", "1.18.0", config("legacy"), R545, "12.5", False, ("legacy mode", "refuses to start it")),
+    Case(
+        "no config.toml: auto",
+        "1.17.8",
+        None,
+        R545,
+        "12.5",
+        False,
+        ("no /etc/nvidia-container-runtime/config.toml", "legacy mode"),
+    ),
+    Case("mode line removed: auto", "1.17.8", config(None), R545, "12.5", False, ("mode unset", "legacy mode")),
+    Case(
+        "jit-cdi (auto from 1.18)",
+        "1.18.0",
+        config(),
+        R545,
+        "12.5",
+        True,
+        ("jit-cdi mode", "auto, jit-cdi from toolkit 1.18.0", "checks no NVIDIA_REQUIRE_CUDA", "minor-version compatibility"),
+    ),
+    Case(
+        "jit-cdi asked for on 1.17",
+        "1.17.8",
+        config("jit-cdi"),
+        R545,
+        "12.5",
+        True,
+        ("jit-cdi mode", "checks no NVIDIA_REQUIRE_CUDA"),
+    ),
+    Case("cdi mode", "1.17.8", config("cdi"), R545, "12.5", True, ("cdi mode", "checks no NVIDIA_REQUIRE_CUDA")),
+    Case("disable-require", "1.17.8", config("legacy", disable_require=True), R545, "12.5", True, ("disable-require = true",)),
+    Case(
+        "CUDA 13 image, jit-cdi: forward compatibility only",
+        "1.18.0",
+        config(),
+        R550,
+        "13.0",
+        True,
+        ("checks no NVIDIA_REQUIRE_CUDA", "forward compatibility"),
+        warning=True,
+    ),
+    Case(
+        "CUDA 13 image, legacy, R550 listed",
+        "1.17.8",
+        config(),
+        R550,
+        "13.0",
+        True,
+        ("lists the R550 branch", "forward compatibility"),
+        True,
+    ),
+    Case(
+        "CUDA 13 image, legacy, R545 not listed",
+        "1.17.8",
+        config(),
+        R545,
+        "13.0",
+        False,
+        ("R535, R550, R565, R570, R575 branches",),
+    ),
+    Case(
+        "image not in the table",
+        "1.17.8",
+        config(),
+        R545,
+        "12.7",
+        True,
+        ("which driver branches NVIDIA's CUDA 12.7 images list is not known",),
+        True,
+    ),
+    Case("mode not the toolkit's", "1.17.8", config("nvml"), R545, "12.5", False, ("mode nvml is not a mode of the toolkit",)),
+    Case(
+        "gpuAccess cdi: no nvidia runtime involved",
+        "1.17.8",
+        config("legacy"),
+        R545,
+        "12.5",
+        True,
+        ("injects the group's CDI devices itself", "minor-version compatibility"),
+        extra=("--require-cdi",),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_the_cuda_rule_nvidia_applies(node: FakeNode, case: Case) -> None:
+    node.toolkit(case.toolkit, case.config)
+    driver(node, *case.driver)
+    result = node.preflight("--min-cuda", case.image, *case.extra)
+    cuda = result.check("cuda")
+    assert cuda["ok"] is case.ok, f"{case.name}: {cuda}"
+    assert cuda["detail"].startswith("warning: ") is case.warning, f"{case.name}: {cuda}"
+    for text in case.says:
+        assert text in cuda["detail"], f"{case.name}: {text!r} not in {cuda['detail']!r}"
+    assert result.report["cudaVersion"] == case.driver[1], result.report
+
+
+def test_without_a_toolkit_version_the_mode_of_auto_is_unknown_and_only_warns(node: FakeNode) -> None:
+    node.drop_command("nvidia-ctk")
+    node.command("nvidia-container-runtime", "exit 0")
+    node.file("etc/nvidia-container-runtime/config.toml", config())
+    driver(node, *R545)
+    cuda = node.preflight("--min-cuda", "12.5").check("cuda")
+    assert cuda["ok"] is True and cuda["detail"].startswith("warning: "), cuda
+    assert "the toolkit's mode is unknown" in cuda["detail"] and "nvidia-ctk is not on PATH" in cuda["detail"], cuda
+
+
+def test_nvidia_ctk_is_asked_its_version_once(node: FakeNode) -> None:
+    """The CUDA and the toolkit checks both need it; one `nvidia-ctk --version` serves both."""
+    calls = node.base / "ctk-calls"
+    node.command("nvidia-ctk", f'echo "$*" >> {calls}\necho "NVIDIA Container Toolkit CLI version 1.17.8"')
+    node.file("etc/nvidia-container-runtime/config.toml", config())
+    driver(node, *R535)
+    result = node.preflight("--min-cuda", "12.5")
+    assert result.check("cuda")["ok"] is True and result.check("container-toolkit")["ok"] is True, result.stderr
+    assert calls.read_text().splitlines() == ["--version"], calls.read_text()
 
 
 @pytest.mark.parametrize(("fixture", "cuda"), [("nvidia-smi-a100-sxm4-570.txt", "12.8"), ("nvidia-smi-a40-550.txt", "12.4")])
@@ -33,18 +209,10 @@ def test_an_image_for_an_older_cuda_passes(node: FakeNode) -> None:
     assert result.returncode == PASSED_EXIT, result.stderr
 
 
-def test_an_image_for_a_newer_cuda_is_refused_naming_both_versions_and_the_ways_out(node: FakeNode) -> None:
-    nvidia_smi(node, "nvidia-smi-a40-550.txt")
-    result = node.preflight("--min-cuda", "12.5")
-    cuda = result.check("cuda")
-    assert result.returncode == FAILED_EXIT and cuda["ok"] is False, cuda
-    assert "supports CUDA up to 12.4, but the verification's CUDA image is built for CUDA 12.5" in cuda["detail"], cuda
-    assert "upgrade the driver" in cuda["detail"] and "verification.cudaImage" in cuda["detail"], cuda
-
-
 def test_versions_compare_as_numbers(node: FakeNode) -> None:
     nvidia_smi(node, "nvidia-smi-a100-sxm4-570.txt")
-    assert node.preflight("--min-cuda", "12.10").check("cuda")["ok"] is False, "12.8 taken for newer than 12.10"
+    cuda = node.preflight("--min-cuda", "12.10").check("cuda")
+    assert "supports CUDA up to 12.8" in cuda["detail"], f"12.8 taken for newer than 12.10: {cuda}"
 
 
 def test_no_cuda_version_in_the_header_fails_when_one_is_needed(node: FakeNode) -> None:

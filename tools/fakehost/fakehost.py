@@ -49,6 +49,9 @@ SMI_DRIVER_ERROR = (
     "Make sure that the latest NVIDIA driver is installed and running."
 )
 NODE_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$")
+# Real-format samples the fake machines answer with (tests/scripts/fixtures/README.md names each source).
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "scripts" / "fixtures"
+TOOLKIT_CONFIG = "/etc/nvidia-container-runtime/config.toml"
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,8 @@ class MachineSpec:
     gpu_name: str = "NVIDIA A100-SXM4-80GB"
     memory_mib: int = 81920
     toolkit_version: str = "1.17.8"
+    # nvidia-container-runtime.mode in the toolkit's config.toml (its generated default: auto).
+    toolkit_mode: str = "auto"
     kubelet_version: str = "v1.30.2"
     # Modes as many distros ship them: containerd's config 0600 and /var/lib/kubelet
     # 0750, root's. Only root (or sudo) can read them: see README "Privileges".
@@ -275,6 +280,12 @@ CONTAINERD_DUMP_DENIED = (
     "containerd: failed to load TOML from /etc/containerd/config.toml: open /etc/containerd/config.toml: permission denied"
 )
 
+def toolkit_config(mode: str) -> str:
+    """The toolkit's generated config.toml (fixtures/nvidia-container-toolkit-config.toml) with mode."""
+    text = (FIXTURES / "nvidia-container-toolkit-config.toml").read_text()
+    return text.replace('\nmode = "auto"\n', f'\nmode = "{mode}"\n')
+
+
 KUBELET_CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: systemd
@@ -299,6 +310,7 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     _write(sbin / "kubelet", _simple_stub("kubelet", f"Kubernetes {spec.kubelet_version}"), 0o755)
     _write(tree / "etc/containerd/config.toml", CONTAINERD_CONFIG)
     _write(tree / "etc/containerd/conf.d/99-nvidia.toml", CONTAINERD_NVIDIA_DROPIN)
+    _write(tree / TOOLKIT_CONFIG.lstrip("/"), toolkit_config(spec.toolkit_mode))
     flags = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
     _write(tree / "var/lib/kubelet/kubeadm-flags.env", flags)
     _write(tree / "var/lib/kubelet/config.yaml", KUBELET_CONFIG)

@@ -8,7 +8,7 @@
 readonly TOOLKIT_CVE_FIXED=1.17.8
 
 check_toolkit() {
-  local ctk='' runtime='' version=''
+  local ctk='' runtime=''
   find_cmd nvidia-ctk && ctk=$REPLY
   find_cmd nvidia-container-runtime && runtime=$REPLY
   if [[ -z $ctk && -z $runtime ]]; then
@@ -19,14 +19,38 @@ check_toolkit() {
     toolkit_verdict "nvidia-container-runtime at $runtime (no nvidia-ctk, version unknown)" ''
     return
   fi
-  run_capture "$CMD_TIMEOUT" nvidia-ctk --version
-  if ((CAP_RC != 0)); then
-    toolkit_verdict "warning: $ctk is installed but nvidia-ctk --version failed (exit $CAP_RC)" ''
+  toolkit_version
+  if ((TK_RC != 0)); then
+    toolkit_verdict "warning: $ctk is installed but nvidia-ctk --version failed (exit $TK_RC)" ''
     return
   fi
-  [[ $CAP_OUT =~ version\ ([0-9]+(\.[0-9]+)+) ]] && version=${BASH_REMATCH[1]}
+  toolkit_verdict "nvidia-ctk: ${TK_LINE:-no version printed}" "$TK_VERSION"
+}
+
+# toolkit_version: sets TK_VERSION ("1.17.8"), TK_LINE (what nvidia-ctk printed first) and
+# TK_RC, or TK_WHY when the version is unknown. Asks `nvidia-ctk --version` once per run:
+# the CUDA and the toolkit checks both need it.
+toolkit_version() {
+  if [[ -n ${TK_ASKED-} ]]; then
+    [[ -n $TK_VERSION ]]
+    return
+  fi
+  TK_ASKED=true TK_VERSION='' TK_LINE='' TK_RC='' TK_WHY=''
+  if ! command -v nvidia-ctk >/dev/null 2>&1; then
+    TK_WHY="nvidia-ctk is not on PATH"
+    return 1
+  fi
+  run_capture "$CMD_TIMEOUT" nvidia-ctk --version
+  TK_RC=$CAP_RC
+  if ((CAP_RC != 0)); then
+    TK_WHY="nvidia-ctk --version failed (exit $CAP_RC)"
+    return 1
+  fi
+  [[ $CAP_OUT =~ version\ ([0-9]+(\.[0-9]+)+) ]] && TK_VERSION=${BASH_REMATCH[1]}
   brief "$CAP_OUT"
-  toolkit_verdict "nvidia-ctk: ${REPLY:-no version printed}" "$version"
+  TK_LINE=$REPLY
+  [[ -n $TK_VERSION ]] || TK_WHY="nvidia-ctk --version printed no version"
+  [[ -n $TK_VERSION ]]
 }
 
 # toolkit_verdict DETAIL VERSION: the check, against --min-toolkit when one is asked for.
