@@ -155,6 +155,14 @@ class FakeNode:
         else:
             self.file(TOOLKIT_CONFIG, config)
 
+    def crictl(self, info: str, exit_code: int = 0) -> None:
+        """crictl answering `crictl [flags] info` with info (the running runtime's, as crictl prints it)."""
+        self.command("crictl", f'[ "${{!#}}" = info ] || exit 1\n{heredoc(info)}\nexit {exit_code}')
+
+    def docker(self, info: str) -> None:
+        """docker answering `docker info --format '{{json .}}'` with info (the running dockerd's)."""
+        self.command("docker", f'[ "$*" = "info --format {{{{json .}}}}" ] || exit 1\n{heredoc(info)}')
+
     def kubelet(self, version: str) -> None:
         self.command("kubelet", f'echo "Kubernetes {version}"')
 

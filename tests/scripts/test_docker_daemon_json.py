@@ -90,3 +90,26 @@ def test_what_dockerd_would_refuse_is_reported_with_its_line(text: str, error: s
     result = read(text)
     # What was read before the mistake is not used: inspect_docker stops at the error.
     assert (result.valid, result.error) == (False, error), result
+
+
+def scan(text: str, values: str, keys: str) -> list[str]:
+    """json_scan with JP_WANT values and JP_WANT_KEYS keys: each wanted path's value, then its keys."""
+    script = "".join(part.read_text() for part in PARTS)
+    script += f'JP_WANT=" {values} " JP_WANT_KEYS=" {keys} "\njson_scan "$(cat)" || exit 3\n'
+    script += f'for p in {values}; do printf "%s\\n" "${{JP_VALUE[$p]-}}"; done\n'
+    script += f'for p in {keys}; do printf "%s\\n" "${{JP_KEYS[$p]-}}"; done'
+    proc = subprocess.run([BASH, "-c", script], input=text, capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 0 and not proc.stderr, (proc.returncode, proc.stderr)
+    return proc.stdout.splitlines()
+
+
+def test_crictl_info_gives_the_running_containerds_default_runtimes_and_cdi():
+    """containerd's docs/cri/crictl.md sample: `defaultRuntime` (an object) beside `defaultRuntimeName`."""
+    text = (FIXTURES / "crictl-info-containerd-1.7.json").read_text()
+    got = scan(text, "/config/containerd/defaultRuntimeName /config/enableCDI", "/config/containerd/runtimes")
+    assert got == ["runc", "false", "runc"], got
+
+
+def test_docker_info_gives_the_running_dockerds_default_and_runtimes():
+    got = scan((FIXTURES / "docker-info.json").read_text(), "/DefaultRuntime", "/Runtimes")
+    assert got == ["runc", "io.containerd.runc.v2 runc"], got

@@ -90,6 +90,20 @@ def test_a_machine_switched_to_other_gpus_reports_them_and_still_passes(server: 
     assert {g["memoryMiB"] for g in report["gpus"]} == {81559}, report["gpus"]
 
 
+def test_a_containerd_not_restarted_after_nvidia_ctk_fails_with_restart(server: SshServer, pinned: Path) -> None:
+    """The machine's files carry the nvidia drop-in; its running containerd (crictl info) has not loaded it."""
+    healthy = parse_one_object(run_ssh(server, pinned, REMOTE_COMMAND).stdout)
+    assert healthy["runtime"]["source"] == "crictl-info", healthy["runtime"]
+    proc = preflight_in_mode(server, pinned, "runtime-not-restarted")
+    report = parse_one_object(proc.stdout, proc.stderr)
+    runtime = next(c for c in report["checks"] if c["name"] == "runtime")
+    assert proc.returncode == 1 and runtime["ok"] is False, runtime
+    assert (
+        "its files add it (containerd config dump) but the running containerd has not loaded them: restart containerd"
+        in runtime["detail"]
+    )
+
+
 def test_mismatched_host_key_is_refused(server: SshServer, tmp_path: Path) -> None:
     other = tmp_path / "other_host_key"
     fakehost.ensure_key(other, "not-the-server")

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 SSHD = Path("/usr/sbin/sshd")
-MODES = ("healthy", "driver", "other-model")
+MODES = ("healthy", "driver", "other-model", "runtime-not-restarted")
 # Directories the fake machine is laid over, relative to /.
 OVERLAID = ("etc", "var/lib", "usr/local/sbin", "run")
 # The one writable place on the machine: a tmpfs in its namespace.
@@ -226,6 +226,34 @@ fi
 """
 
 
+# What crictl says to a user who may not use containerd's socket (root's, 0660).
+CRICTL_DENIED = (
+    'level=fatal msg="validate service connection: validate CRI v1 runtime API for endpoint '
+    r"\"unix:///run/containerd/containerd.sock\": rpc error: code = Unavailable desc = connection error: "
+    r'desc = \"transport: Error while dialing: dial unix /run/containerd/containerd.sock: connect: permission denied\""'
+)
+
+
+def _crictl(mode_file: Path) -> str:
+    """crictl answering `info` as the running containerd: nvidia loaded and the default, as the
+    drop-in says; in mode runtime-not-restarted, what containerd still runs when nobody restarted
+    it after `nvidia-ctk runtime configure` (runc, no nvidia), while its files say nvidia."""
+    return f"""#!/bin/bash
+# Fake crictl (tools/fakehost): only `crictl [flags] info` is simulated.
+[ "${{!#}}" = info ] || {{ echo "fake crictl: only info is simulated" >&2; exit 1; }}
+[ "$(id -u)" = 0 ] || {{ echo {shlex.quote(CRICTL_DENIED)} >&2; exit 1; }}
+if [ "$(cat {shlex.quote(str(mode_file))} 2>/dev/null)" = runtime-not-restarted ]; then
+  cat <<'EOF'
+{crictl_info()}
+EOF
+  exit 0
+fi
+cat <<'EOF'
+{crictl_info(default_runtime="nvidia", nvidia=True)}
+EOF
+"""
+
+
 def _simple_stub(name: str, version_text: str, extra_case: str = "") -> str:
     return f"""#!/bin/bash
 # Fake {name} (tools/fakehost).
@@ -280,10 +308,40 @@ CONTAINERD_DUMP_DENIED = (
     "containerd: failed to load TOML from /etc/containerd/config.toml: open /etc/containerd/config.toml: permission denied"
 )
 
+
 def toolkit_config(mode: str) -> str:
     """The toolkit's generated config.toml (fixtures/nvidia-container-toolkit-config.toml) with mode."""
     text = (FIXTURES / "nvidia-container-toolkit-config.toml").read_text()
     return text.replace('\nmode = "auto"\n', f'\nmode = "{mode}"\n')
+
+
+def crictl_info(default_runtime: str = "runc", nvidia: bool = False, enable_cdi: bool = False) -> str:
+    """`crictl info` of a running containerd (fixtures/crictl-info-containerd-1.7.json, runc only)
+    with an `nvidia` runtime (a copy of runc's, nvidia-container-runtime as its binary, the way
+    `nvidia-ctk runtime configure` adds it), default_runtime and enable_cdi. Printed as crictl
+    prints it: indented by two, map keys sorted (Go's encoding/json)."""
+    info = json.loads((FIXTURES / "crictl-info-containerd-1.7.json").read_text())
+    containerd = info["config"]["containerd"]
+    runtimes = containerd["runtimes"]
+    if nvidia:
+        runtimes["nvidia"] = json.loads(json.dumps(runtimes["runc"]))
+        runtimes["nvidia"]["options"]["BinaryName"] = "/usr/bin/nvidia-container-runtime"
+    containerd["runtimes"] = dict(sorted(runtimes.items()))
+    containerd["defaultRuntimeName"] = default_runtime
+    info["config"]["enableCDI"] = enable_cdi
+    return json.dumps(info, indent=2)
+
+
+def docker_info(default_runtime: str = "runc", nvidia: bool = False) -> str:
+    """`docker info --format '{{json .}}'` (fixtures/docker-info.json, runc only) with the nvidia
+    runtime of daemon.json (`nvidia-ctk runtime configure --runtime=docker`) and default_runtime:
+    one line, map keys sorted, as Go's encoding/json writes it."""
+    info = json.loads((FIXTURES / "docker-info.json").read_text())
+    if nvidia:
+        info["Runtimes"]["nvidia"] = {"path": "nvidia-container-runtime"}
+    info["Runtimes"] = dict(sorted(info["Runtimes"].items()))
+    info["DefaultRuntime"] = default_runtime
+    return json.dumps(info, separators=(",", ":"))
 
 
 KUBELET_CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
@@ -307,6 +365,7 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
         f"    cat <<'EOF'\n{CONTAINERD_DUMP}EOF\n    ;;\n"
     )
     _write(sbin / "containerd", _simple_stub("containerd", "containerd v1.7.27 fakehost", dump), 0o755)
+    _write(sbin / "crictl", _crictl(mode_file), 0o755)
     _write(sbin / "kubelet", _simple_stub("kubelet", f"Kubernetes {spec.kubelet_version}"), 0o755)
     _write(tree / "etc/containerd/config.toml", CONTAINERD_CONFIG)
     _write(tree / "etc/containerd/conf.d/99-nvidia.toml", CONTAINERD_NVIDIA_DROPIN)
@@ -331,7 +390,8 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
 
 
 def set_mode(mode_file: Path, mode: str) -> None:
-    """healthy; driver: nvidia-smi then fails as with a lost driver; other-model: it reports other GPUs."""
+    """healthy; driver: nvidia-smi then fails as with a lost driver; other-model: it reports other GPUs;
+    runtime-not-restarted: the running containerd (crictl info) has not loaded the nvidia drop-in."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     mode_file.parent.mkdir(parents=True, exist_ok=True)

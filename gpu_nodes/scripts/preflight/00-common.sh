@@ -21,7 +21,7 @@
 #      "gpus": [{"index": int, "name": str, "uuid": str, "memoryMiB": int}],
 #      "runtime": {"name": "containerd"|"docker"|"cri-o"|"k3s"|"rke2"|null,
 #                  "nvidiaDefault": bool, "runtimeClassNeeded": bool,
-#                  "source": "config-dump"|"files"|"file-fallback"|null,
+#                  "source": "crictl-info"|"docker-info"|"config-dump"|"files"|"file-fallback"|null,
 #                  "certain": bool},
 #      "kubelet": {"cgroupDriver": str|null, "cpuManagerPolicy": str|null},
 #      "checks": [{"name": str, "ok": bool, "detail": str}]}
@@ -44,8 +44,9 @@
 #   RuntimeClass whose handler is "nvidia" (with --require-default-runtime the
 #   runtime check fails instead). Both flags are false when the nvidia runtime is
 #   missing (the runtime check has failed then).
-#   runtime.source says where the verdict comes from: "config-dump" (containerd's
-#   own merge of its files), "files" (config files read as the runtime reads them:
+#   runtime.source says where the verdict comes from: "crictl-info" / "docker-info" (the
+#   running containerd or dockerd, which decides where it answers: 61-running-runtime.sh),
+#   "config-dump" (containerd's own merge of its files), "files" (config files read as the runtime reads them:
 #   daemon.json, CRI-O's, k3s's generated config) or "file-fallback" (containerd's
 #   files merged by this script because config dump was unavailable).
 #   runtime.certain is false when the verdict rests on this script's reading of

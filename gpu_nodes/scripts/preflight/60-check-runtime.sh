@@ -115,13 +115,15 @@ containerd_files() {
 }
 
 # containerd_major BIN...: sets REPLY to containerd's major version (1 or 2) and
-# MAJOR_WHY to how it is known: from `BIN --version` when it answers, else from
+# MAJOR_WHY to how it is known (CTRD_VERSION to the whole version, 1.7.27, when
+# `BIN --version` told it): from `BIN --version` when it answers, else from
 # the config version (3 exists only in containerd 2; 1 and 2 are taken as 1.x).
 containerd_major() {
+  CTRD_VERSION=''
   if (($#)); then
     run_capture "$CMD_TIMEOUT" "$@" --version
-    if ((CAP_RC == 0)) && [[ $CAP_OUT =~ [[:space:]]v?([0-9]+)\.[0-9]+\.[0-9]+ ]]; then
-      REPLY=${BASH_REMATCH[1]} MAJOR_WHY="containerd ${BASH_REMATCH[0]# }"
+    if ((CAP_RC == 0)) && [[ $CAP_OUT =~ [[:space:]]v?(([0-9]+)\.[0-9]+\.[0-9]+) ]]; then
+      REPLY=${BASH_REMATCH[2]} MAJOR_WHY="containerd ${BASH_REMATCH[0]# }" CTRD_VERSION=${BASH_REMATCH[1]}
       return
     fi
   fi
@@ -279,6 +281,26 @@ inspect_crio() {
   fi
   read_files "${FILES[@]}"
   scan_toml "$REPLY" default_runtime
+  crio_unread_dropins
+}
+
+# crio_unread_dropins: nvidia-ctk 1.18.0-1.19.0 wrote CRI-O's drop-in to /etc/crio/conf.d
+# (cmd/nvidia-ctk/runtime/configure/configure.go, defaultCrioDropInConfigFilePath; the
+# toolkit installer's crio.go DefaultDropInConfig), a directory CRI-O never reads: it reads
+# crio.conf and its --config-dir, /etc/crio/crio.conf.d (fixed in toolkit 1.19.1). Running
+# the same command again writes the same file; sets RUN_FIX to what does help when such a
+# drop-in holds what the files CRI-O reads lack.
+crio_unread_dropins() {
+  local read_nvidia=$RT_CONFIGURED read_default=$RT_DEFAULT_NAME read_is_default=$RT_IS_DEFAULT read_source=$RT_SOURCE list
+  glob_root "/etc/crio/conf.d/*"
+  ((${#MATCHES[@]})) || return 0
+  read_files "${MATCHES[@]}" && list=$RT_SOURCE
+  RT_CONFIGURED=false RT_DEFAULT_NAME='' RT_IS_DEFAULT=false
+  scan_toml "$REPLY" default_runtime
+  if [[ $RT_CONFIGURED == true && $read_nvidia != true ]] || [[ $RT_IS_DEFAULT == true && $read_is_default != true ]]; then
+    RUN_FIX="$list is in /etc/crio/conf.d, a directory CRI-O never reads (CRI-O reads /etc/crio/crio.conf.d and /etc/crio/crio.conf; nvidia-ctk 1.18.0 to 1.19.0 wrote its drop-in there, fixed in 1.19.1): move it to /etc/crio/crio.conf.d/ (or upgrade the NVIDIA Container Toolkit to 1.19.1 or later and run nvidia-ctk runtime configure --runtime=crio again), then restart crio"
+  fi
+  RT_CONFIGURED=$read_nvidia RT_DEFAULT_NAME=$read_default RT_IS_DEFAULT=$read_is_default RT_SOURCE=$read_source
 }
 
 inspect_docker() {
@@ -396,6 +418,7 @@ check_runtime() {
     name=$DETECTED how="auto chose $DETECTED ($DETECT_WHY); "
   fi
   RT_NAME=$name RT_CONFIGURED=false RT_IS_DEFAULT=false RT_DEFAULT_NAME='' RT_SOURCE='' RT_ERROR='' RT_ENABLE_CDI=''
+  RUN_FIX='' RUN_CDI_FIX='' RUN_WARN=''
   CANNOT_READ=()
   case $name in
     containerd) inspect_containerd ;;
@@ -403,6 +426,7 @@ check_runtime() {
     cri-o) inspect_crio ;;
     docker) inspect_docker ;;
   esac
+  running_runtime "$name"
   if ((${#CANNOT_READ[@]})); then
     # A file we could not read may hold (or undo) the nvidia runtime: no verdict.
     RT_CERTAIN=false
@@ -412,18 +436,28 @@ check_runtime() {
     add_check runtime false "$how$RT_ERROR"
   elif [[ $RT_CONFIGURED != true ]]; then
     fix_missing "$name"
-    add_check runtime false "$how$name has no nvidia runtime (read $RT_SOURCE): $REPLY"
+    add_check runtime false "$how$name has no nvidia runtime (read $RT_SOURCE): ${RUN_FIX:-$REPLY}"
   elif [[ $RT_IS_DEFAULT == true ]]; then
     RT_DEFAULT=true
-    add_check runtime true "$how$name: nvidia runtime configured and the default (read $RT_SOURCE)"
+    runtime_passes "$how$name: nvidia runtime configured and the default (read $RT_SOURCE)"
   elif $REQUIRE_DEFAULT; then
     # Asked for when the stack gives pods no RuntimeClass: under runc the device
     # plugin cannot load NVML and the verification pods see no GPU.
     RT_CLASS=true
     fix_default "$name"
-    add_check runtime false "$how$name: nvidia runtime configured, but nvidia is not the default runtime (the default is ${RT_DEFAULT_NAME:-runc}) (read $RT_SOURCE): pods that name no RuntimeClass, the device plugin's included, would run without the GPUs. Make nvidia the default ($REPLY), or give GPU pods a RuntimeClass with handler nvidia"
+    add_check runtime false "$how$name: nvidia runtime configured, but nvidia is not the default runtime (the default is ${RT_DEFAULT_NAME:-runc}) (read $RT_SOURCE): pods that name no RuntimeClass, the device plugin's included, would run without the GPUs. Make nvidia the default (${RUN_FIX:-$REPLY}), or give GPU pods a RuntimeClass with handler nvidia"
   else
     RT_CLASS=true
-    add_check runtime true "$how$name: nvidia runtime configured but the default is ${RT_DEFAULT_NAME:-runc} (read $RT_SOURCE): GPU pods need a RuntimeClass with handler nvidia"
+    runtime_passes "$how$name: nvidia runtime configured but the default is ${RT_DEFAULT_NAME:-runc} (read $RT_SOURCE): GPU pods need a RuntimeClass with handler nvidia${RUN_FIX:+; $RUN_FIX}"
+  fi
+}
+
+# runtime_passes DETAIL: passes the runtime check, as a warning when the running daemon has
+# what its files do not (RUN_WARN, 61-running-runtime.sh).
+runtime_passes() {
+  if [[ -n ${RUN_WARN-} ]]; then
+    add_check runtime true "warning: $1; $RUN_WARN"
+  else
+    add_check runtime true "$1"
   fi
 }

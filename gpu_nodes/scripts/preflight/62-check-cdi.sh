@@ -24,7 +24,7 @@ cdi_fix() {
 
 check_cdi() {
   local -a cdi_problems=() cdi_found=() version_cmd=()
-  local major line
+  local major line cdi_off
   if ! $REQUIRE_CDI; then
     add_check cdi true "not requested"
     return
@@ -49,9 +49,17 @@ check_cdi() {
       major=$REPLY
       if ((${#CANNOT_READ[@]})) && [[ -z $RT_ENABLE_CDI ]]; then
         cdi_problems+=("$RT_NAME: its config could not be read, so whether it resolves CDI devices is unknown")
+      elif [[ -n $CTRD_VERSION ]] && ! version_ge "$CTRD_VERSION" 1.7.2; then
+        # CDI came in 1.7.0 (containerd PR 6654), the CRI's CDIDevices field in 1.7.2 (PR 8519);
+        # kubelet passes CDI devices only there from 1.32 (kubernetes PR 126435).
+        cdi_problems+=("$MAJOR_WHY reads no CDI devices from the CRI (from 1.7.2 on): upgrade containerd to 1.7.2 or later")
+      elif [[ -n $RUN_CDI_FIX ]]; then
+        cdi_problems+=("$RUN_CDI_FIX")
       elif [[ $RT_ENABLE_CDI == false ]]; then
         cdi_fix "$RT_NAME" "$major"
-        cdi_problems+=("$RT_NAME ($MAJOR_WHY) has CDI turned off (enable_cdi = false; read $RT_SOURCE): $REPLY")
+        cdi_off="enable_cdi = false; read $RT_SOURCE"
+        [[ $RT_SRC == crictl-info ]] && cdi_off="enableCDI false in $RT_SOURCE"
+        cdi_problems+=("$RT_NAME ($MAJOR_WHY) has CDI turned off ($cdi_off): $REPLY")
       elif ((major < 2)) && [[ $RT_ENABLE_CDI != true ]]; then
         cdi_fix "$RT_NAME" "$major"
         cdi_problems+=("$RT_NAME ($MAJOR_WHY) resolves no CDI devices: containerd 1.x needs enable_cdi = true and none is set (read $RT_SOURCE): $REPLY")

@@ -1,19 +1,24 @@
-# ------------------------------------------------ a small JSON reader for docker
+# ------------------------------------------------------------ a small JSON reader
 #
-# /etc/docker/daemon.json decides docker's verdict through two top-level keys:
-# runtimes.nvidia (present?) and default-runtime. Nothing else is kept, but the
-# whole file is walked: dockerd refuses to start with a file that is not one JSON
-# object, and a key-only grep would be fooled by the same names deeper down or in
-# strings. Tested on its own in tests/scripts/test_docker_daemon_json.py.
+# /etc/docker/daemon.json decides docker's verdict from its files through two top-level
+# keys: runtimes.nvidia (present?) and default-runtime; the running daemons answer in JSON
+# too (`crictl info`, `docker info --format '{{json .}}'`, see 61-running-runtime.sh).
+# Nothing else is kept, but the whole text is walked: dockerd refuses to start with a file
+# that is not one JSON object, and a key-only grep would be fooled by the same names deeper
+# down or in strings. Tested on its own in tests/scripts/test_docker_daemon_json.py.
 
 readonly JP_STRING_RE='^"(([^"\\]|\\.)*)"'
 readonly JP_SCALAR_RE='^(true|false|null|-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)'
+declare -A JP_VALUE=() JP_KEYS=()
 
-# json_scan_daemon TEXT: validates TEXT as one JSON object and notes what the docker
-# check needs: JP_HAS_NVIDIA (runtimes.nvidia exists) and JP_DEFAULT
-# (default-runtime). Fails with JP_ERR saying what is wrong and where.
-json_scan_daemon() {
-  JP_S=$1 JP_I=0 JP_N=${#1} JP_ERR='' JP_DEPTH=0 JP_HAS_NVIDIA=false JP_DEFAULT=''
+# json_scan TEXT: validates TEXT as one JSON object and notes what is asked for: for each
+# path in JP_WANT (space-separated paths like "/config/enableCDI"), the value there, a
+# string's text or a scalar as written, in JP_VALUE[path]; for each path in JP_WANT_KEYS, the
+# keys of the object there, space-separated, in JP_KEYS[path]. The last of two equal keys
+# wins, as in Go's encoding/json. Fails with JP_ERR saying what is wrong and where.
+json_scan() {
+  JP_S=$1 JP_I=0 JP_N=${#1} JP_ERR='' JP_DEPTH=0
+  JP_VALUE=() JP_KEYS=()
   jp_ws
   if [[ ${JP_S:JP_I:1} != '{' ]]; then
     jp_fail "expected an object"
@@ -22,6 +27,16 @@ json_scan_daemon() {
   jp_value "" || return 1
   jp_ws
   ((JP_I >= JP_N)) || { jp_fail "unexpected text after the object" && return 1; }
+}
+
+# json_scan_daemon TEXT: json_scan for daemon.json; sets JP_HAS_NVIDIA (runtimes.nvidia
+# exists) and JP_DEFAULT (default-runtime).
+json_scan_daemon() {
+  JP_WANT=" /default-runtime " JP_WANT_KEYS=" /runtimes " JP_HAS_NVIDIA=false JP_DEFAULT=''
+  json_scan "$1" || return 1
+  JP_DEFAULT=${JP_VALUE[/default-runtime]-}
+  [[ " ${JP_KEYS[/runtimes]-} " == *" nvidia "* ]] && JP_HAS_NVIDIA=true
+  return 0
 }
 
 jp_fail() {
@@ -38,8 +53,9 @@ jp_fail() {
 }
 
 jp_ws() {
-  while ((JP_I < JP_N)) && [[ ${JP_S:JP_I:1} == [$' \t\r\n'] ]]; do
-    ((++JP_I))
+  # Indented JSON (crictl's) is mostly white space: skip it by runs, not one by one.
+  while [[ ${JP_S:JP_I:64} =~ ^[$' \t\r\n']+ ]]; do
+    ((JP_I += ${#BASH_REMATCH[0]}))
   done
 }
 
@@ -56,13 +72,14 @@ jp_value() {
     '[') jp_members "$path" ']' || return 1 ;;
     '"')
       jp_string || return 1
-      [[ $path == /default-runtime ]] && JP_DEFAULT=$JP_STR
+      [[ $JP_WANT == *" $path "* ]] && JP_VALUE[$path]=$JP_STR
       ;;
     '') jp_fail "unexpected end of file" && return 1 ;;
     *)
       rest=${JP_S:JP_I:400}
       [[ $rest =~ $JP_SCALAR_RE ]] || { jp_fail "unexpected character" && return 1; }
       ((JP_I += ${#BASH_REMATCH[0]}))
+      [[ $JP_WANT == *" $path "* ]] && JP_VALUE[$path]=${BASH_REMATCH[0]}
       ;;
   esac
   ((JP_DEPTH--))
@@ -94,7 +111,9 @@ jp_members() {
       jp_ws
       [[ ${JP_S:JP_I:1} == '"' ]] || { jp_fail "expected a quoted key" && return 1; }
       jp_string || return 1
-      [[ $path == /runtimes && $JP_STR == nvidia ]] && JP_HAS_NVIDIA=true
+      if [[ $JP_WANT_KEYS == *" $path "* && " ${JP_KEYS[$path]-} " != *" $JP_STR "* ]]; then
+        JP_KEYS[$path]+="${JP_KEYS[$path]:+ }$JP_STR"
+      fi
       jp_ws
       [[ ${JP_S:JP_I:1} == : ]] || { jp_fail "expected ':'" && return 1; }
       ((++JP_I))
