@@ -104,6 +104,15 @@ CASES = [
         True,
         ("jit-cdi mode", "checks no NVIDIA_REQUIRE_CUDA"),
     ),
+    Case(
+        "mode as a TOML literal string",
+        "1.17.8",
+        config("legacy").replace('"legacy"', "'jit-cdi'"),
+        R545,
+        "12.5",
+        True,
+        ("jit-cdi mode",),
+    ),
     Case("cdi mode", "1.17.8", config("cdi"), R545, "12.5", True, ("cdi mode", "checks no NVIDIA_REQUIRE_CUDA")),
     Case("disable-require", "1.17.8", config("legacy", disable_require=True), R545, "12.5", True, ("disable-require = true",)),
     Case(

@@ -60,7 +60,7 @@ toolkit_mode() {
   local line section='' mode='' file="$ROOT$TOOLKIT_CONFIG" key_re value_re
   TK_MODE='' TK_MODE_WHY='' TK_DISABLE_REQUIRE=false
   key_re='^[[:space:]]*\[[[:space:]]*([^]]*[^][:space:]])[[:space:]]*\]'
-  value_re='^[[:space:]]*([A-Za-z0-9_-]+)[[:space:]]*=[[:space:]]*"?([^"#[:space:]]*)'
+  value_re="^[[:space:]]*([A-Za-z0-9_-]+)[[:space:]]*=[[:space:]]*[\"']?([^\"'#[:space:]]*)"
   CANNOT_READ=()
   if slurp "$file"; then
     while IFS='' read -r line; do
