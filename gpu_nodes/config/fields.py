@@ -10,9 +10,10 @@ declarations (tests/config/test_docs.py).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -51,6 +52,15 @@ class Problems:
         return len(self.problems)
 
 
+def unknown_key(unknown: Any, allowed: Iterable[str]) -> str:
+    """What to say of a key no declaration has: the closest known one, or all of them."""
+    known = list(allowed)
+    close = difflib.get_close_matches(str(unknown), known, n=1, cutoff=0.6)
+    if close:
+        return f"unknown key; did you mean {close[0]}?"
+    return f"unknown key; allowed keys: {', '.join(known)}"
+
+
 def _show(value: Any) -> str:
     if value is MISSING:
         return "nothing (the key is required)"
@@ -63,9 +73,6 @@ class Kind:
 
     type: type
     text: str
-    # An object or list given as null is read as empty (`taints:` with nothing after it);
-    # a null scalar is a value only where the field's default is none.
-    empty_when_null: bool = False
 
     def accepts(self, value: Any) -> bool:
         # bool is an int in Python; a YAML `true` is no port number.
@@ -75,8 +82,8 @@ class Kind:
 STRING = Kind(str, "a string")
 INTEGER = Kind(int, "a whole number")
 BOOLEAN = Kind(bool, "true or false")
-OBJECT = Kind(dict, "an object", empty_when_null=True)
-LIST = Kind(list, "a list", empty_when_null=True)
+OBJECT = Kind(dict, "an object")
+LIST = Kind(list, "a list")
 # Any scalar; its Check says which (a count or a percentage, say).
 SCALAR = Kind(object, "a value")
 
@@ -98,7 +105,7 @@ def between(low: int, high: int, allowed: str) -> Check:
 
 
 def matching(pattern: re.Pattern[str], allowed: str) -> Check:
-    return Check(lambda value: bool(pattern.match(value)), allowed)
+    return Check(lambda value: bool(pattern.fullmatch(value)), allowed)
 
 
 @dataclass(frozen=True)
@@ -164,16 +171,21 @@ class Fields:
         self.raw: dict[str, Any] = raw if isinstance(raw, dict) else {}
         if not isinstance(raw, dict):
             problems.add(key, raw, "expected an object")
-        for unknown in sorted(set(self.raw) - set(allowed)):
-            problems.add(f"{key}.{unknown}", self.raw[unknown], f"unknown key; allowed keys: {', '.join(allowed)}")
+        for unknown in sorted(set(self.raw) - set(allowed), key=str):
+            problems.add(f"{key}.{unknown}", self.raw[unknown], unknown_key(unknown, allowed))
 
     def get(self, name: str, default: Any, kind: Kind) -> Any:
-        """The value, or None (reported) when it is missing or of the wrong type."""
-        value = self.raw.get(name, default)
+        """The value, or None (reported) when it is missing or of the wrong type.
+
+        A null is "not set": the default, or missing where the key is required; never "off"
+        (`taints:` with nothing after it keeps the default taint; `[]` says none)."""
+        value = self.raw.get(name)
+        if value is None:
+            value = default
         if value is MISSING:
             self.problems.add(f"{self.key}.{name}", MISSING, f"expected {kind.text}")
             return None
-        if value is None and (default is None or kind.empty_when_null):
+        if value is None:
             return None
         if not kind.accepts(value):
             self.problems.add(f"{self.key}.{name}", value, f"expected {kind.text}")

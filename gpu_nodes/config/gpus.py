@@ -15,8 +15,8 @@ from gpu_nodes.config.specs import DevicePluginSpec, NodeGroupSpec, Verification
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
 from gpu_nodes.preflight.facts import FEATURE_LABEL_KEYS
 
-_MIG_PROFILE = re.compile(r"^[1-7]g\.[0-9]+gb$")
-_MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_MIG_PROFILE = re.compile(r"[1-7]g\.[0-9]+gb")
+_MIG_RESOURCE = re.compile(r"nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 
 
 def parse_verification(
@@ -91,7 +91,7 @@ def _parse_mig_resources(
     limit = gpus_per_node * MAX_MIG_DEVICES_PER_GPU if gpus_per_node is not None else None
     resources: list[tuple[str, int]] = []
     for resource, count in sorted(raw.items()):
-        if not isinstance(resource, str) or not _MIG_RESOURCE.match(resource) or len(resource) > 11 + 63:
+        if not isinstance(resource, str) or not _MIG_RESOURCE.fullmatch(resource) or len(resource) > 11 + 63:
             problems.add(
                 f"{key}.{resource}", resource, "expected a MIG resource name nvidia.com/mig-<profile>, e.g. nvidia.com/mig-1g.5gb"
             )
@@ -160,7 +160,7 @@ def parse_mig_devices(section: Section[DevicePluginSpec], s: Setting) -> tuple[t
         return ()
     devices: list[tuple[str, int]] = []
     for profile, count in sorted(raw.items()):
-        if not isinstance(profile, str) or not _MIG_PROFILE.match(profile):
+        if not isinstance(profile, str) or not _MIG_PROFILE.fullmatch(profile):
             section.problems.add(f"{key}.{profile}", profile, "expected a MIG profile such as 1g.10gb or 3g.40gb")
         elif not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_MIG_DEVICES_PER_GPU:
             section.problems.add(f"{key}.{profile}", count, f"expected 1 to {MAX_MIG_DEVICES_PER_GPU} devices per GPU")

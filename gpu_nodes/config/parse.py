@@ -20,7 +20,14 @@ from gpu_nodes.config.gpus import (
     parse_mig_devices,
     parse_verification,
 )
-from gpu_nodes.config.k8s_syntax import TAINT_EFFECTS, Taint, is_label_key, is_label_value, parse_taint
+from gpu_nodes.config.k8s_syntax import (
+    TAINT_EFFECTS,
+    Taint,
+    is_label_key,
+    is_label_value,
+    parse_taint,
+    reserved_key_owner,
+)
 from gpu_nodes.config.pod_settings import read_resources, read_tolerations
 from gpu_nodes.config.preflight_spec import PreflightSpec, SshProxySpec
 from gpu_nodes.config.specs import DevicePluginSpec, NodeGroupSpec, NodeSpec, PriorityClassSpec, VerificationSpec
@@ -239,22 +246,32 @@ def _parse_nodes(
     return tuple(nodes)
 
 
-def _parse_labels(problems: Problems, key: str, raw: dict[str, Any] | None) -> tuple[tuple[str, str], ...]:
+def _parse_labels(problems: Problems, key: str, raw: dict[Any, Any] | None) -> tuple[tuple[str, str], ...]:
     labels: list[tuple[str, str]] = []
-    for label_key, value in sorted((raw or {}).items()):
+    for label_key, value in sorted((raw or {}).items(), key=lambda item: str(item[0])):
+        here = f"{key}.{label_key}"
         if label_key == GROUP_LABEL:
-            problems.add(f"{key}.{label_key}", value, "this label is set by gpu-nodes itself (to the group name)")
-        elif not is_label_key(label_key):
-            problems.add(f"{key}.{label_key}", label_key, "expected a label key: [prefix/]name, name at most 63 characters")
+            problems.add(here, value, "this label is set by gpu-nodes itself (to the group name)")
+        elif not isinstance(label_key, str) or not is_label_key(label_key):
+            problems.add(here, label_key, "expected a label key: [prefix/]name, name at most 63 characters")
+        elif reserved_key_owner(label_key):
+            problems.add(here, label_key, _reserved(label_key, "label"))
         elif not isinstance(value, str) or not is_label_value(value):
             problems.add(
-                f"{key}.{label_key}",
+                here,
                 value,
-                "expected a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric",
+                "expected a label value (a string): at most 63 letters, digits, '-', '_' or '.', starting and ending "
+                "alphanumeric",
             )
         else:
             labels.append((label_key, value))
     return tuple(labels)
+
+
+def _reserved(key: str, what: str) -> str:
+    owner = reserved_key_owner(key)
+    domain = key.rpartition("/")[0]
+    return f"the {what} key prefix {domain}/ belongs to {owner}: a node's {what}s under it are not this config's to set"
 
 
 def _parse_taints(problems: Problems, key: str, raw: list[Any] | None) -> tuple[Taint, ...]:
@@ -268,6 +285,9 @@ def _parse_taints(problems: Problems, key: str, raw: list[Any] | None) -> tuple[
                 text,
                 f"expected 'key[=value]:Effect' as for kubectl taint, Effect one of {', '.join(TAINT_EFFECTS)}",
             )
+            continue
+        if reserved_key_owner(taint.key):
+            problems.add(f"{key}[{index}]", text, _reserved(taint.key, "taint"))
             continue
         if (taint.key, taint.effect) in seen:
             problems.add(f"{key}[{index}]", text, "a node has one taint per key and effect")

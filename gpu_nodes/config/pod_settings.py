@@ -13,7 +13,7 @@ from gpu_nodes.config.fields import Problems
 from gpu_nodes.config.k8s_syntax import TAINT_EFFECTS, is_label_key
 
 _TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
-_QUANTITY = re.compile(r"^[+]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?$")
+_QUANTITY = re.compile(r"[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?")
 _RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage")
 
 
@@ -76,7 +76,7 @@ def read_resources(problems: Problems, key: str, raw: Any) -> dict[str, dict[str
             text = str(quantity) if isinstance(quantity, (int, float)) and not isinstance(quantity, bool) else quantity
             if name not in _RESOURCE_NAMES:
                 problems.add(f"{key}.{part}.{name}", name, f"expected one of {', '.join(_RESOURCE_NAMES)}")
-            elif not isinstance(text, str) or not _QUANTITY.match(text):
+            elif not isinstance(text, str) or not _QUANTITY.fullmatch(text):
                 problems.add(f"{key}.{part}.{name}", quantity, "expected a Kubernetes quantity such as 50m, 0.5, 64Mi or 1Gi")
             else:
                 resources.setdefault(part, {})[name] = text

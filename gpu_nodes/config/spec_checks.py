@@ -12,23 +12,35 @@ from gpu_nodes.config.fields import STRING, Check, between, matching, one_of, se
 from gpu_nodes.config.k8s_syntax import is_dns_label, is_pinned_image
 from gpu_nodes.constants import PULL_POLICIES
 
-DRIVER_VERSION = matching(re.compile(r"^\d+(\.\d+){0,2}$"), "expected a driver version such as '535' or '550.54'")
-TOOLKIT_VERSION = matching(re.compile(r"^(\d+(\.\d+){1,2})?$"), "expected a toolkit version such as '1.17.8', or \"\" for none")
-RECHECK = matching(re.compile(r"^[!-~][ -~]{0,63}$"), "expected 1-64 printable characters, such as a date: '2026-11-30'")
+DRIVER_VERSION = matching(re.compile(r"[0-9]+(\.[0-9]+){0,2}"), "expected a driver version such as '535' or '550.54'")
+TOOLKIT_VERSION = matching(
+    re.compile(r"([0-9]+(\.[0-9]+){1,2})?"), "expected a toolkit version such as '1.17.8', or \"\" for none"
+)
+RECHECK = matching(re.compile(r"[!-~][ -~]{0,63}"), "expected 1-64 printable characters, such as a date: '2026-11-30'")
 _HOST_KEY_LINE = re.compile(
-    r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com"
-    r"|sk-ecdsa-sha2-nistp256@openssh\.com) [A-Za-z0-9+/]+={0,3}( .*)?$"
+    r"(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com"
+    r"|sk-ecdsa-sha2-nistp256@openssh\.com) [A-Za-z0-9+/]+={0,3}( .*)?"
 )
 
 
 def is_host_key(value: str) -> bool:
-    return bool(_HOST_KEY_LINE.match(value.strip()))
+    return bool(_HOST_KEY_LINE.fullmatch(value.strip()))
 
 
 # Checks and messages more than one field uses.
 PORT = between(1, 65535, "expected a port from 1 to 65535")
-PINNED = Check(is_pinned_image, "expected an image pinned by tag (not 'latest') or digest, e.g. registry/name:v1.2.3")
-CUDA_IN_TAG = re.compile(r"cuda(\d+)\.(\d+)")
+PINNED = Check(
+    is_pinned_image,
+    "expected an image pinned by tag (not 'latest') or digest (sha256: and 64 hex digits), an image reference such as "
+    "registry/name:v1.2.3 (lowercase repository, no spaces)",
+)
+CUDA_IN_TAG = re.compile(r"cuda([0-9]+)\.([0-9]+)")
+# One model, as nvidia-smi names it: preflight compares the machine's comma-joined models with it,
+# so a comma would let a machine of mixed GPUs pass.
+GPU_MODEL = Check(
+    lambda model: bool(re.fullmatch(r"[!-~]([ -+\--~]*[!-+\--~])?", model)),
+    "expected one GPU model as nvidia-smi names it, e.g. 'NVIDIA H100 80GB HBM3' (printable, no comma, not empty)",
+)
 NAMESPACE_NAME = Check(is_dns_label, "expected a namespace name (DNS-1123 label)")
 HOST_KEY = Check(is_host_key, "expected an OpenSSH public host key line such as 'ssh-ed25519 AAAA...'")
 
@@ -41,7 +53,7 @@ def image_setting(help: str, default: str, key: str = "image") -> Any:
 def count_or_percent(value: Any) -> bool:
     if isinstance(value, int) and not isinstance(value, bool):
         return value >= 1
-    return isinstance(value, str) and bool(re.fullmatch(r"\d{1,3}%", value)) and 1 <= int(value[:-1]) <= 100
+    return isinstance(value, str) and bool(re.fullmatch(r"[0-9]{1,3}%", value)) and 1 <= int(value[:-1]) <= 100
 
 
 def pull_policy_setting(whose: str) -> Any:

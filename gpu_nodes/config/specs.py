@@ -16,6 +16,7 @@ from gpu_nodes.config.k8s_syntax import Taint, image_tag, is_dns_label, is_dns_s
 from gpu_nodes.config.preflight_spec import PreflightSpec
 from gpu_nodes.config.spec_checks import (
     CUDA_IN_TAG,
+    GPU_MODEL,
     HOST_KEY,
     PORT,
     count_or_percent,
@@ -312,6 +313,7 @@ class NodeGroupSpec:
         'group\'s nodes must agree with each other (see "GPU facts")',
         default=None,
         default_text="most nodes' model",
+        check=GPU_MODEL,
     )
     gpu_feature_labels: bool = setting(
         "gpuFeatureLabels",

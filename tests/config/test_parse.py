@@ -119,18 +119,19 @@ def test_boolean_is_not_a_number():
     assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].sshPort", "True", "whole number")
 
 
-def test_null_is_no_value_where_one_is_needed():
-    """`enabled:` with nothing after it is null: it must not switch preflight off, nor leave a spec half-built."""
-    assert_one_problem(problems_of(group(preflight={"enabled": None})), f"{KEY}.preflight.enabled", "None", "true or false")
-    assert_one_problem(problems_of(group(name=None)), f"{KEY}.name", "None", "a string")
+def test_null_is_not_set_where_a_value_is_needed():
+    """`enabled:` with nothing after it is null: not set, so the default; a required key stays required."""
+    assert parse_stack([group(preflight={"enabled": None})]).node_groups[0].preflight.enabled is True
+    assert_one_problem(problems_of(group(name=None)), f"{KEY}.name", "the key is required", "a string")
     raw = group()
     raw["nodes"][0]["sshHost"] = None
-    assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].sshHost", "None", "a string")
+    assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].sshHost", "the key is required", "a string")
 
 
-def test_null_list_or_object_reads_as_empty():
+def test_null_list_or_object_is_the_default_not_empty():
     spec = parse_stack([group(taints=None, labels=None)]).node_groups[0]
-    assert (spec.taints, spec.labels) == ((), ()), spec
+    assert [str(t) for t in spec.taints] == ["nvidia.com/gpu=present:NoSchedule"], spec
+    assert dict(spec.labels) == {"accelerator": "nvidia", "nvidia.com/gpu.present": "true"}, spec
     # Optional fields take null as unset.
     assert parse_stack([group(preflight={"minDriver": None})]).node_groups[0].preflight.min_driver is None
 
