@@ -32,11 +32,21 @@ _DECLARED: Any = object()
 
 
 class ConfigError(GpuNodesError):
-    """Invalid stack configuration; `problems` holds one line per mistake."""
+    """Invalid stack configuration (or fleet arguments); `problems` holds one line per mistake."""
 
-    def __init__(self, problems: list[str]):
+    def __init__(self, problems: list[str], what: str = "stack configuration"):
         self.problems = problems
-        super().__init__("invalid stack configuration:\n" + "\n".join(f"  - {p}" for p in problems))
+        super().__init__(f"invalid {what}:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+@dataclass(frozen=True)
+class Undisclosed:
+    """A secret's value in a message: its length only."""
+
+    length: int
+
+    def __repr__(self) -> str:
+        return f"a value of {self.length} characters"
 
 
 class Problems:
@@ -52,13 +62,14 @@ class Problems:
         return len(self.problems)
 
 
-def unknown_key(unknown: Any, allowed: Iterable[str]) -> str:
-    """What to say of a key no declaration has: the closest known one, or all of them."""
-    known = list(allowed)
-    close = difflib.get_close_matches(str(unknown), known, n=1, cutoff=0.6)
+def unknown_key(unknown: Any, allowed: Iterable[str], prefix: str = "") -> str:
+    """What to say of a key no declaration has: the closest known one, or all of them.
+    Keys that all start with `prefix` (`gpu-nodes:`) are compared without it."""
+    known = [key.removeprefix(prefix) for key in allowed]
+    close = difflib.get_close_matches(str(unknown).removeprefix(prefix), known, n=1, cutoff=0.6)
     if close:
-        return f"unknown key; did you mean {close[0]}?"
-    return f"unknown key; allowed keys: {', '.join(known)}"
+        return f"unknown key; did you mean {prefix}{close[0]}?"
+    return f"unknown key; allowed keys: {', '.join(prefix + key for key in known)}"
 
 
 def _show(value: Any) -> str:
@@ -124,6 +135,8 @@ class Setting:
     # Stack keys only: declared in Pulumi.yaml's `config:` with this type and description.
     pulumi_type: str | None = None
     pulumi_description: str = ""
+    # Stack keys only: the GpuFleetArgs field a Python program gives it in (errors name it so).
+    argument: str | None = None
 
     def readme_default(self) -> str:
         if self.default_text is not None:

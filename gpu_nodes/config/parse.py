@@ -55,6 +55,8 @@ def parse_stack(
     problems = Problems()
     key = NODE_GROUPS.key
     groups: list[NodeGroupSpec] = []
+    if insecure_skip_host_key_check is None:  # not set
+        insecure_skip_host_key_check = False
     if not INSECURE_SKIP_HOST_KEY_CHECK.kind.accepts(insecure_skip_host_key_check):
         problems.add(INSECURE_SKIP_HOST_KEY_CHECK.key, insecure_skip_host_key_check, "expected true or false")
         insecure_skip_host_key_check = False
@@ -333,7 +335,7 @@ def _host_key(section: Section[Any], s: Setting, required: bool) -> str | None:
             section.problems.add(
                 f"{section.key}.{s.key}",
                 MISSING,
-                "pin the machine's SSH host key (ssh-keyscan), or set gpu-nodes:insecureSkipHostKeyCheck: true "
+                f"pin the machine's SSH host key (ssh-keyscan), or set {INSECURE_SKIP_HOST_KEY_CHECK.key} to true "
                 "to accept any host key",
             )
         return None
