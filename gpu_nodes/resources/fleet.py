@@ -40,6 +40,7 @@ from gpu_nodes.config.stack_settings import (
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.providers.claims import stack_label_value
 from gpu_nodes.providers.coexistence import DevicePluginCoexistence
+from gpu_nodes.resources.child_names import name_collisions
 from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.namespaces import declare_namespaces
 from gpu_nodes.resources.node_group import GpuNodeGroup, GpuNodeGroupArgs
@@ -128,6 +129,8 @@ class GpuFleetArgs:
             )
         except ConfigError as error:
             problems += error.problems
+        if stack is not None:
+            problems += name_collisions(stack)
         if stack is not None and stack.needs_ssh_key and self.ssh_private_key is None:
             problems.append(f"{SSH_PRIVATE_KEY.key}: not set; a group runs preflight, which logs in with it")
         if problems:
