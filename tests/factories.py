@@ -6,6 +6,18 @@ import copy
 from typing import Any
 
 HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICgOWx8GZAYwVo1DljYmxSdegqKZ4tjslNMpHdImvYML"
+# Host keys of other types, as ssh-keygen made them (-t rsa -b 2048, -t ecdsa).
+RSA_HOST_KEY = (
+    "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQCdTfHfa62SJJdSdb9RqvV2M+YQWb0sS4x1sziwGWfyO/gmil4dqV6bLr5FCJiE"
+    "4uG87Nz/S15+sAXUIAXtp7KyJ3Vk+VWgTh+AXrEtTQMRcUR7shNEgb9ZxdyqXpAXHgZwfcbXXFo3e9NBZwxLDu2fSci49nN1Te0A"
+    "T/ritQfYClZoxgtY69/OjUcfzRboxNX91uJN+x41wwmGUQ+8IOcFdxV22S9vEoNyaQnAp100v0ClPVSX6gLsWkZEPT/0jxMrIN+z"
+    "W3PF/zJczQ05yoNZNMBKxAT0M6dWgEmTdet12Jszv4Rmrp7U9ggo2jNSyY54W2hGTn15rd1ZmUPjXrN3"
+)
+
+ECDSA_HOST_KEY = (
+    "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBPawNqADorf45Hwd1TEAkfJTjzSw"
+    "M/j1SxVxKTRVp5Z6fxsNvTWlWxqpFefik9gTc1iwOZge0rKvT5GVuRp/5kA="
+)
 # A throwaway ed25519 key made with `ssh-keygen -t ed25519 -N ""` for these tests: it opens no machine.
 SSH_KEY = (
     "-----BEGIN OPENSSH PRIVATE KEY-----\n"

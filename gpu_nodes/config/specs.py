@@ -19,6 +19,8 @@ from gpu_nodes.config.spec_checks import (
     GPU_MODEL,
     HOST_KEY,
     PORT,
+    SSH_HOST,
+    SSH_USER,
     count_or_percent,
     image_setting,
     namespace_setting,
@@ -57,11 +59,23 @@ class NodeSpec:
     )
     # The SSH fields are required where preflight runs (config.py says so when reading them).
     ssh_host: str | None = setting(
-        "sshHost", STRING, "string", "address of the machine", default=None, default_text="required with preflight"
+        "sshHost",
+        STRING,
+        "string",
+        "address of the machine: a host name or an IP address",
+        default=None,
+        default_text="required with preflight",
+        check=SSH_HOST,
     )
     ssh_port: int = setting("sshPort", INTEGER, "int", "SSH port", default=22, check=PORT)
     ssh_user: str | None = setting(
-        "sshUser", STRING, "string", 'SSH user: `root` (see "Privileges")', default=None, default_text="required with preflight"
+        "sshUser",
+        STRING,
+        "string",
+        'SSH user: `root` (see "Privileges")',
+        default=None,
+        default_text="required with preflight",
+        check=SSH_USER,
     )
     host_key: str | None = setting(
         "hostKey",

@@ -9,7 +9,7 @@ import pytest
 from gpu_nodes.config.k8s_syntax import parse_taint
 from gpu_nodes.config.parse import ConfigError, parse_stack
 from gpu_nodes.constants import GROUP_LABEL
-from tests.factories import group, node
+from tests.factories import RSA_HOST_KEY, group, node
 
 
 def problems_of(*groups: dict[str, Any], insecure: Any = False) -> list[str]:
@@ -473,8 +473,8 @@ def test_missing_host_key():
 
 
 def test_an_rsa_host_key_is_refused_with_the_reason():
-    raw = group(preflight={"proxy": {"host": "bastion", "user": "ops", "hostKey": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ"}})
-    raw["nodes"][0]["hostKey"] = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ"
+    raw = group(preflight={"proxy": {"host": "bastion", "user": "ops", "hostKey": RSA_HOST_KEY}})
+    raw["nodes"][0]["hostKey"] = RSA_HOST_KEY
     problems = problems_of(raw)
     for key in (f"{KEY}.nodes[0].hostKey", f"{KEY}.preflight.proxy.hostKey"):
         assert_one_problem(problems, key, "'ssh-rsa'", "ed25519 or ecdsa", "OpenSSH 8.8")

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from gpu_nodes.config.parse import ConfigError, parse_stack
-from tests.factories import HOST_KEY, group, node
+from tests.factories import ECDSA_HOST_KEY, HOST_KEY, RSA_HOST_KEY, group, node
 
 G = "gpu-nodes:nodeGroups[0]"
 
@@ -168,3 +168,60 @@ def test_keys_that_only_look_alike_are_the_users():
     labels = {"nvidia.com/gpu.present": "true", "accelerator": "nvidia", "example.com/kubernetes.io-team": "ml"}
     spec = parse_stack([group(labels=labels, taints=["mykubernetes.io/x:NoSchedule"])]).node_groups[0]
     assert dict(spec.labels) == labels, spec.labels
+
+
+# --- 7. weak checks: images by the reference grammar, host keys decoded, SSH users and hosts ---
+
+RSA_AS_ED25519 = "ssh-ed25519 " + RSA_HOST_KEY.split()[1]
+DIGEST = "sha256:" + "a" * 64
+WEAK = [
+    ("digest after any text", group(devicePlugin={"image": f"not an image@{DIGEST}"}), f"{G}.devicePlugin.image"),
+    ("a tag with no repository", group(devicePlugin={"image": ":v1"}), f"{G}.devicePlugin.image"),
+    (
+        "upper-case repository",
+        group(devicePlugin={"image": "nvcr.io/NVIDIA/k8s-device-plugin:v0.20.0"}),
+        f"{G}.devicePlugin.image",
+    ),
+    ("a space", group(verification={"image": "nvcr.io/nvidia/cuda :12.4"}), f"{G}.verification.image"),
+    ("a short digest", group(verification={"image": "nvcr.io/nvidia/cuda@sha256:abc"}), f"{G}.verification.image"),
+    ("host key not base64 of a key", [with_node(hostKey="ssh-ed25519 AAAAnotakey")], f"{G}.nodes[0].hostKey"),
+    ("RSA key labelled ed25519", [with_node(hostKey=RSA_AS_ED25519)], f"{G}.nodes[0].hostKey"),
+    ("ecdsa key labelled ed25519", [with_node(hostKey="ssh-ed25519 " + ECDSA_HOST_KEY.split()[1])], f"{G}.nodes[0].hostKey"),
+    ("sshHost with a space", [with_node(sshHost="gpu 01")], f"{G}.nodes[0].sshHost"),
+    ("sshHost with a port", [with_node(sshHost="gpu-01:2222")], f"{G}.nodes[0].sshHost"),
+    ("sshHost with a user", [with_node(sshHost="ops@gpu-01")], f"{G}.nodes[0].sshHost"),
+    ("sshHost empty", [with_node(sshHost="")], f"{G}.nodes[0].sshHost"),
+    ("sshUser empty", [with_node(sshUser="")], f"{G}.nodes[0].sshUser"),
+    ("sshUser an option", [with_node(sshUser="-oProxyCommand=x")], f"{G}.nodes[0].sshUser"),
+    ("sshUser a shell word", [with_node(sshUser="ops;id")], f"{G}.nodes[0].sshUser"),
+    (
+        "bastion host with a port",
+        [group(preflight={"proxy": {"host": "b:22", "user": "ops", "hostKey": HOST_KEY}})],
+        f"{G}.preflight.proxy.host",
+    ),
+    (
+        "bastion user empty",
+        [group(preflight={"proxy": {"host": "b", "user": "", "hostKey": HOST_KEY}})],
+        f"{G}.preflight.proxy.user",
+    ),
+]
+
+
+@pytest.mark.parametrize(("raw", "key"), [r[1:] for r in WEAK], ids=[r[0] for r in WEAK])
+def test_a_value_ssh_or_a_registry_would_refuse_later_is_refused_now(raw, key):
+    assert_named(problems_of(raw if isinstance(raw, list) else [raw]), key, "got")
+
+
+GOOD = [
+    ("digest only", group(devicePlugin={"image": f"nvcr.io/nvidia/k8s-device-plugin@{DIGEST}"})),
+    ("tag and digest", group(devicePlugin={"image": f"nvcr.io/nvidia/k8s-device-plugin:v0.20.0@{DIGEST}"})),
+    ("registry with a port", group(verification={"image": "registry.local:5000/cuda:12.4.1-base"})),
+    ("ecdsa host key", [with_node(hostKey=ECDSA_HOST_KEY + " root@gpu")]),
+    ("IPv6 host", [with_node(sshHost="fd00::11")]),
+    ("host name with a dot at the end", [with_node(sshHost="gpu-01.example.com.")]),
+]
+
+
+@pytest.mark.parametrize("raw", [r[1] for r in GOOD], ids=[r[0] for r in GOOD])
+def test_what_ssh_and_registries_accept_is_accepted(raw):
+    assert parse_stack(raw if isinstance(raw, list) else [raw]).node_groups
