@@ -54,9 +54,14 @@ class Problems:
 
     def __init__(self) -> None:
         self.problems: list[str] = []
+        # Settings that are valid but do nothing here: the run goes on, and says so.
+        self.warnings: list[str] = []
 
     def add(self, key: str, value: Any, allowed: str) -> None:
         self.problems.append(f"{key}: got {_show(value)}; {allowed}")
+
+    def warn(self, key: str, value: Any, why: str) -> None:
+        self.warnings.append(f"{key}: {_show(value)} has no effect: {why}")
 
     def __len__(self) -> int:
         return len(self.problems)

@@ -140,6 +140,32 @@ def check_mig_resources_in_layout(problems: Problems, key: str, group: Section[N
             )
 
 
+def check_jobs_fit_the_sharing(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
+    """A Job must get as many distinct GPUs as it asks for: time-slicing may hand it one GPU twice
+    (README, Troubleshooting), and a single MIG layout offers only so many devices per node."""
+    plugin, verification, gpus_per_node = group["device_plugin"], group["verification"], group["gpus_per_node"]
+    if not plugin.clean or verification is None or gpus_per_node is None:
+        return
+    replicas, layout = plugin["time_slicing_replicas"], plugin["mig_devices"]
+    for index, count in enumerate(verification.gpus_per_pod):
+        here = f"{key}.verification.gpusPerPod[{index}]"
+        if count > 1 and replicas > 1:
+            problems.add(
+                here,
+                count,
+                f"with devicePlugin.timeSlicingReplicas {replicas} a multi-GPU pod may get one GPU twice: keep "
+                "gpusPerPod at [1] for a time-sliced group, or set timeSlicingReplicas to 1",
+            )
+        elif plugin["mig_strategy"] == "single" and layout and count > gpus_per_node * sum(n for _, n in layout):
+            offered = gpus_per_node * sum(n for _, n in layout)
+            problems.add(
+                here,
+                count,
+                f"expected at most {offered}: the MIG devices devicePlugin.migDevices puts on a node "
+                f"({gpus_per_node} GPUs x {sum(n for _, n in layout)})",
+            )
+
+
 def parse_ignored_xids(section: Section[DevicePluginSpec], s: Setting) -> tuple[int, ...]:
     key = f"{section.key}.{s.key}"
     xids = read_xids(section.problems, key, section.fields.read(s))

@@ -15,6 +15,7 @@ from typing import Any
 from gpu_nodes.config.fields import MISSING, ConfigError, Problems, Section, Setting
 from gpu_nodes.config.gpus import (
     check_gpu_facts_settings,
+    check_jobs_fit_the_sharing,
     check_mig_resources_in_layout,
     parse_ignored_xids,
     parse_mig_devices,
@@ -79,6 +80,7 @@ def parse_stack(
         runtime_class=runtime,
         existing_namespaces=existing,
         hand_over=handed_over,
+        warnings=tuple(problems.warnings),
     )
 
 
@@ -196,8 +198,17 @@ def _parse_group(
             access,
             f"needs the RuntimeClass {who}, but {RUNTIME_CLASS.key} is off; set it, or use defaultRuntime",
         )
+    if access == "cdi" and group["preflight"].clean and group["preflight"]["container_runtime"] == "docker":
+        problems.add(
+            f"{key}.gpuAccess",
+            access,
+            "cannot work with preflight.containerRuntime 'docker': cri-dockerd passes no CDI devices to Docker; "
+            "use defaultRuntime there",
+        )
     check_mig_resources_in_layout(problems, key, group)
+    check_jobs_fit_the_sharing(problems, key, group)
     check_gpu_facts_settings(problems, key, group)
+    _warn_unused_preflight(problems, key, group)
     if not group.clean:
         return None
     return group.build(
@@ -212,6 +223,15 @@ def _parse_group(
         runtime_class=runtime_class.name if runtime_class else None,
         image_pull_secret=PULL_SECRET_NAME if has_pull_secret else None,
     )
+
+
+def _warn_unused_preflight(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
+    """Preflight settings given while preflight is off do nothing: say so, rather than ignore them."""
+    preflight = group["preflight"]
+    if not preflight.clean or preflight["enabled"] is not False:
+        return
+    for name in sorted(k for k in preflight.fields.raw if k != "enabled" and preflight.fields.raw[k] is not None):
+        problems.warn(f"{key}.preflight.{name}", preflight.fields.raw[name], "preflight.enabled is false")
 
 
 def _parse_nodes(

@@ -28,6 +28,8 @@ class StackSpec:
     existing_namespaces: tuple[str, ...] = ()
     # Other device plugin installs the stack may share the cluster with (gpu_nodes/providers/coexistence.py).
     hand_over: tuple[str, ...] = ()
+    # Settings given that have no effect (preflight settings with preflight off): warned about.
+    warnings: tuple[str, ...] = ()
 
     @property
     def needs_ssh_key(self) -> bool:

@@ -179,6 +179,8 @@ class GpuFleet(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuFleetArgs, opts: pulumi.ResourceOptions | None = None):
         # A mistake fails here, before the fleet or anything in it is registered.
         stack = args.validate()
+        for warning in stack.warnings:
+            pulumi.log.warn(warning if args.stack_config is not None else in_argument_words(warning))
         check_program_objects(name, stack)
         super().__init__(TYPE, name, None, opts)
         provider = self.get_provider("kubernetes::")

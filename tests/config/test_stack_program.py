@@ -111,3 +111,12 @@ def test_secrets_set_as_secrets_give_no_warning(caplog):
     with caplog.at_level(logging.WARNING):
         run_program(stack_config(), SECRET_KEYS)
     assert not [r.getMessage() for r in caplog.records if "--secret" in r.getMessage()]
+
+
+def test_a_setting_with_no_effect_is_warned_about_by_its_key(caplog):
+    raw = group(nodes=[{"name": "n1"}], preflight={"enabled": False, "minDriver": "550"})
+    with caplog.at_level(logging.WARNING):
+        run_program(stack_config(raw), SECRET_KEYS)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    expected = "gpu-nodes:nodeGroups[0].preflight.minDriver: '550' has no effect: preflight.enabled is false"
+    assert expected in warnings, warnings
