@@ -288,7 +288,8 @@ class NodeGroupSpec:
         "labels",
         OBJECT,
         "map",
-        "labels for every node (a map given here replaces the default); `gpu-nodes.dev/node-group` is added and reserved",
+        "labels for every node (a map given here replaces the default); `gpu-nodes.dev/node-group` is added; keys under "
+        "`kubernetes.io/`, `k8s.io/` (and their subdomains) and `gpu-nodes.dev/` are reserved",
         default=DEFAULT_LABELS,
         default_text='`{accelerator: nvidia, nvidia.com/gpu.present: "true"}`',
     )
@@ -296,7 +297,8 @@ class NodeGroupSpec:
         "taints",
         LIST,
         "list of strings",
-        "`kubectl taint` syntax `key[=value]:Effect`",
+        "`kubectl taint` syntax `key[=value]:Effect`; the same keys are reserved as for labels (the gate "
+        "`gpu-nodes.dev/unverified` is the stack's own)",
         default=list(DEFAULT_TAINTS),
     )
     device_plugin: DevicePluginSpec = setting(
