@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import runpy
-import sys
 
 import pytest
 import yaml
@@ -13,8 +12,8 @@ import yaml
 from tests.factories import HOST_KEY, SECRET_KEYS, SSH_KEY
 from tests.pulumi_mocks import ROOT, run_inline, run_program
 
-sys.path.insert(0, str(ROOT / "tools/local"))
-import stack_config as local_stack  # noqa: E402
+# The tool that writes the local stack's config (a script, not a module of the package).
+local_stack = runpy.run_path(str(ROOT / "tools/local/stack_config.py"))
 
 
 def shipped(stack: str) -> dict:
@@ -27,7 +26,7 @@ def local(preflight: bool) -> dict:
         {"name": f"gpu-node-{i}", "sshHost": f"127.0.0.{i + 1}", "sshPort": 2222, "sshUser": "root", "hostKey": HOST_KEY}
         for i in (1, 2)
     ]
-    groups = local_stack.node_groups(hosts, "local-gpu", 4, 60, preflight, 5 if preflight else None)
+    groups = local_stack["node_groups"](hosts, "local-gpu", 4, 60, preflight, 5 if preflight else None)
     return {"kubernetes:kubeconfig": "/tmp/kubeconfig", "gpu-nodes:nodeGroups": groups, "gpu-nodes:sshPrivateKey": SSH_KEY}
 
 
