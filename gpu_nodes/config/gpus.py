@@ -90,7 +90,7 @@ def _parse_mig_resources(
         return ()
     limit = gpus_per_node * MAX_MIG_DEVICES_PER_GPU if gpus_per_node is not None else None
     resources: list[tuple[str, int]] = []
-    for resource, count in sorted(raw.items()):
+    for resource, count in sorted(raw.items(), key=lambda item: str(item[0])):
         if not isinstance(resource, str) or not _MIG_RESOURCE.fullmatch(resource) or len(resource) > 11 + 63:
             problems.add(
                 f"{key}.{resource}", resource, "expected a MIG resource name nvidia.com/mig-<profile>, e.g. nvidia.com/mig-1g.5gb"
@@ -185,7 +185,7 @@ def parse_mig_devices(section: Section[DevicePluginSpec], s: Setting) -> tuple[t
         section.problems.add(key, raw, "only with devicePlugin.migStrategy 'single' or 'mixed'")
         return ()
     devices: list[tuple[str, int]] = []
-    for profile, count in sorted(raw.items()):
+    for profile, count in sorted(raw.items(), key=lambda item: str(item[0])):
         if not isinstance(profile, str) or not _MIG_PROFILE.fullmatch(profile):
             section.problems.add(f"{key}.{profile}", profile, "expected a MIG profile such as 1g.10gb or 3g.40gb")
         elif not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_MIG_DEVICES_PER_GPU:

@@ -77,7 +77,7 @@ def read_resources(problems: Problems, key: str, raw: Any) -> dict[str, dict[str
         if not isinstance(values, dict):
             problems.add(f"{key}.{part}", values, f"expected a map of {', '.join(_RESOURCE_NAMES)} to quantities")
             continue
-        for name, quantity in sorted(values.items()):
+        for name, quantity in sorted(values.items(), key=lambda item: str(item[0])):
             text = str(quantity) if isinstance(quantity, (int, float)) and not isinstance(quantity, bool) else quantity
             if name not in _RESOURCE_NAMES:
                 problems.add(f"{key}.{part}.{name}", name, f"expected one of {', '.join(_RESOURCE_NAMES)}")

@@ -225,3 +225,80 @@ GOOD = [
 @pytest.mark.parametrize("raw", [r[1] for r in GOOD], ids=[r[0] for r in GOOD])
 def test_what_ssh_and_registries_accept_is_accepted(raw):
     assert parse_stack(raw if isinstance(raw, list) else [raw]).node_groups
+
+
+# --- 2. no value of any shape at any key ends in a traceback -----------------------------------
+
+ODD_VALUES = [None, True, 0, -1, 3.5, "", "x\n", "ä", [], [1], ["x"], [None], {}, {"a": 1}, {1: "x", "b": 2}, [{}]]
+
+
+def crashes(read: Any) -> list[str]:
+    """The odd values `read` fails on with anything but a ConfigError (a traceback for the user)."""
+    found = []
+    for value in ODD_VALUES:
+        try:
+            read(value)
+        except ConfigError:
+            continue
+        except Exception as error:  # what the user would see as a traceback
+            found.append(f"{value!r}: {error!r}")
+    return found
+
+
+def group_keys() -> list[str]:
+    from gpu_nodes.config.fields import readme_rows
+    from gpu_nodes.config.specs import NodeGroupSpec
+
+    return [key for key, *_ in readme_rows(NodeGroupSpec) if "[]" not in key] + ["devicePlugin", "verification", "preflight"]
+
+
+def with_value(dotted: str, value: Any) -> dict[str, Any]:
+    raw = group()
+    *parents, leaf = dotted.split(".")
+    here = raw
+    for part in parents:
+        here = here.setdefault(part, {})
+    here[leaf] = value
+    return raw
+
+
+@pytest.mark.parametrize("key", group_keys())
+def test_any_value_at_a_group_key_is_read_or_refused_never_a_crash(key):
+    assert crashes(lambda value: parse_stack([with_value(key, value)], runtime_class="nvidia")) == [], key
+
+
+@pytest.mark.parametrize("key", ["migDevices", "tolerations", "resources"])
+def test_a_map_with_keys_of_mixed_types_is_read_or_refused(key):
+    values = {
+        "migDevices": {1: 2, "1g.10gb": 7},
+        "tolerations": [{1: "x", "key": "k"}],
+        "resources": {"requests": {1: "1", "cpu": "1"}},
+    }
+    with pytest.raises(ConfigError):
+        parse_stack([group(devicePlugin={"migStrategy": "single", key: values[key]})])
+
+
+def test_mig_resources_with_keys_of_mixed_types_are_refused():
+    plugin = {"migStrategy": "mixed"}
+    with pytest.raises(ConfigError):
+        parse_stack([group(devicePlugin=plugin, verification={"migResources": {1: 1, "nvidia.com/mig-1g.5gb": 1}})])
+
+
+@pytest.mark.parametrize("key", ["name", "sshHost", "sshPort", "sshUser", "hostKey"])
+def test_any_value_at_a_node_key_is_read_or_refused_never_a_crash(key):
+    for value in ODD_VALUES:
+        with pytest.raises(ConfigError):
+            parse_stack([group(nodes=[{**node("n1"), key: value, "extra": 1}])])
+
+
+@pytest.mark.parametrize(
+    "argument", ["node_groups", "existing_namespaces", "hand_over", "insecure_skip_host_key_check", "runtime_class"]
+)
+def test_any_value_of_a_fleet_argument_is_read_or_refused_never_a_crash(argument):
+    from gpu_nodes import GpuFleetArgs
+    from tests.factories import SSH_KEY
+
+    found = crashes(
+        lambda value: GpuFleetArgs(**{"node_groups": [group()], "ssh_private_key": SSH_KEY, argument: value}).validate()
+    )
+    assert found == [], argument
