@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpu_nodes.config.fields import Problems
-from gpu_nodes.config.k8s_syntax import TAINT_EFFECTS, is_label_key
+from gpu_nodes.config.k8s_syntax import TAINT_EFFECTS, is_label_key, is_label_value
 
 _TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
 _QUANTITY = re.compile(r"[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?")
@@ -51,6 +51,10 @@ def _toleration_problem(item: dict[str, Any]) -> str | None:
         return "a toleration's value is a string, as a taint's is: quote it (value: \"1\")"
     if any(name in item and not isinstance(item[name], str) for name in ("key", "operator", "effect")):
         return "key, operator and effect are strings"
+    if isinstance(item.get("value"), str) and not is_label_value(item["value"]):
+        # The API server takes an Equal toleration's value only as a label value (ValidateTolerations,
+        # kubernetes/kubernetes pkg/apis/core/validation/validation.go).
+        return "expected a label value as value: at most 63 letters, digits, '-', '_' or '.'"
     if operator == "Exists" and item.get("value") not in (None, ""):
         return "operator Exists takes no value"
     if "effect" in item and item["effect"] not in TAINT_EFFECTS:

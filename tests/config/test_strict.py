@@ -52,6 +52,11 @@ TRAILING_NEWLINE = [
     ("plugin image", [group(devicePlugin={"image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0\n"})], f"{G}.devicePlugin.image"),
     ("image digest", [group(verification={"image": "nvcr.io/x@sha256:" + "a" * 64 + "\n"})], f"{G}.verification.image"),
     ("host key", [with_node(hostKey=HOST_KEY + "\n\n x")], f"{G}.nodes[0].hostKey"),
+    (
+        "toleration value",
+        [group(devicePlugin={"tolerations": [{"key": "k", "value": "v\n"}]})],
+        f"{G}.devicePlugin.tolerations[0]",
+    ),
 ]
 
 
