@@ -46,7 +46,7 @@ class Undisclosed:
     length: int
 
     def __repr__(self) -> str:
-        return f"a value of {self.length} characters"
+        return f"a value of {self.length} character{'' if self.length == 1 else 's'}"
 
 
 class Problems:

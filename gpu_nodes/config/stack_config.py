@@ -41,8 +41,11 @@ class StackConfig:
 
     def text(self, s: Setting) -> str | None:
         """The setting's text as given, or None when unset."""
-        value = self.values.get(s.key)
-        return value if value is None or isinstance(value, str) else json.dumps(value)
+        return self.text_of(s.key) if s.key in self.values else None
+
+    def text_of(self, key: str) -> str:
+        value = self.values[key]
+        return value if isinstance(value, str) else json.dumps(value)
 
     def value(self, s: Setting) -> Any:
         """The setting as data: a list, an object or a boolean decoded from its JSON text, as
@@ -60,7 +63,9 @@ class StackConfig:
         problems = Problems()
         known = [s.key for s in STACK_SETTINGS if s.key.startswith(f"{NAMESPACE}:")]
         for key in sorted(k for k in self.values if k.startswith(f"{NAMESPACE}:") and k not in known):
-            problems.add(key, self.values[key], unknown_key(key, known, prefix=f"{NAMESPACE}:"))
+            # A typo of a secret's key (sshPrivateKeys) holds a secret all the same.
+            value = Undisclosed(len(self.text_of(key))) if key in self.secret_keys else self.values[key]
+            problems.add(key, value, unknown_key(key, known, prefix=f"{NAMESPACE}:"))
         for s, problem in ((SSH_PRIVATE_KEY, private_key_problem), (IMAGE_PULL_SECRET, pull_secret_problem)):
             text = self.text(s)
             wrong = problem(text) if text is not None else None

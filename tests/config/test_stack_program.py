@@ -42,6 +42,13 @@ def test_an_unknown_stack_key_is_refused_with_the_closest_known_one(key, fragmen
     assert f"{key}: got 'x'; unknown key; {fragment}" in message, message
 
 
+def test_a_typo_of_a_secrets_key_does_not_show_the_secret():
+    config = {**stack_config(), "gpu-nodes:sshPrivateKeys": "hunter2"}
+    message = refused(config, [*SECRET_KEYS, "gpu-nodes:sshPrivateKeys"])
+    assert "gpu-nodes:sshPrivateKeys: got a value of 7 characters; unknown key; did you mean gpu-nodes:sshPrivateKey?" in message
+    assert "hunter2" not in message, message
+
+
 def test_other_namespaces_are_not_ours_to_judge():
     config = {**stack_config(), "kubernetes:kubeconfig": "apiVersion: v1\n", "aws:region": "x", "gpu-nodesx:y": "z"}
     run = run_program(config, [*SECRET_KEYS, "kubernetes:kubeconfig"])
