@@ -8,20 +8,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpu_nodes import GpuFleet, GpuFleetArgs
-from gpu_nodes.constants import NAMESPACE
 
-config = pulumi.Config(NAMESPACE)
-args = GpuFleetArgs(
-    node_groups=config.get_object("nodeGroups") or [],
-    # Strings as given (a name, "" or "false"); the fleet reads them.
-    runtime_class=config.get("runtimeClass"),
-    create_runtime_class=config.get("createRuntimeClass"),
-    existing_namespaces=config.get_object("existingNamespaces") or (),
-    hand_over=config.get_object("handOver") or (),
-    insecure_skip_host_key_check=config.get_object("insecureSkipHostKeyCheck", False),
-    image_pull_secret=config.get_secret("imagePullSecret"),
-    # Asked for only when a group runs preflight (Pulumi.yaml says why it is not declared).
-    ssh_private_key=config.get_secret("sshPrivateKey"),
+# Every `gpu-nodes:*` key, read by its declaration; a key none declares is refused as a typo.
+args = GpuFleetArgs.from_stack_config(
     # Stacks of this program predate the fleet: keep their resources' names (no replacement).
     legacy_root_names=True,
 )

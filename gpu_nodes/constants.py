@@ -11,6 +11,8 @@ NAMESPACE = "gpu-nodes"
 # The resource the device plugin registers for whole GPUs (and, with migStrategy single, MIG devices).
 GPU_RESOURCE = "nvidia.com/gpu"
 
+# The prefix of our own label, taint and annotation keys: none of them is the user's to set.
+OWN_KEY_DOMAIN = "gpu-nodes.dev"
 # Our own label on every node of a group; the group's DaemonSet and Jobs select on it.
 GROUP_LABEL = "gpu-nodes.dev/node-group"
 

@@ -6,7 +6,28 @@ import copy
 from typing import Any
 
 HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICgOWx8GZAYwVo1DljYmxSdegqKZ4tjslNMpHdImvYML"
-SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n"
+# Host keys of other types, as ssh-keygen made them (-t rsa -b 2048, -t ecdsa).
+RSA_HOST_KEY = (
+    "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQCdTfHfa62SJJdSdb9RqvV2M+YQWb0sS4x1sziwGWfyO/gmil4dqV6bLr5FCJiE"
+    "4uG87Nz/S15+sAXUIAXtp7KyJ3Vk+VWgTh+AXrEtTQMRcUR7shNEgb9ZxdyqXpAXHgZwfcbXXFo3e9NBZwxLDu2fSci49nN1Te0A"
+    "T/ritQfYClZoxgtY69/OjUcfzRboxNX91uJN+x41wwmGUQ+8IOcFdxV22S9vEoNyaQnAp100v0ClPVSX6gLsWkZEPT/0jxMrIN+z"
+    "W3PF/zJczQ05yoNZNMBKxAT0M6dWgEmTdet12Jszv4Rmrp7U9ggo2jNSyY54W2hGTn15rd1ZmUPjXrN3"
+)
+
+ECDSA_HOST_KEY = (
+    "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBPawNqADorf45Hwd1TEAkfJTjzSw"
+    "M/j1SxVxKTRVp5Z6fxsNvTWlWxqpFefik9gTc1iwOZge0rKvT5GVuRp/5kA="
+)
+# A throwaway ed25519 key made with `ssh-keygen -t ed25519 -N ""` for these tests: it opens no machine.
+SSH_KEY = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+    "QyNTUxOQAAACBUIqevYE1Cnu+Aee0I58P+1YIHJrPXQqTMkKIO5AkTcQAAAIhDowhgQ6MI\n"
+    "YAAAAAtzc2gtZWQyNTUxOQAAACBUIqevYE1Cnu+Aee0I58P+1YIHJrPXQqTMkKIO5AkTcQ\n"
+    "AAAECNiIJ+H60d/5hiRgvZVDdgt79aH+4sZPxhNkJ6rJjjkVQip69gTUKe74B57Qjnw/7V\n"
+    "ggcms9dCpMyQog7kCRNxAAAAAAECAwQF\n"
+    "-----END OPENSSH PRIVATE KEY-----\n"
+)
 
 
 def node(name: str, index: int = 1) -> dict[str, Any]:

@@ -10,9 +10,10 @@ declarations (tests/config/test_docs.py).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -31,11 +32,21 @@ _DECLARED: Any = object()
 
 
 class ConfigError(GpuNodesError):
-    """Invalid stack configuration; `problems` holds one line per mistake."""
+    """Invalid stack configuration (or fleet arguments); `problems` holds one line per mistake."""
 
-    def __init__(self, problems: list[str]):
+    def __init__(self, problems: list[str], what: str = "stack configuration"):
         self.problems = problems
-        super().__init__("invalid stack configuration:\n" + "\n".join(f"  - {p}" for p in problems))
+        super().__init__(f"invalid {what}:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+@dataclass(frozen=True)
+class Undisclosed:
+    """A secret's value in a message: its length only."""
+
+    length: int
+
+    def __repr__(self) -> str:
+        return f"a value of {self.length} character{'' if self.length == 1 else 's'}"
 
 
 class Problems:
@@ -43,12 +54,27 @@ class Problems:
 
     def __init__(self) -> None:
         self.problems: list[str] = []
+        # Settings that are valid but do nothing here: the run goes on, and says so.
+        self.warnings: list[str] = []
 
     def add(self, key: str, value: Any, allowed: str) -> None:
         self.problems.append(f"{key}: got {_show(value)}; {allowed}")
 
+    def warn(self, key: str, value: Any, why: str) -> None:
+        self.warnings.append(f"{key}: {_show(value)} has no effect: {why}")
+
     def __len__(self) -> int:
         return len(self.problems)
+
+
+def unknown_key(unknown: Any, allowed: Iterable[str], prefix: str = "") -> str:
+    """What to say of a key no declaration has: the closest known one, or all of them.
+    Keys that all start with `prefix` (`gpu-nodes:`) are compared without it."""
+    known = [key.removeprefix(prefix) for key in allowed]
+    close = difflib.get_close_matches(str(unknown).removeprefix(prefix), known, n=1, cutoff=0.6)
+    if close:
+        return f"unknown key; did you mean {prefix}{close[0]}?"
+    return f"unknown key; allowed keys: {', '.join(prefix + key for key in known)}"
 
 
 def _show(value: Any) -> str:
@@ -63,9 +89,6 @@ class Kind:
 
     type: type
     text: str
-    # An object or list given as null is read as empty (`taints:` with nothing after it);
-    # a null scalar is a value only where the field's default is none.
-    empty_when_null: bool = False
 
     def accepts(self, value: Any) -> bool:
         # bool is an int in Python; a YAML `true` is no port number.
@@ -75,8 +98,8 @@ class Kind:
 STRING = Kind(str, "a string")
 INTEGER = Kind(int, "a whole number")
 BOOLEAN = Kind(bool, "true or false")
-OBJECT = Kind(dict, "an object", empty_when_null=True)
-LIST = Kind(list, "a list", empty_when_null=True)
+OBJECT = Kind(dict, "an object")
+LIST = Kind(list, "a list")
 # Any scalar; its Check says which (a count or a percentage, say).
 SCALAR = Kind(object, "a value")
 
@@ -98,7 +121,7 @@ def between(low: int, high: int, allowed: str) -> Check:
 
 
 def matching(pattern: re.Pattern[str], allowed: str) -> Check:
-    return Check(lambda value: bool(pattern.match(value)), allowed)
+    return Check(lambda value: bool(pattern.fullmatch(value)), allowed)
 
 
 @dataclass(frozen=True)
@@ -117,6 +140,8 @@ class Setting:
     # Stack keys only: declared in Pulumi.yaml's `config:` with this type and description.
     pulumi_type: str | None = None
     pulumi_description: str = ""
+    # Stack keys only: the GpuFleetArgs field a Python program gives it in (errors name it so).
+    argument: str | None = None
 
     def readme_default(self) -> str:
         if self.default_text is not None:
@@ -164,16 +189,21 @@ class Fields:
         self.raw: dict[str, Any] = raw if isinstance(raw, dict) else {}
         if not isinstance(raw, dict):
             problems.add(key, raw, "expected an object")
-        for unknown in sorted(set(self.raw) - set(allowed)):
-            problems.add(f"{key}.{unknown}", self.raw[unknown], f"unknown key; allowed keys: {', '.join(allowed)}")
+        for unknown in sorted(set(self.raw) - set(allowed), key=str):
+            problems.add(f"{key}.{unknown}", self.raw[unknown], unknown_key(unknown, allowed))
 
     def get(self, name: str, default: Any, kind: Kind) -> Any:
-        """The value, or None (reported) when it is missing or of the wrong type."""
-        value = self.raw.get(name, default)
+        """The value, or None (reported) when it is missing or of the wrong type.
+
+        A null is "not set": the default, or missing where the key is required; never "off"
+        (`taints:` with nothing after it keeps the default taint; `[]` says none)."""
+        value = self.raw.get(name)
+        if value is None:
+            value = default
         if value is MISSING:
             self.problems.add(f"{self.key}.{name}", MISSING, f"expected {kind.text}")
             return None
-        if value is None and (default is None or kind.empty_when_null):
+        if value is None:
             return None
         if not kind.accepts(value):
             self.problems.add(f"{self.key}.{name}", value, f"expected {kind.text}")

@@ -15,8 +15,8 @@ from gpu_nodes.config.specs import DevicePluginSpec, NodeGroupSpec, Verification
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
 from gpu_nodes.preflight.facts import FEATURE_LABEL_KEYS
 
-_MIG_PROFILE = re.compile(r"^[1-7]g\.[0-9]+gb$")
-_MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_MIG_PROFILE = re.compile(r"[1-7]g\.[0-9]+gb")
+_MIG_RESOURCE = re.compile(r"nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 
 
 def parse_verification(
@@ -90,8 +90,8 @@ def _parse_mig_resources(
         return ()
     limit = gpus_per_node * MAX_MIG_DEVICES_PER_GPU if gpus_per_node is not None else None
     resources: list[tuple[str, int]] = []
-    for resource, count in sorted(raw.items()):
-        if not isinstance(resource, str) or not _MIG_RESOURCE.match(resource) or len(resource) > 11 + 63:
+    for resource, count in sorted(raw.items(), key=lambda item: str(item[0])):
+        if not isinstance(resource, str) or not _MIG_RESOURCE.fullmatch(resource) or len(resource) > 11 + 63:
             problems.add(
                 f"{key}.{resource}", resource, "expected a MIG resource name nvidia.com/mig-<profile>, e.g. nvidia.com/mig-1g.5gb"
             )
@@ -140,6 +140,32 @@ def check_mig_resources_in_layout(problems: Problems, key: str, group: Section[N
             )
 
 
+def check_jobs_fit_the_sharing(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
+    """A Job must get as many distinct GPUs as it asks for: time-slicing may hand it one GPU twice
+    (README, Troubleshooting), and a single MIG layout offers only so many devices per node."""
+    plugin, verification, gpus_per_node = group["device_plugin"], group["verification"], group["gpus_per_node"]
+    if not plugin.clean or verification is None or gpus_per_node is None:
+        return
+    replicas, layout = plugin["time_slicing_replicas"], plugin["mig_devices"]
+    for index, count in enumerate(verification.gpus_per_pod):
+        here = f"{key}.verification.gpusPerPod[{index}]"
+        if count > 1 and replicas > 1:
+            problems.add(
+                here,
+                count,
+                f"with devicePlugin.timeSlicingReplicas {replicas} a multi-GPU pod may get one GPU twice: keep "
+                "gpusPerPod at [1] for a time-sliced group, or set timeSlicingReplicas to 1",
+            )
+        elif plugin["mig_strategy"] == "single" and layout and count > gpus_per_node * sum(n for _, n in layout):
+            offered = gpus_per_node * sum(n for _, n in layout)
+            problems.add(
+                here,
+                count,
+                f"expected at most {offered}: the MIG devices devicePlugin.migDevices puts on a node "
+                f"({gpus_per_node} GPUs x {sum(n for _, n in layout)})",
+            )
+
+
 def parse_ignored_xids(section: Section[DevicePluginSpec], s: Setting) -> tuple[int, ...]:
     key = f"{section.key}.{s.key}"
     xids = read_xids(section.problems, key, section.fields.read(s))
@@ -159,8 +185,8 @@ def parse_mig_devices(section: Section[DevicePluginSpec], s: Setting) -> tuple[t
         section.problems.add(key, raw, "only with devicePlugin.migStrategy 'single' or 'mixed'")
         return ()
     devices: list[tuple[str, int]] = []
-    for profile, count in sorted(raw.items()):
-        if not isinstance(profile, str) or not _MIG_PROFILE.match(profile):
+    for profile, count in sorted(raw.items(), key=lambda item: str(item[0])):
+        if not isinstance(profile, str) or not _MIG_PROFILE.fullmatch(profile):
             section.problems.add(f"{key}.{profile}", profile, "expected a MIG profile such as 1g.10gb or 3g.40gb")
         elif not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_MIG_DEVICES_PER_GPU:
             section.problems.add(f"{key}.{profile}", count, f"expected 1 to {MAX_MIG_DEVICES_PER_GPU} devices per GPU")

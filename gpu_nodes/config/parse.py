@@ -15,12 +15,20 @@ from typing import Any
 from gpu_nodes.config.fields import MISSING, ConfigError, Problems, Section, Setting
 from gpu_nodes.config.gpus import (
     check_gpu_facts_settings,
+    check_jobs_fit_the_sharing,
     check_mig_resources_in_layout,
     parse_ignored_xids,
     parse_mig_devices,
     parse_verification,
 )
-from gpu_nodes.config.k8s_syntax import TAINT_EFFECTS, Taint, is_label_key, is_label_value, parse_taint
+from gpu_nodes.config.k8s_syntax import (
+    TAINT_EFFECTS,
+    Taint,
+    is_label_key,
+    is_label_value,
+    parse_taint,
+    reserved_key_owner,
+)
 from gpu_nodes.config.pod_settings import read_resources, read_tolerations
 from gpu_nodes.config.preflight_spec import PreflightSpec, SshProxySpec
 from gpu_nodes.config.specs import DevicePluginSpec, NodeGroupSpec, NodeSpec, PriorityClassSpec, VerificationSpec
@@ -48,6 +56,8 @@ def parse_stack(
     problems = Problems()
     key = NODE_GROUPS.key
     groups: list[NodeGroupSpec] = []
+    if insecure_skip_host_key_check is None:  # not set
+        insecure_skip_host_key_check = False
     if not INSECURE_SKIP_HOST_KEY_CHECK.kind.accepts(insecure_skip_host_key_check):
         problems.add(INSECURE_SKIP_HOST_KEY_CHECK.key, insecure_skip_host_key_check, "expected true or false")
         insecure_skip_host_key_check = False
@@ -70,6 +80,7 @@ def parse_stack(
         runtime_class=runtime,
         existing_namespaces=existing,
         hand_over=handed_over,
+        warnings=tuple(problems.warnings),
     )
 
 
@@ -187,8 +198,17 @@ def _parse_group(
             access,
             f"needs the RuntimeClass {who}, but {RUNTIME_CLASS.key} is off; set it, or use defaultRuntime",
         )
+    if access == "cdi" and group["preflight"].clean and group["preflight"]["container_runtime"] == "docker":
+        problems.add(
+            f"{key}.gpuAccess",
+            access,
+            "cannot work with preflight.containerRuntime 'docker': cri-dockerd passes no CDI devices to Docker; "
+            "use defaultRuntime there",
+        )
     check_mig_resources_in_layout(problems, key, group)
+    check_jobs_fit_the_sharing(problems, key, group)
     check_gpu_facts_settings(problems, key, group)
+    _warn_unused_preflight(problems, key, group)
     if not group.clean:
         return None
     return group.build(
@@ -203,6 +223,15 @@ def _parse_group(
         runtime_class=runtime_class.name if runtime_class else None,
         image_pull_secret=PULL_SECRET_NAME if has_pull_secret else None,
     )
+
+
+def _warn_unused_preflight(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
+    """Preflight settings given while preflight is off do nothing: say so, rather than ignore them."""
+    preflight = group["preflight"]
+    if not preflight.clean or preflight["enabled"] is not False:
+        return
+    for name in sorted(k for k in preflight.fields.raw if k != "enabled" and preflight.fields.raw[k] is not None):
+        problems.warn(f"{key}.preflight.{name}", preflight.fields.raw[name], "preflight.enabled is false")
 
 
 def _parse_nodes(
@@ -239,22 +268,32 @@ def _parse_nodes(
     return tuple(nodes)
 
 
-def _parse_labels(problems: Problems, key: str, raw: dict[str, Any] | None) -> tuple[tuple[str, str], ...]:
+def _parse_labels(problems: Problems, key: str, raw: dict[Any, Any] | None) -> tuple[tuple[str, str], ...]:
     labels: list[tuple[str, str]] = []
-    for label_key, value in sorted((raw or {}).items()):
+    for label_key, value in sorted((raw or {}).items(), key=lambda item: str(item[0])):
+        here = f"{key}.{label_key}"
         if label_key == GROUP_LABEL:
-            problems.add(f"{key}.{label_key}", value, "this label is set by gpu-nodes itself (to the group name)")
-        elif not is_label_key(label_key):
-            problems.add(f"{key}.{label_key}", label_key, "expected a label key: [prefix/]name, name at most 63 characters")
+            problems.add(here, value, "this label is set by gpu-nodes itself (to the group name)")
+        elif not isinstance(label_key, str) or not is_label_key(label_key):
+            problems.add(here, label_key, "expected a label key: [prefix/]name, name at most 63 characters")
+        elif reserved_key_owner(label_key):
+            problems.add(here, label_key, _reserved(label_key, "label"))
         elif not isinstance(value, str) or not is_label_value(value):
             problems.add(
-                f"{key}.{label_key}",
+                here,
                 value,
-                "expected a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric",
+                "expected a label value (a string): at most 63 letters, digits, '-', '_' or '.', starting and ending "
+                "alphanumeric",
             )
         else:
             labels.append((label_key, value))
     return tuple(labels)
+
+
+def _reserved(key: str, what: str) -> str:
+    owner = reserved_key_owner(key)
+    domain = key.rpartition("/")[0]
+    return f"the {what} key prefix {domain}/ belongs to {owner}: a node's {what}s under it are not this config's to set"
 
 
 def _parse_taints(problems: Problems, key: str, raw: list[Any] | None) -> tuple[Taint, ...]:
@@ -268,6 +307,9 @@ def _parse_taints(problems: Problems, key: str, raw: list[Any] | None) -> tuple[
                 text,
                 f"expected 'key[=value]:Effect' as for kubectl taint, Effect one of {', '.join(TAINT_EFFECTS)}",
             )
+            continue
+        if reserved_key_owner(taint.key):
+            problems.add(f"{key}[{index}]", text, _reserved(taint.key, "taint"))
             continue
         if (taint.key, taint.effect) in seen:
             problems.add(f"{key}[{index}]", text, "a node has one taint per key and effect")
@@ -313,7 +355,7 @@ def _host_key(section: Section[Any], s: Setting, required: bool) -> str | None:
             section.problems.add(
                 f"{section.key}.{s.key}",
                 MISSING,
-                "pin the machine's SSH host key (ssh-keyscan), or set gpu-nodes:insecureSkipHostKeyCheck: true "
+                f"pin the machine's SSH host key (ssh-keyscan), or set {INSECURE_SKIP_HOST_KEY_CHECK.key} to true "
                 "to accept any host key",
             )
         return None

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, OBJECT, STRING, between, one_of, setting
-from gpu_nodes.config.spec_checks import DRIVER_VERSION, HOST_KEY, PORT, RECHECK, TOOLKIT_VERSION
+from gpu_nodes.config.spec_checks import DRIVER_VERSION, HOST_KEY, PORT, RECHECK, SSH_HOST, SSH_USER, TOOLKIT_VERSION
 from gpu_nodes.constants import CONTAINER_RUNTIMES, DEFAULT_MIN_TOOLKIT, DEFAULT_PREFLIGHT_SESSIONS
 
 
 @dataclass(frozen=True)
 class SshProxySpec:
-    host: str = setting("host", STRING, "string", "the bastion's address", row=False)
+    host: str = setting("host", STRING, "string", "the bastion's address", row=False, check=SSH_HOST)
     port: int = setting("port", INTEGER, "int", "its SSH port", default=22, row=False, check=PORT)
-    user: str = setting("user", STRING, "string", "its SSH user", row=False)
+    user: str = setting("user", STRING, "string", "its SSH user", row=False, check=SSH_USER)
     host_key: str | None = setting("hostKey", STRING, "string", "its public host key", default=None, row=False, check=HOST_KEY)
 
 

@@ -5,6 +5,9 @@ Validators and declaration helpers for gpu_nodes/config/specs.py and gpu_nodes/c
 
 from __future__ import annotations
 
+import base64
+import binascii
+import ipaddress
 import re
 from typing import Any
 
@@ -12,25 +15,76 @@ from gpu_nodes.config.fields import STRING, Check, between, matching, one_of, se
 from gpu_nodes.config.k8s_syntax import is_dns_label, is_pinned_image
 from gpu_nodes.constants import PULL_POLICIES
 
-DRIVER_VERSION = matching(re.compile(r"^\d+(\.\d+){0,2}$"), "expected a driver version such as '535' or '550.54'")
-TOOLKIT_VERSION = matching(re.compile(r"^(\d+(\.\d+){1,2})?$"), "expected a toolkit version such as '1.17.8', or \"\" for none")
-RECHECK = matching(re.compile(r"^[!-~][ -~]{0,63}$"), "expected 1-64 printable characters, such as a date: '2026-11-30'")
-_HOST_KEY_LINE = re.compile(
-    r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com"
-    r"|sk-ecdsa-sha2-nistp256@openssh\.com) [A-Za-z0-9+/]+={0,3}( .*)?$"
+DRIVER_VERSION = matching(re.compile(r"[0-9]+(\.[0-9]+){0,2}"), "expected a driver version such as '535' or '550.54'")
+TOOLKIT_VERSION = matching(
+    re.compile(r"([0-9]+(\.[0-9]+){1,2})?"), "expected a toolkit version such as '1.17.8', or \"\" for none"
+)
+RECHECK = matching(re.compile(r"[!-~][ -~]{0,63}"), "expected 1-64 printable characters, such as a date: '2026-11-30'")
+_HOST_KEY_TYPES = (
+    "ssh-ed25519",
+    "ssh-rsa",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "sk-ssh-ed25519@openssh.com",
+    "sk-ecdsa-sha2-nistp256@openssh.com",
 )
 
 
 def is_host_key(value: str) -> bool:
-    return bool(_HOST_KEY_LINE.match(value.strip()))
+    """`<type> <base64> [comment]`, the base64 an SSH wire-format public key (RFC 4253 6.6: a
+    length-prefixed string, the key's own type, comes first) of the type the line says."""
+    parts = value.strip().split(" ", 2)
+    if len(parts) < 2 or parts[0] not in _HOST_KEY_TYPES or "\n" in value.strip():
+        return False
+    try:
+        blob = base64.b64decode(parts[1], validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    length = int.from_bytes(blob[:4], "big")
+    return len(blob) > 4 + length and blob[4 : 4 + length] == parts[0].encode()
+
+
+def is_ssh_host(value: str) -> bool:
+    """A host name or an IP address, as OpenSSH's valid_domain (misc.c) takes a host name: no
+    port (that is sshPort), no user, no space."""
+    try:
+        ipaddress.ip_address(value)
+        return True
+    except ValueError:
+        pass
+    return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*\.?", value)) and len(value) <= 253
+
+
+def is_ssh_user(value: str) -> bool:
+    """A user name as OpenSSH's ssh.c valid_ruser takes one: not empty, not an option (`-`),
+    no control character, none of the shell's ' ` " ; & < > | ( ) { }; and no space."""
+    return bool(value) and not value.startswith("-") and not re.search(r"[\x00-\x20\x7f'`\";&<>|(){}]", value)
 
 
 # Checks and messages more than one field uses.
 PORT = between(1, 65535, "expected a port from 1 to 65535")
-PINNED = Check(is_pinned_image, "expected an image pinned by tag (not 'latest') or digest, e.g. registry/name:v1.2.3")
-CUDA_IN_TAG = re.compile(r"cuda(\d+)\.(\d+)")
+PINNED = Check(
+    is_pinned_image,
+    "expected an image pinned by tag (not 'latest') or digest (sha256: and 64 hex digits), an image reference such as "
+    "registry/name:v1.2.3 (lowercase repository, no spaces)",
+)
+CUDA_IN_TAG = re.compile(r"cuda([0-9]+)\.([0-9]+)")
+# One model, as nvidia-smi names it: preflight compares the machine's comma-joined models with it,
+# so a comma would let a machine of mixed GPUs pass.
+GPU_MODEL = Check(
+    lambda model: bool(re.fullmatch(r"[!-~]([ -+\--~]*[!-+\--~])?", model)),
+    "expected one GPU model as nvidia-smi names it, e.g. 'NVIDIA H100 80GB HBM3' (printable, no comma, not empty)",
+)
 NAMESPACE_NAME = Check(is_dns_label, "expected a namespace name (DNS-1123 label)")
-HOST_KEY = Check(is_host_key, "expected an OpenSSH public host key line such as 'ssh-ed25519 AAAA...'")
+HOST_KEY = Check(
+    is_host_key,
+    "expected an OpenSSH public host key line such as 'ssh-ed25519 AAAA...' (ssh-keyscan), whose key is of the type it names",
+)
+SSH_HOST = Check(is_ssh_host, "expected a host name or an IP address, without a port (that is sshPort) or a user")
+SSH_USER = Check(
+    is_ssh_user, "expected a user name as ssh takes it: not empty, no spaces, not starting with '-', no shell characters"
+)
 
 
 def image_setting(help: str, default: str, key: str = "image") -> Any:
@@ -41,7 +95,7 @@ def image_setting(help: str, default: str, key: str = "image") -> Any:
 def count_or_percent(value: Any) -> bool:
     if isinstance(value, int) and not isinstance(value, bool):
         return value >= 1
-    return isinstance(value, str) and bool(re.fullmatch(r"\d{1,3}%", value)) and 1 <= int(value[:-1]) <= 100
+    return isinstance(value, str) and bool(re.fullmatch(r"[0-9]{1,3}%", value)) and 1 <= int(value[:-1]) <= 100
 
 
 def pull_policy_setting(whose: str) -> Any:

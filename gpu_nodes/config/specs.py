@@ -16,8 +16,11 @@ from gpu_nodes.config.k8s_syntax import Taint, image_tag, is_dns_label, is_dns_s
 from gpu_nodes.config.preflight_spec import PreflightSpec
 from gpu_nodes.config.spec_checks import (
     CUDA_IN_TAG,
+    GPU_MODEL,
     HOST_KEY,
     PORT,
+    SSH_HOST,
+    SSH_USER,
     count_or_percent,
     image_setting,
     namespace_setting,
@@ -56,11 +59,23 @@ class NodeSpec:
     )
     # The SSH fields are required where preflight runs (config.py says so when reading them).
     ssh_host: str | None = setting(
-        "sshHost", STRING, "string", "address of the machine", default=None, default_text="required with preflight"
+        "sshHost",
+        STRING,
+        "string",
+        "address of the machine: a host name or an IP address",
+        default=None,
+        default_text="required with preflight",
+        check=SSH_HOST,
     )
     ssh_port: int = setting("sshPort", INTEGER, "int", "SSH port", default=22, check=PORT)
     ssh_user: str | None = setting(
-        "sshUser", STRING, "string", 'SSH user: `root` (see "Privileges")', default=None, default_text="required with preflight"
+        "sshUser",
+        STRING,
+        "string",
+        'SSH user: `root` (see "Privileges")',
+        default=None,
+        default_text="required with preflight",
+        check=SSH_USER,
     )
     host_key: str | None = setting(
         "hostKey",
@@ -273,7 +288,8 @@ class NodeGroupSpec:
         "labels",
         OBJECT,
         "map",
-        "labels for every node (a map given here replaces the default); `gpu-nodes.dev/node-group` is added and reserved",
+        "labels for every node (a map given here replaces the default); `gpu-nodes.dev/node-group` is added; keys under "
+        "`kubernetes.io/`, `k8s.io/` (and their subdomains) and `gpu-nodes.dev/` are reserved",
         default=DEFAULT_LABELS,
         default_text='`{accelerator: nvidia, nvidia.com/gpu.present: "true"}`',
     )
@@ -281,7 +297,8 @@ class NodeGroupSpec:
         "taints",
         LIST,
         "list of strings",
-        "`kubectl taint` syntax `key[=value]:Effect`",
+        "`kubectl taint` syntax `key[=value]:Effect`; the same keys are reserved as for labels (the gate "
+        "`gpu-nodes.dev/unverified` is the stack's own)",
         default=list(DEFAULT_TAINTS),
     )
     device_plugin: DevicePluginSpec = setting(
@@ -312,6 +329,7 @@ class NodeGroupSpec:
         'group\'s nodes must agree with each other (see "GPU facts")',
         default=None,
         default_text="most nodes' model",
+        check=GPU_MODEL,
     )
     gpu_feature_labels: bool = setting(
         "gpuFeatureLabels",

@@ -17,7 +17,7 @@ from gpu_nodes.config.stack_settings import CREATE_RUNTIME_CLASS, EXISTING_NAMES
 from gpu_nodes.constants import DEFAULT_RUNTIME_CLASS
 
 _HAND_OVER_REF = re.compile(
-    r"^(ClusterPolicy/[a-z0-9]([-a-z0-9.]*[a-z0-9])?|[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)$"
+    r"(ClusterPolicy/[a-z0-9]([-a-z0-9.]*[a-z0-9])?|[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)"
 )
 
 
@@ -25,7 +25,7 @@ def parse_hand_over(problems: Problems, raw: Any) -> tuple[str, ...]:
     """Other device plugin installs the stack may share the cluster with, by reference."""
 
     def problem(ref: str) -> str | None:
-        return None if _HAND_OVER_REF.match(ref) else "expected <namespace>/<DaemonSet name> or ClusterPolicy/<name>"
+        return None if _HAND_OVER_REF.fullmatch(ref) else "expected <namespace>/<DaemonSet name> or ClusterPolicy/<name>"
 
     return _read_names(problems, HAND_OVER.key, raw, "a list such as [kube-system/nvdp-nvidia-device-plugin]", problem)
 

@@ -28,6 +28,8 @@ class StackSpec:
     existing_namespaces: tuple[str, ...] = ()
     # Other device plugin installs the stack may share the cluster with (gpu_nodes/providers/coexistence.py).
     hand_over: tuple[str, ...] = ()
+    # Settings given that have no effect (preflight settings with preflight off): warned about.
+    warnings: tuple[str, ...] = ()
 
     @property
     def needs_ssh_key(self) -> bool:
@@ -36,13 +38,14 @@ class StackSpec:
 
 # The stack's own keys, in the README's order. Those with `pulumi_type` are declared in
 # Pulumi.yaml's `config:` too; the others cannot be (Pulumi.yaml says why).
-NODE_GROUPS = Setting(f"{NAMESPACE}:nodeGroups", LIST, "list", "one entry per node group (below)")
+NODE_GROUPS = Setting(f"{NAMESPACE}:nodeGroups", LIST, "list", "one entry per node group (below)", argument="node_groups")
 SSH_PRIVATE_KEY = Setting(
     f"{NAMESPACE}:sshPrivateKey",
     STRING,
     "secret string",
     "private key for the machines (and the bastion)",
     default_text="required when any group runs preflight",
+    argument="ssh_private_key",
 )
 INSECURE_SKIP_HOST_KEY_CHECK = Setting(
     f"{NAMESPACE}:insecureSkipHostKeyCheck",
@@ -53,6 +56,7 @@ INSECURE_SKIP_HOST_KEY_CHECK = Setting(
     pulumi_type="boolean",
     pulumi_description="Accept any SSH host key for nodes without a pinned hostKey. "
     "Leaves preflight open to a man in the middle.",
+    argument="insecure_skip_host_key_check",
 )
 RUNTIME_CLASS = Setting(
     f"{NAMESPACE}:runtimeClass",
@@ -61,6 +65,7 @@ RUNTIME_CLASS = Setting(
     "the RuntimeClass the device plugin names, and tenants' pods with `gpuAccess: runtimeClass`; "
     '`""` or `false`: none (see "How tenants get their GPUs")',
     default=DEFAULT_RUNTIME_CLASS,
+    argument="runtime_class",
 )
 CREATE_RUNTIME_CLASS = Setting(
     f"{NAMESPACE}:createRuntimeClass",
@@ -69,6 +74,7 @@ CREATE_RUNTIME_CLASS = Setting(
     "create the class (handler `nvidia`), or only name one that exists already",
     default=None,
     default_text="`true` for `nvidia`, `false` for another name",
+    argument="create_runtime_class",
 )
 HAND_OVER = Setting(
     f"{NAMESPACE}:handOver",
@@ -78,6 +84,7 @@ HAND_OVER = Setting(
     'or `ClusterPolicy/<name>` (see "Another device plugin on the cluster")',
     default=(),
     default_text="none",
+    argument="hand_over",
 )
 IMAGE_PULL_SECRET = Setting(
     f"{NAMESPACE}:imagePullSecret",
@@ -87,6 +94,7 @@ IMAGE_PULL_SECRET = Setting(
     f'a Secret `{PULL_SECRET_NAME}` in each namespace it uses, before the pods that name it (see "Private registries")',
     default=None,
     default_text="none",
+    argument="image_pull_secret",
 )
 EXISTING_NAMESPACES = Setting(
     f"{NAMESPACE}:existingNamespaces",
@@ -96,6 +104,7 @@ EXISTING_NAMESPACES = Setting(
     'deletes them (see "Objects the stack did not create")',
     default=(),
     default_text="none",
+    argument="existing_namespaces",
 )
 KUBECONFIG = Setting(
     "kubernetes:kubeconfig",

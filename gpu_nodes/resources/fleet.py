@@ -12,6 +12,7 @@ existed had the groups and shared objects at the stack's root under their bare n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,12 +20,27 @@ from typing import Any
 import pulumi
 
 from gpu_nodes.config.args import NodeGroupArgs
+from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
+from gpu_nodes.config.fields import Problems, Setting, Undisclosed
 from gpu_nodes.config.parse import ConfigError, parse_stack
 from gpu_nodes.config.specs import NodeGroupSpec
-from gpu_nodes.config.stack_settings import SSH_PRIVATE_KEY, StackSpec
+from gpu_nodes.config.stack_config import StackConfig
+from gpu_nodes.config.stack_settings import (
+    CREATE_RUNTIME_CLASS,
+    EXISTING_NAMESPACES,
+    HAND_OVER,
+    IMAGE_PULL_SECRET,
+    INSECURE_SKIP_HOST_KEY_CHECK,
+    NODE_GROUPS,
+    RUNTIME_CLASS,
+    SSH_PRIVATE_KEY,
+    STACK_SETTINGS,
+    StackSpec,
+)
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.providers.claims import stack_label_value
 from gpu_nodes.providers.coexistence import DevicePluginCoexistence
+from gpu_nodes.resources.child_names import name_collisions
 from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.namespaces import declare_namespaces
 from gpu_nodes.resources.node_group import GpuNodeGroup, GpuNodeGroupArgs
@@ -60,25 +76,96 @@ class GpuFleetArgs:
     legacy_root_names: bool = False
     # This stack, as the claims' label writes it; the default is `<project>.<stack>`.
     stack_label: str = field(default_factory=stack_label_value)
+    # Set by `from_stack_config`: the stack config these arguments came from. Its own problems
+    # (unknown keys, secrets that are no key) are reported with the others, in its words.
+    stack_config: StackConfig | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_stack_config(cls, stack_config: StackConfig | None = None, **extra: Any) -> GpuFleetArgs:
+        """The arguments as this stack's `gpu-nodes:*` config gives them (README, "Stack configuration").
+
+        Secrets given in plain config are warned about here; mistakes are reported by `validate`."""
+        config = stack_config or StackConfig.of_this_run()
+        for warning in config.warnings():
+            pulumi.log.warn(warning)
+
+        def secret(s: Setting) -> pulumi.Output[str] | None:
+            text = config.text(s)
+            return pulumi.Output.secret(text) if text is not None else None
+
+        insecure = config.value(INSECURE_SKIP_HOST_KEY_CHECK)
+        return cls(
+            node_groups=config.value(NODE_GROUPS),
+            # Strings as given (a name, "" or "false"); the reader reads them.
+            runtime_class=config.text(RUNTIME_CLASS),
+            create_runtime_class=config.text(CREATE_RUNTIME_CLASS),
+            existing_namespaces=config.value(EXISTING_NAMESPACES),
+            hand_over=config.value(HAND_OVER),
+            insecure_skip_host_key_check=False if insecure is None else insecure,
+            image_pull_secret=secret(IMAGE_PULL_SECRET),
+            ssh_private_key=secret(SSH_PRIVATE_KEY),
+            stack_config=config,
+            **extra,
+        )
 
     def validate(self) -> StackSpec:
-        """The validated stack; raises ConfigError naming every mistake. The fleet calls it first;
-        a program may call it earlier, before it registers anything of its own."""
-        stack = parse_stack(
-            # As plain data, as stack config gives it; the reader names whatever is not a group.
-            [dict(group) if isinstance(group, Mapping) else group for group in self.node_groups]
-            if isinstance(self.node_groups, Sequence) and not isinstance(self.node_groups, str)
-            else self.node_groups,
-            self.insecure_skip_host_key_check,
-            self.runtime_class,
-            self.create_runtime_class,
-            list(self.existing_namespaces),
-            has_pull_secret=self.image_pull_secret is not None,
-            hand_over=list(self.hand_over),
-        )
-        if stack.needs_ssh_key and self.ssh_private_key is None:
-            raise ConfigError([f"{SSH_PRIVATE_KEY.key}: not set; a group runs preflight, which logs in with it"])
+        """The validated stack; raises one ConfigError naming every mistake, by its argument (or,
+        from stack config, by its key). The fleet calls it first; a program may call it earlier,
+        before it registers anything of its own."""
+        problems = self.stack_config.problems() if self.stack_config is not None else self._secret_problems()
+        stack: StackSpec | None = None
+        try:
+            stack = parse_stack(
+                # As plain data, as stack config gives it; the reader names whatever is not a group.
+                [dict(group) if isinstance(group, Mapping) else group for group in self.node_groups]
+                if isinstance(self.node_groups, (list, tuple))
+                else self.node_groups,
+                self.insecure_skip_host_key_check,
+                self.runtime_class,
+                self.create_runtime_class,
+                _as_list(self.existing_namespaces),
+                has_pull_secret=self.image_pull_secret is not None,
+                hand_over=_as_list(self.hand_over),
+            )
+        except ConfigError as error:
+            problems += error.problems
+        if stack is not None:
+            problems += name_collisions(stack)
+        if stack is not None and stack.needs_ssh_key and self.ssh_private_key is None:
+            problems.append(f"{SSH_PRIVATE_KEY.key}: not set; a group runs preflight, which logs in with it")
+        if problems:
+            if self.stack_config is not None:
+                raise ConfigError(problems)
+            raise ConfigError([in_argument_words(p) for p in problems], "GpuFleetArgs")
+        assert stack is not None
         return stack
+
+    def _secret_problems(self) -> list[str]:
+        """A key or login given as plain text: what it must be (an Output is checked by no one here)."""
+        problems = Problems()
+        for s, value, problem in (
+            (SSH_PRIVATE_KEY, self.ssh_private_key, private_key_problem),
+            (IMAGE_PULL_SECRET, self.image_pull_secret, pull_secret_problem),
+        ):
+            wrong = problem(value) if isinstance(value, str) else None
+            if wrong:
+                problems.add(s.key, Undisclosed(len(str(value))), wrong)
+        return problems.problems
+
+
+def _as_list(value: Any) -> Any:
+    """A list or tuple as a list; anything else as given, for the reader to name (never split a string)."""
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+# Each stack key, as the GpuFleetArgs field a program gives it in.
+_ARGUMENTS = {s.key: s.argument for s in STACK_SETTINGS if s.argument}
+_STACK_KEY = re.compile("|".join(re.escape(key) for key in sorted(_ARGUMENTS, key=len, reverse=True)))
+
+
+def in_argument_words(problem: str) -> str:
+    """A problem in a Python program's words: `node_groups[0].gpusPerNode`, not `gpu-nodes:nodeGroups[0]...`."""
+    return _STACK_KEY.sub(lambda found: _ARGUMENTS[found[0]], problem)
 
 
 class GpuFleet(pulumi.ComponentResource):
@@ -92,6 +179,8 @@ class GpuFleet(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuFleetArgs, opts: pulumi.ResourceOptions | None = None):
         # A mistake fails here, before the fleet or anything in it is registered.
         stack = args.validate()
+        for warning in stack.warnings:
+            pulumi.log.warn(warning if args.stack_config is not None else in_argument_words(warning))
         check_program_objects(name, stack)
         super().__init__(TYPE, name, None, opts)
         provider = self.get_provider("kubernetes::")

@@ -38,6 +38,7 @@ from gpu_nodes.preflight.facts import GpuFacts, annotation, facts_from_report
 from gpu_nodes.providers.claims import CREATE, Claim, ObjectClaim, stack_label_value
 from gpu_nodes.providers.readiness import NodeReadiness
 from gpu_nodes.providers.taints import NodeTaints
+from gpu_nodes.resources.child_names import job_child, node_child
 from gpu_nodes.resources.namespaces import SharedNamespace
 from gpu_nodes.resources.registration import register
 
@@ -97,13 +98,13 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 before = waits_for(index, spec.preflight.max_sessions)
                 after = preflights[spec.nodes[before].name] if before is not None else None
                 preflights[node.name] = node_preflight(
-                    f"{name}-{node.name}-preflight", spec, node, ssh_private_key, child, after=after
+                    node_child(name, node.name, "preflight"), spec, node, ssh_private_key, child, after=after
                 )
                 checked = [preflights[node.name]]
                 facts[node.name] = preflights[node.name].stdout.apply(_reported_facts)
             # Taints and the readiness gate first: our labels are what bring the plugin.
             taints[node.name] = NodeTaints(
-                f"{name}-{node.name}-taints",
+                node_child(name, node.name, "taints"),
                 target=targets[node.name],
                 cluster=args.cluster,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*checked, *shared_namespaces]),
@@ -111,7 +112,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             labels[node.name] = register(
                 {"metadata": _label_patch(spec, node.name, facts.get(node.name))},
                 k8s.core.v1.NodePatch,
-                f"{name}-{node.name}-labels",
+                node_child(name, node.name, "labels"),
                 pulumi.ResourceOptions(parent=self, depends_on=[taints[node.name]]),
             )
 
@@ -160,7 +161,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             resource = register(
                 {"metadata": manifest.apply(lambda m: m["metadata"]), "spec": manifest.apply(lambda m: m["spec"])},
                 k8s.batch.v1.Job,
-                f"{name}-verify-{job.node or 'group'}-{job.slug}",
+                job_child(name, job.node, job.slug),
                 pulumi.ResourceOptions(parent=self, depends_on=needs, deleted_with=verification_namespace.deleted_with),
             )
             jobs.setdefault(job.node, []).append((job, resource))
@@ -170,7 +171,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         for node in spec.nodes:
             mine = jobs.get(node.name, []) + jobs.get(None, [])
             readiness[node.name] = NodeReadiness(
-                f"{name}-{node.name}-readiness",
+                node_child(name, node.name, "readiness"),
                 target=targets[node.name],
                 namespace=spec.verification.namespace,
                 jobs=[_job_name(resource) for _, resource in mine],

@@ -9,7 +9,7 @@ import pytest
 from gpu_nodes.config.k8s_syntax import parse_taint
 from gpu_nodes.config.parse import ConfigError, parse_stack
 from gpu_nodes.constants import GROUP_LABEL
-from tests.factories import group, node
+from tests.factories import RSA_HOST_KEY, group, node
 
 
 def problems_of(*groups: dict[str, Any], insecure: Any = False) -> list[str]:
@@ -119,18 +119,19 @@ def test_boolean_is_not_a_number():
     assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].sshPort", "True", "whole number")
 
 
-def test_null_is_no_value_where_one_is_needed():
-    """`enabled:` with nothing after it is null: it must not switch preflight off, nor leave a spec half-built."""
-    assert_one_problem(problems_of(group(preflight={"enabled": None})), f"{KEY}.preflight.enabled", "None", "true or false")
-    assert_one_problem(problems_of(group(name=None)), f"{KEY}.name", "None", "a string")
+def test_null_is_not_set_where_a_value_is_needed():
+    """`enabled:` with nothing after it is null: not set, so the default; a required key stays required."""
+    assert parse_stack([group(preflight={"enabled": None})]).node_groups[0].preflight.enabled is True
+    assert_one_problem(problems_of(group(name=None)), f"{KEY}.name", "the key is required", "a string")
     raw = group()
     raw["nodes"][0]["sshHost"] = None
-    assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].sshHost", "None", "a string")
+    assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].sshHost", "the key is required", "a string")
 
 
-def test_null_list_or_object_reads_as_empty():
+def test_null_list_or_object_is_the_default_not_empty():
     spec = parse_stack([group(taints=None, labels=None)]).node_groups[0]
-    assert (spec.taints, spec.labels) == ((), ()), spec
+    assert [str(t) for t in spec.taints] == ["nvidia.com/gpu=present:NoSchedule"], spec
+    assert dict(spec.labels) == {"accelerator": "nvidia", "nvidia.com/gpu.present": "true"}, spec
     # Optional fields take null as unset.
     assert parse_stack([group(preflight={"minDriver": None})]).node_groups[0].preflight.min_driver is None
 
@@ -472,8 +473,8 @@ def test_missing_host_key():
 
 
 def test_an_rsa_host_key_is_refused_with_the_reason():
-    raw = group(preflight={"proxy": {"host": "bastion", "user": "ops", "hostKey": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ"}})
-    raw["nodes"][0]["hostKey"] = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ"
+    raw = group(preflight={"proxy": {"host": "bastion", "user": "ops", "hostKey": RSA_HOST_KEY}})
+    raw["nodes"][0]["hostKey"] = RSA_HOST_KEY
     problems = problems_of(raw)
     for key in (f"{KEY}.nodes[0].hostKey", f"{KEY}.preflight.proxy.hostKey"):
         assert_one_problem(problems, key, "'ssh-rsa'", "ed25519 or ecdsa", "OpenSSH 8.8")

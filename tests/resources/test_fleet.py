@@ -7,13 +7,13 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from gpu_nodes import ConfigError, GpuFleet, GpuFleetArgs, GpuNodesError
-from tests.factories import group
+from tests.factories import SSH_KEY, group
 from tests.pulumi_mocks import ProgramRun, run_inline
 
 FLEET_TYPE = "gpu-nodes:index:GpuFleet"
 GROUP_TYPE = "gpu-nodes:index:GpuNodeGroup"
 DYNAMIC = "pulumi-python:dynamic:Resource"
-KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\ntest\n-----END OPENSSH PRIVATE KEY-----\n"
+KEY = SSH_KEY
 
 
 def fleet(name: str, *groups: dict, provider: k8s.Provider | None = None, **args: object) -> GpuFleet:
@@ -121,7 +121,9 @@ def test_bad_args_fail_before_the_fleet_is_registered_naming_the_key():
     def program() -> None:
         with pytest.raises(GpuNodesError) as raised:
             fleet("training", group("a100", gpusPerNode=0))
-        assert "gpu-nodes:nodeGroups[0].gpusPerNode: got 0" in str(raised.value), str(raised.value)
+        # In the program's own words: its argument, not the stack config key.
+        assert "node_groups[0].gpusPerNode: got 0" in str(raised.value), str(raised.value)
+        assert "gpu-nodes:" not in str(raised.value), str(raised.value)
 
     run = run_inline(program)
     registered = [r.urn for r in run.resources if r.type != "pulumi:pulumi:Stack"]
@@ -132,6 +134,6 @@ def test_preflight_without_a_key_is_refused_naming_the_setting():
     def program() -> None:
         with pytest.raises(ConfigError) as raised:
             GpuFleet("training", GpuFleetArgs(node_groups=[group("a100")]))
-        assert "gpu-nodes:sshPrivateKey: not set" in str(raised.value), str(raised.value)
+        assert "ssh_private_key: not set" in str(raised.value), str(raised.value)
 
     run_inline(program)

@@ -222,17 +222,14 @@ def test_jobs_are_not_awaited_by_the_kubernetes_provider():
 
 
 def test_each_node_readiness_check_waits_for_its_own_jobs_and_the_plugin():
-    sliced = {"timeSlicingReplicas": 4}
-    run = run_component(
-        group("a100", gpusPerNode=2, devicePlugin=sliced, verification={"gpusPerPod": [1, 2], "timeoutSeconds": 120})
-    )
+    run = run_component(group("a100", gpusPerNode=2, verification={"gpusPerPod": [1, 2], "timeoutSeconds": 120}))
     checks = readiness_checks(run)
     assert names(checks) == ["a100-a100-node-1-readiness", "a100-a100-node-2-readiness"], names(checks)
     for node in ("a100-node-1", "a100-node-2"):
         check = run.named(f"a100-{node}-readiness")
         own_jobs = [run.named(f"a100-verify-{node}-{gpus}gpu") for gpus in (1, 2)]
         assert check.inputs["jobs"] == [job.inputs["metadata"]["name"] for job in own_jobs], check.urn
-        assert (check.inputs["node"], check.inputs["expectedGpus"], check.inputs["timeoutSeconds"]) == (node, 8, 120), check.urn
+        assert (check.inputs["node"], check.inputs["expectedGpus"], check.inputs["timeoutSeconds"]) == (node, 2, 120), check.urn
         wanted = {"a100-device-plugin", f"a100-{node}-labels", f"a100-{node}-taints", *(job.name for job in own_jobs)}
         assert deps(run, check) >= wanted, check.urn
         assert "kubeconfig" in check.additional_secret_outputs, check.urn

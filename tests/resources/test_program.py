@@ -23,8 +23,14 @@ def kubernetes_objects(run) -> list:
 
 def two_groups() -> dict:
     return stack_config(
-        group("a100", verification={"gpusPerPod": [1, 2]}, devicePlugin={"timeSlicingReplicas": 2}),
-        group("h100", nodes=1, taints=["nvidia.com/gpu=present:NoSchedule", "dedicated=ml:NoExecute"]),
+        group("a100", verification={"gpusPerPod": [1, 2]}),
+        # Time-sliced: its Jobs ask for one GPU each (a multi-GPU pod could get one GPU twice).
+        group(
+            "h100",
+            nodes=1,
+            taints=["nvidia.com/gpu=present:NoSchedule", "dedicated=ml:NoExecute"],
+            devicePlugin={"timeSlicingReplicas": 2},
+        ),
     )
 
 

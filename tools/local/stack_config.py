@@ -28,8 +28,11 @@ KUBECONFIG = ROOT / ".state/cluster/kubeconfig"
 def node_groups(
     hosts: list[dict[str, Any]], group: str, gpus: int, timeout: int, preflight: bool = True, max_sessions: int | None = None
 ) -> list[dict[str, Any]]:
-    checks: dict[str, Any] = {"enabled": preflight, "containerRuntime": "containerd"}
-    if max_sessions is not None:
+    # Preflight settings only where preflight runs: with it off they would do nothing (and be warned about).
+    checks: dict[str, Any] = {"enabled": preflight}
+    if preflight:
+        checks["containerRuntime"] = "containerd"
+    if preflight and max_sessions is not None:
         checks["maxSessions"] = max_sessions
     return [
         {

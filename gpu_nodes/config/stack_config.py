@@ -1,0 +1,89 @@
+"""The stack config as this run holds it: every key under `gpu-nodes:`, and which were set as secrets.
+
+`pulumi.Config` reads one key at a time; to refuse a key nobody reads (a typo), the program needs
+them all. The Pulumi Python SDK keeps them in `pulumi/runtime/config.py`: `CONFIG` (set by
+`set_all_config`) and the `PULUMI_CONFIG` environment variable (a JSON object of `<namespace>:<key>`
+to the value's text), with the keys set by `pulumi config set --secret` in `is_config_secret` and
+`PULUMI_CONFIG_SECRET_KEYS`; the language host sets both variables (pulumi/pulumi,
+sdk/python/cmd/pulumi-language-python/main.go, pulumiConfigVar and pulumiConfigSecretKeysVar).
+
+Known keys come from the declarations (`STACK_SETTINGS`): a setting declared there is read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
+from gpu_nodes.config.fields import BOOLEAN, LIST, OBJECT, Problems, Setting, Undisclosed, unknown_key
+from gpu_nodes.config.stack_settings import IMAGE_PULL_SECRET, KUBECONFIG, SSH_PRIVATE_KEY, STACK_SETTINGS
+from gpu_nodes.constants import NAMESPACE
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """The run's config: `values` by full key (`gpu-nodes:nodeGroups`), as text; `secret_keys` set with --secret."""
+
+    values: Mapping[str, str]
+    secret_keys: frozenset[str]
+
+    @classmethod
+    def of_this_run(cls) -> StackConfig:
+        from pulumi.runtime import config as runtime_config
+
+        values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+        secret = {key for key in values if runtime_config.is_config_secret(key)}
+        secret |= set(runtime_config.get_config_secret_keys_env())
+        return cls(values=values, secret_keys=frozenset(secret))
+
+    def text(self, s: Setting) -> str | None:
+        """The setting's text as given, or None when unset."""
+        return self.text_of(s.key) if s.key in self.values else None
+
+    def text_of(self, key: str) -> str:
+        value = self.values[key]
+        return value if isinstance(value, str) else json.dumps(value)
+
+    def value(self, s: Setting) -> Any:
+        """The setting as data: a list, an object or a boolean decoded from its JSON text, as
+        `pulumi.Config.get_object` would, but text that is no JSON stays text (the reader names it)."""
+        text = self.text(s)
+        if text is None or s.kind not in (LIST, OBJECT, BOOLEAN):
+            return text
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+
+    def problems(self) -> list[str]:
+        """Keys under `gpu-nodes:` no declaration has, and secrets that are not what they must be."""
+        problems = Problems()
+        known = [s.key for s in STACK_SETTINGS if s.key.startswith(f"{NAMESPACE}:")]
+        for key in sorted(k for k in self.values if k.startswith(f"{NAMESPACE}:") and k not in known):
+            # A typo of a secret's key (sshPrivateKeys) holds a secret all the same.
+            value = Undisclosed(len(self.text_of(key))) if key in self.secret_keys else self.values[key]
+            problems.add(key, value, unknown_key(key, known, prefix=f"{NAMESPACE}:"))
+        for s, problem in ((SSH_PRIVATE_KEY, private_key_problem), (IMAGE_PULL_SECRET, pull_secret_problem)):
+            text = self.text(s)
+            wrong = problem(text) if text is not None else None
+            if wrong:
+                problems.add(s.key, Undisclosed(len(text or "")), wrong)
+        return problems.problems
+
+    def warnings(self) -> list[str]:
+        """A secret given in plain config: in the stack file for anyone who reads it."""
+        warnings = []
+        for s in (SSH_PRIVATE_KEY, IMAGE_PULL_SECRET, KUBECONFIG):
+            text = self.text(s)
+            if text is None or s.key in self.secret_keys:
+                continue
+            if s is KUBECONFIG and "\n" not in text and not text.lstrip().startswith("{"):
+                continue  # a path to the kubeconfig: no secret
+            warnings.append(
+                f"{s.key} is set in plain text in the stack's config file; set it as a secret: "
+                f"pulumi config set --secret {s.key} < FILE"
+            )
+        return warnings

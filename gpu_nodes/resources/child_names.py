@@ -1,0 +1,94 @@
+"""The names of what a node group registers, and the check that no two are the same.
+
+A child's name joins the group's name, a node's name and a role with `-`, so group `a` with node
+`b-c` and group `a-b` with node `c` both give `a-b-c-preflight`. The engine refuses the second
+registration in the middle of `pulumi up`, after other machines' preflight may have run; here the
+names are computed from the validated config and compared before anything is registered.
+A resource's URN holds its type and its parent's type, not its parent's name: two children of
+two groups collide when their type and name are the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from gpu_nodes.config.specs import NodeGroupSpec
+from gpu_nodes.config.stack_settings import NODE_GROUPS, StackSpec
+from gpu_nodes.manifests.verification import request_slug, requests
+
+COMMAND = "command:remote:Command"
+COPY = "command:remote:CopyToRemote"
+DYNAMIC = "pulumi-python:dynamic:Resource"
+NODE_PATCH = "kubernetes:core/v1:NodePatch"
+PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
+DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
+JOB = "kubernetes:batch/v1:Job"
+
+# What each node gets, by the role its name ends in.
+NODE_CHILDREN = (
+    ("preflight", COMMAND),
+    ("preflight-script", COPY),
+    ("taints", DYNAMIC),
+    ("labels", NODE_PATCH),
+    ("readiness", DYNAMIC),
+)
+
+
+def node_child(group: str, node: str, role: str) -> str:
+    return f"{group}-{node}-{role}"
+
+
+def job_child(group: str, node: str | None, slug: str) -> str:
+    return f"{group}-verify-{node or 'group'}-{slug}"
+
+
+@dataclass(frozen=True)
+class Child:
+    type: str
+    name: str  # below the fleet, without its `<fleet>-` prefix
+    source: str  # the config key whose value made the name
+    value: str  # and that value
+
+
+def group_children(index: int, group: NodeGroupSpec) -> Iterator[Child]:
+    """Every resource the group registers below it (gpu_nodes/resources/node_group.py)."""
+    key = f"{NODE_GROUPS.key}[{index}]"
+    g = group.name
+    for n, node in enumerate(group.nodes):
+        for role, kind in NODE_CHILDREN:
+            if role.startswith("preflight") and not group.preflight.enabled:
+                continue
+            yield Child(kind, node_child(g, node.name, role), f"{key}.nodes[{n}].name", node.name)
+    for pc in ("priority-class", "verification-priority-class"):
+        yield Child(PRIORITY_CLASS, f"{g}-{pc}", f"{key}.name", g)
+        yield Child(DYNAMIC, f"{g}-{pc}-claim", f"{key}.name", g)
+    if group.device_plugin.needs_config_file:
+        yield Child(CONFIG_MAP, f"{g}-device-plugin-config", f"{key}.name", g)
+    yield Child(DAEMON_SET, f"{g}-device-plugin", f"{key}.name", g)
+    yield Child(CONFIG_MAP, f"{g}-verification-check", f"{key}.name", g)
+    for resource, count in requests(group):
+        slug = request_slug(resource, count)
+        if group.verification.per_node:
+            for n, node in enumerate(group.nodes):
+                yield Child(JOB, job_child(g, node.name, slug), f"{key}.nodes[{n}].name", node.name)
+        else:
+            yield Child(JOB, job_child(g, None, slug), f"{key}.name", g)
+
+
+def name_collisions(stack: StackSpec) -> list[str]:
+    """One line per two parts of the config that would give a resource the same name (the first such name)."""
+    first: dict[tuple[str, str], Child] = {}
+    reported: set[tuple[str, str]] = set()
+    problems = []
+    for index, group in enumerate(stack.node_groups):
+        for child in group_children(index, group):
+            other = first.setdefault((child.type, child.name), child)
+            if other is not child and (child.source, other.source) not in reported:
+                reported.add((child.source, other.source))
+                problems.append(
+                    f"{child.source}: got {child.value!r}; gives the resource name {child.name!r} ({child.type}), as "
+                    f"{other.source} ({other.value!r}) does: names join the group's and the node's with '-'; rename one"
+                )
+    return problems

@@ -1,0 +1,62 @@
+"""`GpuFleetArgs` from a program of one's own: wrong types are one ConfigError naming the argument
+(`node_groups[0].gpusPerNode`), in the program's words, never a TypeError or a string split into
+characters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gpu_nodes import ConfigError, GpuFleetArgs
+from tests.factories import SSH_KEY, group, node
+
+
+def args(**given: Any) -> GpuFleetArgs:
+    return GpuFleetArgs(**{"node_groups": [group()], "ssh_private_key": SSH_KEY, **given})
+
+
+def problems(**given: Any) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        args(**given).validate()
+    assert str(caught.value).startswith("invalid GpuFleetArgs:"), str(caught.value)
+    for problem in caught.value.problems:
+        assert "gpu-nodes:" not in problem, problem
+    return caught.value.problems
+
+
+WRONG = [
+    ("existing_namespaces a string", {"existing_namespaces": "ns"}, "existing_namespaces: got 'ns'; expected a list"),
+    ("existing_namespaces a map", {"existing_namespaces": {"ns": 1}}, "existing_namespaces: got {'ns': 1}; expected a list"),
+    ("hand_over a number", {"hand_over": 3.5}, "hand_over: got 3.5; expected a list"),
+    ("hand_over a string", {"hand_over": "kube-system/nvdp"}, "hand_over: got 'kube-system/nvdp'; expected a list"),
+    ("node_groups a string", {"node_groups": "a100"}, "node_groups: got 'a100'; expected a list"),
+    ("a label key not a string", {"node_groups": [group(labels={1: "x"})]}, "node_groups[0].labels.1: got 1; expected a label"),
+    ("a node with an int key", {"node_groups": [group(nodes=[{**node("n1"), 2: "x"}])]}, "node_groups[0].nodes[0].2: got 'x'"),
+    ("gpusPerNode zero", {"node_groups": [group(gpusPerNode=0)]}, "node_groups[0].gpusPerNode: got 0; expected at least 1"),
+    ("insecure a string", {"insecure_skip_host_key_check": "yes"}, "insecure_skip_host_key_check: got 'yes'"),
+    ("a private key that is none", {"ssh_private_key": "hunter2"}, "ssh_private_key: got a value of 7 characters"),
+    ("a pull secret that is none", {"image_pull_secret": "user:pass"}, "image_pull_secret: got a value of 9 characters"),
+]
+
+
+@pytest.mark.parametrize(("given", "expected"), [r[1:] for r in WRONG], ids=[r[0] for r in WRONG])
+def test_a_wrong_argument_is_named_by_its_path(given, expected):
+    found = problems(**given)
+    assert any(expected in p for p in found), found
+    assert len(found) == 1, found
+
+
+def test_the_host_key_hint_names_the_argument():
+    (found,) = problems(node_groups=[group(nodes=[{"name": "n1", "sshHost": "10.0.0.1", "sshUser": "ops"}])])
+    assert found.startswith("node_groups[0].nodes[0].hostKey:") and "insecure_skip_host_key_check" in found, found
+
+
+@pytest.mark.parametrize("field", ["existing_namespaces", "hand_over", "insecure_skip_host_key_check", "runtime_class"])
+def test_none_is_not_set(field):
+    assert args(**{field: None}).validate().node_groups, field
+
+
+def test_tuples_are_lists():
+    spec = args(node_groups=(group(),), existing_namespaces=("gpu-verification",)).validate()
+    assert spec.existing_namespaces == ("gpu-verification",), spec
