@@ -3,7 +3,6 @@ copy of the script, the container's own env, and a stand-in nvidia-smi (or none 
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 from typing import Any

@@ -47,6 +47,7 @@ CHECK_NAMES = [
     "container-toolkit",
     "runtime",
     "cdi",
+    "isolation",
     "device-plugin-socket",
     "kubelet-feature-gates",
 ]
@@ -57,6 +58,7 @@ GPU_LINES = (
 # One description of a healthy containerd setup, shared with the fake machines.
 CONTAINERD_CONFIG = fakehost.CONTAINERD_CONFIG
 NVIDIA_DROPIN = fakehost.CONTAINERD_NVIDIA_DROPIN
+TOOLKIT_CONFIG = fakehost.TOOLKIT_CONFIG
 KUBEADM_FLAGS = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
 
 
@@ -178,6 +180,7 @@ class FakeNode:
         node.command("nvidia-ctk", 'echo "NVIDIA Container Toolkit CLI version 1.17.8"; echo "commit: 0123abc"')
         node.file("etc/containerd/config.toml", CONTAINERD_CONFIG)
         node.file("etc/containerd/conf.d/99-nvidia.toml", NVIDIA_DROPIN)
+        node.file("etc/nvidia-container-runtime/config.toml", TOOLKIT_CONFIG)
         # config dump merges the drop-in in, as the real containerd does.
         node.command("containerd", '[ "$*" = "config dump" ] || exit 1\ncat <<\'__END__\'\n' + NVIDIA_DROPIN + "__END__")
         node.kubelet("v1.30.2")

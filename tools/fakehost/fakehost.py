@@ -70,6 +70,8 @@ class MachineSpec:
     # Login users who may run anything as root through sudo without a password (NOPASSWD),
     # as cloud images set up their default user.
     sudoers: tuple[str, ...] = ()
+    # The container toolkit hardened (isolation: strict) rather than as it ships.
+    hardened_toolkit: bool = False
 
 
 # ------------------------------------------------------------------ keys
@@ -275,6 +277,63 @@ CONTAINERD_DUMP_DENIED = (
     "containerd: failed to load TOML from /etc/containerd/config.toml: open /etc/containerd/config.toml: permission denied"
 )
 
+# The NVIDIA Container Toolkit's /etc/nvidia-container-runtime/config.toml as the package
+# installs it (`nvidia-ctk config default`): the expected text of TestTomlSave "defaultConfig" in
+# NVIDIA/nvidia-container-toolkit internal/config/toml_test.go (commit 00f1d5a6), with Ubuntu's
+# ldconfig (config/config.toml.ubuntu) in place of the test's placeholder. Defaults are written
+# as comments (internal/config/toml.go, commentDefaults).
+TOOLKIT_CONFIG = """#accept-nvidia-visible-devices-as-volume-mounts = false
+#accept-nvidia-visible-devices-envvar-when-unprivileged = true
+disable-require = false
+supported-driver-capabilities = "compat32,compute,display,graphics,ngx,utility,video"
+#swarm-resource = "DOCKER_RESOURCE_GPU"
+
+[nvidia-container-cli]
+#debug = "/var/log/nvidia-container-toolkit.log"
+environment = []
+#ldcache = "/etc/ld.so.cache"
+ldconfig = "@/sbin/ldconfig.real"
+load-kmods = true
+#no-cgroups = false
+#path = "/usr/bin/nvidia-container-cli"
+#root = "/run/nvidia/driver"
+#user = "root:video"
+
+[nvidia-container-runtime]
+#debug = "/var/log/nvidia-container-runtime.log"
+log-level = "info"
+mode = "auto"
+runtimes = ["docker-runc", "runc", "crun"]
+
+[nvidia-container-runtime.modes]
+
+[nvidia-container-runtime.modes.cdi]
+annotation-prefixes = ["cdi.k8s.io/"]
+default-kind = "nvidia.com/gpu"
+spec-dirs = ["/etc/cdi", "/var/run/cdi"]
+
+[nvidia-container-runtime.modes.csv]
+mount-spec-path = "/etc/nvidia-container-runtime/host-files-for-container.d"
+
+[nvidia-container-runtime-hook]
+path = "nvidia-container-runtime-hook"
+skip-mode-detection = false
+
+[nvidia-ctk]
+path = "nvidia-ctk"
+"""
+
+# The same after NVIDIA's hardening, as `nvidia-ctk config --in-place --set
+# accept-nvidia-visible-devices-envvar-when-unprivileged=false --set
+# accept-nvidia-visible-devices-as-volume-mounts=true` writes it: a value that is not the default
+# loses its comment (commentDefaults).
+TOOLKIT_CONFIG_HARDENED = TOOLKIT_CONFIG.replace(
+    "#accept-nvidia-visible-devices-as-volume-mounts = false", "accept-nvidia-visible-devices-as-volume-mounts = true"
+).replace(
+    "#accept-nvidia-visible-devices-envvar-when-unprivileged = true",
+    "accept-nvidia-visible-devices-envvar-when-unprivileged = false",
+)
+
 KUBELET_CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: systemd
@@ -299,6 +358,8 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     _write(sbin / "kubelet", _simple_stub("kubelet", f"Kubernetes {spec.kubelet_version}"), 0o755)
     _write(tree / "etc/containerd/config.toml", CONTAINERD_CONFIG)
     _write(tree / "etc/containerd/conf.d/99-nvidia.toml", CONTAINERD_NVIDIA_DROPIN)
+    toolkit_config = TOOLKIT_CONFIG_HARDENED if spec.hardened_toolkit else TOOLKIT_CONFIG
+    _write(tree / "etc/nvidia-container-runtime/config.toml", toolkit_config)
     flags = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
     _write(tree / "var/lib/kubelet/kubeadm-flags.env", flags)
     _write(tree / "var/lib/kubelet/config.yaml", KUBELET_CONFIG)
