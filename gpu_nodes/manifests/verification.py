@@ -1,8 +1,10 @@
 """Verification Jobs: pods that request GPUs on the group's nodes, run `nvidia-smi`, then a CUDA kernel.
 
 A Job succeeds only when its pod was scheduled with the requested `nvidia.com/gpu` (or, with
-migStrategy mixed, `nvidia.com/mig-<profile>`), `nvidia-smi -L` lists at least that many
-distinct devices, and NVIDIA's CUDA sample `vectorAdd` ran on them. pulumi-kubernetes does not
+migStrategy mixed, `nvidia.com/mig-<profile>`), `nvidia-smi -L` lists exactly that many
+distinct devices (more is a pod that sees GPUs it was not given), and NVIDIA's CUDA sample
+`vectorAdd` ran on them. Under strict isolation one more pod requests no GPU and must see none.
+pulumi-kubernetes does not
 wait for the Job (`pulumi.com/skipAwait`): the node's readiness check does
 (gpu_nodes/providers/readiness.py), and says why it did not succeed, so `pulumi up` fails when the GPUs
 cannot be used. The pods never preempt (their own PriorityClass) and run as a tenant's pod runs

@@ -4,7 +4,8 @@
 # NVIDIA_VISIBLE_DEVICES=all, and the nvidia runtime hands a container the GPUs that
 # variable names unless the toolkit's config.toml says
 # accept-nvidia-visible-devices-envvar-when-unprivileged = false (default true); then only
-# privileged containers, and lists given as volume mounts under
+# privileged containers (CAP_SYS_ADMIN in the bounding set: internal/config/image/privileged.go)
+# and lists given as volume mounts under
 # /var/run/nvidia-container-devices (accept-nvidia-visible-devices-as-volume-mounts = true,
 # default false), name GPUs (nvidia-container-toolkit: internal/config/config.go GetDefault,
 # cmd/nvidia-container-runtime-hook/container_config.go getDevices, internal/modifier/cdi.go).
@@ -45,12 +46,15 @@ toolkit_settings() {
   done <<<"$text"
 }
 
-# fix_not_default NAME: sets REPLY to how to make runc the default of runtime NAME again.
+# fix_not_default NAME: sets REPLY to how to make runc the default of runtime NAME again. For
+# containerd, nvidia-ctk without --set-as-default deletes default_runtime_name when it names the
+# runtime it configures (nvidia-container-toolkit pkg/config/engine/containerd/config.go,
+# AddRuntimeWithOptions).
 fix_not_default() {
   case $1 in
     k3s | rke2) REPLY="start $1 without --default-runtime=nvidia (default-runtime in /etc/rancher/$1/config.yaml), then restart it" ;;
-    containerd) REPLY="remove default_runtime_name = \"nvidia\" from the file that sets it (nvidia-ctk's drop-in /etc/containerd/conf.d/99-nvidia.toml, which nvidia-ctk runtime configure --runtime=containerd without --set-as-default writes anew), then restart containerd" ;;
-    cri-o) REPLY="remove default_runtime = \"nvidia\" from /etc/crio/crio.conf.d (nvidia-ctk runtime configure --runtime=crio without --set-as-default), then restart crio" ;;
+    containerd) REPLY="run nvidia-ctk runtime configure --runtime=containerd without --set-as-default (it deletes a default_runtime_name of nvidia: pkg/config/engine/containerd/config.go), or remove default_runtime_name = \"nvidia\" where it is set; then restart containerd" ;;
+    cri-o) REPLY="remove default_runtime = \"nvidia\" from /etc/crio/crio.conf.d, then restart crio" ;;
     *) REPLY="remove \"default-runtime\": \"nvidia\" from /etc/docker/daemon.json, then restart docker" ;;
   esac
 }
@@ -81,7 +85,7 @@ check_isolation() {
     if [[ -n $why ]]; then
       iso_problems+=("strict isolation needs ${why%, } in $TOOLKIT_CONFIG, at the top level before any [table] ($TK_WHERE): set them (nvidia-ctk config --in-place --set $ENVVAR_KEY=false --set $MOUNTS_KEY=true); the runtime reads the file for each new container, no restart needed")
     else
-      iso_found+=("strict: $ENVVAR_KEY = false, $MOUNTS_KEY = true ($TK_WHERE): an unprivileged pod gets only the GPUs the device plugin mounts for it; a privileged pod still gets every GPU")
+      iso_found+=("strict: $ENVVAR_KEY = false, $MOUNTS_KEY = true ($TK_WHERE): an unprivileged pod gets only the GPUs the device plugin mounts for it; a pod with CAP_SYS_ADMIN still gets every GPU")
     fi
   elif [[ $TK_ENVVAR == false ]]; then
     if $REQUIRE_CDI; then
