@@ -36,7 +36,10 @@
 #   device-plugin-socket, kubelet-feature-gates. Without --min-driver,
 #   driver-version is ok with detail "not requested", and so are cuda without
 #   --min-cuda, mig without --mig-strategy and cdi without --require-cdi, so the
-#   list never changes shape. cudaVersion is the driver's
+#   list never changes shape. isolation always runs: it reads the container
+#   toolkit's config.toml (hardened with --isolation strict, not hardened
+#   otherwise) and, with --require-cdi, that nvidia is not the default runtime.
+#   cudaVersion is the driver's
 #   (nvidia-smi's "CUDA Version"), null when nvidia-smi does not say. A detail that starts with
 #   "warning:" passed but wants a human to look.
 #   runtime.name is null only when no runtime could be chosen (usage error, or
