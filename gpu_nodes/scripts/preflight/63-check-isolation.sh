@@ -24,7 +24,7 @@ readonly MOUNTS_KEY=accept-nvidia-visible-devices-as-volume-mounts
 
 # toolkit_settings: sets TK_ENVVAR and TK_MOUNTS (true, false, or the raw text of a value
 # that is neither), TK_WHERE (how the values were learnt), TK_ENVVAR_SET (the file sets it)
-# and TK_BAD (the unreadable keys).
+# and TK_BAD (the keys whose value is neither true nor false).
 toolkit_settings() {
   local line key value text
   TK_ENVVAR=true TK_MOUNTS=false TK_BAD='' TK_ENVVAR_SET=false
