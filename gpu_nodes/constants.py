@@ -58,6 +58,10 @@ CONTAINER_RUNTIMES = ("containerd", "docker", "cri-o", "k3s", "rke2", "auto")
 # tenants get their GPUs"): nvidia as the node's default runtime; a RuntimeClass that tenants
 # must name; or CDI devices that the plugin names (its cdi-cri strategy).
 GPU_ACCESS = ("defaultRuntime", "runtimeClass", "cdi")
+# Whether a pod may see GPUs it was not given (README, "How tenants get their GPUs"): `default`
+# leaves the container toolkit as it ships, which honours NVIDIA_VISIBLE_DEVICES in any container;
+# `strict` is NVIDIA's hardening, where only the device plugin's volume mounts (or CDI) give GPUs.
+ISOLATION = ("default", "strict")
 # A GPU splits into at most seven MIG devices (the smallest profile is 1/7 of an A100/H100).
 MAX_MIG_DEVICES_PER_GPU = 7
 

@@ -31,6 +31,7 @@ class NodeGroupArgs(TypedDict, total=False):
     labels: dict[str, str]
     taints: list[str]
     gpuAccess: str  # defaultRuntime, runtimeClass or cdi
+    isolation: str  # default or strict
     gpuModel: str
     gpuFeatureLabels: bool
     devicePlugin: dict[str, Any]

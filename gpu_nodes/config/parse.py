@@ -215,6 +215,7 @@ def _parse_group(
         preflight=group["preflight"].build(
             require_default_runtime=access == "defaultRuntime",
             require_cdi=access == "cdi",
+            isolation=group["isolation"],
             min_cuda=group["verification"].cuda_version if group["verification"] else None,
             mig_strategy=group["device_plugin"]["mig_strategy"],
             gpu_model=group["gpu_model"],

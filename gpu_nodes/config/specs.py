@@ -39,6 +39,7 @@ from gpu_nodes.constants import (
     GPU_ACCESS,
     GPU_RESOURCE,
     GROUP_LABEL,
+    ISOLATION,
     MAX_PRIORITY_CLASS_NAME,
     MAX_USER_PRIORITY,
     MIG_STRATEGIES,
@@ -320,6 +321,17 @@ class NodeGroupSpec:
         '(the plugin\'s `cdi-cri` strategy). See "How tenants get their GPUs"',
         default="defaultRuntime",
         check=one_of(GPU_ACCESS),
+    )
+    isolation: str = setting(
+        "isolation",
+        STRING,
+        "`default`/`strict`",
+        "whether a pod may see GPUs it was not given: `default` keeps the container toolkit as it ships (a pod "
+        "that sets `NVIDIA_VISIBLE_DEVICES=all`, as CUDA images do, sees every GPU under the nvidia runtime); "
+        "`strict` needs NVIDIA's hardened toolkit settings, which preflight checks, and proves that a pod given no "
+        'GPU sees none. See "How tenants get their GPUs"',
+        default="default",
+        check=one_of(ISOLATION),
     )
     gpu_model: str | None = setting(
         "gpuModel",

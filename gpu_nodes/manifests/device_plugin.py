@@ -23,6 +23,15 @@ CONFIG_KEY = "config.yaml"
 # Pod template annotation: a new plugin config rolls the pods, as a new image does.
 CONFIG_HASH_ANNOTATION = "gpu-nodes.dev/config-hash"
 
+# Under strict isolation the toolkit takes a container's GPUs from mounts under this directory,
+# one per device, and ignores NVIDIA_VISIBLE_DEVICES in unprivileged containers
+# (nvidia-container-toolkit cmd/nvidia-container-runtime-hook/container_config.go, getDevices and
+# deviceListAsVolumeMountsRoot; internal/modifier/cdi.go for CDI mode). The plugin's
+# volume-mounts strategy mounts /dev/null there per GPU it hands out (k8s-device-plugin
+# internal/plugin/server.go); the plugin itself gets every GPU, for NVML, the same way: /dev/null
+# at <root>/all, so that it stays unprivileged.
+DEVICE_MOUNT_ROOT = "/var/run/nvidia-container-devices"
+
 # Upstream's own toleration, kept so that a node tainted the upstream way also gets a plugin.
 _UPSTREAM_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
@@ -50,8 +59,10 @@ def plugin_config(group: NodeGroupSpec) -> dict[str, Any] | None:
 
 
 def plugin_revision(group: NodeGroupSpec) -> str:
-    """Changes whenever what the plugin registers could change: its image or its config."""
-    return content_hash({"image": group.device_plugin.image, "config": plugin_config(group)})
+    """Changes whenever what the plugin registers, or how it hands GPUs out, could change: its
+    image, its config or the group's isolation (a default group keeps the revision it had)."""
+    strict = {"isolation": group.isolation} if group.isolation != "default" else {}
+    return content_hash({"image": group.device_plugin.image, "config": plugin_config(group), **strict})
 
 
 def tolerations(taints: tuple[Taint, ...]) -> list[dict[str, str]]:
@@ -102,6 +113,9 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
         env.append({"name": "MIG_STRATEGY", "value": spec.mig_strategy})
     if spec.mig_strategy != "none":
         env.append({"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"})
+    if group.isolation == "strict":
+        mounts.append({"name": "all-gpus", "mountPath": f"{DEVICE_MOUNT_ROOT}/all", "readOnly": True})
+        volumes.append({"name": "all-gpus", "hostPath": {"path": "/dev/null", "type": "CharDevice"}})
     env += health_check_env(spec)
     container_resources = {"resources": spec.resources} if spec.resources else {}
     return {
@@ -192,6 +206,10 @@ def device_list_env(group: NodeGroupSpec) -> list[dict[str, str]]:
 
     - cdi: as CDI device names passed through the CRI (`DEVICE_LIST_STRATEGY=cdi-cri`); the
       plugin writes the specs under /var/run/cdi, and they list the device nodes.
+    - strict isolation: as volume mounts (`DEVICE_LIST_STRATEGY=volume-mounts`, one /dev/null
+      mount per GPU under DEVICE_MOUNT_ROOT), the one list the hardened toolkit reads from an
+      unprivileged container (`accept-nvidia-visible-devices-as-volume-mounts = true`); plus
+      `PASS_DEVICE_SPECS=true`, for the reason below.
     - otherwise: the upstream default (`envvar`, read by the nvidia runtime) plus
       `PASS_DEVICE_SPECS=true` (the chart's `compatWithCPUManager`), so that kubelet also puts
       the device nodes into the pod's spec. Without them, a `systemctl daemon-reload` under
@@ -201,6 +219,8 @@ def device_list_env(group: NodeGroupSpec) -> list[dict[str, str]]:
     """
     if group.gpu_access == "cdi":
         return [{"name": "DEVICE_LIST_STRATEGY", "value": "cdi-cri"}]
+    if group.isolation == "strict":
+        return [{"name": "DEVICE_LIST_STRATEGY", "value": "volume-mounts"}, {"name": "PASS_DEVICE_SPECS", "value": "true"}]
     return [{"name": "PASS_DEVICE_SPECS", "value": "true"}]
 
 

@@ -1,8 +1,10 @@
 """Verification Jobs: pods that request GPUs on the group's nodes, run `nvidia-smi`, then a CUDA kernel.
 
 A Job succeeds only when its pod was scheduled with the requested `nvidia.com/gpu` (or, with
-migStrategy mixed, `nvidia.com/mig-<profile>`), `nvidia-smi -L` lists at least that many
-distinct devices, and NVIDIA's CUDA sample `vectorAdd` ran on them. pulumi-kubernetes does not
+migStrategy mixed, `nvidia.com/mig-<profile>`), `nvidia-smi -L` lists exactly that many
+distinct devices (more is a pod that sees GPUs it was not given), and NVIDIA's CUDA sample
+`vectorAdd` ran on them. Under strict isolation one more pod requests no GPU and must see none.
+pulumi-kubernetes does not
 wait for the Job (`pulumi.com/skipAwait`): the node's readiness check does
 (gpu_nodes/providers/readiness.py), and says why it did not succeed, so `pulumi up` fails when the GPUs
 cannot be used. The pods never preempt (their own PriorityClass) and run as a tenant's pod runs
@@ -37,17 +39,35 @@ ROUND_ANNOTATION = "gpu-nodes.dev/verification-round"
 # An unprivileged user: the namespace enforces Pod Security `restricted`.
 RUN_AS_USER = 65534
 
-# Counts the devices `nvidia-smi -L` lists, by distinct UUID. A GPU in MIG mode is listed as
-# its MIG devices, indented under its own line:
+# Counts the devices `nvidia-smi -L` lists, by distinct UUID, and fails unless they are exactly
+# the EXPECTED_GPUS this pod was given. A GPU in MIG mode is listed as its MIG devices, indented
+# under its own line:
 #   GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-932bfb2c-...)
 #     MIG 3g.40gb     Device  0: (UUID: MIG-0929581a-...)
 # so a GPU line counts only when no MIG line follows it. Distinct UUIDs, because time-slicing
-# can hand one physical GPU out twice. POSIX sh and parameter expansion only: the image's
-# /bin/sh may be dash or busybox, and nothing beyond nvidia-smi is assumed to be installed.
+# can hand one physical GPU out twice: a pod given N time-sliced replicas holds at most N
+# physical GPUs, so N distinct UUIDs is also the most it may see. More than it was given is a
+# pod that sees other tenants' GPUs: CUDA images carry NVIDIA_VISIBLE_DEVICES=all, which the
+# nvidia runtime honours beside (or instead of) the device plugin's list
+# (k8s-device-plugin docs/cdi.md; nvidia-container-toolkit
+# cmd/nvidia-container-runtime-hook/container_config.go, getDevices).
+# With EXPECTED_GPUS=0 (the pod that requests no GPU) a missing nvidia-smi is the answer: the
+# nvidia runtime injects nvidia-smi only with GPUs, and the image does not carry one.
+# POSIX sh and parameter expansion only: the image's /bin/sh may be dash or busybox, and
+# nothing beyond nvidia-smi is assumed to be installed.
 _CHECK_SCRIPT = """\
 set -eu
-nvidia-smi
-listing=$(nvidia-smi -L)
+if [ "$EXPECTED_GPUS" -eq 0 ]; then
+  if ! command -v nvidia-smi >/dev/null 2>&1; then
+    echo "ok: no GPU visible, none requested"
+    exit 0
+  fi
+  # "No devices were found" (exit 6) is what a container without GPUs should hear.
+  listing=$(nvidia-smi -L 2>&1) || true
+else
+  nvidia-smi
+  listing=$(nvidia-smi -L)
+fi
 uuids=" "
 listed=0
 gpu=""
@@ -67,6 +87,12 @@ LISTING
 [ -z "$gpu" ] || count "$gpu"
 set -f -- $uuids
 found=$#
+if [ "$found" -gt "$EXPECTED_GPUS" ]; then
+  echo "nvidia-smi lists $found distinct GPU(s); this pod was given $EXPECTED_GPUS: it sees GPUs it was not given" \\
+    "(README: How tenants get their GPUs, isolation)" >&2
+  echo "$listing" >&2
+  exit 1
+fi
 if [ "$found" -lt "$EXPECTED_GPUS" ]; then
   if [ "$listed" -gt "$found" ]; then
     echo "nvidia-smi lists $listed GPU(s) but only $found distinct UUID(s) (one GPU handed out twice);" \\
@@ -76,7 +102,11 @@ if [ "$found" -lt "$EXPECTED_GPUS" ]; then
   fi
   exit 1
 fi
-echo "ok: $found distinct GPU(s) visible, $EXPECTED_GPUS requested"
+if [ "$found" -eq 0 ]; then
+  echo "ok: no GPU visible, none requested"
+else
+  echo "ok: $found distinct GPU(s) visible, $EXPECTED_GPUS requested"
+fi
 """
 
 
@@ -128,13 +158,17 @@ class VerificationJob:
 
 
 def requests(group: NodeGroupSpec) -> list[tuple[str, int]]:
-    """What the Jobs ask for: each GPU count in config order, then each MIG resource (mixed)."""
+    """What the Jobs ask for: each GPU count in config order, then each MIG resource (mixed);
+    under strict isolation last a pod that asks for none and must see none."""
     spec = group.verification
-    return [(GPU_RESOURCE, gpus) for gpus in spec.gpus_per_pod] + list(spec.mig_resources)
+    no_gpu = [(GPU_RESOURCE, 0)] if group.isolation == "strict" else []
+    return [(GPU_RESOURCE, gpus) for gpus in spec.gpus_per_pod] + list(spec.mig_resources) + no_gpu
 
 
 def request_slug(resource: str, count: int) -> str:
-    """`2gpu`, or `1x-mig-1g-5gb` for nvidia.com/mig-1g.5gb: part of a DNS label."""
+    """`2gpu`, `no-gpu`, or `1x-mig-1g-5gb` for nvidia.com/mig-1g.5gb: part of a DNS label."""
+    if count == 0:
+        return "no-gpu"
     if resource == GPU_RESOURCE:
         return f"{count}gpu"
     return f"{count}x-{resource.rpartition('/')[2].replace('.', '-').replace('_', '-').lower()}"
@@ -186,31 +220,7 @@ def job_manifest(
         },
         "volumes": [{"name": "check", "configMap": {"name": check_config_map_name(group)}}],
         **image_pull_secrets(group),
-        # nvidia-smi first: it says how many GPUs the pod sees. Then NVIDIA's CUDA sample runs a
-        # kernel on them: NVML (nvidia-smi) works where CUDA does not, e.g. error 802 on an
-        # NVSwitch machine whose fabric is not trained. A failing container leaves the tail of
-        # its log as its termination message, which the readiness check quotes.
-        "initContainers": [
-            {
-                "name": "nvidia-smi",
-                "image": spec.image,
-                "command": ["/bin/sh", f"{CHECK_DIR}/{CHECK_KEY}"],
-                "volumeMounts": [{"name": "check", "mountPath": CHECK_DIR, "readOnly": True}],
-                "env": [
-                    {"name": "EXPECTED_GPUS", "value": str(gpus)},
-                    # Only nvidia-smi runs here, no CUDA code: the image's CUDA version
-                    # requirement must not refuse a node whose driver is older than the image.
-                    {"name": "NVIDIA_DISABLE_REQUIRE", "value": "true"},
-                ],
-                **_container_basics(resource, gpus, "128Mi", spec.image_pull_policy),
-            }
-        ],
-        "containers": [
-            # The image's own command (vectorAdd), under its own CUDA requirement: preflight has
-            # checked the driver against it (--min-cuda).
-            # Loading the CUDA driver and runtime takes a few hundred MiB of host memory.
-            {"name": "cuda", "image": spec.cuda_image, **_container_basics(resource, gpus, "512Mi", spec.image_pull_policy)}
-        ],
+        **(_gpu_containers(group, resource, gpus) if gpus else _no_gpu_containers(group)),
     }
     if node is not None:
         # The same pinning DaemonSets use: by node name, which the hostname label need not match.
@@ -246,14 +256,73 @@ def job_manifest(
     }
 
 
-def _container_basics(resource: str, gpus: int, memory: str, pull_policy: str | None) -> dict[str, Any]:
+def _gpu_containers(group: NodeGroupSpec, resource: str, gpus: int) -> dict[str, Any]:
+    """nvidia-smi first: it says how many GPUs the pod sees. Then NVIDIA's CUDA sample runs a kernel
+    on them: NVML (nvidia-smi) works where CUDA does not, e.g. error 802 on an NVSwitch machine
+    whose fabric is not trained. A failing container leaves the tail of its log as its
+    termination message, which the readiness check quotes."""
+    spec = group.verification
+    return {
+        "initContainers": [
+            {
+                "name": "nvidia-smi",
+                "image": spec.image,
+                "command": ["/bin/sh", f"{CHECK_DIR}/{CHECK_KEY}"],
+                "volumeMounts": [{"name": "check", "mountPath": CHECK_DIR, "readOnly": True}],
+                "env": [
+                    {"name": "EXPECTED_GPUS", "value": str(gpus)},
+                    # Only nvidia-smi runs here, no CUDA code: the image's CUDA version
+                    # requirement must not refuse a node whose driver is older than the image.
+                    {"name": "NVIDIA_DISABLE_REQUIRE", "value": "true"},
+                ],
+                **_container_basics(resource, gpus, "128Mi", spec.image_pull_policy),
+            }
+        ],
+        "containers": [
+            # The image's own command (vectorAdd), under its own CUDA requirement: preflight has
+            # checked the driver against it (--min-cuda).
+            # Loading the CUDA driver and runtime takes a few hundred MiB of host memory.
+            {"name": "cuda", "image": spec.cuda_image, **_container_basics(resource, gpus, "512Mi", spec.image_pull_policy)}
+        ],
+    }
+
+
+def _no_gpu_containers(group: NodeGroupSpec) -> dict[str, Any]:
+    """Under strict isolation: a pod that requests no GPU, in the CUDA image, asking for every GPU
+    by the env var CUDA images carry (`NVIDIA_VISIBLE_DEVICES=all`), as any tenant's pod may. The
+    hardened toolkit ignores it in an unprivileged container (nvidia-container-toolkit
+    cmd/nvidia-container-runtime-hook/container_config.go and internal/modifier/cdi.go: devices
+    from the env var only when privileged or accept-nvidia-visible-devices-envvar-when-unprivileged),
+    so the pod must see no GPU."""
+    spec = group.verification
+    return {
+        "containers": [
+            {
+                "name": "no-gpu",
+                "image": spec.image,
+                "command": ["/bin/sh", f"{CHECK_DIR}/{CHECK_KEY}"],
+                "volumeMounts": [{"name": "check", "mountPath": CHECK_DIR, "readOnly": True}],
+                "env": [
+                    {"name": "EXPECTED_GPUS", "value": "0"},
+                    {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                    # nvidia-smi comes with the utility capability: where GPUs are injected, it is too.
+                    {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
+                    {"name": "NVIDIA_DISABLE_REQUIRE", "value": "true"},
+                ],
+                **_container_basics(None, 0, "128Mi", spec.image_pull_policy),
+            }
+        ]
+    }
+
+
+def _container_basics(resource: str | None, gpus: int, memory: str, pull_policy: str | None) -> dict[str, Any]:
     """What both containers share: the GPUs (kubelet hands the init container's to the next), small
     limits, Pod Security `restricted`, the log's tail as the message of a failure, the pull policy."""
     return {
         **image_pull_policy(pull_policy),
         "resources": {
             "requests": {"cpu": "10m", "memory": "32Mi"},
-            "limits": {resource: str(gpus), "memory": memory},
+            "limits": {**({resource: str(gpus)} if resource else {}), "memory": memory},
         },
         "securityContext": {
             "allowPrivilegeEscalation": False,

@@ -84,6 +84,9 @@ def preflight_arguments(spec: PreflightSpec, expect_gpus: int) -> list[str]:
         args.append(REQUIRE_DEFAULT_RUNTIME)
     if spec.require_cdi:
         args.append(REQUIRE_CDI)
+    if spec.isolation != "default":
+        # Strict: the machine passes only with the container toolkit hardened.
+        args += ["--isolation", spec.isolation]
     if spec.min_cuda:
         # The verification's CUDA kernel needs a driver that supports its CUDA version.
         args += ["--min-cuda", spec.min_cuda]
@@ -143,7 +146,7 @@ def script_root(spec: PreflightSpec) -> str:
 
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     """What re-runs the checks: a new script, GPU count, runtime, minimum driver, how tenants get
-    their GPUs (nvidia as the default runtime, or CDI), the CUDA version the verification needs,
+    their GPUs (nvidia as the default runtime, or CDI), the group's isolation, the CUDA version the verification needs,
     the MIG strategy, the declared GPU model, the minimum toolkit, or a new recheck value."""
     # The optional ones join only when set, so that stacks without them keep their triggers.
     optional = [f"min-toolkit={spec.min_toolkit}"] if spec.min_toolkit else []
@@ -151,6 +154,8 @@ def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
         optional.append(REQUIRE_DEFAULT_RUNTIME)
     if spec.require_cdi:
         optional.append(REQUIRE_CDI)
+    if spec.isolation != "default":
+        optional.append(f"isolation={spec.isolation}")
     if spec.min_cuda:
         optional.append(f"min-cuda={spec.min_cuda}")
     if spec.mig_strategy != "none":

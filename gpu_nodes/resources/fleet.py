@@ -227,5 +227,6 @@ class GpuFleet(pulumi.ComponentResource):
 
 
 def tenant_access(group: NodeGroupSpec) -> dict[str, str | None]:
-    """How a tenant's GPU pod gets its GPUs on this group: the path, and the RuntimeClass it must name."""
-    return {"gpuAccess": group.gpu_access, "runtimeClassName": group.tenant_runtime_class}
+    """How a tenant's GPU pod gets its GPUs on this group: the path, the RuntimeClass it must name,
+    and whether a pod can see GPUs it was not given (`default`) or cannot (`strict`)."""
+    return {"gpuAccess": group.gpu_access, "runtimeClassName": group.tenant_runtime_class, "isolation": group.isolation}

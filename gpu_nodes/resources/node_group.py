@@ -227,6 +227,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             "labels": spec.node_labels if facts is None else facts.apply(functools.partial(node_labels, spec)),
             "taints": taints.taints,
             "preflight": preflight.stdout.apply(parse_report) if preflight is not None else {"skipped": True},
+            "isolation": spec.isolation,
             "expectedGpus": expected_allocatable(spec),
             **({"expectedMigDevices": mig} if (mig := expected_mig_devices(spec)) else {}),
             "verification": [{"job": _job_name(resource), "resource": job.resource, "gpus": job.gpus} for job, resource in jobs],

@@ -64,9 +64,9 @@ def test_verification_pods_run_as_a_tenants_pod_without_a_runtime_class(deployed
         assert pod["spec"].get("runtimeClassName") == "nvidia", deployed.explain(f"{name} names no RuntimeClass nvidia")
         env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
         assert env.get("PASS_DEVICE_SPECS") == "true", deployed.explain(f"{name}: env {env}")
-    assert deployed.outputs()["tenantAccess"] == {GROUP: {"gpuAccess": "defaultRuntime", "runtimeClassName": None}}, (
-        deployed.outputs()["tenantAccess"]
-    )
+    assert deployed.outputs()["tenantAccess"] == {
+        GROUP: {"gpuAccess": "defaultRuntime", "runtimeClassName": None, "isolation": "default"}
+    }, deployed.outputs()["tenantAccess"]
 
 
 def test_verification_pods_never_preempt(deployed):

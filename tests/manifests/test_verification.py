@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,11 +23,8 @@ from gpu_nodes.manifests.verification import (
     verification_jobs,
 )
 from tests.factories import group, node
+from tests.manifests.check_pod import pod, run_container, whole_gpus
 from tests.specs import group_spec
-
-
-def pod(job) -> dict:
-    return job.manifest["spec"]["template"]["spec"]
 
 
 def test_one_job_per_node_and_gpu_count():
@@ -244,29 +240,14 @@ TWO_WHOLE_GPUS = "".join(MIG_BESIDE_WHOLE_GPUS.splitlines(keepends=True)[-2:])
 ONE_GPU_TWICE = MIG_BESIDE_WHOLE_GPUS.splitlines(keepends=True)[-1] * 2
 
 
-def whole_gpus(count: int) -> str:
-    return "".join(f"GPU {i}: NVIDIA H100 80GB HBM3 (UUID: GPU-{i:08d}-0000-0000-0000-000000000000)\n" for i in range(count))
-
-
 def run_check(tmp_path: Path, listing: str, expected: int) -> subprocess.CompletedProcess:
     job = verification_jobs(group_spec(gpusPerNode=max(expected, 4), verification={"gpusPerPod": [expected]}))[0]
-    container = pod(job)["initContainers"][0]
-    (tmp_path / "listing").write_text(listing)
-    stub = tmp_path / "nvidia-smi"
-    stub.write_text(f'#!/bin/sh\nif [ "${{1:-}}" = "-L" ]; then cat "{tmp_path}/listing"; fi\nexit 0\n')
-    stub.chmod(0o755)
-    environment = {e["name"]: e["value"] for e in container["env"]}
-    environment["PATH"] = f"{tmp_path}:{os.environ['PATH']}"
-    # The pod runs the group's ConfigMap copy of the script, mounted at CHECK_DIR: here, from tmp_path.
-    script = tmp_path / CHECK_KEY
-    script.write_text(check_config_map_manifest(group_spec())["data"][CHECK_KEY])
-    command = [script.as_posix() if part == f"{CHECK_DIR}/{CHECK_KEY}" else part for part in container["command"]]
-    return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=30)
+    return run_container(tmp_path, pod(job)["initContainers"][0], listing)
 
 
-@pytest.mark.parametrize("listed, expected", [(2, 2), (4, 2)])
-def test_check_passes_when_enough_gpus_are_visible(tmp_path, listed, expected):
-    result = run_check(tmp_path, whole_gpus(listed), expected)
+@pytest.mark.parametrize("expected", [1, 2, 4])
+def test_check_passes_when_exactly_the_given_gpus_are_visible(tmp_path, expected):
+    result = run_check(tmp_path, whole_gpus(expected), expected)
     assert result.returncode == 0, result.stderr
 
 

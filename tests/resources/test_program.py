@@ -286,9 +286,9 @@ def test_tenant_access_is_exported_per_group():
     config = stack_config(group("a100"), group("h100", gpuAccess="runtimeClass"), group("b200", gpuAccess="cdi"))
     run = run_program(config, SECRET_KEYS)
     assert run.globals["fleet"].tenant_access == {
-        "a100": {"gpuAccess": "defaultRuntime", "runtimeClassName": None},
-        "h100": {"gpuAccess": "runtimeClass", "runtimeClassName": "nvidia"},
-        "b200": {"gpuAccess": "cdi", "runtimeClassName": None},
+        "a100": {"gpuAccess": "defaultRuntime", "runtimeClassName": None, "isolation": "default"},
+        "h100": {"gpuAccess": "runtimeClass", "runtimeClassName": "nvidia", "isolation": "default"},
+        "b200": {"gpuAccess": "cdi", "runtimeClassName": None, "isolation": "default"},
     }, run.globals["fleet"].tenant_access
 
 

@@ -47,6 +47,7 @@ CHECK_NAMES = [
     "container-toolkit",
     "runtime",
     "cdi",
+    "isolation",
     "device-plugin-socket",
     "kubelet-feature-gates",
 ]
@@ -57,8 +58,9 @@ GPU_LINES = (
 # One description of a healthy containerd setup, shared with the fake machines.
 CONTAINERD_CONFIG = fakehost.CONTAINERD_CONFIG
 NVIDIA_DROPIN = fakehost.CONTAINERD_NVIDIA_DROPIN
-# The toolkit's config.toml (internal/config: /etc/nvidia-container-runtime/config.toml).
-TOOLKIT_CONFIG = "/etc/nvidia-container-runtime/config.toml"
+# The toolkit's config.toml (internal/config: /etc/nvidia-container-runtime/config.toml), as installed.
+TOOLKIT_CONFIG_PATH = fakehost.TOOLKIT_CONFIG_PATH
+TOOLKIT_CONFIG = fakehost.TOOLKIT_CONFIG
 KUBEADM_FLAGS = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
 
 
@@ -149,11 +151,11 @@ class FakeNode:
         """nvidia-ctk of version (its --version output, as 1.17.8 prints it), and the toolkit's
         config.toml with config as its text (None: no config.toml)."""
         self.command("nvidia-ctk", f'echo "NVIDIA Container Toolkit CLI version {version}"; echo "commit: 0123abc"')
-        path = self.root / TOOLKIT_CONFIG.lstrip("/")
+        path = self.root / TOOLKIT_CONFIG_PATH.lstrip("/")
         if config is None:
             path.unlink(missing_ok=True)
         else:
-            self.file(TOOLKIT_CONFIG, config)
+            self.file(TOOLKIT_CONFIG_PATH, config)
 
     def crictl(self, info: str, exit_code: int = 0) -> None:
         """crictl answering `crictl [flags] info` with info (the running runtime's, as crictl prints it)."""
@@ -198,6 +200,7 @@ class FakeNode:
         node.command("nvidia-ctk", 'echo "NVIDIA Container Toolkit CLI version 1.17.8"; echo "commit: 0123abc"')
         node.file("etc/containerd/config.toml", CONTAINERD_CONFIG)
         node.file("etc/containerd/conf.d/99-nvidia.toml", NVIDIA_DROPIN)
+        node.file("etc/nvidia-container-runtime/config.toml", TOOLKIT_CONFIG)
         # config dump merges the drop-in in, as the real containerd does.
         node.command("containerd", '[ "$*" = "config dump" ] || exit 1\ncat <<\'__END__\'\n' + NVIDIA_DROPIN + "__END__")
         node.kubelet("v1.30.2")

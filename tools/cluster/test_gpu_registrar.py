@@ -205,3 +205,21 @@ def test_a_new_plugin_pod_re_advertises_the_gpu_and_clears_the_xid():
 def test_an_xid_without_a_plugin_waits_for_one():
     n = with_xid(node())
     assert reg.xid_patches([n], []) == {}
+
+
+# ------------------------------------------------- the plugin as the stack deploys it
+
+
+@pytest.mark.parametrize("isolation", ["default", "strict"])
+def test_a_plugin_pod_of_the_stacks_daemonset_counts_under_either_isolation(isolation):
+    """Strict isolation changes how the plugin hands GPUs out (volume-mounts, a /dev/null mount),
+    not what the simulated node reads from its pod: its labels, owner and phase."""
+    from gpu_nodes.manifests.device_plugin import daemonset_manifest
+    from tests.specs import group_spec
+
+    template = daemonset_manifest(group_spec(isolation=isolation))["spec"]["template"]
+    plugin = pod()
+    plugin["metadata"]["labels"] = dict(template["metadata"]["labels"])
+    plugin["spec"] = {**template["spec"], "nodeName": "gpu-node-1"}
+    assert reg.nodes_with_running_plugin([plugin]) == {"gpu-node-1"}, plugin["metadata"]
+    assert reg.reconcile([node()], [plugin])["gpu-node-1"]["status"]["capacity"][GPU] == "4"

@@ -51,7 +51,7 @@ SMI_DRIVER_ERROR = (
 NODE_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$")
 # Real-format samples the fake machines answer with (tests/scripts/fixtures/README.md names each source).
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "scripts" / "fixtures"
-TOOLKIT_CONFIG = "/etc/nvidia-container-runtime/config.toml"
+TOOLKIT_CONFIG_PATH = "/etc/nvidia-container-runtime/config.toml"
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,8 @@ class MachineSpec:
     # Login users who may run anything as root through sudo without a password (NOPASSWD),
     # as cloud images set up their default user.
     sudoers: tuple[str, ...] = ()
+    # The container toolkit hardened (isolation: strict) rather than as it ships.
+    hardened_toolkit: bool = False
 
 
 # ------------------------------------------------------------------ keys
@@ -309,10 +311,26 @@ CONTAINERD_DUMP_DENIED = (
 )
 
 
-def toolkit_config(mode: str) -> str:
-    """The toolkit's generated config.toml (fixtures/nvidia-container-toolkit-config.toml) with mode."""
+def toolkit_config(mode: str = "auto", hardened: bool = False) -> str:
+    """The toolkit's generated config.toml (fixtures/nvidia-container-toolkit-config.toml) with mode;
+    hardened: as `nvidia-ctk config --in-place --set accept-nvidia-visible-devices-envvar-when-unprivileged=false
+    --set accept-nvidia-visible-devices-as-volume-mounts=true` writes it, where a value that is not the
+    default loses its comment (nvidia-container-toolkit internal/config/toml.go, commentDefaults)."""
     text = (FIXTURES / "nvidia-container-toolkit-config.toml").read_text()
-    return text.replace('\nmode = "auto"\n', f'\nmode = "{mode}"\n')
+    text = text.replace('\nmode = "auto"\n', f'\nmode = "{mode}"\n')
+    if hardened:
+        text = text.replace(
+            "#accept-nvidia-visible-devices-as-volume-mounts = false", "accept-nvidia-visible-devices-as-volume-mounts = true"
+        ).replace(
+            "#accept-nvidia-visible-devices-envvar-when-unprivileged = true",
+            "accept-nvidia-visible-devices-envvar-when-unprivileged = false",
+        )
+    return text
+
+
+# The toolkit's config.toml as installed, and after NVIDIA's hardening (the isolation check reads both).
+TOOLKIT_CONFIG = toolkit_config()
+TOOLKIT_CONFIG_HARDENED = toolkit_config(hardened=True)
 
 
 def crictl_info(default_runtime: str = "runc", nvidia: bool = False, enable_cdi: bool = False) -> str:
@@ -369,7 +387,7 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     _write(sbin / "kubelet", _simple_stub("kubelet", f"Kubernetes {spec.kubelet_version}"), 0o755)
     _write(tree / "etc/containerd/config.toml", CONTAINERD_CONFIG)
     _write(tree / "etc/containerd/conf.d/99-nvidia.toml", CONTAINERD_NVIDIA_DROPIN)
-    _write(tree / TOOLKIT_CONFIG.lstrip("/"), toolkit_config(spec.toolkit_mode))
+    _write(tree / TOOLKIT_CONFIG_PATH.lstrip("/"), toolkit_config(spec.toolkit_mode, spec.hardened_toolkit))
     flags = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
     _write(tree / "var/lib/kubelet/kubeadm-flags.env", flags)
     _write(tree / "var/lib/kubelet/config.yaml", KUBELET_CONFIG)

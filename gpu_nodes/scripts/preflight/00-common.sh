@@ -9,7 +9,8 @@
 # Usage:
 #   bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expect-gpus N
 #                     [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed]
-#                     [--require-default-runtime] [--require-cdi] [--root DIR]
+#                     [--require-default-runtime] [--require-cdi] [--isolation default|strict]
+#                     [--root DIR]
 #
 # Run it by hand on a node, or over SSH the way the Pulumi component does:
 #   cat components/scripts/preflight/*.sh |
@@ -30,12 +31,15 @@
 #           holds ok=false and one check named "usage"; --help counts as one,
 #           since no machine was checked).
 #
-#   "checks" always holds these eleven, in this order: driver, gpu-count,
-#   driver-version, cuda, mig, fabric, container-toolkit, runtime, cdi,
+#   "checks" always holds these, in this order: driver, gpu-count, gpu-model,
+#   driver-version, cuda, mig, fabric, container-toolkit, runtime, cdi, isolation,
 #   device-plugin-socket, kubelet-feature-gates. Without --min-driver,
 #   driver-version is ok with detail "not requested", and so are cuda without
 #   --min-cuda, mig without --mig-strategy and cdi without --require-cdi, so the
-#   list never changes shape. cudaVersion is the driver's
+#   list never changes shape. isolation always runs: it reads the container
+#   toolkit's config.toml (hardened with --isolation strict, not hardened
+#   otherwise) and, with --require-cdi, that nvidia is not the default runtime.
+#   cudaVersion is the driver's
 #   (nvidia-smi's "CUDA Version"), null when nvidia-smi does not say. A detail that starts with
 #   "warning:" passed but wants a human to look.
 #   runtime.name is null only when no runtime could be chosen (usage error, or
@@ -75,12 +79,13 @@ readonly SMI_ERROR_RE="NVIDIA-SMI has failed|No devices were found|Failed to ini
 print_usage() {
   cat <<'EOF'
 usage: bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expect-gpus N
-                         [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed] [--require-default-runtime] [--require-cdi] [--root DIR]
+                         [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed] [--require-default-runtime] [--require-cdi]
+                         [--isolation default|strict] [--root DIR]
 EOF
 }
 
 init_state() {
-  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false MIN_CUDA='' MIG_STRATEGY='' GPU_MODEL='' MIN_TOOLKIT='' KV_RC='' TK_ASKED='' TK_VERSION=''
+  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false ISOLATION=default MIN_CUDA='' MIG_STRATEGY='' GPU_MODEL='' MIN_TOOLKIT='' KV_RC='' TK_ASKED='' TK_VERSION=''
   SMI_TIMEOUT=${PREFLIGHT_NVIDIA_SMI_TIMEOUT:-20}
   CMD_TIMEOUT=${PREFLIGHT_CMD_TIMEOUT:-10}
   HOST_NAME=unknown DRIVER_VERSION='' CUDA_VERSION='' SMI_OK=false Q_DONE=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''

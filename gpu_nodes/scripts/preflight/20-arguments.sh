@@ -6,7 +6,7 @@ parse_args() {
   while (($#)); do
     opt=$1
     case $opt in
-      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --gpu-model | --min-toolkit | --root)
+      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --gpu-model | --min-toolkit | --isolation | --root)
         if (($# < 2)); then
           USAGE_ERROR="$opt needs a value"
           return 1
@@ -14,7 +14,7 @@ parse_args() {
         val=$2
         shift 2
         ;;
-      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --gpu-model=* | --min-toolkit=* | --root=*)
+      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --root=*)
         val=${opt#*=} opt=${opt%%=*}
         shift
         ;;
@@ -45,6 +45,7 @@ parse_args() {
       --mig-strategy) MIG_STRATEGY=$val ;;
       --gpu-model) GPU_MODEL=$val ;;
       --min-toolkit) MIN_TOOLKIT=$val ;;
+      --isolation) ISOLATION=$val ;;
       --root) root=$val ;;
     esac
   done
@@ -79,6 +80,10 @@ validate_args() {
     USAGE_ERROR="--min-toolkit wants a version like 1.17.8, got '$MIN_TOOLKIT'"
     return 1
   fi
+  case $ISOLATION in
+    default | strict) ;;
+    *) USAGE_ERROR="--isolation wants default or strict, got '$ISOLATION'" && return 1 ;;
+  esac
   case $MIG_STRATEGY in
     '' | single | mixed) ;;
     *) USAGE_ERROR="--mig-strategy wants single or mixed, got '$MIG_STRATEGY'" && return 1 ;;

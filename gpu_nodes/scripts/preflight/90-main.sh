@@ -29,6 +29,7 @@ main() {
   kubelet_device_settings
   check_runtime
   check_cdi
+  check_isolation
   check_socket
   check_kubelet_gates
   summarize

@@ -1,0 +1,120 @@
+"""Isolation in the verification: a pod must see no more GPUs than it was given, and under
+`isolation: strict` a pod given none must see none."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpu_nodes.constants import GPU_RESOURCE
+from gpu_nodes.manifests.verification import verification_jobs
+from tests.manifests.check_pod import pod, run_container, whole_gpus
+from tests.specs import group_spec
+
+# `nvidia-smi -L` of one A100 split into two MIG devices (NVIDIA/nvidia-container-toolkit#203).
+TWO_MIG_DEVICES_ON_ONE_GPU = """\
+GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-932bfb2c-849a-2a22-1e84-9eff6bc02b39)
+  MIG 3g.40gb     Device  0: (UUID: MIG-0929581a-2be6-5dec-bf34-0954c6c529a6)
+  MIG 3g.40gb     Device  1: (UUID: MIG-3adbed3a-d03d-549f-a016-ba1fd7359f23)
+"""
+# What nvidia-smi prints, with exit 6, where the driver is there but the container has no GPU.
+NO_DEVICES = "No devices were found\n"
+
+
+def gpu_check(tmp_path, listing: str | None, given: int, **config):
+    spec = group_spec(gpusPerNode=8, verification={"gpusPerPod": [given]}, **config)
+    job = next(j for j in verification_jobs(spec) if j.gpus == given)
+    return run_container(tmp_path, pod(job)["initContainers"][0], listing)
+
+
+@pytest.mark.parametrize(("given", "seen"), [(1, 2), (1, 8), (2, 4)])
+def test_a_pod_that_sees_more_gpus_than_it_was_given_fails(tmp_path, given, seen):
+    result = gpu_check(tmp_path, whole_gpus(seen), given)
+    assert result.returncode == 1, f"given {given}, saw {seen}: {result.stdout}"
+    assert f"nvidia-smi lists {seen} distinct GPU(s); this pod was given {given}" in result.stderr, result.stderr
+    assert "GPUs it was not given" in result.stderr, result.stderr
+
+
+def test_time_sliced_replicas_may_be_as_many_distinct_gpus_as_were_given(tmp_path):
+    # Two replicas of time-sliced GPUs are at most two physical GPUs.
+    result = gpu_check(tmp_path, whole_gpus(2), 2, devicePlugin={"timeSlicingReplicas": 4})
+    assert result.returncode == 0, result.stderr
+
+
+def test_time_sliced_replicas_never_allow_more_distinct_gpus_than_were_given(tmp_path):
+    result = gpu_check(tmp_path, whole_gpus(4), 2, devicePlugin={"timeSlicingReplicas": 4})
+    assert result.returncode == 1, result.stdout
+    assert "this pod was given 2" in result.stderr, result.stderr
+
+
+def test_a_pod_given_one_mig_device_that_sees_two_fails(tmp_path):
+    result = gpu_check(tmp_path, TWO_MIG_DEVICES_ON_ONE_GPU, 1)
+    assert result.returncode == 1, result.stdout
+    assert "nvidia-smi lists 2 distinct GPU(s); this pod was given 1" in result.stderr, result.stderr
+
+
+# --- the pod that requests no GPU (isolation: strict) --------------------------------------
+
+
+def no_gpu_jobs(**config):
+    return [job for job in verification_jobs(group_spec(**config)) if job.gpus == 0]
+
+
+def test_strict_adds_one_no_gpu_job_per_node():
+    jobs = no_gpu_jobs(isolation="strict")
+    assert [job.node for job in jobs] == [node.name for node in group_spec().nodes], [job.name for job in jobs]
+    assert all("-no-gpu-" in job.name for job in jobs), [job.name for job in jobs]
+
+
+def test_strict_with_group_wide_verification_adds_one_no_gpu_job():
+    jobs = no_gpu_jobs(isolation="strict", verification={"perNode": False})
+    assert [job.node for job in jobs] == [None], [job.name for job in jobs]
+
+
+def test_default_isolation_has_no_no_gpu_job():
+    assert no_gpu_jobs() == []
+
+
+def test_the_no_gpu_pod_requests_no_gpu_and_asks_for_every_gpu_by_env():
+    job = no_gpu_jobs(isolation="strict")[0]
+    spec = pod(job)
+    assert "initContainers" not in spec, job.name
+    (container,) = spec["containers"]
+    limits = container["resources"]["limits"]
+    assert not any(key.startswith("nvidia.com/") for key in limits), f"{job.name}: {limits}"
+    env = {e["name"]: e["value"] for e in container["env"]}
+    # What a CUDA image carries, said outright: the runtime must not honour it here.
+    assert env["NVIDIA_VISIBLE_DEVICES"] == "all", job.name
+    assert env["EXPECTED_GPUS"] == "0", job.name
+    assert container["image"] == group_spec().verification.image, job.name
+
+
+def test_the_no_gpu_pod_runs_as_a_tenants_pod_runs():
+    job = no_gpu_jobs(isolation="strict", gpuAccess="runtimeClass")[0]
+    assert pod(job)["runtimeClassName"] == "nvidia", job.name
+    assert "runtimeClassName" not in pod(no_gpu_jobs(isolation="strict")[0]), job.name
+
+
+def no_gpu_check(tmp_path, listing):
+    return run_container(tmp_path, pod(no_gpu_jobs(isolation="strict")[0])["containers"][0], listing)
+
+
+def test_a_no_gpu_pod_without_nvidia_smi_sees_no_gpu(tmp_path):
+    result = no_gpu_check(tmp_path, None)
+    assert result.returncode == 0, result.stderr
+    assert "ok: no GPU visible, none requested" in result.stdout, result.stdout
+
+
+def test_a_no_gpu_pod_where_nvidia_smi_finds_no_device_sees_no_gpu(tmp_path):
+    result = no_gpu_check(tmp_path, NO_DEVICES)
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_no_gpu_pod_that_sees_gpus_fails(tmp_path):
+    result = no_gpu_check(tmp_path, whole_gpus(4))
+    assert result.returncode == 1, result.stdout
+    assert "nvidia-smi lists 4 distinct GPU(s); this pod was given 0" in result.stderr, result.stderr
+
+
+def test_gpu_jobs_still_request_their_gpus_under_strict():
+    jobs = [job for job in verification_jobs(group_spec(isolation="strict")) if job.gpus]
+    assert jobs and all(pod(job)["containers"][0]["resources"]["limits"][GPU_RESOURCE] == "1" for job in jobs)
