@@ -34,16 +34,17 @@ def test_a_pod_that_sees_more_gpus_than_it_was_given_fails(tmp_path, given, seen
     assert "GPUs it was not given" in result.stderr, result.stderr
 
 
-def test_time_sliced_replicas_may_be_as_many_distinct_gpus_as_were_given(tmp_path):
-    # Two replicas of time-sliced GPUs are at most two physical GPUs.
-    result = gpu_check(tmp_path, whole_gpus(2), 2, devicePlugin={"timeSlicingReplicas": 4})
+# The config allows only one-GPU pods on a time-sliced group (a multi-GPU pod may get one GPU twice),
+# so a time-sliced pod is given one replica: one physical GPU at most.
+def test_a_time_sliced_replica_may_be_one_gpu(tmp_path):
+    result = gpu_check(tmp_path, whole_gpus(1), 1, devicePlugin={"timeSlicingReplicas": 4})
     assert result.returncode == 0, result.stderr
 
 
-def test_time_sliced_replicas_never_allow_more_distinct_gpus_than_were_given(tmp_path):
-    result = gpu_check(tmp_path, whole_gpus(4), 2, devicePlugin={"timeSlicingReplicas": 4})
+def test_a_time_sliced_replica_never_allows_a_second_gpu(tmp_path):
+    result = gpu_check(tmp_path, whole_gpus(2), 1, devicePlugin={"timeSlicingReplicas": 4})
     assert result.returncode == 1, result.stdout
-    assert "this pod was given 2" in result.stderr, result.stderr
+    assert "this pod was given 1" in result.stderr, result.stderr
 
 
 def test_a_pod_given_one_mig_device_that_sees_two_fails(tmp_path):
