@@ -25,9 +25,10 @@ not GPUs, and is left alone.
 **Other device plugins that register `nvidia.com/gpu`** (a cloud's own plugin, a static pod, a
 service on the machine) are seen where kubelet reports them: a node of the stack whose
 `status.allocatable` has `nvidia.com/gpu` above 0 while no pod of a device plugin DaemonSet (ours
-or one found above) is on it. kubelet drops a plugin's devices from allocatable as soon as its
-socket goes (k8s `pkg/kubelet/cm/devicemanager`), and a restarting pod of ours is still a pod of
-ours, so our own plugin cannot trip it. Looking for DaemonSets that mount
+or one found above) is on it. When a plugin's connection ends kubelet marks all its devices
+unhealthy, so allocatable drops to 0 at its next node status (k8s
+`pkg/kubelet/cm/devicemanager/manager.go`, `runEndpoint` and `markResourceUnhealthy`); and a
+restarting pod of ours is still a pod of ours: our own plugin does not trip it. Looking for DaemonSets that mount
 `/var/lib/kubelet/device-plugins` would not do: the SR-IOV and RDMA device plugins and KubeVirt's
 handler mount it too, on the same GPU machines, and register other resources.
 """
