@@ -80,8 +80,8 @@ HAND_OVER = Setting(
     f"{NAMESPACE}:handOver",
     LIST,
     "list of strings",
-    "other NVIDIA device plugin installs allowed on the cluster, kept off this stack's nodes: `<namespace>/<DaemonSet>` "
-    'or `ClusterPolicy/<name>` (see "Another device plugin on the cluster")',
+    "other NVIDIA device plugin or DRA driver installs allowed on the cluster, kept off this stack's nodes: "
+    '`<namespace>/<DaemonSet>` or `ClusterPolicy/<name>` (see "Another device plugin on the cluster")',
     default=(),
     default_text="none",
     argument="hand_over",

@@ -1,25 +1,33 @@
-"""One NVIDIA device plugin per node: find another before anything of ours lands on a node.
+"""One GPU allocator per node: find another before anything of ours lands on a node.
 
 Two plugins on one node both serve the fixed socket `nvidia-gpu.sock` and each removes it before
 listening (k8s-device-plugin v0.20.0 `internal/plugin/server.go`): whichever started last wins,
-and the other's GPUs vanish from kubelet. The device plugin chart schedules by
-`nvidia.com/gpu.present=true` (our default label) and tolerates `nvidia.com/gpu`, so a chart
-already on the cluster lands on our nodes as soon as we label them; the GPU Operator deploys its
-plugin through its ClusterPolicy. So before the groups' taints and labels, a check lists:
+and the other's GPUs vanish from kubelet. NVIDIA's DRA driver and the device plugin must not
+both hand out GPUs on one node either: each would give the same GPU to a different pod. The
+device plugin chart and the DRA driver's chart schedule by `nvidia.com/gpu.present=true` (our
+default label), so an install already on the cluster lands on our nodes as soon as we label
+them; the GPU Operator deploys its plugin through its ClusterPolicy. So before the groups' taints
+and labels, a check lists (gpu_allocators.py says how each is told):
 
-- DaemonSets not ours that run the NVIDIA device plugin image;
-- a GPU Operator ClusterPolicy whose device plugin is enabled.
+- DaemonSets not ours that run the NVIDIA device plugin, or NVIDIA's DRA GPU kubelet plugin;
+  GFD and the MPS control daemon, from the same image, run beside us and are left alone;
+- a GPU Operator ClusterPolicy whose device plugin is enabled;
+- ResourceSlices of the DRA driver `gpu.nvidia.com` for one of our nodes;
+- our nodes that advertise `nvidia.com/gpu` with no device plugin pod on them.
 
-Each stops the run, named, unless `gpu-nodes:handOver` lists it (`<namespace>/<name>` for a
-DaemonSet, `ClusterPolicy/<name>`): for teams moving from the chart, who keep it off our nodes
-(or remove it) while gpu-nodes takes over. A listed DaemonSet that still has a pod on one of our
-nodes stops the run too. A refresh runs the check again and shows what it finds as drift.
+The first two stop the run, named, unless `gpu-nodes:handOver` lists them (`<namespace>/<name>`
+for a DaemonSet, `ClusterPolicy/<name>`): for teams moving from the chart or the DRA driver, who
+keep it off our nodes while gpu-nodes takes over. A listed DaemonSet that still has a pod on one
+of our nodes stops the run too, as do the last two, which are on our nodes by definition.
+ResourceSlices are read where the API server has them (`resource.k8s.io` v1, GA in 1.34, or its
+betas); a server without them has no DRA, and RBAC that forbids reading them is said in the
+check's `unchecked` output, the DaemonSet look still done. A refresh runs the check again and
+shows what it finds as drift.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
 import pulumi
@@ -27,63 +35,53 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvide
 
 from gpu_nodes.errors import GpuNodesError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
-from gpu_nodes.manifests.naming import PART_OF
 from gpu_nodes.providers.cluster_resource import ClusterResource
+from gpu_nodes.providers.gpu_allocators import (
+    DEVICE_PLUGIN,
+    DRA,
+    DRA_GPU_DRIVER,
+    GPU_RESOURCE,
+    OPERATOR,
+    OtherAllocator,
+    allocator_daemonsets,
+    dra_slices_on,
+    is_ours,
+    nodes_with_unexplained_gpus,
+    operator_policies,
+    runs_device_plugin,
+)
 
-PLUGIN_IMAGE = "k8s-device-plugin"
 HAND_OVER_KEY = "gpu-nodes:handOver"
+# Newest first: the API server serves v1 from Kubernetes 1.34; 1.32-1.33 only the betas (if enabled).
+SLICE_VERSIONS = ("v1", "v1beta2", "v1beta1")
+_TWO_PLUGINS = "two device plugins on one node take turns on the socket nvidia-gpu.sock and GPUs vanish from kubelet. Remove it"
+_TWO_ALLOCATORS = {
+    DEVICE_PLUGIN: _TWO_PLUGINS,
+    OPERATOR: _TWO_PLUGINS,
+    DRA: "NVIDIA's DRA driver and the device plugin must not both hand out GPUs on one node (each would give the same GPU "
+    "to a different pod). Remove it (or its GPU part: resources.gpus.enabled=false in its chart)",
+}
 
 
 class OtherPluginError(GpuNodesError):
-    """Another NVIDIA device plugin would share the stack's nodes."""
+    """Another GPU allocator would share the stack's nodes."""
 
 
-@dataclass(frozen=True)
-class OtherPlugin:
-    """Another install of the NVIDIA device plugin: `ref` is how handOver names it."""
-
-    ref: str
-    what: str
-    selector: Mapping[str, str] | None = None  # a DaemonSet's pod selector
-    namespace: str | None = None
-
-
-def plugin_daemonsets(daemonsets: Iterable[Mapping[str, Any]]) -> list[OtherPlugin]:
-    """DaemonSets that run the NVIDIA device plugin and are not ours."""
-    found = []
-    for ds in daemonsets:
-        metadata = ds.get("metadata") or {}
-        if (metadata.get("labels") or {}).get("app.kubernetes.io/part-of") == PART_OF:
-            continue
-        containers = (((ds.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []
-        images = [c.get("image", "") for c in containers if PLUGIN_IMAGE in c.get("image", "")]
-        if images:
-            ref = f"{metadata.get('namespace')}/{metadata.get('name')}"
-            selector = ((ds.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
-            found.append(OtherPlugin(ref, f"DaemonSet {ref} (image {images[0]})", dict(selector), metadata.get("namespace")))
-    return sorted(found, key=lambda p: p.ref)
-
-
-def operator_policies(policies: Iterable[Mapping[str, Any]]) -> list[OtherPlugin]:
-    """GPU Operator ClusterPolicies that deploy the operator's own device plugin."""
-    found = []
-    for policy in policies:
-        plugin = (policy.get("spec") or {}).get("devicePlugin") or {}
-        if plugin.get("enabled", True) is not False:
-            name = (policy.get("metadata") or {}).get("name")
-            found.append(OtherPlugin(f"ClusterPolicy/{name}", f"the GPU Operator's ClusterPolicy {name} (devicePlugin enabled)"))
-    return found
-
-
-def problems(others: Sequence[OtherPlugin], handed_over: Sequence[str], pods_on_our_nodes: Mapping[str, list[str]]) -> list[str]:
-    """One line per install that stops the run; `pods_on_our_nodes`: handed-over ref -> its pods there."""
+def problems(
+    others: Sequence[OtherAllocator],
+    handed_over: Sequence[str],
+    pods_on_our_nodes: Mapping[str, list[str]],
+    slices: Sequence[tuple[str, str]] = (),
+    unexplained: Sequence[tuple[str, str]] = (),
+) -> list[str]:
+    """One line per allocator that stops the run; `pods_on_our_nodes`: handed-over ref -> its pods there;
+    `slices`: (node, ResourceSlice) of the DRA driver on our nodes; `unexplained`: (node, nvidia.com/gpu)."""
     lines = []
     for other in others:
         if other.ref not in handed_over:
             lines.append(
-                f"{other.what} is on the cluster: two device plugins on one node take turns on the socket nvidia-gpu.sock "
-                f"and GPUs vanish from kubelet. Remove it, or keep it off this stack's nodes and list {other.ref!r} in "
-                f"{HAND_OVER_KEY}"
+                f"{other.what} is on the cluster: {_TWO_ALLOCATORS[other.kind]}, or keep it off this stack's nodes and "
+                f"list {other.ref!r} in {HAND_OVER_KEY}"
             )
         elif pods_on_our_nodes.get(other.ref):
             pods = ", ".join(pods_on_our_nodes[other.ref][:5])
@@ -91,47 +89,118 @@ def problems(others: Sequence[OtherPlugin], handed_over: Sequence[str], pods_on_
                 f"{other.what} is listed in {HAND_OVER_KEY} but still runs on this stack's nodes ({pods}): keep it off them "
                 "first (its nodeSelector or affinity), then run again"
             )
+    for node, name in slices:
+        lines.append(
+            f"ResourceSlice {name} publishes the GPUs of {node}, a node of this stack, for NVIDIA's DRA driver "
+            f"(driver {DRA_GPU_DRIVER}): the DRA driver and the device plugin must not both hand out GPUs on one node. "
+            f"Keep the DRA driver's kubelet plugin off {node} (its nodeSelector or affinity), then run again"
+        )
+    for node, gpus in unexplained:
+        lines.append(
+            f"{node} advertises {GPU_RESOURCE}: {gpus} with no device plugin pod on it (neither this stack's nor one "
+            f"named above): something else registers {GPU_RESOURCE} with its kubelet (a static pod, a service on the "
+            "machine, another image's DaemonSet). Remove it from the machine, then run again"
+        )
     return lines
 
 
-def _look(props: Mapping[str, Any]) -> tuple[list[OtherPlugin], list[str]]:
-    """What the cluster holds now: the other installs, and the lines that stop a run."""
+def pods_on_nodes(pods: Iterable[Mapping[str, Any]], owner_uid: str | None, nodes: Set[str]) -> list[str]:
+    """`<pod> on <node>` for the pods of one DaemonSet (by owner: the chart's DaemonSets share labels) on `nodes`."""
+    found = []
+    for pod in pods:
+        metadata = pod.get("metadata") or {}
+        owned = any(ref.get("uid") == owner_uid for ref in metadata.get("ownerReferences") or [])
+        node = (pod.get("spec") or {}).get("nodeName")
+        if owned and node in nodes:
+            found.append(f"{metadata.get('name')} on {node}")
+    return sorted(found)
+
+
+def read_gpu_slices(custom: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """The DRA GPU driver's ResourceSlices, and a note when RBAC forbids reading them; none where
+    the API server has no ResourceSlices (`spec.driver` is a field selector: k8s
+    `staging/src/k8s.io/api/resource/v1/types.go`, `ResourceSliceSelectorDriver`)."""
+    from kubernetes.client.exceptions import ApiException
+
+    for version in SLICE_VERSIONS:
+        try:
+            found = custom.list_cluster_custom_object(
+                "resource.k8s.io", version, "resourceslices", field_selector=f"spec.driver={DRA_GPU_DRIVER}"
+            )
+        except ApiException as error:
+            if error.status == 404:
+                continue
+            if error.status == 403:
+                return [], (
+                    f"cannot list resourceslices.resource.k8s.io (403 Forbidden): NVIDIA's DRA driver is looked for by its "
+                    f"DaemonSet only; grant this identity list on resourceslices to see its {DRA_GPU_DRIVER} slices too"
+                )
+            raise
+        return list(found.get("items") or []), None
+    return [], None
+
+
+def _look(props: Mapping[str, Any]) -> tuple[list[OtherAllocator], list[str], list[str]]:
+    """What the cluster holds now: the other allocators, the lines that stop a run, what could not be checked."""
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 
     api = api_client_from_props(props)
+    core = client.CoreV1Api(api)
     daemonsets = api.sanitize_for_serialization(client.AppsV1Api(api).list_daemon_set_for_all_namespaces()).get("items", [])
+    custom = client.CustomObjectsApi(api)
     try:
-        found: dict[str, Any] = client.CustomObjectsApi(api).list_cluster_custom_object("nvidia.com", "v1", "clusterpolicies")  # type: ignore[assignment]
+        found: dict[str, Any] = custom.list_cluster_custom_object("nvidia.com", "v1", "clusterpolicies")  # type: ignore[assignment]
         policies = found.get("items", [])
     except ApiException as error:
         if error.status != 404:  # no GPU Operator: its CRD is not there
             raise
         policies = []
-    others = [*plugin_daemonsets(daemonsets), *operator_policies(policies)]
+    slices, note = read_gpu_slices(custom)
+    others = [*allocator_daemonsets(daemonsets), *operator_policies(policies)]
     handed_over = list(props.get("handOver") or [])
     nodes = set(props.get("nodes") or [])
-    pods_on_our_nodes: dict[str, list[str]] = {}
-    for other in others:
-        if other.ref in handed_over and other.selector and other.namespace:
-            selector = ",".join(f"{k}={v}" for k, v in sorted(other.selector.items()))
-            listed = client.CoreV1Api(api).list_namespaced_pod(other.namespace, label_selector=selector)
-            pods = api.sanitize_for_serialization(listed).get("items", [])
-            pods_on_our_nodes[other.ref] = sorted(
-                f"{p['metadata']['name']} on {node}" for p in pods if (node := (p.get("spec") or {}).get("nodeName")) in nodes
-            )
-    return others, problems(others, handed_over, pods_on_our_nodes)
+
+    def pods_of(ds: Mapping[str, Any]) -> list[str]:
+        metadata, spec = ds.get("metadata") or {}, ds.get("spec") or {}
+        selector = ",".join(f"{k}={v}" for k, v in sorted(((spec.get("selector") or {}).get("matchLabels") or {}).items()))
+        listed = core.list_namespaced_pod(str(metadata.get("namespace")), label_selector=selector)
+        return pods_on_nodes(api.sanitize_for_serialization(listed).get("items", []), metadata.get("uid"), nodes)
+
+    # Every device plugin DaemonSet's pods on our nodes, ours included: they explain a node's nvidia.com/gpu.
+    watched = [d for d in daemonsets if _ref(d) in {o.ref for o in others} or (is_ours(d) and _runs_plugin(d))]
+    pods_on_our_nodes = {_ref(d): pods_of(d) for d in watched}
+    explained = {pod.rsplit(" on ", 1)[1] for ref, pods in pods_on_our_nodes.items() for pod in pods}
+    node_items = api.sanitize_for_serialization(core.list_node()).get("items", []) if nodes else []
+    stops = problems(
+        others,
+        handed_over,
+        pods_on_our_nodes,
+        dra_slices_on(slices, nodes),
+        nodes_with_unexplained_gpus(node_items, nodes, explained),
+    )
+    return others, stops, [note] if note else []
+
+
+def _ref(ds: Mapping[str, Any]) -> str:
+    return f"{(ds.get('metadata') or {}).get('namespace')}/{(ds.get('metadata') or {}).get('name')}"
+
+
+def _runs_plugin(ds: Mapping[str, Any]) -> bool:
+    pod_spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return any(runs_device_plugin(c) for c in pod_spec.get("containers") or [])
 
 
 class CoexistenceProvider(ResourceProvider):
-    def _look(self, props: Mapping[str, Any]) -> tuple[list[OtherPlugin], list[str]]:
+    def _look(self, props: Mapping[str, Any]) -> tuple[list[OtherAllocator], list[str], list[str]]:
         return _look(props)
 
     def _check(self, props: dict[str, Any]) -> dict[str, Any]:
-        others, stops = self._look(props)
+        others, stops, unchecked = self._look(props)
         if stops:
-            raise OtherPluginError("\n".join(["another NVIDIA device plugin would share this stack's nodes:", *stops]))
-        return {**props, "handedOver": [o.ref for o in others]}
+            header = "another GPU allocator (an NVIDIA device plugin or DRA driver) would share this stack's nodes:"
+            raise OtherPluginError("\n".join([header, *stops]))
+        return {**props, "handedOver": [o.ref for o in others], "unchecked": unchecked}
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         return CreateResult(id_="device-plugin-coexistence", outs=self._check(props))
@@ -144,15 +213,16 @@ class CoexistenceProvider(ResourceProvider):
         return UpdateResult(outs={**self._check(news), "found": []})
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        # A refresh shows a plugin that appeared since as drift; the next `pulumi up` stops on it.
-        _others, stops = self._look(props)
-        return ReadResult(id_=id_, outs={**props, "found": stops})
+        # A refresh shows an allocator that appeared since as drift; the next `pulumi up` stops on it.
+        _others, stops, unchecked = self._look(props)
+        return ReadResult(id_=id_, outs={**props, "found": stops, "unchecked": unchecked})
 
 
 class DevicePluginCoexistence(ClusterResource):
-    """Stops the run when another NVIDIA device plugin is on the cluster (see the module docstring)."""
+    """Stops the run when another GPU allocator would share the stack's nodes (see the module docstring)."""
 
     found: pulumi.Output[list[str]]
+    unchecked: pulumi.Output[list[str]]
 
     def __init__(
         self,
@@ -162,5 +232,5 @@ class DevicePluginCoexistence(ClusterResource):
         cluster: ClusterAccess,
         opts: pulumi.ResourceOptions | None = None,
     ):
-        props = {"nodes": sorted(nodes), "handOver": sorted(hand_over), "handedOver": None, "found": []}
+        props = {"nodes": sorted(nodes), "handOver": sorted(hand_over), "handedOver": None, "found": [], "unchecked": None}
         super().__init__(CoexistenceProvider(), name, props, cluster, opts)

@@ -25,26 +25,15 @@ from tests.e2e.conftest import (
     NODES,
     OUR_TAINT,
     PREFIX,
-    ROOT,
-    STACK,
     LocalEnv,
     taints_of,
 )
+from tests.e2e.stack_file import STACK_FILE, edit_group, set_stack_config
 from tests.sshd import fakehost
 
-STACK_FILE = ROOT / f"Pulumi.{STACK}.yaml"
 UNHEALTHY_GPUS = "gpu-nodes.dev/simulated-unhealthy-gpus"
 NOT_READY_STAGE = "node-not-ready.stage.kwok.x-k8s.io"
 OTHER_HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBY0rNVq6tHWyifzOC2aagqArtyuKGZ2Sz6Bee6zhybO"
-
-
-def edit_group(change) -> str:
-    """Apply `change` to the stack's node group config; returns the old file to restore."""
-    old = STACK_FILE.read_text()
-    settings = yaml.safe_load(old)
-    change(settings["config"]["gpu-nodes:nodeGroups"][0])
-    STACK_FILE.write_text(yaml.safe_dump(settings, sort_keys=True))
-    return old
 
 
 def foreign_state_intact(local, name: str = "gpu-node-1") -> None:
@@ -583,12 +572,6 @@ def test_preflight_checks_at_most_max_sessions_machines_at_once(deployed, tmp_pa
         STACK_FILE.write_text(old)
     deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
     assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
-
-
-def set_stack_config(key: str, value) -> None:
-    settings = yaml.safe_load(STACK_FILE.read_text())
-    settings["config"][key] = value
-    STACK_FILE.write_text(yaml.safe_dump(settings, sort_keys=True))
 
 
 CHART_DAEMONSET = """

@@ -1,17 +1,20 @@
-"""The coexistence check: another NVIDIA device plugin on the cluster stops the run, named."""
+"""The coexistence check: another GPU allocator on the cluster (an NVIDIA device plugin, NVIDIA's DRA
+driver, anything registering nvidia.com/gpu on our nodes) stops the run, named."""
 
 from __future__ import annotations
 
 import pytest
+from kubernetes.client.exceptions import ApiException
 
 from gpu_nodes.providers.coexistence import (
     CoexistenceProvider,
-    OtherPlugin,
     OtherPluginError,
-    operator_policies,
-    plugin_daemonsets,
+    pods_on_nodes,
     problems,
+    read_gpu_slices,
 )
+from gpu_nodes.providers.gpu_allocators import OtherAllocator, allocator_daemonsets, operator_policies
+from tests.providers.allocator_fixtures import dra_kubelet_plugin, gfd_static, resource_slice
 
 CHART = {
     "metadata": {
@@ -41,7 +44,7 @@ OTHER = {
 
 
 def test_a_chart_daemonset_is_found_ours_and_unrelated_ones_are_not():
-    found = plugin_daemonsets([OURS, OTHER, CHART])
+    found = allocator_daemonsets([OURS, OTHER, CHART])
     assert [p.ref for p in found] == ["kube-system/nvdp-nvidia-device-plugin"], found
     assert found[0].what == "DaemonSet kube-system/nvdp-nvidia-device-plugin (image nvcr.io/nvidia/k8s-device-plugin:v0.17.1)"
 
@@ -54,32 +57,36 @@ def test_a_cluster_policy_counts_unless_its_device_plugin_is_off():
 
 
 def test_an_install_not_handed_over_stops_the_run_naming_the_way_out():
-    lines = problems(plugin_daemonsets([CHART]), [], {})
+    lines = problems(allocator_daemonsets([CHART]), [], {})
     assert len(lines) == 1 and "is on the cluster" in lines[0], lines
     assert "list 'kube-system/nvdp-nvidia-device-plugin' in gpu-nodes:handOver" in lines[0], lines
 
 
 def test_a_handed_over_install_off_our_nodes_is_fine_and_on_them_is_not():
-    found = plugin_daemonsets([CHART])
+    found = allocator_daemonsets([CHART])
     assert problems(found, ["kube-system/nvdp-nvidia-device-plugin"], {}) == []
     on_ours = {"kube-system/nvdp-nvidia-device-plugin": ["nvdp-x on gpu-node-1"]}
     lines = problems(found, ["kube-system/nvdp-nvidia-device-plugin"], on_ours)
     assert len(lines) == 1 and "still runs on this stack's nodes (nvdp-x on gpu-node-1)" in lines[0], lines
 
 
-def fake_look(others: list[OtherPlugin], stops: list[str]):
-    return lambda self, props: (others, stops)
+def fake_look(others: list[OtherAllocator], stops: list[str]):
+    return lambda self, props: (others, stops, [])
 
 
 def test_the_provider_stops_the_run_with_every_line(monkeypatch):
-    monkeypatch.setattr(CoexistenceProvider, "_look", fake_look(plugin_daemonsets([CHART]), ["first", "second"]))
+    monkeypatch.setattr(CoexistenceProvider, "_look", fake_look(allocator_daemonsets([CHART]), ["first", "second"]))
     with pytest.raises(OtherPluginError) as failure:
         CoexistenceProvider().create({"nodes": ["n1"], "handOver": []})
-    assert str(failure.value).splitlines() == ["another NVIDIA device plugin would share this stack's nodes:", "first", "second"]
+    assert str(failure.value).splitlines() == [
+        "another GPU allocator (an NVIDIA device plugin or DRA driver) would share this stack's nodes:",
+        "first",
+        "second",
+    ]
 
 
 def test_a_refresh_shows_a_plugin_that_appeared_since_as_drift(monkeypatch):
-    monkeypatch.setattr(CoexistenceProvider, "_look", fake_look(plugin_daemonsets([CHART]), ["a chart appeared"]))
+    monkeypatch.setattr(CoexistenceProvider, "_look", fake_look(allocator_daemonsets([CHART]), ["a chart appeared"]))
     outs = CoexistenceProvider().read("x", {"nodes": ["n1"], "handOver": [], "found": []}).outs
     assert outs["found"] == ["a chart appeared"], outs
     assert CoexistenceProvider().diff("x", outs, {"nodes": ["n1"], "handOver": []}).changes is True
@@ -89,3 +96,93 @@ def test_nothing_new_is_no_change():
     olds = {"nodes": ["n1"], "handOver": [], "found": []}
     assert CoexistenceProvider().diff("x", olds, {"nodes": ["n1"], "handOver": []}).changes is False
     assert CoexistenceProvider().diff("x", olds, {"nodes": ["n1", "n2"], "handOver": []}).changes is True
+
+
+DRA_REF = "nvidia-dra-driver-gpu/nvidia-dra-driver-gpu-kubelet-plugin"
+
+
+def test_gfd_beside_us_stops_nothing():
+    assert problems(allocator_daemonsets([gfd_static()]), [], {}) == []
+
+
+def test_the_dra_driver_stops_the_run_naming_why_and_the_way_out():
+    (line,) = problems(allocator_daemonsets([dra_kubelet_plugin()]), [], {})
+    assert line.startswith(f"DaemonSet {DRA_REF} (NVIDIA's DRA driver: container gpus runs gpu-kubelet-plugin"), line
+    assert "NVIDIA's DRA driver and the device plugin must not both hand out GPUs on one node" in line, line
+    assert "resources.gpus.enabled=false" in line and f"list {DRA_REF!r} in gpu-nodes:handOver" in line, line
+
+
+def test_a_handed_over_dra_driver_off_our_nodes_is_fine_and_on_them_is_not():
+    found = allocator_daemonsets([dra_kubelet_plugin()])
+    assert problems(found, [DRA_REF], {}) == []
+    lines = problems(found, [DRA_REF], {DRA_REF: ["nvidia-dra-driver-gpu-kubelet-plugin-x on n1"]})
+    assert len(lines) == 1, lines
+    assert "still runs on this stack's nodes (nvidia-dra-driver-gpu-kubelet-plugin-x on n1)" in lines[0], lines
+
+
+def test_a_gpu_resource_slice_on_our_node_stops_the_run_even_when_handed_over():
+    lines = problems([], [DRA_REF], {}, slices=[("n1", "n1-gpu.nvidia.com-x7k2p")])
+    assert lines == [
+        "ResourceSlice n1-gpu.nvidia.com-x7k2p publishes the GPUs of n1, a node of this stack, for NVIDIA's DRA driver "
+        "(driver gpu.nvidia.com): the DRA driver and the device plugin must not both hand out GPUs on one node. Keep the "
+        "DRA driver's kubelet plugin off n1 (its nodeSelector or affinity), then run again"
+    ], lines
+
+
+def test_a_node_advertising_gpus_no_plugin_pod_explains_is_named():
+    (line,) = problems([], [], {}, unexplained=[("n1", "4")])
+    assert line.startswith("n1 advertises nvidia.com/gpu: 4 with no device plugin pod on it"), line
+    assert "something else registers nvidia.com/gpu with its kubelet" in line, line
+
+
+def owned_pod(name: str, node: str, owner_uid: str) -> dict:
+    return {"metadata": {"name": name, "ownerReferences": [{"kind": "DaemonSet", "uid": owner_uid}]}, "spec": {"nodeName": node}}
+
+
+def test_a_daemonsets_pods_are_told_by_owner_not_by_shared_labels():
+    """The chart's three DaemonSets share one selector (its templates' `selectorLabels`)."""
+    pods = [
+        owned_pod("plugin-a", "n1", "uid-plugin"),
+        owned_pod("gfd-a", "n2", "uid-gfd"),
+        owned_pod("plugin-b", "cpu-1", "uid-plugin"),
+    ]
+    assert pods_on_nodes(pods, "uid-plugin", {"n1", "n2"}) == ["plugin-a on n1"]
+
+
+class FakeSlices:
+    """CustomObjectsApi's list call for ResourceSlices: answers per API version, or raises."""
+
+    def __init__(self, answers: dict[str, object]) -> None:
+        self.answers = answers
+        self.asked: list[tuple[str, str, str]] = []
+
+    def list_cluster_custom_object(self, group: str, version: str, plural: str, field_selector: str = "") -> dict:
+        self.asked.append((group, version, field_selector))
+        answer = self.answers.get(version, ApiException(status=404))
+        if isinstance(answer, ApiException):
+            raise answer
+        return {"items": answer}
+
+
+def test_resource_slices_are_read_from_the_newest_version_the_server_has():
+    api = FakeSlices({"v1beta1": [resource_slice("n1")]})
+    slices, note = read_gpu_slices(api)
+    assert [s["spec"]["nodeName"] for s in slices] == ["n1"] and note is None, (slices, note)
+    assert [v for _, v, _ in api.asked] == ["v1", "v1beta2", "v1beta1"], api.asked
+    assert {g for g, _, _ in api.asked} == {"resource.k8s.io"} and {f for _, _, f in api.asked} == {"spec.driver=gpu.nvidia.com"}
+
+
+def test_a_server_without_resource_slices_has_none():
+    assert read_gpu_slices(FakeSlices({})) == ([], None)
+
+
+def test_rbac_that_forbids_resource_slices_is_said_not_raised():
+    slices, note = read_gpu_slices(FakeSlices({"v1": ApiException(status=403, reason="Forbidden")}))
+    assert slices == [] and note is not None, note
+    assert "cannot list resourceslices.resource.k8s.io (403 Forbidden)" in note and "DaemonSet" in note, note
+
+
+def test_the_provider_records_what_it_could_not_check(monkeypatch):
+    monkeypatch.setattr(CoexistenceProvider, "_look", lambda self, props: ([], [], ["cannot list resourceslices"]))
+    outs = CoexistenceProvider().create({"nodes": ["n1"], "handOver": []}).outs
+    assert outs["unchecked"] == ["cannot list resourceslices"], outs
