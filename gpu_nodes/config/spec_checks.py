@@ -31,6 +31,22 @@ PINNED = Check(is_pinned_image, "expected an image pinned by tag (not 'latest') 
 CUDA_IN_TAG = re.compile(r"cuda(\d+)\.(\d+)")
 NAMESPACE_NAME = Check(is_dns_label, "expected a namespace name (DNS-1123 label)")
 HOST_KEY = Check(is_host_key, "expected an OpenSSH public host key line such as 'ssh-ed25519 AAAA...'")
+_ABSOLUTE_PATH = re.compile(r"^/([A-Za-z0-9._+@-]+/?)*$")
+
+
+def is_absolute_path(value: str) -> bool:
+    """An absolute path on the machine, of plain names, without `.` or `..` parts."""
+    return bool(_ABSOLUTE_PATH.match(value)) and not {".", ".."} & set(value.split("/"))
+
+
+# The two programs the toolkit's CDI hooks run as (nvidia-container-toolkit internal/discover/hooks.go,
+# getFixedArgsForCDIHookCLI: `nvidia-ctk hook <name>`, else `<basename> <name>`).
+CDI_HOOK_PROGRAMS = ("nvidia-ctk", "nvidia-cdi-hook")
+DIRECTORY = Check(is_absolute_path, "expected an absolute directory path such as /run/nvidia/driver")
+CDI_HOOK = Check(
+    lambda path: is_absolute_path(path) and path.rsplit("/", 1)[-1] in CDI_HOOK_PROGRAMS,
+    f"expected the absolute path of {' or '.join(CDI_HOOK_PROGRAMS)} on the machines, such as /usr/bin/nvidia-ctk",
+)
 
 
 def image_setting(help: str, default: str, key: str = "image") -> Any:
