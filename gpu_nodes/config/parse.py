@@ -195,6 +195,7 @@ def _parse_group(
         preflight=group["preflight"].build(
             require_default_runtime=access == "defaultRuntime",
             require_cdi=access == "cdi",
+            cdi_hook_path=group["device_plugin"]["cdi_hook_path"] if access == "cdi" else None,
             min_cuda=group["verification"].cuda_version if group["verification"] else None,
             mig_strategy=group["device_plugin"]["mig_strategy"],
             gpu_model=group["gpu_model"],

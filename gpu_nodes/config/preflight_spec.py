@@ -96,6 +96,8 @@ class PreflightSpec:
     # From the group's gpuAccess: what a machine needs for a tenant's pod to get its GPUs.
     require_default_runtime: bool = False
     require_cdi: bool = False
+    # With require_cdi, the device plugin's devicePlugin.cdiHookPath: each machine must have it.
+    cdi_hook_path: str | None = None
     # From the verification's CUDA image: the CUDA version the driver must support (None: unknown).
     min_cuda: str | None = None
     # From the device plugin's migStrategy: single or mixed needs GPUs in MIG mode.

@@ -44,6 +44,7 @@ from gpu_nodes.config.specs import NodeGroupSpec, NodeSpec
 SCRIPT_DIR = Path(str(resources.files("gpu_nodes") / "scripts" / "preflight"))
 REQUIRE_DEFAULT_RUNTIME = "--require-default-runtime"
 REQUIRE_CDI = "--require-cdi"
+CDI_HOOK_PATH = "--cdi-hook-path"
 # Root-owned, on every machine: one directory per script digest, so a new script never mixes with an old one.
 REMOTE_ROOT = "/var/lib/gpu-nodes/preflight"
 # With become, the login user copies the script into its own home (SFTP and the shell start there).
@@ -84,6 +85,9 @@ def preflight_arguments(spec: PreflightSpec, expect_gpus: int) -> list[str]:
         args.append(REQUIRE_DEFAULT_RUNTIME)
     if spec.require_cdi:
         args.append(REQUIRE_CDI)
+        if spec.cdi_hook_path:
+            # The program the plugin's CDI specs run as hooks, on the machine.
+            args += [CDI_HOOK_PATH, spec.cdi_hook_path]
     if spec.min_cuda:
         # The verification's CUDA kernel needs a driver that supports its CUDA version.
         args += ["--min-cuda", spec.min_cuda]
@@ -143,7 +147,7 @@ def script_root(spec: PreflightSpec) -> str:
 
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     """What re-runs the checks: a new script, GPU count, runtime, minimum driver, how tenants get
-    their GPUs (nvidia as the default runtime, or CDI), the CUDA version the verification needs,
+    their GPUs (nvidia as the default runtime, or CDI and its hook program), the CUDA version the verification needs,
     the MIG strategy, the declared GPU model, the minimum toolkit, or a new recheck value."""
     # The optional ones join only when set, so that stacks without them keep their triggers.
     optional = [f"min-toolkit={spec.min_toolkit}"] if spec.min_toolkit else []
@@ -151,6 +155,8 @@ def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
         optional.append(REQUIRE_DEFAULT_RUNTIME)
     if spec.require_cdi:
         optional.append(REQUIRE_CDI)
+        if spec.cdi_hook_path:
+            optional.append(f"cdi-hook-path={spec.cdi_hook_path}")
     if spec.min_cuda:
         optional.append(f"min-cuda={spec.min_cuda}")
     if spec.mig_strategy != "none":
