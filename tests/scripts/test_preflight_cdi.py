@@ -175,3 +175,14 @@ def test_a_hook_path_that_is_not_absolute_is_a_usage_error(node: FakeNode, value
     result = node.preflight("--require-cdi", "--cdi-hook-path", value)
     assert result.returncode == 2, result.stderr
     assert "--cdi-hook-path wants an absolute path" in result.check("usage")["detail"], result.report
+
+
+def test_a_hook_program_this_user_cannot_see_is_not_called_missing(open_node: FakeNode) -> None:
+    """As another user a directory it may not search hides the program: say so, not "missing"."""
+    containerd(open_node, CONTAINERD_2, containerd_2())
+    (open_node.root / "usr/bin").chmod(0o700)
+    cdi = open_node.preflight("--require-cdi", "--cdi-hook-path", "/usr/bin/nvidia-ctk", env={"USER": "nobody"}, uid=65534)
+    cdi = cdi.check("cdi")
+    assert cdi["ok"] is False, cdi
+    assert "cannot tell whether /usr/bin/nvidia-ctk can run: /usr/bin may not be read or searched by this user" in cdi["detail"]
+    assert "not on this machine" not in cdi["detail"], cdi
