@@ -247,8 +247,10 @@ def test_cdi_groups_mount_the_driver_root_as_the_chart_does(root: str | None, wh
 def test_cdi_hooks_point_at_the_groups_hook_path():
     default = daemonset_manifest(group_spec(gpuAccess="cdi"))
     assert env(default)["NVIDIA_CDI_HOOK_PATH"] == "/usr/bin/nvidia-ctk", f"{default['metadata']['name']}: upstream's default"
-    moved = daemonset_manifest(group_spec(gpuAccess="cdi", devicePlugin={"cdiHookPath": "/usr/local/nvidia/toolkit/nvidia-ctk"}))
-    assert env(moved)["NVIDIA_CDI_HOOK_PATH"] == "/usr/local/nvidia/toolkit/nvidia-ctk", moved["metadata"]["name"]
+    moved = daemonset_manifest(
+        group_spec(gpuAccess="cdi", devicePlugin={"cdiHookPath": "/usr/local/nvidia/toolkit/nvidia-cdi-hook"})
+    )
+    assert env(moved)["NVIDIA_CDI_HOOK_PATH"] == "/usr/local/nvidia/toolkit/nvidia-cdi-hook", moved["metadata"]["name"]
 
 
 @pytest.mark.parametrize("access", ["defaultRuntime", "runtimeClass"])

@@ -286,11 +286,11 @@ def test_the_tenant_path_decides_what_preflight_requires(access: str, flags: lis
 
 def test_a_new_cdi_hook_path_reruns_preflight():
     """Each machine must have the program the plugin's CDI specs run as hooks."""
-    paths = ["/usr/bin/nvidia-ctk", "/usr/local/nvidia/toolkit/nvidia-ctk"]
+    paths = ["/usr/bin/nvidia-ctk", "/usr/local/nvidia/toolkit/nvidia-cdi-hook"]
     specs = [parse_stack([group("a100", gpuAccess="cdi", devicePlugin={"cdiHookPath": p})]).node_groups[0] for p in paths]
     assert triggers(specs[0].preflight, 4) != triggers(specs[1].preflight, 4), paths
     assert preflight_command(specs[1].preflight, 4).endswith(
-        " --cdi-hook-path /usr/local/nvidia/toolkit/nvidia-ctk --min-cuda 11.7"
+        " --cdi-hook-path /usr/local/nvidia/toolkit/nvidia-cdi-hook --min-cuda 11.7"
     )
 
 

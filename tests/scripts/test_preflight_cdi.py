@@ -154,7 +154,8 @@ def test_a_hook_program_that_cannot_run_fails(node: FakeNode) -> None:
 
 
 def test_a_hook_program_elsewhere_is_checked_where_the_group_says(node: FakeNode) -> None:
-    """The GPU Operator's toolkit installs under /usr/local/nvidia/toolkit."""
+    """Where the GPU Operator installs the toolkit (NVIDIA/mig-parted cmd/nvidia-mig-manager/main.go,
+    DefaultNvidiaCDIHookPath)."""
     containerd(node, CONTAINERD_2, containerd_2())
     hook = node.file("usr/local/nvidia/toolkit/nvidia-cdi-hook", "#!/bin/bash\nexit 0\n")
     hook.chmod(0o755)
