@@ -23,6 +23,9 @@ DEFAULT_LABELS = {"accelerator": "nvidia", "nvidia.com/gpu.present": "true"}
 DEFAULT_TAINTS = ("nvidia.com/gpu=present:NoSchedule",)
 DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
 DEFAULT_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
+# The program the device plugin's CDI specs run as hooks, by default (k8s-device-plugin
+# api/config/v1/consts.go, DefaultNvidiaCTKPath), where the toolkit's packages install it.
+DEFAULT_CDI_HOOK_PATH = "/usr/bin/nvidia-ctk"
 DEFAULT_VERIFICATION_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
 # NVIDIA's CUDA sample vectorAdd, which the GPU Operator's validator runs too: a real kernel on
 # the GPUs. CUDA 11.7, because the container toolkit refuses an image built for a newer CUDA

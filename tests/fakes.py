@@ -30,9 +30,17 @@ def node(name: str = "n1", gpus: int | None = 4, ready: bool = True, taints: lis
     }
 
 
+# The plugin's container, as the DaemonSet names it (gpu_nodes/manifests/device_plugin.py).
+PLUGIN_CONTAINER = "nvidia-device-plugin-ctr"
+
+
 def plugin_pod(node_name: str = "n1", phase: str = "Running", ready_since: str | None = None, suffix: str = "") -> dict:
-    """The group's plugin pod on a node; `ready_since` (an RFC 3339 time) adds its Ready condition."""
+    """The group's plugin pod on a node; `ready_since` (an RFC 3339 time) adds its Ready condition.
+    Running, its container is ready and running, as kubelet (and kwok's pod-ready stage,
+    kustomize/stage/pod/fast/pod-ready.yaml) reports it."""
     conditions = [{"type": "Ready", "status": "True", "lastTransitionTime": ready_since}] if ready_since else []
+    running = {"running": {"startedAt": ready_since or "2026-12-01T10:00:00Z"}}
+    containers = [{"name": PLUGIN_CONTAINER, "ready": True, "restartCount": 0, "started": True, "state": running}]
     return {
         "metadata": {
             "name": f"nvidia-device-plugin-{GROUP}-{node_name}{suffix}",
@@ -40,8 +48,55 @@ def plugin_pod(node_name: str = "n1", phase: str = "Running", ready_since: str |
             "labels": PLUGIN_SELECTOR,
         },
         "spec": {"nodeName": node_name},
-        "status": {"phase": phase, "conditions": conditions},
+        "status": {"phase": phase, "conditions": conditions, **({"containerStatuses": containers} if phase == "Running" else {})},
     }
+
+
+def crash_looping_plugin_pod(node_name: str = "n1", restarts: int = 5) -> dict:
+    """The plugin pod whose container keeps exiting, as kubelet reports it: the pod stays in phase
+    Running (restartPolicy Always), its container waits in CrashLoopBackOff with kubelet's message
+    (kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go, doBackOff; the reason is
+    ErrCrashLoopBackOff of pkg/kubelet/container/sync_result.go), the last run terminated, and
+    the Ready condition is False for ContainersNotReady (pkg/kubelet/status/generate.go)."""
+    pod = plugin_pod(node_name)
+    name = pod["metadata"]["name"]
+    unready = {
+        "status": "False",
+        "reason": "ContainersNotReady",
+        "message": f"containers with unready status: [{PLUGIN_CONTAINER}]",
+    }
+    pod["status"]["conditions"] = [
+        {"type": "Initialized", "status": "True", "lastTransitionTime": "2026-12-01T10:00:00Z"},
+        {"type": "Ready", "lastTransitionTime": "2026-12-01T10:00:05Z", **unready},
+        {"type": "ContainersReady", "lastTransitionTime": "2026-12-01T10:00:05Z", **unready},
+        {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-12-01T10:00:00Z"},
+    ]
+    pod["status"]["containerStatuses"] = [
+        {
+            "name": PLUGIN_CONTAINER,
+            "image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0",
+            "ready": False,
+            "started": False,
+            "restartCount": restarts,
+            "state": {
+                "waiting": {
+                    "reason": "CrashLoopBackOff",
+                    "message": (
+                        f"back-off 2m40s restarting failed container={PLUGIN_CONTAINER} pod={name}_{PLUGIN_NAMESPACE}(0b6e)"
+                    ),
+                }
+            },
+            "lastState": {
+                "terminated": {
+                    "exitCode": 1,
+                    "reason": "Error",
+                    "startedAt": "2026-12-01T10:04:51Z",
+                    "finishedAt": "2026-12-01T10:04:52Z",
+                }
+            },
+        }
+    ]
+    return pod
 
 
 def job(succeeded: int = 0, failed_reason: str | None = None, active: int = 1) -> dict:

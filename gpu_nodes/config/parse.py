@@ -216,6 +216,7 @@ def _parse_group(
             require_default_runtime=access == "defaultRuntime",
             require_cdi=access == "cdi",
             isolation=group["isolation"],
+            cdi_hook_path=group["device_plugin"]["cdi_hook_path"] if access == "cdi" else None,
             min_cuda=group["verification"].cuda_version if group["verification"] else None,
             mig_strategy=group["device_plugin"]["mig_strategy"],
             gpu_model=group["gpu_model"],

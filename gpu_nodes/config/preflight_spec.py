@@ -98,6 +98,8 @@ class PreflightSpec:
     require_cdi: bool = False
     # From the group's isolation: strict needs the toolkit's hardened settings.
     isolation: str = "default"
+    # With require_cdi, the device plugin's devicePlugin.cdiHookPath: each machine must have it.
+    cdi_hook_path: str | None = None
     # From the verification's CUDA image: the CUDA version the driver must support (None: unknown).
     min_cuda: str | None = None
     # From the device plugin's migStrategy: single or mixed needs GPUs in MIG mode.

@@ -85,6 +85,22 @@ SSH_HOST = Check(is_ssh_host, "expected a host name or an IP address, without a 
 SSH_USER = Check(
     is_ssh_user, "expected a user name as ssh takes it: not empty, no spaces, not starting with '-', no shell characters"
 )
+_ABSOLUTE_PATH = re.compile(r"/([A-Za-z0-9._+@-]+/?)*")
+
+
+def is_absolute_path(value: str) -> bool:
+    """An absolute path on the machine, of plain names, without `.` or `..` parts."""
+    return bool(_ABSOLUTE_PATH.fullmatch(value)) and not {".", ".."} & set(value.split("/"))
+
+
+# The two programs the toolkit's CDI hooks run as (nvidia-container-toolkit internal/discover/hooks.go,
+# getFixedArgsForCDIHookCLI: `nvidia-ctk hook <name>`, else `<basename> <name>`).
+CDI_HOOK_PROGRAMS = ("nvidia-ctk", "nvidia-cdi-hook")
+DIRECTORY = Check(is_absolute_path, "expected an absolute directory path such as /run/nvidia/driver")
+CDI_HOOK = Check(
+    lambda path: is_absolute_path(path) and path.rsplit("/", 1)[-1] in CDI_HOOK_PROGRAMS,
+    f"expected the absolute path of {' or '.join(CDI_HOOK_PROGRAMS)} on the machines, such as /usr/bin/nvidia-ctk",
+)
 
 
 def image_setting(help: str, default: str, key: str = "image") -> Any:

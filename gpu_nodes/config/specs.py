@@ -15,7 +15,9 @@ from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, SCALAR, STRI
 from gpu_nodes.config.k8s_syntax import Taint, image_tag, is_dns_label, is_dns_subdomain
 from gpu_nodes.config.preflight_spec import PreflightSpec
 from gpu_nodes.config.spec_checks import (
+    CDI_HOOK,
     CUDA_IN_TAG,
+    DIRECTORY,
     GPU_MODEL,
     HOST_KEY,
     PORT,
@@ -27,6 +29,7 @@ from gpu_nodes.config.spec_checks import (
     pull_policy_setting,
 )
 from gpu_nodes.constants import (
+    DEFAULT_CDI_HOOK_PATH,
     DEFAULT_CUDA_IMAGE,
     DEFAULT_DEVICE_PLUGIN_IMAGE,
     DEFAULT_DEVICE_PLUGIN_NAMESPACE,
@@ -165,6 +168,25 @@ class DevicePluginSpec:
         "XIDs that do not make a GPU unhealthy, beside the plugin's own list (`DP_DISABLE_HEALTHCHECKS=109,...`)",
         default=None,
         default_text="none",
+    )
+    driver_root: str = setting(
+        "driverRoot",
+        STRING,
+        "absolute path",
+        "where the NVIDIA driver is installed on the machines: `/`, or `/run/nvidia/driver` where the driver runs in "
+        "a container (the GPU Operator's); with `gpuAccess: cdi` it is mounted at `/driver-root` for the plugin's "
+        'CDI specs (see "How tenants get their GPUs")',
+        default="/",
+        check=DIRECTORY,
+    )
+    cdi_hook_path: str = setting(
+        "cdiHookPath",
+        STRING,
+        "absolute path",
+        "with `gpuAccess: cdi`: the `nvidia-ctk` (or `nvidia-cdi-hook`) on the machines that the CDI specs' hooks "
+        "run; preflight checks each machine has it",
+        default=DEFAULT_CDI_HOOK_PATH,
+        check=CDI_HOOK,
     )
 
     def mig_allocatable(self, gpus_per_node: int) -> dict[str, int] | None:

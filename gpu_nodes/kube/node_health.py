@@ -119,14 +119,50 @@ def _timestamp(value: Any) -> float | None:
 
 
 def plugin_problem(target: NodeTarget, pods: Sequence[Mapping[str, Any]]) -> str | None:
-    """Why the group's device plugin is not Running on the node; None when it is."""
+    """Why the group's device plugin is not Running on the node; None when one of its pods is."""
     mine = plugin_pods_on(target, pods)
-    if any((p.get("status") or {}).get("phase") == "Running" for p in mine):
-        return None
     if not mine:
         return f"no device plugin pod on it (DaemonSet pods in {target.plugin_namespace} with {_selector(target)})"
-    phases = ", ".join(f"{p['metadata']['name']} {(p.get('status') or {}).get('phase', 'Unknown')}" for p in mine)
-    return f"the device plugin pod is not Running ({phases})"
+    found = [pod_not_running(p) for p in mine]
+    if any(problem is None for problem in found):
+        return None
+    return f"the device plugin pod is not Running ({', '.join(p for p in found if p)})"
+
+
+def pod_not_running(pod: Mapping[str, Any]) -> str | None:
+    """Why a pod does not run its containers, `<pod> <why>`; None when it does.
+
+    The phase alone does not say: a pod whose container keeps exiting stays `Running` (restartPolicy
+    Always) while kubelet waits to restart it (state `waiting`, reason `CrashLoopBackOff`,
+    kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go). So every container must be ready
+    and running. Between two crashes a container runs and is ready for a moment (the plugin has no
+    readiness probe); the GPUs it has not registered, and the verification, catch that moment."""
+    name = (pod.get("metadata") or {}).get("name", "?")
+    status = pod.get("status") or {}
+    phase = status.get("phase", "Unknown")
+    if phase != "Running":
+        return f"{name} {phase}"
+    containers = status.get("containerStatuses") or []
+    if not containers:
+        return f"{name} Running, but no container status yet"
+    waiting = [why for c in containers if (why := _container_not_running(c))]
+    return f"{name}: {'; '.join(waiting)}" if waiting else None
+
+
+def _container_not_running(container: Mapping[str, Any]) -> str | None:
+    state = container.get("state") or {}
+    if container.get("ready") is True and "running" in state:
+        return None
+    what = next(iter(state), "unknown")
+    reason = (state.get(what) or {}).get("reason") or what
+    why = f"{container.get('name', '?')} {reason}" if reason != "running" else f"{container.get('name', '?')} not ready"
+    restarts = int(container.get("restartCount") or 0)
+    if restarts:
+        why += f" after {restarts} restarts"
+    last = (container.get("lastState") or {}).get("terminated")
+    if last:
+        why += f", last exit {last.get('exitCode')} ({last.get('reason') or 'no reason'})"
+    return why
 
 
 def _selector(target: NodeTarget) -> str:

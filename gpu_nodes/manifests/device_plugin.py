@@ -2,8 +2,11 @@
 
 It follows the upstream static manifest (deployments/static/nvidia-device-plugin.yml):
 system-node-critical, no privilege escalation, every capability dropped, the kubelet
-device-plugins hostPath, RollingUpdate; plus the `/var/run/cdi` mount the upstream Helm
-chart adds. It selects only the group's nodes and tolerates every taint the group sets.
+device-plugins hostPath, RollingUpdate; plus what the upstream Helm chart adds for the settings
+we use (deployments/helm/nvidia-device-plugin/templates/daemonset-device-plugin.yml and
+_helpers.tpl): the `/var/run/cdi` mount, the driver root at `/driver-root` for CDI, and a
+privileged container where PASS_DEVICE_SPECS is set. It selects only the group's nodes and
+tolerates every taint the group sets.
 """
 
 from __future__ import annotations
@@ -29,8 +32,13 @@ CONFIG_HASH_ANNOTATION = "gpu-nodes.dev/config-hash"
 # deviceListAsVolumeMountsRoot; internal/modifier/cdi.go for CDI mode). The plugin's
 # volume-mounts strategy mounts /dev/null there per GPU it hands out (k8s-device-plugin
 # internal/plugin/server.go); the plugin itself gets every GPU, for NVML, the same way: /dev/null
-# at <root>/all, so that it stays unprivileged.
+# at <root>/all, which serves it unprivileged (a cdi group) as well as privileged (PASS_DEVICE_SPECS).
 DEVICE_MOUNT_ROOT = "/var/run/nvidia-container-devices"
+# Where the plugin reads the driver's files to write its CDI specs (k8s-device-plugin
+# api/config/v1/consts.go, DefaultContainerDriverRoot; the chart mounts nvidiaDriverRoot there).
+CONTAINER_DRIVER_ROOT = "/driver-root"
+# The plugin's own default for NVIDIA_DRIVER_ROOT (cmd/nvidia-device-plugin flag nvidia-driver-root).
+HOST_DRIVER_ROOT = "/"
 
 # Upstream's own toleration, kept so that a node tainted the upstream way also gets a plugin.
 _UPSTREAM_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -105,6 +113,10 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
         {"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins"}},
         {"name": "cdi-root", "hostPath": {"path": "/var/run/cdi", "type": "DirectoryOrCreate"}},
     ]
+    driver_env, driver_mounts, driver_volumes = driver_root(group)
+    env += driver_env
+    mounts += driver_mounts
+    volumes += driver_volumes
     if spec.needs_config_file:
         env.append({"name": "CONFIG_FILE", "value": f"{CONFIG_DIR}/{CONFIG_KEY}"})
         mounts.append({"name": "config", "mountPath": CONFIG_DIR, "readOnly": True})
@@ -143,7 +155,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                             "image": spec.image,
                             **image_pull_policy(spec.image_pull_policy),
                             "env": env,
-                            "securityContext": _security_context(spec.mig_strategy),
+                            "securityContext": security_context(group),
                             **container_resources,
                             "volumeMounts": mounts,
                         }
@@ -224,7 +236,52 @@ def device_list_env(group: NodeGroupSpec) -> list[dict[str, str]]:
     return [{"name": "PASS_DEVICE_SPECS", "value": "true"}]
 
 
-def _security_context(mig_strategy: str) -> dict[str, Any]:
+def passes_device_specs(group: NodeGroupSpec) -> bool:
+    """Every group but cdi hands kubelet the device nodes (device_list_env)."""
+    return group.gpu_access != "cdi"
+
+
+def driver_root(group: NodeGroupSpec) -> tuple[list[dict[str, str]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The driver root's env, mount and volume, as the chart writes them for `nvidiaDriverRoot`.
+
+    Under cdi the plugin builds its CDI handler on the driver files it sees at /driver-root and
+    exits when it cannot write the spec ("unable to create cdi spec file",
+    cmd/nvidia-device-plugin/plugin-manager.go; internal/cdi/cdi.go), so the host's root is mounted
+    there read-only (hostPath type Directory, as the chart does) with NVIDIA_DRIVER_ROOT, which the
+    spec's paths are rewritten to, and NVIDIA_CDI_HOOK_PATH, the program the spec's hooks run on
+    the host (preflight checks each machine has it). Without cdi only the CDI handler would read
+    the mount, so there is none: it would roll every plugin pod of those groups for nothing.
+    NVIDIA_DRIVER_ROOT is then set only when it is not the plugin's default `/`: PASS_DEVICE_SPECS
+    joins it to each device node's host path (internal/plugin/server.go, apiDeviceSpecs).
+    """
+    root = group.device_plugin.driver_root
+    if group.gpu_access != "cdi":
+        return ([{"name": "NVIDIA_DRIVER_ROOT", "value": root}] if root != HOST_DRIVER_ROOT else []), [], []
+    env = [
+        {"name": "NVIDIA_DRIVER_ROOT", "value": root},
+        {"name": "NVIDIA_CDI_HOOK_PATH", "value": group.device_plugin.cdi_hook_path},
+    ]
+    mount = {"name": "driver-root", "mountPath": CONTAINER_DRIVER_ROOT, "readOnly": True}
+    volume = {"name": "driver-root", "hostPath": {"path": root, "type": "Directory"}}
+    return env, [mount], [volume]
+
+
+def security_context(group: NodeGroupSpec) -> dict[str, Any]:
+    """The chart's (templates/_helpers.tpl, nvidia-device-plugin.securityContext), in its order.
+
+    Where PASS_DEVICE_SPECS is set (every group but cdi), `privileged: true`, as the chart does for
+    compatWithCPUManager: the plugin passes /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools
+    and /dev/nvidia-modeset to kubelet only when it finds them in its own container
+    (internal/plugin/server.go, apiDeviceSpecs, os.Stat); privileged, it sees the host's /dev, so
+    a pod's spec lists every device node the host has and keeps them after a cgroup reset.
+    Otherwise no privilege escalation and every capability dropped, SYS_ADMIN added under MIG.
+    """
+    if passes_device_specs(group):
+        return {"privileged": True}
+    return _unprivileged_context(group.device_plugin.mig_strategy)
+
+
+def _unprivileged_context(mig_strategy: str) -> dict[str, Any]:
     """Upstream's: no privilege escalation, every capability dropped; with MIG, SYS_ADMIN.
 
     With a MIG strategy the upstream chart (templates/_helpers.tpl, requiresCapSysAdmin) sets

@@ -44,6 +44,7 @@ from gpu_nodes.config.specs import NodeGroupSpec, NodeSpec
 SCRIPT_DIR = Path(str(resources.files("gpu_nodes") / "scripts" / "preflight"))
 REQUIRE_DEFAULT_RUNTIME = "--require-default-runtime"
 REQUIRE_CDI = "--require-cdi"
+CDI_HOOK_PATH = "--cdi-hook-path"
 # Root-owned, on every machine: one directory per script digest, so a new script never mixes with an old one.
 REMOTE_ROOT = "/var/lib/gpu-nodes/preflight"
 # With become, the login user copies the script into its own home (SFTP and the shell start there).
@@ -84,6 +85,9 @@ def preflight_arguments(spec: PreflightSpec, expect_gpus: int) -> list[str]:
         args.append(REQUIRE_DEFAULT_RUNTIME)
     if spec.require_cdi:
         args.append(REQUIRE_CDI)
+        if spec.cdi_hook_path:
+            # The program the plugin's CDI specs run as hooks, on the machine.
+            args += [CDI_HOOK_PATH, spec.cdi_hook_path]
     if spec.isolation != "default":
         # Strict: the machine passes only with the container toolkit hardened.
         args += ["--isolation", spec.isolation]
@@ -146,14 +150,16 @@ def script_root(spec: PreflightSpec) -> str:
 
 def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     """What re-runs the checks: a new script, GPU count, runtime, minimum driver, how tenants get
-    their GPUs (nvidia as the default runtime, or CDI), the group's isolation, the CUDA version the verification needs,
-    the MIG strategy, the declared GPU model, the minimum toolkit, or a new recheck value."""
+    their GPUs (nvidia as the default runtime, or CDI and its hook program), the group's isolation, the CUDA
+    version the verification needs, the MIG strategy, the declared GPU model, the minimum toolkit, or a new recheck value."""
     # The optional ones join only when set, so that stacks without them keep their triggers.
     optional = [f"min-toolkit={spec.min_toolkit}"] if spec.min_toolkit else []
     if spec.require_default_runtime:
         optional.append(REQUIRE_DEFAULT_RUNTIME)
     if spec.require_cdi:
         optional.append(REQUIRE_CDI)
+        if spec.cdi_hook_path:
+            optional.append(f"cdi-hook-path={spec.cdi_hook_path}")
     if spec.isolation != "default":
         optional.append(f"isolation={spec.isolation}")
     if spec.min_cuda:

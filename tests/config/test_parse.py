@@ -557,3 +557,30 @@ def test_taint_syntax_as_kubectl_taint(text, expected):
     taint = parse_taint(text)
     assert taint is not None and (taint.key, taint.value, taint.effect) == expected, f"{text}: {taint}"
     assert str(taint) == text or taint.value == "", f"{text} round-trips as {taint}"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("driverRoot", "run/nvidia/driver", "absolute directory path"),
+        ("driverRoot", "/run/../driver", "absolute directory path"),
+        ("driverRoot", "/run/nvidia driver", "absolute directory path"),
+        ("driverRoot", 1, "expected a string"),
+        ("cdiHookPath", "nvidia-ctk", "absolute path of nvidia-ctk or nvidia-cdi-hook"),
+        ("cdiHookPath", "/usr/bin/ctk", "absolute path of nvidia-ctk or nvidia-cdi-hook"),
+        ("cdiHookPath", "/usr/bin/", "absolute path of nvidia-ctk or nvidia-cdi-hook"),
+    ],
+)
+def test_bad_driver_root_or_cdi_hook_path(key, value, expected):
+    """The hook's program decides its arguments (`nvidia-ctk hook X`, or `nvidia-cdi-hook X`:
+    nvidia-container-toolkit internal/discover/hooks.go), so no other name can run the hooks."""
+    problems = problems_of(group(gpuAccess="cdi", devicePlugin={key: value}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.{key}", expected)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("driverRoot", "/run/nvidia/driver"), ("cdiHookPath", "/usr/local/nvidia/toolkit/nvidia-cdi-hook")]
+)
+def test_driver_root_and_cdi_hook_path_accept_absolute_paths(key, value):
+    spec = parse_stack([group(gpuAccess="cdi", devicePlugin={key: value})]).node_groups[0]
+    assert getattr(spec.device_plugin, "driver_root" if key == "driverRoot" else "cdi_hook_path") == value, spec.device_plugin

@@ -19,7 +19,7 @@ from gpu_nodes.kube.node_health import (
     target_props,
 )
 from gpu_nodes.resources.node_group import expected_allocatable, node_target
-from tests.fakes import GATE_TAINT, GPU_TAINT, node, plugin_pod, target
+from tests.fakes import GATE_TAINT, GPU_TAINT, crash_looping_plugin_pod, node, plugin_pod, target
 from tests.specs import group_spec
 
 
@@ -109,6 +109,44 @@ def test_the_plugin_must_be_running_on_this_node():
     assert "no device plugin pod on it" in (plugin_problem(target(), [plugin_pod("n2")]) or "")
     pending = plugin_problem(target(), [plugin_pod(phase="Pending")])
     assert pending == "the device plugin pod is not Running (nvidia-device-plugin-a100-n1 Pending)", pending
+
+
+def test_a_crash_looping_plugin_is_not_running():
+    """Its pod stays in phase Running while its container waits to be restarted."""
+    problem = plugin_problem(target(), [crash_looping_plugin_pod(restarts=5)]) or ""
+    assert problem.startswith("the device plugin pod is not Running"), problem
+    assert "nvidia-device-plugin-ctr CrashLoopBackOff after 5 restarts" in problem, problem
+    assert "last exit 1 (Error)" in problem, problem
+
+
+def test_a_plugin_container_not_ready_is_not_running():
+    pod = plugin_pod()
+    pod["status"]["containerStatuses"][0]["ready"] = False
+    problem = plugin_problem(target(), [pod]) or ""
+    assert "nvidia-device-plugin-ctr not ready" in problem, problem
+
+
+def test_a_running_pod_without_container_statuses_is_not_running_yet():
+    pod = plugin_pod()
+    del pod["status"]["containerStatuses"]
+    assert "no container status yet" in (plugin_problem(target(), [pod]) or ""), pod
+
+
+def test_a_plugin_that_restarted_and_runs_again_is_running():
+    """Restarts long ago (a node reboot, say) do not count against a container that is ready now."""
+    pod = plugin_pod()
+    pod["status"]["containerStatuses"][0]["restartCount"] = 3
+    assert plugin_problem(target(), [pod]) is None, pod
+
+
+def test_one_ready_plugin_pod_beside_a_crash_looping_one_is_enough():
+    """During a rollout the old pod may still be there."""
+    assert plugin_problem(target(), [crash_looping_plugin_pod(), plugin_pod(suffix="-new")]) is None
+
+
+def test_a_crash_looping_plugin_is_degradation():
+    found = degradation(target(), node(), [crash_looping_plugin_pod()])
+    assert any("CrashLoopBackOff" in problem for problem in found), found
 
 
 def test_not_ready_names_the_reason():

@@ -31,10 +31,12 @@ def env(manifest: dict) -> dict[str, str]:
 
 
 def test_upstream_defaults_are_kept():
+    """The static manifest's security context where, as there, no PASS_DEVICE_SPECS is set (cdi)."""
     ds = daemonset_manifest(group_spec())
     name = ds["metadata"]["name"]
     assert pod_spec(ds)["priorityClassName"] == "system-node-critical", name
-    assert container(ds)["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}, name
+    cdi = container(daemonset_manifest(group_spec(gpuAccess="cdi")))
+    assert cdi["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}, name
     assert ds["spec"]["updateStrategy"] == {"type": "RollingUpdate"}, name
     assert container(ds)["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0", name
     host_paths = {v["name"]: v["hostPath"]["path"] for v in pod_spec(ds)["volumes"] if "hostPath" in v}
@@ -140,14 +142,15 @@ def test_mig_lets_the_plugin_monitor_mig_devices(strategy):
     the mig monitor capability, which the toolkit injects for this variable and which needs
     CAP_SYS_ADMIN."""
     mig = {"migResources": {"nvidia.com/mig-1g.5gb": 1}} if strategy == "mixed" else {}
-    ds = daemonset_manifest(group_spec(devicePlugin={"migStrategy": strategy}, verification=mig))
+    # cdi: unprivileged (a group passing device specs runs privileged, which has SYS_ADMIN anyway).
+    ds = daemonset_manifest(group_spec(gpuAccess="cdi", devicePlugin={"migStrategy": strategy}, verification=mig))
     name = ds["metadata"]["name"]
     assert env(ds)["NVIDIA_MIG_MONITOR_DEVICES"] == "all", name
     assert container(ds)["securityContext"] == {"capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}}, name
 
 
 def test_without_mig_no_capability_is_added():
-    ds = daemonset_manifest(group_spec(devicePlugin={"migStrategy": "none", "timeSlicingReplicas": 2}))
+    ds = daemonset_manifest(group_spec(gpuAccess="cdi", devicePlugin={"migStrategy": "none", "timeSlicingReplicas": 2}))
     assert "NVIDIA_MIG_MONITOR_DEVICES" not in env(ds), ds["metadata"]["name"]
     assert "add" not in container(ds)["securityContext"]["capabilities"], ds["metadata"]["name"]
 
@@ -211,3 +214,81 @@ def test_the_engines_wait_for_a_rollout_grows_with_the_group():
     assert rollout_timeout(group_spec(nodes=3)) == "10m"
     assert rollout_timeout(group_spec(nodes=500)) == "1000m"
     assert rollout_timeout(group_spec(nodes=500, devicePlugin={"maxUnavailable": "10%"})) == "20m"
+
+
+# --------------------------------------------------------------------------- CDI: the driver root and the hooks
+
+
+def mounts(manifest: dict) -> dict[str, dict]:
+    return {m["name"]: m for m in container(manifest)["volumeMounts"]}
+
+
+def volumes(manifest: dict) -> dict[str, dict]:
+    return {v["name"]: v for v in pod_spec(manifest)["volumes"]}
+
+
+@pytest.mark.parametrize(
+    ("root", "why"), [(None, "a host driver: upstream docs/cdi.md says /"), ("/run/nvidia/driver", "a driver container")]
+)
+def test_cdi_groups_mount_the_driver_root_as_the_chart_does(root: str | None, why: str):
+    """The plugin writes its CDI spec from the driver files at /driver-root (api/config/v1 consts.go,
+    DefaultContainerDriverRoot) and exits when it cannot (cmd/nvidia-device-plugin/plugin-manager.go:
+    "unable to create cdi spec file"); the chart mounts nvidiaDriverRoot there, read-only."""
+    plugin = {"driverRoot": root} if root else {}
+    ds = daemonset_manifest(group_spec(gpuAccess="cdi", devicePlugin=plugin))
+    name, host = ds["metadata"]["name"], root or "/"
+    assert mounts(ds)["driver-root"] == {"name": "driver-root", "mountPath": "/driver-root", "readOnly": True}, f"{name}: {why}"
+    assert volumes(ds)["driver-root"] == {"name": "driver-root", "hostPath": {"path": host, "type": "Directory"}}, (
+        f"{name}: {why}"
+    )
+    assert env(ds)["NVIDIA_DRIVER_ROOT"] == host, f"{name}: {why}"
+
+
+def test_cdi_hooks_point_at_the_groups_hook_path():
+    default = daemonset_manifest(group_spec(gpuAccess="cdi"))
+    assert env(default)["NVIDIA_CDI_HOOK_PATH"] == "/usr/bin/nvidia-ctk", f"{default['metadata']['name']}: upstream's default"
+    moved = daemonset_manifest(
+        group_spec(gpuAccess="cdi", devicePlugin={"cdiHookPath": "/usr/local/nvidia/toolkit/nvidia-cdi-hook"})
+    )
+    assert env(moved)["NVIDIA_CDI_HOOK_PATH"] == "/usr/local/nvidia/toolkit/nvidia-cdi-hook", moved["metadata"]["name"]
+
+
+@pytest.mark.parametrize("access", ["defaultRuntime", "runtimeClass"])
+def test_groups_without_cdi_keep_their_pod_template_without_the_driver_root(access: str):
+    """Only the CDI handler reads /driver-root: a mount elsewhere would roll every plugin pod for nothing."""
+    ds = daemonset_manifest(group_spec(gpuAccess=access))
+    name = ds["metadata"]["name"]
+    assert "driver-root" not in mounts(ds) and "driver-root" not in volumes(ds), name
+    assert "NVIDIA_DRIVER_ROOT" not in env(ds) and "NVIDIA_CDI_HOOK_PATH" not in env(ds), f"{name}: {env(ds)}"
+
+
+def test_a_driver_container_root_reaches_the_device_specs_of_groups_without_cdi():
+    """With PASS_DEVICE_SPECS the plugin joins NVIDIA_DRIVER_ROOT to each device node's host path
+    (internal/plugin/server.go, apiDeviceSpecs); it reads no file there, so no mount."""
+    ds = daemonset_manifest(group_spec(devicePlugin={"driverRoot": "/run/nvidia/driver"}))
+    assert env(ds)["NVIDIA_DRIVER_ROOT"] == "/run/nvidia/driver", ds["metadata"]["name"]
+    assert "driver-root" not in volumes(ds), ds["metadata"]["name"]
+
+
+# --------------------------------------------------------------------------- privileges with PASS_DEVICE_SPECS
+
+
+@pytest.mark.parametrize(
+    ("access", "plugin"),
+    [("defaultRuntime", {}), ("runtimeClass", {}), ("defaultRuntime", {"migStrategy": "single"})],
+)
+def test_passing_device_specs_runs_the_plugin_privileged_as_the_chart_does(access: str, plugin: dict):
+    """The chart's securityContext helper (templates/_helpers.tpl) is `privileged: true` whenever
+    compatWithCPUManager sets PASS_DEVICE_SPECS: the plugin stats /dev/nvidiactl, /dev/nvidia-uvm,
+    ... in its own container and passes only those it sees (internal/plugin/server.go,
+    apiDeviceSpecs); privileged, it sees the host's /dev."""
+    ds = daemonset_manifest(group_spec(gpuAccess=access, devicePlugin=plugin))
+    assert env(ds)["PASS_DEVICE_SPECS"] == "true", ds["metadata"]["name"]
+    assert container(ds)["securityContext"] == {"privileged": True}, ds["metadata"]["name"]
+
+
+def test_cdi_groups_pass_no_device_specs_and_stay_unprivileged():
+    ds = daemonset_manifest(group_spec(gpuAccess="cdi"))
+    assert container(ds)["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}, ds[
+        "metadata"
+    ]["name"]

@@ -271,13 +271,33 @@ def test_parse_report_summarises_the_json():
 
 @pytest.mark.parametrize(
     ("access", "flags"),
-    [("defaultRuntime", ["--require-default-runtime"]), ("runtimeClass", []), ("cdi", ["--require-cdi"])],
+    [
+        ("defaultRuntime", ["--require-default-runtime"]),
+        ("runtimeClass", []),
+        ("cdi", ["--require-cdi", "--cdi-hook-path", "/usr/bin/nvidia-ctk"]),
+    ],
 )
 def test_the_tenant_path_decides_what_preflight_requires(access: str, flags: list[str]):
     spec = parse_stack([group("a100", gpuAccess=access)]).node_groups[0]
     command = preflight_command(spec.preflight, 4)
     start = "' preflight --runtime containerd --expect-gpus 4 --min-toolkit 1.17.8"
     assert command.endswith(" ".join([start, *flags, "--min-cuda 11.7"])), command
+
+
+def test_a_new_cdi_hook_path_reruns_preflight():
+    """Each machine must have the program the plugin's CDI specs run as hooks."""
+    paths = ["/usr/bin/nvidia-ctk", "/usr/local/nvidia/toolkit/nvidia-cdi-hook"]
+    specs = [parse_stack([group("a100", gpuAccess="cdi", devicePlugin={"cdiHookPath": p})]).node_groups[0] for p in paths]
+    assert triggers(specs[0].preflight, 4) != triggers(specs[1].preflight, 4), paths
+    assert preflight_command(specs[1].preflight, 4).endswith(
+        " --cdi-hook-path /usr/local/nvidia/toolkit/nvidia-cdi-hook --min-cuda 11.7"
+    )
+
+
+def test_the_cdi_hook_path_asks_nothing_of_groups_without_cdi():
+    spec = parse_stack([group("a100", devicePlugin={"cdiHookPath": "/opt/nvidia-ctk"})]).node_groups[0]
+    assert "--cdi-hook-path" not in preflight_command(spec.preflight, 4), preflight_command(spec.preflight, 4)
+    assert triggers(spec.preflight, 4) == triggers(parse_stack([group("a100")]).node_groups[0].preflight, 4)
 
 
 def test_a_new_tenant_path_reruns_preflight():

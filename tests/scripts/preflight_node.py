@@ -198,6 +198,8 @@ class FakeNode:
         node.file("etc/hostname", "gpu-node-1\n")
         node.healthy_nvidia_smi(GPU_LINES)
         node.command("nvidia-ctk", 'echo "NVIDIA Container Toolkit CLI version 1.17.8"; echo "commit: 0123abc"')
+        # Where the toolkit's packages install it, and the CDI specs' hooks run it from.
+        node.file("usr/bin/nvidia-ctk", (node.bin / "nvidia-ctk").read_text()).chmod(0o755)
         node.file("etc/containerd/config.toml", CONTAINERD_CONFIG)
         node.file("etc/containerd/conf.d/99-nvidia.toml", NVIDIA_DROPIN)
         node.file("etc/nvidia-container-runtime/config.toml", TOOLKIT_CONFIG)

@@ -119,3 +119,71 @@ def test_kubelet_is_asked_its_version_once(node: FakeNode) -> None:
     node.command("kubelet", f'echo "$*" >> {calls}\necho "Kubernetes v1.30.2"')
     assert node.preflight("--require-cdi").check("cdi")["ok"] is True
     assert calls.read_text().splitlines() == ["--version"], calls.read_text()
+
+
+# --------------------------------------------------------------------------- the CDI hook program
+#
+# The plugin's CDI specs run hooks (update-ldcache, create-symlinks, ...) as the program at
+# NVIDIA_CDI_HOOK_PATH, on the host, when a container starts (k8s-device-plugin
+# api/config/v1/consts.go DefaultNvidiaCTKPath; nvidia-container-toolkit internal/discover/hooks.go).
+
+
+def test_the_hook_program_on_the_machine_passes(node: FakeNode) -> None:
+    containerd(node, CONTAINERD_2, containerd_2())
+    cdi = node.preflight("--require-cdi", "--cdi-hook-path", "/usr/bin/nvidia-ctk").check("cdi")
+    assert cdi["ok"] is True, cdi
+    assert "CDI hooks run /usr/bin/nvidia-ctk" in cdi["detail"], cdi
+
+
+def test_a_missing_hook_program_fails_naming_the_path_and_where_nvidia_ctk_is(node: FakeNode) -> None:
+    containerd(node, CONTAINERD_2, containerd_2())
+    node.remove("usr/bin/nvidia-ctk")
+    result = node.preflight("--require-cdi", "--cdi-hook-path", "/usr/bin/nvidia-ctk")
+    cdi = result.check("cdi")
+    assert result.returncode == FAILED_EXIT and cdi["ok"] is False, cdi
+    assert "the device plugin's CDI specs run their hooks as /usr/bin/nvidia-ctk, which is not on this machine" in cdi["detail"]
+    assert f"nvidia-ctk is at {node.bin}/nvidia-ctk: set devicePlugin.cdiHookPath to it" in cdi["detail"], cdi
+
+
+def test_a_hook_program_that_cannot_run_fails(node: FakeNode) -> None:
+    containerd(node, CONTAINERD_2, containerd_2())
+    (node.root / "usr/bin/nvidia-ctk").chmod(0o644)
+    cdi = node.preflight("--require-cdi", "--cdi-hook-path", "/usr/bin/nvidia-ctk").check("cdi")
+    assert cdi["ok"] is False, cdi
+    assert "as /usr/bin/nvidia-ctk, which is not an executable file" in cdi["detail"], cdi
+
+
+def test_a_hook_program_elsewhere_is_checked_where_the_group_says(node: FakeNode) -> None:
+    """Where the GPU Operator installs the toolkit (NVIDIA/mig-parted cmd/nvidia-mig-manager/main.go,
+    DefaultNvidiaCDIHookPath)."""
+    containerd(node, CONTAINERD_2, containerd_2())
+    hook = node.file("usr/local/nvidia/toolkit/nvidia-cdi-hook", "#!/bin/bash\nexit 0\n")
+    hook.chmod(0o755)
+    cdi = node.preflight("--require-cdi", "--cdi-hook-path", "/usr/local/nvidia/toolkit/nvidia-cdi-hook").check("cdi")
+    assert cdi["ok"] is True and "CDI hooks run /usr/local/nvidia/toolkit/nvidia-cdi-hook" in cdi["detail"], cdi
+
+
+def test_without_a_hook_path_the_plugins_default_is_checked(node: FakeNode) -> None:
+    """By hand, as the runbook runs it: upstream's default /usr/bin/nvidia-ctk."""
+    containerd(node, CONTAINERD_2, containerd_2())
+    node.remove("usr/bin/nvidia-ctk")
+    cdi = node.preflight("--require-cdi").check("cdi")
+    assert cdi["ok"] is False and "run their hooks as /usr/bin/nvidia-ctk" in cdi["detail"], cdi
+
+
+@pytest.mark.parametrize("value", ["usr/bin/nvidia-ctk", ""])
+def test_a_hook_path_that_is_not_absolute_is_a_usage_error(node: FakeNode, value: str) -> None:
+    result = node.preflight("--require-cdi", "--cdi-hook-path", value)
+    assert result.returncode == 2, result.stderr
+    assert "--cdi-hook-path wants an absolute path" in result.check("usage")["detail"], result.report
+
+
+def test_a_hook_program_this_user_cannot_see_is_not_called_missing(open_node: FakeNode) -> None:
+    """As another user a directory it may not search hides the program: say so, not "missing"."""
+    containerd(open_node, CONTAINERD_2, containerd_2())
+    (open_node.root / "usr/bin").chmod(0o700)
+    cdi = open_node.preflight("--require-cdi", "--cdi-hook-path", "/usr/bin/nvidia-ctk", env={"USER": "nobody"}, uid=65534)
+    cdi = cdi.check("cdi")
+    assert cdi["ok"] is False, cdi
+    assert "cannot tell whether /usr/bin/nvidia-ctk can run: /usr/bin may not be read or searched by this user" in cdi["detail"]
+    assert "not on this machine" not in cdi["detail"], cdi

@@ -8,15 +8,9 @@ import and merge rules, and --require-default-runtime. Fixtures are upstream fil
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from .preflight_node import FIXTURES, NVIDIA_DROPIN, FakeNode, make_system_bin
+from .preflight_node import FIXTURES, NVIDIA_DROPIN, FakeNode
 
 HEALTHY_EXIT = 0
 FAILED_EXIT = 1
@@ -528,20 +522,6 @@ def test_containerd_1_7_default_nvidia_without_the_runtime_table_fails(node: Fak
 # ------------------------------------------- item 7: reads a non-root user cannot make
 
 NOBODY = 65534
-
-
-@pytest.fixture
-def open_node() -> Iterator[FakeNode]:
-    """A healthy node in a tree any user may reach (pytest's own tmp dir is root's only)."""
-    if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        pytest.fail("these tests switch to another user: run them as root, with setpriv (util-linux)")
-    base = Path(tempfile.mkdtemp(prefix="preflight-open-"))
-    try:
-        base.chmod(0o755)
-        node = FakeNode.healthy(base, make_system_bin(base / "system-bin"))
-        yield node
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_unlistable_conf_d_is_reported_not_skipped(open_node: FakeNode) -> None:

@@ -10,6 +10,12 @@ simulates nodes without a kubelet, so this loop plays that part:
     sits on the node   -> capacity and allocatable include nvidia.com/gpu: N
     otherwise          -> nvidia.com/gpu is removed from both
 
+A plugin pod that hands out GPUs as CDI devices (env DEVICE_LIST_STRATEGY naming a `cdi-*`
+strategy) registers nothing unless it mounts a hostPath at `/driver-root`: the real plugin
+writes its CDI spec from the driver files it sees there and exits when it cannot ("unable to
+create cdi spec file", k8s-device-plugin cmd/nvidia-device-plugin/plugin-manager.go; the
+root is api/config/v1/consts.go DefaultContainerDriverRoot).
+
 `gpu-nodes.dev/simulated-unhealthy-gpus: "<K>"` marks K of those GPUs unhealthy, as the
 device plugin does for a GPU with an XID error: capacity stays N, allocatable becomes N-K.
 The annotation stands for a GPU that stays broken.
@@ -54,6 +60,7 @@ XID_ANNOTATION = "gpu-nodes.dev/simulated-xid-gpus"
 XID_POD_ANNOTATION = "gpu-nodes.dev/simulated-xid-pod"
 PLUGIN_LABEL = "app.kubernetes.io/name"
 PLUGIN_LABEL_VALUE = "nvidia-device-plugin"
+CONTAINER_DRIVER_ROOT = "/driver-root"
 FIELD_MANAGER = "gpu-nodes-registrar"
 
 log = logging.getLogger("gpu-registrar")
@@ -102,6 +109,29 @@ def is_running(pod: Obj) -> bool:
     return pod.get("status", {}).get("phase") == "Running"
 
 
+def uses_cdi(container: Obj) -> bool:
+    """The container's DEVICE_LIST_STRATEGY (one strategy or a comma-separated list) names a CDI one."""
+    for env in container.get("env") or []:
+        if env.get("name") == "DEVICE_LIST_STRATEGY":
+            return any(s.strip().startswith("cdi-") for s in str(env.get("value") or "").split(","))
+    return False
+
+
+def mounts_driver_root(pod: Obj, container: Obj) -> bool:
+    """The container mounts a hostPath volume at /driver-root."""
+    host_paths = {v.get("name") for v in pod.get("spec", {}).get("volumes") or [] if "hostPath" in v}
+    return any(
+        m.get("mountPath", "").rstrip("/") == CONTAINER_DRIVER_ROOT and m.get("name") in host_paths
+        for m in container.get("volumeMounts") or []
+    )
+
+
+def writes_its_cdi_spec(pod: Obj) -> bool:
+    """False for a plugin that would exit at start: it uses CDI and sees no driver root."""
+    containers = pod.get("spec", {}).get("containers") or []
+    return all(mounts_driver_root(pod, c) for c in containers if uses_cdi(c))
+
+
 def nodes_with_running_plugin(pods: Iterable[Obj]) -> set[str]:
     """Names of the nodes on which a device-plugin pod is Running."""
     return set(running_plugin_pods(pods))
@@ -112,7 +142,7 @@ def running_plugin_pods(pods: Iterable[Obj]) -> dict[str, str]:
     return {
         p["spec"]["nodeName"]: p["metadata"].get("uid", "")
         for p in pods
-        if is_device_plugin_pod(p) and is_running(p) and p.get("spec", {}).get("nodeName")
+        if is_device_plugin_pod(p) and is_running(p) and writes_its_cdi_spec(p) and p.get("spec", {}).get("nodeName")
     }
 
 
@@ -274,8 +304,17 @@ class Client:
 # --------------------------------------------------------------------------- loop
 
 
+# Plugin pods already logged as exiting for want of a driver root: once each.
+_NO_CDI_SPEC: set[str] = set()
+
+
 def run_once(client: Client) -> dict[str, dict]:
     nodes, pods = client.list_nodes(), client.list_plugin_pods()
+    for pod in pods:
+        uid = pod.get("metadata", {}).get("uid", "")
+        if is_device_plugin_pod(pod) and not writes_its_cdi_spec(pod) and uid not in _NO_CDI_SPEC:
+            _NO_CDI_SPEC.add(uid)
+            log.warning("pod %s: unable to create cdi spec file: no hostPath at %s", pod["metadata"].get("name"), CONTAINER_DRIVER_ROOT)
     for name, patch in sorted(xid_patches(nodes, pods).items()):
         client.patch_node(name, patch)
         log.info("node %s: %s", name, json.dumps(patch["metadata"], sort_keys=True))

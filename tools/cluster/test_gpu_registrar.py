@@ -223,3 +223,43 @@ def test_a_plugin_pod_of_the_stacks_daemonset_counts_under_either_isolation(isol
     plugin["spec"] = {**template["spec"], "nodeName": "gpu-node-1"}
     assert reg.nodes_with_running_plugin([plugin]) == {"gpu-node-1"}, plugin["metadata"]
     assert reg.reconcile([node()], [plugin])["gpu-node-1"]["status"]["capacity"][GPU] == "4"
+# --------------------------------------------------------------------------- CDI needs the driver root
+
+
+def cdi_plugin(strategy="cdi-cri", driver_root="/", mount_path="/driver-root", node_name="gpu-node-1"):
+    """A plugin pod as our DaemonSet makes it under gpuAccess cdi; driver_root None: no volume."""
+    p = pod(node_name)
+    container = {"name": "nvidia-device-plugin-ctr", "env": [{"name": "DEVICE_LIST_STRATEGY", "value": strategy}]}
+    p["spec"]["containers"] = [container]
+    if driver_root is not None:
+        container["volumeMounts"] = [{"name": "driver-root", "mountPath": mount_path, "readOnly": True}]
+        p["spec"]["volumes"] = [{"name": "driver-root", "hostPath": {"path": driver_root, "type": "Directory"}}]
+    return p
+
+
+def test_a_cdi_plugin_without_the_driver_root_registers_no_gpus():
+    """The real plugin exits: "unable to create cdi spec file" (k8s-device-plugin
+    cmd/nvidia-device-plugin/plugin-manager.go), as it finds no driver files at /driver-root."""
+    assert reg.reconcile([node()], [cdi_plugin(driver_root=None)]) == {}
+    n = node(capacity={GPU: "4"}, allocatable={GPU: "4"})
+    assert reg.reconcile([n], [cdi_plugin(driver_root=None)]) == {
+        "gpu-node-1": {"status": {"capacity": {GPU: None}, "allocatable": {GPU: None}}}
+    }
+
+
+@pytest.mark.parametrize("strategy", ["cdi-cri", "cdi-annotations", "envvar,cdi-cri"])
+def test_a_cdi_plugin_with_the_driver_root_mounted_registers_its_gpus(strategy):
+    patches = reg.reconcile([node()], [cdi_plugin(strategy)])
+    assert patches == {"gpu-node-1": {"status": {"capacity": {GPU: "4"}, "allocatable": {GPU: "4"}}}}, strategy
+
+
+def test_the_driver_root_must_be_a_host_path_at_driver_root():
+    elsewhere = cdi_plugin(mount_path="/host")
+    assert reg.reconcile([node()], [elsewhere]) == {}
+    not_host = cdi_plugin()
+    not_host["spec"]["volumes"] = [{"name": "driver-root", "emptyDir": {}}]
+    assert reg.reconcile([node()], [not_host]) == {}
+
+
+def test_a_plugin_without_cdi_needs_no_driver_root():
+    assert reg.reconcile([node()], [cdi_plugin("envvar", driver_root=None)]) != {}

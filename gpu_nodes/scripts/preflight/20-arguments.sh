@@ -6,7 +6,7 @@ parse_args() {
   while (($#)); do
     opt=$1
     case $opt in
-      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --gpu-model | --min-toolkit | --isolation | --root)
+      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --gpu-model | --min-toolkit | --isolation | --cdi-hook-path | --root)
         if (($# < 2)); then
           USAGE_ERROR="$opt needs a value"
           return 1
@@ -14,7 +14,7 @@ parse_args() {
         val=$2
         shift 2
         ;;
-      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --root=*)
+      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --cdi-hook-path=* | --root=*)
         val=${opt#*=} opt=${opt%%=*}
         shift
         ;;
@@ -46,6 +46,7 @@ parse_args() {
       --gpu-model) GPU_MODEL=$val ;;
       --min-toolkit) MIN_TOOLKIT=$val ;;
       --isolation) ISOLATION=$val ;;
+      --cdi-hook-path) CDI_HOOK_PATH=$val HOOK_PATH_GIVEN=true ;;
       --root) root=$val ;;
     esac
   done
@@ -84,6 +85,11 @@ validate_args() {
     default | strict) ;;
     *) USAGE_ERROR="--isolation wants default or strict, got '$ISOLATION'" && return 1 ;;
   esac
+  if $HOOK_PATH_GIVEN && [[ $CDI_HOOK_PATH != /?* ]]; then
+    USAGE_ERROR="--cdi-hook-path wants an absolute path like $DEFAULT_CDI_HOOK_PATH, got '$CDI_HOOK_PATH'"
+    return 1
+  fi
+  $HOOK_PATH_GIVEN || CDI_HOOK_PATH=$DEFAULT_CDI_HOOK_PATH
   case $MIG_STRATEGY in
     '' | single | mixed) ;;
     *) USAGE_ERROR="--mig-strategy wants single or mixed, got '$MIG_STRATEGY'" && return 1 ;;

@@ -71,6 +71,7 @@ check_cdi() {
     docker) cdi_problems+=("docker behind cri-dockerd: cri-dockerd passes no CDI devices from kubelet to docker; use gpuAccess defaultRuntime there (nvidia-ctk runtime configure --runtime=docker --set-as-default, then restart docker)") ;;
     *) cdi_problems+=("no container runtime was found, so whether it resolves CDI devices is unknown") ;;
   esac
+  if cdi_hook_program; then cdi_found+=("$REPLY"); else cdi_problems+=("$REPLY"); fi
   if ((${#cdi_problems[@]})); then
     printf -v line '%s; ' "${cdi_problems[@]}"
     add_check cdi false "tenant pods would get no GPUs as CDI devices: ${line%; }"
