@@ -30,8 +30,8 @@
 #           holds ok=false and one check named "usage"; --help counts as one,
 #           since no machine was checked).
 #
-#   "checks" always holds these eleven, in this order: driver, gpu-count,
-#   driver-version, cuda, mig, fabric, container-toolkit, runtime, cdi,
+#   "checks" always holds these thirteen, in this order: driver, gpu-count,
+#   gpu-model, driver-version, cuda, mig, fabric, gpu-health, container-toolkit, runtime, cdi,
 #   device-plugin-socket, kubelet-feature-gates. Without --min-driver,
 #   driver-version is ok with detail "not requested", and so are cuda without
 #   --min-cuda, mig without --mig-strategy and cdi without --require-cdi, so the

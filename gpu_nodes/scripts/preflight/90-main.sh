@@ -24,6 +24,7 @@ main() {
   check_cuda
   check_mig
   check_fabric
+  check_gpu_health
   check_toolkit
   collect_kubelet # for the runtime (auto) and the feature-gate checks
   kubelet_device_settings
