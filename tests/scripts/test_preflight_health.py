@@ -164,9 +164,7 @@ FAULTS = {
 
 
 @pytest.mark.parametrize("q, field, remedy", FAULTS.values(), ids=FAULTS.keys())
-def test_a_faulty_gpu_fails_naming_its_bus_the_field_and_what_to_do(
-    node: FakeNode, q: str, field: str, remedy: str
-) -> None:
+def test_a_faulty_gpu_fails_naming_its_bus_the_field_and_what_to_do(node: FakeNode, q: str, field: str, remedy: str) -> None:
     node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), q)
     result = node.preflight(gpus=1)
     check = result.check("gpu-health")
