@@ -9,6 +9,19 @@ stays gated (or, open from an earlier run, is gated again) and `pulumi up` fails
 each failed item; a failed Job is deleted,
 so that `pulumi up --refresh` runs it again once the cause is fixed.
 
+A node short of GPUs under a settled plugin pod has, most likely, a GPU the plugin marked
+unhealthy (an XID): the plugin keeps it out until its pod restarts (k8s-device-plugin v0.20.0
+`internal/rm/health.go` sends it on the health channel, `internal/plugin/server.go`
+`ListAndWatch` re-sends the device list with it Unhealthy and never marks it back), and a new pod
+advertises every GPU healthy without checking any (k8s-device-plugin issue 111). So a restart
+alone never reopens a node: the check restarts the pod (once) only when the machine's preflight
+ran since the node's last proof and passed, which it does only when every GPU is there and
+healthy (`gpu-health`: recovery action, reset status, row remaps, fabric health). Otherwise the
+node keeps its gate and the failure names the preflight to run again. The preflight's run is an
+input (`preflightRun`, pulumi-command's id of the command, new each time it runs), so a fresh
+preflight proves the node again and is recorded as the one its proof saw. Without preflight
+nothing can check the GPU, and the pod is never restarted.
+
 `read` judges the node again, so `pulumi refresh` shows a checklist item that fails since
 the last run. (The taints resource, upstream of the Jobs, gates the node again for
 `pulumi up --refresh`; see gpu_nodes/providers/taints.py.)
@@ -218,7 +231,28 @@ _WAIT_INPUTS = (
     "timeoutSeconds",
     "groupNodes",
     "gpuFacts",
+    "preflightRun",
 )
+
+
+def restart_refused(props: dict[str, Any], plugin_pod: str) -> str:
+    """Why the plugin pod of a node short of GPUs is not restarted, and what to do."""
+    node = props["node"]
+    pod = f"{props['pluginNamespace']}/{plugin_pod}"
+    if not props.get("preflightRun"):
+        return (
+            f"node {node}: preflight is off for this group, so nothing checks its GPUs, and a new plugin pod would "
+            f"advertise a faulty GPU as healthy (k8s-device-plugin issue 111). Check the machine (nvidia-smi -q: GPU "
+            f"Recovery Action, Remapped Rows, Fabric > Health), then delete the plugin pod {pod} yourself"
+        )
+    return (
+        f"node {node}: its plugin pod {pod} keeps a GPU it marked unhealthy out, and a new pod would advertise it "
+        f"as healthy without checking (k8s-device-plugin issue 111), so the node stays gated until its machine "
+        f"passes a preflight run since its last proof: run a fresh preflight of the machine: `pulumi up "
+        f"--target-replace` its {props.get('preflightResource') or 'preflight'} (its URN from `pulumi stack "
+        f"--show-urns`), or a new preflight.recheck for the group. Once it finds every GPU healthy, the next "
+        f"`pulumi up` restarts the plugin pod and proves the node"
+    )
 
 
 class NodeReadinessProvider(ResourceProvider):
@@ -231,8 +265,11 @@ class NodeReadinessProvider(ResourceProvider):
     def _deleter(self, props: dict[str, Any]) -> Deleter:
         return KubernetesDeleter(api_client_from_props(props))
 
-    def _prove(self, props: dict[str, Any], deferred_before: bool = False) -> dict[str, Any]:
+    def _prove(self, props: dict[str, Any], deferred_before: bool = False, proven_run: str | None = None) -> dict[str, Any]:
+        """proven_run: the preflight run the node's last proof saw (None on create)."""
         target = NodeTarget.from_props(props)
+        # A restart may bring a GPU back only after a preflight since the last proof found every GPU healthy.
+        fresh_run = props.get("preflightRun") if props.get("preflightRun") != proven_run else None
         view = self._view(props)
         timeout = float(props["timeoutSeconds"]) + GRACE_SECONDS
         stories = Stories()
@@ -243,10 +280,12 @@ class NodeReadinessProvider(ResourceProvider):
             return judge(view, target, props["namespace"], jobs, stories, group_nodes, compare, deferred_before)
 
         judgement = look(compare=True)
-        restarted = None
+        restarted = refused = None
         if not judgement.final:
             judgement = view.wait_for(lambda: look(compare=False), lambda j: j.final or bool(j.short_plugin), timeout)
-            if not judgement.final and judgement.short_plugin:
+            if not judgement.final and judgement.short_plugin and not fresh_run:
+                refused = restart_refused(props, judgement.short_plugin)
+            elif not judgement.final and judgement.short_plugin:
                 # Short of GPUs under a settled plugin: the plugin never takes back a GPU it marked
                 # unhealthy (an XID), only a new plugin pod does. Once per proof; then wait again,
                 # until the new pod has settled too.
@@ -259,6 +298,8 @@ class NodeReadinessProvider(ResourceProvider):
                 judgement = look(compare=True)  # the group's other nodes may have been checked meanwhile
         if not judgement.passed:
             message = failure_message(target, judgement, timeout, int(props["gpusPerNode"]), int(props["replicas"]))
+            if refused:
+                message += f"\n  - recovery: {refused}"
             if restarted:
                 message += (
                     f"\n  - recovery: its device plugin pod {restarted} was restarted once (a new pod re-advertises a GPU "
@@ -275,7 +316,11 @@ class NodeReadinessProvider(ResourceProvider):
         # Deferred Jobs would run whenever GPUs free up, or fail at their deadline: a refresh makes new ones.
         self._delete_jobs(props, view, judgement.deferred_jobs)
         apply_taints(self._taint_api(props), target.node, desired=[], previous=[GATE.to_k8s()])
-        recovery = f"restarted device plugin pod {restarted}: its GPUs came back" if restarted else None
+        recovery = (
+            f"restarted device plugin pod {restarted} after preflight {fresh_run} found every GPU healthy: its GPUs came back"
+            if restarted
+            else None
+        )
         return {**props, "checklist": judgement.checklist, "gate": "lifted", "recovery": recovery}
 
     def _delete_jobs(self, props: dict[str, Any], view: ClusterReader, names: Sequence[str]) -> None:
@@ -287,7 +332,7 @@ class NodeReadinessProvider(ResourceProvider):
                 deleter.delete_job(props["namespace"], name)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
-        return CreateResult(id_=props["node"], outs=self._prove(props))
+        return CreateResult(id_=props["node"], outs=self._prove(props))  # its preflight ran in this deployment
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         changed = [key for key in _WAIT_INPUTS if olds.get(key) != news.get(key)]
@@ -297,7 +342,7 @@ class NodeReadinessProvider(ResourceProvider):
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         deferred_before = (olds.get("checklist") or {}).get("workloadSucceeded") == DEFERRED
-        return UpdateResult(outs=self._prove(news, deferred_before))
+        return UpdateResult(outs=self._prove(news, deferred_before, proven_run=olds.get("preflightRun")))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         target = NodeTarget.from_props(props)
@@ -328,14 +373,19 @@ class NodeReadiness(ClusterResource):
         cluster: ClusterAccess,
         group_nodes: Sequence[str] | None = None,
         facts: pulumi.Input[str | None] | None = None,
+        preflight: tuple[str, pulumi.Input[str]] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
+        """preflight: the machine's preflight command, its resource name and id (new on each run)."""
         # Only where facts are compared, so that other stacks' inputs stay as they were. The
         # node's own facts (from its preflight) are an input so that new facts prove it again.
         compared = {"groupNodes": list(group_nodes), "gpuFacts": facts} if group_nodes else {}
+        # Only where preflight runs, so that stacks without it keep their inputs.
+        checked = {"preflightResource": preflight[0], "preflightRun": preflight[1]} if preflight else {}
         props = {
             **target_props(target),
             **compared,
+            **checked,
             "namespace": namespace,
             "jobs": jobs,
             "timeoutSeconds": timeout_seconds,
