@@ -25,6 +25,8 @@ FACTS_ANNOTATION = "gpu-nodes.dev/gpu-facts"
 _PRODUCT = "nvidia.com/gpu.product"
 _MEMORY = "nvidia.com/gpu.memory"
 _COUNT = "nvidia.com/gpu.count"
+_REPLICAS = "nvidia.com/gpu.replicas"
+_SHARING = "nvidia.com/gpu.sharing-strategy"
 # Every label key feature_labels may write: stack config may not set them as well.
 FEATURE_LABEL_KEYS = (
     "nvidia.com/cuda.driver-version.full",
@@ -42,6 +44,8 @@ FEATURE_LABEL_KEYS = (
     _COUNT,
     _MEMORY,
     _PRODUCT,
+    _REPLICAS,
+    _SHARING,
 )
 
 
@@ -127,18 +131,31 @@ def _version_labels(new: str, old: str, version: str | None, parts: Sequence[tup
     return labels
 
 
-def feature_labels(facts: GpuFacts, mig_strategy: str) -> dict[str, str]:
+def feature_labels(facts: GpuFacts, mig_strategy: str, replicas: int = 1) -> dict[str, str]:
     """GFD's labels for what preflight knows. Under MIG, GFD describes the MIG devices in the
-    product, count and memory labels, which preflight does not read: then only the versions."""
+    product, count and memory labels, which preflight does not read: then only the versions.
+
+    replicas: devicePlugin.timeSlicingReplicas. GFD (`internal/lm/resource.go` baseLabeler) writes
+    `gpu.replicas` and `gpu.sharing-strategy` (1 and none when the plugin's config shares nothing,
+    else the replicas and time-slicing), and appends SHARED to the product of a shared resource
+    that is not renamed, as ours is not (getProductName).
+
+    Left out, with why: `gpu.family` and `gpu.compute.major/minor` need the compute capability,
+    which preflight does not query; `mig.capable` needs each GPU's MIG support; `gpu.machine`
+    needs the machine's DMI product name; `gpu.clique` needs the fabric's ClusterUUID and
+    CliqueId (`internal/lm/fabric.go`). Preflight does not report them yet."""
     labels = {
         **_version_labels("cuda.driver-version", "cuda.driver", facts.driver_version, _DRIVER_PARTS),
         **_version_labels("cuda.runtime-version", "cuda.runtime", facts.cuda_version, _CUDA_PARTS),
     }
     if mig_strategy == "none":
         # GFD labels a node by its first GPU; a node of mixed models fails the group check anyway.
-        labels[_PRODUCT] = product_label(facts.models[0])
+        shared = replicas > 1
+        labels[_PRODUCT] = product_label(facts.models[0]) + ("-SHARED" if shared else "")
         labels[_MEMORY] = str(facts.memory_mib[0])
         labels[_COUNT] = str(facts.count)
+        labels[_REPLICAS] = str(replicas)
+        labels[_SHARING] = "time-slicing" if shared else "none"
     return dict(sorted(labels.items()))
 
 

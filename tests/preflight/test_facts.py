@@ -40,6 +40,20 @@ def test_labels_use_gfds_keys_and_formats():
     assert labels["nvidia.com/cuda.runtime-version.full"] == "12.4" and labels["nvidia.com/cuda.runtime.minor"] == "4", labels
 
 
+def test_without_time_slicing_gfd_writes_one_replica_and_no_sharing():
+    """k8s-device-plugin internal/lm/resource.go baseLabeler: replicas 1 and sharing-strategy none
+    when the plugin's config shares nothing (ours always has a config: flags at least)."""
+    labels = feature_labels(SXM, "none")
+    assert (labels["nvidia.com/gpu.replicas"], labels["nvidia.com/gpu.sharing-strategy"]) == ("1", "none"), labels
+
+
+def test_with_time_slicing_the_product_is_shared_as_gfd_writes_it():
+    """getProductName appends SHARED when the resource has replicas > 1 and is not renamed (ours is not)."""
+    labels = feature_labels(SXM, "none", replicas=4)
+    assert labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3-SHARED", labels
+    assert (labels["nvidia.com/gpu.replicas"], labels["nvidia.com/gpu.sharing-strategy"]) == ("4", "time-slicing"), labels
+
+
 def test_a_two_part_driver_version_has_an_empty_revision_as_gfd_writes_it():
     labels = feature_labels(GpuFacts(("NVIDIA A40",), (46068,), 1, "550.120", "12.4"), "none")
     assert labels["nvidia.com/cuda.driver-version.revision"] == "" and labels["nvidia.com/cuda.driver.rev"] == "", labels
@@ -53,6 +67,7 @@ def test_the_product_is_sanitised_as_gfd_does():
 def test_under_mig_only_the_versions_are_labelled():
     labels = feature_labels(SXM, "single")
     assert "nvidia.com/gpu.product" not in labels and "nvidia.com/gpu.count" not in labels, labels
+    assert "nvidia.com/gpu.replicas" not in labels, labels
     assert labels["nvidia.com/cuda.driver-version.major"] == "550", labels
 
 
