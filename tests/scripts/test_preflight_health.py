@@ -187,11 +187,10 @@ def test_fields_older_drivers_do_not_report_are_not_faults(node: FakeNode) -> No
 
 
 def test_every_faulty_gpu_is_named_the_healthy_ones_are_not(node: FakeNode) -> None:
-    machine = fakehost.smi_q(fakehost.MachineSpec(gpus=3))
-    second = "GPU 00000000:08:00.0\n"
-    faulty = machine.replace(second, second + "    GPU Recovery Action                   : Reboot\n")
+    # The fake machines' -q, its second GPU (00000000:08:00.0) the one break.sh reset-required faults.
+    faulty = fakehost.smi_q(fakehost.MachineSpec(gpus=3), reset_required=1)
     check = health(node, faulty)
-    assert check["ok"] is False and "GPU 00000000:08:00.0: GPU Recovery Action: Reboot" in check["detail"], check
+    assert check["ok"] is False and "GPU 00000000:08:00.0: GPU Recovery Action: Reset" in check["detail"], check
     assert "00000000:07:00.0" not in check["detail"] and "00000000:09:00.0" not in check["detail"], check
 
 
