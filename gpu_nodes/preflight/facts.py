@@ -27,6 +27,11 @@ _MEMORY = "nvidia.com/gpu.memory"
 _COUNT = "nvidia.com/gpu.count"
 _REPLICAS = "nvidia.com/gpu.replicas"
 _SHARING = "nvidia.com/gpu.sharing-strategy"
+_MACHINE = "nvidia.com/gpu.machine"
+_MIG_CAPABLE = "nvidia.com/mig.capable"
+_CLIQUE = "nvidia.com/gpu.clique"
+# A Kubernetes label value: what a clique read from the machine must be to be written.
+_LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
 # Every label key feature_labels may write: stack config may not set them as well.
 FEATURE_LABEL_KEYS = (
     "nvidia.com/cuda.driver-version.full",
@@ -46,6 +51,9 @@ FEATURE_LABEL_KEYS = (
     _PRODUCT,
     _REPLICAS,
     _SHARING,
+    _MACHINE,
+    _MIG_CAPABLE,
+    _CLIQUE,
 )
 
 
@@ -58,6 +66,10 @@ class GpuFacts:
     count: int
     driver_version: str | None = None
     cuda_version: str | None = None
+    # From the report's gpuFeatures (None: a preflight from before they were reported).
+    machine: str | None = None
+    mig_capable: bool | None = None
+    clique: str | None = None
 
     @property
     def kind(self) -> tuple[tuple[str, ...], tuple[int, ...]]:
@@ -74,12 +86,17 @@ def facts_from_report(report: Mapping[str, Any]) -> GpuFacts | None:
     gpus = report.get("gpus") or []
     if not gpus:
         return None
+    features = report.get("gpuFeatures")
     return GpuFacts(
         models=tuple(sorted({str(g.get("name", "")) for g in gpus})),
         memory_mib=tuple(sorted({int(g.get("memoryMiB") or 0) for g in gpus})),
         count=len(gpus),
         driver_version=report.get("driverVersion"),
         cuda_version=report.get("cudaVersion"),
+        # GFD labels a machine it cannot name "unknown" (internal/lm/machine-type.go).
+        machine=(features.get("machine") or "unknown") if isinstance(features, dict) else None,
+        mig_capable=features.get("migCapable") if isinstance(features, dict) else None,
+        clique=features.get("clique") if isinstance(features, dict) else None,
     )
 
 
@@ -140,14 +157,23 @@ def feature_labels(facts: GpuFacts, mig_strategy: str, replicas: int = 1) -> dic
     else the replicas and time-slicing), and appends SHARED to the product of a shared resource
     that is not renamed, as ours is not (getProductName).
 
+    From the report's gpuFeatures, whatever the MIG strategy (they describe the machine):
+    `gpu.machine` (the DMI product name, `machine-type.go`; sanitised as the product is, since
+    a name such as "To Be Filled By O.E.M." is no valid label value as GFD writes it),
+    `mig.capable` (`nvml.go`) and `gpu.clique` (`imex.go`, only on an NVLink fabric).
+
     Left out, with why: `gpu.family` and `gpu.compute.major/minor` need the compute capability,
-    which preflight does not query; `mig.capable` needs each GPU's MIG support; `gpu.machine`
-    needs the machine's DMI product name; `gpu.clique` needs the fabric's ClusterUUID and
-    CliqueId (`internal/lm/fabric.go`). Preflight does not report them yet."""
+    which preflight does not query (`nvidia-smi --query-gpu=compute_cap`, a second query)."""
     labels = {
         **_version_labels("cuda.driver-version", "cuda.driver", facts.driver_version, _DRIVER_PARTS),
         **_version_labels("cuda.runtime-version", "cuda.runtime", facts.cuda_version, _CUDA_PARTS),
     }
+    if facts.machine is not None:
+        labels[_MACHINE] = product_label(facts.machine)
+    if facts.mig_capable is not None:
+        labels[_MIG_CAPABLE] = "true" if facts.mig_capable else "false"
+    if facts.clique and _LABEL_VALUE.fullmatch(facts.clique):
+        labels[_CLIQUE] = facts.clique
     if mig_strategy == "none":
         # GFD labels a node by its first GPU; a node of mixed models fails the group check anyway.
         shared = replicas > 1

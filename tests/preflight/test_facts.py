@@ -54,6 +54,32 @@ def test_with_time_slicing_the_product_is_shared_as_gfd_writes_it():
     assert (labels["nvidia.com/gpu.replicas"], labels["nvidia.com/gpu.sharing-strategy"]) == ("4", "time-slicing"), labels
 
 
+FEATURES = {"machine": "DGX H100", "migCapable": True, "clique": "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026"}
+
+
+def test_the_machine_mig_capability_and_clique_are_labelled_as_gfd_does():
+    """k8s-device-plugin internal/lm: machine-type.go (spaces to '-'), nvml.go
+    newMigCapabilityLabeler ("true"/"false"), imex.go (<ClusterUUID>.<CliqueId>)."""
+    facts = facts_from_report({**HEALTHY_REPORT, "gpuFeatures": FEATURES})
+    for strategy in ("none", "mixed"):
+        labels = feature_labels(facts, strategy)
+        assert labels["nvidia.com/gpu.machine"] == "DGX-H100", labels
+        assert labels["nvidia.com/mig.capable"] == "true", labels
+        assert labels["nvidia.com/gpu.clique"] == "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026", labels
+
+
+def test_an_unknown_machine_is_unknown_as_gfd_writes_it_and_no_fabric_no_clique():
+    facts = facts_from_report({**HEALTHY_REPORT, "gpuFeatures": {"machine": None, "migCapable": False, "clique": None}})
+    labels = feature_labels(facts, "none")
+    assert (labels["nvidia.com/gpu.machine"], labels["nvidia.com/mig.capable"]) == ("unknown", "false"), labels
+    assert "nvidia.com/gpu.clique" not in labels, labels
+
+
+def test_a_report_of_an_older_preflight_writes_none_of_them():
+    labels = feature_labels(facts_from_report(HEALTHY_REPORT), "none")
+    assert not {"nvidia.com/gpu.machine", "nvidia.com/mig.capable", "nvidia.com/gpu.clique"} & labels.keys(), labels
+
+
 def test_a_two_part_driver_version_has_an_empty_revision_as_gfd_writes_it():
     labels = feature_labels(GpuFacts(("NVIDIA A40",), (46068,), 1, "550.120", "12.4"), "none")
     assert labels["nvidia.com/cuda.driver-version.revision"] == "" and labels["nvidia.com/cuda.driver.rev"] == "", labels

@@ -198,3 +198,36 @@ def test_an_unanswered_q_is_unknown_not_healthy(node: FakeNode) -> None:
     node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()))  # -q prints the table
     check = node.preflight(gpus=1).check("gpu-health")
     assert check["ok"] is False and "nvidia-smi -q listed no GPU" in check["detail"], check
+
+
+# --- what GFD labels that preflight reads from the same -q and the machine ------------------
+
+
+def test_the_report_carries_the_facts_gfd_labels_from_the_fabric_and_the_machine(node: FakeNode) -> None:
+    """gpu.clique is the fabric's ClusterUUID and CliqueId (k8s-device-plugin internal/lm/imex.go),
+    gpu.machine the DMI product name (machine-type.go), mig.capable whether any GPU has a MIG mode."""
+    node.file("sys/class/dmi/id/product_name", "DGX H100\n")
+    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), q_with(FABRIC, FABRIC_R580))
+    report = node.preflight(gpus=1).report
+    assert report["gpuFeatures"] == {
+        "machine": "DGX H100",
+        "migCapable": True,
+        "clique": "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026",
+    }, report
+
+
+def test_without_a_fabric_or_a_dmi_name_those_facts_are_null(node: FakeNode) -> None:
+    # The fake machines' -q: Ampere, fabric N/A; MIG Disabled (capable). No /sys/class/dmi here.
+    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), fakehost.smi_q(fakehost.MachineSpec(gpus=1)))
+    assert node.preflight(gpus=1).report["gpuFeatures"] == {"machine": None, "migCapable": True, "clique": None}
+
+
+def test_a_gpu_without_a_mig_mode_is_not_mig_capable(node: FakeNode) -> None:
+    nvl = (FIXTURES / "nvidia-smi-q-h100-nvl-pcie.txt").read_text()
+    no_mig = nvl.replace(
+        "        Current                           : Disabled\n        Pending                           : Disabled\n",
+        "        Current                           : N/A\n        Pending                           : N/A\n",
+        1,
+    )
+    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), no_mig)
+    assert node.preflight(gpus=1).report["gpuFeatures"]["migCapable"] is False

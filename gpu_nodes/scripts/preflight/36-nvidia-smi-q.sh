@@ -63,3 +63,25 @@ smi_q_gpus() {
   add_check "$1" false "nvidia-smi -q listed no GPU (exit $Q_RC: ${REPLY:-no output}), so $2 unknown"
   return 1
 }
+
+# smi_q_features: from the -q already read (nothing when it was not), what GPU Feature
+# Discovery labels (k8s-device-plugin internal/lm): FEAT_MIG_CAPABLE, true when any GPU
+# has a MIG mode (nvml.go newMigCapabilityLabeler; "MIG Mode" "Current" is N/A on GPUs
+# without MIG), and FEAT_CLIQUE, "<ClusterUUID>.<CliqueId>" when every GPU attached to an
+# NVLink fabric (State Completed, Status Success) reports the same two (imex.go).
+smi_q_features() {
+  local i uuids='' cliques='' mode
+  [[ $Q_DONE == true ]] && ((${#Q_BUS[@]})) || return 0
+  FEAT_MIG_CAPABLE=false
+  for i in "${!Q_BUS[@]}"; do
+    mode=${Q_MIG_CURRENT[i]}
+    [[ -n $mode && $mode != N/A && $mode != *"Not Supported"* ]] && FEAT_MIG_CAPABLE=true
+    [[ ${Q_FABRIC_STATE[i]} == Completed && ${Q_FABRIC_STATUS[i]} == Success ]] || continue
+    [[ " $uuids " == *" ${Q_FIELD["$i|Fabric/ClusterUUID"]-} "* ]] || uuids+=" ${Q_FIELD["$i|Fabric/ClusterUUID"]-}"
+    [[ " $cliques " == *" ${Q_FIELD["$i|Fabric/CliqueId"]-} "* ]] || cliques+=" ${Q_FIELD["$i|Fabric/CliqueId"]-}"
+  done
+  uuids=${uuids# } cliques=${cliques# }
+  if [[ -n $uuids && -n $cliques && $uuids != *" "* && $cliques != *" "* ]]; then
+    FEAT_CLIQUE=$uuids.$cliques
+  fi
+}
