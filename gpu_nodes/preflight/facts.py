@@ -30,6 +30,9 @@ _SHARING = "nvidia.com/gpu.sharing-strategy"
 _MACHINE = "nvidia.com/gpu.machine"
 _MIG_CAPABLE = "nvidia.com/mig.capable"
 _CLIQUE = "nvidia.com/gpu.clique"
+_FAMILY = "nvidia.com/gpu.family"
+_COMPUTE_MAJOR = "nvidia.com/gpu.compute.major"
+_COMPUTE_MINOR = "nvidia.com/gpu.compute.minor"
 # A Kubernetes label value: what a clique read from the machine must be to be written.
 _LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
 # Every label key feature_labels may write: stack config may not set them as well.
@@ -54,6 +57,9 @@ FEATURE_LABEL_KEYS = (
     _MACHINE,
     _MIG_CAPABLE,
     _CLIQUE,
+    _FAMILY,
+    _COMPUTE_MAJOR,
+    _COMPUTE_MINOR,
 )
 
 
@@ -70,6 +76,7 @@ class GpuFacts:
     machine: str | None = None
     mig_capable: bool | None = None
     clique: str | None = None
+    compute_capability: str | None = None  # "9.0", the first GPU's
 
     @property
     def kind(self) -> tuple[tuple[str, ...], tuple[int, ...]]:
@@ -97,6 +104,7 @@ def facts_from_report(report: Mapping[str, Any]) -> GpuFacts | None:
         machine=(features.get("machine") or "unknown") if isinstance(features, dict) else None,
         mig_capable=features.get("migCapable") if isinstance(features, dict) else None,
         clique=features.get("clique") if isinstance(features, dict) else None,
+        compute_capability=features.get("computeCapability") if isinstance(features, dict) else None,
     )
 
 
@@ -148,6 +156,26 @@ def _version_labels(new: str, old: str, version: str | None, parts: Sequence[tup
     return labels
 
 
+def arch_family(major: int, minor: int) -> str:
+    """GFD's getArchFamily (k8s-device-plugin internal/lm/resource.go; 10 and 12 are Blackwell)."""
+    families = {1: "tesla", 2: "fermi", 3: "kepler", 5: "maxwell", 6: "pascal", 9: "hopper", 10: "blackwell", 12: "blackwell"}
+    if major == 7:
+        return "volta" if minor < 5 else "turing"
+    if major == 8:
+        return "ampere" if minor < 9 else "ada-lovelace"
+    return families.get(major, "undefined")
+
+
+def _architecture_labels(capability: str | None) -> dict[str, str]:
+    """None, or a major of 0, writes none, as GFD does."""
+    if not capability or not re.fullmatch(r"[0-9]+\.[0-9]+", capability):
+        return {}
+    major, minor = (int(part) for part in capability.split("."))
+    if major == 0:
+        return {}
+    return {_FAMILY: arch_family(major, minor), _COMPUTE_MAJOR: str(major), _COMPUTE_MINOR: str(minor)}
+
+
 def feature_labels(facts: GpuFacts, mig_strategy: str, replicas: int = 1) -> dict[str, str]:
     """GFD's labels for what preflight knows. Under MIG, GFD describes the MIG devices in the
     product, count and memory labels, which preflight does not read: then only the versions.
@@ -162,8 +190,8 @@ def feature_labels(facts: GpuFacts, mig_strategy: str, replicas: int = 1) -> dic
     a name such as "To Be Filled By O.E.M." is no valid label value as GFD writes it),
     `mig.capable` (`nvml.go`) and `gpu.clique` (`imex.go`, only on an NVLink fabric).
 
-    Left out, with why: `gpu.family` and `gpu.compute.major/minor` need the compute capability,
-    which preflight does not query (`nvidia-smi --query-gpu=compute_cap`, a second query)."""
+    With the first GPU's compute capability, and like GFD for whole GPUs only (not under MIG):
+    `gpu.family`, `gpu.compute.major` and `gpu.compute.minor` (`newArchitectureLabels`)."""
     labels = {
         **_version_labels("cuda.driver-version", "cuda.driver", facts.driver_version, _DRIVER_PARTS),
         **_version_labels("cuda.runtime-version", "cuda.runtime", facts.cuda_version, _CUDA_PARTS),
@@ -182,6 +210,7 @@ def feature_labels(facts: GpuFacts, mig_strategy: str, replicas: int = 1) -> dic
         labels[_COUNT] = str(facts.count)
         labels[_REPLICAS] = str(replicas)
         labels[_SHARING] = "time-slicing" if shared else "none"
+        labels.update(_architecture_labels(facts.compute_capability))
     return dict(sorted(labels.items()))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gpu_nodes.preflight.facts import (
     GpuFacts,
     annotation,
@@ -78,6 +80,30 @@ def test_an_unknown_machine_is_unknown_as_gfd_writes_it_and_no_fabric_no_clique(
 def test_a_report_of_an_older_preflight_writes_none_of_them():
     labels = feature_labels(facts_from_report(HEALTHY_REPORT), "none")
     assert not {"nvidia.com/gpu.machine", "nvidia.com/mig.capable", "nvidia.com/gpu.clique"} & labels.keys(), labels
+
+
+@pytest.mark.parametrize(
+    "capability, family",
+    [
+        ("7.0", "volta"),
+        ("7.5", "turing"),
+        ("8.0", "ampere"),
+        ("8.6", "ampere"),
+        ("8.9", "ada-lovelace"),
+        ("9.0", "hopper"),
+        ("10.0", "blackwell"),
+        ("12.0", "blackwell"),
+        ("11.0", "undefined"),
+    ],
+)
+def test_the_family_and_compute_capability_as_gfd_labels_them(capability, family):
+    """internal/lm/resource.go newArchitectureLabels and getArchFamily."""
+    facts = facts_from_report({**HEALTHY_REPORT, "gpuFeatures": {**FEATURES, "computeCapability": capability}})
+    labels = feature_labels(facts, "none")
+    major, minor = capability.split(".")
+    assert labels["nvidia.com/gpu.family"] == family, labels
+    assert (labels["nvidia.com/gpu.compute.major"], labels["nvidia.com/gpu.compute.minor"]) == (major, minor), labels
+    assert "nvidia.com/gpu.family" not in feature_labels(facts, "single"), "GFD writes them for full GPUs only"
 
 
 def test_a_two_part_driver_version_has_an_empty_revision_as_gfd_writes_it():

@@ -213,13 +213,19 @@ def test_the_report_carries_the_facts_gfd_labels_from_the_fabric_and_the_machine
         "machine": "DGX H100",
         "migCapable": True,
         "clique": "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026",
+        "computeCapability": None,
     }, report
 
 
 def test_without_a_fabric_or_a_dmi_name_those_facts_are_null(node: FakeNode) -> None:
     # The fake machines' -q: Ampere, fabric N/A; MIG Disabled (capable). No /sys/class/dmi here.
     node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), fakehost.smi_q(fakehost.MachineSpec(gpus=1)))
-    assert node.preflight(gpus=1).report["gpuFeatures"] == {"machine": None, "migCapable": True, "clique": None}
+    assert node.preflight(gpus=1).report["gpuFeatures"] == {
+        "machine": None,
+        "migCapable": True,
+        "clique": None,
+        "computeCapability": None,
+    }
 
 
 def test_a_gpu_without_a_mig_mode_is_not_mig_capable(node: FakeNode) -> None:
@@ -231,3 +237,23 @@ def test_a_gpu_without_a_mig_mode_is_not_mig_capable(node: FakeNode) -> None:
     )
     node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), no_mig)
     assert node.preflight(gpus=1).report["gpuFeatures"]["migCapable"] is False
+
+
+def test_the_compute_capability_of_the_first_gpu_is_reported(node: FakeNode) -> None:
+    """`nvidia-smi --query-gpu=compute_cap --format=csv,noheader` prints "X.Y" per GPU; GFD labels
+    the node by its first GPU (internal/lm/resource.go newArchitectureLabels)."""
+    answers = f"{SXM_LINE.strip()}\n"
+    node.command(
+        "nvidia-smi",
+        'case "$*" in\n  *--query-gpu=compute_cap*) printf "9.0\\n9.0\\n" ;;\n'
+        f"  *--query-gpu=*) printf '%s' '{answers}' ;;\n"
+        f"  -q) cat <<'__END__'\n{SXM_Q}\n__END__\n;;\n"
+        f"  *) cat <<'__END__'\n{fakehost.smi_table(fakehost.MachineSpec())}\n__END__\n;;\nesac",
+    )
+    assert node.preflight(gpus=1).report["gpuFeatures"]["computeCapability"] == "9.0"
+
+
+def test_an_answer_that_is_no_compute_capability_is_none(node: FakeNode) -> None:
+    # Stubs that answer every --query-gpu with the GPU lines, as an unknown field would not.
+    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), SXM_Q)
+    assert node.preflight(gpus=1).report["gpuFeatures"]["computeCapability"] is None

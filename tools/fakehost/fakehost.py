@@ -64,6 +64,8 @@ class MachineSpec:
     cuda_version: str = "12.4"
     gpu_name: str = "NVIDIA A100-SXM4-80GB"
     memory_mib: int = 81920
+    # What `nvidia-smi --query-gpu=compute_cap` prints for it: 8.0 for the A100.
+    compute_cap: str = "8.0"
     toolkit_version: str = "1.17.8"
     kubelet_version: str = "v1.30.2"
     # Modes as many distros ship them: containerd's config 0600 and /var/lib/kubelet
@@ -197,11 +199,17 @@ def smi_q(spec: MachineSpec, reset_required: int | None = None) -> str:
 
 def other_model(spec: MachineSpec) -> MachineSpec:
     """The machine with H100 PCIe cards in place of its GPUs: a machine in the wrong group."""
-    return replace(spec, gpu_name="NVIDIA H100 PCIe", memory_mib=81559)
+    return replace(spec, gpu_name="NVIDIA H100 PCIe", memory_mib=81559, compute_cap="9.0")
 
 
 def _smi_answers(spec: MachineSpec, reset_required: int | None = None) -> str:
+    caps = "\n".join([spec.compute_cap] * spec.gpus)
     return f"""case "$*" in
+  *--query-gpu=compute_cap*)
+    cat <<'EOF'
+{caps}
+EOF
+    ;;
   *--query-gpu=*)
     cat <<'EOF'
 {_gpu_lines(spec)}

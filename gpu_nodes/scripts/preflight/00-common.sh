@@ -24,7 +24,8 @@
 #                  "source": "config-dump"|"files"|"file-fallback"|null,
 #                  "certain": bool},
 #      "kubelet": {"cgroupDriver": str|null, "cpuManagerPolicy": str|null},
-#      "gpuFeatures": {"machine": str|null, "migCapable": bool|null, "clique": str|null},
+#      "gpuFeatures": {"machine": str|null, "migCapable": bool|null, "clique": str|null,
+#                      "computeCapability": str|null},
 #      "checks": [{"name": str, "ok": bool, "detail": str}]}
 #   stderr  a human summary, one line per check.
 #   exit    0 every check passed, 1 a check failed, 2 usage error (the JSON then
@@ -85,7 +86,7 @@ init_state() {
   CMD_TIMEOUT=${PREFLIGHT_CMD_TIMEOUT:-10}
   HOST_NAME=unknown DRIVER_VERSION='' CUDA_VERSION='' SMI_OK=false Q_DONE=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''
   RT_NAME='' RT_DEFAULT=false RT_CLASS=false RT_SRC='' RT_CERTAIN=false
-  FEAT_MACHINE='' FEAT_MIG_CAPABLE='' FEAT_CLIQUE=''
+  FEAT_MACHINE='' FEAT_MIG_CAPABLE='' FEAT_CLIQUE='' FEAT_COMPUTE=''
   # What the current check could not read for lack of permission (see can_read).
   CANNOT_READ=()
   CHECKS_JSON='' ALL_OK=true EMITTED=false TMPD='' LAST_CHECK='' FAILED_NAMES=''

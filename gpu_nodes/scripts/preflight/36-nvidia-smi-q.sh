@@ -85,3 +85,18 @@ smi_q_features() {
     FEAT_CLIQUE=$uuids.$cliques
   fi
 }
+
+# smi_compute_cap: FEAT_COMPUTE, the CUDA compute capability of the first GPU ("9.0"), from
+# which GPU Feature Discovery labels gpu.family and gpu.compute.* (internal/lm/resource.go
+# newArchitectureLabels, the node's first GPU); empty when nvidia-smi does not give one
+# (its compute_cap field prints "X.Y" per GPU).
+smi_compute_cap() {
+  local first
+  [[ $SMI_OK == true ]] || return 0
+  run_capture "$SMI_TIMEOUT" nvidia-smi --query-gpu=compute_cap --format=csv,noheader
+  ((CAP_RC == 0)) || return 0
+  first=${CAP_OUT%%$'\n'*}
+  trim "$first"
+  [[ $REPLY =~ ^[0-9]{1,3}\.[0-9]{1,3}$ ]] && FEAT_COMPUTE=$REPLY
+  return 0
+}

@@ -27,6 +27,7 @@ main() {
   check_fabric
   check_gpu_health
   smi_q_features
+  smi_compute_cap
   check_toolkit
   collect_kubelet # for the runtime (auto) and the feature-gate checks
   kubelet_device_settings
