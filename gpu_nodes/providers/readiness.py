@@ -55,6 +55,7 @@ from gpu_nodes.kube.node_health import (
 )
 from gpu_nodes.preflight.facts import disagreement, node_facts
 from gpu_nodes.providers.cluster_resource import ClusterResource
+from gpu_nodes.providers.recovery import restart_refused
 from gpu_nodes.providers.taints import KubernetesNodeTaintApi, NodeReader, NodeTaintApi, apply_taints
 
 T = TypeVar("T")
@@ -106,6 +107,12 @@ class Judgement:
     short_plugin: str | None = None
     # Jobs of an open, busy node whose run waits for the next `pulumi up` (see `judge`).
     deferred_jobs: list[str] = field(default_factory=list)
+    # Unfinished Jobs whose pods all wait for GPUs: nothing more to learn from them on a short node.
+    starved_jobs: list[str] = field(default_factory=list)
+
+    @property
+    def jobs_done(self) -> bool:
+        return set(self.unfinished_jobs) <= set(self.starved_jobs)
 
     @property
     def passed(self) -> bool:
@@ -197,6 +204,7 @@ def judge(
         gate_up=gated(node),
         short_plugin=short_plugin,
         deferred_jobs=busy if deferred else [],
+        starved_jobs=busy,
     )
 
 
@@ -235,26 +243,6 @@ _WAIT_INPUTS = (
 )
 
 
-def restart_refused(props: dict[str, Any], plugin_pod: str) -> str:
-    """Why the plugin pod of a node short of GPUs is not restarted, and what to do."""
-    node = props["node"]
-    pod = f"{props['pluginNamespace']}/{plugin_pod}"
-    if not props.get("preflightRun"):
-        return (
-            f"node {node}: preflight is off for this group, so nothing checks its GPUs, and a new plugin pod would "
-            f"advertise a faulty GPU as healthy (k8s-device-plugin issue 111). Check the machine (nvidia-smi -q: GPU "
-            f"Recovery Action, Remapped Rows, Fabric > Health), then delete the plugin pod {pod} yourself"
-        )
-    return (
-        f"node {node}: its plugin pod {pod} keeps a GPU it marked unhealthy out, and a new pod would advertise it "
-        f"as healthy without checking (k8s-device-plugin issue 111), so the node stays gated until its machine "
-        f"passes a preflight run since its last proof: run a fresh preflight of the machine: `pulumi up "
-        f"--target-replace` its {props.get('preflightResource') or 'preflight'} (its URN from `pulumi stack "
-        f"--show-urns`), or a new preflight.recheck for the group. Once it finds every GPU healthy, the next "
-        f"`pulumi up` restarts the plugin pod and proves the node"
-    )
-
-
 class NodeReadinessProvider(ResourceProvider):
     def _view(self, props: dict[str, Any]) -> ClusterReader:
         return cluster_view_from_props(props)
@@ -282,7 +270,10 @@ class NodeReadinessProvider(ResourceProvider):
         judgement = look(compare=True)
         restarted = refused = None
         if not judgement.final:
-            judgement = view.wait_for(lambda: look(compare=False), lambda j: j.final or bool(j.short_plugin), timeout)
+            # Without a restart to try, the Jobs of the new round still finish on the GPUs left.
+            judgement = view.wait_for(
+                lambda: look(compare=False), lambda j: j.final or bool(j.short_plugin and (fresh_run or j.jobs_done)), timeout
+            )
             if not judgement.final and judgement.short_plugin and not fresh_run:
                 refused = restart_refused(props, judgement.short_plugin)
             elif not judgement.final and judgement.short_plugin:

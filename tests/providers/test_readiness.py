@@ -338,6 +338,19 @@ def test_a_gpu_lost_since_the_last_proof_keeps_the_gate_until_a_fresh_preflight(
     assert GATE_TAINT in taints_on(cluster), "gated again"
 
 
+def test_a_refused_restart_still_lets_the_nodes_jobs_finish_before_failing(cluster):
+    """The new round's Jobs run on the GPUs left, so their verdicts are known (and kept) when it fails."""
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
+    cluster.pod_list.append(plugin_pod(ready_since=LONG_AGO))  # the Jobs of the new round still run
+    never_reached = []
+    cluster.events = [jobs_succeed, never_reached.append]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().update("n1", proven_before(), props(**PREFLIGHT))
+    assert "run a fresh preflight of the machine" in str(failure.value), failure.value
+    assert cluster.deleted_jobs == [], "the Jobs had succeeded: nothing to run again"
+    assert never_reached == [], "the wait went on once the Jobs were done"
+
+
 def test_after_a_fresh_preflight_found_every_gpu_healthy_the_plugin_is_restarted_and_the_node_opens(cluster):
     short_node_with_settled_plugin(cluster)
     cluster.events = [new_plugin_pod("4")]
