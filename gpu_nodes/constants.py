@@ -13,6 +13,15 @@ GPU_RESOURCE = "nvidia.com/gpu"
 
 # The prefix of our own label, taint and annotation keys: none of them is the user's to set.
 OWN_KEY_DOMAIN = "gpu-nodes.dev"
+
+def mig_resource(profile: str) -> str:
+    """The resource the plugin registers for a MIG profile under migStrategy mixed: "mig-" and the
+    profile, its '+' (media extensions, `1g.10gb+me`) turned into '.', since a resource name
+    cannot hold '+' (k8s-device-plugin v0.20.0 `internal/rm/rm.go` AddDefaultResourcesToConfig;
+    `api/config/v1/resources.go` NewResourceName checks the name as a DNS subdomain)."""
+    return f"{GPU_RESOURCE.split('/')[0]}/mig-{profile.replace('+', '.')}"
+
+
 # Our own label on every node of a group; the group's DaemonSet and Jobs select on it.
 GROUP_LABEL = "gpu-nodes.dev/node-group"
 

@@ -12,10 +12,12 @@ from typing import Any
 from gpu_nodes.config.fields import MISSING, Problems, Section, Setting
 from gpu_nodes.config.pod_settings import read_xids
 from gpu_nodes.config.specs import DevicePluginSpec, NodeGroupSpec, VerificationSpec
-from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
+from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU, mig_resource
 from gpu_nodes.preflight.facts import FEATURE_LABEL_KEYS
 
-_MIG_PROFILE = re.compile(r"[1-7]g\.[0-9]+gb")
+# mig-parted's profiles (pkg/types/mig_profile.go ParseMigProfile): "<g>g.<memory>gb", and "+me" for
+# the media extensions, its one attribute (AttributeMediaExtensions).
+_MIG_PROFILE = re.compile(r"[1-7]g\.[0-9]+gb(\+me)?")
 _MIG_RESOURCE = re.compile(r"nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 
 
@@ -125,7 +127,7 @@ def check_mig_resources_in_layout(problems: Problems, key: str, group: Section[N
     plugin, verification = group["device_plugin"], group["verification"]
     if not plugin.clean or verification is None or not plugin["mig_devices"] or group["gpus_per_node"] is None:
         return
-    offered = {f"nvidia.com/mig-{profile}": n * group["gpus_per_node"] for profile, n in plugin["mig_devices"]}
+    offered = {mig_resource(profile): n * group["gpus_per_node"] for profile, n in plugin["mig_devices"]}
     for resource, count in verification.mig_resources or ():
         if resource not in offered:
             layout = ", ".join(sorted(offered))
@@ -187,7 +189,9 @@ def parse_mig_devices(section: Section[DevicePluginSpec], s: Setting) -> tuple[t
     devices: list[tuple[str, int]] = []
     for profile, count in sorted(raw.items(), key=lambda item: str(item[0])):
         if not isinstance(profile, str) or not _MIG_PROFILE.fullmatch(profile):
-            section.problems.add(f"{key}.{profile}", profile, "expected a MIG profile such as 1g.10gb or 3g.40gb")
+            section.problems.add(
+                f"{key}.{profile}", profile, "expected a MIG profile such as 1g.10gb, 3g.40gb or 1g.10gb+me (media extensions)"
+            )
         elif not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_MIG_DEVICES_PER_GPU:
             section.problems.add(f"{key}.{profile}", count, f"expected 1 to {MAX_MIG_DEVICES_PER_GPU} devices per GPU")
         else:

@@ -48,6 +48,7 @@ from gpu_nodes.constants import (
     MIG_STRATEGIES,
     MIN_PRIORITY,
     VERIFICATION_PRIORITY_SUFFIX,
+    mig_resource,
 )
 
 
@@ -196,7 +197,7 @@ class DevicePluginSpec:
         if self.mig_strategy == "single":
             # One profile: every MIG device is one nvidia.com/gpu, shared like a whole GPU.
             return {GPU_RESOURCE: gpus_per_node * sum(n for _, n in self.mig_devices) * self.time_slicing_replicas}
-        return {f"nvidia.com/mig-{profile}": gpus_per_node * n for profile, n in self.mig_devices}
+        return {mig_resource(profile): gpus_per_node * n for profile, n in self.mig_devices}
 
     @property
     def needs_config_file(self) -> bool:

@@ -25,6 +25,16 @@ FACTS_ANNOTATION = "gpu-nodes.dev/gpu-facts"
 _PRODUCT = "nvidia.com/gpu.product"
 _MEMORY = "nvidia.com/gpu.memory"
 _COUNT = "nvidia.com/gpu.count"
+_REPLICAS = "nvidia.com/gpu.replicas"
+_SHARING = "nvidia.com/gpu.sharing-strategy"
+_MACHINE = "nvidia.com/gpu.machine"
+_MIG_CAPABLE = "nvidia.com/mig.capable"
+_CLIQUE = "nvidia.com/gpu.clique"
+_FAMILY = "nvidia.com/gpu.family"
+_COMPUTE_MAJOR = "nvidia.com/gpu.compute.major"
+_COMPUTE_MINOR = "nvidia.com/gpu.compute.minor"
+# A Kubernetes label value: what a clique read from the machine must be to be written.
+_LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
 # Every label key feature_labels may write: stack config may not set them as well.
 FEATURE_LABEL_KEYS = (
     "nvidia.com/cuda.driver-version.full",
@@ -42,6 +52,14 @@ FEATURE_LABEL_KEYS = (
     _COUNT,
     _MEMORY,
     _PRODUCT,
+    _REPLICAS,
+    _SHARING,
+    _MACHINE,
+    _MIG_CAPABLE,
+    _CLIQUE,
+    _FAMILY,
+    _COMPUTE_MAJOR,
+    _COMPUTE_MINOR,
 )
 
 
@@ -54,6 +72,11 @@ class GpuFacts:
     count: int
     driver_version: str | None = None
     cuda_version: str | None = None
+    # From the report's gpuFeatures (None: a preflight from before they were reported).
+    machine: str | None = None
+    mig_capable: bool | None = None
+    clique: str | None = None
+    compute_capability: str | None = None  # "9.0", the first GPU's
 
     @property
     def kind(self) -> tuple[tuple[str, ...], tuple[int, ...]]:
@@ -70,12 +93,18 @@ def facts_from_report(report: Mapping[str, Any]) -> GpuFacts | None:
     gpus = report.get("gpus") or []
     if not gpus:
         return None
+    features = report.get("gpuFeatures")
     return GpuFacts(
         models=tuple(sorted({str(g.get("name", "")) for g in gpus})),
         memory_mib=tuple(sorted({int(g.get("memoryMiB") or 0) for g in gpus})),
         count=len(gpus),
         driver_version=report.get("driverVersion"),
         cuda_version=report.get("cudaVersion"),
+        # GFD labels a machine it cannot name "unknown" (internal/lm/machine-type.go).
+        machine=(features.get("machine") or "unknown") if isinstance(features, dict) else None,
+        mig_capable=features.get("migCapable") if isinstance(features, dict) else None,
+        clique=features.get("clique") if isinstance(features, dict) else None,
+        compute_capability=features.get("computeCapability") if isinstance(features, dict) else None,
     )
 
 
@@ -127,18 +156,61 @@ def _version_labels(new: str, old: str, version: str | None, parts: Sequence[tup
     return labels
 
 
-def feature_labels(facts: GpuFacts, mig_strategy: str) -> dict[str, str]:
+def arch_family(major: int, minor: int) -> str:
+    """GFD's getArchFamily (k8s-device-plugin internal/lm/resource.go; 10 and 12 are Blackwell)."""
+    families = {1: "tesla", 2: "fermi", 3: "kepler", 5: "maxwell", 6: "pascal", 9: "hopper", 10: "blackwell", 12: "blackwell"}
+    if major == 7:
+        return "volta" if minor < 5 else "turing"
+    if major == 8:
+        return "ampere" if minor < 9 else "ada-lovelace"
+    return families.get(major, "undefined")
+
+
+def _architecture_labels(capability: str | None) -> dict[str, str]:
+    """None, or a major of 0, writes none, as GFD does."""
+    if not capability or not re.fullmatch(r"[0-9]+\.[0-9]+", capability):
+        return {}
+    major, minor = (int(part) for part in capability.split("."))
+    if major == 0:
+        return {}
+    return {_FAMILY: arch_family(major, minor), _COMPUTE_MAJOR: str(major), _COMPUTE_MINOR: str(minor)}
+
+
+def feature_labels(facts: GpuFacts, mig_strategy: str, replicas: int = 1) -> dict[str, str]:
     """GFD's labels for what preflight knows. Under MIG, GFD describes the MIG devices in the
-    product, count and memory labels, which preflight does not read: then only the versions."""
+    product, count and memory labels, which preflight does not read: then only the versions.
+
+    replicas: devicePlugin.timeSlicingReplicas. GFD (`internal/lm/resource.go` baseLabeler) writes
+    `gpu.replicas` and `gpu.sharing-strategy` (1 and none when the plugin's config shares nothing,
+    else the replicas and time-slicing), and appends SHARED to the product of a shared resource
+    that is not renamed, as ours is not (getProductName).
+
+    From the report's gpuFeatures, whatever the MIG strategy (they describe the machine):
+    `gpu.machine` (the DMI product name, `machine-type.go`; sanitised as the product is, since
+    a name such as "To Be Filled By O.E.M." is no valid label value as GFD writes it),
+    `mig.capable` (`nvml.go`) and `gpu.clique` (`imex.go`, only on an NVLink fabric).
+
+    With the first GPU's compute capability, and like GFD for whole GPUs only (not under MIG):
+    `gpu.family`, `gpu.compute.major` and `gpu.compute.minor` (`newArchitectureLabels`)."""
     labels = {
         **_version_labels("cuda.driver-version", "cuda.driver", facts.driver_version, _DRIVER_PARTS),
         **_version_labels("cuda.runtime-version", "cuda.runtime", facts.cuda_version, _CUDA_PARTS),
     }
+    if facts.machine is not None:
+        labels[_MACHINE] = product_label(facts.machine)
+    if facts.mig_capable is not None:
+        labels[_MIG_CAPABLE] = "true" if facts.mig_capable else "false"
+    if facts.clique and _LABEL_VALUE.fullmatch(facts.clique):
+        labels[_CLIQUE] = facts.clique
     if mig_strategy == "none":
         # GFD labels a node by its first GPU; a node of mixed models fails the group check anyway.
-        labels[_PRODUCT] = product_label(facts.models[0])
+        shared = replicas > 1
+        labels[_PRODUCT] = product_label(facts.models[0]) + ("-SHARED" if shared else "")
         labels[_MEMORY] = str(facts.memory_mib[0])
         labels[_COUNT] = str(facts.count)
+        labels[_REPLICAS] = str(replicas)
+        labels[_SHARING] = "time-slicing" if shared else "none"
+        labels.update(_architecture_labels(facts.compute_capability))
     return dict(sorted(labels.items()))
 
 

@@ -9,6 +9,19 @@ stays gated (or, open from an earlier run, is gated again) and `pulumi up` fails
 each failed item; a failed Job is deleted,
 so that `pulumi up --refresh` runs it again once the cause is fixed.
 
+A node short of GPUs under a settled plugin pod has, most likely, a GPU the plugin marked
+unhealthy (an XID): the plugin keeps it out until its pod restarts (k8s-device-plugin v0.20.0
+`internal/rm/health.go` sends it on the health channel, `internal/plugin/server.go`
+`ListAndWatch` re-sends the device list with it Unhealthy and never marks it back), and a new pod
+advertises every GPU healthy without checking any (k8s-device-plugin issue 111). So a restart
+alone never reopens a node: the check restarts the pod (once) only when the machine's preflight
+ran since the node's last proof and passed, which it does only when every GPU is there and
+healthy (`gpu-health`: recovery action, reset status, row remaps, fabric health). Otherwise the
+node keeps its gate and the failure names the preflight to run again. The preflight's run is an
+input (`preflightRun`, pulumi-command's id of the command, new each time it runs), so a fresh
+preflight proves the node again and is recorded as the one its proof saw. Without preflight
+nothing can check the GPU, and the pod is never restarted.
+
 `read` judges the node again, so `pulumi refresh` shows a checklist item that fails since
 the last run. (The taints resource, upstream of the Jobs, gates the node again for
 `pulumi up --refresh`; see gpu_nodes/providers/taints.py.)
@@ -42,6 +55,7 @@ from gpu_nodes.kube.node_health import (
 )
 from gpu_nodes.preflight.facts import disagreement, node_facts
 from gpu_nodes.providers.cluster_resource import ClusterResource
+from gpu_nodes.providers.recovery import restart_refused
 from gpu_nodes.providers.taints import KubernetesNodeTaintApi, NodeReader, NodeTaintApi, apply_taints
 
 T = TypeVar("T")
@@ -93,6 +107,12 @@ class Judgement:
     short_plugin: str | None = None
     # Jobs of an open, busy node whose run waits for the next `pulumi up` (see `judge`).
     deferred_jobs: list[str] = field(default_factory=list)
+    # Unfinished Jobs whose pods all wait for GPUs: nothing more to learn from them on a short node.
+    starved_jobs: list[str] = field(default_factory=list)
+
+    @property
+    def jobs_done(self) -> bool:
+        return set(self.unfinished_jobs) <= set(self.starved_jobs)
 
     @property
     def passed(self) -> bool:
@@ -184,6 +204,7 @@ def judge(
         gate_up=gated(node),
         short_plugin=short_plugin,
         deferred_jobs=busy if deferred else [],
+        starved_jobs=busy,
     )
 
 
@@ -218,6 +239,7 @@ _WAIT_INPUTS = (
     "timeoutSeconds",
     "groupNodes",
     "gpuFacts",
+    "preflightRun",
 )
 
 
@@ -231,8 +253,11 @@ class NodeReadinessProvider(ResourceProvider):
     def _deleter(self, props: dict[str, Any]) -> Deleter:
         return KubernetesDeleter(api_client_from_props(props))
 
-    def _prove(self, props: dict[str, Any], deferred_before: bool = False) -> dict[str, Any]:
+    def _prove(self, props: dict[str, Any], deferred_before: bool = False, proven_run: str | None = None) -> dict[str, Any]:
+        """proven_run: the preflight run the node's last proof saw (None on create)."""
         target = NodeTarget.from_props(props)
+        # A restart may bring a GPU back only after a preflight since the last proof found every GPU healthy.
+        fresh_run = props.get("preflightRun") if props.get("preflightRun") != proven_run else None
         view = self._view(props)
         timeout = float(props["timeoutSeconds"]) + GRACE_SECONDS
         stories = Stories()
@@ -243,10 +268,15 @@ class NodeReadinessProvider(ResourceProvider):
             return judge(view, target, props["namespace"], jobs, stories, group_nodes, compare, deferred_before)
 
         judgement = look(compare=True)
-        restarted = None
+        restarted = refused = None
         if not judgement.final:
-            judgement = view.wait_for(lambda: look(compare=False), lambda j: j.final or bool(j.short_plugin), timeout)
-            if not judgement.final and judgement.short_plugin:
+            # Without a restart to try, the Jobs of the new round still finish on the GPUs left.
+            judgement = view.wait_for(
+                lambda: look(compare=False), lambda j: j.final or bool(j.short_plugin and (fresh_run or j.jobs_done)), timeout
+            )
+            if not judgement.final and judgement.short_plugin and not fresh_run:
+                refused = restart_refused(props, judgement.short_plugin)
+            elif not judgement.final and judgement.short_plugin:
                 # Short of GPUs under a settled plugin: the plugin never takes back a GPU it marked
                 # unhealthy (an XID), only a new plugin pod does. Once per proof; then wait again,
                 # until the new pod has settled too.
@@ -259,6 +289,8 @@ class NodeReadinessProvider(ResourceProvider):
                 judgement = look(compare=True)  # the group's other nodes may have been checked meanwhile
         if not judgement.passed:
             message = failure_message(target, judgement, timeout, int(props["gpusPerNode"]), int(props["replicas"]))
+            if refused:
+                message += f"\n  - recovery: {refused}"
             if restarted:
                 message += (
                     f"\n  - recovery: its device plugin pod {restarted} was restarted once (a new pod re-advertises a GPU "
@@ -275,7 +307,11 @@ class NodeReadinessProvider(ResourceProvider):
         # Deferred Jobs would run whenever GPUs free up, or fail at their deadline: a refresh makes new ones.
         self._delete_jobs(props, view, judgement.deferred_jobs)
         apply_taints(self._taint_api(props), target.node, desired=[], previous=[GATE.to_k8s()])
-        recovery = f"restarted device plugin pod {restarted}: its GPUs came back" if restarted else None
+        recovery = (
+            f"restarted device plugin pod {restarted} after preflight {fresh_run} found every GPU healthy: its GPUs came back"
+            if restarted
+            else None
+        )
         return {**props, "checklist": judgement.checklist, "gate": "lifted", "recovery": recovery}
 
     def _delete_jobs(self, props: dict[str, Any], view: ClusterReader, names: Sequence[str]) -> None:
@@ -287,7 +323,7 @@ class NodeReadinessProvider(ResourceProvider):
                 deleter.delete_job(props["namespace"], name)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
-        return CreateResult(id_=props["node"], outs=self._prove(props))
+        return CreateResult(id_=props["node"], outs=self._prove(props))  # its preflight ran in this deployment
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         changed = [key for key in _WAIT_INPUTS if olds.get(key) != news.get(key)]
@@ -297,7 +333,7 @@ class NodeReadinessProvider(ResourceProvider):
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         deferred_before = (olds.get("checklist") or {}).get("workloadSucceeded") == DEFERRED
-        return UpdateResult(outs=self._prove(news, deferred_before))
+        return UpdateResult(outs=self._prove(news, deferred_before, proven_run=olds.get("preflightRun")))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         target = NodeTarget.from_props(props)
@@ -328,14 +364,19 @@ class NodeReadiness(ClusterResource):
         cluster: ClusterAccess,
         group_nodes: Sequence[str] | None = None,
         facts: pulumi.Input[str | None] | None = None,
+        preflight: tuple[str, pulumi.Input[str]] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
+        """preflight: the machine's preflight command, its resource name and id (new on each run)."""
         # Only where facts are compared, so that other stacks' inputs stay as they were. The
         # node's own facts (from its preflight) are an input so that new facts prove it again.
         compared = {"groupNodes": list(group_nodes), "gpuFacts": facts} if group_nodes else {}
+        # Only where preflight runs, so that stacks without it keep their inputs.
+        checked = {"preflightResource": preflight[0], "preflightRun": preflight[1]} if preflight else {}
         props = {
             **target_props(target),
             **compared,
+            **checked,
             "namespace": namespace,
             "jobs": jobs,
             "timeoutSeconds": timeout_seconds,

@@ -182,6 +182,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 group_nodes=compared,
                 # New facts prove the node again.
                 facts=facts[node.name].apply(_annotation_of) if compared else None,
+                # A fresh preflight proves the node again, and only one may bring a GPU back (readiness.py).
+                preflight=(f"{name}-{node.name}-preflight", preflights[node.name].id) if node.name in preflights else None,
                 opts=pulumi.ResourceOptions(
                     parent=self, depends_on=[daemonset, labels[node.name], taints[node.name], *(r for _, r in mine)]
                 ),

@@ -318,6 +318,24 @@ def test_mig_devices_are_read_per_gpu_in_mig_parteds_format():
     assert spec.device_plugin.mig_devices == (("1g.10gb", 3), ("2g.20gb", 2)), spec.device_plugin
 
 
+def test_media_extension_profiles_are_accepted_and_named_as_the_plugin_registers_them():
+    """mig-parted takes `1g.10gb+me` (pkg/types/mig_profile.go); the plugin registers it as
+    nvidia.com/mig-1g.10gb.me (a resource name cannot hold '+')."""
+    raw = group(
+        devicePlugin={"migStrategy": "mixed", "migDevices": {"1g.10gb+me": 1, "1g.10gb": 5}},
+        verification={"migResources": {"nvidia.com/mig-1g.10gb.me": 1}},
+    )
+    spec = parse_stack([raw]).node_groups[0]
+    assert spec.device_plugin.mig_devices == (("1g.10gb", 5), ("1g.10gb+me", 1)), spec.device_plugin
+    assert spec.device_plugin.mig_allocatable(2) == {"nvidia.com/mig-1g.10gb": 10, "nvidia.com/mig-1g.10gb.me": 2}
+
+
+@pytest.mark.parametrize("profile", ["1g.10gb+gfx", "1g.10gb+me+me", "1g.10gb.me"])
+def test_an_unknown_profile_attribute_is_refused(profile):
+    problems = problems_of(group(devicePlugin={"migStrategy": "mixed", "migDevices": {profile: 1}}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices.{profile}", f"'{profile}'", "1g.10gb+me")
+
+
 def test_mig_devices_only_with_a_mig_strategy():
     problems = problems_of(group(devicePlugin={"migDevices": {"1g.10gb": 7}}))
     assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices", "only with devicePlugin.migStrategy 'single' or 'mixed'")

@@ -112,6 +112,14 @@ def test_each_node_carries_gfds_labels_from_its_own_preflight(deployed):
         "nvidia.com/gpu.count": "4",
         "nvidia.com/cuda.driver-version.full": "550.54.15",
         "nvidia.com/cuda.runtime-version.full": "12.4",
+        # GFD's without time-slicing (internal/lm/resource.go), and MIG Disabled means MIG-capable.
+        "nvidia.com/gpu.replicas": "1",
+        "nvidia.com/gpu.sharing-strategy": "none",
+        "nvidia.com/mig.capable": "true",
+        # The fake machines' compute_cap: the A100's 8.0.
+        "nvidia.com/gpu.family": "ampere",
+        "nvidia.com/gpu.compute.major": "8",
+        "nvidia.com/gpu.compute.minor": "0",
     }
     report = deployed.outputs()["nodeGroups"][GROUP]
     for name in NODES:

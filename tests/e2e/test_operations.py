@@ -171,22 +171,58 @@ def plugin_pod_on(local, node: str) -> str:
     return " ".join(sorted(p["metadata"]["name"] for p in pods if not p["metadata"].get("deletionTimestamp")))
 
 
-def test_a_gpu_back_after_an_xid_returns_with_a_plugin_restart_and_the_node_opens(deployed):
-    """Issue 20: an XID marks one of gpu-node-2's GPUs unhealthy; the GPU is fine again, but the
-    plugin never takes it back (the registrar plays that: the XID holds until another plugin pod
-    runs). `pulumi up --refresh` gates the node, and its readiness check restarts the plugin pod
-    once: the GPU comes back, the node opens, and its report says what was done."""
+def test_a_gpu_that_needs_a_reset_keeps_its_node_gated_until_a_fresh_preflight_finds_it_healthy(deployed):
+    """Issues 20 and 25: an XID marks one of gpu-node-2's GPUs unhealthy, and the plugin keeps it
+    out until its pod restarts (the registrar plays that). A new pod would advertise it healthy
+    unchecked (k8s-device-plugin issue 111), so `pulumi up --refresh` gates the node and restarts
+    nothing, naming the preflight to run. The re-check finds the GPU needing a reset (the fake
+    machine's reset-required mode) and the node stays gated. Once the GPU is reset, the next
+    re-check passes, the readiness check restarts the plugin pod, and the node opens."""
     before = plugin_pod_on(deployed, "gpu-node-2")
+    old = STACK_FILE.read_text()
     deployed.kubectl("annotate", "node", "gpu-node-2", f"{XID_GPUS}=1", "--overwrite")
-    wait_for_allocatable(deployed, "gpu-node-2", "3")
-    result = deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", check=False, timeout=900)
-    assert result.returncode == 0, deployed.explain("the node did not come back with a plugin restart", result)
-    after = plugin_pod_on(deployed, "gpu-node-2")
-    assert after and after != before, deployed.explain(f"the plugin pod was not restarted: {before} -> {after}")
-    assert deployed.node("gpu-node-2")["status"]["allocatable"]["nvidia.com/gpu"] == "4"
-    report = deployed.outputs()["nodeGroups"][GROUP]
-    assert report["gpu-node-2"]["recovery"] == f"restarted device plugin pod {before}: its GPUs came back", report["gpu-node-2"]
-    assert report["gpu-node-1"]["recovery"] is None, report["gpu-node-1"]
+    deployed.run("tools/fakehost/break.sh", "gpu-node-2", "reset-required")
+    try:
+        wait_for_allocatable(deployed, "gpu-node-2", "3")
+        refused = deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", check=False, timeout=900)
+        output = refused.stdout + refused.stderr
+        assert refused.returncode != 0, deployed.explain("gpu-node-2 opened with a GPU missing", refused)
+        assert "node gpu-node-2 stays gated" in output, deployed.explain("no word that gpu-node-2 stays gated", refused)
+        assert "run a fresh preflight of the machine" in output, deployed.explain("no word on the fresh preflight", refused)
+        assert plugin_pod_on(deployed, "gpu-node-2") == before, deployed.explain("the plugin pod was restarted unchecked")
+        assert_only_gated(deployed, "gpu-node-2")
+
+        edit_group(lambda group: group["preflight"].update(recheck="e2e-gpu-reset-1"))
+        faulty = deployed.pulumi("up", "--yes", "--skip-preview", "--continue-on-error", check=False, timeout=900)
+        output = faulty.stdout + faulty.stderr
+        assert faulty.returncode != 0, deployed.explain("the re-check passed a GPU that needs a reset", faulty)
+        assert f"{PREFIX}-gpu-node-2-preflight" in output, deployed.explain("the failure does not name gpu-node-2", faulty)
+        assert "GPU 00000000:08:00.0: GPU Reset Status > Reset Required: Yes" in output, deployed.explain(
+            "the failure does not name the GPU and the field", faulty
+        )
+        assert "nvidia-smi -r -i 00000000:08:00.0" in output, deployed.explain("no word on how to reset it", faulty)
+        assert plugin_pod_on(deployed, "gpu-node-2") == before, deployed.explain("the plugin pod was restarted")
+        assert_only_gated(deployed, "gpu-node-2")
+
+        deployed.run("tools/fakehost/break.sh", "gpu-node-2", "healthy")  # the operator reset the GPU
+        edit_group(lambda group: group["preflight"].update(recheck="e2e-gpu-reset-2"))
+        # --refresh: the failed run deleted gpu-node-2's Jobs so that they run again.
+        healed = deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", check=False, timeout=900)
+        assert healed.returncode == 0, deployed.explain("the node did not open after a healthy re-check", healed)
+        after = plugin_pod_on(deployed, "gpu-node-2")
+        assert after and after != before, deployed.explain(f"the plugin pod was not restarted: {before} -> {after}")
+        assert deployed.node("gpu-node-2")["status"]["allocatable"]["nvidia.com/gpu"] == "4"
+        report = deployed.outputs()["nodeGroups"][GROUP]
+        recovery = report["gpu-node-2"]["recovery"] or ""
+        assert recovery.startswith(f"restarted device plugin pod {before} after preflight "), report["gpu-node-2"]
+        assert recovery.endswith("found every GPU healthy: its GPUs came back"), report["gpu-node-2"]
+        assert report["gpu-node-1"]["recovery"] is None, report["gpu-node-1"]
+        assert_only_gated(deployed)
+    finally:
+        deployed.run("tools/fakehost/break.sh", "gpu-node-2", "healthy")
+        deployed.kubectl("annotate", "node", "gpu-node-2", f"{XID_GPUS}-", check=False)
+        STACK_FILE.write_text(old)
+    deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", timeout=1200)
     assert_only_gated(deployed)
     clean = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", check=False)
     assert clean.returncode == 0, deployed.explain("drift remains after the GPU came back", clean)

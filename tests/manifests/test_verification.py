@@ -257,6 +257,17 @@ def test_check_fails_when_fewer_gpus_are_visible(tmp_path):
     assert "lists 1 GPU(s); this pod was given 2" in result.stderr, result.stderr
 
 
+def test_a_media_extension_profile_is_verified_under_the_name_the_plugin_registers():
+    spec = group_spec(
+        nodes=1,
+        devicePlugin={"migStrategy": "mixed", "migDevices": {"1g.10gb+me": 1, "1g.10gb": 5}},
+        verification={"gpusPerPod": [], "migResources": {"nvidia.com/mig-1g.10gb.me": 1}},
+    )
+    (job,) = verification_jobs(spec)
+    assert pod(job)["initContainers"][0]["resources"]["limits"]["nvidia.com/mig-1g.10gb.me"] == "1", job.name
+    assert job.slug == "1x-mig-1g-10gb-me", job.name
+
+
 def test_two_mig_devices_count_as_two(tmp_path):
     result = run_check(tmp_path, TWO_MIG_DEVICES_ON_ONE_GPU, expected=2)
     assert result.returncode == 0, result.stderr

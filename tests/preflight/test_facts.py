@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gpu_nodes.preflight.facts import (
     GpuFacts,
     annotation,
@@ -40,6 +42,70 @@ def test_labels_use_gfds_keys_and_formats():
     assert labels["nvidia.com/cuda.runtime-version.full"] == "12.4" and labels["nvidia.com/cuda.runtime.minor"] == "4", labels
 
 
+def test_without_time_slicing_gfd_writes_one_replica_and_no_sharing():
+    """k8s-device-plugin internal/lm/resource.go baseLabeler: replicas 1 and sharing-strategy none
+    when the plugin's config shares nothing (ours always has a config: flags at least)."""
+    labels = feature_labels(SXM, "none")
+    assert (labels["nvidia.com/gpu.replicas"], labels["nvidia.com/gpu.sharing-strategy"]) == ("1", "none"), labels
+
+
+def test_with_time_slicing_the_product_is_shared_as_gfd_writes_it():
+    """getProductName appends SHARED when the resource has replicas > 1 and is not renamed (ours is not)."""
+    labels = feature_labels(SXM, "none", replicas=4)
+    assert labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3-SHARED", labels
+    assert (labels["nvidia.com/gpu.replicas"], labels["nvidia.com/gpu.sharing-strategy"]) == ("4", "time-slicing"), labels
+
+
+FEATURES = {"machine": "DGX H100", "migCapable": True, "clique": "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026"}
+
+
+def test_the_machine_mig_capability_and_clique_are_labelled_as_gfd_does():
+    """k8s-device-plugin internal/lm: machine-type.go (spaces to '-'), nvml.go
+    newMigCapabilityLabeler ("true"/"false"), imex.go (<ClusterUUID>.<CliqueId>)."""
+    facts = facts_from_report({**HEALTHY_REPORT, "gpuFeatures": FEATURES})
+    for strategy in ("none", "mixed"):
+        labels = feature_labels(facts, strategy)
+        assert labels["nvidia.com/gpu.machine"] == "DGX-H100", labels
+        assert labels["nvidia.com/mig.capable"] == "true", labels
+        assert labels["nvidia.com/gpu.clique"] == "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026", labels
+
+
+def test_an_unknown_machine_is_unknown_as_gfd_writes_it_and_no_fabric_no_clique():
+    facts = facts_from_report({**HEALTHY_REPORT, "gpuFeatures": {"machine": None, "migCapable": False, "clique": None}})
+    labels = feature_labels(facts, "none")
+    assert (labels["nvidia.com/gpu.machine"], labels["nvidia.com/mig.capable"]) == ("unknown", "false"), labels
+    assert "nvidia.com/gpu.clique" not in labels, labels
+
+
+def test_a_report_of_an_older_preflight_writes_none_of_them():
+    labels = feature_labels(facts_from_report(HEALTHY_REPORT), "none")
+    assert not {"nvidia.com/gpu.machine", "nvidia.com/mig.capable", "nvidia.com/gpu.clique"} & labels.keys(), labels
+
+
+@pytest.mark.parametrize(
+    "capability, family",
+    [
+        ("7.0", "volta"),
+        ("7.5", "turing"),
+        ("8.0", "ampere"),
+        ("8.6", "ampere"),
+        ("8.9", "ada-lovelace"),
+        ("9.0", "hopper"),
+        ("10.0", "blackwell"),
+        ("12.0", "blackwell"),
+        ("11.0", "undefined"),
+    ],
+)
+def test_the_family_and_compute_capability_as_gfd_labels_them(capability, family):
+    """internal/lm/resource.go newArchitectureLabels and getArchFamily."""
+    facts = facts_from_report({**HEALTHY_REPORT, "gpuFeatures": {**FEATURES, "computeCapability": capability}})
+    labels = feature_labels(facts, "none")
+    major, minor = capability.split(".")
+    assert labels["nvidia.com/gpu.family"] == family, labels
+    assert (labels["nvidia.com/gpu.compute.major"], labels["nvidia.com/gpu.compute.minor"]) == (major, minor), labels
+    assert "nvidia.com/gpu.family" not in feature_labels(facts, "single"), "GFD writes them for full GPUs only"
+
+
 def test_a_two_part_driver_version_has_an_empty_revision_as_gfd_writes_it():
     labels = feature_labels(GpuFacts(("NVIDIA A40",), (46068,), 1, "550.120", "12.4"), "none")
     assert labels["nvidia.com/cuda.driver-version.revision"] == "" and labels["nvidia.com/cuda.driver.rev"] == "", labels
@@ -53,6 +119,7 @@ def test_the_product_is_sanitised_as_gfd_does():
 def test_under_mig_only_the_versions_are_labelled():
     labels = feature_labels(SXM, "single")
     assert "nvidia.com/gpu.product" not in labels and "nvidia.com/gpu.count" not in labels, labels
+    assert "nvidia.com/gpu.replicas" not in labels, labels
     assert labels["nvidia.com/cuda.driver-version.major"] == "550", labels
 
 

@@ -302,13 +302,72 @@ def new_plugin_pod(gpus: str):
     return land
 
 
-def test_a_gpu_lost_to_an_xid_comes_back_with_a_new_plugin_pod_and_the_node_opens(cluster):
+PREFLIGHT = {"preflightRun": "a100-n1-preflight-1a2b3c4d", "preflightResource": "a100-n1-preflight"}
+FRESH_PREFLIGHT = {**PREFLIGHT, "preflightRun": "a100-n1-preflight-5e6f7a8b"}
+
+
+def proven_before() -> dict:
+    """n1's state from the proof that opened it, under PREFLIGHT's run."""
+    return {**props(**PREFLIGHT), "checklist": dict.fromkeys(["gpusRegistered"], PASS), "gate": "lifted"}
+
+
+def test_a_new_node_short_of_a_gpu_its_preflight_just_found_healthy_gets_a_new_plugin_pod_and_opens(cluster):
     short_node_with_settled_plugin(cluster)
     cluster.events = [new_plugin_pod("4")]
-    outs = NodeReadinessProvider().create(props()).outs
+    outs = NodeReadinessProvider().create(props(**PREFLIGHT)).outs
     assert cluster.deleted_pods == ["nvidia-device-plugin-a100-n1"], cluster.deleted_pods
-    assert outs["recovery"] == "restarted device plugin pod nvidia-device-plugin-a100-n1: its GPUs came back", outs
+    assert outs["recovery"] == (
+        "restarted device plugin pod nvidia-device-plugin-a100-n1 after preflight a100-n1-preflight-1a2b3c4d "
+        "found every GPU healthy: its GPUs came back"
+    ), outs
     assert outs["gate"] == "lifted" and GATE_TAINT not in taints_on(cluster), outs
+
+
+def test_a_gpu_lost_since_the_last_proof_keeps_the_gate_until_a_fresh_preflight(cluster):
+    short_node_with_settled_plugin(cluster)
+    never_reached = []
+    cluster.events = [never_reached.append]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().update("n1", proven_before(), props(**PREFLIGHT))
+    message = str(failure.value)
+    assert cluster.deleted_pods == [], "a restart alone would advertise the faulty GPU as healthy"
+    assert never_reached == [], "nothing to wait for: only a fresh preflight can reopen the node"
+    assert "node n1" in message and "k8s-device-plugin issue 111" in message, message
+    assert "run a fresh preflight of the machine: `pulumi up --target-replace` its a100-n1-preflight" in message, message
+    assert "or a new preflight.recheck" in message, message
+    assert GATE_TAINT in taints_on(cluster), "gated again"
+
+
+def test_a_refused_restart_still_lets_the_nodes_jobs_finish_before_failing(cluster):
+    """The new round's Jobs run on the GPUs left, so their verdicts are known (and kept) when it fails."""
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
+    cluster.pod_list.append(plugin_pod(ready_since=LONG_AGO))  # the Jobs of the new round still run
+    never_reached = []
+    cluster.events = [jobs_succeed, never_reached.append]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().update("n1", proven_before(), props(**PREFLIGHT))
+    assert "run a fresh preflight of the machine" in str(failure.value), failure.value
+    assert cluster.deleted_jobs == [], "the Jobs had succeeded: nothing to run again"
+    assert never_reached == [], "the wait went on once the Jobs were done"
+
+
+def test_after_a_fresh_preflight_found_every_gpu_healthy_the_plugin_is_restarted_and_the_node_opens(cluster):
+    short_node_with_settled_plugin(cluster)
+    cluster.events = [new_plugin_pod("4")]
+    outs = NodeReadinessProvider().update("n1", proven_before(), props(**FRESH_PREFLIGHT)).outs
+    assert cluster.deleted_pods == ["nvidia-device-plugin-a100-n1"], cluster.deleted_pods
+    assert "after preflight a100-n1-preflight-5e6f7a8b found every GPU healthy" in outs["recovery"], outs
+    assert outs["gate"] == "lifted", outs
+
+
+def test_without_preflight_the_plugin_is_never_restarted(cluster):
+    short_node_with_settled_plugin(cluster)
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props())
+    message = str(failure.value)
+    assert cluster.deleted_pods == [], cluster.deleted_pods
+    assert "preflight is off for this group" in message, message
+    assert "nvidia-smi -q" in message and "nvidia-device-plugin-a100-n1" in message, message
 
 
 def test_a_gpu_that_stays_broken_fails_once_the_new_pod_has_settled_saying_it_restarted_once(cluster):
@@ -316,7 +375,7 @@ def test_a_gpu_that_stays_broken_fails_once_the_new_pod_has_settled_saying_it_re
     never_reached = []
     cluster.events = [new_plugin_pod("3"), never_reached.append]
     with pytest.raises(NodeNotReadyError) as failure:
-        NodeReadinessProvider().create(props())
+        NodeReadinessProvider().create(props(**PREFLIGHT))
     message = str(failure.value)
     assert 'status.allocatable["nvidia.com/gpu"] is 3, expected 4' in message, message
     assert "recovery: its device plugin pod nvidia-device-plugin-a100-n1 was restarted once" in message, message
@@ -331,7 +390,7 @@ def test_a_plugin_that_only_just_started_is_not_restarted(cluster):
     cluster.pod_list.append(plugin_pod(ready_since=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")))
     jobs_succeed(cluster)
     with pytest.raises(NodeNotReadyError):
-        NodeReadinessProvider().create(props())
+        NodeReadinessProvider().create(props(**PREFLIGHT))
     assert cluster.deleted_pods == [], cluster.deleted_pods
 
 
@@ -467,8 +526,9 @@ def test_refresh_shows_a_gate_put_back(cluster):
         {"timeoutSeconds": 120},
         {"expectedMigDevices": {"nvidia.com/mig-1g.10gb": 28}},
         {"groupNodes": ["n1", "n2"], "gpuFacts": '{"count":4,"memoryMiB":[81559],"models":["NVIDIA H100 PCIe"]}'},
+        {"preflightRun": "a100-n1-preflight-5e6f7a8b"},
     ],
-    ids=["new Jobs (a new plugin or round)", "another count", "another wait", "a MIG layout", "new GPU facts"],
+    ids=["new Jobs (a new plugin or round)", "another count", "another wait", "a MIG layout", "new GPU facts", "new preflight"],
 )
 def test_what_makes_a_new_wait(change):
     olds = {**props(), "checklist": dict.fromkeys(["labelled"], PASS), "gate": "lifted"}

@@ -98,6 +98,23 @@ def test_each_readiness_check_compares_its_gpus_with_the_whole_group():
         assert check.inputs["gpuFacts"] == '{"count":1,"memoryMiB":[81559],"models":["NVIDIA H100 80GB HBM3"]}', check.urn
 
 
+def test_each_readiness_check_knows_its_machines_preflight_run():
+    """Only a preflight run since the node's last proof may bring a GPU back (providers/readiness.py)."""
+    run = run_component(group("a100"))
+    commands = {c.name: c for c in run.of_type(COMMAND)}
+    for check in readiness_checks(run):
+        preflight = check.name.removesuffix("-readiness") + "-preflight"
+        assert commands[preflight].urn.endswith(f"::{check.inputs['preflightResource']}"), check.inputs
+        # The command's id (the mocks give "<name>-id"; pulumi-command a new one per run).
+        assert check.inputs["preflightRun"].endswith(f"{commands[preflight].name}-id"), check.inputs["preflightRun"]
+
+
+def test_without_preflight_the_readiness_check_has_no_run_to_go_by():
+    run = run_component(group("a100", preflight={"enabled": False}))
+    for check in readiness_checks(run):
+        assert "preflightRun" not in check.inputs and "preflightResource" not in check.inputs, check.urn
+
+
 def test_a_declared_gpu_model_is_checked_by_preflight_not_compared():
     run = run_component(group("a100", gpuModel="NVIDIA H100 80GB HBM3"))
     for check in readiness_checks(run):

@@ -44,6 +44,7 @@ CHECK_NAMES = [
     "cuda",
     "mig",
     "fabric",
+    "gpu-health",
     "container-toolkit",
     "runtime",
     "cdi",

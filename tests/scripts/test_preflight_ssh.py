@@ -104,6 +104,17 @@ def test_a_containerd_not_restarted_after_nvidia_ctk_fails_with_restart(server: 
     )
 
 
+def test_a_machine_whose_gpu_needs_a_reset_fails_naming_it(server: SshServer, pinned: Path) -> None:
+    """The mode the e2e tier breaks a machine with (tools/fakehost/break.sh reset-required)."""
+    proc = preflight_in_mode(server, pinned, "reset-required")
+    report = parse_one_object(proc.stdout, proc.stderr)
+    health = next(c for c in report["checks"] if c["name"] == "gpu-health")
+    assert proc.returncode == 1 and health["ok"] is False, report["checks"]
+    assert "GPU 00000000:08:00.0: GPU Recovery Action: Reset" in health["detail"], health
+    assert "GPU 00000000:08:00.0: GPU Reset Status > Reset Required: Yes" in health["detail"], health
+    assert "00000000:07:00.0" not in health["detail"], health
+
+
 def test_mismatched_host_key_is_refused(server: SshServer, tmp_path: Path) -> None:
     other = tmp_path / "other_host_key"
     fakehost.ensure_key(other, "not-the-server")

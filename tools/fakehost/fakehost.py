@@ -38,7 +38,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 SSHD = Path("/usr/sbin/sshd")
-MODES = ("healthy", "driver", "other-model", "runtime-not-restarted")
+MODES = ("healthy", "driver", "other-model", "runtime-not-restarted", "reset-required")
+# The GPU that mode reset-required faults (index; bus 00000000:08:00.0).
+FAULTY_GPU = 1
 # Directories the fake machine is laid over, relative to /.
 OVERLAID = ("etc", "var/lib", "usr/local/sbin", "run")
 # The one writable place on the machine: a tmpfs in its namespace.
@@ -65,6 +67,8 @@ class MachineSpec:
     cuda_version: str = "12.4"
     gpu_name: str = "NVIDIA A100-SXM4-80GB"
     memory_mib: int = 81920
+    # What `nvidia-smi --query-gpu=compute_cap` prints for it: 8.0 for the A100.
+    compute_cap: str = "8.0"
     toolkit_version: str = "1.17.8"
     # nvidia-container-runtime.mode in the toolkit's config.toml (its generated default: auto).
     toolkit_mode: str = "auto"
@@ -165,20 +169,34 @@ def smi_table(spec: MachineSpec) -> str:
     return f"{rule}\n{header}\n|{'-' * 41}+{'-' * 24}+{'-' * 22}|"
 
 
-def smi_q(spec: MachineSpec) -> str:
-    """`nvidia-smi -q`, cut to what preflight reads: per GPU its bus id, MIG mode (off) and fabric,
-    which an Ampere part reports as N/A (tests/scripts/fixtures/README.md names real samples)."""
+def smi_q(spec: MachineSpec, reset_required: int | None = None) -> str:
+    """`nvidia-smi -q`, cut to what preflight reads: per GPU its bus id, MIG mode (off), its reset
+    status, recovery action and remapped rows (healthy, laid out as the real H100 recording,
+    tests/scripts/fixtures/nvidia-smi-q-h100-sxm5-fabric-completed.txt) and fabric, which an
+    Ampere part reports as N/A (tests/scripts/fixtures/README.md names real samples). The GPU of
+    index reset_required reports what an R570+ driver does after a fault the GPU must be reset
+    for: Reset Required Yes and recovery action Reset."""
     blocks = [
         f"Driver Version                            : {spec.driver}\n"
         f"CUDA Version                              : {spec.cuda_version}\n"
     ]
     for index in range(spec.gpus):
+        faulty = index == reset_required
         blocks.append(
             f"GPU 00000000:{index + 7:02X}:00.0\n"
             f"    Product Name                          : {spec.gpu_name}\n"
             "    MIG Mode\n"
             "        Current                           : Disabled\n"
             "        Pending                           : Disabled\n"
+            "    GPU Reset Status\n"
+            f"        Reset Required                    : {'Yes' if faulty else 'No'}\n"
+            "        Drain and Reset Recommended       : No\n"
+            f"    GPU Recovery Action                   : {'Reset' if faulty else 'None'}\n"
+            "    Remapped Rows\n"
+            "        Correctable Error                 : 0\n"
+            "        Uncorrectable Error               : 0\n"
+            "        Pending                           : No\n"
+            "        Remapping Failure Occurred        : No\n"
             "    Fabric\n"
             "        State                             : N/A\n"
             "        Status                            : N/A\n"
@@ -188,11 +206,17 @@ def smi_q(spec: MachineSpec) -> str:
 
 def other_model(spec: MachineSpec) -> MachineSpec:
     """The machine with H100 PCIe cards in place of its GPUs: a machine in the wrong group."""
-    return replace(spec, gpu_name="NVIDIA H100 PCIe", memory_mib=81559)
+    return replace(spec, gpu_name="NVIDIA H100 PCIe", memory_mib=81559, compute_cap="9.0")
 
 
-def _smi_answers(spec: MachineSpec) -> str:
+def _smi_answers(spec: MachineSpec, reset_required: int | None = None) -> str:
+    caps = "\n".join([spec.compute_cap] * spec.gpus)
     return f"""case "$*" in
+  *--query-gpu=compute_cap*)
+    cat <<'EOF'
+{caps}
+EOF
+    ;;
   *--query-gpu=*)
     cat <<'EOF'
 {_gpu_lines(spec)}
@@ -200,7 +224,7 @@ EOF
     ;;
   -q)
     cat <<'EOF'
-{smi_q(spec)}
+{smi_q(spec, reset_required)}
 EOF
     ;;
   *)
@@ -214,7 +238,7 @@ esac"""
 def _nvidia_smi(spec: MachineSpec, mode_file: Path) -> str:
     return f"""#!/bin/bash
 # Fake nvidia-smi (tools/fakehost). The mode file switches it between a healthy
-# driver, one that no longer answers, and other GPUs; see tools/fakehost/break.sh.
+# driver, one that no longer answers, other GPUs, and a GPU that must be reset; see tools/fakehost/break.sh.
 mode=$(cat {shlex.quote(str(mode_file))} 2>/dev/null)
 if [ "$mode" = driver ]; then
   echo {shlex.quote(SMI_DRIVER_ERROR)}
@@ -222,6 +246,10 @@ if [ "$mode" = driver ]; then
 fi
 if [ "$mode" = other-model ]; then
 {_smi_answers(other_model(spec))}
+  exit 0
+fi
+if [ "$mode" = reset-required ]; then
+{_smi_answers(spec, reset_required=FAULTY_GPU)}
   exit 0
 fi
 {_smi_answers(spec)}
@@ -410,6 +438,7 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
 def set_mode(mode_file: Path, mode: str) -> None:
     """healthy; driver: nvidia-smi then fails as with a lost driver; other-model: it reports other GPUs;
     runtime-not-restarted: the running containerd (crictl info) has not loaded the nvidia drop-in."""
+    reset-required: its GPU FAULTY_GPU reports Reset Required and recovery action Reset."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     mode_file.parent.mkdir(parents=True, exist_ok=True)

@@ -25,6 +25,8 @@
 #                  "source": "crictl-info"|"docker-info"|"config-dump"|"files"|"file-fallback"|null,
 #                  "certain": bool},
 #      "kubelet": {"cgroupDriver": str|null, "cpuManagerPolicy": str|null},
+#      "gpuFeatures": {"machine": str|null, "migCapable": bool|null, "clique": str|null,
+#                      "computeCapability": str|null},
 #      "checks": [{"name": str, "ok": bool, "detail": str}]}
 #   stderr  a human summary, one line per check.
 #   exit    0 every check passed, 1 a check failed, 2 usage error (the JSON then
@@ -32,7 +34,7 @@
 #           since no machine was checked).
 #
 #   "checks" always holds these, in this order: driver, gpu-count, gpu-model,
-#   driver-version, cuda, mig, fabric, container-toolkit, runtime, cdi, isolation,
+#   driver-version, cuda, mig, fabric, gpu-health, container-toolkit, runtime, cdi, isolation,
 #   device-plugin-socket, kubelet-feature-gates. Without --min-driver,
 #   driver-version is ok with detail "not requested", and so are cuda without
 #   --min-cuda, mig without --mig-strategy and cdi without --require-cdi, so the
@@ -90,6 +92,7 @@ init_state() {
   CMD_TIMEOUT=${PREFLIGHT_CMD_TIMEOUT:-10}
   HOST_NAME=unknown DRIVER_VERSION='' CUDA_VERSION='' SMI_OK=false Q_DONE=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''
   RT_NAME='' RT_DEFAULT=false RT_CLASS=false RT_SRC='' RT_CERTAIN=false
+  FEAT_MACHINE='' FEAT_MIG_CAPABLE='' FEAT_CLIQUE='' FEAT_COMPUTE=''
   # What the current check could not read for lack of permission (see can_read).
   CANNOT_READ=()
   CHECKS_JSON='' ALL_OK=true EMITTED=false TMPD='' LAST_CHECK='' FAILED_NAMES=''

@@ -49,7 +49,7 @@ add_gpu() {
 
 # emit: writes the one JSON object to fd 3, the saved stdout.
 emit() {
-  local host driver cuda rt src cgroup cpu
+  local host driver cuda rt src cgroup cpu machine=null capable=null clique=null compute=null
   json_str "$HOST_NAME"
   host=$REPLY
   driver=null cuda=null rt=null src=null cgroup=null cpu=null
@@ -59,8 +59,12 @@ emit() {
   if [[ -n $CUDA_VERSION ]]; then json_str "$CUDA_VERSION" && cuda=$REPLY; fi
   if [[ -n $RT_NAME ]]; then json_str "$RT_NAME" && rt=$REPLY; fi
   if [[ -n $RT_SRC ]]; then json_str "$RT_SRC" && src=$REPLY; fi
-  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "cudaVersion": %s, "gpus": [%s], "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s, "source": %s, "certain": %s}, "kubelet": {"cgroupDriver": %s, "cpuManagerPolicy": %s}, "checks": [%s]}\n' \
-    "$ALL_OK" "$host" "$driver" "$cuda" "$GPUS_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$src" "$RT_CERTAIN" "$cgroup" "$cpu" "$CHECKS_JSON" >&3
+  if [[ -n $FEAT_MACHINE ]]; then json_str "$FEAT_MACHINE" && machine=$REPLY; fi
+  if [[ -n $FEAT_CLIQUE ]]; then json_str "$FEAT_CLIQUE" && clique=$REPLY; fi
+  [[ -n $FEAT_MIG_CAPABLE ]] && capable=$FEAT_MIG_CAPABLE
+  if [[ -n $FEAT_COMPUTE ]]; then json_str "$FEAT_COMPUTE" && compute=$REPLY; fi
+  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "cudaVersion": %s, "gpus": [%s], "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s, "source": %s, "certain": %s}, "kubelet": {"cgroupDriver": %s, "cpuManagerPolicy": %s}, "gpuFeatures": {"machine": %s, "migCapable": %s, "clique": %s, "computeCapability": %s}, "checks": [%s]}\n' \
+    "$ALL_OK" "$host" "$driver" "$cuda" "$GPUS_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$src" "$RT_CERTAIN" "$cgroup" "$cpu" "$machine" "$capable" "$clique" "$compute" "$CHECKS_JSON" >&3
   EMITTED=true
 }
 

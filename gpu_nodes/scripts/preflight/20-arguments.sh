@@ -118,3 +118,11 @@ detect_hostname() {
   fi
   HOST_NAME=${REPLY:-unknown}
 }
+
+# detect_machine: FEAT_MACHINE, the machine's DMI product name ("DGX H100"), which GPU Feature
+# Discovery labels as nvidia.com/gpu.machine (k8s-device-plugin internal/lm/machine-type.go, its
+# default machine type file); empty where the file is missing or unreadable.
+detect_machine() {
+  read_first_line "$ROOT/sys/class/dmi/id/product_name" || true
+  FEAT_MACHINE=$REPLY
+}

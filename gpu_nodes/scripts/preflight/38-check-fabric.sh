@@ -10,6 +10,14 @@
 # /proc/driver/nvidia-nvswitch/devices.
 readonly NVSWITCH_DEVICES=/proc/driver/nvidia-nvswitch/devices
 
+# fabric_advice: sets REPLY to what trains the fabric. NVLink 5 systems (HGX B200,
+# GB200) also need NVIDIA's NVLink subnet manager (NVLSM, which the fabric manager
+# starts) and the ib_umad kernel module it reaches the NVSwitches through (the
+# Fabric Manager user guide, NVLink 5 section).
+fabric_advice() {
+  REPLY="check systemctl status nvidia-fabricmanager (its version must be the driver's, $DRIVER_VERSION); on NVLink 5 systems (HGX B200, GB200) the fabric manager also needs NVLSM (the nvlsm package) and the ib_umad kernel module loaded (modprobe ib_umad)"
+}
+
 # fabric_manager_running: a process named nv-fabricmanager runs (comm keeps 15 characters).
 fabric_manager_running() {
   local f comm
@@ -38,7 +46,8 @@ check_fabric() {
   done
   if ((${#waiting[@]})); then
     printf -v line '%s; ' "${waiting[@]}"
-    add_check fabric false "the NVSwitch fabric is not ready, so CUDA fails with error 802 on these GPUs: ${line%; }. The fabric manager trains it: check systemctl status nvidia-fabricmanager (its version must be the driver's, $DRIVER_VERSION)"
+    fabric_advice
+    add_check fabric false "the NVSwitch fabric is not ready, so CUDA fails with error 802 on these GPUs: ${line%; }. The fabric manager trains it: $REPLY"
     return
   fi
   if ((reported)); then

@@ -17,6 +17,7 @@ main() {
     return 2
   fi
   detect_hostname
+  detect_machine
   check_driver
   check_gpu_count
   check_gpu_model
@@ -24,6 +25,9 @@ main() {
   check_cuda
   check_mig
   check_fabric
+  check_gpu_health
+  smi_q_features
+  smi_compute_cap
   check_toolkit
   collect_kubelet # for the runtime (auto) and the feature-gate checks
   kubelet_device_settings
