@@ -1,0 +1,88 @@
+"""One stack, one command, through Pulumi's Automation API: the operator's own CLI and backend,
+the program directory as it is (a `LocalWorkspace`; no inline program, which dynamic providers
+cannot load). Its output goes to its log file, its events to its `StackProgress`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from pulumi import automation as auto
+
+from gpu_nodes.cli.progress import StackProgress
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    continue_on_error: bool = False
+    # The engine's own --parallel within a stack (None: the engine's default).
+    engine_parallel: int | None = None
+
+
+def _last_lines(error: auto.errors.CommandError, count: int = 6) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    stderr = [line for line in lines if "error:" in line]
+    return " | ".join((stderr or lines)[-count:])
+
+
+def run_stack(
+    workspace: auto.LocalWorkspace, command: str, progress: StackProgress, log_dir: Path, options: RunOptions
+) -> bool:
+    """Runs `command` on the stack; True when it passed. Never raises for the stack's own failure."""
+    log_path = log_dir / f"{progress.name}.{command}.log"
+    progress.log = str(log_path)
+    progress.start(command)
+    stack = auto.Stack.select(progress.name, workspace)
+    with log_path.open("w") as log:
+        common: dict[str, Any] = {
+            "on_output": _writer(log),
+            "on_error": _writer(log),
+            "on_event": progress.on_event,
+            "color": "never",
+        }
+        if options.engine_parallel:
+            common["parallel"] = options.engine_parallel
+        try:
+            if command == "up":
+                stack.up(continue_on_error=options.continue_on_error or None, **common)
+            elif command == "destroy":
+                stack.destroy(continue_on_error=options.continue_on_error or None, **common)
+            elif command == "preview":
+                stack.preview(diff=True, **common)
+            elif command == "drift":
+                return _drift(stack, progress, log, common)
+            else:
+                raise ValueError(f"unknown command {command}")
+        except auto.errors.CommandError as error:
+            progress.finish(False, _last_lines(error))
+            return False
+    progress.finish(True)
+    return True
+
+
+def _drift(stack: auto.Stack, progress: StackProgress, log: IO[str], common: dict[str, Any]) -> bool:
+    """Both drift checks, each run even when the other found drift (README, "Detect drift")."""
+    failures = []
+    for check in ("preview", "refresh"):
+        progress.check(check)
+        log.write(f"=== {check} --expect-no-changes ===\n")
+        try:
+            if check == "preview":
+                stack.preview(expect_no_changes=True, diff=True, **common)
+            else:
+                stack.preview_refresh(expect_no_changes=True, diff=True, **common)
+        except auto.errors.CommandError as error:
+            failures.append(f"{check}: {_last_lines(error, 2)}")
+    passed = not failures and not progress.changes
+    progress.finish(passed, "; ".join(failures))
+    return passed
+
+
+def _writer(log: IO[str]) -> Any:
+    def write(line: str) -> None:
+        log.write(line if line.endswith("\n") else line + "\n")
+        log.flush()
+
+    return write
