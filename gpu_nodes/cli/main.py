@@ -8,13 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pulumi import automation as auto
 
-from gpu_nodes.cli.fleet_file import Fleet, load_fleet
+from gpu_nodes.cli.fleet_file import Fleet, SecretSource, load_fleet
 from gpu_nodes.cli.fleet_report import as_json, drift_verdict, node_table, stack_table
 from gpu_nodes.cli.live import LiveView
 from gpu_nodes.cli.orchestrate import objects_in_state, run_phases, shared_objects
@@ -70,12 +70,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gpu_nodes.cli.operator_export import export_operator
 
             return export_operator(fleet, plan, args.out, args.operator_settings)
-        secrets = {source.key: source.read() for source in fleet.secrets}
         workspace = auto.LocalWorkspace(work_dir=str(fleet.program))
         if args.command == "report":
             return _report(args, plan, workspace)
+        read_secret = _cached()
         for stack in plan.stacks:
-            prepare_stack(workspace, fleet, stack, secrets)
+            prepare_stack(workspace, fleet, stack, read_secret, renew=args.command == "up")
     except GpuNodesError as error:
         print(f"gpu-nodes fleet: {error}", file=sys.stderr)
         return REFUSED
@@ -138,6 +138,18 @@ def _report(args: argparse.Namespace, plan: FleetPlan, workspace: auto.LocalWork
     print("\n".join(node_table(plan, outputs)))
     _write_json(args.json, as_json("report", plan, stacks, outputs))
     return 0 if all(s.state == "passed" for s in stacks) else FAILED
+
+
+def _cached() -> Callable[[SecretSource], str]:
+    """Reads each secret once per run, however many stacks take it."""
+    read: dict[str, str] = {}
+
+    def value(source: SecretSource) -> str:
+        if source.key not in read:
+            read[source.key] = source.read()
+        return read[source.key]
+
+    return value
 
 
 def _outputs(workspace: auto.LocalWorkspace, plan: FleetPlan) -> dict[str, dict[str, Any]]:

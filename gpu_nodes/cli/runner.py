@@ -52,7 +52,7 @@ def run_stack(
             elif command == "preview":
                 stack.preview(diff=True, **common)
             elif command == "drift":
-                return _drift(stack, progress, log, common)
+                return drift_checks(stack, progress, log, common)
             else:
                 raise ValueError(f"unknown command {command}")
         except auto.errors.CommandError as error:
@@ -62,7 +62,7 @@ def run_stack(
     return True
 
 
-def _drift(stack: auto.Stack, progress: StackProgress, log: IO[str], common: dict[str, Any]) -> bool:
+def drift_checks(stack: Any, progress: StackProgress, log: IO[str], common: dict[str, Any]) -> bool:
     """Both drift checks, each run even when the other found drift (README, "Detect drift")."""
     failures = []
     for check in ("preview", "refresh"):

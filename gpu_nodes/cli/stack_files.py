@@ -7,13 +7,14 @@ through the workspace (`pulumi config set --secret`), only when their value chan
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pulumi import automation as auto
 
-from gpu_nodes.cli.fleet_file import Fleet
+from gpu_nodes.cli.fleet_file import Fleet, SecretSource
 from gpu_nodes.cli.plan import StackPlan
 
 
@@ -42,16 +43,25 @@ def write_stack_file(path: Path, fleet: Fleet, settings: dict[str, Any]) -> None
     path.write_text(header(fleet) + yaml.safe_dump(settings, sort_keys=True))
 
 
-def prepare_stack(workspace: auto.LocalWorkspace, fleet: Fleet, stack: StackPlan, secrets: dict[str, str]) -> None:
-    """The stack exists in the backend, its file says what the fleet file says, its secrets are set."""
+def prepare_stack(
+    workspace: auto.LocalWorkspace, fleet: Fleet, stack: StackPlan, read: Callable[[SecretSource], str], renew: bool
+) -> None:
+    """The stack exists in the backend, its file says what the fleet file says, its secrets are set.
+
+    A secret is read from its source when the stack has none yet, or when `renew` (on `up`):
+    a drift check or a destroy needs no SSH key at hand when the stack file holds it already.
+    """
     try:
         workspace.select_stack(stack.name)
     except auto.StackNotFoundError:
         workspace.create_stack(stack.name)
     path = stack_file(fleet.program, stack.name)
     existing = yaml.safe_load(path.read_text()) if path.exists() else None
-    write_stack_file(path, fleet, managed_settings(existing, stack, set(secrets)))
-    for key, value in secrets.items():
+    keys = {source.key for source in fleet.secrets}
+    settings = managed_settings(existing, stack, keys)
+    write_stack_file(path, fleet, settings)
+    wanted = [source for source in fleet.secrets if renew or source.key not in settings["config"]]
+    for key, value in ((source.key, read(source)) for source in wanted):
         try:
             current: str | None = workspace.get_config(stack.name, key).value
         except auto.errors.CommandError:
