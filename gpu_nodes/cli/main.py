@@ -97,6 +97,8 @@ def _run(args: argparse.Namespace, fleet: Fleet, plan: FleetPlan, workspace: aut
         deployment = workspace.export_stack(plan.owner.name).deployment or {}
         return objects_in_state(deployment.get("resources") or [])
 
+    # Selected here, one after another: selecting writes the workspace's settings file.
+    selected = {s.name: auto.Stack.select(s.name, workspace) for s in plan.stacks}
     live = LiveView(list(progress.values()))
     live.start()
     try:
@@ -104,7 +106,7 @@ def _run(args: argparse.Namespace, fleet: Fleet, plan: FleetPlan, workspace: aut
             plan,
             args.command,
             progress,
-            lambda name, p: run_stack(workspace, args.command, p, log_dir, options),
+            lambda name, p: run_stack(selected[name], args.command, p, log_dir, options),
             args.parallel,
             args.fail_fast,
             owner_state,

@@ -27,14 +27,11 @@ def _last_lines(error: auto.errors.CommandError, count: int = 6) -> str:
     return " | ".join((stderr or lines)[-count:])
 
 
-def run_stack(
-    workspace: auto.LocalWorkspace, command: str, progress: StackProgress, log_dir: Path, options: RunOptions
-) -> bool:
+def run_stack(stack: auto.Stack, command: str, progress: StackProgress, log_dir: Path, options: RunOptions) -> bool:
     """Runs `command` on the stack; True when it passed. Never raises for the stack's own failure."""
     log_path = log_dir / f"{progress.name}.{command}.log"
     progress.log = str(log_path)
     progress.start(command)
-    stack = auto.Stack.select(progress.name, workspace)
     with log_path.open("w") as log:
         common: dict[str, Any] = {
             "on_output": _writer(log),
@@ -58,6 +55,9 @@ def run_stack(
         except auto.errors.CommandError as error:
             progress.finish(False, _last_lines(error))
             return False
+        except Exception as error:  # the SDK's own failures end this stack only, never the others
+            progress.finish(False, f"{type(error).__name__}: {error}")
+            return False
     progress.finish(True)
     return True
 
@@ -75,6 +75,8 @@ def drift_checks(stack: Any, progress: StackProgress, log: IO[str], common: dict
                 stack.preview_refresh(expect_no_changes=True, diff=True, **common)
         except auto.errors.CommandError as error:
             failures.append(f"{check}: {_last_lines(error, 2)}")
+        except Exception as error:  # e.g. the SDK's "summary event never found"
+            failures.append(f"{check}: {type(error).__name__}: {error}")
     passed = not failures and not progress.changes
     progress.finish(passed, "; ".join(failures))
     return passed
