@@ -26,6 +26,16 @@ def resource_name(urn: str) -> str:
     return urn.rsplit("::", 1)[-1]
 
 
+def counted(urn: str) -> bool:
+    """Whether the engine counts a step of this resource as a change: not the stack itself, and not
+    a default provider (pkg/engine/update.go isInternalStep; sdk/go/common/providers/reference.go
+    IsDefaultProvider: a `pulumi:providers:*` type whose name starts with `default`)."""
+    type_ = urn.split("::")[-2] if urn.count("::") >= 3 else ""
+    if type_.endswith("pulumi:pulumi:Stack"):
+        return False
+    return not (type_.startswith("pulumi:providers:") and resource_name(urn).startswith("default"))
+
+
 def node_of(name: str, nodes: tuple[str, ...]) -> str | None:
     """The node a resource belongs to, by its name (the longest node name that fits)."""
     padded = f"-{name}-"
@@ -101,7 +111,7 @@ class StackProgress:
             return
         name = resource_name(urn)
         change = Change(name, op, node_of(name, self.nodes), self.command)
-        if change not in self.changes and not urn.split("::")[-2].endswith("pulumi:pulumi:Stack"):
+        if change not in self.changes and counted(urn):
             self.changes.append(change)
 
     def _note_node(self, op: str, name: str) -> None:

@@ -21,10 +21,16 @@ class RunOptions:
     engine_parallel: int | None = None
 
 
-def _last_lines(error: auto.errors.CommandError, count: int = 6) -> str:
+def _last_lines(error: auto.errors.CommandError, count: int = 3) -> str:
+    """The CLI's own `error:` lines, each once (the whole output is in the log)."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    stderr = [line for line in lines if "error:" in line]
-    return " | ".join((stderr or lines)[-count:])
+    errors = list(dict.fromkeys(line for line in lines if line.startswith("error:")))
+    return " | ".join((errors or lines)[-count:])
+
+
+def _reason(progress: StackProgress, error: auto.errors.CommandError) -> str:
+    """Why the stack failed: the engine's errors that name no node (those are per node), else the CLI's."""
+    return " | ".join(progress.errors[-3:]) if progress.errors else _last_lines(error)
 
 
 def run_stack(stack: auto.Stack, command: str, progress: StackProgress, log_dir: Path, options: RunOptions) -> bool:
@@ -53,7 +59,7 @@ def run_stack(stack: auto.Stack, command: str, progress: StackProgress, log_dir:
             else:
                 raise ValueError(f"unknown command {command}")
         except auto.errors.CommandError as error:
-            progress.finish(False, _last_lines(error))
+            progress.finish(False, _reason(progress, error))
             return False
         except Exception as error:  # the SDK's own failures end this stack only, never the others
             progress.finish(False, f"{type(error).__name__}: {error}")

@@ -7,6 +7,7 @@ through the workspace (`pulumi config set --secret`), only when their value chan
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,10 @@ from gpu_nodes.cli.plan import StackPlan
 
 
 def header(fleet: Fleet) -> str:
+    # The fleet file as seen from the program directory, where this file lives.
+    source = os.path.relpath(fleet.path.resolve(), fleet.program)
     return (
-        f"# Managed by `gpu-nodes fleet` from {fleet.path}: edit that file, not this one.\n"
+        f"# Managed by `gpu-nodes fleet` from {source}: edit that file, not this one.\n"
         "# The command rewrites this file on every run (README, \"The fleet command\").\n"
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_nodes.cli.progress import StackProgress, fleet_line, node_of, view
+from gpu_nodes.cli.progress import StackProgress, counted, fleet_line, node_of, view
 from tests.cli.events import error, failed, outputs, pre
 
 NODES = ("gpu-node-1", "gpu-node-10", "gpu-node-2")
@@ -83,3 +83,17 @@ def test_the_fleet_line_counts_nodes_settled_on_up_and_stacks_otherwise():
     assert "1/4" in fleet_line([a, b]) and "stacks finished 1/2" in fleet_line([a, b]), fleet_line([a, b])
     lines = view([a, b])
     assert lines[0].startswith("a100  passed   proven 1/3") and lines[1].startswith("b     running"), lines
+
+
+@pytest.mark.parametrize(
+    ("urn", "expected"),
+    [
+        ("urn:pulumi:b::p::pulumi:providers:pulumi-python::default", False),
+        ("urn:pulumi:b::p::pulumi:providers:kubernetes::default_4_25_0", False),
+        ("urn:pulumi:b::p::pulumi:providers:kubernetes::k8s", True),
+        ("urn:pulumi:b::p::pulumi:pulumi:Stack::p-b", False),
+        ("urn:pulumi:b::p::pulumi-python:dynamic:Resource::g-n2-labels", True),
+    ],
+)
+def test_drift_counts_what_the_engine_counts(urn: str, expected: bool):
+    assert counted(urn) is expected
