@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -149,6 +150,16 @@ def test_a_machine_that_fails_preflight_fails_its_stack_only(fleet: Path, local:
     assert nodes[NODES["fleet-a"]]["gate"] == nodes[NODES["fleet-b"]]["gate"] == "lifted", nodes
 
 
+def established(local: LocalEnv, crd: str) -> None:
+    """Waits until the API server serves the CRD (`kubectl wait` fails before it has any condition)."""
+    query = '{.status.conditions[?(@.type=="Established")].status}'
+    for _ in range(60):
+        if local.kubectl("get", "crd", crd, "-o", f"jsonpath={query}").stdout == "True":
+            return
+        time.sleep(1)
+    raise AssertionError(local.explain(f"CRD {crd} is not established after 60 s"))
+
+
 def test_the_operator_export_passes_the_api_servers_dry_run(fleet: Path, local: LocalEnv):
     assert (CRDS / "pulumi.com_stacks.yaml").is_file(), f"the operator's CRDs are not at {CRDS}"
     settings = WORK / "operator.yaml"
@@ -159,7 +170,7 @@ def test_the_operator_export_passes_the_api_servers_dry_run(fleet: Path, local: 
     gpu_nodes(local, fleet, "export", "--operator", "--operator-settings", str(settings), "--out", str(out))
     local.kubectl("apply", "--server-side", "-f", str(CRDS / "pulumi.com_stacks.yaml"))
     try:
-        local.kubectl("wait", "--for=condition=Established", "crd/stacks.pulumi.com", "--timeout=60s")
+        established(local, "stacks.pulumi.com")
         local.kubectl("create", "namespace", "gpu-nodes-fleet")
         result = local.kubectl("apply", "--dry-run=server", "-f", str(out))
         assert result.stdout.count("stack.pulumi.com/") == len(NODES), result.stdout
