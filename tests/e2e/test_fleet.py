@@ -151,10 +151,10 @@ def test_a_machine_that_fails_preflight_fails_its_stack_only(fleet: Path, local:
 
 
 def established(local: LocalEnv, crd: str) -> None:
-    """Waits until the API server serves the CRD (`kubectl wait` fails before it has any condition)."""
-    query = '{.status.conditions[?(@.type=="Established")].status}'
+    """Waits until the API server serves the CRD (`kubectl wait` and a jsonpath filter fail before it has any condition)."""
     for _ in range(60):
-        if local.kubectl("get", "crd", crd, "-o", f"jsonpath={query}").stdout == "True":
+        conditions = local.kubectl_json("get", "crd", crd).get("status", {}).get("conditions") or []
+        if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
             return
         time.sleep(1)
     raise AssertionError(local.explain(f"CRD {crd} is not established after 60 s"))
