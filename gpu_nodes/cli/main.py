@@ -74,18 +74,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "report":
             return _report(args, plan, workspace)
         read_secret = _cached()
-        for stack in plan.stacks:
-            prepare_stack(workspace, fleet, stack, read_secret, renew=args.command == "up")
+        # One after another: selecting a stack writes the workspace's settings file.
+        selected = {s.name: prepare_stack(workspace, fleet, s, read_secret, renew=args.command == "up") for s in plan.stacks}
     except GpuNodesError as error:
         print(f"gpu-nodes fleet: {error}", file=sys.stderr)
         return REFUSED
     except (auto.errors.CommandError, FileNotFoundError) as error:
         print(f"gpu-nodes fleet: the Pulumi CLI refused, before any stack ran: {error}", file=sys.stderr)
         return REFUSED
-    return _run(args, fleet, plan, workspace)
+    return _run(args, fleet, plan, workspace, selected)
 
 
-def _run(args: argparse.Namespace, fleet: Fleet, plan: FleetPlan, workspace: auto.LocalWorkspace) -> int:
+def _run(
+    args: argparse.Namespace, fleet: Fleet, plan: FleetPlan, workspace: auto.LocalWorkspace, selected: dict[str, auto.Stack]
+) -> int:
     log_dir = args.log_dir or fleet.path.parent / "fleet-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     progress = {s.name: StackProgress(s.name, s.nodes, owner=s.owner) for s in plan.stacks}
@@ -97,8 +99,6 @@ def _run(args: argparse.Namespace, fleet: Fleet, plan: FleetPlan, workspace: aut
         deployment = workspace.export_stack(plan.owner.name).deployment or {}
         return objects_in_state(deployment.get("resources") or [])
 
-    # Selected here, one after another: selecting writes the workspace's settings file.
-    selected = {s.name: auto.Stack.select(s.name, workspace) for s in plan.stacks}
     live = LiveView(list(progress.values()))
     live.start()
     try:
@@ -115,7 +115,7 @@ def _run(args: argparse.Namespace, fleet: Fleet, plan: FleetPlan, workspace: aut
     finally:
         live.stop()
     stacks = list(progress.values())
-    outputs = _outputs(workspace, plan) if args.command == "up" else {}
+    outputs = _outputs(workspace, plan, progress) if args.command == "up" else {}
     lines = stack_table(stacks)
     if args.command == "up":
         lines = [*node_table(plan, outputs), "", *lines]
@@ -154,10 +154,17 @@ def _cached() -> Callable[[SecretSource], str]:
     return value
 
 
-def _outputs(workspace: auto.LocalWorkspace, plan: FleetPlan) -> dict[str, dict[str, Any]]:
-    """Each stack's `nodeGroups` output; none for a stack that has none (never deployed)."""
+def _outputs(
+    workspace: auto.LocalWorkspace, plan: FleetPlan, progress: dict[str, StackProgress] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Each stack's `nodeGroups` output (as its `up` returned it, else read from its state); none
+    for a stack that has none (never deployed)."""
     found = {}
     for stack in plan.stacks:
+        known = progress[stack.name].outputs if progress else None
+        if known is not None:
+            found[stack.name] = known
+            continue
         try:
             value = workspace.stack_outputs(stack.name).get("nodeGroups")
         except auto.errors.CommandError:

@@ -67,6 +67,8 @@ class StackProgress:
     changes: list[Change] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     steps_done: int = 0
+    # The `nodeGroups` output a passed `up` returned (saves reading it again for the report).
+    outputs: dict[str, Any] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def start(self, command: str) -> None:

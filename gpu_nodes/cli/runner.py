@@ -49,7 +49,9 @@ def run_stack(stack: auto.Stack, command: str, progress: StackProgress, log_dir:
             common["parallel"] = options.engine_parallel
         try:
             if command == "up":
-                stack.up(continue_on_error=options.continue_on_error or None, **common)
+                result = stack.up(continue_on_error=options.continue_on_error or None, **common)
+                report = result.outputs.get("nodeGroups")
+                progress.outputs = report.value if report is not None and isinstance(report.value, dict) else None
             elif command == "destroy":
                 stack.destroy(continue_on_error=options.continue_on_error or None, **common)
             elif command == "preview":

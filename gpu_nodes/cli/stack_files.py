@@ -48,16 +48,13 @@ def write_stack_file(path: Path, fleet: Fleet, settings: dict[str, Any]) -> None
 
 def prepare_stack(
     workspace: auto.LocalWorkspace, fleet: Fleet, stack: StackPlan, read: Callable[[SecretSource], str], renew: bool
-) -> None:
+) -> auto.Stack:
     """The stack exists in the backend, its file says what the fleet file says, its secrets are set.
 
     A secret is read from its source when the stack has none yet, or when `renew` (on `up`):
     a drift check or a destroy needs no SSH key at hand when the stack file holds it already.
     """
-    try:
-        workspace.select_stack(stack.name)
-    except auto.StackNotFoundError:
-        workspace.create_stack(stack.name)
+    selected = auto.Stack.create_or_select(stack.name, workspace)
     path = stack_file(fleet.program, stack.name)
     existing = yaml.safe_load(path.read_text()) if path.exists() else None
     keys = {source.key for source in fleet.secrets}
@@ -75,3 +72,4 @@ def prepare_stack(
     text = path.read_text()
     if not text.startswith(header(fleet)):
         write_stack_file(path, fleet, yaml.safe_load(text))
+    return selected
