@@ -12,7 +12,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-# Steps that change nothing: what the engine reports for a resource that stays as it is.
+# Steps that change nothing: what the engine reports for a resource that stays as it is. A
+# refresh announces each resource as `refresh` and reports its outcome as `same`, `update` or
+# `delete` (pulumi pkg/resource/deploy/step.go RefreshStep.ResultOp, used for the outputs event
+# in pkg/engine/update.go); a preview announces the planned operation itself.
 NO_CHANGE = ("same", "read", "refresh", "discard")
 STATES = ("waiting", "running", "passed", "failed", "skipped")
 
