@@ -1,18 +1,24 @@
-"""One fleet split over several stacks on one cluster, against the runbook (engine_bench.py --split).
+"""One fleet split over several stacks on one cluster, driven by `gpu-nodes fleet`, against the runbook.
 
-N nodes as S stacks of N/S (`bench-1` .. `bench-S`, one group each), with the engine's default
-settings (per-step state saves on). `bench-1` owns the shared namespaces and RuntimeClass, the
-others reference them (README, "Several stacks on one cluster"). Timed, on one fresh cluster:
+N nodes as S stacks of N/S (`bench-1` .. `bench-S`, one group each), described in one fleet
+file: `bench-1` owns the shared namespaces and RuntimeClass, the command derives the others'
+references (README, "The fleet command"). The engine's default settings (per-step state saves
+on). Timed, on one fresh cluster, for each K of `--at-once`:
 
-    pulumi up        every stack, one after another           runbook apply     N nodes
-    pulumi destroy   every stack, the owner last              runbook teardown  N nodes
-    the same, K stacks at a time (the owner first, alone; on destroy, last)
+    gpu-nodes fleet up --parallel K        every stack, the owner first    runbook apply     N nodes
+    gpu-nodes fleet drift --parallel S     every stack at once (first K only)
+    gpu-nodes fleet destroy --parallel K   every stack, the owner last     runbook teardown  N nodes
+
+and, for the command's own overhead, the same stacks by bare `pulumi` calls in the same order
+(`pulumi up`, `preview --expect-no-changes` and `refresh --preview-only --expect-no-changes`,
+`pulumi destroy`) on the stack files the command wrote.
 
 Preflight is off on both sides: the fake machines stop at 100 nodes (engine_bench.py).
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,16 +28,19 @@ from typing import Any
 import yaml
 
 from bench.engine_bench import ROOT, VERIFICATION_TIMEOUT, Bench, node_names
+from gpu_nodes.cli.fleet_file import read_fleet
+from gpu_nodes.cli.plan import phases, plan_fleet
 
 KUBECONFIG = ROOT / ".state/cluster/kubeconfig"
-SHARED_NAMESPACES = ("nvidia-device-plugin", "gpu-verification")
+FLEET_FILE = ROOT / ".state/bench-fleet/fleet.yaml"
 
 
 @dataclass
 class SplitRow:
     step: str
     at_once: int
-    engine_s: float | None = None
+    command_s: float | None = None
+    bare_s: float | None = None
     runbook_s: float | None = None
 
 
@@ -50,65 +59,80 @@ def slices(nodes: Sequence[str], stacks: int) -> list[list[str]]:
     return out
 
 
-def split_config(index: int, nodes: Sequence[str]) -> dict[str, Any]:
-    """Stack config of stack `index` (0: the owner of the shared objects)."""
-    group = {
-        "name": f"bench-gpu-{index + 1}",
-        "gpusPerNode": 4,
-        "nodes": [{"name": name} for name in nodes],
-        "verification": {"gpusPerPod": [1, 2], "timeoutSeconds": VERIFICATION_TIMEOUT},
-        "preflight": {"enabled": False},
+def fleet_file(nodes: int, stacks: int) -> dict[str, Any]:
+    """The fleet file: one group per stack, `bench-1` the owner (the first)."""
+    groups = [
+        {
+            "name": f"bench-gpu-{k + 1}",
+            "gpusPerNode": 4,
+            "nodes": [{"name": name} for name in part],
+            "verification": {"gpusPerPod": [1, 2], "timeoutSeconds": VERIFICATION_TIMEOUT},
+            "preflight": {"enabled": False},
+        }
+        for k, part in enumerate(slices(node_names(nodes), stacks))
+    ]
+    return {
+        "program": str(ROOT),
+        "config": {"kubernetes:kubeconfig": str(KUBECONFIG)},
+        "nodeGroups": groups,
+        "stacks": {stack: [group["name"]] for stack, group in zip(stack_names(stacks), groups, strict=True)},
     }
-    config: dict[str, Any] = {"gpu-nodes:nodeGroups": [group], "kubernetes:kubeconfig": str(KUBECONFIG)}
-    if index > 0:
-        config["gpu-nodes:existingNamespaces"] = list(SHARED_NAMESPACES)
-        config["gpu-nodes:createRuntimeClass"] = "false"
-    return config
 
 
-def rounds(stacks: Sequence[str], at_once: int, owner_first: bool) -> list[list[str]]:
-    """The stacks in the order they run: the owner alone (first on up, last on destroy), the rest K at a time."""
-    owner, rest = stacks[0], list(stacks[1:])
-    if not owner_first:
-        rest.reverse()
-    batches = [rest[i : i + at_once] for i in range(0, len(rest), at_once)]
-    return [[owner], *batches] if owner_first else [*batches, [owner]]
+def bare_rounds(fleet: dict[str, Any], command: str, at_once: int) -> list[list[str]]:
+    """The stacks in the command's order, its phases cut into K at a time (the bare `pulumi` side)."""
+    plan = plan_fleet(read_fleet(FLEET_FILE, fleet))
+    return [phase[i : i + at_once] for phase in phases(plan, command) for i in range(0, len(phase), at_once)]
 
 
 class SplitBench:
     def __init__(self, bench: Bench) -> None:
         self.bench = bench
 
-    def pulumi(self, stack: str, *args: str) -> None:
-        self.bench.run("pulumi", *args, "--stack", stack, "--non-interactive")
+    def command(self, *args: str) -> float:
+        started = time.perf_counter()
+        self.bench.run(sys.executable, "-m", "gpu_nodes.cli", "fleet", *args, "-f", str(FLEET_FILE))
+        return time.perf_counter() - started
 
-    def timed_rounds(self, batches: list[list[str]], *args: str) -> float:
+    def bare(self, batches: list[list[str]], *commands: tuple[str, ...]) -> float:
         started = time.perf_counter()
         with ThreadPoolExecutor(max_workers=max(len(b) for b in batches)) as pool:
             for batch in batches:
-                list(pool.map(lambda stack: self.pulumi(stack, *args), batch))
+                list(pool.map(lambda stack: self._pulumi(stack, commands), batch))
         return time.perf_counter() - started
 
-    def init_stacks(self, nodes: int, stacks: int) -> list[str]:
-        names = stack_names(stacks)
-        for index, (stack, part) in enumerate(zip(names, slices(node_names(nodes), stacks), strict=True)):
-            self.pulumi(stack, "stack", "init")
-            path = ROOT / f"Pulumi.{stack}.yaml"
-            path.write_text(yaml.safe_dump({"config": split_config(index, part)}, sort_keys=True))
-        return names
+    def _pulumi(self, stack: str, commands: tuple[tuple[str, ...], ...]) -> None:
+        for args in commands:
+            self.bench.run("pulumi", *args, "--stack", stack, "--non-interactive")
 
     def measure(self, nodes: int, stacks: int, at_once: Sequence[int], log: Callable[[str], None]) -> list[SplitRow]:
         rows: list[SplitRow] = []
         self.bench.fresh_environment(nodes, preflight=False)
-        names = self.init_stacks(nodes, stacks)
+        fleet = fleet_file(nodes, stacks)
+        FLEET_FILE.parent.mkdir(parents=True, exist_ok=True)
+        FLEET_FILE.write_text(yaml.safe_dump(fleet, sort_keys=False))
         try:
             for k in at_once:
                 up, down = SplitRow(f"up, {stacks} stacks", k), SplitRow(f"destroy, {stacks} stacks", k)
-                up.engine_s = self.timed_rounds(rounds(names, k, owner_first=True), "up", "--yes", "--skip-preview")
-                log(f"{stacks} stacks, {k} at a time: up {up.engine_s:.0f} s")
-                down.engine_s = self.timed_rounds(rounds(names, k, owner_first=False), "destroy", "--yes", "--skip-preview")
-                log(f"{stacks} stacks, {k} at a time: destroy {down.engine_s:.0f} s")
-                rows += [up, down]
+                up.command_s = self.command("up", "--parallel", str(k))
+                log(f"{stacks} stacks, {k} at a time: fleet up {up.command_s:.0f} s")
+                rows.append(up)
+                if k == at_once[0]:
+                    drift = SplitRow(f"drift, {stacks} stacks", stacks)
+                    drift.command_s = self.command("drift", "--parallel", str(stacks))
+                    drift.bare_s = self.bare(
+                        [stack_names(stacks)],
+                        ("preview", "--expect-no-changes"),
+                        ("refresh", "--preview-only", "--expect-no-changes"),
+                    )
+                    log(f"fleet drift {drift.command_s:.0f} s, bare pulumi {drift.bare_s:.0f} s")
+                    rows.append(drift)
+                down.command_s = self.command("destroy", "--parallel", str(k))
+                log(f"{stacks} stacks, {k} at a time: fleet destroy {down.command_s:.0f} s")
+                up.bare_s = self.bare(bare_rounds(fleet, "up", k), ("up", "--yes", "--skip-preview"))
+                down.bare_s = self.bare(bare_rounds(fleet, "destroy", k), ("destroy", "--yes", "--skip-preview"))
+                log(f"{stacks} stacks, {k} at a time: bare pulumi up {up.bare_s:.0f} s, destroy {down.bare_s:.0f} s")
+                rows.append(down)
             self.bench.configure(nodes, preflight=False)
             runbook = self.bench.runbook()
             every = node_names(nodes)
@@ -117,14 +141,15 @@ class SplitBench:
             log(f"runbook apply {apply.runbook_s:.0f} s")
             teardown.runbook_s = _seconds(lambda: runbook.teardown(every))
             log(f"runbook teardown {teardown.runbook_s:.0f} s")
-            rows += [apply, teardown]
             for row in rows:
                 if row.step.startswith("up"):
                     row.runbook_s = apply.runbook_s
                 elif row.step.startswith("destroy"):
                     row.runbook_s = teardown.runbook_s
+            rows += [apply, teardown]
         finally:
-            for stack in names:
+            for stack in stack_names(stacks):
+                self.bench.run("pulumi", "stack", "rm", "--yes", "--force", "--stack", stack, "--non-interactive")
                 (ROOT / f"Pulumi.{stack}.yaml").unlink(missing_ok=True)
         return rows
 
@@ -135,11 +160,18 @@ def _seconds(action: Callable[[], None]) -> float:
     return time.perf_counter() - started
 
 
+def _cell(value: float | None, fmt: str = ".0f") -> str:
+    return "-" if value is None else format(value, fmt)
+
+
 def format_split(nodes: int, stacks: int, rows: Sequence[SplitRow]) -> str:
-    lines = ["| nodes | stacks | at once | step | engine s | runbook s | ratio |", "|---|---|---|---|---|---|---|"]
+    """ratio: the command / the runbook; overhead: the command over the same bare `pulumi` calls."""
+    head = "| nodes | stacks | at once | step | fleet command s | bare pulumi s | runbook s | ratio | overhead |"
+    lines = [head, "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
-        engine = "-" if row.engine_s is None else f"{row.engine_s:.0f}"
-        runbook = "-" if row.runbook_s is None else f"{row.runbook_s:.0f}"
-        ratio = "-" if row.engine_s is None or not row.runbook_s else f"{row.engine_s / row.runbook_s:.2f}"
-        lines.append(f"| {nodes} | {stacks} | {row.at_once} | {row.step} | {engine} | {runbook} | {ratio} |")
+        ratio = row.command_s / row.runbook_s if row.command_s is not None and row.runbook_s else None
+        overhead = row.command_s / row.bare_s - 1 if row.command_s is not None and row.bare_s else None
+        cells = [str(nodes), str(stacks), str(row.at_once), row.step, _cell(row.command_s), _cell(row.bare_s)]
+        cells += [_cell(row.runbook_s), _cell(ratio, ".2f"), "-" if overhead is None else f"{overhead:+.0%}"]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -1,5 +1,6 @@
-"""examples/ci: the scheduled drift check runs the README's two drift commands and passes
-actionlint, the linter for GitHub Actions workflows (built by tools/actionlint.sh)."""
+"""examples/ci: the scheduled drift check runs the fleet command's drift (which runs the README's two
+drift commands on every stack: tests/cli/test_runner.py) and passes actionlint, the linter for
+GitHub Actions workflows (built by tools/actionlint.sh)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,8 @@ def actionlint(path: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(ROOT / "tools/actionlint.sh"), str(path)], capture_output=True, text=True, timeout=300)
 
 
-def readme_drift_commands() -> list[str]:
-    """The commands under "Detect drift", with the stack name left to the workflow."""
-    readme = (ROOT / "README.md").read_text()
-    commands = re.findall(r"^ {4}(pulumi (?:preview|refresh) --stack prod [^#\n]*?)\s*(?:#.*)?$", readme, re.M)
-    return [c.replace("--stack prod", '--stack "$STACK"') for c in commands if "--expect-no-changes" in c]
+def steps() -> list[dict]:
+    return yaml.safe_load(WORKFLOW.read_text())["jobs"]["drift"]["steps"]
 
 
 def test_the_workflow_passes_actionlint():
@@ -36,16 +34,15 @@ def test_actionlint_refuses_a_broken_workflow(tmp_path: Path):
     assert result.returncode != 0 and "runs-on" in result.stdout, result.stdout
 
 
-def test_the_workflow_runs_both_drift_commands_of_the_readme():
-    steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["drift"]["steps"]
-    runs = [step.get("run", "") for step in steps]
-    commands = readme_drift_commands()
-    assert len(commands) == 2, f"README drift commands: {commands}"
-    for command in commands:
-        assert any(run.startswith(command) for run in runs), f"{WORKFLOW}: no step runs {command!r}: {runs}"
+def test_the_workflow_runs_the_fleet_drift_command_of_the_readme():
+    readme = (ROOT / "README.md").read_text()
+    commands = re.findall(r"^ {4}gpu-nodes fleet drift\b.*$", readme, re.M)
+    assert commands, "README shows no `gpu-nodes fleet drift` command"
+    runs = [step.get("run", "") for step in steps()]
+    assert any(re.search(r"gpu-nodes fleet drift -f \"\$FLEET\" .*--json", run) for run in runs), f"{WORKFLOW}: {runs}"
 
 
-def test_the_second_check_runs_even_when_the_first_found_drift():
-    steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["drift"]["steps"]
-    refresh = next(step for step in steps if step.get("run", "").startswith("pulumi refresh"))
-    assert refresh.get("if") == "${{ !cancelled() }}", f"{WORKFLOW}: {refresh}"
+def test_the_verdict_and_logs_are_kept_even_when_drift_was_found():
+    upload = next(step for step in steps() if str(step.get("uses", "")).startswith("actions/upload-artifact"))
+    assert upload.get("if") == "${{ !cancelled() }}", f"{WORKFLOW}: {upload}"
+    assert "fleet-drift.json" in upload["with"]["path"] and "fleet-logs/" in upload["with"]["path"], upload

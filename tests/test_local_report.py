@@ -23,7 +23,8 @@ HEALTHY = {
 
 def table(report: dict) -> list[list[str]]:
     run = subprocess.run(
-        [sys.executable, str(ROOT / "tools/local/report.py")],
+        [sys.executable, "-m", "tools.local.report"],
+        cwd=ROOT,
         input=json.dumps(report),
         capture_output=True,
         text=True,

@@ -1,8 +1,13 @@
-"""bench/split.py's own arithmetic: which nodes each stack gets, what it owns, in which order stacks run."""
+"""bench/split.py's own arithmetic: which nodes each stack gets, and that the fleet command, given its
+fleet file, makes bench-1 the owner and runs the stacks in the order the bare side copies."""
 
 from __future__ import annotations
 
-from bench.split import rounds, slices, split_config
+from pathlib import Path
+
+from bench.split import FLEET_FILE, SplitRow, bare_rounds, fleet_file, format_split, slices
+from gpu_nodes.cli.fleet_file import read_fleet
+from gpu_nodes.cli.plan import plan_fleet
 
 
 def test_the_nodes_split_into_consecutive_even_slices():
@@ -12,16 +17,22 @@ def test_the_nodes_split_into_consecutive_even_slices():
     assert sum(parts, []) == nodes, parts
 
 
-def test_only_the_first_stack_owns_the_shared_objects():
-    owner, other = split_config(0, ["n1"]), split_config(1, ["n2"])
-    assert "gpu-nodes:existingNamespaces" not in owner and "gpu-nodes:createRuntimeClass" not in owner, owner
-    assert other["gpu-nodes:existingNamespaces"] == ["nvidia-device-plugin", "gpu-verification"], other
+def test_the_first_stack_owns_the_shared_objects_and_the_others_reference_them():
+    plan = plan_fleet(read_fleet(FLEET_FILE, fleet_file(10, 3)))
+    assert [s.name for s in plan.stacks] == ["bench-1", "bench-2", "bench-3"] and plan.owner.name == "bench-1"
+    assert [len(s.nodes) for s in plan.stacks] == [4, 3, 3], plan.stacks
+    other = plan.stack("bench-2").config
+    assert other["gpu-nodes:existingNamespaces"] == ["gpu-verification", "nvidia-device-plugin"], other
     assert other["gpu-nodes:createRuntimeClass"] == "false", other
-    assert [g["name"] for g in owner["gpu-nodes:nodeGroups"] + other["gpu-nodes:nodeGroups"]] == ["bench-gpu-1", "bench-gpu-2"]
 
 
-def test_the_owner_runs_alone_first_on_up_and_last_on_destroy():
-    stacks = [f"s{k}" for k in range(1, 6)]
-    assert rounds(stacks, 2, owner_first=True) == [["s1"], ["s2", "s3"], ["s4", "s5"]]
-    assert rounds(stacks, 2, owner_first=False) == [["s5", "s4"], ["s3", "s2"], ["s1"]]
-    assert rounds(stacks, 1, owner_first=True) == [["s1"], ["s2"], ["s3"], ["s4"], ["s5"]]
+def test_the_bare_side_runs_the_owner_alone_first_on_up_and_last_on_destroy():
+    fleet = fleet_file(10, 5)
+    assert bare_rounds(fleet, "up", 2) == [["bench-1"], ["bench-2", "bench-3"], ["bench-4", "bench-5"]]
+    assert bare_rounds(fleet, "destroy", 2) == [["bench-2", "bench-3"], ["bench-4", "bench-5"], ["bench-1"]]
+
+
+def test_the_table_gives_the_ratio_to_the_runbook_and_the_commands_overhead():
+    table = format_split(30, 3, [SplitRow("up, 3 stacks", 1, command_s=110.0, bare_s=100.0, runbook_s=200.0)])
+    assert table.splitlines()[-1] == "| 30 | 3 | 1 | up, 3 stacks | 110 | 100 | 200 | 0.55 | +10% |", table
+    assert Path(FLEET_FILE).name == "fleet.yaml"

@@ -28,4 +28,4 @@ pulumi stack select --create --non-interactive "$stack"
 pulumi config set --secret --stack "$stack" gpu-nodes:sshPrivateKey <.state/fakehosts/id_ed25519
 # --refresh: after local-down the cluster is new, and the state must learn that first.
 pulumi up --stack "$stack" --yes --non-interactive --refresh
-pulumi stack output --stack "$stack" nodeGroups --json | .venv/bin/python tools/local/report.py
+pulumi stack output --stack "$stack" nodeGroups --json | .venv/bin/python -m tools.local.report

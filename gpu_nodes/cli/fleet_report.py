@@ -1,0 +1,86 @@
+"""What a fleet command prints at the end: one row per node of every stack, each stack's
+result, the drift verdict, and the same as JSON for CI. Pure: progress and outputs in, text out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpu_nodes.cli.node_table import HEADER, aligned, node_row
+from gpu_nodes.cli.plan import FleetPlan
+from gpu_nodes.cli.progress import StackProgress
+
+NO_REPORT = "no report"
+
+
+def node_rows(plan: FleetPlan, outputs: dict[str, dict[str, Any]]) -> list[list[str]]:
+    """["STACK", *HEADER] rows: every node of the fleet, in the fleet file's order of stacks.
+    A node its stack has no report for (never deployed, or its run failed first) says so."""
+    table = []
+    for stack in plan.stacks:
+        report = outputs.get(stack.name) or {}
+        for group in stack.groups:
+            nodes = [n["name"] for n in next(g for g in stack.config["gpu-nodes:nodeGroups"] if g["name"] == group)["nodes"]]
+            for node in nodes:
+                entry = (report.get(group) or {}).get(node)
+                if entry is None:
+                    table.append([stack.name, group, node, NO_REPORT, *["-"] * (len(HEADER) - 3)])
+                else:
+                    table.append([stack.name, *node_row(group, node, entry)])
+    return table
+
+
+def node_table(plan: FleetPlan, outputs: dict[str, dict[str, Any]]) -> list[str]:
+    return aligned([["STACK", *HEADER], *node_rows(plan, outputs)])
+
+
+def stack_table(progress: list[StackProgress]) -> list[str]:
+    table = [["STACK", "ROLE", "RESULT", "PROVEN", "GATED", "FAILED", "LOG"]]
+    for stack in progress:
+        counts = stack.counts()
+        role = "owner" if stack.owner else "references"
+        table.append(
+            [stack.name, role, stack.state, str(counts["proven"]), str(counts["gated"]), str(counts["failed"]), stack.log or "-"]
+        )
+    lines = aligned(table)
+    for stack in progress:
+        lines += [f"{stack.name}: {stack.reason}"] if stack.reason else []
+        lines += [f"{stack.name}: node {node}: {message}" for node, message in sorted(stack.failed.items())]
+    return lines
+
+
+def drift_verdict(progress: list[StackProgress]) -> list[str]:
+    """One line per stack and node that drifted, or that could not be checked; `no drift` when none."""
+    lines = []
+    for stack in progress:
+        for change in stack.changes:
+            where = f"node {change.node}" if change.node else "stack-wide"
+            lines.append(f"DRIFT {stack.name}: {where}: {change.op} {change.resource} (found by {change.check})")
+        if stack.state != "passed" and not stack.changes:
+            lines.append(f"FAILED {stack.name}: {stack.reason or stack.state}")
+    drifted = sorted({s.name for s in progress if s.changes or s.state != "passed"})
+    verdict = f"drift in {len(drifted)} of {len(progress)} stacks: {', '.join(drifted)}" if drifted else "no drift"
+    return [*lines, f"{verdict} (logs: {', '.join(s.log for s in progress if s.log) or '-'})"]
+
+
+def as_json(command: str, plan: FleetPlan, progress: list[StackProgress], outputs: dict[str, dict[str, Any]]) -> dict:
+    rows = node_rows(plan, outputs) if outputs else []
+    keys = ["stack", *(h.lower() for h in HEADER)]
+    return {
+        "command": command,
+        "passed": all(s.state == "passed" for s in progress),
+        "stacks": [
+            {
+                "name": s.name,
+                "owner": s.owner,
+                "result": s.state,
+                "reason": s.reason,
+                "log": s.log,
+                **s.counts(),
+                "failedNodes": dict(sorted(s.failed.items())),
+                "drift": [{"node": c.node, "resource": c.resource, "op": c.op, "check": c.check} for c in s.changes],
+            }
+            for s in progress
+        ],
+        "nodes": [dict(zip(keys, row, strict=True)) for row in rows],
+    }

@@ -1,0 +1,184 @@
+"""`gpu-nodes fleet up | preview | drift | destroy | report | export`: one fleet, many stacks.
+
+README, "The fleet command".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pulumi import automation as auto
+
+from gpu_nodes.cli.fleet_file import Fleet, SecretSource, load_fleet
+from gpu_nodes.cli.fleet_report import as_json, drift_verdict, node_table, stack_table
+from gpu_nodes.cli.live import LiveView
+from gpu_nodes.cli.orchestrate import objects_in_state, run_phases, shared_objects
+from gpu_nodes.cli.plan import FleetPlan, plan_fleet
+from gpu_nodes.cli.progress import StackProgress
+from gpu_nodes.cli.runner import RunOptions, run_stack
+from gpu_nodes.cli.stack_files import prepare_stack
+from gpu_nodes.errors import GpuNodesError
+
+RUNS = ("up", "preview", "drift", "destroy")
+# Exit codes: a stack failed (or drifted, or has nodes out of service); the command refused its input.
+FAILED, REFUSED = 1, 2
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="gpu-nodes", description="Bring GPU machines into service, one fleet of stacks at a time.")
+    commands = top.add_subparsers(dest="area", required=True)
+    fleet = commands.add_parser("fleet", help="drive one fleet, described in a fleet file, as a set of stacks")
+    actions = fleet.add_subparsers(dest="command", required=True)
+    for name, text in (
+        ("up", "deploy every stack: the owner first, then the others --parallel at a time"),
+        ("preview", "preview every stack"),
+        ("drift", "preview and refresh --preview-only, both with --expect-no-changes, on every stack at once"),
+        ("destroy", "destroy every stack: the others first, the owner last"),
+        ("report", "print every stack's per-node report"),
+        ("export", "write the fleet as other tools take it"),
+    ):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("-f", "--file", type=Path, default=Path("fleet.yaml"), help="the fleet file (default: fleet.yaml)")
+        action.add_argument("--json", type=Path, help="also write the result as JSON to this file (- for stdout)")
+        if name in RUNS:
+            action.add_argument("--parallel", type=int, default=1, help="stacks run at once (default 1)")
+            action.add_argument("--log-dir", type=Path, help="each stack's log (default: fleet-logs/ beside the fleet file)")
+            action.add_argument("--fail-fast", action="store_true", help="start no more stacks once one has failed")
+            action.add_argument("--engine-parallel", type=int, help="the engine's own --parallel within each stack")
+        if name in ("up", "destroy"):
+            action.add_argument("--continue-on-error", action="store_true", help="passed to each stack's pulumi up / destroy")
+        if name == "export":
+            action.add_argument("--operator", action="store_true", required=True, help="the Pulumi Kubernetes Operator's objects")
+            action.add_argument("--out", type=Path, help="write the objects here (default: stdout)")
+            action.add_argument("--operator-settings", type=Path, help="YAML: the operator's backend, program source, Secrets")
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        fleet = load_fleet(args.file)
+        plan = plan_fleet(fleet)
+        for warning in plan.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        if args.command == "export":
+            from gpu_nodes.cli.operator_export import export_operator
+
+            return export_operator(fleet, plan, args.out, args.operator_settings)
+        workspace = auto.LocalWorkspace(work_dir=str(fleet.program))
+        if args.command == "report":
+            return _report(args, plan, workspace)
+        read_secret = _cached()
+        # One after another: selecting a stack writes the workspace's settings file.
+        selected = {s.name: prepare_stack(workspace, fleet, s, read_secret, renew=args.command == "up") for s in plan.stacks}
+    except GpuNodesError as error:
+        print(f"gpu-nodes fleet: {error}", file=sys.stderr)
+        return REFUSED
+    except (auto.errors.CommandError, FileNotFoundError) as error:
+        print(f"gpu-nodes fleet: the Pulumi CLI refused, before any stack ran: {error}", file=sys.stderr)
+        return REFUSED
+    return _run(args, fleet, plan, workspace, selected)
+
+
+def _run(
+    args: argparse.Namespace, fleet: Fleet, plan: FleetPlan, workspace: auto.LocalWorkspace, selected: dict[str, auto.Stack]
+) -> int:
+    log_dir = args.log_dir or fleet.path.parent / "fleet-logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    progress = {s.name: StackProgress(s.name, s.nodes, owner=s.owner) for s in plan.stacks}
+    options = RunOptions(getattr(args, "continue_on_error", False), args.engine_parallel)
+    runtime = fleet.stack.runtime_class
+    needed = shared_objects(plan, runtime.name if runtime is not None and runtime.create else None)
+
+    def owner_state() -> set[str]:
+        deployment = workspace.export_stack(plan.owner.name).deployment or {}
+        return objects_in_state(deployment.get("resources") or [])
+
+    live = LiveView(list(progress.values()))
+    live.start()
+    try:
+        run_phases(
+            plan,
+            args.command,
+            progress,
+            lambda name, p: run_stack(selected[name], args.command, p, log_dir, options),
+            args.parallel,
+            args.fail_fast,
+            owner_state,
+            needed,
+        )
+    finally:
+        live.stop()
+    stacks = list(progress.values())
+    outputs = _outputs(workspace, plan, progress) if args.command == "up" else {}
+    lines = stack_table(stacks)
+    if args.command == "up":
+        lines = [*node_table(plan, outputs), "", *lines]
+    elif args.command == "drift":
+        lines += ["", *drift_verdict(stacks)]
+    print("\n".join(lines))
+    _write_json(args.json, as_json(args.command, plan, stacks, outputs))
+    return 0 if all(s.state == "passed" for s in stacks) else FAILED
+
+
+def _report(args: argparse.Namespace, plan: FleetPlan, workspace: auto.LocalWorkspace) -> int:
+    outputs = _outputs(workspace, plan)
+    stacks = []
+    for stack in plan.stacks:
+        progress = StackProgress(stack.name, stack.nodes, owner=stack.owner)
+        report = outputs.get(stack.name) or {}
+        lifted = {node for nodes in report.values() for node, entry in nodes.items() if entry.get("gate") == "lifted"}
+        progress.proven = lifted & set(stack.nodes)
+        out = [n for n in stack.nodes if n not in lifted]
+        progress.finish(not out, f"not in service: {', '.join(out)}" if out else "")
+        stacks.append(progress)
+    print("\n".join(node_table(plan, outputs)))
+    _write_json(args.json, as_json("report", plan, stacks, outputs))
+    return 0 if all(s.state == "passed" for s in stacks) else FAILED
+
+
+def _cached() -> Callable[[SecretSource], str]:
+    """Reads each secret once per run, however many stacks take it."""
+    read: dict[str, str] = {}
+
+    def value(source: SecretSource) -> str:
+        if source.key not in read:
+            read[source.key] = source.read()
+        return read[source.key]
+
+    return value
+
+
+def _outputs(
+    workspace: auto.LocalWorkspace, plan: FleetPlan, progress: dict[str, StackProgress] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Each stack's `nodeGroups` output (as its `up` returned it, else read from its state); none
+    for a stack that has none (never deployed)."""
+    found = {}
+    for stack in plan.stacks:
+        known = progress[stack.name].outputs if progress else None
+        if known is not None:
+            found[stack.name] = known
+            continue
+        try:
+            value = workspace.stack_outputs(stack.name).get("nodeGroups")
+        except auto.errors.CommandError:
+            continue
+        if value is not None and isinstance(value.value, dict):
+            found[stack.name] = value.value
+    return found
+
+
+def _write_json(path: Path | None, data: dict) -> None:
+    if path is None:
+        return
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    if str(path) == "-":
+        sys.stdout.write(text)
+    else:
+        path.write_text(text)

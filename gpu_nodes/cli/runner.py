@@ -1,0 +1,98 @@
+"""One stack, one command, through Pulumi's Automation API: the operator's own CLI and backend,
+the program directory as it is (a `LocalWorkspace`; no inline program, which dynamic providers
+cannot load). Its output goes to its log file, its events to its `StackProgress`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from pulumi import automation as auto
+
+from gpu_nodes.cli.progress import StackProgress
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    continue_on_error: bool = False
+    # The engine's own --parallel within a stack (None: the engine's default).
+    engine_parallel: int | None = None
+
+
+def _last_lines(error: auto.errors.CommandError, count: int = 3) -> str:
+    """The CLI's own `error:` lines, each once (the whole output is in the log)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    errors = list(dict.fromkeys(line for line in lines if line.startswith("error:")))
+    return " | ".join((errors or lines)[-count:])
+
+
+def _reason(progress: StackProgress, error: auto.errors.CommandError) -> str:
+    """Why the stack failed: the engine's errors that name no node (those are per node), else the CLI's."""
+    return " | ".join(progress.errors[-3:]) if progress.errors else _last_lines(error)
+
+
+def run_stack(stack: auto.Stack, command: str, progress: StackProgress, log_dir: Path, options: RunOptions) -> bool:
+    """Runs `command` on the stack; True when it passed. Never raises for the stack's own failure."""
+    log_path = log_dir / f"{progress.name}.{command}.log"
+    progress.log = str(log_path)
+    progress.start(command)
+    with log_path.open("w") as log:
+        common: dict[str, Any] = {
+            "on_output": _writer(log),
+            "on_error": _writer(log),
+            "on_event": progress.on_event,
+            "color": "never",
+        }
+        if options.engine_parallel:
+            common["parallel"] = options.engine_parallel
+        try:
+            if command == "up":
+                result = stack.up(continue_on_error=options.continue_on_error or None, **common)
+                report = result.outputs.get("nodeGroups")
+                progress.outputs = report.value if report is not None and isinstance(report.value, dict) else None
+            elif command == "destroy":
+                stack.destroy(continue_on_error=options.continue_on_error or None, **common)
+            elif command == "preview":
+                stack.preview(diff=True, **common)
+            elif command == "drift":
+                return drift_checks(stack, progress, log, common)
+            else:
+                raise ValueError(f"unknown command {command}")
+        except auto.errors.CommandError as error:
+            progress.finish(False, _reason(progress, error))
+            return False
+        except Exception as error:  # the SDK's own failures end this stack only, never the others
+            progress.finish(False, f"{type(error).__name__}: {error}")
+            return False
+    progress.finish(True)
+    return True
+
+
+def drift_checks(stack: Any, progress: StackProgress, log: IO[str], common: dict[str, Any]) -> bool:
+    """Both drift checks, each run even when the other found drift (README, "Detect drift")."""
+    failures = []
+    for check in ("preview", "refresh"):
+        progress.check(check)
+        log.write(f"=== {check} --expect-no-changes ===\n")
+        try:
+            if check == "preview":
+                stack.preview(expect_no_changes=True, diff=True, **common)
+            else:
+                stack.preview_refresh(expect_no_changes=True, diff=True, **common)
+        except auto.errors.CommandError as error:
+            failures.append(f"{check}: {_last_lines(error, 2)}")
+        except Exception as error:  # e.g. the SDK's "summary event never found"
+            failures.append(f"{check}: {type(error).__name__}: {error}")
+    passed = not failures and not progress.changes
+    progress.finish(passed, "; ".join(failures))
+    return passed
+
+
+def _writer(log: IO[str]) -> Any:
+    def write(line: str) -> None:
+        log.write(line if line.endswith("\n") else line + "\n")
+        log.flush()
+
+    return write
