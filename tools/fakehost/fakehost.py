@@ -437,7 +437,7 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
 
 def set_mode(mode_file: Path, mode: str) -> None:
     """healthy; driver: nvidia-smi then fails as with a lost driver; other-model: it reports other GPUs;
-    runtime-not-restarted: the running containerd (crictl info) has not loaded the nvidia drop-in."""
+    runtime-not-restarted: the running containerd (crictl info) has not loaded the nvidia drop-in;
     reset-required: its GPU FAULTY_GPU reports Reset Required and recovery action Reset."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
