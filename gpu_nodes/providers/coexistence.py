@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from gpu_nodes.errors import GpuNodesError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.manifests.naming import PART_OF
-from gpu_nodes.providers.cluster_resource import ClusterResource
+from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 
 PLUGIN_IMAGE = "k8s-device-plugin"
 HAND_OVER_KEY = "gpu-nodes:handOver"
@@ -123,7 +123,7 @@ def _look(props: Mapping[str, Any]) -> tuple[list[OtherPlugin], list[str]]:
     return others, problems(others, handed_over, pods_on_our_nodes)
 
 
-class CoexistenceProvider(ResourceProvider):
+class CoexistenceProvider(ClusterResourceProvider):
     def _look(self, props: Mapping[str, Any]) -> tuple[list[OtherPlugin], list[str]]:
         return _look(props)
 
@@ -136,11 +136,11 @@ class CoexistenceProvider(ResourceProvider):
     def create(self, props: dict[str, Any]) -> CreateResult:
         return CreateResult(id_="device-plugin-coexistence", outs=self._check(props))
 
-    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+    def diff_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         changed = any(olds.get(k) != news.get(k) for k in ("nodes", "handOver")) or bool(olds.get("found"))
         return DiffResult(changes=changed)
 
-    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+    def update_own(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         return UpdateResult(outs={**self._check(news), "found": []})
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -149,7 +149,7 @@ class CoexistenceProvider(ResourceProvider):
         return ReadResult(id_=id_, outs={**props, "found": stops})
 
 
-class DevicePluginCoexistence(ClusterResource):
+class DevicePluginCoexistence(ClusterResource, module="gpu-nodes", name="DevicePluginCoexistence"):
     """Stops the run when another NVIDIA device plugin is on the cluster (see the module docstring)."""
 
     found: pulumi.Output[list[str]]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from gpu_nodes.errors import GpuNodesError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
@@ -41,7 +41,7 @@ from gpu_nodes.kube.node_health import (
     target_props,
 )
 from gpu_nodes.preflight.facts import disagreement, node_facts
-from gpu_nodes.providers.cluster_resource import ClusterResource
+from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 from gpu_nodes.providers.taints import KubernetesNodeTaintApi, NodeReader, NodeTaintApi, apply_taints
 
 T = TypeVar("T")
@@ -221,7 +221,7 @@ _WAIT_INPUTS = (
 )
 
 
-class NodeReadinessProvider(ResourceProvider):
+class NodeReadinessProvider(ClusterResourceProvider):
     def _view(self, props: dict[str, Any]) -> ClusterReader:
         return cluster_view_from_props(props)
 
@@ -289,13 +289,13 @@ class NodeReadinessProvider(ResourceProvider):
     def create(self, props: dict[str, Any]) -> CreateResult:
         return CreateResult(id_=props["node"], outs=self._prove(props))
 
-    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+    def diff_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         changed = [key for key in _WAIT_INPUTS if olds.get(key) != news.get(key)]
         # A refresh found the node failing an item, or gated again: prove it again.
         degraded = any(value != PASS for value in (olds.get("checklist") or {}).values()) or olds.get("gate") == "up"
         return DiffResult(changes=bool(changed) or degraded)
 
-    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+    def update_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         deferred_before = (olds.get("checklist") or {}).get("workloadSucceeded") == DEFERRED
         return UpdateResult(outs=self._prove(news, deferred_before))
 
@@ -308,7 +308,7 @@ class NodeReadinessProvider(ResourceProvider):
         )
 
 
-class NodeReadiness(ClusterResource):
+class NodeReadiness(ClusterResource, module="gpu-nodes", name="NodeReadiness"):
     """Proves one node (the runbook's checklist) and lifts its readiness gate."""
 
     checklist: pulumi.Output[dict[str, str]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.kube.job_status import job_verdict, pod_story
-from gpu_nodes.kube.node_health import PASS
+from gpu_nodes.kube.node_health import FAIL, PASS
 from gpu_nodes.preflight.facts import FACTS_ANNOTATION, GpuFacts, annotation
 from gpu_nodes.providers.readiness import (
     GRACE_SECONDS,
@@ -380,7 +380,7 @@ def test_missing_jobs_on_a_node_never_deferred_still_fail(cluster):
     cluster.pod_list.append(plugin_pod())
     cluster.jobs.clear()
     with pytest.raises(NodeNotReadyError, match="does not exist"):
-        NodeReadinessProvider().update("n1", {**props(), "checklist": {}, "gate": "lifted"}, props())
+        NodeReadinessProvider().update("n1", {**props(), "checklist": {"workloadSucceeded": FAIL}, "gate": "lifted"}, props())
 
 
 def test_a_gated_node_is_never_deferred(cluster):
@@ -475,6 +475,9 @@ def test_what_makes_a_new_wait(change):
     assert NodeReadinessProvider().diff("n1", olds, props(**change)).changes, change
 
 
-def test_diff_ignores_credentials():
+def test_rotated_credentials_are_stored_and_the_node_is_not_proven_again():
+    # No cluster fixture: a wait would fail to reach the API server.
     olds = {**props(), "checklist": dict.fromkeys(["labelled"], PASS), "gate": "lifted"}
-    assert not NodeReadinessProvider().diff("n1", olds, props(kubeconfig="rotated")).changes
+    assert NodeReadinessProvider().diff("n1", olds, props(kubeconfig="rotated")).changes
+    outs = NodeReadinessProvider().update("n1", olds, props(kubeconfig="rotated")).outs
+    assert outs == {**olds, "kubeconfig": "rotated"}, outs

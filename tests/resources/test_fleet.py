@@ -8,11 +8,10 @@ import pytest
 
 from gpu_nodes import ConfigError, GpuFleet, GpuFleetArgs, GpuNodesError
 from tests.factories import group
-from tests.pulumi_mocks import ProgramRun, run_inline
+from tests.pulumi_mocks import CLAIM_TYPE, DYNAMIC_TYPES, ProgramRun, run_inline
 
 FLEET_TYPE = "gpu-nodes:index:GpuFleet"
 GROUP_TYPE = "gpu-nodes:index:GpuNodeGroup"
-DYNAMIC = "pulumi-python:dynamic:Resource"
 KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\ntest\n-----END OPENSSH PRIVATE KEY-----\n"
 
 
@@ -77,7 +76,7 @@ def test_a_fleet_referencing_the_first_fleets_namespaces_waits_for_it():
     run = run_inline(program)
     # Depending on a component is depending on what is in it: here, its namespaces.
     first = run.named("training-namespace-nvidia-device-plugin").urn
-    claims = [r for r in run.of_type(DYNAMIC) if r.name.startswith("inference-namespace-")]
+    claims = [r for r in run.of_type(CLAIM_TYPE) if r.name.startswith("inference-namespace-")]
     assert claims, "no namespace claims in fleet inference"
     for claim in claims:
         assert first in claim.dependencies, f"{claim.urn}: does not wait for fleet training"
@@ -93,7 +92,7 @@ def test_the_dynamic_resources_reach_the_cluster_through_the_given_provider_and_
         fleet("training", group("a100"), provider=provider)
 
     run = run_inline(program)
-    dynamic = run.of_type(DYNAMIC)
+    dynamic = [r for t in DYNAMIC_TYPES for r in run.of_type(t)]
     assert dynamic
     for resource in dynamic:
         assert resource.inputs["kubeconfig"] == kubeconfig, resource.urn

@@ -10,21 +10,20 @@ from gpu_nodes.manifests.verification import verification_jobs
 from gpu_nodes.preflight.facts import FACTS_ANNOTATION
 from gpu_nodes.resources.node_group import TYPE
 from tests.factories import group
-from tests.pulumi_mocks import HEALTHY_REPORT, Recorder, Registered, run_component
+from tests.pulumi_mocks import HEALTHY_REPORT, READINESS_TYPE, TAINTS_TYPE, Recorder, Registered, run_component
 from tests.specs import group_spec
 
 JOB = "kubernetes:batch/v1:Job"
 COMMAND = "command:remote:Command"
 NODE_PATCH = "kubernetes:core/v1:NodePatch"
-DYNAMIC = "pulumi-python:dynamic:Resource"
 
 
 def taint_resources(run) -> list[Registered]:
-    return [r for r in run.of_type(DYNAMIC) if r.name.endswith("-taints")]
+    return [r for r in run.of_type(TAINTS_TYPE)]
 
 
 def readiness_checks(run) -> list[Registered]:
-    return [r for r in run.of_type(DYNAMIC) if r.name.endswith("-readiness")]
+    return [r for r in run.of_type(READINESS_TYPE)]
 
 
 def names(resources: list[Registered]) -> list[str]:
@@ -254,7 +253,7 @@ def test_under_mig_any_gpu_resource_will_do():
 def test_a_declared_mig_layout_reaches_each_readiness_check_and_taints_check():
     layout = {"migStrategy": "mixed", "migDevices": {"1g.10gb": 7}}
     run = run_component(group("a100", devicePlugin=layout, verification={"migResources": {"nvidia.com/mig-1g.10gb": 1}}))
-    checks = [r for r in run.of_type(DYNAMIC) if r.name.endswith(("-readiness", "-taints"))]
+    checks = [*run.of_type(READINESS_TYPE), *run.of_type(TAINTS_TYPE)]
     assert len(checks) == 4, names(checks)  # two nodes
     for check in checks:
         assert check.inputs["expectedMigDevices"] == {"nvidia.com/mig-1g.10gb": 28}, check.urn

@@ -10,7 +10,7 @@ import pytest
 
 from gpu_nodes.constants import GROUP_LABEL, STACK_LABEL
 from tests.factories import SECRET_KEYS, SSH_KEY, group, stack_config
-from tests.pulumi_mocks import ProgramRun, run_program
+from tests.pulumi_mocks import CLAIM_TYPE, ProgramRun, run_program
 
 KUBERNETES_VERSIONS = [f"1.{minor}" for minor in range(29, 36)]
 # NodePatch carries only the node's metadata: validated as the Node it patches.
@@ -83,7 +83,7 @@ def test_shared_namespaces_are_created_once_with_pod_security_levels():
 
 
 def claims(run) -> dict[str, dict]:
-    return {r.name: r for r in run.of_type("pulumi-python:dynamic:Resource") if r.name.endswith("-claim")}
+    return {r.name: r for r in run.of_type(CLAIM_TYPE) if r.name.endswith("-claim")}
 
 
 def test_each_shared_object_waits_for_its_claim():

@@ -1,0 +1,84 @@
+"""What every dynamic resource of ours does with how it reaches the cluster and which code runs it.
+
+`pulumi refresh` and `pulumi destroy` run a resource's provider with the outputs of its last
+Update: a Same step keeps them (`SameStep.Apply`, pkg/resource/deploy/step.go in pulumi/pulumi).
+So new credentials or a new import path are a change, and that change rewrites them only.
+"""
+
+from __future__ import annotations
+
+import pytest
+from pulumi.dynamic import UpdateResult
+
+from gpu_nodes.providers.claims import ClaimProvider, ObjectClaim
+from gpu_nodes.providers.cluster_resource import ClusterResourceProvider
+from gpu_nodes.providers.coexistence import CoexistenceProvider, DevicePluginCoexistence
+from gpu_nodes.providers.readiness import NodeReadiness, NodeReadinessProvider
+from gpu_nodes.providers.taints import NodeTaints, NodeTaintsProvider
+
+# Each provider with inputs its own diff finds unchanged when compared with themselves.
+OWN_INPUTS = {
+    NodeTaintsProvider: {"node": "gpu-0", "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
+    NodeReadinessProvider: {"node": "gpu-0", "jobs": ["gpu-verify-gpu-0"], "checklist": {}, "gate": "lifted"},
+    ClaimProvider: {"kind": "Namespace", "name": "nvidia-device-plugin", "mode": "create"},
+    CoexistenceProvider: {"nodes": ["gpu-0"], "handOver": [], "found": []},
+}
+ACCESS = {"kubeconfig": "/runner-1/kubeconfig", "context": "ci", "__provider": "old-import-path"}
+ROTATIONS = {
+    "kubeconfig moved": {"kubeconfig": "/runner-2/kubeconfig"},
+    "kubeconfig given as contents": {"kubeconfig": "apiVersion: v1\nkind: Config\n"},
+    "context renamed": {"context": "ci-2"},
+    "provider's import path": {"__provider": "todays-import-path"},
+}
+
+
+def worker(provider_class: type) -> ClusterResourceProvider:
+    """The provider, failing the test if it does its work (a taint write, a wait, a claim, a look)."""
+
+    class Worker(provider_class):  # type: ignore[misc, valid-type]
+        def update_own(self, id_: str, olds: dict, news: dict) -> UpdateResult:
+            raise AssertionError(f"{provider_class.__name__} {id_}: did its work again for a change of credentials")
+
+    return Worker()
+
+
+@pytest.mark.parametrize("provider_class", OWN_INPUTS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("rotation", ROTATIONS.values(), ids=ROTATIONS.keys())
+def test_new_credentials_are_a_change(provider_class, rotation):
+    olds = {**OWN_INPUTS[provider_class], **ACCESS}
+    diff = provider_class().diff("gpu-0", olds, {**olds, **rotation})
+    assert diff.changes is True and not diff.replaces, f"{provider_class.__name__}: {rotation} gave {vars(diff)}"
+
+
+@pytest.mark.parametrize("provider_class", OWN_INPUTS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("rotation", ROTATIONS.values(), ids=ROTATIONS.keys())
+def test_new_credentials_are_stored_without_doing_the_work_again(provider_class, rotation):
+    olds = {**OWN_INPUTS[provider_class], **ACCESS, "round": 3}
+    outs = worker(provider_class).update("gpu-0", olds, {**olds, **rotation, "round": None}).outs
+    expected = {**olds, **{k: v for k, v in rotation.items() if k != "__provider"}}
+    assert outs == expected, f"{provider_class.__name__}: {rotation} stored {outs}"
+
+
+@pytest.mark.parametrize("provider_class", OWN_INPUTS, ids=lambda c: c.__name__)
+def test_the_same_credentials_are_no_change(provider_class):
+    olds = {**OWN_INPUTS[provider_class], **ACCESS}
+    assert not provider_class().diff("gpu-0", olds, dict(olds)).changes, provider_class.__name__
+
+
+@pytest.mark.parametrize("provider_class", OWN_INPUTS, ids=lambda c: c.__name__)
+def test_the_import_path_in_the_state_is_plain_text(provider_class):
+    # pulumi.dynamic.Resource stores __provider as a secret unless the provider says otherwise.
+    assert provider_class.serialize_as_secret_always is False, provider_class.__name__
+
+
+@pytest.mark.parametrize(
+    "resource, token",
+    [
+        (NodeTaints, "dynamic/gpu-nodes:NodeTaints"),
+        (NodeReadiness, "dynamic/gpu-nodes:NodeReadiness"),
+        (ObjectClaim, "dynamic/gpu-nodes:ObjectClaim"),
+        (DevicePluginCoexistence, "dynamic/gpu-nodes:DevicePluginCoexistence"),
+    ],
+)
+def test_each_resource_has_its_own_type(resource, token):
+    assert resource._resource_type_name == token, resource.__name__
