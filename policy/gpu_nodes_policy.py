@@ -49,7 +49,7 @@ def _is_device_plugin(resource: Any) -> bool:
 
 
 def _is_taints(resource: Any) -> bool:
-    return resource.resource_type == TAINTS
+    return bool(resource.resource_type == TAINTS)
 
 
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
