@@ -25,6 +25,8 @@ READINESS_TYPE = "pulumi-python:dynamic/gpu-nodes:NodeReadiness"
 CLAIM_TYPE = "pulumi-python:dynamic/gpu-nodes:ObjectClaim"
 COEXISTENCE_TYPE = "pulumi-python:dynamic/gpu-nodes:DevicePluginCoexistence"
 DYNAMIC_TYPES = (TAINTS_TYPE, READINESS_TYPE, CLAIM_TYPE, COEXISTENCE_TYPE)
+# The provider they run under, one per fleet (`ClusterAccess.served`).
+DYNAMIC_PROVIDER_TYPE = "pulumi:providers:pulumi-python"
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "__main__.py"

@@ -104,7 +104,7 @@ def read_object(api: Any, kind: str, name: str, namespace: str | None = None) ->
 
 class ClaimProvider(ClusterResourceProvider):
     def _read(self, props: dict[str, Any]) -> dict[str, Any] | None:
-        return read_object(api_client_from_props(props), props["kind"], props["name"], props.get("namespace"))
+        return read_object(api_client_from_props(self.cluster_props(props)), props["kind"], props["name"], props.get("namespace"))
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         claim = Claim(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import DiffResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import ConfigureRequest, DiffResult, Resource, ResourceProvider, UpdateResult
 from pulumi.runtime.rpc import unwrap_rpc_secret
 
 from gpu_nodes.kube.client import ClusterAccess
@@ -38,6 +38,20 @@ class ClusterResourceProvider(ResourceProvider):
     # The pickled class is an import path and holds no secret: stored in plain text, an
     # operator reads which code a destroy will run (`pulumi stack export`).
     serialize_as_secret_always = False
+    # The access our provider resource holds (`ClusterAccess.served`); None under the default
+    # provider, whose resources keep theirs in their own state (deployed before, or a bare group).
+    access: dict[str, Any] | None = None
+
+    def configure(self, req: ConfigureRequest) -> None:
+        # The provider's inputs as the server received them (`Config._props`, pulumi/dynamic/
+        # config.py): `Config.get` would look for "<project>:kubeconfig".
+        raw: dict[str, Any] = getattr(req.config, "_props", None) or {}
+        if "kubeconfig" in raw or "context" in raw:
+            self.access = {key: unwrap_rpc_secret(raw.get(key)) or "" for key in ACCESS_KEYS}
+
+    def cluster_props(self, props: dict[str, Any]) -> dict[str, Any]:
+        """`props` with the access to reach the cluster with: the configured one, if any."""
+        return {**props, **self.access} if self.access is not None else props
 
     def diff_own(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         return DiffResult(changes=False)
@@ -54,14 +68,17 @@ class ClusterResourceProvider(ResourceProvider):
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         if self.diff_own(id_, olds, news).changes:
             return self.update_own(id_, olds, news)
-        # The provider server writes the new `__provider` itself.
-        return UpdateResult(outs={**olds, **{key: news.get(key) for key in ACCESS_KEYS}})
+        # The provider server writes the new `__provider` itself. Credentials that moved to our
+        # provider resource leave the resource's state.
+        kept = {key: value for key, value in olds.items() if key not in ACCESS_KEYS}
+        return UpdateResult(outs={**kept, **{key: news[key] for key in ACCESS_KEYS if key in news}})
 
 
 class ClusterResource(Resource):
-    """A dynamic resource with the cluster's access among its inputs (`ClusterAccess.props()`),
-    which its provider reads back (`api_client_from_props`); the kubeconfig stays a secret in
-    its outputs too. Subclasses name their type: `class X(ClusterResource, module="gpu-nodes", name="X")`."""
+    """A dynamic resource that reaches the cluster with its provider's configuration when the
+    access is `served`, else with the access among its inputs (`ClusterAccess.props()`, the
+    kubeconfig a secret in its outputs too); its provider reads either back (`cluster_props`).
+    Subclasses name their type: `class X(ClusterResource, module="gpu-nodes", name="X")`."""
 
     def __init__(
         self,
@@ -73,6 +90,8 @@ class ClusterResource(Resource):
     ) -> None:
         opts = pulumi.ResourceOptions.merge(
             opts,
-            pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"], aliases=[pulumi.Alias(type_=UNTYPED)]),
+            pulumi.ResourceOptions(
+                additional_secret_outputs=["kubeconfig"], aliases=[pulumi.Alias(type_=UNTYPED)], provider=cluster.provider
+            ),
         )
         super().__init__(provider, name, {**props, **cluster.props()}, opts)

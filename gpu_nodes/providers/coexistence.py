@@ -125,7 +125,7 @@ def _look(props: Mapping[str, Any]) -> tuple[list[OtherPlugin], list[str]]:
 
 class CoexistenceProvider(ClusterResourceProvider):
     def _look(self, props: Mapping[str, Any]) -> tuple[list[OtherPlugin], list[str]]:
-        return _look(props)
+        return _look(self.cluster_props(dict(props)))
 
     def _check(self, props: dict[str, Any]) -> dict[str, Any]:
         others, stops = self._look(props)

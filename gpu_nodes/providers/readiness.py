@@ -223,13 +223,13 @@ _WAIT_INPUTS = (
 
 class NodeReadinessProvider(ClusterResourceProvider):
     def _view(self, props: dict[str, Any]) -> ClusterReader:
-        return cluster_view_from_props(props)
+        return cluster_view_from_props(self.cluster_props(props))
 
     def _taint_api(self, props: dict[str, Any]) -> NodeTaintApi:
-        return KubernetesNodeTaintApi(api_client_from_props(props))
+        return KubernetesNodeTaintApi(api_client_from_props(self.cluster_props(props)))
 
     def _deleter(self, props: dict[str, Any]) -> Deleter:
-        return KubernetesDeleter(api_client_from_props(props))
+        return KubernetesDeleter(api_client_from_props(self.cluster_props(props)))
 
     def _prove(self, props: dict[str, Any], deferred_before: bool = False) -> dict[str, Any]:
         target = NodeTarget.from_props(props)

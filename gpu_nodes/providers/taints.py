@@ -165,7 +165,7 @@ class NodeTaintsProvider(ClusterResourceProvider):
     """Owns only the listed taints and the gate on one node; the resource id is the node name."""
 
     def _api(self, props: dict[str, Any]) -> NodeTaintApi:
-        return KubernetesNodeTaintApi(api_client_from_props(props))
+        return KubernetesNodeTaintApi(api_client_from_props(self.cluster_props(props)))
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         apply_taints(self._api(props), props["node"], _ours(props) + _gate(props), previous=[])
@@ -187,7 +187,7 @@ class NodeTaintsProvider(ClusterResourceProvider):
         return UpdateResult(outs={**news, "round": verification_round, "health": []})
 
     def _view(self, props: dict[str, Any]) -> NodeReader:
-        return cluster_view_from_props(props)
+        return cluster_view_from_props(self.cluster_props(props))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         view = self._view(props)

@@ -8,7 +8,7 @@ So new credentials or a new import path are a change, and that change rewrites t
 from __future__ import annotations
 
 import pytest
-from pulumi.dynamic import UpdateResult
+from pulumi.dynamic import Config, ConfigureRequest, UpdateResult
 
 from gpu_nodes.providers.claims import ClaimProvider, ObjectClaim
 from gpu_nodes.providers.cluster_resource import ClusterResourceProvider
@@ -82,3 +82,34 @@ def test_the_import_path_in_the_state_is_plain_text(provider_class):
 )
 def test_each_resource_has_its_own_type(resource, token):
     assert resource._resource_type_name == token, resource.__name__
+
+
+def configured(provider_class: type, access: dict) -> ClusterResourceProvider:
+    """The provider as the provider server hands it over: configured with its provider's inputs."""
+    provider = provider_class()
+    provider.configure(ConfigureRequest(Config(raw_config=access, project_name="gpu-nodes")))
+    return provider
+
+
+@pytest.mark.parametrize("provider_class", OWN_INPUTS, ids=lambda c: c.__name__)
+def test_a_configured_provider_reaches_the_cluster_as_configured_not_as_the_state_says(provider_class):
+    provider = configured(provider_class, {"kubeconfig": "/runner-2/kubeconfig", "context": ""})
+    reach = provider.cluster_props({**OWN_INPUTS[provider_class], **ACCESS})
+    assert (reach["kubeconfig"], reach["context"]) == ("/runner-2/kubeconfig", ""), reach
+
+
+@pytest.mark.parametrize("provider_class", OWN_INPUTS, ids=lambda c: c.__name__)
+def test_the_default_provider_reaches_the_cluster_as_the_state_says(provider_class):
+    # Resources of a stack deployed before, removed from the program in the run that upgrades it.
+    provider = configured(provider_class, {})
+    reach = provider.cluster_props({**OWN_INPUTS[provider_class], **ACCESS})
+    assert (reach["kubeconfig"], reach["context"]) == (ACCESS["kubeconfig"], ACCESS["context"]), reach
+
+
+@pytest.mark.parametrize("provider_class", OWN_INPUTS, ids=lambda c: c.__name__)
+def test_credentials_moved_to_the_provider_leave_the_resources_state(provider_class):
+    olds = {**OWN_INPUTS[provider_class], **ACCESS}
+    news = dict(OWN_INPUTS[provider_class])
+    assert provider_class().diff("gpu-0", olds, news).changes, provider_class.__name__
+    outs = worker(provider_class).update("gpu-0", olds, news).outs
+    assert not {"kubeconfig", "context"} & set(outs), f"{provider_class.__name__} keeps {outs}"

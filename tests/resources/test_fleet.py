@@ -8,7 +8,7 @@ import pytest
 
 from gpu_nodes import ConfigError, GpuFleet, GpuFleetArgs, GpuNodesError
 from tests.factories import group
-from tests.pulumi_mocks import CLAIM_TYPE, DYNAMIC_TYPES, ProgramRun, run_inline
+from tests.pulumi_mocks import CLAIM_TYPE, DYNAMIC_PROVIDER_TYPE, DYNAMIC_TYPES, ProgramRun, run_inline
 
 FLEET_TYPE = "gpu-nodes:index:GpuFleet"
 GROUP_TYPE = "gpu-nodes:index:GpuNodeGroup"
@@ -92,12 +92,16 @@ def test_the_dynamic_resources_reach_the_cluster_through_the_given_provider_and_
         fleet("training", group("a100"), provider=provider)
 
     run = run_inline(program)
+    # Issue 27: one copy of the credentials per fleet, in the configuration of the provider our
+    # dynamic resources run under, which refresh and destroy use as the last `pulumi up` left it.
+    (access,) = run.of_type(DYNAMIC_PROVIDER_TYPE)
+    assert access.inputs["kubeconfig"] == kubeconfig and access.inputs["context"] == "gpu-cluster", access.inputs
+    assert "kubeconfig" in access.secret_inputs, f"{access.urn}: the kubeconfig is not a secret"
     dynamic = [r for t in DYNAMIC_TYPES for r in run.of_type(t)]
     assert dynamic
     for resource in dynamic:
-        assert resource.inputs["kubeconfig"] == kubeconfig, resource.urn
-        assert resource.inputs["context"] == "gpu-cluster", resource.urn
-        assert "kubeconfig" in resource.secret_inputs, f"{resource.urn}: the kubeconfig is not a secret"
+        assert not {"kubeconfig", "context"} & set(resource.inputs), f"{resource.urn} keeps credentials: {resource.inputs}"
+        assert resource.provider.startswith(access.urn + "::"), f"{resource.urn}: provider {resource.provider}"
     for resource in run.resources:
         if resource.type.startswith("kubernetes:") and not resource.type.startswith("pulumi:providers"):
             assert resource.provider.split("::")[-2] == "platform", f"{resource.urn}: provider {resource.provider}"

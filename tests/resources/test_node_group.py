@@ -10,7 +10,15 @@ from gpu_nodes.manifests.verification import verification_jobs
 from gpu_nodes.preflight.facts import FACTS_ANNOTATION
 from gpu_nodes.resources.node_group import TYPE
 from tests.factories import group
-from tests.pulumi_mocks import HEALTHY_REPORT, READINESS_TYPE, TAINTS_TYPE, Recorder, Registered, run_component
+from tests.pulumi_mocks import (
+    DYNAMIC_PROVIDER_TYPE,
+    HEALTHY_REPORT,
+    READINESS_TYPE,
+    TAINTS_TYPE,
+    Recorder,
+    Registered,
+    run_component,
+)
 from tests.specs import group_spec
 
 JOB = "kubernetes:batch/v1:Job"
@@ -130,11 +138,12 @@ def test_every_node_is_gated_by_its_taint_resource():
         assert resource.inputs["gate"] == GATE.to_k8s(), resource.urn
 
 
-def test_kubeconfig_of_the_taint_resource_stays_secret():
+def test_the_kubeconfig_is_kept_once_a_secret_and_in_no_nodes_state():
     run = run_component(group("a100"), kubeconfig="apiVersion: v1\nkind: Config\n")
-    for resource in taint_resources(run):
-        assert "kubeconfig" in resource.secret_inputs, resource.urn
-        assert "kubeconfig" in resource.additional_secret_outputs, resource.urn
+    (access,) = run.of_type(DYNAMIC_PROVIDER_TYPE)
+    assert "kubeconfig" in access.secret_inputs, access.urn
+    for resource in [*taint_resources(run), *readiness_checks(run)]:
+        assert "kubeconfig" not in resource.inputs, resource.urn
 
 
 def test_each_node_is_tainted_and_gated_only_after_its_own_preflight_and_the_shared_namespaces():
@@ -142,7 +151,7 @@ def test_each_node_is_tainted_and_gated_only_after_its_own_preflight_and_the_sha
     nothing lands on a node when a namespace is someone else's or another plugin is in the way."""
     run = run_component(group("a100"))
     # k8s: the provider whose kubeconfig the taints use.
-    namespaces = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence", "k8s"}
+    namespaces = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence"}
     for node in ("a100-node-1", "a100-node-2"):
         resource = run.named(f"a100-{node}-taints")
         assert deps(run, resource) == {f"a100-{node}-preflight", *namespaces}, resource.urn
@@ -273,7 +282,7 @@ def test_preflight_disabled_registers_no_commands_and_no_gate():
     run = run_component(group("a100", preflight={"enabled": False}))
     assert not run.of_type(COMMAND), names(run.resources)
     for resource in taint_resources(run):
-        expected = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence", "k8s"}
+        expected = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence"}
         assert deps(run, resource) == expected, resource.urn
     report = run.resolve(run.globals["component"].nodes)
     assert report["a100-node-1"]["preflight"] == {"skipped": True}, report
