@@ -22,22 +22,18 @@ from gpu_nodes.kube.client import ClusterAccess
 UNTYPED = "pulumi-python:dynamic:Resource"
 
 ACCESS_KEYS = ("kubeconfig", "context")
-# Where pulumi.dynamic keeps the pickled provider class (PROVIDER_KEY in pulumi/dynamic/dynamic.py).
-PROVIDER_KEY = "__provider"
-
-
-def stale_run(olds: dict[str, Any], news: dict[str, Any]) -> bool:
-    """Whether the state reaches the cluster, or names the code, otherwise than this run does."""
-    return any(unwrap_rpc_secret(olds.get(k)) != unwrap_rpc_secret(news.get(k)) for k in (*ACCESS_KEYS, PROVIDER_KEY))
 
 
 class ClusterResourceProvider(ResourceProvider):
-    """A provider whose `diff_own` / `update_own` judge and do the work; the credentials and
-    the import path kept in the state follow each run on top of that."""
+    """A provider whose `diff_own` / `update_own` judge and do the work. On top of that, any
+    other difference between the state and this run's inputs (credentials, the import path, a
+    hint in a message) is a change whose Update stores them and keeps the last work's results."""
 
     # The pickled class is an import path and holds no secret: stored in plain text, an
     # operator reads which code a destroy will run (`pulumi stack export`).
     serialize_as_secret_always = False
+    # What the work computes (outputs that are no inputs; None among the inputs).
+    computed: tuple[str, ...] = ()
     # The access our provider resource holds (`ClusterAccess.served`); None under the default
     # provider, whose resources keep theirs in their own state (deployed before, or a bare group).
     access: dict[str, Any] | None = None
@@ -59,19 +55,24 @@ class ClusterResourceProvider(ResourceProvider):
     def update_own(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         return UpdateResult(outs=news)
 
+    def state_behind(self, olds: dict[str, Any], news: dict[str, Any]) -> bool:
+        """Whether the state holds other inputs than this run's (`__provider` among them)."""
+        keys = (set(olds) | set(news)) - set(self.computed)
+        return any(unwrap_rpc_secret(olds.get(k)) != unwrap_rpc_secret(news.get(k)) for k in sorted(keys))
+
     def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         own = self.diff_own(id_, olds, news)
-        if own.changes or not stale_run(olds, news):
+        if own.changes or not self.state_behind(olds, news):
             return own
         return DiffResult(changes=True)
 
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         if self.diff_own(id_, olds, news).changes:
             return self.update_own(id_, olds, news)
-        # The provider server writes the new `__provider` itself. Credentials that moved to our
-        # provider resource leave the resource's state.
-        kept = {key: value for key, value in olds.items() if key not in ACCESS_KEYS}
-        return UpdateResult(outs={**kept, **{key: news[key] for key in ACCESS_KEYS if key in news}})
+        # This run's inputs (credentials that moved to our provider resource leave the state),
+        # the last work's results; the provider server writes the new `__provider` itself.
+        inputs = {key: value for key, value in news.items() if key not in self.computed}
+        return UpdateResult(outs={**inputs, **{key: olds[key] for key in self.computed if key in olds}})
 
 
 class ClusterResource(Resource):

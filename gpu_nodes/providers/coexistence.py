@@ -124,6 +124,8 @@ def _look(props: Mapping[str, Any]) -> tuple[list[OtherPlugin], list[str]]:
 
 
 class CoexistenceProvider(ClusterResourceProvider):
+    computed = ("handedOver", "found")
+
     def _look(self, props: Mapping[str, Any]) -> tuple[list[OtherPlugin], list[str]]:
         return _look(self.cluster_props(dict(props)))
 

@@ -17,7 +17,7 @@ the last run. (The taints resource, upstream of the Jobs, gates the node again f
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -42,7 +42,7 @@ from gpu_nodes.kube.node_health import (
 )
 from gpu_nodes.preflight.facts import disagreement, node_facts
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
-from gpu_nodes.providers.taints import KubernetesNodeTaintApi, NodeReader, NodeTaintApi, apply_taints
+from gpu_nodes.providers.taints import KubernetesNodeTaintApi, NodeTaintApi, apply_taints
 
 T = TypeVar("T")
 
@@ -74,6 +74,8 @@ class ClusterReader(Protocol):
     def pods(self, namespace: str, labels: dict[str, str], node: str | None = None) -> list[dict[str, Any]]: ...
 
     def job(self, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    def nodes_labelled(self, labels: Mapping[str, str]) -> list[dict[str, Any]]: ...
 
     def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T: ...
 
@@ -111,9 +113,11 @@ class Stories:
     by_job: dict[str, str] = field(default_factory=dict)
 
 
-def facts_problem(view: NodeReader, node: str, group_nodes: Sequence[str]) -> str | None:
-    """Whether the node's GPUs (our annotation, from its preflight) match its group's."""
-    return disagreement(node, {name: node_facts(view.node(name)) for name in group_nodes})
+def facts_problem(view: ClusterReader, node: str, group: Mapping[str, str]) -> str | None:
+    """Whether the node's GPUs (our annotation, from its preflight) match those of the nodes
+    labelled as its group, read at the time: adding or removing a node changes no other
+    node's inputs, so no other node is proven again for it."""
+    return disagreement(node, {n["metadata"]["name"]: node_facts(n) for n in view.nodes_labelled(group)})
 
 
 def judge(
@@ -122,11 +126,11 @@ def judge(
     namespace: str,
     jobs: Sequence[str],
     stories: Stories,
-    group_nodes: Sequence[str] = (),
+    group: Mapping[str, str] | None = None,
     compare: bool = True,
     deferred_before: bool = False,
 ) -> Judgement:
-    """One look at the node. With `group_nodes`, its GPU facts are compared with theirs too,
+    """One look at the node. With `group` (its group's label), its GPU facts are compared with those nodes' too,
     unless `compare` is off: the comparison reads every node of the group, so a wait compares
     before it starts and once more when the rest passes, not on every event."""
     node = view.node(target.node)
@@ -172,8 +176,8 @@ def judge(
     items_checklist = checklist(items)
     if deferred:
         items_checklist["workloadSucceeded"] = DEFERRED
-    if group_nodes:
-        facts = facts_problem(view, target.node, group_nodes) if compare else None
+    if group:
+        facts = facts_problem(view, target.node, group) if compare else None
         items_checklist[FACTS_ITEM] = FAIL if facts else PASS
         problems += [(FACTS_ITEM, facts)] if facts else []
     return Judgement(
@@ -216,12 +220,14 @@ _WAIT_INPUTS = (
     "namespace",
     "jobs",
     "timeoutSeconds",
-    "groupNodes",
+    "groupLabel",
     "gpuFacts",
 )
 
 
 class NodeReadinessProvider(ClusterResourceProvider):
+    computed = ("checklist", "gate", "recovery")
+
     def _view(self, props: dict[str, Any]) -> ClusterReader:
         return cluster_view_from_props(self.cluster_props(props))
 
@@ -237,10 +243,10 @@ class NodeReadinessProvider(ClusterResourceProvider):
         timeout = float(props["timeoutSeconds"]) + GRACE_SECONDS
         stories = Stories()
         jobs = list(props["jobs"])
-        group_nodes = list(props.get("groupNodes") or [])
+        group = dict(props.get("groupLabel") or {})
 
         def look(compare: bool) -> Judgement:
-            return judge(view, target, props["namespace"], jobs, stories, group_nodes, compare, deferred_before)
+            return judge(view, target, props["namespace"], jobs, stories, group, compare, deferred_before)
 
         judgement = look(compare=True)
         restarted = None
@@ -255,7 +261,7 @@ class NodeReadinessProvider(ClusterResourceProvider):
                 judgement = view.wait_for(
                     lambda: look(compare=False), lambda j: j.final or j.short_plugin not in (None, restarted), timeout
                 )
-            if judgement.passed and group_nodes:
+            if judgement.passed and group:
                 judgement = look(compare=True)  # the group's other nodes may have been checked meanwhile
         if not judgement.passed:
             message = failure_message(target, judgement, timeout, int(props["gpusPerNode"]), int(props["replicas"]))
@@ -290,7 +296,9 @@ class NodeReadinessProvider(ClusterResourceProvider):
         return CreateResult(id_=props["node"], outs=self._prove(props))
 
     def diff_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        changed = [key for key in _WAIT_INPUTS if olds.get(key) != news.get(key)]
+        # A state from before groupLabel compared the same nodes by name (`groupNodes`).
+        migrated = "groupNodes" in olds and "groupLabel" not in olds and news.get("groupLabel")
+        changed = [key for key in _WAIT_INPUTS if olds.get(key) != news.get(key) and not (migrated and key == "groupLabel")]
         # A refresh found the node failing an item, or gated again: prove it again.
         degraded = any(value != PASS for value in (olds.get("checklist") or {}).values()) or olds.get("gate") == "up"
         return DiffResult(changes=bool(changed) or degraded)
@@ -301,8 +309,8 @@ class NodeReadinessProvider(ClusterResourceProvider):
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         target = NodeTarget.from_props(props)
-        jobs, group_nodes = list(props.get("jobs") or []), list(props.get("groupNodes") or [])
-        judgement = judge(self._view(props), target, props["namespace"], jobs, Stories(), group_nodes)
+        jobs, group = list(props.get("jobs") or []), dict(props.get("groupLabel") or {})
+        judgement = judge(self._view(props), target, props["namespace"], jobs, Stories(), group)
         return ReadResult(
             id_=id_, outs={**props, "checklist": judgement.checklist, "gate": "up" if judgement.gate_up else "lifted"}
         )
@@ -326,13 +334,13 @@ class NodeReadiness(ClusterResource, module="gpu-nodes", name="NodeReadiness"):
         gpus_per_node: int,
         replicas: int,
         cluster: ClusterAccess,
-        group_nodes: Sequence[str] | None = None,
+        group_label: Mapping[str, str] | None = None,
         facts: pulumi.Input[str | None] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
         # Only where facts are compared, so that other stacks' inputs stay as they were. The
         # node's own facts (from its preflight) are an input so that new facts prove it again.
-        compared = {"groupNodes": list(group_nodes), "gpuFacts": facts} if group_nodes else {}
+        compared = {"groupLabel": dict(group_label), "gpuFacts": facts} if group_label else {}
         props = {
             **target_props(target),
             **compared,

@@ -164,6 +164,8 @@ def _gate(props: dict[str, Any]) -> list[TaintDict]:
 class NodeTaintsProvider(ClusterResourceProvider):
     """Owns only the listed taints and the gate on one node; the resource id is the node name."""
 
+    computed = ("round", "health")
+
     def _api(self, props: dict[str, Any]) -> NodeTaintApi:
         return KubernetesNodeTaintApi(api_client_from_props(self.cluster_props(props)))
 

@@ -53,10 +53,28 @@ def test_new_credentials_are_a_change(provider_class, rotation):
 @pytest.mark.parametrize("provider_class", OWN_INPUTS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("rotation", ROTATIONS.values(), ids=ROTATIONS.keys())
 def test_new_credentials_are_stored_without_doing_the_work_again(provider_class, rotation):
-    olds = {**OWN_INPUTS[provider_class], **ACCESS, "round": 3}
-    outs = worker(provider_class).update("gpu-0", olds, {**olds, **rotation, "round": None}).outs
-    expected = {**olds, **{k: v for k, v in rotation.items() if k != "__provider"}}
-    assert outs == expected, f"{provider_class.__name__}: {rotation} stored {outs}"
+    olds = {**OWN_INPUTS[provider_class], **ACCESS}
+    outs = worker(provider_class).update("gpu-0", olds, {**olds, **rotation}).outs
+    assert outs == {**olds, **rotation}, f"{provider_class.__name__}: {rotation} stored {outs}"
+
+
+# An input the work does not depend on, and an output of the last work, for each provider.
+HINT_AND_RESULT = {
+    NodeTaintsProvider: ({"nodeName": "gpu-0"}, {"round": 3, "health": []}),
+    NodeReadinessProvider: ({"gpusPerNode": 8}, {"checklist": {"labelled": "pass"}, "gate": "lifted", "recovery": None}),
+    ClaimProvider: ({"setting": "Set gpu-nodes:existingNamespaces"}, {}),
+    CoexistenceProvider: ({"nodeCount": 1}, {"handedOver": ["kube-system/nvdp"], "found": []}),
+}
+
+
+@pytest.mark.parametrize("provider_class", OWN_INPUTS, ids=lambda c: c.__name__)
+def test_the_state_takes_this_runs_inputs_and_keeps_the_last_works_results(provider_class):
+    hint, result = HINT_AND_RESULT[provider_class]
+    olds = {**OWN_INPUTS[provider_class], **ACCESS, **result}
+    news = {**OWN_INPUTS[provider_class], **ACCESS, **hint, **dict.fromkeys(result)}  # outputs are None among inputs
+    assert provider_class().diff("gpu-0", olds, news).changes, provider_class.__name__
+    outs = worker(provider_class).update("gpu-0", olds, news).outs
+    assert outs == {**news, **result}, f"{provider_class.__name__} stored {outs}"
 
 
 @pytest.mark.parametrize("provider_class", OWN_INPUTS, ids=lambda c: c.__name__)

@@ -94,21 +94,32 @@ def test_without_preflight_no_facts_and_no_comparison():
         assert FACTS_ANNOTATION not in patch.inputs["metadata"]["annotations"], patch.urn
         assert "nvidia.com/gpu.product" not in patch.inputs["metadata"]["labels"], patch.urn
     for check in readiness_checks(run):
-        assert "groupNodes" not in check.inputs, check.urn
+        assert "groupLabel" not in check.inputs, check.urn
 
 
-def test_each_readiness_check_compares_its_gpus_with_the_whole_group():
+def test_each_readiness_check_compares_its_gpus_with_the_nodes_labelled_as_its_group():
     run = run_component(group("a100", nodes=3))
     for check in readiness_checks(run):
-        assert check.inputs["groupNodes"] == ["a100-node-1", "a100-node-2", "a100-node-3"], check.urn
+        assert check.inputs["groupLabel"] == {"gpu-nodes.dev/node-group": "a100"}, check.urn
+        assert "groupNodes" not in check.inputs, check.urn
         # Its own facts too: a re-check that finds other GPUs proves the node again.
         assert check.inputs["gpuFacts"] == '{"count":1,"memoryMiB":[81559],"models":["NVIDIA H100 80GB HBM3"]}', check.urn
+
+
+def test_adding_a_node_changes_no_other_nodes_resources():
+    """Issue 27: one node's change touches that node (with preflight on and no gpuModel)."""
+    before, after = run_component(group("a100", nodes=2)), run_component(group("a100", nodes=3))
+    inputs = lambda run: {r.urn: r.inputs for r in run.resources if "-a100-node-3-" not in r.urn}  # noqa: E731
+    old, new = inputs(before), inputs(after)
+    changed = sorted(urn.rsplit("::", 1)[1] for urn in old if old[urn] != new.get(urn))
+    # The fleet's one coexistence check lists the fleet's nodes (another plugin on the new one stops the run).
+    assert changed == ["gpu-nodes-device-plugin-coexistence"], changed
 
 
 def test_a_declared_gpu_model_is_checked_by_preflight_not_compared():
     run = run_component(group("a100", gpuModel="NVIDIA H100 80GB HBM3"))
     for check in readiness_checks(run):
-        assert "groupNodes" not in check.inputs, check.urn
+        assert "groupLabel" not in check.inputs, check.urn
     for command in run.of_type("command:remote:Command"):
         assert "--gpu-model 'NVIDIA H100 80GB HBM3'" in command.inputs["create"], command.urn
         assert "gpu-model=NVIDIA H100 80GB HBM3" in command.inputs["triggers"], command.urn
