@@ -62,13 +62,33 @@ class ClusterAccess:
         provider with them; the server hands them to each of our providers' `configure`. So the
         credentials of the last run are what refresh and destroy use, kept once per fleet rather
         than in every resource. Empty strings stand for "not set", so that the keys are there."""
-        access = {"kubeconfig": self.kubeconfig or "", "context": self.context or ""}
+        access = {"kubeconfig": given_or_empty(self.kubeconfig), "context": given_or_empty(self.context)}
         return dataclasses.replace(self, provider=pulumi.ProviderResource(DYNAMIC_PACKAGE, name, access, opts))
 
     def props(self) -> dict[str, Any]:
         """As inputs of a dynamic resource, when no provider holds them (`served`); its provider
         gets them back in `props`."""
         return {} if self.provider is not None else {"kubeconfig": self.kubeconfig, "context": self.context}
+
+
+async def _known() -> bool:
+    return True
+
+
+def given_or_empty(value: pulumi.Input[str] | None) -> pulumi.Input[str]:
+    """`value`, or "" where it is not set, known in a preview too.
+
+    A Kubernetes provider not given a context (the stack sets no `kubernetes:context`) has
+    none among its outputs, and in a preview the SDK makes an output the engine's answer
+    lacks unknown. Our provider resource would then be unconfigured in every preview, and
+    the engine would diff none of our resources (`Diff` in sdk/go/common/resource/plugin/
+    provider_plugin.go: "has inputs that are not known during preview"). A value the engine
+    does not know yet in a preview (a cluster created in the same run) is taken as not set,
+    there only: the run itself has it."""
+    if not isinstance(value, pulumi.Output):
+        return value or ""
+    known: pulumi.Output[str | None] = pulumi.Output(value.resources(), value.future(), _known(), value.is_secret())
+    return known.apply(lambda given: given or "")
 
 
 def api_client_from_props(props: Mapping[str, Any]) -> ApiClient:

@@ -27,6 +27,12 @@ STACK_FILE = ROOT / f"Pulumi.{STACK}.yaml"
 ROTATION = STATE / "e2e-rotation"
 
 
+def test_after_one_up_the_preview_is_clean_with_every_resource_of_ours_diffed(deployed):
+    preview = deployed.pulumi("preview", "--expect-no-changes", check=False)
+    output = preview.stdout + preview.stderr
+    assert preview.returncode == 0 and "not known during preview" not in output, deployed.explain("preview", preview)
+
+
 def test_after_one_up_every_resource_names_todays_types_and_import_paths(deployed):
     export = exported(deployed)
     (access,) = [r for r in resources(export) if r["type"] == DYNAMIC_PROVIDER_TYPE]
