@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import yaml
+
 from tests.e2e.conftest import GATE, GROUP, NODES, OUR_TAINT, ROOT, STACK, STATE, LocalEnv
 from tests.e2e.stack_state import (
     DYNAMIC_PROVIDER_TYPE,
@@ -55,14 +57,45 @@ def test_a_kubeconfig_given_as_contents_is_kept_once_not_once_per_node(deployed)
         deployed.run("pulumi", "config", "set", "--secret", "--stack", STACK, "kubernetes:kubeconfig", stdin=contents)
         deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
         by_contents = len(deployed.pulumi("stack", "export").stdout)
-        # The Kubernetes provider and ours each hold one (encrypted) copy, whatever the node count.
+        # The Kubernetes provider and ours hold it (encrypted) in their inputs and outputs: four
+        # copies whatever the node count (each node's taints and readiness held it four times).
         grown = by_contents - by_path
         print(f"\nstate: {by_path} B with a path, {by_contents} B with contents ({len(contents)} B), {len(NODES)} nodes")
-        assert grown < 3 * 2 * len(contents), f"the state grew {grown} B for a {len(contents)} B kubeconfig"
+        assert grown < 4 * 2 * len(contents), f"the state grew {grown} B for a {len(contents)} B kubeconfig"
         deployed.pulumi("refresh", "--preview-only", "--expect-no-changes")
     finally:
         STACK_FILE.write_text(old)
     deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+
+
+def non_same_steps(local: LocalEnv) -> dict[str, str]:
+    """What `pulumi preview` would do, by resource name, leaving out what stays the same."""
+    steps = json.loads(local.pulumi("preview", "--json").stdout).get("steps", [])
+    return {s["urn"].rsplit("::", 1)[1]: s["op"] for s in steps if s["op"] not in ("same", "read")}
+
+
+def test_removing_and_adding_a_node_touches_that_node_only(deployed):
+    """Issue 27: with preflight on and no gpuModel, no other node's resources change."""
+    old = STACK_FILE.read_text()
+    settings = yaml.safe_load(old)
+    group = settings["config"]["gpu-nodes:nodeGroups"][0]
+    assert group.get("preflight", {}).get("enabled", True) and "gpuModel" not in group, group
+    gone = NODES[-1]
+    group["nodes"] = [n for n in group["nodes"] if (n["name"] if isinstance(n, dict) else n) != gone]
+    try:
+        STACK_FILE.write_text(yaml.safe_dump(settings, sort_keys=True))
+        removed = non_same_steps(deployed)
+        others = {name: op for name, op in removed.items() if f"-{gone}-" not in name}
+        assert others == {"gpu-nodes-device-plugin-coexistence": "update"}, f"removing {gone} changes {others}"
+        deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+    finally:
+        STACK_FILE.write_text(old)
+    added = non_same_steps(deployed)
+    others = {name: op for name, op in added.items() if f"-{gone}-" not in name}
+    assert others == {"gpu-nodes-device-plugin-coexistence": "update"}, f"adding {gone} back changes {others}"
+    print(f"\nadding {gone}: {len(added)} steps ({sorted(set(added.values()))}), removing it: {len(removed)}")
+    deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+    deployed.pulumi("preview", "--expect-no-changes")
 
 
 def test_a_kubeconfig_moved_to_a_new_path_is_what_refresh_and_destroy_use(deployed):
