@@ -75,6 +75,17 @@ class ClusterResourceProvider(ResourceProvider):
         return UpdateResult(outs={**inputs, **{key: olds[key] for key in self.computed if key in olds}})
 
 
+def untyped_aliases(opts: pulumi.ResourceOptions | None) -> list[pulumi.Alias]:
+    """The resource under its old type: where it is now, and at each of its other aliases (a
+    resource from before the fleet sat at the stack's root). The engine matches one alias at
+    a time, each defaulting the rest to the resource's current name, parent and type."""
+    given = [a for a in (opts.aliases if opts else None) or [] if isinstance(a, pulumi.Alias)]
+    return [
+        pulumi.Alias(type_=UNTYPED),
+        *(pulumi.Alias(name=a.name, parent=a.parent, stack=a.stack, project=a.project, type_=UNTYPED) for a in given),
+    ]
+
+
 class ClusterResource(Resource):
     """A dynamic resource that reaches the cluster with its provider's configuration when the
     access is `served`, else with the access among its inputs (`ClusterAccess.props()`, the
@@ -92,7 +103,7 @@ class ClusterResource(Resource):
         opts = pulumi.ResourceOptions.merge(
             opts,
             pulumi.ResourceOptions(
-                additional_secret_outputs=["kubeconfig"], aliases=[pulumi.Alias(type_=UNTYPED)], provider=cluster.provider
+                additional_secret_outputs=["kubeconfig"], aliases=untyped_aliases(opts), provider=cluster.provider
             ),
         )
         super().__init__(provider, name, {**props, **cluster.props()}, opts)

@@ -7,11 +7,12 @@ So new credentials or a new import path are a change, and that change rewrites t
 
 from __future__ import annotations
 
+import pulumi
 import pytest
 from pulumi.dynamic import Config, ConfigureRequest, UpdateResult
 
 from gpu_nodes.providers.claims import ClaimProvider, ObjectClaim
-from gpu_nodes.providers.cluster_resource import ClusterResourceProvider
+from gpu_nodes.providers.cluster_resource import UNTYPED, ClusterResourceProvider, untyped_aliases
 from gpu_nodes.providers.coexistence import CoexistenceProvider, DevicePluginCoexistence
 from gpu_nodes.providers.readiness import NodeReadiness, NodeReadinessProvider
 from gpu_nodes.providers.taints import NodeTaints, NodeTaintsProvider
@@ -131,3 +132,10 @@ def test_credentials_moved_to_the_provider_leave_the_resources_state(provider_cl
     assert provider_class().diff("gpu-0", olds, news).changes, provider_class.__name__
     outs = worker(provider_class).update("gpu-0", olds, news).outs
     assert not {"kubeconfig", "context"} & set(outs), f"{provider_class.__name__} keeps {outs}"
+
+
+def test_a_resource_from_the_stacks_root_is_found_under_its_old_type_there_too():
+    legacy = pulumi.ResourceOptions(aliases=[pulumi.Alias(name="device-plugin-coexistence", parent=pulumi.ROOT_STACK_RESOURCE)])
+    found = [(a.name, a.parent, a.type_) for a in untyped_aliases(legacy)]
+    # `...` keeps the resource's own value; a parent of ROOT_STACK_RESOURCE is the stack's root.
+    assert found == [(..., ..., UNTYPED), ("device-plugin-coexistence", pulumi.ROOT_STACK_RESOURCE, UNTYPED)], found
