@@ -16,7 +16,8 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
 
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
-TAINTS = "pulumi-python:dynamic:Resource"
+# The type of `gpu_nodes.providers.taints.NodeTaints` (its class names it).
+TAINTS = "pulumi-python:dynamic/gpu-nodes:NodeTaints"
 PLUGIN_NAME = "nvidia-device-plugin"
 
 
@@ -48,7 +49,7 @@ def _is_device_plugin(resource: Any) -> bool:
 
 
 def _is_taints(resource: Any) -> bool:
-    return resource.resource_type == TAINTS and "node" in resource.props and "taints" in resource.props
+    return bool(resource.resource_type == TAINTS)
 
 
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:

@@ -128,6 +128,11 @@ class FakeCluster:
     def node(self, name: str) -> dict[str, Any] | None:
         return self.nodes.get(name)
 
+    def nodes_labelled(self, labels: Mapping[str, str]) -> list[dict[str, Any]]:
+        wanted = labels.items()
+        found = [n for n in self.nodes.values() if wanted <= (n["metadata"].get("labels") or {}).items()]
+        return sorted(found, key=lambda n: n["metadata"]["name"])
+
     def pods(self, namespace: str, labels: Mapping[str, str], node: str | None = None) -> list[dict[str, Any]]:
         return [
             p

@@ -19,6 +19,15 @@ from pulumi.runtime.mocks import MockMonitor
 
 from gpu_nodes.kube.node_health import CHECKLIST_ITEMS
 
+# Our dynamic resources' types (each class names its own, `ClusterResource` subclasses).
+TAINTS_TYPE = "pulumi-python:dynamic/gpu-nodes:NodeTaints"
+READINESS_TYPE = "pulumi-python:dynamic/gpu-nodes:NodeReadiness"
+CLAIM_TYPE = "pulumi-python:dynamic/gpu-nodes:ObjectClaim"
+COEXISTENCE_TYPE = "pulumi-python:dynamic/gpu-nodes:DevicePluginCoexistence"
+DYNAMIC_TYPES = (TAINTS_TYPE, READINESS_TYPE, CLAIM_TYPE, COEXISTENCE_TYPE)
+# The provider they run under, one per fleet (`ClusterAccess.served`).
+DYNAMIC_PROVIDER_TYPE = "pulumi:providers:pulumi-python"
+
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "__main__.py"
 PROJECT = "gpu-nodes"
@@ -66,9 +75,9 @@ class Recorder(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         if args.typ == "command:remote:Command":
             outputs["stdout"] = self.preflight_stdout(args.inputs)
-        if args.typ == "pulumi-python:dynamic:Resource" and "gate" in args.inputs:
+        if args.typ == TAINTS_TYPE:
             outputs.update({"round": 1, "health": []})
-        if args.typ == "pulumi-python:dynamic:Resource" and "jobs" in args.inputs:
+        if args.typ == READINESS_TYPE:
             outputs.update(checklist=dict.fromkeys(CHECKLIST_ITEMS, "pass"), gate="lifted")  # a healthy node
         return f"{args.name}-id", outputs
 

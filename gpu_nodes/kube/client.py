@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,10 @@ if TYPE_CHECKING:
     from gpu_nodes.kube.cluster_view import ClusterView
 
 
+# The package of Pulumi's Python dynamic resources (`pulumi-python:dynamic...` types).
+DYNAMIC_PACKAGE = "pulumi-python"
+
+
 @dataclass(frozen=True)
 class ClusterAccess:
     """The kubeconfig (path or contents; a secret) and context our dynamic resources (taints, GPU
@@ -24,6 +29,8 @@ class ClusterAccess:
 
     kubeconfig: pulumi.Input[str] | None = None
     context: pulumi.Input[str] | None = None
+    # The provider of Pulumi's Python dynamic resources that holds them (`served`), if any.
+    provider: pulumi.ProviderResource | None = None
 
     @classmethod
     def from_stack_config(cls) -> ClusterAccess:
@@ -44,9 +51,44 @@ class ClusterAccess:
             context=provider.__dict__.get("context"),
         )
 
+    def served(self, name: str, opts: pulumi.ResourceOptions | None = None) -> ClusterAccess:
+        """This access, held by a provider of Pulumi's Python dynamic resources made for it.
+
+        `pulumi refresh` and `pulumi destroy` do not run the program: each resource's provider
+        runs with what the state says. A provider resource's inputs are updated by every
+        `pulumi up` that changes them (Pulumi's Python provider server has no DiffConfig, so the
+        engine updates it in place and replaces nothing: `DiffConfig` in
+        sdk/go/common/resource/plugin/provider_plugin.go), and refresh and destroy configure the
+        provider with them; the server hands them to each of our providers' `configure`. So the
+        credentials of the last run are what refresh and destroy use, kept once per fleet rather
+        than in every resource. Empty strings stand for "not set", so that the keys are there."""
+        access = {"kubeconfig": given_or_empty(self.kubeconfig), "context": given_or_empty(self.context)}
+        return dataclasses.replace(self, provider=pulumi.ProviderResource(DYNAMIC_PACKAGE, name, access, opts))
+
     def props(self) -> dict[str, Any]:
-        """As inputs of a dynamic resource; its provider gets them back in `props`."""
-        return {"kubeconfig": self.kubeconfig, "context": self.context}
+        """As inputs of a dynamic resource, when no provider holds them (`served`); its provider
+        gets them back in `props`."""
+        return {} if self.provider is not None else {"kubeconfig": self.kubeconfig, "context": self.context}
+
+
+async def _known() -> bool:
+    return True
+
+
+def given_or_empty(value: pulumi.Input[str] | None) -> pulumi.Input[str]:
+    """`value`, or "" where it is not set, known in a preview too.
+
+    A Kubernetes provider not given a context (the stack sets no `kubernetes:context`) has
+    none among its outputs, and in a preview the SDK makes an output the engine's answer
+    lacks unknown. Our provider resource would then be unconfigured in every preview, and
+    the engine would diff none of our resources (`Diff` in sdk/go/common/resource/plugin/
+    provider_plugin.go: "has inputs that are not known during preview"). A value the engine
+    does not know yet in a preview (a cluster created in the same run) is taken as not set,
+    there only: the run itself has it."""
+    if not isinstance(value, pulumi.Output):
+        return value or ""
+    known: pulumi.Output[str | None] = pulumi.Output(value.resources(), value.future(), _known(), value.is_secret())
+    return known.apply(lambda given: given or "")
 
 
 def api_client_from_props(props: Mapping[str, Any]) -> ApiClient:

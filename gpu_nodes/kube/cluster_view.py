@@ -220,6 +220,13 @@ class ClusterView:
         with self._changed:
             return self._objects["nodes"].get(("", name))
 
+    def nodes_labelled(self, labels: Mapping[str, str]) -> list[dict[str, Any]]:
+        """The Nodes whose labels include all of `labels`, sorted by name."""
+        wanted = labels.items()
+        with self._changed:
+            found = [n for n in self._objects["nodes"].values() if wanted <= ((n["metadata"].get("labels") or {}).items())]
+        return sorted(found, key=lambda node: str(node["metadata"].get("name")))
+
     def pods(self, namespace: str, labels: Mapping[str, str], node: str | None = None) -> list[dict[str, Any]]:
         """Pods in `namespace` whose labels include all of `labels`, and that run on `node`
         when it is given, sorted by name."""

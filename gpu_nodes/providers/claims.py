@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult
 
 from gpu_nodes.constants import STACK_LABEL
 from gpu_nodes.errors import GpuNodesError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.manifests.naming import ownership_labels
-from gpu_nodes.providers.cluster_resource import ClusterResource
+from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 
@@ -102,9 +102,9 @@ def read_object(api: Any, kind: str, name: str, namespace: str | None = None) ->
     return {"metadata": serialized.get("metadata") or {}}
 
 
-class ClaimProvider(ResourceProvider):
+class ClaimProvider(ClusterResourceProvider):
     def _read(self, props: dict[str, Any]) -> dict[str, Any] | None:
-        return read_object(api_client_from_props(props), props["kind"], props["name"], props.get("namespace"))
+        return read_object(api_client_from_props(self.cluster_props(props)), props["kind"], props["name"], props.get("namespace"))
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         claim = Claim(
@@ -122,7 +122,7 @@ class ClaimProvider(ResourceProvider):
         where = f"{claim.namespace}/" if claim.namespace else ""
         return CreateResult(id_=f"{claim.kind}/{where}{claim.name}", outs=props)
 
-    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+    def diff_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         # Another object or another mode is another claim; the stack's name and the hint are not.
         replaces = [key for key in ("kind", "name", "namespace", "mode") if olds.get(key) != news.get(key)]
         return DiffResult(changes=bool(replaces), replaces=replaces, delete_before_replace=True)
@@ -131,7 +131,7 @@ class ClaimProvider(ResourceProvider):
         return ReadResult(id_=id_, outs=props)
 
 
-class ObjectClaim(ClusterResource):
+class ObjectClaim(ClusterResource, module="gpu-nodes", name="ObjectClaim"):
     """Checks, once, that the stack may create (or reference) one shared object."""
 
     def __init__(self, name: str, claim: Claim, cluster: ClusterAccess, opts: pulumi.ResourceOptions | None = None):

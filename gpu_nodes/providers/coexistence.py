@@ -31,11 +31,11 @@ from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from gpu_nodes.errors import GpuNodesError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
-from gpu_nodes.providers.cluster_resource import ClusterResource
+from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 from gpu_nodes.providers.gpu_allocators import (
     DEVICE_PLUGIN,
     DRA,
@@ -191,9 +191,11 @@ def _runs_plugin(ds: Mapping[str, Any]) -> bool:
     return any(runs_device_plugin(c) for c in pod_spec.get("containers") or [])
 
 
-class CoexistenceProvider(ResourceProvider):
+class CoexistenceProvider(ClusterResourceProvider):
+    computed = ("handedOver", "found", "unchecked")
+
     def _look(self, props: Mapping[str, Any]) -> tuple[list[OtherAllocator], list[str], list[str]]:
-        return _look(props)
+        return _look(self.cluster_props(dict(props)))
 
     def _check(self, props: dict[str, Any]) -> dict[str, Any]:
         others, stops, unchecked = self._look(props)
@@ -205,11 +207,11 @@ class CoexistenceProvider(ResourceProvider):
     def create(self, props: dict[str, Any]) -> CreateResult:
         return CreateResult(id_="device-plugin-coexistence", outs=self._check(props))
 
-    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+    def diff_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         changed = any(olds.get(k) != news.get(k) for k in ("nodes", "handOver")) or bool(olds.get("found"))
         return DiffResult(changes=changed)
 
-    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+    def update_own(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         return UpdateResult(outs={**self._check(news), "found": []})
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -218,7 +220,7 @@ class CoexistenceProvider(ResourceProvider):
         return ReadResult(id_=id_, outs={**props, "found": stops, "unchecked": unchecked})
 
 
-class DevicePluginCoexistence(ClusterResource):
+class DevicePluginCoexistence(ClusterResource, module="gpu-nodes", name="DevicePluginCoexistence"):
     """Stops the run when another GPU allocator would share the stack's nodes (see the module docstring)."""
 
     found: pulumi.Output[list[str]]

@@ -30,12 +30,12 @@ the last run. (The taints resource, upstream of the Jobs, gates the node again f
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from gpu_nodes.errors import GpuNodesError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
@@ -54,9 +54,9 @@ from gpu_nodes.kube.node_health import (
     target_props,
 )
 from gpu_nodes.preflight.facts import disagreement, node_facts
-from gpu_nodes.providers.cluster_resource import ClusterResource
+from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 from gpu_nodes.providers.recovery import restart_refused
-from gpu_nodes.providers.taints import KubernetesNodeTaintApi, NodeReader, NodeTaintApi, apply_taints
+from gpu_nodes.providers.taints import KubernetesNodeTaintApi, NodeTaintApi, apply_taints
 
 T = TypeVar("T")
 
@@ -88,6 +88,8 @@ class ClusterReader(Protocol):
     def pods(self, namespace: str, labels: dict[str, str], node: str | None = None) -> list[dict[str, Any]]: ...
 
     def job(self, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    def nodes_labelled(self, labels: Mapping[str, str]) -> list[dict[str, Any]]: ...
 
     def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T: ...
 
@@ -131,9 +133,11 @@ class Stories:
     by_job: dict[str, str] = field(default_factory=dict)
 
 
-def facts_problem(view: NodeReader, node: str, group_nodes: Sequence[str]) -> str | None:
-    """Whether the node's GPUs (our annotation, from its preflight) match its group's."""
-    return disagreement(node, {name: node_facts(view.node(name)) for name in group_nodes})
+def facts_problem(view: ClusterReader, node: str, group: Mapping[str, str]) -> str | None:
+    """Whether the node's GPUs (our annotation, from its preflight) match those of the nodes
+    labelled as its group, read at the time: adding or removing a node changes no other
+    node's inputs, so no other node is proven again for it."""
+    return disagreement(node, {n["metadata"]["name"]: node_facts(n) for n in view.nodes_labelled(group)})
 
 
 def judge(
@@ -142,11 +146,11 @@ def judge(
     namespace: str,
     jobs: Sequence[str],
     stories: Stories,
-    group_nodes: Sequence[str] = (),
+    group: Mapping[str, str] | None = None,
     compare: bool = True,
     deferred_before: bool = False,
 ) -> Judgement:
-    """One look at the node. With `group_nodes`, its GPU facts are compared with theirs too,
+    """One look at the node. With `group` (its group's label), its GPU facts are compared with those nodes' too,
     unless `compare` is off: the comparison reads every node of the group, so a wait compares
     before it starts and once more when the rest passes, not on every event."""
     node = view.node(target.node)
@@ -192,8 +196,8 @@ def judge(
     items_checklist = checklist(items)
     if deferred:
         items_checklist["workloadSucceeded"] = DEFERRED
-    if group_nodes:
-        facts = facts_problem(view, target.node, group_nodes) if compare else None
+    if group:
+        facts = facts_problem(view, target.node, group) if compare else None
         items_checklist[FACTS_ITEM] = FAIL if facts else PASS
         problems += [(FACTS_ITEM, facts)] if facts else []
     return Judgement(
@@ -237,21 +241,23 @@ _WAIT_INPUTS = (
     "namespace",
     "jobs",
     "timeoutSeconds",
-    "groupNodes",
+    "groupLabel",
     "gpuFacts",
     "preflightRun",
 )
 
 
-class NodeReadinessProvider(ResourceProvider):
+class NodeReadinessProvider(ClusterResourceProvider):
+    computed = ("checklist", "gate", "recovery")
+
     def _view(self, props: dict[str, Any]) -> ClusterReader:
-        return cluster_view_from_props(props)
+        return cluster_view_from_props(self.cluster_props(props))
 
     def _taint_api(self, props: dict[str, Any]) -> NodeTaintApi:
-        return KubernetesNodeTaintApi(api_client_from_props(props))
+        return KubernetesNodeTaintApi(api_client_from_props(self.cluster_props(props)))
 
     def _deleter(self, props: dict[str, Any]) -> Deleter:
-        return KubernetesDeleter(api_client_from_props(props))
+        return KubernetesDeleter(api_client_from_props(self.cluster_props(props)))
 
     def _prove(self, props: dict[str, Any], deferred_before: bool = False, proven_run: str | None = None) -> dict[str, Any]:
         """proven_run: the preflight run the node's last proof saw (None on create)."""
@@ -262,10 +268,10 @@ class NodeReadinessProvider(ResourceProvider):
         timeout = float(props["timeoutSeconds"]) + GRACE_SECONDS
         stories = Stories()
         jobs = list(props["jobs"])
-        group_nodes = list(props.get("groupNodes") or [])
+        group = dict(props.get("groupLabel") or {})
 
         def look(compare: bool) -> Judgement:
-            return judge(view, target, props["namespace"], jobs, stories, group_nodes, compare, deferred_before)
+            return judge(view, target, props["namespace"], jobs, stories, group, compare, deferred_before)
 
         judgement = look(compare=True)
         restarted = refused = None
@@ -285,7 +291,7 @@ class NodeReadinessProvider(ResourceProvider):
                 judgement = view.wait_for(
                     lambda: look(compare=False), lambda j: j.final or j.short_plugin not in (None, restarted), timeout
                 )
-            if judgement.passed and group_nodes:
+            if judgement.passed and group:
                 judgement = look(compare=True)  # the group's other nodes may have been checked meanwhile
         if not judgement.passed:
             message = failure_message(target, judgement, timeout, int(props["gpusPerNode"]), int(props["replicas"]))
@@ -325,26 +331,28 @@ class NodeReadinessProvider(ResourceProvider):
     def create(self, props: dict[str, Any]) -> CreateResult:
         return CreateResult(id_=props["node"], outs=self._prove(props))  # its preflight ran in this deployment
 
-    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        changed = [key for key in _WAIT_INPUTS if olds.get(key) != news.get(key)]
+    def diff_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        # A state from before groupLabel compared the same nodes by name (`groupNodes`).
+        migrated = "groupNodes" in olds and "groupLabel" not in olds and news.get("groupLabel")
+        changed = [key for key in _WAIT_INPUTS if olds.get(key) != news.get(key) and not (migrated and key == "groupLabel")]
         # A refresh found the node failing an item, or gated again: prove it again.
         degraded = any(value != PASS for value in (olds.get("checklist") or {}).values()) or olds.get("gate") == "up"
         return DiffResult(changes=bool(changed) or degraded)
 
-    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+    def update_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         deferred_before = (olds.get("checklist") or {}).get("workloadSucceeded") == DEFERRED
         return UpdateResult(outs=self._prove(news, deferred_before, proven_run=olds.get("preflightRun")))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         target = NodeTarget.from_props(props)
-        jobs, group_nodes = list(props.get("jobs") or []), list(props.get("groupNodes") or [])
-        judgement = judge(self._view(props), target, props["namespace"], jobs, Stories(), group_nodes)
+        jobs, group = list(props.get("jobs") or []), dict(props.get("groupLabel") or {})
+        judgement = judge(self._view(props), target, props["namespace"], jobs, Stories(), group)
         return ReadResult(
             id_=id_, outs={**props, "checklist": judgement.checklist, "gate": "up" if judgement.gate_up else "lifted"}
         )
 
 
-class NodeReadiness(ClusterResource):
+class NodeReadiness(ClusterResource, module="gpu-nodes", name="NodeReadiness"):
     """Proves one node (the runbook's checklist) and lifts its readiness gate."""
 
     checklist: pulumi.Output[dict[str, str]]
@@ -362,7 +370,7 @@ class NodeReadiness(ClusterResource):
         gpus_per_node: int,
         replicas: int,
         cluster: ClusterAccess,
-        group_nodes: Sequence[str] | None = None,
+        group_label: Mapping[str, str] | None = None,
         facts: pulumi.Input[str | None] | None = None,
         preflight: tuple[str, pulumi.Input[str]] | None = None,
         opts: pulumi.ResourceOptions | None = None,
@@ -370,7 +378,7 @@ class NodeReadiness(ClusterResource):
         """preflight: the machine's preflight command, its resource name and id (new on each run)."""
         # Only where facts are compared, so that other stacks' inputs stay as they were. The
         # node's own facts (from its preflight) are an input so that new facts prove it again.
-        compared = {"groupNodes": list(group_nodes), "gpuFacts": facts} if group_nodes else {}
+        compared = {"groupLabel": dict(group_label), "gpuFacts": facts} if group_label else {}
         # Only where preflight runs, so that stacks without it keep their inputs.
         checked = {"preflightResource": preflight[0], "preflightRun": preflight[1]} if preflight else {}
         props = {

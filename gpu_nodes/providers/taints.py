@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from gpu_nodes.config.k8s_syntax import Taint
 from gpu_nodes.errors import GpuNodesError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
 from gpu_nodes.kube.node_health import GATE, NodeTarget, degradation, node_taints, target_props
-from gpu_nodes.providers.cluster_resource import ClusterResource
+from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -161,25 +161,27 @@ def _gate(props: dict[str, Any]) -> list[TaintDict]:
     return [dict(props["gate"])] if props.get("gate") else []
 
 
-class NodeTaintsProvider(ResourceProvider):
+class NodeTaintsProvider(ClusterResourceProvider):
     """Owns only the listed taints and the gate on one node; the resource id is the node name."""
 
+    computed = ("round", "health")
+
     def _api(self, props: dict[str, Any]) -> NodeTaintApi:
-        return KubernetesNodeTaintApi(api_client_from_props(props))
+        return KubernetesNodeTaintApi(api_client_from_props(self.cluster_props(props)))
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         apply_taints(self._api(props), props["node"], _ours(props) + _gate(props), previous=[])
         return CreateResult(id_=props["node"], outs={**props, "round": 1, "health": []})
 
-    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        # Credentials (kubeconfig, context) are how we reach the node, not what we own on it.
+    def diff_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        # Credentials (kubeconfig, context) are how we reach the node, not what we own on it (see ClusterResourceProvider).
         replaces = ["node"] if olds.get("node") != news.get("node") else []
         changed = bool(replaces) or _ours(olds) != _ours(news) or _gate(olds) != _gate(news)
         changed = changed or any(olds.get(key) != news.get(key) for key in _HEALTH_INPUTS)
         # A refresh found the node degraded: gate it and verify it again.
         return DiffResult(changes=changed or bool(olds.get("health")), replaces=replaces, delete_before_replace=True)
 
-    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+    def update_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         regate = bool(olds.get("health")) or _gate(olds) != _gate(news)
         desired = _ours(news) + (_gate(news) if regate else [])
         apply_taints(self._api(news), news["node"], desired, previous=_ours(olds))
@@ -187,7 +189,7 @@ class NodeTaintsProvider(ResourceProvider):
         return UpdateResult(outs={**news, "round": verification_round, "health": []})
 
     def _view(self, props: dict[str, Any]) -> NodeReader:
-        return cluster_view_from_props(props)
+        return cluster_view_from_props(self.cluster_props(props))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         view = self._view(props)
@@ -206,7 +208,7 @@ class NodeTaintsProvider(ResourceProvider):
             apply_taints(self._api(props), props["node"], desired=[], previous=_ours(props) + _gate(props))
 
 
-class NodeTaints(ClusterResource):
+class NodeTaints(ClusterResource, module="gpu-nodes", name="NodeTaints"):
     """Our taints and the readiness gate on one node (see the module docstring for why this is not a NodePatch)."""
 
     node: pulumi.Output[str]

@@ -19,7 +19,10 @@ from gpu_nodes.manifests.verification import request_slug, requests
 
 COMMAND = "command:remote:Command"
 COPY = "command:remote:CopyToRemote"
-DYNAMIC = "pulumi-python:dynamic:Resource"
+# Our dynamic resources' own types (`pulumi-python:dynamic/<module>:<name>`, the classes in providers/).
+TAINTS = "pulumi-python:dynamic/gpu-nodes:NodeTaints"
+READINESS = "pulumi-python:dynamic/gpu-nodes:NodeReadiness"
+CLAIM = "pulumi-python:dynamic/gpu-nodes:ObjectClaim"
 NODE_PATCH = "kubernetes:core/v1:NodePatch"
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
@@ -30,9 +33,9 @@ JOB = "kubernetes:batch/v1:Job"
 NODE_CHILDREN = (
     ("preflight", COMMAND),
     ("preflight-script", COPY),
-    ("taints", DYNAMIC),
+    ("taints", TAINTS),
     ("labels", NODE_PATCH),
-    ("readiness", DYNAMIC),
+    ("readiness", READINESS),
 )
 
 
@@ -63,7 +66,7 @@ def group_children(index: int, group: NodeGroupSpec) -> Iterator[Child]:
             yield Child(kind, node_child(g, node.name, role), f"{key}.nodes[{n}].name", node.name)
     for pc in ("priority-class", "verification-priority-class"):
         yield Child(PRIORITY_CLASS, f"{g}-{pc}", f"{key}.name", g)
-        yield Child(DYNAMIC, f"{g}-{pc}-claim", f"{key}.name", g)
+        yield Child(CLAIM, f"{g}-{pc}-claim", f"{key}.name", g)
     if group.device_plugin.needs_config_file:
         yield Child(CONFIG_MAP, f"{g}-device-plugin-config", f"{key}.name", g)
     yield Child(DAEMON_SET, f"{g}-device-plugin", f"{key}.name", g)

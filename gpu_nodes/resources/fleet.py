@@ -193,6 +193,8 @@ class GpuFleet(pulumi.ComponentResource):
         elif isinstance(depends_on, (list, tuple)):
             before = [d for d in depends_on if isinstance(d, pulumi.Resource)]
         children = Children(self, name, args.legacy_root_names, before)
+        # One copy of the credentials per fleet, current at every refresh and destroy (README, "Operations").
+        cluster = cluster.served(children.name("cluster-access"), pulumi.ResourceOptions(parent=self))
         namespaces = declare_namespaces(stack, children, cluster, args.stack_label, args.image_pull_secret)
         nodes = [node.name for group in stack.node_groups for node in group.nodes]
         coexistence = DevicePluginCoexistence(

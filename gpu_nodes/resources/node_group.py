@@ -18,7 +18,7 @@ import pulumi_kubernetes as k8s
 from pulumi_command import remote
 
 from gpu_nodes.config.specs import NodeGroupSpec
-from gpu_nodes.constants import GPU_RESOURCE
+from gpu_nodes.constants import GPU_RESOURCE, GROUP_LABEL
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.kube.node_health import NodeTarget
 from gpu_nodes.manifests.device_plugin import APP_NAME as PLUGIN_APP_NAME
@@ -166,7 +166,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             )
             jobs.setdefault(job.node, []).append((job, resource))
 
-        compared = _compared_nodes(spec)
+        compared = _compared_group(spec)
         readiness = {}
         for node in spec.nodes:
             mine = jobs.get(node.name, []) + jobs.get(None, [])
@@ -179,7 +179,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 gpus_per_node=spec.gpus_per_node,
                 replicas=spec.device_plugin.time_slicing_replicas,
                 cluster=args.cluster,
-                group_nodes=compared,
+                group_label=compared,
                 # New facts prove the node again.
                 facts=facts[node.name].apply(_annotation_of) if compared else None,
                 # A fresh preflight proves the node again, and only one may bring a GPU back (readiness.py).
@@ -239,12 +239,13 @@ class GpuNodeGroup(pulumi.ComponentResource):
         }
 
 
-def _compared_nodes(spec: NodeGroupSpec) -> list[str] | None:
-    """The nodes whose GPU facts each readiness check compares: with preflight and no declared
-    gpuModel (preflight checks that on each machine)."""
+def _compared_group(spec: NodeGroupSpec) -> dict[str, str] | None:
+    """The label of the nodes whose GPU facts each readiness check compares (read from the
+    cluster when it proves): with preflight and no declared gpuModel (preflight checks that
+    on each machine)."""
     if not spec.preflight.enabled or spec.gpu_model is not None:
         return None
-    return [node.name for node in spec.nodes]
+    return {GROUP_LABEL: spec.name}
 
 
 def _reported_facts(stdout: str) -> GpuFacts | None:

@@ -677,6 +677,8 @@ def test_a_namespace_someone_else_made_is_never_adopted_and_survives_destroy(dep
         assert refused.returncode != 0, deployed.explain("pulumi up adopted someone else's namespace", refused)
         expected = f"Namespace {TEAM_NAMESPACE} exists already, created by someone else (it has no gpu-nodes labels)"
         assert expected in output and "gpu-nodes:existingNamespaces" in output, deployed.explain("the refusal", refused)
+        # Issue 27: in the operator's words, not under the provider server's traceback.
+        assert "Traceback" not in output, deployed.explain("the refusal came with a Python traceback", refused)
         labels = deployed.kubectl_json("get", "namespace", TEAM_NAMESPACE)["metadata"].get("labels", {})
         assert not any(key.startswith(("gpu-nodes.dev/", "pod-security.kubernetes.io/")) for key in labels), labels
 

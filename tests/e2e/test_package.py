@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import ROOT, STATE, LocalEnv
+from tests.e2e.stack_state import DYNAMIC_TYPE_PREFIX, ours, provider_class
 
 KUBECONFIG = ROOT / ".state/cluster/kubeconfig"
 # The last commit of the root program before gpu_nodes/ and GpuFleet: its stacks are the ones to upgrade.
@@ -173,6 +174,12 @@ def upgrade_config() -> dict:
     }
 
 
+def job_uids(local: LocalEnv) -> dict[str, str]:
+    """The upgrade stack's verification Jobs, by name, with their UIDs (a new UID: replaced)."""
+    jobs = local.kubectl_json("get", "jobs", "-A")["items"]
+    return {j["metadata"]["name"]: j["metadata"]["uid"] for j in jobs if "-upgrade-" in j["metadata"]["name"]}
+
+
 def test_a_stack_of_the_program_before_the_package_upgrades_with_no_changes(cluster: LocalEnv):
     local, stack = cluster, "upgrade"
     old = previous_program()
@@ -192,17 +199,35 @@ def test_a_stack_of_the_program_before_the_package_upgrades_with_no_changes(clus
         pulumi(local, ROOT, stack, "refresh", "--preview-only", "--expect-no-changes")
         preview = pulumi(local, ROOT, stack, "preview", "--json")
         steps = json.loads(preview.stdout).get("steps", []) if preview.stdout.strip().startswith("{") else []
-        changed = {s["urn"].rsplit("::", 1)[1]: s["op"] for s in steps if s["op"] not in ("same", "read")}
-        # The one new resource: the fleet component itself, which has no provider and nothing in the cluster.
-        assert changed == {"gpu-nodes": "create"}, local.explain(f"the upgrade changes {changed}", preview)
-        fleet = next(s for s in steps if s["op"] == "create")
-        assert fleet["urn"].endswith("::gpu-nodes:index:GpuFleet::gpu-nodes"), fleet["urn"]
+        changed = {s["urn"]: s["op"] for s in steps if s["op"] not in ("same", "read")}
+        # The new resources: the fleet component itself, which has no provider and nothing in the
+        # cluster, and the provider that holds the cluster's access for our dynamic resources.
+        created = sorted(urn.rsplit("::", 1)[1] for urn, op in changed.items() if op == "create")
+        assert created == ["gpu-nodes", "gpu-nodes-cluster-access"], local.explain(f"the upgrade changes {changed}", preview)
+        fleet = next(urn for urn, op in changed.items() if op == "create" and urn.endswith("::gpu-nodes"))
+        assert fleet.endswith("::gpu-nodes:index:GpuFleet::gpu-nodes"), fleet
+        # Issue 27: our dynamic resources, typed now (aliased from the old type), are updated in
+        # place, only to drop their copy of the credentials and name today's import path.
+        # A preview shows the Jobs replaced: the dynamic provider has no preview of an update, so the
+        # engine takes the new inputs as the outputs there (`Update` in provider_plugin.go), and the
+        # taints' `round`, which the Jobs carry, is not among them. The update keeps it: the Jobs
+        # stay (their UIDs, below).
+        rest = {urn: op for urn, op in changed.items() if op != "create" and ":batch/v1:Job::" not in urn}
+        assert rest and all(op == "update" and DYNAMIC_TYPE_PREFIX in urn for urn, op in rest.items()), local.explain(
+            f"the upgrade changes {rest}", preview
+        )
+        jobs_before = job_uids(local)
+        assert jobs_before, "no verification Jobs of the upgrade stack found"
 
         pulumi(local, ROOT, stack, "up", "--yes", "--skip-preview")
+        assert job_uids(local) == jobs_before, "the upgrade replaced verification Jobs"
         after = json.loads(pulumi(local, ROOT, stack, "stack", "output", "--json").stdout)
         assert after == before, f"the outputs changed with the upgrade:\nbefore {before}\nafter {after}"
         urns = [r["urn"] for r in json.loads(pulumi(local, ROOT, stack, "stack", "export").stdout)["deployment"]["resources"]]
         assert any(u.endswith("::gpu-nodes-upgrade-gpu-node-4-taints") for u in urns), "the resources keep their old names"
+        export = json.loads(pulumi(local, ROOT, stack, "stack", "export").stdout)
+        stale = {r["urn"]: provider_class(r) for r in ours(export) if not provider_class(r).startswith("gpu_nodes.providers.")}
+        assert not stale, f"after one pulumi up, resources still name old import paths: {stale}"
         pulumi(local, ROOT, stack, "preview", "--expect-no-changes")
         pulumi(local, ROOT, stack, "refresh", "--preview-only", "--expect-no-changes")
     finally:

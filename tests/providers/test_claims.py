@@ -81,4 +81,6 @@ def test_another_name_or_mode_is_a_new_claim_the_hint_is_not():
     olds = {"kind": "Namespace", "name": "a", "mode": CREATE, "stack": STACK, "setting": HINT}
     assert ClaimProvider().diff("x", olds, {**olds, "name": "b"}).replaces == ["name"]
     assert ClaimProvider().diff("x", olds, {**olds, "mode": REFERENCE}).replaces == ["mode"]
-    assert ClaimProvider().diff("x", olds, {**olds, "setting": "other words"}).changes is False
+    # New words are stored (the state tells this run's), with no new claim: not a replacement.
+    hint = ClaimProvider().diff("x", olds, {**olds, "setting": "other words"})
+    assert hint.changes is True and not hint.replaces, vars(hint)

@@ -1,11 +1,19 @@
-"""Lifting the four-call limit of Pulumi's Python provider server for our dynamic resources."""
+"""Our patches of Pulumi's Python provider server: its four-call limit, and failures in the operator's words."""
 
 from __future__ import annotations
 
 import threading
+import traceback
+import types
 from concurrent.futures import ThreadPoolExecutor
 
-from gpu_nodes.providers.provider_server import in_dynamic_provider_server, raise_worker_limit
+import pytest
+
+from gpu_nodes.providers.claims import ClaimError
+from gpu_nodes.providers.coexistence import OtherPluginError
+from gpu_nodes.providers.provider_server import in_dynamic_provider_server, raise_worker_limit, speak_in_operator_words
+from gpu_nodes.providers.readiness import NodeNotReadyError
+from gpu_nodes.providers.taints import TaintConflictError
 
 
 def test_a_four_worker_pool_runs_every_waiting_call_once_raised():
@@ -39,3 +47,39 @@ def test_a_larger_pool_is_left_alone():
 
 def test_the_program_process_is_not_the_provider_server():
     assert in_dynamic_provider_server() is False
+
+
+def _formatted(error: Exception) -> str:
+    """What the provider server sends the engine for `error`: its `traceback.format_exc()`, once patched."""
+    server = types.SimpleNamespace(traceback=traceback)
+    speak_in_operator_words(server)
+    try:
+        raise error
+    except Exception:
+        return str(server.traceback.format_exc())
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ClaimError("Namespace nvidia-device-plugin exists already, created by someone else"),
+        OtherPluginError("another NVIDIA device plugin would share this stack's nodes"),
+        NodeNotReadyError("node gpu-0 stays gated (gpu-nodes.dev/unverified) after 30s"),
+        TaintConflictError("the node already has taint nvidia.com/gpu=other:NoSchedule, set by someone else"),
+    ],
+    ids=lambda error: type(error).__name__,
+)
+def test_a_failure_of_ours_reaches_the_operator_as_its_message_only(error):
+    sent = _formatted(error)
+    assert sent == str(error), f"{type(error).__name__} reached the engine as {sent!r}"
+
+
+def test_an_unexpected_bug_still_shows_its_traceback():
+    sent = _formatted(KeyError("node"))
+    assert sent.startswith("Traceback (most recent call last):") and "KeyError: 'node'" in sent, sent
+
+
+def test_the_rest_of_the_traceback_module_is_left_as_it_was():
+    server = types.SimpleNamespace(traceback=traceback)
+    speak_in_operator_words(server)
+    assert server.traceback.format_exception is traceback.format_exception

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.kube.job_status import job_verdict, pod_story
-from gpu_nodes.kube.node_health import PASS
+from gpu_nodes.kube.node_health import FAIL, PASS
 from gpu_nodes.preflight.facts import FACTS_ANNOTATION, GpuFacts, annotation
 from gpu_nodes.providers.readiness import (
     GRACE_SECONDS,
@@ -243,6 +243,14 @@ def test_an_open_node_that_fails_a_new_proof_is_gated_again(cluster):
     assert "then run `pulumi up --refresh`" in str(failure.value).splitlines()[-1], str(failure.value)
 
 
+GROUP = {"gpu-nodes.dev/node-group": "a100"}
+
+
+def in_group(node_object: dict) -> dict:
+    node_object["metadata"].setdefault("labels", {}).update(GROUP)
+    return node_object
+
+
 def with_facts(node_object: dict, model: str) -> dict:
     facts = GpuFacts(models=(model,), memory_mib=(81559,), count=4)
     node_object["metadata"]["annotations"] = {FACTS_ANNOTATION: annotation(facts)}
@@ -250,13 +258,13 @@ def with_facts(node_object: dict, model: str) -> dict:
 
 
 def test_a_node_whose_gpus_differ_from_its_groups_fails_at_once_naming_both(cluster):
-    with_facts(cluster.nodes["n1"], "NVIDIA H100 PCIe")
+    with_facts(in_group(cluster.nodes["n1"]), "NVIDIA H100 PCIe")
     for name in ("n2", "n3"):
-        cluster.nodes[name] = with_facts(node(name), "NVIDIA H100 80GB HBM3")
+        cluster.nodes[name] = with_facts(in_group(node(name)), "NVIDIA H100 80GB HBM3")
     never_reached = []
     cluster.events = [plugin_lands, jobs_succeed, never_reached.append]
     with pytest.raises(NodeNotReadyError) as failure:
-        NodeReadinessProvider().create(props(groupNodes=["n1", "n2", "n3"]))
+        NodeReadinessProvider().create(props(groupLabel=GROUP))
     message = str(failure.value)
     assert "gpuFactsAgree: node n1 has 4 x NVIDIA H100 PCIe (81559 MiB), unlike 2 of the group's 3" in message, message
     assert "which have 4 x NVIDIA H100 80GB HBM3" in message, message
@@ -265,10 +273,12 @@ def test_a_node_whose_gpus_differ_from_its_groups_fails_at_once_naming_both(clus
 
 
 def test_a_node_that_matches_its_group_opens_and_says_so(cluster):
-    with_facts(cluster.nodes["n1"], "NVIDIA H100 80GB HBM3")
-    cluster.nodes["n2"] = with_facts(node("n2"), "NVIDIA H100 80GB HBM3")
+    with_facts(in_group(cluster.nodes["n1"]), "NVIDIA H100 80GB HBM3")
+    cluster.nodes["n2"] = with_facts(in_group(node("n2")), "NVIDIA H100 80GB HBM3")
+    # A node of another group, with other GPUs, is not compared.
+    cluster.nodes["l4-1"] = with_facts(node("l4-1"), "NVIDIA L4")
     cluster.events = [plugin_lands, jobs_succeed]
-    outs = NodeReadinessProvider().create(props(groupNodes=["n1", "n2"])).outs
+    outs = NodeReadinessProvider().create(props(groupLabel=GROUP)).outs
     assert outs["checklist"]["gpuFactsAgree"] == PASS and outs["gate"] == "lifted", outs
 
 
@@ -277,10 +287,10 @@ def test_a_refresh_compares_the_node_with_the_whole_group(cluster):
     cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
     cluster.pod_list.append(plugin_pod())
     jobs_succeed(cluster)
-    with_facts(cluster.nodes["n1"], "NVIDIA H100 PCIe")
+    with_facts(in_group(cluster.nodes["n1"]), "NVIDIA H100 PCIe")
     for name in ("n2", "n3"):
-        cluster.nodes[name] = with_facts(node(name), "NVIDIA H100 80GB HBM3")
-    outs = NodeReadinessProvider().read("n1", {**props(groupNodes=["n1", "n2", "n3"]), "checklist": {}, "gate": "lifted"}).outs
+        cluster.nodes[name] = with_facts(in_group(node(name)), "NVIDIA H100 80GB HBM3")
+    outs = NodeReadinessProvider().read("n1", {**props(groupLabel=GROUP), "checklist": {}, "gate": "lifted"}).outs
     assert outs["checklist"]["gpuFactsAgree"] == "fail", outs
 
 
@@ -328,7 +338,7 @@ def test_a_gpu_lost_since_the_last_proof_keeps_the_gate_until_a_fresh_preflight(
     never_reached = []
     cluster.events = [never_reached.append]
     with pytest.raises(NodeNotReadyError) as failure:
-        NodeReadinessProvider().update("n1", proven_before(), props(**PREFLIGHT))
+        NodeReadinessProvider().update_own("n1", proven_before(), props(**PREFLIGHT))
     message = str(failure.value)
     assert cluster.deleted_pods == [], "a restart alone would advertise the faulty GPU as healthy"
     assert never_reached == [], "nothing to wait for: only a fresh preflight can reopen the node"
@@ -345,7 +355,7 @@ def test_a_refused_restart_still_lets_the_nodes_jobs_finish_before_failing(clust
     never_reached = []
     cluster.events = [jobs_succeed, never_reached.append]
     with pytest.raises(NodeNotReadyError) as failure:
-        NodeReadinessProvider().update("n1", proven_before(), props(**PREFLIGHT))
+        NodeReadinessProvider().update_own("n1", proven_before(), props(**PREFLIGHT))
     assert "run a fresh preflight of the machine" in str(failure.value), failure.value
     assert cluster.deleted_jobs == [], "the Jobs had succeeded: nothing to run again"
     assert never_reached == [], "the wait went on once the Jobs were done"
@@ -439,7 +449,7 @@ def test_missing_jobs_on_a_node_never_deferred_still_fail(cluster):
     cluster.pod_list.append(plugin_pod())
     cluster.jobs.clear()
     with pytest.raises(NodeNotReadyError, match="does not exist"):
-        NodeReadinessProvider().update("n1", {**props(), "checklist": {}, "gate": "lifted"}, props())
+        NodeReadinessProvider().update("n1", {**props(), "checklist": {"workloadSucceeded": FAIL}, "gate": "lifted"}, props())
 
 
 def test_a_gated_node_is_never_deferred(cluster):
@@ -525,7 +535,7 @@ def test_refresh_shows_a_gate_put_back(cluster):
         {"expectedGpus": 8},
         {"timeoutSeconds": 120},
         {"expectedMigDevices": {"nvidia.com/mig-1g.10gb": 28}},
-        {"groupNodes": ["n1", "n2"], "gpuFacts": '{"count":4,"memoryMiB":[81559],"models":["NVIDIA H100 PCIe"]}'},
+        {"groupLabel": GROUP, "gpuFacts": '{"count":4,"memoryMiB":[81559],"models":["NVIDIA H100 PCIe"]}'},
         {"preflightRun": "a100-n1-preflight-5e6f7a8b"},
     ],
     ids=["new Jobs (a new plugin or round)", "another count", "another wait", "a MIG layout", "new GPU facts", "new preflight"],
@@ -535,6 +545,19 @@ def test_what_makes_a_new_wait(change):
     assert NodeReadinessProvider().diff("n1", olds, props(**change)).changes, change
 
 
-def test_diff_ignores_credentials():
+def test_a_state_that_kept_the_group_as_a_node_list_takes_the_label_without_a_new_proof():
+    # No cluster fixture: a wait would fail to reach the API server.
+    facts = '{"count":4,"memoryMiB":[81559],"models":["NVIDIA H100 PCIe"]}'
+    olds = {**props(groupNodes=["n1", "n2"], gpuFacts=facts), "checklist": {"gpuFactsAgree": PASS}, "gate": "lifted"}
+    news = props(groupLabel=GROUP, gpuFacts=facts)
+    assert NodeReadinessProvider().diff("n1", olds, news).changes
+    outs = NodeReadinessProvider().update("n1", olds, news).outs
+    assert outs == {**news, "checklist": {"gpuFactsAgree": PASS}, "gate": "lifted"}, outs
+
+
+def test_rotated_credentials_are_stored_and_the_node_is_not_proven_again():
+    # No cluster fixture: a wait would fail to reach the API server.
     olds = {**props(), "checklist": dict.fromkeys(["labelled"], PASS), "gate": "lifted"}
-    assert not NodeReadinessProvider().diff("n1", olds, props(kubeconfig="rotated")).changes
+    assert NodeReadinessProvider().diff("n1", olds, props(kubeconfig="rotated")).changes
+    outs = NodeReadinessProvider().update("n1", olds, props(kubeconfig="rotated")).outs
+    assert outs == {**olds, "kubeconfig": "rotated"}, outs

@@ -219,9 +219,9 @@ def test_provider_delete_of_a_vanished_node_succeeds(cluster):
     NodeTaintsProvider().delete("gone", props(GPU, node="gone"))
 
 
-def test_provider_diff_ignores_credentials():
+def test_rotated_credentials_are_a_change_that_keeps_the_taints():
     diff = NodeTaintsProvider().diff("n1", props(GPU), props(GPU, kubeconfig="rotated"))
-    assert not diff.changes, diff
+    assert diff.changes and not diff.replaces, vars(diff)
 
 
 def test_provider_diff_replaces_on_another_node():

@@ -10,21 +10,28 @@ from gpu_nodes.manifests.verification import verification_jobs
 from gpu_nodes.preflight.facts import FACTS_ANNOTATION
 from gpu_nodes.resources.node_group import TYPE
 from tests.factories import group
-from tests.pulumi_mocks import HEALTHY_REPORT, Recorder, Registered, run_component
+from tests.pulumi_mocks import (
+    DYNAMIC_PROVIDER_TYPE,
+    HEALTHY_REPORT,
+    READINESS_TYPE,
+    TAINTS_TYPE,
+    Recorder,
+    Registered,
+    run_component,
+)
 from tests.specs import group_spec
 
 JOB = "kubernetes:batch/v1:Job"
 COMMAND = "command:remote:Command"
 NODE_PATCH = "kubernetes:core/v1:NodePatch"
-DYNAMIC = "pulumi-python:dynamic:Resource"
 
 
 def taint_resources(run) -> list[Registered]:
-    return [r for r in run.of_type(DYNAMIC) if r.name.endswith("-taints")]
+    return [r for r in run.of_type(TAINTS_TYPE)]
 
 
 def readiness_checks(run) -> list[Registered]:
-    return [r for r in run.of_type(DYNAMIC) if r.name.endswith("-readiness")]
+    return [r for r in run.of_type(READINESS_TYPE)]
 
 
 def names(resources: list[Registered]) -> list[str]:
@@ -87,13 +94,14 @@ def test_without_preflight_no_facts_and_no_comparison():
         assert FACTS_ANNOTATION not in patch.inputs["metadata"]["annotations"], patch.urn
         assert "nvidia.com/gpu.product" not in patch.inputs["metadata"]["labels"], patch.urn
     for check in readiness_checks(run):
-        assert "groupNodes" not in check.inputs, check.urn
+        assert "groupLabel" not in check.inputs, check.urn
 
 
-def test_each_readiness_check_compares_its_gpus_with_the_whole_group():
+def test_each_readiness_check_compares_its_gpus_with_the_nodes_labelled_as_its_group():
     run = run_component(group("a100", nodes=3))
     for check in readiness_checks(run):
-        assert check.inputs["groupNodes"] == ["a100-node-1", "a100-node-2", "a100-node-3"], check.urn
+        assert check.inputs["groupLabel"] == {"gpu-nodes.dev/node-group": "a100"}, check.urn
+        assert "groupNodes" not in check.inputs, check.urn
         # Its own facts too: a re-check that finds other GPUs proves the node again.
         assert check.inputs["gpuFacts"] == '{"count":1,"memoryMiB":[81559],"models":["NVIDIA H100 80GB HBM3"]}', check.urn
 
@@ -115,10 +123,20 @@ def test_without_preflight_the_readiness_check_has_no_run_to_go_by():
         assert "preflightRun" not in check.inputs and "preflightResource" not in check.inputs, check.urn
 
 
+def test_adding_a_node_changes_no_other_nodes_resources():
+    """Issue 27: one node's change touches that node (with preflight on and no gpuModel)."""
+    before, after = run_component(group("a100", nodes=2)), run_component(group("a100", nodes=3))
+    inputs = lambda run: {r.urn: r.inputs for r in run.resources if "-a100-node-3-" not in r.urn}  # noqa: E731
+    old, new = inputs(before), inputs(after)
+    changed = sorted(urn.rsplit("::", 1)[1] for urn in old if old[urn] != new.get(urn))
+    # The fleet's one coexistence check lists the fleet's nodes (another plugin on the new one stops the run).
+    assert changed == ["gpu-nodes-device-plugin-coexistence"], changed
+
+
 def test_a_declared_gpu_model_is_checked_by_preflight_not_compared():
     run = run_component(group("a100", gpuModel="NVIDIA H100 80GB HBM3"))
     for check in readiness_checks(run):
-        assert "groupNodes" not in check.inputs, check.urn
+        assert "groupLabel" not in check.inputs, check.urn
     for command in run.of_type("command:remote:Command"):
         assert "--gpu-model 'NVIDIA H100 80GB HBM3'" in command.inputs["create"], command.urn
         assert "gpu-model=NVIDIA H100 80GB HBM3" in command.inputs["triggers"], command.urn
@@ -148,11 +166,12 @@ def test_every_node_is_gated_by_its_taint_resource():
         assert resource.inputs["gate"] == GATE.to_k8s(), resource.urn
 
 
-def test_kubeconfig_of_the_taint_resource_stays_secret():
+def test_the_kubeconfig_is_kept_once_a_secret_and_in_no_nodes_state():
     run = run_component(group("a100"), kubeconfig="apiVersion: v1\nkind: Config\n")
-    for resource in taint_resources(run):
-        assert "kubeconfig" in resource.secret_inputs, resource.urn
-        assert "kubeconfig" in resource.additional_secret_outputs, resource.urn
+    (access,) = run.of_type(DYNAMIC_PROVIDER_TYPE)
+    assert "kubeconfig" in access.secret_inputs, access.urn
+    for resource in [*taint_resources(run), *readiness_checks(run)]:
+        assert "kubeconfig" not in resource.inputs, resource.urn
 
 
 def test_each_node_is_tainted_and_gated_only_after_its_own_preflight_and_the_shared_namespaces():
@@ -160,7 +179,7 @@ def test_each_node_is_tainted_and_gated_only_after_its_own_preflight_and_the_sha
     nothing lands on a node when a namespace is someone else's or another plugin is in the way."""
     run = run_component(group("a100"))
     # k8s: the provider whose kubeconfig the taints use.
-    namespaces = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence", "k8s"}
+    namespaces = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence"}
     for node in ("a100-node-1", "a100-node-2"):
         resource = run.named(f"a100-{node}-taints")
         assert deps(run, resource) == {f"a100-{node}-preflight", *namespaces}, resource.urn
@@ -268,7 +287,7 @@ def test_under_mig_any_gpu_resource_will_do():
 def test_a_declared_mig_layout_reaches_each_readiness_check_and_taints_check():
     layout = {"migStrategy": "mixed", "migDevices": {"1g.10gb": 7}}
     run = run_component(group("a100", devicePlugin=layout, verification={"migResources": {"nvidia.com/mig-1g.10gb": 1}}))
-    checks = [r for r in run.of_type(DYNAMIC) if r.name.endswith(("-readiness", "-taints"))]
+    checks = [*run.of_type(READINESS_TYPE), *run.of_type(TAINTS_TYPE)]
     assert len(checks) == 4, names(checks)  # two nodes
     for check in checks:
         assert check.inputs["expectedMigDevices"] == {"nvidia.com/mig-1g.10gb": 28}, check.urn
@@ -288,7 +307,7 @@ def test_preflight_disabled_registers_no_commands_and_no_gate():
     run = run_component(group("a100", preflight={"enabled": False}))
     assert not run.of_type(COMMAND), names(run.resources)
     for resource in taint_resources(run):
-        expected = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence", "k8s"}
+        expected = {"namespace-nvidia-device-plugin", "namespace-gpu-verification", "device-plugin-coexistence"}
         assert deps(run, resource) == expected, resource.urn
     report = run.resolve(run.globals["component"].nodes)
     assert report["a100-node-1"]["preflight"] == {"skipped": True}, report

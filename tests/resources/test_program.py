@@ -10,7 +10,7 @@ import pytest
 
 from gpu_nodes.constants import GROUP_LABEL, STACK_LABEL
 from tests.factories import SECRET_KEYS, SSH_KEY, group, stack_config
-from tests.pulumi_mocks import ProgramRun, run_program
+from tests.pulumi_mocks import CLAIM_TYPE, DYNAMIC_PROVIDER_TYPE, ProgramRun, run_program
 
 KUBERNETES_VERSIONS = [f"1.{minor}" for minor in range(29, 36)]
 # NodePatch carries only the node's metadata: validated as the Node it patches.
@@ -89,7 +89,7 @@ def test_shared_namespaces_are_created_once_with_pod_security_levels():
 
 
 def claims(run) -> dict[str, dict]:
-    return {r.name: r for r in run.of_type("pulumi-python:dynamic:Resource") if r.name.endswith("-claim")}
+    return {r.name: r for r in run.of_type(CLAIM_TYPE) if r.name.endswith("-claim")}
 
 
 def test_each_shared_object_waits_for_its_claim():
@@ -111,11 +111,14 @@ def test_the_shared_objects_carry_this_stacks_label():
         assert resource.inputs["metadata"]["labels"][STACK_LABEL] == "gpu-nodes.test", resource.urn
 
 
-def test_the_kubeconfig_of_a_claim_stays_secret():
+def test_the_stacks_kubeconfig_is_held_once_a_secret_by_the_provider_of_our_checks():
     config = {**two_groups(), "kubernetes:kubeconfig": "apiVersion: v1\nkind: Config\n"}
     run = run_program(config, [*SECRET_KEYS, "kubernetes:kubeconfig"])
+    (access,) = run.of_type(DYNAMIC_PROVIDER_TYPE)
+    assert access.inputs["kubeconfig"] == config["kubernetes:kubeconfig"], access.inputs
+    assert "kubeconfig" in access.secret_inputs, access.urn
     for claim in claims(run).values():
-        assert "kubeconfig" in claim.secret_inputs and "kubeconfig" in claim.additional_secret_outputs, claim.urn
+        assert "kubeconfig" not in claim.inputs and claim.provider.startswith(access.urn + "::"), claim.urn
 
 
 def test_an_existing_namespace_is_referenced_never_created_and_nothing_goes_with_it():
