@@ -95,7 +95,8 @@ def test_a_cdi_groups_plugin_runs_with_the_driver_root_and_the_node_is_proven(lo
         report = json.loads(local.run("pulumi", "stack", "output", "--json", "--stack", STACK).stdout)
         checklist = report["nodeGroups"][STACK][NODE]["checklist"]
         assert set(checklist.values()) == {"pass"}, checklist
-        assert report["tenantAccess"] == {STACK: {"gpuAccess": "cdi", "runtimeClassName": None}}, report["tenantAccess"]
+        access = {STACK: {"gpuAccess": "cdi", "isolation": "default", "runtimeClassName": None}}
+        assert report["tenantAccess"] == access, report["tenantAccess"]
 
         # Without the mount the plugin cannot write its spec: the node loses its GPUs, as a real one would.
         index = next(i for i, m in enumerate(container["volumeMounts"]) if m["name"] == "driver-root")

@@ -557,6 +557,13 @@ def test_a_preflight_replaced_twice_still_finds_its_script(deployed):
             "up", "--yes", "--skip-preview", "--target-replace", preflight_urn(deployed, "gpu-node-1"), check=False
         )
         assert result.returncode == 0, deployed.explain(f"replacing gpu-node-1's preflight failed in round {round_}", result)
+    # The targeted runs left gpu-node-1's readiness check behind its machine's new preflight run
+    # (`preflightRun`): the next plain run proves the node again, and then nothing is left to do.
+    preview = deployed.pulumi("preview", "--json")
+    steps = json.loads(preview.stdout).get("steps", [])
+    changed = sorted(s["urn"].rsplit("::", 1)[1] for s in steps if s["op"] not in ("same", "read"))
+    assert changed == [f"{PREFIX}-gpu-node-1-readiness"], deployed.explain(f"after the targeted runs: {changed}", preview)
+    deployed.pulumi("up", "--yes", "--skip-preview")
     assert deployed.pulumi("preview", "--expect-no-changes", check=False).returncode == 0
 
 

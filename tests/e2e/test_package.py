@@ -30,6 +30,10 @@ KUBECONFIG = ROOT / ".state/cluster/kubeconfig"
 # The last commit of the root program before gpu_nodes/ and GpuFleet: its stacks are the ones to upgrade.
 UPGRADE_FROM = "5885b83"
 UPGRADE_NODES = ["gpu-node-4", "gpu-node-5"]
+# How `pulumi preview --json` names the steps of a replacement.
+REPLACE_OPS = ("replace", "create-replacement", "delete-replaced")
+# The children a new release may replace (see the upgrade test).
+REPLACED_ON_UPGRADE = ("-preflight", "-preflight-script", "-verification-check")
 RACKS = {"rack-a": ["gpu-node-6"], "rack-b": ["gpu-node-7"]}
 SHARED_NAMESPACES = ["gpus-device-plugin", "gpus-verification"]
 WORK = STATE / "e2e-package"
@@ -174,13 +178,7 @@ def upgrade_config() -> dict:
     }
 
 
-def job_uids(local: LocalEnv) -> dict[str, str]:
-    """The upgrade stack's verification Jobs, by name, with their UIDs (a new UID: replaced)."""
-    jobs = local.kubectl_json("get", "jobs", "-A")["items"]
-    return {j["metadata"]["name"]: j["metadata"]["uid"] for j in jobs if "-upgrade-" in j["metadata"]["name"]}
-
-
-def test_a_stack_of_the_program_before_the_package_upgrades_with_no_changes(cluster: LocalEnv):
+def test_a_stack_of_the_program_before_the_package_upgrades_in_place(cluster: LocalEnv):
     local, stack = cluster, "upgrade"
     old = previous_program()
     pulumi(local, old, stack, "stack", "init", check=False)
@@ -206,23 +204,28 @@ def test_a_stack_of_the_program_before_the_package_upgrades_with_no_changes(clus
         assert created == ["gpu-nodes", "gpu-nodes-cluster-access"], local.explain(f"the upgrade changes {changed}", preview)
         fleet = next(urn for urn, op in changed.items() if op == "create" and urn.endswith("::gpu-nodes"))
         assert fleet.endswith("::gpu-nodes:index:GpuFleet::gpu-nodes"), fleet
-        # Issue 27: our dynamic resources, typed now (aliased from the old type), are updated in
-        # place, only to drop their copy of the credentials and name today's import path.
-        # A preview shows the Jobs replaced: the dynamic provider has no preview of an update, so the
-        # engine takes the new inputs as the outputs there (`Update` in provider_plugin.go), and the
-        # taints' `round`, which the Jobs carry, is not among them. The update keeps it: the Jobs
-        # stay (their UIDs, below).
-        rest = {urn: op for urn, op in changed.items() if op != "create" and ":batch/v1:Job::" not in urn}
-        assert rest and all(op == "update" and DYNAMIC_TYPE_PREFIX in urn for urn, op in rest.items()), local.explain(
-            f"the upgrade changes {rest}", preview
-        )
-        jobs_before = job_uids(local)
-        assert jobs_before, "no verification Jobs of the upgrade stack found"
+        deleted = [urn for urn, op in changed.items() if op == "delete"]
+        assert not deleted, local.explain(f"the upgrade deletes {deleted}", preview)
+        # What a new release may replace, each for a behaviour of its own: a new preflight script runs
+        # again on every machine (its copy and its command), a new verification check script is a new
+        # proof (its ConfigMap and the Jobs that mount it). Nothing else is replaced or deleted.
+        replaced = {urn for urn, op in changed.items() if op in REPLACE_OPS}
+        unexpected = sorted(urn for urn in replaced if not urn.endswith(REPLACED_ON_UPGRADE) and ":batch/v1:Job::" not in urn)
+        assert not unexpected, local.explain(f"the upgrade replaces {unexpected}", preview)
+        # Everything else that changes is updated in place: our dynamic resources (typed now, aliased
+        # from the old type) drop their copy of the credentials and name today's import path; the
+        # plugin runs privileged; the labels carry GFD's new keys.
+        rest = {urn: op for urn, op in changed.items() if op != "create" and urn not in replaced}
+        assert all(op == "update" for op in rest.values()), local.explain(f"the upgrade changes {rest}", preview)
+        assert any(DYNAMIC_TYPE_PREFIX in urn for urn in rest), local.explain(f"no dynamic resource updated: {rest}", preview)
 
         pulumi(local, ROOT, stack, "up", "--yes", "--skip-preview")
-        assert job_uids(local) == jobs_before, "the upgrade replaced verification Jobs"
         after = json.loads(pulumi(local, ROOT, stack, "stack", "output", "--json").stdout)
-        assert after == before, f"the outputs changed with the upgrade:\nbefore {before}\nafter {after}"
+        assert after.keys() == before.keys(), f"the outputs changed shape:\nbefore {before}\nafter {after}"
+        report = after["nodeGroups"]["upgrade"]
+        assert sorted(report) == sorted(before["nodeGroups"]["upgrade"]), report
+        for name, node in report.items():
+            assert set(node["checklist"].values()) == {"pass"} and node["gate"] == "lifted", f"{name}: {node}"
         urns = [r["urn"] for r in json.loads(pulumi(local, ROOT, stack, "stack", "export").stdout)["deployment"]["resources"]]
         assert any(u.endswith("::gpu-nodes-upgrade-gpu-node-4-taints") for u in urns), "the resources keep their old names"
         export = json.loads(pulumi(local, ROOT, stack, "stack", "export").stdout)
