@@ -264,19 +264,17 @@ def _gpu_containers(group: NodeGroupSpec, resource: str, gpus: int) -> dict[str,
     spec = group.verification
     return {
         "initContainers": [
-            {
-                "name": "nvidia-smi",
-                "image": spec.image,
-                "command": ["/bin/sh", f"{CHECK_DIR}/{CHECK_KEY}"],
-                "volumeMounts": [{"name": "check", "mountPath": CHECK_DIR, "readOnly": True}],
-                "env": [
+            _check_container(
+                "nvidia-smi",
+                group,
+                [
                     {"name": "EXPECTED_GPUS", "value": str(gpus)},
                     # Only nvidia-smi runs here, no CUDA code: the image's CUDA version
                     # requirement must not refuse a node whose driver is older than the image.
                     {"name": "NVIDIA_DISABLE_REQUIRE", "value": "true"},
                 ],
-                **_container_basics(resource, gpus, "128Mi", spec.image_pull_policy),
-            }
+                _container_basics(resource, gpus, "128Mi", spec.image_pull_policy),
+            )
         ],
         "containers": [
             # The image's own command (vectorAdd), under its own CUDA requirement: preflight has
@@ -297,21 +295,31 @@ def _no_gpu_containers(group: NodeGroupSpec) -> dict[str, Any]:
     spec = group.verification
     return {
         "containers": [
-            {
-                "name": "no-gpu",
-                "image": spec.image,
-                "command": ["/bin/sh", f"{CHECK_DIR}/{CHECK_KEY}"],
-                "volumeMounts": [{"name": "check", "mountPath": CHECK_DIR, "readOnly": True}],
-                "env": [
+            _check_container(
+                "no-gpu",
+                group,
+                [
                     {"name": "EXPECTED_GPUS", "value": "0"},
                     {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
                     # nvidia-smi comes with the utility capability: where GPUs are injected, it is too.
                     {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
                     {"name": "NVIDIA_DISABLE_REQUIRE", "value": "true"},
                 ],
-                **_container_basics(None, 0, "128Mi", spec.image_pull_policy),
-            }
+                _container_basics(None, 0, "128Mi", spec.image_pull_policy),
+            )
         ]
+    }
+
+
+def _check_container(name: str, group: NodeGroupSpec, env: list[dict[str, str]], basics: dict[str, Any]) -> dict[str, Any]:
+    """A container that runs the group's check script (nvidia-smi against EXPECTED_GPUS)."""
+    return {
+        "name": name,
+        "image": group.verification.image,
+        "command": ["/bin/sh", f"{CHECK_DIR}/{CHECK_KEY}"],
+        "volumeMounts": [{"name": "check", "mountPath": CHECK_DIR, "readOnly": True}],
+        "env": env,
+        **basics,
     }
 
 

@@ -15,19 +15,8 @@ from gpu_nodes.manifests.device_plugin import (
     plugin_revision,
 )
 from tests.factories import group
+from tests.manifests.daemonset_parts import container, env, pod_spec
 from tests.specs import group_spec
-
-
-def pod_spec(manifest: dict) -> dict:
-    return manifest["spec"]["template"]["spec"]
-
-
-def container(manifest: dict) -> dict:
-    return pod_spec(manifest)["containers"][0]
-
-
-def env(manifest: dict) -> dict[str, str]:
-    return {e["name"]: e["value"] for e in container(manifest)["env"]}
 
 
 def test_upstream_defaults_are_kept():

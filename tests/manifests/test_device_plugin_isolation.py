@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.manifests.device_plugin import daemonset_manifest, plugin_revision
+from tests.manifests.daemonset_parts import container, env, pod_spec
 from tests.specs import group_spec
 
 # Where the toolkit reads a device list from volume mounts (nvidia-container-toolkit
@@ -12,18 +13,6 @@ from tests.specs import group_spec
 # the plugin's volume-mounts strategy mounts /dev/null per device (k8s-device-plugin
 # internal/plugin/server.go, deviceListAsVolumeMountsContainerPathRoot).
 DEVICE_MOUNT_ROOT = "/var/run/nvidia-container-devices"
-
-
-def pod_spec(manifest: dict) -> dict:
-    return manifest["spec"]["template"]["spec"]
-
-
-def container(manifest: dict) -> dict:
-    return pod_spec(manifest)["containers"][0]
-
-
-def env(manifest: dict) -> dict[str, str]:
-    return {e["name"]: e["value"] for e in container(manifest)["env"]}
 
 
 @pytest.mark.parametrize(
