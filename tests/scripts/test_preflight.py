@@ -639,6 +639,12 @@ def test_usage_error_exits_2_with_valid_json(bare_node: FakeNode, args: list[str
     }
 
 
+def test_the_joined_parts_declare_each_name_once(bare_node: FakeNode) -> None:
+    """The parts run as one script: a name two parts declare readonly is a bash error on every run."""
+    result = bare_node.run("--help", with_root=False)
+    assert "readonly variable" not in result.stderr, result.stderr
+
+
 def test_bad_timeout_knob_is_a_usage_error(node: FakeNode) -> None:
     result = node.preflight(env={"PREFLIGHT_NVIDIA_SMI_TIMEOUT": "soon"})
     assert result.returncode == USAGE_EXIT

@@ -18,7 +18,7 @@
 # - otherwise (default): a toolkit hardened already fails, since the plugin's envvar list
 #   (or, under CDI, the plugin's own NVIDIA_VISIBLE_DEVICES) is then never read.
 
-readonly TOOLKIT_CONFIG=/etc/nvidia-container-runtime/config.toml
+# TOOLKIT_CONFIG: the toolkit's config.toml, declared with the CUDA check (35-check-cuda.sh).
 readonly ENVVAR_KEY=accept-nvidia-visible-devices-envvar-when-unprivileged
 readonly MOUNTS_KEY=accept-nvidia-visible-devices-as-volume-mounts
 
