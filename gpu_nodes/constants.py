@@ -10,6 +10,8 @@ NAMESPACE = "gpu-nodes"
 
 # The resource the device plugin registers for whole GPUs (and, with migStrategy single, MIG devices).
 GPU_RESOURCE = "nvidia.com/gpu"
+# Every resource the NVIDIA device plugin advertises (whole GPUs, MIG devices) is named under it.
+GPU_RESOURCE_PREFIX = "nvidia.com/"
 
 # The prefix of our own label, taint and annotation keys: none of them is the user's to set.
 OWN_KEY_DOMAIN = "gpu-nodes.dev"

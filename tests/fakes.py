@@ -99,6 +99,16 @@ def crash_looping_plugin_pod(node_name: str = "n1", restarts: int = 5) -> dict:
     return pod
 
 
+def tenant_pod(node_name: str = "n1", gpus: int = 4, resource: str = "nvidia.com/gpu") -> dict:
+    """Someone else's running pod holding GPUs of a node (the request defaulted from the limit, as the API server does)."""
+    amounts = {resource: str(gpus)}
+    return {
+        "metadata": {"name": "tenant-training", "namespace": "default", "labels": {"app": "training"}},
+        "spec": {"nodeName": node_name, "containers": [{"name": "train", "resources": {"limits": amounts, "requests": amounts}}]},
+        "status": {"phase": "Running"},
+    }
+
+
 def job(succeeded: int = 0, failed_reason: str | None = None, active: int = 1) -> dict:
     status: dict[str, Any] = {"succeeded": succeeded} if succeeded else {"active": active}
     if failed_reason:
@@ -144,6 +154,14 @@ class FakeCluster:
 
     def job(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self.jobs.get((namespace, name))
+
+    def on_node(self, node: str) -> list[dict[str, Any]]:
+        """`job_status.NodePods`: every pod bound to the node, of any namespace, not Succeeded or Failed."""
+        return [
+            p
+            for p in self.pod_list
+            if p.get("spec", {}).get("nodeName") == node and p.get("status", {}).get("phase") not in ("Succeeded", "Failed")
+        ]
 
     def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T:
         result = check()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.config.k8s_syntax import Taint
-from gpu_nodes.constants import GPU_RESOURCE
+from gpu_nodes.constants import GPU_RESOURCE, GPU_RESOURCE_PREFIX
 
 # On from before the device plugin can land on the node until its checks pass. Only the
 # plugin and the verification Jobs tolerate it.
@@ -185,7 +185,7 @@ def gpu_problem(target: NodeTarget, node: Mapping[str, Any] | None) -> str | Non
         found = [_count_problem(node, r, n) for r, n in sorted(target.expected_mig_devices.items())]
         return "; ".join(p for p in found if p) or None
     allocatable = ((node or {}).get("status") or {}).get("allocatable") or {}
-    offered = [k for k in allocatable if k.startswith("nvidia.com/") and (allocatable_gpus(node, k) or 0) > 0]
+    offered = [k for k in allocatable if k.startswith(GPU_RESOURCE_PREFIX) and (allocatable_gpus(node, k) or 0) > 0]
     if offered:
         return None
     return "no nvidia.com/* GPU resource is allocatable (MIG without devicePlugin.migDevices: the count is not checked)"

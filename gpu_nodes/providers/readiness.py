@@ -37,15 +37,28 @@ from typing import Any, Protocol, TypeVar
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
+from gpu_nodes.constants import GPU_RESOURCE_PREFIX
 from gpu_nodes.errors import GpuNodesError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
 from gpu_nodes.kube.cluster_view import JOB_NAME_LABEL
-from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, job_verdict, pod_story, waits_for_gpus
+from gpu_nodes.kube.job_status import (
+    Deleter,
+    KubernetesDeleter,
+    KubernetesNodePods,
+    NodePods,
+    RecentNodePods,
+    gpu_requests,
+    held_by_others,
+    job_verdict,
+    pod_story,
+    waits_for_gpus,
+)
 from gpu_nodes.kube.node_health import (
     FAIL,
     GATE,
     PASS,
     NodeTarget,
+    allocatable_gpus,
     checklist,
     gated,
     item_problems,
@@ -68,6 +81,9 @@ DEFERRED = "deferred"
 
 # How long a plugin pod is Ready before its count is what it registers (it registers at start).
 PLUGIN_SETTLE_SECONDS = 10.0
+
+# How old a list of a node's pods may be when a waiting Job asks who holds its GPUs.
+NODE_PODS_MAX_AGE = 5.0
 
 # The Job's own activeDeadlineSeconds fires first; this grace lets us read its verdict.
 GRACE_SECONDS = 30
@@ -149,21 +165,24 @@ def judge(
     group: Mapping[str, str] | None = None,
     compare: bool = True,
     deferred_before: bool = False,
+    node_pods: NodePods | None = None,
 ) -> Judgement:
     """One look at the node. With `group` (its group's label), its GPU facts are compared with those nodes' too,
     unless `compare` is off: the comparison reads every node of the group, so a wait compares
-    before it starts and once more when the rest passes, not on every event."""
+    before it starts and once more when the rest passes, not on every event. `node_pods` tells
+    whose pods hold the node's GPUs; without it no Job is deferred."""
     node = view.node(target.node)
     plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
     failed: list[str] = []
     unfinished: list[str] = []
     workload: list[str] = []
-    busy: list[str] = []  # Jobs Pending only because the node's GPUs are all in use
+    waiting: dict[str, list[dict[str, Any]]] = {}  # Jobs Pending only for want of free GPUs, and their pods
     for name in jobs:
         job = view.job(namespace, name)
         if job is None:
             # Deleted when the last run deferred it: still unproven, not failed (a refresh makes it anew).
-            busy += [name] if deferred_before else []
+            if deferred_before:
+                waiting[name] = []
             unfinished.append(name)
             workload.append(f"verification Job {namespace}/{name} does not exist (deleted after a failed run?)")
             continue
@@ -172,7 +191,7 @@ def judge(
             continue
         pods = view.pods(namespace, {JOB_NAME_LABEL: name})
         if verdict == "running" and pods and all(waits_for_gpus(p) for p in pods):
-            busy.append(name)
+            waiting[name] = pods
         story = "; ".join(s for s in (pod_story(p) for p in pods) if s)
         stories.by_job[name] = story or stories.by_job.get(name, "")
         (failed if verdict == "failed" else unfinished).append(name)
@@ -182,7 +201,15 @@ def judge(
     # An open node whose GPUs are all in use keeps serving: with everything else proven, its
     # workload check waits for the next run (a new node, or one gated again, is proven in full).
     node_sound = not any(text for item, text in items.items() if item != "workloadSucceeded")
-    deferred = bool(busy) and busy == unfinished and not failed and not gated(node) and node_sound
+    deferred = (
+        bool(waiting)
+        and list(waiting) == unfinished
+        and not failed
+        and not gated(node)
+        and node_sound
+        and node_pods is not None
+        and all(held_by_others(pod, free_gpus(node, node_pods, namespace, jobs)) for pods in waiting.values() for pod in pods)
+    )
     if deferred:
         items["workloadSucceeded"] = None
     # One line per failed item, and one per Job that has not succeeded; the node's readiness first.
@@ -207,9 +234,28 @@ def judge(
         unfinished_jobs=unfinished,
         gate_up=gated(node),
         short_plugin=short_plugin,
-        deferred_jobs=busy if deferred else [],
-        starved_jobs=busy,
+        deferred_jobs=list(waiting) if deferred else [],
+        starved_jobs=list(waiting),
     )
+
+
+def free_gpus(node: Mapping[str, Any] | None, node_pods: NodePods, namespace: str, jobs: Sequence[str]) -> dict[str, int]:
+    """The node's allocatable GPU resources less what pods other than the node's verification
+    Jobs hold there. A Job waiting for GPUs that are free by this count waits on the scheduler,
+    not on a tenant: kubelet takes every GPU off allocatable while the device plugin restarts
+    (kubernetes pkg/kubelet/cm/devicemanager/manager.go, PluginDisconnected marks the resource
+    unhealthy), and a pod found unschedulable then keeps its Unschedulable condition until the
+    scheduler tries it again."""
+    allocatable = ((node or {}).get("status") or {}).get("allocatable") or {}
+    free = {name: allocatable_gpus(node, name) or 0 for name in allocatable if name.startswith(GPU_RESOURCE_PREFIX)}
+    ours = set(jobs)
+    for pod in node_pods.on_node(str((node or {}).get("metadata", {}).get("name"))):
+        labels = pod["metadata"].get("labels") or {}
+        if pod["metadata"].get("namespace") == namespace and labels.get(JOB_NAME_LABEL) in ours:
+            continue
+        for name, amount in gpu_requests(pod).items():
+            free[name] = free.get(name, 0) - amount
+    return free
 
 
 def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpus_per_node: int, replicas: int) -> str:
@@ -259,6 +305,9 @@ class NodeReadinessProvider(ClusterResourceProvider):
     def _deleter(self, props: dict[str, Any]) -> Deleter:
         return KubernetesDeleter(api_client_from_props(self.cluster_props(props)))
 
+    def _node_pods(self, props: dict[str, Any]) -> NodePods:
+        return RecentNodePods(KubernetesNodePods(api_client_from_props(self.cluster_props(props))), NODE_PODS_MAX_AGE)
+
     def _prove(self, props: dict[str, Any], deferred_before: bool = False, proven_run: str | None = None) -> dict[str, Any]:
         """proven_run: the preflight run the node's last proof saw (None on create)."""
         target = NodeTarget.from_props(props)
@@ -270,8 +319,10 @@ class NodeReadinessProvider(ClusterResourceProvider):
         jobs = list(props["jobs"])
         group = dict(props.get("groupLabel") or {})
 
+        node_pods = self._node_pods(props)
+
         def look(compare: bool) -> Judgement:
-            return judge(view, target, props["namespace"], jobs, stories, group, compare, deferred_before)
+            return judge(view, target, props["namespace"], jobs, stories, group, compare, deferred_before, node_pods)
 
         judgement = look(compare=True)
         restarted = refused = None
@@ -346,7 +397,7 @@ class NodeReadinessProvider(ClusterResourceProvider):
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         target = NodeTarget.from_props(props)
         jobs, group = list(props.get("jobs") or []), dict(props.get("groupLabel") or {})
-        judgement = judge(self._view(props), target, props["namespace"], jobs, Stories(), group)
+        judgement = judge(self._view(props), target, props["namespace"], jobs, Stories(), group, node_pods=self._node_pods(props))
         return ReadResult(
             id_=id_, outs={**props, "checklist": judgement.checklist, "gate": "up" if judgement.gate_up else "lifted"}
         )

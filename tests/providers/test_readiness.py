@@ -24,6 +24,7 @@ from tests.fakes import (
     node,
     plugin_pod,
     target,
+    tenant_pod,
 )
 
 UNSCHEDULABLE = (
@@ -81,6 +82,7 @@ def cluster(monkeypatch) -> FakeCluster:
     monkeypatch.setattr(NodeReadinessProvider, "_view", lambda self, p: fake)
     monkeypatch.setattr(NodeReadinessProvider, "_taint_api", lambda self, p: FakeTaintApi(fake))
     monkeypatch.setattr(NodeReadinessProvider, "_deleter", lambda self, p: fake)
+    monkeypatch.setattr(NodeReadinessProvider, "_node_pods", lambda self, p: fake)
     return fake
 
 
@@ -407,16 +409,19 @@ def test_a_plugin_that_only_just_started_is_not_restarted(cluster):
 BUSY = "0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 3 node(s) didn't match Pod's node affinity/selector."
 
 
-def busy_pod(job_name: str) -> dict:
+def busy_pod(job_name: str, gpus: int = 1) -> dict:
+    """A verification Job's pod the scheduler found no free GPU for."""
     pod = pending_pod(job_name)
     pod["status"]["conditions"][0]["message"] = BUSY
+    pod["spec"] = {"containers": [{"name": "cuda", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]}
     return pod
 
 
-def open_busy_node(cluster: FakeCluster) -> None:
-    """n1 proven before and open; a new plugin runs; every GPU is taken by a tenant's pod."""
+def open_busy_node(cluster: FakeCluster, tenant_gpus: int = 4) -> None:
+    """n1 proven before and open; a new plugin runs; a tenant's pod holds `tenant_gpus` of its 4 GPUs."""
     cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
-    cluster.pod_list += [plugin_pod(), busy_pod(JOBS[0]), busy_pod(JOBS[1])]
+    cluster.pod_list += [plugin_pod(), busy_pod(JOBS[0], gpus=1), busy_pod(JOBS[1], gpus=2)]
+    cluster.pod_list += [tenant_pod(gpus=tenant_gpus)] if tenant_gpus else []
 
 
 def test_an_open_busy_node_keeps_serving_and_its_workload_check_is_deferred(cluster):
@@ -426,6 +431,24 @@ def test_an_open_busy_node_keeps_serving_and_its_workload_check_is_deferred(clus
     assert outs["checklist"]["gpusRegistered"] == PASS and outs["gate"] == "lifted", outs
     assert sorted(cluster.deleted_jobs) == sorted(JOBS), "the pending Jobs would run, or fail, later"
     assert GATE_TAINT not in taints_on(cluster)
+
+
+def test_jobs_that_waited_out_a_plugin_restart_are_waited_for_not_deferred(cluster):
+    """The plugin's restart took the GPUs off allocatable for a moment and the Jobs' pods were
+    found unschedulable then; no one else holds the GPUs now, so the scheduler will place them."""
+    open_busy_node(cluster, tenant_gpus=0)
+    cluster.events = [jobs_succeed]
+    outs = NodeReadinessProvider().update("n1", {}, props()).outs
+    assert outs["checklist"]["workloadSucceeded"] == PASS, outs["checklist"]
+    assert cluster.deleted_jobs == [], f"n1: Jobs deleted {cluster.deleted_jobs}"
+
+
+def test_a_tenant_holding_too_few_gpus_to_block_every_job_defers_nothing(cluster):
+    """Three GPUs in use leave one: the 1-GPU Job runs and the 2-GPU one follows it, so the run waits."""
+    open_busy_node(cluster, tenant_gpus=3)
+    cluster.events = [jobs_succeed]
+    outs = NodeReadinessProvider().update("n1", {}, props()).outs
+    assert outs["checklist"]["workloadSucceeded"] == PASS, outs["checklist"]
 
 
 def test_a_deferred_check_is_proven_again_on_the_next_run():
@@ -493,6 +516,7 @@ def test_a_not_ready_node_is_not_opened(monkeypatch):
     jobs_succeed(fake)
     plugin_lands(fake)
     monkeypatch.setattr(NodeReadinessProvider, "_view", lambda self, p: fake)
+    monkeypatch.setattr(NodeReadinessProvider, "_node_pods", lambda self, p: fake)
     with pytest.raises(NodeNotReadyError, match=r"- NotReady \(KubeletReady\)"):
         NodeReadinessProvider().create(props())
 
