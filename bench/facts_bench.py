@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from gpu_nodes.preflight.facts import FACTS_ANNOTATION, GpuFacts, annotation
-from gpu_nodes.providers.readiness import facts_problem
+from gpu_nodes.providers.node_judgement import facts_problem
 
 
 class CachedNodes:

@@ -29,58 +29,27 @@ the last run. (The taints resource, upstream of the Jobs, gates the node again f
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
-from gpu_nodes.constants import GPU_RESOURCE_PREFIX
 from gpu_nodes.errors import GpuNodesError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
-from gpu_nodes.kube.cluster_view import JOB_NAME_LABEL
-from gpu_nodes.kube.job_status import (
-    Deleter,
-    KubernetesDeleter,
-    KubernetesNodePods,
-    NodePods,
-    RecentNodePods,
-    gpu_requests,
-    held_by_others,
-    job_verdict,
-    pod_story,
-    waits_for_gpus,
-)
-from gpu_nodes.kube.node_health import (
-    FAIL,
-    GATE,
-    PASS,
-    NodeTarget,
-    allocatable_gpus,
-    checklist,
-    gated,
-    item_problems,
-    not_ready,
-    settled_plugin_pod,
-    target_props,
-)
-from gpu_nodes.preflight.facts import disagreement, node_facts
+from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNodePods, NodePods, RecentNodePods
+from gpu_nodes.kube.node_health import GATE, PASS, NodeTarget, target_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
+from gpu_nodes.providers.node_judgement import (
+    DEFERRED,
+    ClusterReader,
+    Judgement,
+    Stories,
+    failure_message,
+    judge,
+)
 from gpu_nodes.providers.recovery import restart_refused
 from gpu_nodes.providers.taints import KubernetesNodeTaintApi, NodeTaintApi, apply_taints
-
-T = TypeVar("T")
-
-# Not one of the runbook's five: only where the group's nodes are compared (README, "GPU facts").
-FACTS_ITEM = "gpuFactsAgree"
-
-# The workload check of a busy, open node, put off to the next run (a checklist value).
-DEFERRED = "deferred"
-
-# How long a plugin pod is Ready before its count is what it registers (it registers at start).
-PLUGIN_SETTLE_SECONDS = 10.0
 
 # How old a list of a node's pods may be when a waiting Job asks who holds its GPUs.
 NODE_PODS_MAX_AGE = 5.0
@@ -94,185 +63,6 @@ RERUN_HINT = "Failed Jobs were deleted so that they run again: fix the cause, th
 
 class NodeNotReadyError(GpuNodesError):
     """A node failed its proof and stays gated; the message lists what failed."""
-
-
-class ClusterReader(Protocol):
-    """What the check reads (`cluster_view.ClusterView`, or a fake in tests)."""
-
-    def node(self, name: str) -> dict[str, Any] | None: ...
-
-    def pods(self, namespace: str, labels: dict[str, str], node: str | None = None) -> list[dict[str, Any]]: ...
-
-    def job(self, namespace: str, name: str) -> dict[str, Any] | None: ...
-
-    def nodes_labelled(self, labels: Mapping[str, str]) -> list[dict[str, Any]]: ...
-
-    def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T: ...
-
-
-@dataclass
-class Judgement:
-    """One look at the node: its checklist and, for each item that fails, why."""
-
-    checklist: dict[str, str]
-    # (checklist item, or None for the node's readiness; why it fails)
-    problems: list[tuple[str | None, str]]
-    failed_jobs: list[str]
-    unfinished_jobs: list[str]
-    gate_up: bool
-    # The node's settled plugin pod when the node is short of GPUs and otherwise sound: a
-    # restart of that pod is what brings back a GPU the plugin marked unhealthy.
-    short_plugin: str | None = None
-    # Jobs of an open, busy node whose run waits for the next `pulumi up` (see `judge`).
-    deferred_jobs: list[str] = field(default_factory=list)
-    # Unfinished Jobs whose pods all wait for GPUs: nothing more to learn from them on a short node.
-    starved_jobs: list[str] = field(default_factory=list)
-
-    @property
-    def jobs_done(self) -> bool:
-        return set(self.unfinished_jobs) <= set(self.starved_jobs)
-
-    @property
-    def passed(self) -> bool:
-        return not self.problems
-
-    @property
-    def final(self) -> bool:
-        """Nothing more to wait for: passed, a Job failed, or the GPUs are not the group's (neither passes on its own)."""
-        return self.passed or bool(self.failed_jobs) or any(item == FACTS_ITEM for item, _ in self.problems)
-
-
-@dataclass
-class Stories:
-    """The last story seen of each Job's pods: the Job controller deletes them at its deadline."""
-
-    by_job: dict[str, str] = field(default_factory=dict)
-
-
-def facts_problem(view: ClusterReader, node: str, group: Mapping[str, str]) -> str | None:
-    """Whether the node's GPUs (our annotation, from its preflight) match those of the nodes
-    labelled as its group, read at the time: adding or removing a node changes no other
-    node's inputs, so no other node is proven again for it."""
-    return disagreement(node, {n["metadata"]["name"]: node_facts(n) for n in view.nodes_labelled(group)})
-
-
-def judge(
-    view: ClusterReader,
-    target: NodeTarget,
-    namespace: str,
-    jobs: Sequence[str],
-    stories: Stories,
-    group: Mapping[str, str] | None = None,
-    compare: bool = True,
-    deferred_before: bool = False,
-    node_pods: NodePods | None = None,
-) -> Judgement:
-    """One look at the node. With `group` (its group's label), its GPU facts are compared with those nodes' too,
-    unless `compare` is off: the comparison reads every node of the group, so a wait compares
-    before it starts and once more when the rest passes, not on every event. `node_pods` tells
-    whose pods hold the node's GPUs; without it no Job is deferred."""
-    node = view.node(target.node)
-    plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
-    failed: list[str] = []
-    unfinished: list[str] = []
-    workload: list[str] = []
-    waiting: dict[str, list[dict[str, Any]]] = {}  # Jobs Pending only for want of free GPUs, and their pods
-    for name in jobs:
-        job = view.job(namespace, name)
-        if job is None:
-            # Deleted when the last run deferred it: still unproven, not failed (a refresh makes it anew).
-            if deferred_before:
-                waiting[name] = []
-            unfinished.append(name)
-            workload.append(f"verification Job {namespace}/{name} does not exist (deleted after a failed run?)")
-            continue
-        verdict, detail = job_verdict(job)
-        if verdict == "succeeded":
-            continue
-        pods = view.pods(namespace, {JOB_NAME_LABEL: name})
-        if verdict == "running" and pods and all(waits_for_gpus(p) for p in pods):
-            waiting[name] = pods
-        story = "; ".join(s for s in (pod_story(p) for p in pods) if s)
-        stories.by_job[name] = story or stories.by_job.get(name, "")
-        (failed if verdict == "failed" else unfinished).append(name)
-        what = f"failed ({detail})" if verdict == "failed" else f"has not succeeded ({detail})"
-        workload.append(f"verification Job {namespace}/{name} {what}; {stories.by_job[name] or 'no pod story'}")
-    items = item_problems(target, node, plugin_pods, "; ".join(workload) or None)
-    # An open node whose GPUs are all in use keeps serving: with everything else proven, its
-    # workload check waits for the next run (a new node, or one gated again, is proven in full).
-    node_sound = not any(text for item, text in items.items() if item != "workloadSucceeded")
-    deferred = (
-        bool(waiting)
-        and list(waiting) == unfinished
-        and not failed
-        and not gated(node)
-        and node_sound
-        and node_pods is not None
-        and all(held_by_others(pod, free_gpus(node, node_pods, namespace, jobs)) for pods in waiting.values() for pod in pods)
-    )
-    if deferred:
-        items["workloadSucceeded"] = None
-    # One line per failed item, and one per Job that has not succeeded; the node's readiness first.
-    ready = not_ready(node)
-    problems: list[tuple[str | None, str]] = [(None, ready)] if ready is not None else []
-    problems += [(item, text) for item, text in items.items() if text and item != "workloadSucceeded"]
-    problems += [] if deferred else [("workloadSucceeded", w) for w in workload]
-    short_plugin = None
-    if items["gpusRegistered"] and not items["pluginRunning"] and ready is None and not failed:
-        short_plugin = settled_plugin_pod(target, plugin_pods, time.time(), PLUGIN_SETTLE_SECONDS)
-    items_checklist = checklist(items)
-    if deferred:
-        items_checklist["workloadSucceeded"] = DEFERRED
-    if group:
-        facts = facts_problem(view, target.node, group) if compare else None
-        items_checklist[FACTS_ITEM] = FAIL if facts else PASS
-        problems += [(FACTS_ITEM, facts)] if facts else []
-    return Judgement(
-        checklist=items_checklist,
-        problems=problems,
-        failed_jobs=failed,
-        unfinished_jobs=unfinished,
-        gate_up=gated(node),
-        short_plugin=short_plugin,
-        deferred_jobs=list(waiting) if deferred else [],
-        starved_jobs=list(waiting),
-    )
-
-
-def free_gpus(node: Mapping[str, Any] | None, node_pods: NodePods, namespace: str, jobs: Sequence[str]) -> dict[str, int]:
-    """The node's allocatable GPU resources less what pods other than the node's verification
-    Jobs hold there. A Job waiting for GPUs that are free by this count waits on the scheduler,
-    not on a tenant: kubelet takes every GPU off allocatable while the device plugin restarts
-    (kubernetes pkg/kubelet/cm/devicemanager/manager.go, PluginDisconnected marks the resource
-    unhealthy), and a pod found unschedulable then keeps its Unschedulable condition until the
-    scheduler tries it again."""
-    allocatable = ((node or {}).get("status") or {}).get("allocatable") or {}
-    free = {name: allocatable_gpus(node, name) or 0 for name in allocatable if name.startswith(GPU_RESOURCE_PREFIX)}
-    ours = set(jobs)
-    for pod in node_pods.on_node(str((node or {}).get("metadata", {}).get("name"))):
-        labels = pod["metadata"].get("labels") or {}
-        if pod["metadata"].get("namespace") == namespace and labels.get(JOB_NAME_LABEL) in ours:
-            continue
-        for name, amount in gpu_requests(pod).items():
-            free[name] = free.get(name, 0) - amount
-    return free
-
-
-def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpus_per_node: int, replicas: int) -> str:
-    gate = "stays gated" if judgement.gate_up else "is gated again"
-    lines = [f"node {target.node} {gate} ({GATE}) after {waited:.0f}s; what failed:"]
-    for item, problem in judgement.problems:
-        if item == "gpusRegistered":
-            why = f"gpusPerNode {gpus_per_node}" + (f" x timeSlicingReplicas {replicas}" if replicas > 1 else "")
-            if target.expected_mig_devices or target.expected_gpus not in (None, gpus_per_node * replicas):
-                why = f"gpusPerNode {gpus_per_node} x devicePlugin.migDevices"
-            problem = (
-                f"node {target.node}: {problem} ({why}). A GPU is missing "
-                "or the device plugin reports it unhealthy (an XID error, say): see the plugin's log on that node and "
-                f"`kubectl describe node {target.node}`; if the node really has fewer GPUs, change gpusPerNode"
-            )
-        lines.append(f"  - {item}: {problem}" if item else f"  - {problem}")
-    return "\n".join(lines)
 
 
 # What makes a new wait necessary: another node, figure, plugin, Job or timeout.
