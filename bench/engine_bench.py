@@ -190,6 +190,8 @@ class SizeResult:
     preflight: bool
     steps: list[Step] = field(default_factory=list)
     error: str | None = None
+    # The file backend's URL query this size ran with ("" for none), shown beside each step.
+    backend_query: str = ""
 
     def step(self, name: str) -> Step:
         for step in self.steps:
@@ -226,7 +228,7 @@ def format_table(results: Iterable[SizeResult]) -> str:
             cells = [
                 str(result.nodes),
                 "on" if result.preflight else "off",
-                step.name,
+                f"{step.name}, backend ?{result.backend_query}" if result.backend_query else step.name,
                 _cell(step.engine_s, ".1f"),
                 _cell(step.runbook_s, ".1f"),
                 _cell(ratio(step.engine_s, step.runbook_s), ".2f"),
@@ -341,9 +343,11 @@ class Bench:
 
     # -- one size -------------------------------------------------------------------------
 
-    def measure(self, nodes: int) -> SizeResult:
+    def measure(self, nodes: int, backend_query: str = "", with_runbook: bool = True) -> SizeResult:
+        """One size; the engine on a file backend with `backend_query` (e.g. metadata=skip), then the runbook."""
         preflight = nodes <= PREFLIGHT_MAX_NODES
-        result = SizeResult(nodes, preflight)
+        result = SizeResult(nodes, preflight, backend_query=backend_query)
+        self.env["PULUMI_BACKEND_URL"] = f"file://{BACKEND}" + (f"?{backend_query}" if backend_query else "")
         try:
             self.fresh_environment(nodes + 1, preflight)
             self.configure(nodes, preflight)
@@ -357,6 +361,8 @@ class Bench:
             self.measured_pulumi(add, "up", "--yes", "--skip-preview")
             add.state_bytes = self.state_bytes()
             self.measured_pulumi(result.step("destroy"), "destroy", "--yes", "--skip-preview")
+            if not with_runbook:
+                return result
 
             runbook = self.runbook()  # from the N+1 config; it applies N nodes first
             names = node_names(nodes + 1)
@@ -395,6 +401,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--split", type=int, help="run each size as this many stacks on one cluster (bench/split.py)")
     parser.add_argument("--at-once", type=parse_sizes, default=parse_sizes("1,2"), help="with --split: stacks run at a time")
+    parser.add_argument(
+        "--backend-queries",
+        type=lambda text: text.split(","),
+        default=[""],
+        help='file backend URL queries to run each size with, e.g. ",metadata=skip" (none, then gocloud\'s metadata=skip)',
+    )
     args = parser.parse_args(argv)
     settings = engine_settings(args.skip_checkpoints)
 
@@ -411,7 +423,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = []
     try:
         for nodes in args.sizes:
-            results.append(bench.measure(nodes))
+            for index, query in enumerate(args.backend_queries):
+                # The runbook does not use the backend: once per size.
+                results.append(bench.measure(nodes, query, with_runbook=index == 0))
     finally:
         # Leave nothing running: the fake machines hold 127.0.10.x:2222, which the e2e tier needs.
         bench.teardown_environment()

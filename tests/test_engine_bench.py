@@ -56,6 +56,13 @@ def test_table_has_one_row_per_step_with_ratio_and_state_per_node():
     assert lines[4] == "| 10 | on | add one node | 9.0 | 3.0 | 3.00 | - | - | - | - | - | - | - | 1320 | 120.0 |"
 
 
+def test_a_size_run_with_a_backend_query_names_it_in_each_step():
+    result = SizeResult(100, preflight=True, backend_query="metadata=skip")
+    result.steps = [Step("up", engine_s=250.0)]
+    (line,) = format_table([result]).splitlines()[2:]
+    assert line.startswith("| 100 | on | up, backend ?metadata=skip | 250.0 |"), line
+
+
 def test_a_failed_size_says_so_in_a_row_as_wide_as_the_others():
     result = SizeResult(300, preflight=False, error="pulumi up exited 255")
     (line,) = format_table([result]).splitlines()[2:]
