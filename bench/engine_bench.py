@@ -402,6 +402,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", type=int, help="run each size as this many stacks on one cluster (bench/split.py)")
     parser.add_argument("--at-once", type=parse_sizes, default=parse_sizes("1,2"), help="with --split: stacks run at a time")
     parser.add_argument(
+        "--command-only",
+        action="store_true",
+        help="with --split: time the fleet command only, without the bare pulumi calls and the runbook (a run half as long)",
+    )
+    parser.add_argument(
         "--backend-queries",
         type=lambda text: text.split(","),
         default=[""],
@@ -419,7 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     bench = Bench(local_environment(BACKEND) | settings, log)
     if args.split:
-        return split_main(bench, args.sizes, args.split, args.at_once, settings, log)
+        return split_main(bench, args.sizes, args.split, args.at_once, settings, log, args.command_only)
     results = []
     try:
         for nodes in args.sizes:
@@ -444,14 +449,20 @@ def print_header(title: str, preflight: str, settings: dict[str, str], bench: Be
 
 
 def split_main(
-    bench: Bench, sizes: Sequence[int], stacks: int, at_once: Sequence[int], settings: dict[str, str], log: Callable[[str], None]
+    bench: Bench,
+    sizes: Sequence[int],
+    stacks: int,
+    at_once: Sequence[int],
+    settings: dict[str, str],
+    log: Callable[[str], None],
+    command_only: bool = False,
 ) -> int:
     from bench.split import SplitBench, format_split
 
     tables = []
     try:
         for nodes in sizes:
-            rows = SplitBench(bench).measure(nodes, stacks, at_once, log)
+            rows = SplitBench(bench).measure(nodes, stacks, at_once, log, command_only)
             tables.append(format_split(nodes, stacks, rows))
     finally:
         bench.teardown_environment()

@@ -105,7 +105,10 @@ class SplitBench:
         for args in commands:
             self.bench.run("pulumi", *args, "--stack", stack, "--non-interactive")
 
-    def measure(self, nodes: int, stacks: int, at_once: Sequence[int], log: Callable[[str], None]) -> list[SplitRow]:
+    def measure(
+        self, nodes: int, stacks: int, at_once: Sequence[int], log: Callable[[str], None], command_only: bool = False
+    ) -> list[SplitRow]:
+        """command_only: the fleet command's times alone, without the bare calls and the runbook."""
         rows: list[SplitRow] = []
         self.bench.fresh_environment(nodes, preflight=False)
         fleet = fleet_file(nodes, stacks)
@@ -120,19 +123,24 @@ class SplitBench:
                 if k == at_once[0]:
                     drift = SplitRow(f"drift, {stacks} stacks", stacks)
                     drift.command_s = self.command("drift", "--parallel", str(stacks))
-                    drift.bare_s = self.bare(
-                        [stack_names(stacks)],
-                        ("preview", "--expect-no-changes"),
-                        ("refresh", "--preview-only", "--expect-no-changes"),
-                    )
-                    log(f"fleet drift {drift.command_s:.0f} s, bare pulumi {drift.bare_s:.0f} s")
+                    if not command_only:
+                        drift.bare_s = self.bare(
+                            [stack_names(stacks)],
+                            ("preview", "--expect-no-changes"),
+                            ("refresh", "--preview-only", "--expect-no-changes"),
+                        )
+                    log(f"fleet drift {drift.command_s:.0f} s, bare pulumi {_cell(drift.bare_s)} s")
                     rows.append(drift)
                 down.command_s = self.command("destroy", "--parallel", str(k))
                 log(f"{stacks} stacks, {k} at a time: fleet destroy {down.command_s:.0f} s")
+                rows.append(down)
+                if command_only:
+                    continue
                 up.bare_s = self.bare(bare_rounds(fleet, "up", k), ("up", "--yes", "--skip-preview"))
                 down.bare_s = self.bare(bare_rounds(fleet, "destroy", k), ("destroy", "--yes", "--skip-preview"))
                 log(f"{stacks} stacks, {k} at a time: bare pulumi up {up.bare_s:.0f} s, destroy {down.bare_s:.0f} s")
-                rows.append(down)
+            if command_only:
+                return rows
             self.bench.configure(nodes, preflight=False)
             runbook = self.bench.runbook()
             every = node_names(nodes)
