@@ -35,7 +35,7 @@ SECRET = "[secret]"
 UNKNOWN = "[unknown]"
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 # How much of a changed value a failure message shows.
-SHOWN = 160
+SHOWN = 400
 MAX_LINES = 60
 
 # The options of a registration kept in the state or deciding its identity: name in the golden
