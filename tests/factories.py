@@ -1,9 +1,19 @@
-"""Valid stack config to start from; each test changes one thing."""
+"""Valid stack config to start from; each test changes one thing. Also the stack files this
+repository ships (the prod and staging examples, the local stack, the example program's racks)
+as the program reads them."""
 
 from __future__ import annotations
 
 import copy
+import runpy
+from pathlib import Path
 from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+# examples/own-program: a program of its own (project `gpu-racks`), one stack per rack.
+EXAMPLE_PROGRAM = ROOT / "examples/own-program"
 
 HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICgOWx8GZAYwVo1DljYmxSdegqKZ4tjslNMpHdImvYML"
 # Host keys of other types, as ssh-keygen made them (-t rsa -b 2048, -t ecdsa).
@@ -52,3 +62,33 @@ def stack_config(*groups: dict[str, Any], **extra: Any) -> dict[str, Any]:
 
 
 SECRET_KEYS = ["gpu-nodes:sshPrivateKey"]
+
+
+def shipped_stack(stack: str) -> dict[str, Any]:
+    """`Pulumi.<stack>.yaml` as shipped, with the SSH key its comment says to set (as a secret)."""
+    config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
+    return {**config, "gpu-nodes:sshPrivateKey": SSH_KEY}
+
+
+def local_stack(nodes: int = 3, preflight: bool = True, max_sessions: int | None = None) -> dict[str, Any]:
+    """The stack `make local-up` deploys, as `tools/local/stack_config.py` writes it: fake machines
+    gpu-node-<i> at 127.0.10.<i>:2222 as root (tools/fakehost), the kubeconfig as a path."""
+    # A script, not a module of the package: loaded from its file.
+    writer = runpy.run_path(str(ROOT / "tools/local/stack_config.py"))
+    hosts = [
+        {"name": f"gpu-node-{i}", "sshHost": f"127.0.10.{i}", "sshPort": 2222, "sshUser": "root", "hostKey": HOST_KEY}
+        for i in range(1, nodes + 1)
+    ]
+    groups = writer["node_groups"](hosts, "local-gpu", 4, 60, preflight, max_sessions)
+    kubeconfig = "/gpu-nodes/.state/cluster/kubeconfig"
+    return {"kubernetes:kubeconfig": kubeconfig, "gpu-nodes:nodeGroups": groups, "gpu-nodes:sshPrivateKey": SSH_KEY}
+
+
+def example_project() -> str:
+    return str(yaml.safe_load((EXAMPLE_PROGRAM / "Pulumi.yaml").read_text())["name"])
+
+
+def example_stack(stack: str) -> dict[str, Any]:
+    """The example program's `Pulumi.<stack>.yaml`, with the kubeconfig its comment says to set."""
+    config = yaml.safe_load((EXAMPLE_PROGRAM / f"Pulumi.{stack}.yaml").read_text())["config"]
+    return {**config, f"{example_project()}:kubeconfig": "apiVersion: v1\nkind: Config\n"}

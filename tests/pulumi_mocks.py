@@ -18,6 +18,7 @@ from google.protobuf import json_format
 from pulumi.runtime.mocks import MockMonitor
 
 from gpu_nodes.kube.node_health import CHECKLIST_ITEMS
+from tests.factories import EXAMPLE_PROGRAM, example_project, example_stack
 
 # Our dynamic resources' types (each class names its own, `ClusterResource` subclasses).
 TAINTS_TYPE = "pulumi-python:dynamic/gpu-nodes:NodeTaints"
@@ -62,6 +63,8 @@ class Registered:
     deleted_with: str
     # The names alias specs give (`Alias(name=...)`); the providers' own type aliases give none.
     alias_names: list[str] = field(default_factory=list)
+    # The registration as the engine receives it (inputs in wire form, every option): the golden state test reads it.
+    request: Any = None
 
 
 @dataclass
@@ -106,6 +109,7 @@ class RecordingMonitor(MockMonitor):
             secret_inputs=_secret_keys(json_format.MessageToDict(request.object)),
             deleted_with=request.deletedWith,
             alias_names=[a.spec.name for a in request.aliases if a.HasField("spec") and a.spec.name],
+            request=request,
         )
         return response
 
@@ -139,11 +143,17 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def fresh_runtime(config: dict[str, Any], secret_keys: list[str] | None = None, recorder: Recorder | None = None) -> Recorder:
+def fresh_runtime(
+    config: dict[str, Any],
+    secret_keys: list[str] | None = None,
+    recorder: Recorder | None = None,
+    stack: str = STACK,
+    project: str = PROJECT,
+) -> Recorder:
     """Install a new mock runtime with this stack config (objects are given as Python data)."""
     recorder = recorder or Recorder()
     pulumi.runtime.settings.set_root_resource(None)  # a new stack for every test
-    pulumi.runtime.set_mocks(recorder, project=PROJECT, stack=STACK, preview=False, monitor=RecordingMonitor(recorder))
+    pulumi.runtime.set_mocks(recorder, project=project, stack=stack, preview=False, monitor=RecordingMonitor(recorder))
     pulumi.runtime.set_all_config(
         {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()},
         secret_keys or [],
@@ -180,9 +190,11 @@ class ProgramRun:
         return result[0]
 
 
-def run_program(config: dict[str, Any], secret_keys: list[str] | None = None, recorder: Recorder | None = None) -> ProgramRun:
+def run_program(
+    config: dict[str, Any], secret_keys: list[str] | None = None, recorder: Recorder | None = None, stack: str = STACK
+) -> ProgramRun:
     """Evaluate `__main__.py` under mocks with this stack config, waiting for every registration."""
-    recorder = fresh_runtime(config, secret_keys, recorder)
+    recorder = fresh_runtime(config, secret_keys, recorder, stack)
     scope: dict[str, Any] = {}
 
     @pulumi.runtime.test
@@ -193,9 +205,11 @@ def run_program(config: dict[str, Any], secret_keys: list[str] | None = None, re
     return ProgramRun(recorder=recorder, globals=scope)
 
 
-def run_inline(program: Callable[[], Any], config: dict[str, Any] | None = None) -> ProgramRun:
+def run_inline(
+    program: Callable[[], Any], config: dict[str, Any] | None = None, stack: str = STACK, project: str = PROJECT
+) -> ProgramRun:
     """Run `program` (a function that registers resources) under mocks; its result is `globals["result"]`."""
-    recorder = fresh_runtime(config or {}, [])
+    recorder = fresh_runtime(config or {}, [], stack=stack, project=project)
     scope: dict[str, Any] = {}
 
     @pulumi.runtime.test
@@ -204,6 +218,12 @@ def run_inline(program: Callable[[], Any], config: dict[str, Any] | None = None)
 
     _evaluate()
     return ProgramRun(recorder=recorder, globals=scope)
+
+
+def run_example(stack: str) -> ProgramRun:
+    """examples/own-program (its own project, the package's Python API) with its `Pulumi.<stack>.yaml`."""
+    program = lambda: runpy.run_path(str(EXAMPLE_PROGRAM / "__main__.py"), run_name="__main__")  # noqa: E731
+    return run_inline(program, example_stack(stack), stack=stack, project=example_project())
 
 
 def run_component(raw_group: dict[str, Any], kubeconfig: str | None = None, recorder: Recorder | None = None) -> ProgramRun:
