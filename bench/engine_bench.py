@@ -37,6 +37,8 @@ from pathlib import Path
 
 import yaml
 
+from tools.local.environment import FILE_BACKEND_QUERY, local_environment
+
 ROOT = Path(__file__).resolve().parent.parent
 
 STACK = "bench"
@@ -190,8 +192,8 @@ class SizeResult:
     preflight: bool
     steps: list[Step] = field(default_factory=list)
     error: str | None = None
-    # The file backend's URL query this size ran with ("" for none), shown beside each step.
-    backend_query: str = ""
+    # The file backend this size ran with, shown beside each step when a run compares backends.
+    backend: str = ""
 
     def step(self, name: str) -> Step:
         for step in self.steps:
@@ -228,7 +230,7 @@ def format_table(results: Iterable[SizeResult]) -> str:
             cells = [
                 str(result.nodes),
                 "on" if result.preflight else "off",
-                f"{step.name}, backend ?{result.backend_query}" if result.backend_query else step.name,
+                f"{step.name}, backend {result.backend}" if result.backend else step.name,
                 _cell(step.engine_s, ".1f"),
                 _cell(step.runbook_s, ".1f"),
                 _cell(ratio(step.engine_s, step.runbook_s), ".2f"),
@@ -343,10 +345,14 @@ class Bench:
 
     # -- one size -------------------------------------------------------------------------
 
-    def measure(self, nodes: int, backend_query: str = "", with_runbook: bool = True) -> SizeResult:
-        """One size; the engine on a file backend with `backend_query` (e.g. metadata=skip), then the runbook."""
+    def measure(
+        self, nodes: int, backend_query: str = FILE_BACKEND_QUERY, with_runbook: bool = True, label: bool = False
+    ) -> SizeResult:
+        """One size; the engine on a file backend with `backend_query` ("" for none), then the runbook.
+        label: name the backend beside each step (a run that compares backends)."""
         preflight = nodes <= PREFLIGHT_MAX_NODES
-        result = SizeResult(nodes, preflight, backend_query=backend_query)
+        shown = (f"?{backend_query}" if backend_query else "with sidecars") if label else ""
+        result = SizeResult(nodes, preflight, backend=shown)
         self.env["PULUMI_BACKEND_URL"] = f"file://{BACKEND}" + (f"?{backend_query}" if backend_query else "")
         try:
             self.fresh_environment(nodes + 1, preflight)
@@ -409,13 +415,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--backend-queries",
         type=lambda text: text.split(","),
-        default=[""],
-        help='file backend URL queries to run each size with, e.g. ",metadata=skip" (none, then gocloud\'s metadata=skip)',
+        default=[FILE_BACKEND_QUERY],
+        help='file backend URL queries to run each size with, e.g. ",metadata=skip": none (a sidecar per file), then none',
     )
     args = parser.parse_args(argv)
     settings = engine_settings(args.skip_checkpoints)
-
-    from tools.local.environment import local_environment
 
     started = time.perf_counter()
 
@@ -430,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for nodes in args.sizes:
             for index, query in enumerate(args.backend_queries):
                 # The runbook does not use the backend: once per size.
-                results.append(bench.measure(nodes, query, with_runbook=index == 0))
+                results.append(bench.measure(nodes, query, with_runbook=index == 0, label=len(args.backend_queries) > 1))
     finally:
         # Leave nothing running: the fake machines hold 127.0.10.x:2222, which the e2e tier needs.
         bench.teardown_environment()

@@ -57,7 +57,7 @@ def test_table_has_one_row_per_step_with_ratio_and_state_per_node():
 
 
 def test_a_size_run_with_a_backend_query_names_it_in_each_step():
-    result = SizeResult(100, preflight=True, backend_query="metadata=skip")
+    result = SizeResult(100, preflight=True, backend="?metadata=skip")
     result.steps = [Step("up", engine_s=250.0)]
     (line,) = format_table([result]).splitlines()[2:]
     assert line.startswith("| 100 | on | up, backend ?metadata=skip | 250.0 |"), line

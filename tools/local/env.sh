@@ -7,7 +7,11 @@ _local_root="$(cd "$_local_here/../.." && pwd)"
 . "$_local_root/tools/engine/env.sh"
 # shellcheck source=../cluster/env.sh
 . "$_local_root/tools/cluster/env.sh"
-export PULUMI_BACKEND_URL="file://$_local_root/.state/pulumi"
+# metadata=skip: no `.attrs` sidecar beside each state file. The sidecar is truncated and
+# rewritten on every save (gocloud.dev blob/fileblob attrs.go, setAttrs), so a run killed at
+# that moment leaves it empty and every later command fails "failed to load checkpoint: EOF";
+# Pulumi's file backend never reads it (pkg/backend/diy uses no blob attributes).
+export PULUMI_BACKEND_URL="file://$_local_root/.state/pulumi?metadata=skip"
 # Local stacks only: their single secret is the throwaway key of the fake machines.
 export PULUMI_CONFIG_PASSPHRASE="${PULUMI_CONFIG_PASSPHRASE:-gpu-nodes-local-only}"
 mkdir -p "$_local_root/.state/pulumi"

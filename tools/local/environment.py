@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# As in tools/local/env.sh, which says why: the file backend writes no sidecar a kill can truncate.
+FILE_BACKEND_QUERY = "metadata=skip"
 
 
 def local_environment(backend: Path) -> dict[str, str]:
@@ -22,5 +24,5 @@ def local_environment(backend: Path) -> dict[str, str]:
         text=True,
     ).stdout
     env = dict(item.split("=", 1) for item in out.split("\0") if "=" in item)
-    env["PULUMI_BACKEND_URL"] = f"file://{backend}"
+    env["PULUMI_BACKEND_URL"] = f"file://{backend}?{FILE_BACKEND_QUERY}"
     return env
