@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_nodes.config.fields import ConfigError
-from gpu_nodes.errors import GpuNodesError
-from gpu_nodes.providers.claims import ClaimError
-from gpu_nodes.providers.coexistence import OtherPluginError
-from gpu_nodes.providers.readiness import NodeNotReadyError
-from gpu_nodes.providers.taints import ResourceVersionConflictError, TaintConflictError
+from gpu_nodes.errors import (
+    ClaimError,
+    ConfigError,
+    GpuNodesError,
+    NodeNotReadyError,
+    OtherPluginError,
+    ResourceVersionConflictError,
+    TaintConflictError,
+)
 
 
 @pytest.mark.parametrize(
@@ -20,7 +23,7 @@ def test_user_facing_errors_derive_from_the_base(error):
 
 
 def test_internal_signals_are_not_user_facing():
-    from gpu_nodes.kube.cluster_view import WatchExpiredError
+    from gpu_nodes.errors import WatchExpiredError
 
     assert not issubclass(WatchExpiredError, GpuNodesError)
 

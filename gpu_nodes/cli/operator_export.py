@@ -18,9 +18,10 @@ from typing import Any
 
 import yaml
 
-from gpu_nodes.cli.fleet_file import Fleet, FleetError
+from gpu_nodes.cli.fleet_file import Fleet
 from gpu_nodes.cli.plan import FleetPlan, StackPlan
 from gpu_nodes.config.stack_settings import KUBE_CONTEXT, KUBECONFIG
+from gpu_nodes.errors import FleetError
 
 SETTINGS = (
     "namespace",

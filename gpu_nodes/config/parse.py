@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_nodes.config.fields import MISSING, ConfigError, Problems, Section, Setting
+from gpu_nodes.config.fields import MISSING, Problems, Section, Setting
 from gpu_nodes.config.gpus import (
     check_gpu_facts_settings,
     check_jobs_fit_the_sharing,
@@ -35,8 +35,9 @@ from gpu_nodes.config.specs import DevicePluginSpec, NodeGroupSpec, NodeSpec, Pr
 from gpu_nodes.config.stack import parse_existing_namespaces, parse_hand_over, parse_runtime_class, read_runtime_class
 from gpu_nodes.config.stack_settings import INSECURE_SKIP_HOST_KEY_CHECK, NODE_GROUPS, RUNTIME_CLASS, RuntimeClassSpec, StackSpec
 from gpu_nodes.constants import GROUP_LABEL, PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
+from gpu_nodes.errors import ConfigError
 
-__all__ = ["ConfigError", "parse_runtime_class", "parse_stack"]
+__all__ = ["parse_runtime_class", "parse_stack"]
 
 
 def parse_stack(

@@ -13,7 +13,8 @@ import socket
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from gpu_nodes.kube.cluster_view import OWN_SELECTOR, Kind, Listing, Source, WatchExpiredError, describe_error
+from gpu_nodes.errors import WatchExpiredError
+from gpu_nodes.kube.cluster_view import OWN_SELECTOR, Kind, Listing, Source, describe_error
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
 
+from gpu_nodes.errors import ClusterViewUnavailableError, WatchExpiredError
 from gpu_nodes.kube.client import api_client
 from gpu_nodes.manifests.naming import PART_OF
 
@@ -43,14 +44,6 @@ JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-
-
-class ClusterViewUnavailableError(Exception):
-    """The API server did not answer the initial lists in time."""
-
-
-class WatchExpiredError(Exception):
-    """The resourceVersion we watch from is gone from the server's history (410 Gone): list again."""
 
 
 @dataclass(frozen=True)

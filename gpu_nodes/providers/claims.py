@@ -22,7 +22,7 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult
 
 from gpu_nodes.constants import STACK_LABEL
-from gpu_nodes.errors import GpuNodesError
+from gpu_nodes.errors import ClaimError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.manifests.naming import ownership_labels
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
@@ -30,10 +30,6 @@ from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourc
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 
 CREATE, REFERENCE = "create", "reference"
-
-
-class ClaimError(GpuNodesError):
-    """An object the stack would create exists already and is someone else's."""
 
 
 @dataclass(frozen=True)

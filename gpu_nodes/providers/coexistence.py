@@ -33,7 +33,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
-from gpu_nodes.errors import GpuNodesError
+from gpu_nodes.errors import OtherPluginError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 from gpu_nodes.providers.gpu_allocators import (
@@ -61,10 +61,6 @@ _TWO_ALLOCATORS = {
     DRA: "NVIDIA's DRA driver and the device plugin must not both hand out GPUs on one node (each would give the same GPU "
     "to a different pod). Remove it (or its GPU part: resources.gpus.enabled=false in its chart)",
 }
-
-
-class OtherPluginError(GpuNodesError):
-    """Another GPU allocator would share the stack's nodes."""
 
 
 def problems(

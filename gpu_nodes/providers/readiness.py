@@ -35,7 +35,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
-from gpu_nodes.errors import GpuNodesError
+from gpu_nodes.errors import NodeNotReadyError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
 from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNodePods, NodePods, RecentNodePods
 from gpu_nodes.kube.node_health import GATE, PASS, NodeTarget, target_props
@@ -59,10 +59,6 @@ GRACE_SECONDS = 30
 # The state still says the gate is lifted: only a refresh reads that it is up again.
 REGATED_HINT = "It takes no new GPU work until it passes: fix the cause, then run `pulumi up --refresh`."
 RERUN_HINT = "Failed Jobs were deleted so that they run again: fix the cause, then run `pulumi up --refresh`."
-
-
-class NodeNotReadyError(GpuNodesError):
-    """A node failed its proof and stays gated; the message lists what failed."""
 
 
 # What makes a new wait necessary: another node, figure, plugin, Job or timeout.

@@ -23,7 +23,7 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from gpu_nodes.config.k8s_syntax import Taint
-from gpu_nodes.errors import GpuNodesError
+from gpu_nodes.errors import NodeNotFoundError, ResourceVersionConflictError, TaintConflictError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
 from gpu_nodes.kube.node_health import GATE, NodeTarget, degradation, node_taints, target_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
@@ -33,18 +33,6 @@ if TYPE_CHECKING:
 
 TaintDict = dict[str, str]
 MAX_ATTEMPTS = 8
-
-
-class TaintConflictError(GpuNodesError):
-    """Someone else holds a taint with our key and effect but another value."""
-
-
-class ResourceVersionConflictError(GpuNodesError):
-    """The node changed between our read and our write."""
-
-
-class NodeNotFoundError(Exception):
-    pass
 
 
 @dataclass(frozen=True)

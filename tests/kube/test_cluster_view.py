@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from gpu_nodes.kube.cluster_view import ClusterView, ClusterViewUnavailableError, Listing, WatchExpiredError
+from gpu_nodes.errors import ClusterViewUnavailableError, WatchExpiredError
+from gpu_nodes.kube.cluster_view import ClusterView, Listing
 
 PART_OF = {"app.kubernetes.io/part-of": "gpu-nodes"}
 _END = object()

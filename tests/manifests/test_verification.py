@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gpu_nodes.config.parse import ConfigError, parse_stack
+from gpu_nodes.config.parse import parse_stack
 from gpu_nodes.constants import DEFAULT_CUDA_IMAGE, GROUP_LABEL
+from gpu_nodes.errors import ConfigError
 from gpu_nodes.manifests.verification import (
     CHECK_DIR,
     CHECK_HASH_ANNOTATION,

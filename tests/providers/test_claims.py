@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.constants import STACK_LABEL
-from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim, ClaimError, ClaimProvider, claim_problem
+from gpu_nodes.errors import ClaimError
+from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim, ClaimProvider, claim_problem
 
 STACK = "gpu-nodes.prod"
 HINT = "Give the groups another namespace"

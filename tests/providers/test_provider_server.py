@@ -9,11 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from gpu_nodes.providers.claims import ClaimError
-from gpu_nodes.providers.coexistence import OtherPluginError
+from gpu_nodes.errors import ClaimError, NodeNotReadyError, OtherPluginError, TaintConflictError
 from gpu_nodes.providers.provider_server import in_dynamic_provider_server, raise_worker_limit, speak_in_operator_words
-from gpu_nodes.providers.readiness import NodeNotReadyError
-from gpu_nodes.providers.taints import TaintConflictError
 
 
 def test_a_four_worker_pool_runs_every_waiting_call_once_raised():

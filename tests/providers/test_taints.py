@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from gpu_nodes.errors import NodeNotFoundError, ResourceVersionConflictError, TaintConflictError
 from gpu_nodes.kube.node_health import target_props
 from gpu_nodes.providers import taints as taints_module
-from gpu_nodes.providers.taints import (
-    MAX_ATTEMPTS,
-    NodeNotFoundError,
-    NodeTaintsProvider,
-    NodeTaintState,
-    ResourceVersionConflictError,
-    TaintConflictError,
-    apply_taints,
-    present,
-    reconcile,
-)
+from gpu_nodes.providers.taints import MAX_ATTEMPTS, NodeTaintsProvider, NodeTaintState, apply_taints, present, reconcile
 from tests.fakes import GATE_TAINT, FakeCluster, FakeTaintApi, node, plugin_pod, target
 
 GPU = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
