@@ -22,6 +22,9 @@ class GpuNodesError(pulumi.RunError):
     its message without a traceback."""
 
 
+# --- for the operator: the message names what is wrong and the way out
+
+
 class ConfigError(GpuNodesError):
     """Invalid stack configuration (or fleet arguments); `problems` holds one line per mistake.
     Raised by the config readers and `GpuFleet`; the operator reads it from `pulumi up` or `preview`."""
@@ -56,16 +59,27 @@ class TaintConflictError(GpuNodesError):
     """Someone else holds a taint with our key and effect but another value (the taints provider)."""
 
 
-class ResourceVersionConflictError(GpuNodesError):
-    """The node changed between our read and our write (the taints provider)."""
+class NodeKeptChangingError(GpuNodesError):
+    """The node's taints changed between our read and our write on every attempt: the taints
+    provider gave up, and the operator runs `pulumi up` again."""
 
 
-class NodeNotFoundError(Exception):
-    """The node is not in the cluster (the taints provider's read; its delete takes it as done)."""
+class NodeNotFoundError(GpuNodesError):
+    """The node is not in the cluster: the taints provider cannot mark it (its delete takes it as
+    done). A node name in the stack config that the cluster does not know reaches the operator so."""
 
 
-class ClusterViewUnavailableError(Exception):
-    """The API server did not answer the initial lists in time (gpu_nodes/kube/cluster_view.py)."""
+class ClusterViewUnavailableError(GpuNodesError):
+    """The API server did not answer the initial lists in time (gpu_nodes/kube/cluster_view.py);
+    every provider that waits on the cluster passes it on to the operator, naming the server."""
+
+
+# --- internal signals: raised and caught inside the package, never meant for the operator
+
+
+class ResourceVersionConflictError(Exception):
+    """The node changed between our read and our write (HTTP 409): the taints provider reads
+    again; after too many in a row it raises `NodeKeptChangingError` instead."""
 
 
 class WatchExpiredError(Exception):

@@ -23,7 +23,7 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from gpu_nodes.config.k8s_syntax import Taint
-from gpu_nodes.errors import NodeNotFoundError, ResourceVersionConflictError, TaintConflictError
+from gpu_nodes.errors import NodeKeptChangingError, NodeNotFoundError, ResourceVersionConflictError, TaintConflictError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
 from gpu_nodes.kube.node_health import GATE, NodeTarget, degradation, node_taints, target_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
@@ -86,7 +86,7 @@ def apply_taints(api: NodeTaintApi, node: str, desired: list[TaintDict], previou
             return
         except ResourceVersionConflictError:
             continue
-    raise ResourceVersionConflictError(
+    raise NodeKeptChangingError(
         f"node {node}: its taints changed under us {MAX_ATTEMPTS} times in a row; run pulumi up again"
     )
 

@@ -9,7 +9,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from gpu_nodes.errors import ClaimError, NodeNotReadyError, OtherPluginError, TaintConflictError
+from gpu_nodes.errors import (
+    ClaimError,
+    ClusterViewUnavailableError,
+    NodeKeptChangingError,
+    NodeNotFoundError,
+    NodeNotReadyError,
+    OtherPluginError,
+    TaintConflictError,
+)
 from gpu_nodes.providers.provider_server import in_dynamic_provider_server, raise_worker_limit, speak_in_operator_words
 
 
@@ -63,6 +71,9 @@ def _formatted(error: Exception) -> str:
         OtherPluginError("another NVIDIA device plugin would share this stack's nodes"),
         NodeNotReadyError("node gpu-0 stays gated (gpu-nodes.dev/unverified) after 30s"),
         TaintConflictError("the node already has taint nvidia.com/gpu=other:NoSchedule, set by someone else"),
+        NodeKeptChangingError("node gpu-0: its taints changed under us 8 times in a row; run pulumi up again"),
+        NodeNotFoundError("node gpu-0 not found"),
+        ClusterViewUnavailableError("cannot read the cluster: https://10.0.0.1:6443 did not answer the list of nodes"),
     ],
     ids=lambda error: type(error).__name__,
 )
