@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,3 +79,24 @@ def test_every_dynamic_resource_derives_from_the_one_cluster_resource_base():
     }
     direct = {path: classes for path, classes in direct.items() if classes}
     assert not direct, f"dynamic resources not derived from ClusterResource: {direct}"
+
+
+# A string that is a whole key of ours, Kubernetes', or NVIDIA's (not a message mentioning one).
+MARK_KEY = re.compile(r"(gpu-nodes\.dev|[a-z.-]*kubernetes\.io|nvidia\.com)/[A-Za-z0-9._-]*")
+# Values under the same domains that are no key: a Secret's type.
+NOT_KEYS = {"kubernetes.io/dockerconfigjson"}
+
+
+def test_every_key_we_write_or_read_is_named_in_the_vocabulary():
+    """gpu_nodes/vocabulary.py: a label, taint, annotation or selector key spelled anywhere else is a second spelling."""
+    found = {
+        str(p.relative_to(ROOT)): sorted(
+            {c.value for c in ast.walk(ast.parse(p.read_text())) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+            & {m.group(0) for m in MARK_KEY.finditer(p.read_text())}
+            - NOT_KEYS
+        )
+        for p in sorted(ROOT.glob("gpu_nodes/**/*.py"))
+        if p.name != "vocabulary.py"
+    }
+    found = {path: keys for path, keys in found.items() if keys}
+    assert not found, f"keys spelled outside gpu_nodes/vocabulary.py: {found}"

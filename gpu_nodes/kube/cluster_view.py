@@ -23,24 +23,19 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
 
 from gpu_nodes.errors import ClusterViewUnavailableError, WatchExpiredError
 from gpu_nodes.kube.client import api_client
-from gpu_nodes.manifests.naming import PART_OF
+from gpu_nodes.vocabulary import JOB_NAME_LABEL
 
 if TYPE_CHECKING:
     pass
 
 Kind = Literal["nodes", "pods", "jobs"]
 KINDS: tuple[Kind, ...] = ("nodes", "pods", "jobs")
-# Both the device-plugin pods and the verification Jobs (and their pods) carry it.
-OWN_SELECTOR = f"app.kubernetes.io/part-of={PART_OF}"
 
 SYNC_TIMEOUT_SECONDS = 60.0
 # Waiters re-check at least this often even without events: a safety net, not the mechanism.
 RECHECK_SECONDS = 5.0
 # After a failed list or watch: first wait, and the cap of its doubling.
 BACKOFF_SECONDS = (0.5, 10.0)
-
-# The label the Job controller puts on a Job's pods.
-JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -40,7 +40,6 @@ from gpu_nodes.providers.gpu_allocators import (
     DEVICE_PLUGIN,
     DRA,
     DRA_GPU_DRIVER,
-    GPU_RESOURCE,
     OPERATOR,
     OtherAllocator,
     allocator_daemonsets,
@@ -50,6 +49,7 @@ from gpu_nodes.providers.gpu_allocators import (
     operator_policies,
     runs_device_plugin,
 )
+from gpu_nodes.vocabulary import GPU_RESOURCE
 
 HAND_OVER_KEY = "gpu-nodes:handOver"
 # Newest first: the API server serves v1 from Kubernetes 1.34; 1.32-1.33 only the betas (if enabled).

@@ -1,6 +1,6 @@
 """The readiness check of one node: wait until it is proven, then lift its gate.
 
-A node comes in gated (`node_health.GATE`, put on with our taints, before our labels let
+A node comes in gated (`vocabulary.GATE`, put on with our taints, before our labels let
 the device plugin land). This resource waits, on the process's shared watches
 (`cluster_view.ClusterView`), until the runbook's checklist passes on the node: our labels
 and taints, the device plugin Running, exactly the GPUs the group declares, and every
@@ -38,7 +38,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 from gpu_nodes.errors import NodeNotReadyError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
 from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNodePods, NodePods, RecentNodePods
-from gpu_nodes.kube.node_health import GATE, PASS, NodeTarget, target_props
+from gpu_nodes.kube.node_health import PASS, NodeTarget, target_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 from gpu_nodes.providers.node_judgement import (
     DEFERRED,
@@ -50,6 +50,7 @@ from gpu_nodes.providers.node_judgement import (
 )
 from gpu_nodes.providers.recovery import restart_refused
 from gpu_nodes.providers.taints import KubernetesNodeTaintApi, NodeTaintApi, apply_taints
+from gpu_nodes.vocabulary import GATE
 
 # How old a list of a node's pods may be when a waiting Job asks who holds its GPUs.
 NODE_PODS_MAX_AGE = 5.0
