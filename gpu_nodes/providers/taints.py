@@ -23,8 +23,9 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from gpu_nodes.errors import NodeKeptChangingError, NodeNotFoundError, ResourceVersionConflictError, TaintConflictError
-from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
+from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.kube.node_health import NodeTarget, degradation, node_taints, target_props
+from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 from gpu_nodes.vocabulary import GATE, Taint
 

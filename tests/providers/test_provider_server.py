@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import traceback
 import types
@@ -91,3 +93,11 @@ def test_the_rest_of_the_traceback_module_is_left_as_it_was():
     server = types.SimpleNamespace(traceback=traceback)
     speak_in_operator_words(server)
     assert server.traceback.format_exception is traceback.format_exception
+
+
+@pytest.mark.parametrize("module", [f"gpu_nodes.providers.{name}" for name in ("taints", "readiness", "claims", "coexistence")])
+def test_loading_a_provider_loads_the_patches(module):
+    """The provider server loads a provider's module by the import path in the state, and nothing else of ours."""
+    code = f"import sys, {module}; print('gpu_nodes.providers.provider_server' in sys.modules)"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "True", f"{module} loads without gpu_nodes/providers/provider_server.py"
