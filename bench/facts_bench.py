@@ -13,8 +13,9 @@ import argparse
 import time
 from typing import Any
 
-from gpu_nodes.preflight.facts import FACTS_ANNOTATION, GpuFacts, annotation
+from gpu_nodes.preflight.facts import GpuFacts, annotation
 from gpu_nodes.providers.node_judgement import facts_problem
+from gpu_nodes.vocabulary import FACTS_ANNOTATION
 
 
 class CachedNodes:

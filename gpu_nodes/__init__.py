@@ -8,8 +8,7 @@ README, "Use it in your own program".
 """
 
 from gpu_nodes.config.args import NodeArgs, NodeGroupArgs
-from gpu_nodes.config.fields import ConfigError
-from gpu_nodes.errors import GpuNodesError
+from gpu_nodes.errors import ConfigError, GpuNodesError
 from gpu_nodes.resources.fleet import GpuFleet, GpuFleetArgs
 from gpu_nodes.resources.node_group import GpuNodeGroup
 

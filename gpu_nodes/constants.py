@@ -1,37 +1,20 @@
-"""Names and figures the program shares across modules: label keys, resource names, defaults.
+"""Names, defaults and figures the program shares across modules: object names, images, limits.
 
 Each is defined once, here; the specs (gpu_nodes/config/specs.py) use them as their defaults and the
-manifests as what they write.
+manifests as what they write. The keys of the marks on the cluster are in gpu_nodes/vocabulary.py.
 """
 
 from __future__ import annotations
 
+from gpu_nodes.vocabulary import GPU_PRESENT_LABEL, GPU_RESOURCE
+
 NAMESPACE = "gpu-nodes"
-
-# The resource the device plugin registers for whole GPUs (and, with migStrategy single, MIG devices).
-GPU_RESOURCE = "nvidia.com/gpu"
-# Every resource the NVIDIA device plugin advertises (whole GPUs, MIG devices) is named under it.
-GPU_RESOURCE_PREFIX = "nvidia.com/"
-
-# The prefix of our own label, taint and annotation keys: none of them is the user's to set.
-OWN_KEY_DOMAIN = "gpu-nodes.dev"
-
-def mig_resource(profile: str) -> str:
-    """The resource the plugin registers for a MIG profile under migStrategy mixed: "mig-" and the
-    profile, its '+' (media extensions, `1g.10gb+me`) turned into '.', since a resource name
-    cannot hold '+' (k8s-device-plugin v0.20.0 `internal/rm/rm.go` AddDefaultResourcesToConfig;
-    `api/config/v1/resources.go` NewResourceName checks the name as a DNS subdomain)."""
-    return f"{GPU_RESOURCE.split('/')[0]}/mig-{profile.replace('+', '.')}"
-
-
-# Our own label on every node of a group; the group's DaemonSet and Jobs select on it.
-GROUP_LABEL = "gpu-nodes.dev/node-group"
 
 # `accelerator` is the runbook's; `nvidia.com/gpu.present` is NVIDIA's own (GPU Feature
 # Discovery, NFD rules, the device plugin chart's affinity and the GPU Operator key on it), so
 # that a cluster that later adopts those tools schedules them on our nodes.
-DEFAULT_LABELS = {"accelerator": "nvidia", "nvidia.com/gpu.present": "true"}
-DEFAULT_TAINTS = ("nvidia.com/gpu=present:NoSchedule",)
+DEFAULT_LABELS = {"accelerator": "nvidia", GPU_PRESENT_LABEL: "true"}
+DEFAULT_TAINTS = (f"{GPU_RESOURCE}=present:NoSchedule",)
 DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
 DEFAULT_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
 # The program the device plugin's CDI specs run as hooks, by default (k8s-device-plugin
@@ -78,6 +61,3 @@ GPU_ACCESS = ("defaultRuntime", "runtimeClass", "cdi")
 ISOLATION = ("default", "strict")
 # A GPU splits into at most seven MIG devices (the smallest profile is 1/7 of an A100/H100).
 MAX_MIG_DEVICES_PER_GPU = 7
-
-# Which stack created an object: `<project>.<stack>`, on each object a claim covers.
-STACK_LABEL = "gpu-nodes.dev/stack"

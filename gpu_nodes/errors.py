@@ -1,11 +1,17 @@
-"""The base of every failure a user is meant to read: its message names what is wrong and the way out.
+"""Every failure of gpu-nodes, in one place: who raises it and who gets to read it.
 
-Internal signals (a watch that expired, a write that raced another) are not among them; a
-program embedding gpu-nodes can catch `GpuNodesError` to tell its users' mistakes and their
-machines' faults from bugs.
+A `GpuNodesError` is meant for the operator: its message names what is wrong and the way out,
+and Pulumi shows it without a traceback (in the program: it is a `pulumi.RunError`; in the
+provider server: gpu_nodes/providers/provider_server.py). A program embedding gpu-nodes can
+catch it to tell its users' mistakes and their machines' faults from bugs.
+
+The internal signals below it are plain exceptions: the code that raises them also catches
+them, and a bug that lets one escape keeps its traceback.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pulumi
 
@@ -14,3 +20,68 @@ class GpuNodesError(pulumi.RunError):
     """A failure for the operator: bad stack config, a node that stays gated, an object or a
     device plugin that is someone else's. A `pulumi.RunError`: raised in a program, Pulumi shows
     its message without a traceback."""
+
+
+# --- for the operator: the message names what is wrong and the way out
+
+
+class ConfigError(GpuNodesError):
+    """Invalid stack configuration (or fleet arguments); `problems` holds one line per mistake.
+    Raised by the config readers and `GpuFleet`; the operator reads it from `pulumi up` or `preview`."""
+
+    def __init__(self, problems: list[str], what: str = "stack configuration"):
+        self.problems = problems
+        super().__init__(f"invalid {what}:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+class FleetError(GpuNodesError):
+    """A fleet file the `gpu-nodes` command refuses: each line names the key, the value and what is
+    allowed. Raised by gpu_nodes/cli; the command prints it and exits."""
+
+    def __init__(self, path: Path | str, problems: list[str]):
+        self.problems = problems
+        super().__init__(f"{path}: invalid fleet file:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+class ClaimError(GpuNodesError):
+    """An object the stack would create exists already and is someone else's (the claims provider)."""
+
+
+class OtherPluginError(GpuNodesError):
+    """Another GPU allocator would share the stack's nodes (the coexistence provider)."""
+
+
+class NodeNotReadyError(GpuNodesError):
+    """A node failed its proof and stays gated; the message lists what failed (the readiness provider)."""
+
+
+class TaintConflictError(GpuNodesError):
+    """Someone else holds a taint with our key and effect but another value (the taints provider)."""
+
+
+class NodeKeptChangingError(GpuNodesError):
+    """The node's taints changed between our read and our write on every attempt: the taints
+    provider gave up, and the operator runs `pulumi up` again."""
+
+
+class NodeNotFoundError(GpuNodesError):
+    """The node is not in the cluster: the taints provider cannot mark it (its delete takes it as
+    done). A node name in the stack config that the cluster does not know reaches the operator so."""
+
+
+class ClusterViewUnavailableError(GpuNodesError):
+    """The API server did not answer the initial lists in time (gpu_nodes/kube/cluster_view.py);
+    every provider that waits on the cluster passes it on to the operator, naming the server."""
+
+
+# --- internal signals: raised and caught inside the package, never meant for the operator
+
+
+class ResourceVersionConflictError(Exception):
+    """The node changed between our read and our write (HTTP 409): the taints provider reads
+    again; after too many in a row it raises `NodeKeptChangingError` instead."""
+
+
+class WatchExpiredError(Exception):
+    """The resourceVersion we watch from is gone from the server's history (410 Gone): the
+    cluster view lists again. Raised and caught in gpu_nodes/kube/."""

@@ -188,7 +188,8 @@ class FakeTaintApi:
         self.cluster = cluster
 
     def read(self, node_name: str) -> Any:
-        from gpu_nodes.providers.taints import NodeNotFoundError, NodeTaintState
+        from gpu_nodes.errors import NodeNotFoundError
+        from gpu_nodes.providers.taints import NodeTaintState
 
         found = self.cluster.node(node_name)
         if found is None:

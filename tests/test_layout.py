@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,13 +28,6 @@ def test_no_test_module_imports_another_test_module():
     }
     offenders = {path: modules for path, modules in offenders.items() if modules}
     assert not offenders, f"test modules importing test modules: {offenders}"
-
-
-def test_no_module_of_the_program_is_over_400_lines():
-    """A module the next engineer reads in one pass; a bigger one is split by concern."""
-    sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in sorted(ROOT.glob("gpu_nodes/**/*.py"))}
-    over = {path: lines for path, lines in sizes.items() if lines > 400}
-    assert not over, f"modules over 400 lines: {over}"
 
 
 def test_every_kubernetes_object_is_registered_one_way():
@@ -78,3 +72,123 @@ def test_every_dynamic_resource_derives_from_the_one_cluster_resource_base():
     }
     direct = {path: classes for path, classes in direct.items() if classes}
     assert not direct, f"dynamic resources not derived from ClusterResource: {direct}"
+
+
+# A string that is a whole key of ours, Kubernetes', or NVIDIA's (not a message mentioning one).
+MARK_KEY = re.compile(r"(gpu-nodes\.dev|[a-z.-]*kubernetes\.io|nvidia\.com)/[A-Za-z0-9._-]*")
+# Values under the same domains that are no key: a Secret's type.
+NOT_KEYS = {"kubernetes.io/dockerconfigjson"}
+
+
+def test_every_key_we_write_or_read_is_named_in_the_vocabulary():
+    """gpu_nodes/vocabulary.py: a label, taint, annotation or selector key spelled anywhere else is a second spelling."""
+    found = {
+        str(p.relative_to(ROOT)): sorted(
+            {c.value for c in ast.walk(ast.parse(p.read_text())) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+            & {m.group(0) for m in MARK_KEY.finditer(p.read_text())}
+            - NOT_KEYS
+        )
+        for p in sorted(ROOT.glob("gpu_nodes/**/*.py"))
+        if p.name != "vocabulary.py"
+    }
+    found = {path: keys for path, keys in found.items() if keys}
+    assert not found, f"keys spelled outside gpu_nodes/vocabulary.py: {found}"
+
+
+# The package's layers, bottom first: a module imports only from its own layer or those below,
+# and no two modules import each other, directly or round a circle. Preflight sits below the
+# manifests, which write its facts as node labels (manifests/node_labels.py).
+LAYERS = (
+    ("vocabulary", ("gpu_nodes.vocabulary", "gpu_nodes.errors")),
+    ("constants", ("gpu_nodes.constants",)),
+    ("config", ("gpu_nodes.config",)),
+    ("preflight", ("gpu_nodes.preflight",)),
+    ("manifests", ("gpu_nodes.manifests",)),
+    ("kube", ("gpu_nodes.kube",)),
+    ("providers", ("gpu_nodes.providers",)),
+    ("resources", ("gpu_nodes.resources",)),
+    ("cli", ("gpu_nodes.cli",)),
+    ("top", ("gpu_nodes", "__main__")),
+)
+
+
+def program_modules() -> dict[str, Path]:
+    """Every module of the package, and the Pulumi program (`__main__.py`), by dotted name."""
+    modules = {"__main__": ROOT / "__main__.py"}
+    for path in sorted(ROOT.glob("gpu_nodes/**/*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def layer_of(module: str) -> int | None:
+    """The index in LAYERS of the longest prefix that names `module` or a package holding it."""
+    matches = [
+        (len(prefix), index)
+        for index, (_, prefixes) in enumerate(LAYERS)
+        for prefix in prefixes
+        if module == prefix or module.startswith(prefix + ".")
+    ]
+    return max(matches)[1] if matches else None
+
+
+def program_imports(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Each module's imports of the program's modules: at the top, inside functions and under TYPE_CHECKING alike."""
+    found: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]) if node.level else ""
+                source = ".".join(part for part in (base, node.module or "") if part)
+                # `from gpu_nodes.kube import shared_views` imports the module; `from gpu_nodes import GpuFleet`, the package.
+                imported |= {f"{source}.{a.name}" if f"{source}.{a.name}" in modules else source for a in node.names}
+        found[name] = {_known(m, modules) for m in imported if _known(m, modules)} - {name}
+    return found
+
+
+def _known(module: str, modules: dict[str, Path]) -> str:
+    """`module`, or the package of ours it is in; "" for another project's."""
+    while module and module not in modules:
+        module = module.rpartition(".")[0]
+    return module if module != "__main__" else ""
+
+
+def test_every_module_of_the_program_has_a_layer():
+    unplaced = sorted(name for name in program_modules() if layer_of(name) is None)
+    assert not unplaced, f"modules in no layer of LAYERS (add them where their imports put them): {unplaced}"
+
+
+def test_imports_point_down_the_layers():
+    violations = []
+    for importer, imported in sorted(program_imports(program_modules()).items()):
+        for module in sorted(imported):
+            low, high = layer_of(importer), layer_of(module)
+            if low is not None and high is not None and high > low:
+                violations.append(
+                    f"{importer} ({LAYERS[low][0]}) imports {module} ({LAYERS[high][0]}), a layer above it"
+                )
+    assert not violations, "imports pointing up the layers:\n" + "\n".join(violations)
+
+
+def test_no_module_imports_itself_round_a_circle():
+    graph = program_imports(program_modules())
+    circles = []
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            circles.append(" -> ".join([*path[path.index(module) :], module]))
+            return
+        if module in done:
+            return
+        for imported in sorted(graph.get(module, ())):
+            visit(imported, [*path, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])
+    assert not circles, "modules that import each other:\n" + "\n".join(circles)

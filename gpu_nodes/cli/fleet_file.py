@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from gpu_nodes.config.parse import ConfigError, parse_stack
+from gpu_nodes.config.parse import parse_stack
 from gpu_nodes.config.specs import NodeGroupSpec
 from gpu_nodes.config.stack_settings import (
     CREATE_RUNTIME_CLASS,
@@ -36,7 +36,7 @@ from gpu_nodes.config.stack_settings import (
     SSH_PRIVATE_KEY,
     StackSpec,
 )
-from gpu_nodes.errors import GpuNodesError
+from gpu_nodes.errors import ConfigError, FleetError, GpuNodesError
 
 KEYS = ("program", "owner", "config", "secrets", "nodeGroups", "stacks")
 # Pulumi's own rule for a stack name (sdk/go/common/tokens/stack_name.go, ParseStackName):
@@ -47,14 +47,6 @@ CONFIG_KEY = re.compile(r"^[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+$")
 # What the command derives per stack: the fleet file does not set them per stack.
 DERIVED = (NODE_GROUPS.key,)
 SECRET_SOURCES = ("file", "env")
-
-
-class FleetError(GpuNodesError):
-    """A fleet file the command refuses: each line names the key, the value and what is allowed."""
-
-    def __init__(self, path: Path | str, problems: list[str]):
-        self.problems = problems
-        super().__init__(f"{path}: invalid fleet file:\n" + "\n".join(f"  - {p}" for p in problems))
 
 
 @dataclass(frozen=True)

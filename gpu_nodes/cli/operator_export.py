@@ -18,9 +18,11 @@ from typing import Any
 
 import yaml
 
-from gpu_nodes.cli.fleet_file import Fleet, FleetError
+from gpu_nodes.cli.fleet_file import Fleet
 from gpu_nodes.cli.plan import FleetPlan, StackPlan
 from gpu_nodes.config.stack_settings import KUBE_CONTEXT, KUBECONFIG
+from gpu_nodes.errors import FleetError
+from gpu_nodes.vocabulary import WORKSPACE_LABEL
 
 SETTINGS = (
     "namespace",
@@ -33,6 +35,7 @@ SETTINGS = (
     "resyncFrequencySeconds",
     "serviceAccount",
 )
+
 DEFAULTS: dict[str, Any] = {
     "namespace": "gpu-nodes-fleet",
     "branch": "main",
@@ -44,7 +47,6 @@ DEFAULTS: dict[str, Any] = {
 }
 # What the workspace pod reads from the operator's side only: the cluster is its own.
 LOCAL_ONLY = (KUBECONFIG.key, KUBE_CONTEXT.key)
-WORKSPACE_LABEL = "gpu-nodes.dev/fleet-workspace"
 # Memory per workspace pod: README "Large fleets" measured the CLI, program and providers at
 # about 4.5 GB for 1000 nodes; a stack of up to 100 nodes stays well under 2 GiB.
 WORKSPACE_MEMORY = "2Gi"

@@ -17,8 +17,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from gpu_nodes.errors import GpuNodesError
-
 
 class _Missing:
     def __repr__(self) -> str:
@@ -29,14 +27,6 @@ class _Missing:
 MISSING: Any = _Missing()
 # Fields.read without a default of its own: the declared one.
 _DECLARED: Any = object()
-
-
-class ConfigError(GpuNodesError):
-    """Invalid stack configuration (or fleet arguments); `problems` holds one line per mistake."""
-
-    def __init__(self, problems: list[str], what: str = "stack configuration"):
-        self.problems = problems
-        super().__init__(f"invalid {what}:\n" + "\n".join(f"  - {p}" for p in problems))
 
 
 @dataclass(frozen=True)

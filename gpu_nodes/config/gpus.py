@@ -12,8 +12,8 @@ from typing import Any
 from gpu_nodes.config.fields import MISSING, Problems, Section, Setting
 from gpu_nodes.config.pod_settings import read_xids
 from gpu_nodes.config.specs import DevicePluginSpec, NodeGroupSpec, VerificationSpec
-from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU, mig_resource
-from gpu_nodes.preflight.facts import FEATURE_LABEL_KEYS
+from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
+from gpu_nodes.vocabulary import FEATURE_LABEL_KEYS, mig_resource
 
 # mig-parted's profiles (pkg/types/mig_profile.go ParseMigProfile): "<g>g.<memory>gb", and "+me" for
 # the media extensions, its one attribute (AttributeMediaExtensions).

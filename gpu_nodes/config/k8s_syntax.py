@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from gpu_nodes.constants import OWN_KEY_DOMAIN
+from gpu_nodes.vocabulary import OWN_KEY_DOMAIN, Taint
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
@@ -24,36 +23,9 @@ _IMAGE_REFERENCE = re.compile(
     rf"(?P<name>(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
     r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?(?:@(?P<digest>sha256:[0-9a-f]{64}))?"
 )
+
 # reference.go: NameTotalLengthMax.
 _MAX_IMAGE_NAME = 255
-
-
-@dataclass(frozen=True)
-class Taint:
-    """A taint, and its identity wherever taints are compared: an empty value is no value."""
-
-    key: str
-    value: str | None
-    effect: str
-
-    def __str__(self) -> str:
-        return f"{self.key}={self.value}:{self.effect}" if self.value is not None else f"{self.key}:{self.effect}"
-
-    @classmethod
-    def from_k8s(cls, taint: dict[str, str]) -> Taint:
-        """A taint as the API returns it; an empty value is no value, as kubectl shows it."""
-        return cls(key=taint["key"], value=taint.get("value") or None, effect=taint["effect"])
-
-    @property
-    def slot(self) -> tuple[str, str]:
-        """What the API server keeps unique on a node: one taint per key and effect."""
-        return self.key, self.effect
-
-    def to_k8s(self) -> dict[str, str]:
-        taint = {"key": self.key, "effect": self.effect}
-        if self.value is not None:
-            taint["value"] = self.value
-        return taint
 
 
 def is_dns_label(value: str) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_nodes.config.fields import MISSING, ConfigError, Problems, Section, Setting
+from gpu_nodes.config.fields import MISSING, Problems, Section, Setting
 from gpu_nodes.config.gpus import (
     check_gpu_facts_settings,
     check_jobs_fit_the_sharing,
@@ -21,22 +21,17 @@ from gpu_nodes.config.gpus import (
     parse_mig_devices,
     parse_verification,
 )
-from gpu_nodes.config.k8s_syntax import (
-    TAINT_EFFECTS,
-    Taint,
-    is_label_key,
-    is_label_value,
-    parse_taint,
-    reserved_key_owner,
-)
+from gpu_nodes.config.k8s_syntax import TAINT_EFFECTS, is_label_key, is_label_value, parse_taint, reserved_key_owner
 from gpu_nodes.config.pod_settings import read_resources, read_tolerations
 from gpu_nodes.config.preflight_spec import PreflightSpec, SshProxySpec
 from gpu_nodes.config.specs import DevicePluginSpec, NodeGroupSpec, NodeSpec, PriorityClassSpec, VerificationSpec
 from gpu_nodes.config.stack import parse_existing_namespaces, parse_hand_over, parse_runtime_class, read_runtime_class
 from gpu_nodes.config.stack_settings import INSECURE_SKIP_HOST_KEY_CHECK, NODE_GROUPS, RUNTIME_CLASS, RuntimeClassSpec, StackSpec
-from gpu_nodes.constants import GROUP_LABEL, PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
+from gpu_nodes.constants import PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
+from gpu_nodes.errors import ConfigError
+from gpu_nodes.vocabulary import GROUP_LABEL, Taint
 
-__all__ = ["ConfigError", "parse_runtime_class", "parse_stack"]
+__all__ = ["parse_runtime_class", "parse_stack"]
 
 
 def parse_stack(

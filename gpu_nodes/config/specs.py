@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, SCALAR, STRING, Check, between, one_of, setting
-from gpu_nodes.config.k8s_syntax import Taint, image_tag, is_dns_label, is_dns_subdomain
+from gpu_nodes.config.k8s_syntax import image_tag, is_dns_label, is_dns_subdomain
 from gpu_nodes.config.preflight_spec import PreflightSpec
 from gpu_nodes.config.spec_checks import (
     CDI_HOOK,
@@ -40,16 +40,14 @@ from gpu_nodes.constants import (
     DEFAULT_VERIFICATION_NAMESPACE,
     DEFAULT_VERIFICATION_TIMEOUT,
     GPU_ACCESS,
-    GPU_RESOURCE,
-    GROUP_LABEL,
     ISOLATION,
     MAX_PRIORITY_CLASS_NAME,
     MAX_USER_PRIORITY,
     MIG_STRATEGIES,
     MIN_PRIORITY,
     VERIFICATION_PRIORITY_SUFFIX,
-    mig_resource,
 )
+from gpu_nodes.vocabulary import GPU_RESOURCE, GROUP_LABEL, Taint, mig_resource
 
 
 @dataclass(frozen=True)

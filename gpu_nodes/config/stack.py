@@ -10,11 +10,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from gpu_nodes.config.fields import ConfigError, Problems
+from gpu_nodes.config.fields import Problems
 from gpu_nodes.config.k8s_syntax import is_dns_label, is_dns_subdomain
 from gpu_nodes.config.specs import NodeGroupSpec
 from gpu_nodes.config.stack_settings import CREATE_RUNTIME_CLASS, EXISTING_NAMESPACES, HAND_OVER, RUNTIME_CLASS, RuntimeClassSpec
 from gpu_nodes.constants import DEFAULT_RUNTIME_CLASS
+from gpu_nodes.errors import ConfigError
 
 _HAND_OVER_REF = re.compile(
     r"(ClusterPolicy/[a-z0-9]([-a-z0-9.]*[a-z0-9])?|[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)"

@@ -9,13 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 
-# Loaded by every dynamic resource of ours: in Pulumi's provider server, lift its four-call limit.
-import gpu_nodes.providers.provider_server  # noqa: F401
-
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
-
-    from gpu_nodes.kube.cluster_view import ClusterView
 
 
 # The package of Pulumi's Python dynamic resources (`pulumi-python:dynamic...` types).
@@ -94,13 +89,6 @@ def given_or_empty(value: pulumi.Input[str] | None) -> pulumi.Input[str]:
 def api_client_from_props(props: Mapping[str, Any]) -> ApiClient:
     """The API client for a dynamic resource whose inputs hold `ClusterAccess.props()`."""
     return api_client(props.get("kubeconfig") or None, props.get("context") or None)
-
-
-def cluster_view_from_props(props: Mapping[str, Any]) -> ClusterView:
-    """The process's shared watches for a dynamic resource whose inputs hold `ClusterAccess.props()`."""
-    from gpu_nodes.kube.cluster_view import ClusterView
-
-    return ClusterView.shared(props.get("kubeconfig") or None, props.get("context") or None)
 
 
 def api_client(kubeconfig: str | None, context: str | None) -> ApiClient:

@@ -13,7 +13,9 @@ import socket
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from gpu_nodes.kube.cluster_view import OWN_SELECTOR, Kind, Listing, Source, WatchExpiredError, describe_error
+from gpu_nodes.errors import WatchExpiredError
+from gpu_nodes.kube.cluster_view import Kind, Listing, Source, describe_error
+from gpu_nodes.vocabulary import OWN_SELECTOR
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient

@@ -3,7 +3,7 @@
 The dynamic resources wait for things in the cluster: a node's allocatable `nvidia.com/gpu`,
 the device-plugin pod Running on a node, a verification Job succeeding. Polling the API server
 per waiter is O(nodes) requests every few seconds at fleet scale; instead one process-wide
-`ClusterView` per set of credentials keeps Nodes, and our own Pods and Jobs (label
+`ClusterView` per set of credentials (gpu_nodes/kube/shared_views.py) keeps Nodes, and our own Pods and Jobs (label
 `app.kubernetes.io/part-of=gpu-nodes`), as the API server last reported them, and wakes the
 waiters whenever a watch delivers a change.
 
@@ -19,38 +19,21 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
-from gpu_nodes.kube.client import api_client
-from gpu_nodes.manifests.naming import PART_OF
-
-if TYPE_CHECKING:
-    pass
+from gpu_nodes.errors import ClusterViewUnavailableError, WatchExpiredError
+from gpu_nodes.vocabulary import JOB_NAME_LABEL
 
 Kind = Literal["nodes", "pods", "jobs"]
 KINDS: tuple[Kind, ...] = ("nodes", "pods", "jobs")
-# Both the device-plugin pods and the verification Jobs (and their pods) carry it.
-OWN_SELECTOR = f"app.kubernetes.io/part-of={PART_OF}"
 
-SYNC_TIMEOUT_SECONDS = 60.0
 # Waiters re-check at least this often even without events: a safety net, not the mechanism.
 RECHECK_SECONDS = 5.0
 # After a failed list or watch: first wait, and the cap of its doubling.
 BACKOFF_SECONDS = (0.5, 10.0)
 
-# The label the Job controller puts on a Job's pods.
-JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
-
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-
-
-class ClusterViewUnavailableError(Exception):
-    """The API server did not answer the initial lists in time."""
-
-
-class WatchExpiredError(Exception):
-    """The resourceVersion we watch from is gone from the server's history (410 Gone): list again."""
 
 
 @dataclass(frozen=True)
@@ -119,11 +102,6 @@ class ClusterView:
     place): read them, do not modify them.
     """
 
-    # How long `shared()` waits for the initial lists; a class attribute so tests can shorten it.
-    sync_timeout_seconds: ClassVar[float] = SYNC_TIMEOUT_SECONDS
-    _shared: ClassVar[dict[tuple[str | None, str | None], ClusterView]] = {}
-    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
-
     def __init__(
         self,
         sources: Mapping[Kind, Source],
@@ -147,40 +125,6 @@ class ClusterView:
         self._synced = threading.Event()
         self._stopped = threading.Event()
         self._threads: list[threading.Thread] = []
-
-    # ------------------------------------------------------------------ the process-wide view
-
-    @classmethod
-    def shared(cls, kubeconfig: str | None, context: str | None) -> ClusterView:
-        """The one view of this process for these credentials (created and started on first use)."""
-        key = (kubeconfig or None, context or None)
-        with cls._shared_lock:
-            view = cls._shared.get(key)
-            if view is None:
-                view = cls.connect(*key)
-                view.start()
-                cls._shared[key] = view
-        # Outside the lock: concurrent first callers wait for the same sync in parallel. A view
-        # that failed to sync stays registered and keeps retrying, so a later call may succeed.
-        view.wait_synced(cls.sync_timeout_seconds)
-        return view
-
-    @classmethod
-    def connect(cls, kubeconfig: str | None, context: str | None) -> ClusterView:
-        """A view of the cluster these credentials reach, not yet started (tests replace this)."""
-        from gpu_nodes.kube.cluster_source import kubernetes_sources
-
-        client = api_client(kubeconfig, context)
-        return cls(kubernetes_sources(client), server=str(client.configuration.host))
-
-    @classmethod
-    def forget_shared(cls) -> None:
-        """Stop and drop every shared view (tests, and the end of a process that wants it tidy)."""
-        with cls._shared_lock:
-            views = list(cls._shared.values())
-            cls._shared.clear()
-        for view in views:
-            view.stop()
 
     # ------------------------------------------------------------------ lifecycle
 

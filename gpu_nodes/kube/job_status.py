@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gpu_nodes.constants import GPU_RESOURCE_PREFIX
+from gpu_nodes.vocabulary import GPU_RESOURCE_PREFIX
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient

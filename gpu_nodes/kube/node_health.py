@@ -13,12 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_nodes.config.k8s_syntax import Taint
-from gpu_nodes.constants import GPU_RESOURCE, GPU_RESOURCE_PREFIX
-
-# On from before the device plugin can land on the node until its checks pass. Only the
-# plugin and the verification Jobs tolerate it.
-GATE = Taint(key="gpu-nodes.dev/unverified", value="true", effect="NoSchedule")
+from gpu_nodes.vocabulary import GATE, GPU_RESOURCE, GPU_RESOURCE_PREFIX, Taint
 
 PASS, FAIL = "pass", "fail"
 CHECKLIST_ITEMS = ("labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded")

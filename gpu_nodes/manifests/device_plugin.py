@@ -14,17 +14,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpu_nodes.config.k8s_syntax import Taint, image_tag
+from gpu_nodes.config.k8s_syntax import image_tag
 from gpu_nodes.config.specs import DevicePluginSpec, NodeGroupSpec
-from gpu_nodes.constants import GROUP_LABEL
-from gpu_nodes.kube.node_health import GATE
 from gpu_nodes.manifests.naming import content_hash, selector_labels, standard_labels
+from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GATE, GPU_RESOURCE, GROUP_LABEL, Taint
 
 APP_NAME = "nvidia-device-plugin"
 CONFIG_DIR = "/config"
 CONFIG_KEY = "config.yaml"
-# Pod template annotation: a new plugin config rolls the pods, as a new image does.
-CONFIG_HASH_ANNOTATION = "gpu-nodes.dev/config-hash"
 
 # Under strict isolation the toolkit takes a container's GPUs from mounts under this directory,
 # one per device, and ignores NVIDIA_VISIBLE_DEVICES in unprivileged containers
@@ -41,7 +38,7 @@ CONTAINER_DRIVER_ROOT = "/driver-root"
 HOST_DRIVER_ROOT = "/"
 
 # Upstream's own toleration, kept so that a node tainted the upstream way also gets a plugin.
-_UPSTREAM_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+_UPSTREAM_TOLERATION = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
 
 
 def daemonset_name(group: NodeGroupSpec) -> str:
@@ -62,7 +59,7 @@ def plugin_config(group: NodeGroupSpec) -> dict[str, Any] | None:
         "flags": {"migStrategy": spec.mig_strategy, "failOnInitError": spec.fail_on_init_error},
     }
     if spec.time_slicing_replicas > 1:
-        config["sharing"] = {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": spec.time_slicing_replicas}]}}
+        config["sharing"] = {"timeSlicing": {"resources": [{"name": GPU_RESOURCE, "replicas": spec.time_slicing_replicas}]}}
     return config
 
 
@@ -81,7 +78,7 @@ def tolerations(taints: tuple[Taint, ...]) -> list[dict[str, str]]:
             result.append({"key": taint.key, "operator": "Exists", "effect": taint.effect})
         else:
             result.append({"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect})
-    covered = any(t["key"] == "nvidia.com/gpu" and t["effect"] == "NoSchedule" and t["operator"] == "Exists" for t in result)
+    covered = any(t["key"] == GPU_RESOURCE and t["effect"] == "NoSchedule" and t["operator"] == "Exists" for t in result)
     return result if covered else [*result, dict(_UPSTREAM_TOLERATION)]
 
 

@@ -6,10 +6,17 @@ import hashlib
 import json
 from typing import Any
 
-from gpu_nodes.constants import STACK_LABEL
-
-PART_OF = "gpu-nodes"
-MANAGED_BY = "pulumi"
+from gpu_nodes.vocabulary import (
+    COMPONENT_LABEL,
+    INSTANCE_LABEL,
+    MANAGED_BY,
+    MANAGED_BY_LABEL,
+    NAME_LABEL,
+    PART_OF,
+    PART_OF_LABEL,
+    STACK_LABEL,
+    VERSION_LABEL,
+)
 
 
 def dns_label(*parts: str) -> str:
@@ -28,7 +35,7 @@ def content_hash(data: Any) -> str:
 
 def ownership_labels() -> dict[str, str]:
     """What every object of ours carries, shared ones (namespaces) included."""
-    return {"app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": MANAGED_BY}
+    return {PART_OF_LABEL: PART_OF, MANAGED_BY_LABEL: MANAGED_BY}
 
 
 def claimed_labels(stack: str) -> dict[str, str]:
@@ -39,16 +46,16 @@ def claimed_labels(stack: str) -> dict[str, str]:
 
 def standard_labels(name: str, instance: str, component: str, version: str | None = None) -> dict[str, str]:
     labels = {
-        "app.kubernetes.io/name": name,
-        "app.kubernetes.io/instance": instance,
-        "app.kubernetes.io/component": component,
+        NAME_LABEL: name,
+        INSTANCE_LABEL: instance,
+        COMPONENT_LABEL: component,
         **ownership_labels(),
     }
     if version is not None:
-        labels["app.kubernetes.io/version"] = version
+        labels[VERSION_LABEL] = version
     return labels
 
 
 def selector_labels(name: str, instance: str) -> dict[str, str]:
     """The immutable subset of `standard_labels` that selectors use."""
-    return {"app.kubernetes.io/name": name, "app.kubernetes.io/instance": instance}
+    return {NAME_LABEL: name, INSTANCE_LABEL: instance}

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_nodes.config.specs import NodeGroupSpec
-from gpu_nodes.preflight.facts import FACTS_ANNOTATION, GpuFacts, annotation, feature_labels
+from gpu_nodes.preflight.facts import GpuFacts, annotation, feature_labels
+from gpu_nodes.vocabulary import FACTS_ANNOTATION
 
 
 def field_manager(group: NodeGroupSpec) -> str:

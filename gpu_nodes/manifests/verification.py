@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.config.specs import NodeGroupSpec
-from gpu_nodes.constants import GPU_RESOURCE, GROUP_LABEL
-from gpu_nodes.kube.node_health import GATE
 from gpu_nodes.manifests.device_plugin import (
     image_pull_policy,
     image_pull_secrets,
@@ -28,14 +26,16 @@ from gpu_nodes.manifests.device_plugin import (
 )
 from gpu_nodes.manifests.naming import content_hash, dns_label, standard_labels
 from gpu_nodes.manifests.priority_class import verification_priority_class_name
+from gpu_nodes.vocabulary import (
+    CHECK_HASH_ANNOTATION,
+    GATE,
+    GPU_RESOURCE,
+    GROUP_LABEL,
+    PLUGIN_REVISION_ANNOTATION,
+    ROUND_ANNOTATION,
+)
 
 APP_NAME = "gpu-verification"
-# Pod template annotation: a new plugin image or config gives a new template, and a Job's
-# template is immutable, so the Job is replaced and runs again.
-PLUGIN_REVISION_ANNOTATION = "gpu-nodes.dev/device-plugin-revision"
-# Pod template annotation: a node gated again after it degraded starts a new round (see
-# gpu_nodes/providers/taints.py), which gives new Jobs that run again.
-ROUND_ANNOTATION = "gpu-nodes.dev/verification-round"
 # An unprivileged user: the namespace enforces Pod Security `restricted`.
 RUN_AS_USER = 65534
 
@@ -115,8 +115,6 @@ fi
 # times per Job.
 CHECK_KEY = "check.sh"
 CHECK_DIR = "/gpu-nodes"
-# Pod template annotation: a new script gives a new template, so the Jobs run it.
-CHECK_HASH_ANNOTATION = "gpu-nodes.dev/check-hash"
 
 
 def check_script() -> str:

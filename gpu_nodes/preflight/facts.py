@@ -20,47 +20,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-FACTS_ANNOTATION = "gpu-nodes.dev/gpu-facts"
+from gpu_nodes.vocabulary import (
+    FACTS_ANNOTATION,
+    GFD_CLIQUE_LABEL,
+    GFD_COMPUTE_MAJOR_LABEL,
+    GFD_COMPUTE_MINOR_LABEL,
+    GFD_COUNT_LABEL,
+    GFD_FAMILY_LABEL,
+    GFD_LABEL_PREFIX,
+    GFD_MACHINE_LABEL,
+    GFD_MEMORY_LABEL,
+    GFD_MIG_CAPABLE_LABEL,
+    GFD_PRODUCT_LABEL,
+    GFD_REPLICAS_LABEL,
+    GFD_SHARING_LABEL,
+)
 
-_PRODUCT = "nvidia.com/gpu.product"
-_MEMORY = "nvidia.com/gpu.memory"
-_COUNT = "nvidia.com/gpu.count"
-_REPLICAS = "nvidia.com/gpu.replicas"
-_SHARING = "nvidia.com/gpu.sharing-strategy"
-_MACHINE = "nvidia.com/gpu.machine"
-_MIG_CAPABLE = "nvidia.com/mig.capable"
-_CLIQUE = "nvidia.com/gpu.clique"
-_FAMILY = "nvidia.com/gpu.family"
-_COMPUTE_MAJOR = "nvidia.com/gpu.compute.major"
-_COMPUTE_MINOR = "nvidia.com/gpu.compute.minor"
 # A Kubernetes label value: what a clique read from the machine must be to be written.
 _LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
-# Every label key feature_labels may write: stack config may not set them as well.
-FEATURE_LABEL_KEYS = (
-    "nvidia.com/cuda.driver-version.full",
-    "nvidia.com/cuda.driver-version.major",
-    "nvidia.com/cuda.driver-version.minor",
-    "nvidia.com/cuda.driver-version.revision",
-    "nvidia.com/cuda.driver.major",
-    "nvidia.com/cuda.driver.minor",
-    "nvidia.com/cuda.driver.rev",
-    "nvidia.com/cuda.runtime-version.full",
-    "nvidia.com/cuda.runtime-version.major",
-    "nvidia.com/cuda.runtime-version.minor",
-    "nvidia.com/cuda.runtime.major",
-    "nvidia.com/cuda.runtime.minor",
-    _COUNT,
-    _MEMORY,
-    _PRODUCT,
-    _REPLICAS,
-    _SHARING,
-    _MACHINE,
-    _MIG_CAPABLE,
-    _CLIQUE,
-    _FAMILY,
-    _COMPUTE_MAJOR,
-    _COMPUTE_MINOR,
-)
 
 
 @dataclass(frozen=True)
@@ -149,10 +126,10 @@ def _version_labels(new: str, old: str, version: str | None, parts: Sequence[tup
     if not version:
         return {}
     numbers = version.split(".") + [""] * len(parts)
-    labels = {f"nvidia.com/{new}.full": version}
+    labels = {f"{GFD_LABEL_PREFIX}{new}.full": version}
     for (new_part, old_part), number in zip(parts, numbers, strict=False):
-        labels[f"nvidia.com/{new}.{new_part}"] = number
-        labels[f"nvidia.com/{old}.{old_part}"] = number
+        labels[f"{GFD_LABEL_PREFIX}{new}.{new_part}"] = number
+        labels[f"{GFD_LABEL_PREFIX}{old}.{old_part}"] = number
     return labels
 
 
@@ -173,7 +150,7 @@ def _architecture_labels(capability: str | None) -> dict[str, str]:
     major, minor = (int(part) for part in capability.split("."))
     if major == 0:
         return {}
-    return {_FAMILY: arch_family(major, minor), _COMPUTE_MAJOR: str(major), _COMPUTE_MINOR: str(minor)}
+    return {GFD_FAMILY_LABEL: arch_family(major, minor), GFD_COMPUTE_MAJOR_LABEL: str(major), GFD_COMPUTE_MINOR_LABEL: str(minor)}
 
 
 def feature_labels(facts: GpuFacts, mig_strategy: str, replicas: int = 1) -> dict[str, str]:
@@ -197,19 +174,19 @@ def feature_labels(facts: GpuFacts, mig_strategy: str, replicas: int = 1) -> dic
         **_version_labels("cuda.runtime-version", "cuda.runtime", facts.cuda_version, _CUDA_PARTS),
     }
     if facts.machine is not None:
-        labels[_MACHINE] = product_label(facts.machine)
+        labels[GFD_MACHINE_LABEL] = product_label(facts.machine)
     if facts.mig_capable is not None:
-        labels[_MIG_CAPABLE] = "true" if facts.mig_capable else "false"
+        labels[GFD_MIG_CAPABLE_LABEL] = "true" if facts.mig_capable else "false"
     if facts.clique and _LABEL_VALUE.fullmatch(facts.clique):
-        labels[_CLIQUE] = facts.clique
+        labels[GFD_CLIQUE_LABEL] = facts.clique
     if mig_strategy == "none":
         # GFD labels a node by its first GPU; a node of mixed models fails the group check anyway.
         shared = replicas > 1
-        labels[_PRODUCT] = product_label(facts.models[0]) + ("-SHARED" if shared else "")
-        labels[_MEMORY] = str(facts.memory_mib[0])
-        labels[_COUNT] = str(facts.count)
-        labels[_REPLICAS] = str(replicas)
-        labels[_SHARING] = "time-slicing" if shared else "none"
+        labels[GFD_PRODUCT_LABEL] = product_label(facts.models[0]) + ("-SHARED" if shared else "")
+        labels[GFD_MEMORY_LABEL] = str(facts.memory_mib[0])
+        labels[GFD_COUNT_LABEL] = str(facts.count)
+        labels[GFD_REPLICAS_LABEL] = str(replicas)
+        labels[GFD_SHARING_LABEL] = "time-slicing" if shared else "none"
         labels.update(_architecture_labels(facts.compute_capability))
     return dict(sorted(labels.items()))
 

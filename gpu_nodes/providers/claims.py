@@ -21,19 +21,13 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult
 
-from gpu_nodes.constants import STACK_LABEL
-from gpu_nodes.errors import GpuNodesError
+from gpu_nodes.errors import ClaimError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.manifests.naming import ownership_labels
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
-
-PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
+from gpu_nodes.vocabulary import PSA_ENFORCE, STACK_LABEL
 
 CREATE, REFERENCE = "create", "reference"
-
-
-class ClaimError(GpuNodesError):
-    """An object the stack would create exists already and is someone else's."""
 
 
 @dataclass(frozen=True)

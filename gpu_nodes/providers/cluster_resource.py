@@ -16,6 +16,9 @@ import pulumi
 from pulumi.dynamic import ConfigureRequest, DiffResult, Resource, ResourceProvider, UpdateResult
 from pulumi.runtime.rpc import unwrap_rpc_secret
 
+# Loaded by every dynamic resource of ours (each derives from this module's base): in Pulumi's
+# provider server, lift its four-call limit and send our failures as their message.
+import gpu_nodes.providers.provider_server  # noqa: F401
 from gpu_nodes.kube.client import ClusterAccess
 
 # The type all our resources had before each got its own (aliased, so none is replaced).

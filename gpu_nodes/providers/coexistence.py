@@ -33,14 +33,13 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
-from gpu_nodes.errors import GpuNodesError
+from gpu_nodes.errors import OtherPluginError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 from gpu_nodes.providers.gpu_allocators import (
     DEVICE_PLUGIN,
     DRA,
     DRA_GPU_DRIVER,
-    GPU_RESOURCE,
     OPERATOR,
     OtherAllocator,
     allocator_daemonsets,
@@ -50,6 +49,7 @@ from gpu_nodes.providers.gpu_allocators import (
     operator_policies,
     runs_device_plugin,
 )
+from gpu_nodes.vocabulary import GPU_RESOURCE
 
 HAND_OVER_KEY = "gpu-nodes:handOver"
 # Newest first: the API server serves v1 from Kubernetes 1.34; 1.32-1.33 only the betas (if enabled).
@@ -61,10 +61,6 @@ _TWO_ALLOCATORS = {
     DRA: "NVIDIA's DRA driver and the device plugin must not both hand out GPUs on one node (each would give the same GPU "
     "to a different pod). Remove it (or its GPU part: resources.gpus.enabled=false in its chart)",
 }
-
-
-class OtherPluginError(GpuNodesError):
-    """Another GPU allocator would share the stack's nodes."""
 
 
 def problems(

@@ -40,14 +40,13 @@ from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_nodes.manifests.naming import PART_OF
+from gpu_nodes.vocabulary import GPU_RESOURCE, PART_OF, PART_OF_LABEL
 
 PLUGIN_IMAGE = "k8s-device-plugin"
 # The other programs of the plugin image: none serves kubelet's device plugin socket.
 NEIGHBOUR_PROGRAMS = frozenset({"gpu-feature-discovery", "mps-control-daemon", "config-manager"})
 DRA_GPU_PROGRAM = "gpu-kubelet-plugin"
 DRA_GPU_DRIVER = "gpu.nvidia.com"
-GPU_RESOURCE = "nvidia.com/gpu"
 DEVICE_PLUGIN = "device-plugin"
 DRA = "dra"
 OPERATOR = "operator"
@@ -97,7 +96,7 @@ def _long_running(pod_spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def is_ours(obj: Mapping[str, Any]) -> bool:
-    return ((obj.get("metadata") or {}).get("labels") or {}).get("app.kubernetes.io/part-of") == PART_OF
+    return ((obj.get("metadata") or {}).get("labels") or {}).get(PART_OF_LABEL) == PART_OF
 
 
 def allocator_daemonsets(daemonsets: Iterable[Mapping[str, Any]]) -> list[OtherAllocator]:

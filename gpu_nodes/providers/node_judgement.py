@@ -13,12 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from gpu_nodes.constants import GPU_RESOURCE_PREFIX
-from gpu_nodes.kube.cluster_view import JOB_NAME_LABEL
 from gpu_nodes.kube.job_status import NodePods, gpu_requests, held_by_others, job_verdict, pod_story, waits_for_gpus
 from gpu_nodes.kube.node_health import (
     FAIL,
-    GATE,
     PASS,
     NodeTarget,
     allocatable_gpus,
@@ -29,6 +26,7 @@ from gpu_nodes.kube.node_health import (
     settled_plugin_pod,
 )
 from gpu_nodes.preflight.facts import disagreement, node_facts
+from gpu_nodes.vocabulary import GATE, GPU_RESOURCE_PREFIX, JOB_NAME_LABEL
 
 T = TypeVar("T")
 

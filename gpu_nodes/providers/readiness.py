@@ -1,6 +1,6 @@
 """The readiness check of one node: wait until it is proven, then lift its gate.
 
-A node comes in gated (`node_health.GATE`, put on with our taints, before our labels let
+A node comes in gated (`vocabulary.GATE`, put on with our taints, before our labels let
 the device plugin land). This resource waits, on the process's shared watches
 (`cluster_view.ClusterView`), until the runbook's checklist passes on the node: our labels
 and taints, the device plugin Running, exactly the GPUs the group declares, and every
@@ -35,10 +35,11 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
-from gpu_nodes.errors import GpuNodesError
-from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
+from gpu_nodes.errors import NodeNotReadyError
+from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNodePods, NodePods, RecentNodePods
-from gpu_nodes.kube.node_health import GATE, PASS, NodeTarget, target_props
+from gpu_nodes.kube.node_health import PASS, NodeTarget, target_props
+from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 from gpu_nodes.providers.node_judgement import (
     DEFERRED,
@@ -50,6 +51,7 @@ from gpu_nodes.providers.node_judgement import (
 )
 from gpu_nodes.providers.recovery import restart_refused
 from gpu_nodes.providers.taints import KubernetesNodeTaintApi, NodeTaintApi, apply_taints
+from gpu_nodes.vocabulary import GATE
 
 # How old a list of a node's pods may be when a waiting Job asks who holds its GPUs.
 NODE_PODS_MAX_AGE = 5.0
@@ -59,10 +61,6 @@ GRACE_SECONDS = 30
 # The state still says the gate is lifted: only a refresh reads that it is up again.
 REGATED_HINT = "It takes no new GPU work until it passes: fix the cause, then run `pulumi up --refresh`."
 RERUN_HINT = "Failed Jobs were deleted so that they run again: fix the cause, then run `pulumi up --refresh`."
-
-
-class NodeNotReadyError(GpuNodesError):
-    """A node failed its proof and stays gated; the message lists what failed."""
 
 
 # What makes a new wait necessary: another node, figure, plugin, Job or timeout.

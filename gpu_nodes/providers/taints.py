@@ -6,7 +6,7 @@ the list and writes it back guarded by `resourceVersion`, retrying when another 
 there first. A Pulumi dynamic provider wraps that, and `read` reports which of our taints are
 still on the node, so that `pulumi refresh` shows a taint removed out of band.
 
-The same resource puts the readiness gate (`node_health.GATE`) on the node, with our taints,
+The same resource puts the readiness gate (`vocabulary.GATE`) on the node, with our taints,
 before our labels let the device plugin land; the node's readiness check lifts it. `read`
 also reports the node's GPU health, so a node that degraded since the last run (NotReady,
 plugin not Running, a GPU lost) is drift; `pulumi up --refresh` then puts the gate back and
@@ -22,29 +22,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
-from gpu_nodes.config.k8s_syntax import Taint
-from gpu_nodes.errors import GpuNodesError
-from gpu_nodes.kube.client import ClusterAccess, api_client_from_props, cluster_view_from_props
-from gpu_nodes.kube.node_health import GATE, NodeTarget, degradation, node_taints, target_props
+from gpu_nodes.errors import NodeKeptChangingError, NodeNotFoundError, ResourceVersionConflictError, TaintConflictError
+from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
+from gpu_nodes.kube.node_health import NodeTarget, degradation, node_taints, target_props
+from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
+from gpu_nodes.vocabulary import GATE, Taint
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
 TaintDict = dict[str, str]
 MAX_ATTEMPTS = 8
-
-
-class TaintConflictError(GpuNodesError):
-    """Someone else holds a taint with our key and effect but another value."""
-
-
-class ResourceVersionConflictError(GpuNodesError):
-    """The node changed between our read and our write."""
-
-
-class NodeNotFoundError(Exception):
-    pass
 
 
 @dataclass(frozen=True)
@@ -98,7 +87,7 @@ def apply_taints(api: NodeTaintApi, node: str, desired: list[TaintDict], previou
             return
         except ResourceVersionConflictError:
             continue
-    raise ResourceVersionConflictError(
+    raise NodeKeptChangingError(
         f"node {node}: its taints changed under us {MAX_ATTEMPTS} times in a row; run pulumi up again"
     )
 

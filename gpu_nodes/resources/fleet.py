@@ -22,7 +22,7 @@ import pulumi
 from gpu_nodes.config.args import NodeGroupArgs
 from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
 from gpu_nodes.config.fields import Problems, Setting, Undisclosed
-from gpu_nodes.config.parse import ConfigError, parse_stack
+from gpu_nodes.config.parse import parse_stack
 from gpu_nodes.config.specs import NodeGroupSpec
 from gpu_nodes.config.stack_config import StackConfig
 from gpu_nodes.config.stack_settings import (
@@ -37,6 +37,7 @@ from gpu_nodes.config.stack_settings import (
     STACK_SETTINGS,
     StackSpec,
 )
+from gpu_nodes.errors import ConfigError
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.providers.claims import stack_label_value
 from gpu_nodes.providers.coexistence import DevicePluginCoexistence

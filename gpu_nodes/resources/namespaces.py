@@ -20,6 +20,7 @@ from gpu_nodes.manifests.naming import claimed_labels
 from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim, ObjectClaim
 from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.registration import register
+from gpu_nodes.vocabulary import POD_SECURITY_PREFIX
 
 # The device plugin mounts hostPath volumes, which only `privileged` admits.
 PRIVILEGED = "privileged"
@@ -52,8 +53,8 @@ class SharedNamespace:
 def namespace_manifest(name: str, pod_security_level: str, stack: str) -> dict[str, Any]:
     labels = claimed_labels(stack)
     for mode in ("enforce", "audit", "warn"):
-        labels[f"pod-security.kubernetes.io/{mode}"] = pod_security_level
-        labels[f"pod-security.kubernetes.io/{mode}-version"] = "latest"
+        labels[f"{POD_SECURITY_PREFIX}{mode}"] = pod_security_level
+        labels[f"{POD_SECURITY_PREFIX}{mode}-version"] = "latest"
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
 
 

@@ -18,7 +18,6 @@ import pulumi_kubernetes as k8s
 from pulumi_command import remote
 
 from gpu_nodes.config.specs import NodeGroupSpec
-from gpu_nodes.constants import GPU_RESOURCE, GROUP_LABEL
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.kube.node_health import NodeTarget
 from gpu_nodes.manifests.device_plugin import APP_NAME as PLUGIN_APP_NAME
@@ -41,6 +40,7 @@ from gpu_nodes.providers.taints import NodeTaints
 from gpu_nodes.resources.child_names import job_child, node_child
 from gpu_nodes.resources.namespaces import SharedNamespace
 from gpu_nodes.resources.registration import register
+from gpu_nodes.vocabulary import GPU_RESOURCE, GROUP_LABEL
 
 TYPE = "gpu-nodes:index:GpuNodeGroup"
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_nodes.cli.fleet_file import FleetError, read_fleet
+from gpu_nodes.cli.fleet_file import read_fleet
+from gpu_nodes.errors import FleetError
 from tests.cli.fleets import ROOT, fleet, fleet_raw, group
 
 

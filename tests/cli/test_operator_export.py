@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from gpu_nodes.cli.fleet_file import FleetError
 from gpu_nodes.cli.operator_export import operator_objects, read_settings, secret_name
 from gpu_nodes.cli.plan import plan_fleet
+from gpu_nodes.errors import FleetError
 from tests.cli.fleets import fleet, group
 
 SETTINGS = {"repository": "https://git.example.com/platform/gpu-nodes.git", "backend": "s3://state"}

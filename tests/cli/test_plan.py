@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_nodes.cli.fleet_file import FleetError
 from gpu_nodes.cli.plan import RECOMMENDED_STACK_NODES, phases, plan_fleet
+from gpu_nodes.errors import FleetError
 from tests.cli.fleets import fleet, group
 
 SHARED = ["gpu-verification", "nvidia-device-plugin"]

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from gpu_nodes.config.parse import ConfigError, parse_stack
+from gpu_nodes.config.parse import parse_stack
+from gpu_nodes.errors import ConfigError
 from tests.factories import ECDSA_HOST_KEY, HOST_KEY, RSA_HOST_KEY, group, node
 
 G = "gpu-nodes:nodeGroups[0]"

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from gpu_nodes.kube.cluster_view import ClusterView
+from gpu_nodes.kube.shared_views import forget_shared_views, shared_view
 from tests.e2e.conftest import NODES, LocalEnv
 
 NAMESPACE = "default"
@@ -23,10 +24,10 @@ TIMEOUT = 60
 @pytest.fixture(scope="module")
 def view(local: LocalEnv) -> Iterator[ClusterView]:
     started = time.monotonic()
-    view = ClusterView.shared(local.env["KUBECONFIG"], None)
-    print(f"\nClusterView.shared: first sync in {time.monotonic() - started:.2f}s")
+    view = shared_view(local.env["KUBECONFIG"], None)
+    print(f"\nshared_view: first sync in {time.monotonic() - started:.2f}s")
     yield view
-    ClusterView.forget_shared()
+    forget_shared_views()
 
 
 def apply(local: LocalEnv, manifest: dict[str, Any]) -> None:

@@ -7,13 +7,8 @@ import json
 import pytest
 
 from gpu_nodes.config.parse import parse_stack
-from gpu_nodes.constants import GROUP_LABEL
-from gpu_nodes.manifests.device_plugin import (
-    CONFIG_HASH_ANNOTATION,
-    config_map_manifest,
-    daemonset_manifest,
-    plugin_revision,
-)
+from gpu_nodes.manifests.device_plugin import config_map_manifest, daemonset_manifest, plugin_revision
+from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GROUP_LABEL
 from tests.factories import group
 from tests.manifests.daemonset_parts import container, env, pod_spec
 from tests.specs import group_spec

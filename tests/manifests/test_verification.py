@@ -8,20 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from gpu_nodes.config.parse import ConfigError, parse_stack
-from gpu_nodes.constants import DEFAULT_CUDA_IMAGE, GROUP_LABEL
+from gpu_nodes.config.parse import parse_stack
+from gpu_nodes.constants import DEFAULT_CUDA_IMAGE
+from gpu_nodes.errors import ConfigError
 from gpu_nodes.manifests.verification import (
     CHECK_DIR,
-    CHECK_HASH_ANNOTATION,
     CHECK_KEY,
-    PLUGIN_REVISION_ANNOTATION,
-    ROUND_ANNOTATION,
     check_config_map_manifest,
     check_script,
     combined_round,
     job_manifest,
     verification_jobs,
 )
+from gpu_nodes.vocabulary import CHECK_HASH_ANNOTATION, GROUP_LABEL, PLUGIN_REVISION_ANNOTATION, ROUND_ANNOTATION
 from tests.factories import group, node
 from tests.manifests.check_pod import pod, run_container, whole_gpus
 from tests.specs import group_spec

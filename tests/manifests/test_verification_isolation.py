@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_nodes.constants import GPU_RESOURCE
 from gpu_nodes.manifests.verification import verification_jobs
+from gpu_nodes.vocabulary import GPU_RESOURCE
 from tests.manifests.check_pod import pod, run_container, whole_gpus
 from tests.specs import group_spec
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_nodes.constants import STACK_LABEL
-from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim, ClaimError, ClaimProvider, claim_problem
+from gpu_nodes.errors import ClaimError
+from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim, ClaimProvider, claim_problem
+from gpu_nodes.vocabulary import STACK_LABEL
 
 STACK = "gpu-nodes.prod"
 HINT = "Give the groups another namespace"

@@ -6,13 +6,8 @@ from __future__ import annotations
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from gpu_nodes.providers.coexistence import (
-    CoexistenceProvider,
-    OtherPluginError,
-    pods_on_nodes,
-    problems,
-    read_gpu_slices,
-)
+from gpu_nodes.errors import OtherPluginError
+from gpu_nodes.providers.coexistence import CoexistenceProvider, pods_on_nodes, problems, read_gpu_slices
 from gpu_nodes.providers.gpu_allocators import OtherAllocator, allocator_daemonsets, operator_policies
 from tests.providers.allocator_fixtures import dra_kubelet_plugin, gfd_static, resource_slice
 

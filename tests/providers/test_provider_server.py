@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import traceback
 import types
@@ -9,11 +11,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from gpu_nodes.providers.claims import ClaimError
-from gpu_nodes.providers.coexistence import OtherPluginError
+from gpu_nodes.errors import (
+    ClaimError,
+    ClusterViewUnavailableError,
+    NodeKeptChangingError,
+    NodeNotFoundError,
+    NodeNotReadyError,
+    OtherPluginError,
+    TaintConflictError,
+)
 from gpu_nodes.providers.provider_server import in_dynamic_provider_server, raise_worker_limit, speak_in_operator_words
-from gpu_nodes.providers.readiness import NodeNotReadyError
-from gpu_nodes.providers.taints import TaintConflictError
 
 
 def test_a_four_worker_pool_runs_every_waiting_call_once_raised():
@@ -66,6 +73,9 @@ def _formatted(error: Exception) -> str:
         OtherPluginError("another NVIDIA device plugin would share this stack's nodes"),
         NodeNotReadyError("node gpu-0 stays gated (gpu-nodes.dev/unverified) after 30s"),
         TaintConflictError("the node already has taint nvidia.com/gpu=other:NoSchedule, set by someone else"),
+        NodeKeptChangingError("node gpu-0: its taints changed under us 8 times in a row; run pulumi up again"),
+        NodeNotFoundError("node gpu-0 not found"),
+        ClusterViewUnavailableError("cannot read the cluster: https://10.0.0.1:6443 did not answer the list of nodes"),
     ],
     ids=lambda error: type(error).__name__,
 )
@@ -83,3 +93,11 @@ def test_the_rest_of_the_traceback_module_is_left_as_it_was():
     server = types.SimpleNamespace(traceback=traceback)
     speak_in_operator_words(server)
     assert server.traceback.format_exception is traceback.format_exception
+
+
+@pytest.mark.parametrize("module", [f"gpu_nodes.providers.{name}" for name in ("taints", "readiness", "claims", "coexistence")])
+def test_loading_a_provider_loads_the_patches(module):
+    """The provider server loads a provider's module by the import path in the state, and nothing else of ours."""
+    code = f"import sys, {module}; print('gpu_nodes.providers.provider_server' in sys.modules)"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "True", f"{module} loads without gpu_nodes/providers/provider_server.py"

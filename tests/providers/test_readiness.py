@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from gpu_nodes.errors import NodeNotReadyError
 from gpu_nodes.kube.job_status import job_verdict, pod_story
 from gpu_nodes.kube.node_health import FAIL, PASS
-from gpu_nodes.preflight.facts import FACTS_ANNOTATION, GpuFacts, annotation
+from gpu_nodes.preflight.facts import GpuFacts, annotation
 from gpu_nodes.providers.node_judgement import Stories, judge
-from gpu_nodes.providers.readiness import GRACE_SECONDS, NodeNotReadyError, NodeReadinessProvider
+from gpu_nodes.providers.readiness import GRACE_SECONDS, NodeReadinessProvider
+from gpu_nodes.vocabulary import FACTS_ANNOTATION
 from tests.fakes import (
     GATE_TAINT,
     GPU_TAINT,

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_nodes.kube.node_health import target_props
-from gpu_nodes.providers import taints as taints_module
-from gpu_nodes.providers.taints import (
-    MAX_ATTEMPTS,
+from gpu_nodes.errors import (
+    GpuNodesError,
+    NodeKeptChangingError,
     NodeNotFoundError,
-    NodeTaintsProvider,
-    NodeTaintState,
     ResourceVersionConflictError,
     TaintConflictError,
-    apply_taints,
-    present,
-    reconcile,
 )
+from gpu_nodes.kube.node_health import target_props
+from gpu_nodes.providers import taints as taints_module
+from gpu_nodes.providers.taints import MAX_ATTEMPTS, NodeTaintsProvider, NodeTaintState, apply_taints, present, reconcile
 from tests.fakes import GATE_TAINT, FakeCluster, FakeTaintApi, node, plugin_pod, target
 
 GPU = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
@@ -127,7 +124,7 @@ def test_gives_up_after_repeated_conflicts_with_a_clear_error():
         fake.versions["n1"] += 1
 
     api.before_write = always_first
-    with pytest.raises(ResourceVersionConflictError, match=f"node n1: its taints changed under us {MAX_ATTEMPTS} times"):
+    with pytest.raises(NodeKeptChangingError, match=f"node n1: its taints changed under us {MAX_ATTEMPTS} times"):
         apply_taints(api, "n1", [GPU], previous=[])
 
 
@@ -213,6 +210,11 @@ def test_an_existing_node_from_before_the_gate_is_gated_once(cluster):
     assert provider.diff("n1", old, props(GPU)).changes
     provider.update("n1", old, props(GPU))
     assert taints_on(cluster) == [FOREIGN, GPU, GATE_TAINT], taints_on(cluster)
+
+
+def test_provider_create_on_a_node_not_in_the_cluster_is_an_operator_error(cluster):
+    with pytest.raises(GpuNodesError, match="node ghost not found"):
+        NodeTaintsProvider().create(props(GPU, node="ghost"))
 
 
 def test_provider_delete_of_a_vanished_node_succeeds(cluster):

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
-from gpu_nodes.constants import GROUP_LABEL
-from gpu_nodes.kube.node_health import CHECKLIST_ITEMS, GATE
+from gpu_nodes.kube.node_health import CHECKLIST_ITEMS
 from gpu_nodes.manifests.verification import verification_jobs
-from gpu_nodes.preflight.facts import FACTS_ANNOTATION
 from gpu_nodes.resources.node_group import TYPE
+from gpu_nodes.vocabulary import FACTS_ANNOTATION, GATE, GROUP_LABEL
 from tests.factories import group
 from tests.pulumi_mocks import (
     DYNAMIC_PROVIDER_TYPE,

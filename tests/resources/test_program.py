@@ -8,7 +8,7 @@ import kubernetes_validate
 import pulumi
 import pytest
 
-from gpu_nodes.constants import GROUP_LABEL, STACK_LABEL
+from gpu_nodes.vocabulary import GROUP_LABEL, STACK_LABEL
 from tests.factories import SECRET_KEYS, SSH_KEY, group, stack_config
 from tests.pulumi_mocks import CLAIM_TYPE, DYNAMIC_PROVIDER_TYPE, ProgramRun, run_program
 

@@ -1,0 +1,149 @@
+"""The marks gpu-nodes writes on the cluster and reads back: label, taint and annotation keys,
+the selectors built from them, and the resource names the NVIDIA device plugin advertises.
+
+A key here is how a deployed stack, an operator's `kubectl` and NVIDIA's own tools find our
+objects: changing a value relabels every deployed node and object (the golden state test,
+tests/resources/test_golden_state.py, fails). The bottom of the package: it imports nothing of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Taint:
+    """A taint, and its identity wherever taints are compared: an empty value is no value."""
+
+    key: str
+    value: str | None
+    effect: str
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value is not None else f"{self.key}:{self.effect}"
+
+    @classmethod
+    def from_k8s(cls, taint: dict[str, str]) -> Taint:
+        """A taint as the API returns it; an empty value is no value, as kubectl shows it."""
+        return cls(key=taint["key"], value=taint.get("value") or None, effect=taint["effect"])
+
+    @property
+    def slot(self) -> tuple[str, str]:
+        """What the API server keeps unique on a node: one taint per key and effect."""
+        return self.key, self.effect
+
+    def to_k8s(self) -> dict[str, str]:
+        taint = {"key": self.key, "effect": self.effect}
+        if self.value is not None:
+            taint["value"] = self.value
+        return taint
+
+
+# --- ours: none of these keys is the user's to set ------------------------------------------
+
+# The prefix of our own label, taint and annotation keys.
+OWN_KEY_DOMAIN = "gpu-nodes.dev"
+
+# Our own label on every node of a group; the group's DaemonSet and Jobs select on it.
+GROUP_LABEL = f"{OWN_KEY_DOMAIN}/node-group"
+# Which stack created an object: `<project>.<stack>`, on each object a claim covers.
+STACK_LABEL = f"{OWN_KEY_DOMAIN}/stack"
+# The readiness gate: keeps GPU work off a node until its verification passed; only our device
+# plugin and verification pods tolerate it (gpu_nodes/kube/node_health.py).
+GATE = Taint(key=f"{OWN_KEY_DOMAIN}/unverified", value="true", effect="NoSchedule")
+# What preflight found on the machine's GPUs, as JSON on the node (gpu_nodes/preflight/facts.py).
+FACTS_ANNOTATION = f"{OWN_KEY_DOMAIN}/gpu-facts"
+# Device plugin pod template annotation: a new plugin config rolls the pods, as a new image does.
+CONFIG_HASH_ANNOTATION = f"{OWN_KEY_DOMAIN}/config-hash"
+# Verification pod template annotations. A Job's template is immutable, so a new value replaces
+# the Job and it runs again: a new plugin image or config; a new round, when a node gated again
+# after it degraded (gpu_nodes/providers/taints.py); a new check script.
+PLUGIN_REVISION_ANNOTATION = f"{OWN_KEY_DOMAIN}/device-plugin-revision"
+ROUND_ANNOTATION = f"{OWN_KEY_DOMAIN}/verification-round"
+CHECK_HASH_ANNOTATION = f"{OWN_KEY_DOMAIN}/check-hash"
+# On the workspace pods of the Pulumi Operator Stacks the fleet command exports;
+# their NetworkPolicy selects the pods by it.
+WORKSPACE_LABEL = f"{OWN_KEY_DOMAIN}/fleet-workspace"
+
+# --- Kubernetes' recommended labels (app.kubernetes.io/*), on every object of ours -----------
+
+NAME_LABEL = "app.kubernetes.io/name"
+INSTANCE_LABEL = "app.kubernetes.io/instance"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+VERSION_LABEL = "app.kubernetes.io/version"
+PART_OF_LABEL = "app.kubernetes.io/part-of"
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+PART_OF = "gpu-nodes"
+MANAGED_BY = "pulumi"
+# Both the device-plugin pods and the verification Jobs (and their pods) carry it.
+OWN_SELECTOR = f"{PART_OF_LABEL}={PART_OF}"
+
+# --- Kubernetes' own ---------------------------------------------------------------------------
+
+# The label the Job controller puts on a Job's pods.
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+# Pod Security Admission's namespace labels: `<prefix><mode>` and `<prefix><mode>-version`.
+POD_SECURITY_PREFIX = "pod-security.kubernetes.io/"
+PSA_ENFORCE = f"{POD_SECURITY_PREFIX}enforce"
+
+# --- NVIDIA's ----------------------------------------------------------------------------------
+
+# Every resource the NVIDIA device plugin advertises (whole GPUs, MIG devices) is named under it.
+GPU_RESOURCE_PREFIX = "nvidia.com/"
+# The resource the device plugin registers for whole GPUs (and, with migStrategy single, MIG
+# devices); NVIDIA's chart tolerates a taint of the same key.
+GPU_RESOURCE = f"{GPU_RESOURCE_PREFIX}gpu"
+
+
+def mig_resource(profile: str) -> str:
+    """The resource the plugin registers for a MIG profile under migStrategy mixed: "mig-" and the
+    profile, its '+' (media extensions, `1g.10gb+me`) turned into '.', since a resource name
+    cannot hold '+' (k8s-device-plugin v0.20.0 `internal/rm/rm.go` AddDefaultResourcesToConfig;
+    `api/config/v1/resources.go` NewResourceName checks the name as a DNS subdomain)."""
+    return f"{GPU_RESOURCE.split('/')[0]}/mig-{profile.replace('+', '.')}"
+
+
+# NVIDIA's own node label that a GPU is there: GPU Feature Discovery, NFD rules, the device
+# plugin chart's affinity and the GPU Operator key on it.
+GPU_PRESENT_LABEL = f"{GPU_RESOURCE_PREFIX}gpu.present"
+
+# GPU Feature Discovery's labels, which preflight's facts write in GFD's keys and formats
+# (k8s-device-plugin `internal/lm/nvml.go` and `resource.go`).
+GFD_LABEL_PREFIX = "nvidia.com/"
+GFD_PRODUCT_LABEL = "nvidia.com/gpu.product"
+GFD_MEMORY_LABEL = "nvidia.com/gpu.memory"
+GFD_COUNT_LABEL = "nvidia.com/gpu.count"
+GFD_REPLICAS_LABEL = "nvidia.com/gpu.replicas"
+GFD_SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
+GFD_MACHINE_LABEL = "nvidia.com/gpu.machine"
+GFD_MIG_CAPABLE_LABEL = "nvidia.com/mig.capable"
+GFD_CLIQUE_LABEL = "nvidia.com/gpu.clique"
+GFD_FAMILY_LABEL = "nvidia.com/gpu.family"
+GFD_COMPUTE_MAJOR_LABEL = "nvidia.com/gpu.compute.major"
+GFD_COMPUTE_MINOR_LABEL = "nvidia.com/gpu.compute.minor"
+# Every label key preflight's facts may write: stack config may not set them as well.
+FEATURE_LABEL_KEYS = (
+    "nvidia.com/cuda.driver-version.full",
+    "nvidia.com/cuda.driver-version.major",
+    "nvidia.com/cuda.driver-version.minor",
+    "nvidia.com/cuda.driver-version.revision",
+    "nvidia.com/cuda.driver.major",
+    "nvidia.com/cuda.driver.minor",
+    "nvidia.com/cuda.driver.rev",
+    "nvidia.com/cuda.runtime-version.full",
+    "nvidia.com/cuda.runtime-version.major",
+    "nvidia.com/cuda.runtime-version.minor",
+    "nvidia.com/cuda.runtime.major",
+    "nvidia.com/cuda.runtime.minor",
+    GFD_COUNT_LABEL,
+    GFD_MEMORY_LABEL,
+    GFD_PRODUCT_LABEL,
+    GFD_REPLICAS_LABEL,
+    GFD_SHARING_LABEL,
+    GFD_MACHINE_LABEL,
+    GFD_MIG_CAPABLE_LABEL,
+    GFD_CLIQUE_LABEL,
+    GFD_FAMILY_LABEL,
+    GFD_COMPUTE_MAJOR_LABEL,
+    GFD_COMPUTE_MINOR_LABEL,
+)
