@@ -38,7 +38,21 @@ from gpu_nodes.preflight.facts import GpuFacts, annotation, facts_from_report
 from gpu_nodes.providers.claims import CREATE, Claim, ObjectClaim, stack_label_value
 from gpu_nodes.providers.readiness import NodeReadiness
 from gpu_nodes.providers.taints import NodeTaints
-from gpu_nodes.resources.child_names import job_child, node_child
+from gpu_nodes.resources.child_names import (
+    DEVICE_PLUGIN_CHILD,
+    DEVICE_PLUGIN_CONFIG_CHILD,
+    LABELS_CHILD,
+    PREFLIGHT_CHILD,
+    PRIORITY_CLASS_CHILD,
+    READINESS_CHILD,
+    TAINTS_CHILD,
+    VERIFICATION_CHECK_CHILD,
+    VERIFICATION_PRIORITY_CLASS_CHILD,
+    claim_child,
+    job_child,
+    node_child,
+)
+from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.namespaces import SharedNamespace
 from gpu_nodes.resources.registration import register
 
@@ -80,7 +94,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         spec = args.spec
         ssh_private_key = _preflight_key(name, args)
-        child = pulumi.ResourceOptions(parent=self)
+        # Named `<group>-<name>` and parented here, as the fleet's children are.
+        children = Children(self, name)
 
         # Nothing of ours lands on a node before the shared objects are known to be ours (claims.py)
         # and no other device plugin is in the way (coexistence.py).
@@ -97,28 +112,31 @@ class GpuNodeGroup(pulumi.ComponentResource):
             if ssh_private_key is not None:
                 before = waits_for(index, spec.preflight.max_sessions)
                 after = preflights[spec.nodes[before].name] if before is not None else None
+                local = node_child(node.name, PREFLIGHT_CHILD)
                 preflights[node.name] = node_preflight(
-                    node_child(name, node.name, "preflight"), spec, node, ssh_private_key, child, after=after
+                    children.name(local), spec, node, ssh_private_key, children.opts(local), after=after
                 )
                 checked = [preflights[node.name]]
                 facts[node.name] = preflights[node.name].stdout.apply(_reported_facts)
             # Taints and the readiness gate first: our labels are what bring the plugin.
+            local = node_child(node.name, TAINTS_CHILD)
             taints[node.name] = NodeTaints(
-                node_child(name, node.name, "taints"),
+                children.name(local),
                 target=targets[node.name],
                 cluster=args.cluster,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[*checked, *shared_namespaces]),
+                opts=children.opts(local, depends_on=[*checked, *shared_namespaces]),
             )
+            local = node_child(node.name, LABELS_CHILD)
             labels[node.name] = register(
                 {"metadata": _label_patch(spec, node.name, facts.get(node.name))},
                 k8s.core.v1.NodePatch,
-                node_child(name, node.name, "labels"),
-                pulumi.ResourceOptions(parent=self, depends_on=[taints[node.name]]),
+                children.name(local),
+                children.opts(local, depends_on=[taints[node.name]]),
             )
 
-        self._claimed_priority_class(priority_class_manifest(spec, args.stack_label), f"{name}-priority-class", args)
-        verification_priority = self._claimed_priority_class(
-            verification_priority_class_manifest(spec, args.stack_label), f"{name}-verification-priority-class", args
+        _claimed_priority_class(children, priority_class_manifest(spec, args.stack_label), PRIORITY_CLASS_CHILD, args)
+        verification_priority = _claimed_priority_class(
+            children, verification_priority_class_manifest(spec, args.stack_label), VERIFICATION_PRIORITY_CLASS_CHILD, args
         )
         shared = [args.runtime_class] if args.runtime_class is not None else []
         plugin_namespace, verification_namespace = args.device_plugin_namespace, args.verification_namespace
@@ -126,28 +144,38 @@ class GpuNodeGroup(pulumi.ComponentResource):
         # Destroying the stack deletes the namespaces, and the cluster deletes what is in them:
         # the engine need not delete (and wait for) each object first. Removing only a group
         # still deletes its objects one by one.
-        in_plugin_namespace = pulumi.ResourceOptions(parent=self, deleted_with=plugin_namespace.deleted_with)
         config_map = config_map_manifest(spec)
         if config_map is not None:
-            plugin_deps.append(register(config_map, k8s.core.v1.ConfigMap, f"{name}-device-plugin-config", in_plugin_namespace))
+            plugin_deps.append(
+                register(
+                    config_map,
+                    k8s.core.v1.ConfigMap,
+                    children.name(DEVICE_PLUGIN_CONFIG_CHILD),
+                    children.opts(DEVICE_PLUGIN_CONFIG_CHILD, deleted_with=plugin_namespace.deleted_with),
+                )
+            )
         rollout = rollout_timeout(spec)
         daemonset = register(
             daemonset_manifest(spec),
             k8s.apps.v1.DaemonSet,
-            f"{name}-device-plugin",
-            pulumi.ResourceOptions.merge(
-                in_plugin_namespace,
-                pulumi.ResourceOptions(
-                    depends_on=plugin_deps, custom_timeouts=pulumi.CustomTimeouts(create=rollout, update=rollout)
-                ),
+            children.name(DEVICE_PLUGIN_CHILD),
+            children.opts(
+                DEVICE_PLUGIN_CHILD,
+                depends_on=plugin_deps,
+                deleted_with=plugin_namespace.deleted_with,
+                custom_timeouts=pulumi.CustomTimeouts(create=rollout, update=rollout),
             ),
         )
 
-        in_verification_namespace = pulumi.ResourceOptions(
-            parent=self, depends_on=verification_namespace.ready, deleted_with=verification_namespace.deleted_with
-        )
         check = register(
-            check_config_map_manifest(spec), k8s.core.v1.ConfigMap, f"{name}-verification-check", in_verification_namespace
+            check_config_map_manifest(spec),
+            k8s.core.v1.ConfigMap,
+            children.name(VERIFICATION_CHECK_CHILD),
+            children.opts(
+                VERIFICATION_CHECK_CHILD,
+                depends_on=verification_namespace.ready,
+                deleted_with=verification_namespace.deleted_with,
+            ),
         )
         jobs: dict[str | None, list[tuple[VerificationJob, k8s.batch.v1.Job]]] = {}
         for job in verification_jobs(spec):
@@ -158,11 +186,12 @@ class GpuNodeGroup(pulumi.ComponentResource):
             rounds: pulumi.Output[int] = pulumi.Output.all(*(taints[n].round for n in nodes)).apply(_combined)
             manifest = rounds.apply(functools.partial(_job_manifest, spec, job))
             # The round is known only once the taints are: the manifest is an Output, taken apart here.
+            local = job_child(job.node, job.slug)
             resource = register(
                 {"metadata": manifest.apply(lambda m: m["metadata"]), "spec": manifest.apply(lambda m: m["spec"])},
                 k8s.batch.v1.Job,
-                job_child(name, job.node, job.slug),
-                pulumi.ResourceOptions(parent=self, depends_on=needs, deleted_with=verification_namespace.deleted_with),
+                children.name(local),
+                children.opts(local, depends_on=needs, deleted_with=verification_namespace.deleted_with),
             )
             jobs.setdefault(job.node, []).append((job, resource))
 
@@ -170,8 +199,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
         readiness = {}
         for node in spec.nodes:
             mine = jobs.get(node.name, []) + jobs.get(None, [])
+            local = node_child(node.name, READINESS_CHILD)
             readiness[node.name] = NodeReadiness(
-                node_child(name, node.name, "readiness"),
+                children.name(local),
                 target=targets[node.name],
                 namespace=spec.verification.namespace,
                 jobs=[_job_name(resource) for _, resource in mine],
@@ -183,10 +213,10 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 # New facts prove the node again.
                 facts=facts[node.name].apply(_annotation_of) if compared else None,
                 # A fresh preflight proves the node again, and only one may bring a GPU back (readiness.py).
-                preflight=(f"{name}-{node.name}-preflight", preflights[node.name].id) if node.name in preflights else None,
-                opts=pulumi.ResourceOptions(
-                    parent=self, depends_on=[daemonset, labels[node.name], taints[node.name], *(r for _, r in mine)]
-                ),
+                preflight=(children.name(node_child(node.name, PREFLIGHT_CHILD)), preflights[node.name].id)
+                if node.name in preflights
+                else None,
+                opts=children.opts(local, depends_on=[daemonset, labels[node.name], taints[node.name], *(r for _, r in mine)]),
             )
 
         self.nodes = pulumi.Output.from_input(
@@ -203,17 +233,6 @@ class GpuNodeGroup(pulumi.ComponentResource):
             }
         )
         self.register_outputs({"nodes": self.nodes})
-
-    def _claimed_priority_class(
-        self, manifest: dict[str, Any], name: str, args: GpuNodeGroupArgs
-    ) -> k8s.scheduling.v1.PriorityClass:
-        """A PriorityClass, created once its claim finds the name free (or this stack's)."""
-        setting = "Give the group another priorityClass.name"
-        claim = Claim("PriorityClass", manifest["metadata"]["name"], CREATE, args.stack_label, setting)
-        checked = ObjectClaim(f"{name}-claim", claim, args.cluster, opts=pulumi.ResourceOptions(parent=self))
-        return register(
-            manifest, k8s.scheduling.v1.PriorityClass, name, pulumi.ResourceOptions(parent=self, depends_on=[checked])
-        )
 
     @staticmethod
     def _node_report(
@@ -237,6 +256,16 @@ class GpuNodeGroup(pulumi.ComponentResource):
             "gate": readiness.gate,
             "recovery": readiness.recovery,
         }
+
+
+def _claimed_priority_class(
+    children: Children, manifest: dict[str, Any], name: str, args: GpuNodeGroupArgs
+) -> k8s.scheduling.v1.PriorityClass:
+    """A PriorityClass, created once its claim finds the name free (or this stack's)."""
+    setting = "Give the group another priorityClass.name"
+    claim = Claim("PriorityClass", manifest["metadata"]["name"], CREATE, args.stack_label, setting)
+    checked = ObjectClaim(children.name(claim_child(name)), claim, args.cluster, opts=children.opts(claim_child(name)))
+    return register(manifest, k8s.scheduling.v1.PriorityClass, children.name(name), children.opts(name, depends_on=[checked]))
 
 
 def _compared_group(spec: NodeGroupSpec) -> dict[str, str] | None:
