@@ -92,17 +92,23 @@ class PreparedNode:
 
 @dataclass(frozen=True)
 class PriorityClasses:
+    """The group's two PriorityClasses, each created after its claim."""
+
     workloads: k8s.scheduling.v1.PriorityClass
     verification: k8s.scheduling.v1.PriorityClass
 
 
 @dataclass(frozen=True)
 class DevicePlugin:
+    """The device plugin DaemonSet, which the Jobs and readiness checks wait for."""
+
     daemonset: k8s.apps.v1.DaemonSet
 
 
 @dataclass(frozen=True)
 class RegisteredJob:
+    """A verification Job as planned (its node, GPUs and resource) and as registered."""
+
     job: VerificationJob
     resource: k8s.batch.v1.Job
 
@@ -114,16 +120,20 @@ class RegisteredJob:
 
 @dataclass(frozen=True)
 class Verification:
+    """The check script's ConfigMap and the verification Jobs, in config order."""
+
     check: k8s.core.v1.ConfigMap
     jobs: tuple[RegisteredJob, ...]
 
     def of_node(self, node: str) -> list[RegisteredJob]:
-        """The Jobs that prove `node`: its own, then the group's."""
-        return [j for j in self.jobs if j.job.node == node] + [j for j in self.jobs if j.job.node is None]
+        """The Jobs that prove `node`: its own (`perNode`) or the group's, in config order."""
+        return [j for j in self.jobs if j.job.node in (node, None)]
 
 
 @dataclass(frozen=True)
 class ProvenNode:
+    """A node with its readiness check and the Jobs that check waits for: what its report shows."""
+
     node: PreparedNode
     readiness: NodeReadiness
     jobs: tuple[RegisteredJob, ...]
