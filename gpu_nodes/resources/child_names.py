@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from gpu_nodes.config.specs import NodeGroupSpec
 from gpu_nodes.config.stack_settings import NODE_GROUPS, StackSpec
 from gpu_nodes.manifests.verification import request_slug, requests
-from gpu_nodes.resources.children import child_name
+from gpu_nodes.resources.children import child_name, claim_child
 
 COMMAND = "command:remote:Command"
 COPY = "command:remote:CopyToRemote"
@@ -58,11 +58,6 @@ def node_child(node: str, role: str) -> str:
 
 def job_child(node: str | None, slug: str) -> str:
     return f"verify-{node or 'group'}-{slug}"
-
-
-def claim_child(name: str) -> str:
-    """The claim that checks the object of child `name` is free (or this stack's) before it is created."""
-    return f"{name}-claim"
 
 
 @dataclass(frozen=True)

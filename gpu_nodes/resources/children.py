@@ -13,6 +13,11 @@ def child_name(component: str, name: str) -> str:
     return f"{component}-{name}"
 
 
+def claim_child(name: str) -> str:
+    """The child that claims the object of child `name` (checks it is free, or this stack's) before it is created."""
+    return f"{name}-claim"
+
+
 @dataclass(frozen=True)
 class Children:
     """Children named `<component>-<name>` and parented to it; with `legacy_root_names`, each

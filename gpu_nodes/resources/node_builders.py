@@ -49,11 +49,10 @@ from gpu_nodes.resources.child_names import (
     TAINTS_CHILD,
     VERIFICATION_CHECK_CHILD,
     VERIFICATION_PRIORITY_CLASS_CHILD,
-    claim_child,
     job_child,
     node_child,
 )
-from gpu_nodes.resources.children import Children
+from gpu_nodes.resources.children import Children, claim_child
 from gpu_nodes.resources.namespaces import SharedNamespace
 from gpu_nodes.resources.registration import register
 
