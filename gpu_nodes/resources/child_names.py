@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from gpu_nodes.config.specs import NodeGroupSpec
 from gpu_nodes.config.stack_settings import NODE_GROUPS, StackSpec
 from gpu_nodes.manifests.verification import request_slug, requests
+from gpu_nodes.resources.children import child_name, claim_child
 
 COMMAND = "command:remote:Command"
 COPY = "command:remote:CopyToRemote"
@@ -29,22 +30,34 @@ CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 JOB = "kubernetes:batch/v1:Job"
 
-# What each node gets, by the role its name ends in.
+# What each node gets, by the role its name ends in (`<node>-<role>`). The preflight's copy of
+# the script is named after the command, by gpu_nodes/preflight/command.py.
+PREFLIGHT_CHILD = "preflight"
+TAINTS_CHILD = "taints"
+LABELS_CHILD = "labels"
+READINESS_CHILD = "readiness"
 NODE_CHILDREN = (
-    ("preflight", COMMAND),
-    ("preflight-script", COPY),
-    ("taints", TAINTS),
-    ("labels", NODE_PATCH),
-    ("readiness", READINESS),
+    (PREFLIGHT_CHILD, COMMAND),
+    (f"{PREFLIGHT_CHILD}-script", COPY),
+    (TAINTS_CHILD, TAINTS),
+    (LABELS_CHILD, NODE_PATCH),
+    (READINESS_CHILD, READINESS),
 )
 
+# The names of a group's own children, below the group (`Children.name` puts `<group>-` before each).
+PRIORITY_CLASS_CHILD = "priority-class"
+VERIFICATION_PRIORITY_CLASS_CHILD = "verification-priority-class"
+DEVICE_PLUGIN_CONFIG_CHILD = "device-plugin-config"
+DEVICE_PLUGIN_CHILD = "device-plugin"
+VERIFICATION_CHECK_CHILD = "verification-check"
 
-def node_child(group: str, node: str, role: str) -> str:
-    return f"{group}-{node}-{role}"
+
+def node_child(node: str, role: str) -> str:
+    return f"{node}-{role}"
 
 
-def job_child(group: str, node: str | None, slug: str) -> str:
-    return f"{group}-verify-{node or 'group'}-{slug}"
+def job_child(node: str | None, slug: str) -> str:
+    return f"verify-{node or 'group'}-{slug}"
 
 
 @dataclass(frozen=True)
@@ -61,23 +74,23 @@ def group_children(index: int, group: NodeGroupSpec) -> Iterator[Child]:
     g = group.name
     for n, node in enumerate(group.nodes):
         for role, kind in NODE_CHILDREN:
-            if role.startswith("preflight") and not group.preflight.enabled:
+            if role.startswith(PREFLIGHT_CHILD) and not group.preflight.enabled:
                 continue
-            yield Child(kind, node_child(g, node.name, role), f"{key}.nodes[{n}].name", node.name)
-    for pc in ("priority-class", "verification-priority-class"):
-        yield Child(PRIORITY_CLASS, f"{g}-{pc}", f"{key}.name", g)
-        yield Child(CLAIM, f"{g}-{pc}-claim", f"{key}.name", g)
+            yield Child(kind, child_name(g, node_child(node.name, role)), f"{key}.nodes[{n}].name", node.name)
+    for pc in (PRIORITY_CLASS_CHILD, VERIFICATION_PRIORITY_CLASS_CHILD):
+        yield Child(PRIORITY_CLASS, child_name(g, pc), f"{key}.name", g)
+        yield Child(CLAIM, child_name(g, claim_child(pc)), f"{key}.name", g)
     if group.device_plugin.needs_config_file:
-        yield Child(CONFIG_MAP, f"{g}-device-plugin-config", f"{key}.name", g)
-    yield Child(DAEMON_SET, f"{g}-device-plugin", f"{key}.name", g)
-    yield Child(CONFIG_MAP, f"{g}-verification-check", f"{key}.name", g)
+        yield Child(CONFIG_MAP, child_name(g, DEVICE_PLUGIN_CONFIG_CHILD), f"{key}.name", g)
+    yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), f"{key}.name", g)
+    yield Child(CONFIG_MAP, child_name(g, VERIFICATION_CHECK_CHILD), f"{key}.name", g)
     for resource, count in requests(group):
         slug = request_slug(resource, count)
         if group.verification.per_node:
             for n, node in enumerate(group.nodes):
-                yield Child(JOB, job_child(g, node.name, slug), f"{key}.nodes[{n}].name", node.name)
+                yield Child(JOB, child_name(g, job_child(node.name, slug)), f"{key}.nodes[{n}].name", node.name)
         else:
-            yield Child(JOB, job_child(g, None, slug), f"{key}.name", g)
+            yield Child(JOB, child_name(g, job_child(None, slug)), f"{key}.name", g)
 
 
 def name_collisions(stack: StackSpec) -> list[str]:

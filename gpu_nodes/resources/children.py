@@ -1,4 +1,4 @@
-"""How a component names and places its children."""
+"""How a component names and places its children: the fleet's and each node group's."""
 
 from __future__ import annotations
 
@@ -6,6 +6,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
+
+
+def child_name(component: str, name: str) -> str:
+    """A child's resource name: its component's name, then its own, joined by `-`."""
+    return f"{component}-{name}"
+
+
+def claim_child(name: str) -> str:
+    """The child that claims the object of child `name` (checks it is free, or this stack's) before it is created."""
+    return f"{name}-claim"
 
 
 @dataclass(frozen=True)
@@ -21,7 +31,7 @@ class Children:
     before: Sequence[pulumi.Resource] = ()
 
     def name(self, name: str) -> str:
-        return f"{self.prefix}-{name}"
+        return child_name(self.prefix, name)
 
     def opts(self, name: str, depends_on: Sequence[pulumi.Resource] = (), **extra: object) -> pulumi.ResourceOptions:
         """The options of the child `name(name)`: parented, aliased when legacy, after `before`."""

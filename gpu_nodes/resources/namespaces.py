@@ -18,7 +18,7 @@ from gpu_nodes.constants import PULL_SECRET_NAME
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.naming import claimed_labels
 from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim, ObjectClaim
-from gpu_nodes.resources.children import Children
+from gpu_nodes.resources.children import Children, claim_child
 from gpu_nodes.resources.registration import register
 from gpu_nodes.vocabulary import POD_SECURITY_PREFIX
 
@@ -93,7 +93,8 @@ def declare_namespaces(
     namespaces: dict[str, SharedNamespace] = {}
     for name, level in namespace_levels(stack).items():
         claim = namespace_claim(name, level, stack, owner)
-        checked = ObjectClaim(children.name(f"namespace-{name}-claim"), claim, cluster, children.opts(f"namespace-{name}-claim"))
+        claim_name = claim_child(f"namespace-{name}")
+        checked = ObjectClaim(children.name(claim_name), claim, cluster, children.opts(claim_name))
         namespace: pulumi.Resource = checked
         if claim.mode == CREATE:
             namespace = register(
@@ -119,7 +120,8 @@ def _pull_secret(
 ) -> k8s.core.v1.Secret:
     setting = f"Rename or remove that Secret, or leave {IMAGE_PULL_SECRET.key} unset and give the pods none"
     claim = Claim("Secret", PULL_SECRET_NAME, CREATE, owner, setting, namespace=namespace)
-    claim_name = f"pull-secret-{namespace}-claim"
+    name = f"pull-secret-{namespace}"
+    claim_name = claim_child(name)
     checked = ObjectClaim(children.name(claim_name), claim, cluster, opts=children.opts(claim_name, depends_on=[after]))
     manifest = {
         "apiVersion": "v1",
@@ -128,6 +130,5 @@ def _pull_secret(
         "type": "kubernetes.io/dockerconfigjson",
         "stringData": {".dockerconfigjson": pulumi.Output.secret(login)},
     }
-    name = f"pull-secret-{namespace}"
     opts = children.opts(name, depends_on=[checked], deleted_with=after if owned else None)
     return register(manifest, k8s.core.v1.Secret, children.name(name), opts)

@@ -23,7 +23,7 @@ from gpu_nodes.constants import RUNTIME_HANDLER
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.naming import claimed_labels
 from gpu_nodes.providers.claims import CREATE, Claim, ObjectClaim
-from gpu_nodes.resources.children import Children
+from gpu_nodes.resources.children import Children, claim_child
 from gpu_nodes.resources.registration import register
 
 
@@ -48,7 +48,8 @@ def declare_runtime_class(
         return None
     name = manifest["metadata"]["name"]
     setting = f"Set {CREATE_RUNTIME_CLASS.key} false to name it as it is, or give {RUNTIME_CLASS.key} another name"
-    claim_name, resource_name = f"runtime-class-{name}-claim", f"runtime-class-{name}"
+    resource_name = f"runtime-class-{name}"
+    claim_name = claim_child(resource_name)
     claim = Claim("RuntimeClass", name, CREATE, owner, setting)
     checked = ObjectClaim(children.name(claim_name), claim, cluster, children.opts(claim_name))
     return register(

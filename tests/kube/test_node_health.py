@@ -17,7 +17,7 @@ from gpu_nodes.kube.node_health import (
     plugin_problem,
     target_props,
 )
-from gpu_nodes.resources.node_group import expected_allocatable, node_target
+from gpu_nodes.resources.node_builders import expected_allocatable, node_target
 from gpu_nodes.vocabulary import GATE
 from tests.fakes import GATE_TAINT, GPU_TAINT, crash_looping_plugin_pod, node, plugin_pod, target
 from tests.specs import group_spec

@@ -1,0 +1,358 @@
+"""What a node group registers, part by part.
+
+Each builder registers one part of a group below the group's `Children` and returns a frozen
+record of what it registered: what the later parts wait for or read. `GpuNodeGroup`
+(node_group.py) calls them in order, so the group's dependency graph is the records passed
+from one builder to the next.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_command import remote
+
+from gpu_nodes.config.specs import NodeGroupSpec, NodeSpec
+from gpu_nodes.kube.client import ClusterAccess
+from gpu_nodes.kube.node_health import NodeTarget
+from gpu_nodes.manifests.device_plugin import APP_NAME as PLUGIN_APP_NAME
+from gpu_nodes.manifests.device_plugin import config_map_manifest, daemonset_manifest, rollout_timeout
+from gpu_nodes.manifests.naming import selector_labels
+from gpu_nodes.manifests.node_labels import label_patch
+from gpu_nodes.manifests.priority_class import priority_class_manifest, verification_priority_class_manifest
+from gpu_nodes.manifests.verification import (
+    VerificationJob,
+    check_config_map_manifest,
+    combined_round,
+    job_manifest,
+    verification_jobs,
+)
+from gpu_nodes.preflight.command import node_preflight, waits_for
+from gpu_nodes.preflight.facts import GpuFacts, annotation, facts_from_report
+from gpu_nodes.providers.claims import CREATE, Claim, ObjectClaim
+from gpu_nodes.providers.readiness import NodeReadiness
+from gpu_nodes.providers.taints import NodeTaints
+from gpu_nodes.resources.child_names import (
+    DEVICE_PLUGIN_CHILD,
+    DEVICE_PLUGIN_CONFIG_CHILD,
+    LABELS_CHILD,
+    PREFLIGHT_CHILD,
+    PRIORITY_CLASS_CHILD,
+    READINESS_CHILD,
+    TAINTS_CHILD,
+    VERIFICATION_CHECK_CHILD,
+    VERIFICATION_PRIORITY_CLASS_CHILD,
+    job_child,
+    node_child,
+)
+from gpu_nodes.resources.children import Children, claim_child
+from gpu_nodes.resources.namespaces import SharedNamespace
+from gpu_nodes.resources.registration import register
+from gpu_nodes.vocabulary import GPU_RESOURCE, GROUP_LABEL
+
+
+@dataclass(frozen=True)
+class GroupContext:
+    """What every builder registers with: the group's children, its spec, and how our dynamic
+    resources reach the API server."""
+
+    children: Children
+    spec: NodeGroupSpec
+    cluster: ClusterAccess
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """One machine's preflight: the command (after its copy of the script) and the GPUs it reported."""
+
+    name: str
+    command: remote.Command
+    # Its node's labels, readiness check and report all read them (gpu_nodes/preflight/facts.py).
+    facts: pulumi.Output[GpuFacts | None]
+
+
+@dataclass(frozen=True)
+class PreparedNode:
+    """A node before it is proven: its target, its preflight (None when the group runs none),
+    its taints with the readiness gate, and its labels."""
+
+    name: str
+    target: NodeTarget
+    preflight: Preflight | None
+    taints: NodeTaints
+    labels: k8s.core.v1.NodePatch
+
+
+@dataclass(frozen=True)
+class PriorityClasses:
+    """The group's two PriorityClasses, each created after its claim."""
+
+    workloads: k8s.scheduling.v1.PriorityClass
+    verification: k8s.scheduling.v1.PriorityClass
+
+
+@dataclass(frozen=True)
+class DevicePlugin:
+    """The device plugin DaemonSet, which the Jobs and readiness checks wait for."""
+
+    daemonset: k8s.apps.v1.DaemonSet
+
+
+@dataclass(frozen=True)
+class RegisteredJob:
+    """A verification Job as planned (its node, GPUs and resource) and as registered."""
+
+    job: VerificationJob
+    resource: k8s.batch.v1.Job
+
+    @property
+    def name(self) -> pulumi.Output[str]:
+        """The Job's name in the cluster (it carries the round, known once the taints are)."""
+        return self.resource.metadata.apply(lambda m: (m.name or "") if m else "")
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The check script's ConfigMap and the verification Jobs, in config order."""
+
+    check: k8s.core.v1.ConfigMap
+    jobs: tuple[RegisteredJob, ...]
+
+    def of_node(self, node: str) -> list[RegisteredJob]:
+        """The Jobs that prove `node`: its own (`perNode`) or the group's, in config order."""
+        return [j for j in self.jobs if j.job.node in (node, None)]
+
+
+@dataclass(frozen=True)
+class ProvenNode:
+    """A node with its readiness check and the Jobs that check waits for: what its report shows."""
+
+    node: PreparedNode
+    readiness: NodeReadiness
+    jobs: tuple[RegisteredJob, ...]
+
+
+def prepare_nodes(
+    group: GroupContext, ssh_key: pulumi.Input[str] | None, before: Sequence[pulumi.Resource]
+) -> tuple[PreparedNode, ...]:
+    """Per node in config order: its preflight when there is a key (each machine after the one
+    before it in its lane, see `waits_for`), then its taints and labels (`mark_node`)."""
+    nodes: list[PreparedNode] = []
+    for index, node in enumerate(group.spec.nodes):
+        preflight = None
+        if ssh_key is not None:
+            lane = waits_for(index, group.spec.preflight.max_sessions)
+            after = nodes[lane].preflight if lane is not None else None
+            preflight = check_machine(group, node, ssh_key, after)
+        nodes.append(mark_node(group, node.name, preflight, before))
+    return tuple(nodes)
+
+
+def check_machine(group: GroupContext, node: NodeSpec, ssh_key: pulumi.Input[str], after: Preflight | None) -> Preflight:
+    """The machine's preflight over SSH, and the GPU facts its report gives."""
+    name = group.children.name(node_child(node.name, PREFLIGHT_CHILD))
+    opts = group.children.opts(node_child(node.name, PREFLIGHT_CHILD))
+    command = node_preflight(name, group.spec, node, ssh_key, opts, after=after.command if after else None)
+    return Preflight(name, command, command.stdout.apply(_reported_facts))
+
+
+def mark_node(group: GroupContext, node: str, preflight: Preflight | None, before: Sequence[pulumi.Resource]) -> PreparedNode:
+    """Our taints with the readiness gate first, after `before` and the preflight; then our
+    labels, which are what bring the device plugin to the node."""
+    target = node_target(group.spec, node)
+    taints_child, labels_child = node_child(node, TAINTS_CHILD), node_child(node, LABELS_CHILD)
+    checked = [preflight.command] if preflight else []
+    taints = NodeTaints(
+        group.children.name(taints_child),
+        target=target,
+        cluster=group.cluster,
+        opts=group.children.opts(taints_child, depends_on=[*checked, *before]),
+    )
+    labels = register(
+        {"metadata": _label_patch(group.spec, node, preflight.facts if preflight else None)},
+        k8s.core.v1.NodePatch,
+        group.children.name(labels_child),
+        group.children.opts(labels_child, depends_on=[taints]),
+    )
+    return PreparedNode(node, target, preflight, taints, labels)
+
+
+def claim_priority_classes(group: GroupContext, stack_label: str) -> PriorityClasses:
+    """The group's PriorityClass for its workloads and the one for its verification Jobs."""
+    workloads = priority_class_manifest(group.spec, stack_label)
+    verification = verification_priority_class_manifest(group.spec, stack_label)
+    return PriorityClasses(
+        workloads=_claimed_priority_class(group, workloads, PRIORITY_CLASS_CHILD, stack_label),
+        verification=_claimed_priority_class(group, verification, VERIFICATION_PRIORITY_CLASS_CHILD, stack_label),
+    )
+
+
+def _claimed_priority_class(
+    group: GroupContext, manifest: dict[str, Any], child: str, stack_label: str
+) -> k8s.scheduling.v1.PriorityClass:
+    """A PriorityClass, created once its claim finds the name free (or this stack's)."""
+    setting = "Give the group another priorityClass.name"
+    claim = Claim("PriorityClass", manifest["metadata"]["name"], CREATE, stack_label, setting)
+    children = group.children
+    checked = ObjectClaim(children.name(claim_child(child)), claim, group.cluster, opts=children.opts(claim_child(child)))
+    return register(manifest, k8s.scheduling.v1.PriorityClass, children.name(child), children.opts(child, depends_on=[checked]))
+
+
+def deploy_device_plugin(group: GroupContext, namespace: SharedNamespace, runtime_class: pulumi.Resource | None) -> DevicePlugin:
+    """The device plugin DaemonSet, after its ConfigMap (when its settings need one), its
+    namespace and the RuntimeClass its pods name."""
+    # Destroying the stack deletes the namespaces, and the cluster deletes what is in them: the
+    # engine need not delete (and wait for) each object first. Removing only a group still
+    # deletes its objects one by one.
+    children, spec = group.children, group.spec
+    needs: list[pulumi.Resource] = [*namespace.ready, *([runtime_class] if runtime_class is not None else [])]
+    config_map = config_map_manifest(spec)
+    if config_map is not None:
+        opts = children.opts(DEVICE_PLUGIN_CONFIG_CHILD, deleted_with=namespace.deleted_with)
+        needs.append(register(config_map, k8s.core.v1.ConfigMap, children.name(DEVICE_PLUGIN_CONFIG_CHILD), opts))
+    rollout = rollout_timeout(spec)
+    opts = children.opts(
+        DEVICE_PLUGIN_CHILD,
+        depends_on=needs,
+        deleted_with=namespace.deleted_with,
+        custom_timeouts=pulumi.CustomTimeouts(create=rollout, update=rollout),
+    )
+    return DevicePlugin(register(daemonset_manifest(spec), k8s.apps.v1.DaemonSet, children.name(DEVICE_PLUGIN_CHILD), opts))
+
+
+def run_verification(
+    group: GroupContext,
+    namespace: SharedNamespace,
+    runtime_class: pulumi.Resource | None,
+    nodes: Sequence[PreparedNode],
+    plugin: DevicePlugin,
+    priority: PriorityClasses,
+) -> Verification:
+    """The check script's ConfigMap, then each verification Job: after the device plugin, the
+    verification PriorityClass, the namespace, the check, and the labels and taints of the
+    nodes it runs on."""
+    children, spec = group.children, group.spec
+    opts = children.opts(VERIFICATION_CHECK_CHILD, depends_on=namespace.ready, deleted_with=namespace.deleted_with)
+    check = register(check_config_map_manifest(spec), k8s.core.v1.ConfigMap, children.name(VERIFICATION_CHECK_CHILD), opts)
+    shared = [plugin.daemonset, priority.verification, *namespace.ready, check]
+    shared += [runtime_class] if runtime_class is not None else []
+    jobs = []
+    for job in verification_jobs(spec):
+        runs_on = [n for n in nodes if job.node in (None, n.name)]
+        # A node gated again after it degraded starts a new round, and its Jobs run again.
+        rounds: pulumi.Output[int] = pulumi.Output.all(*(n.taints.round for n in runs_on)).apply(_combined)
+        manifest = rounds.apply(functools.partial(_job_manifest, spec, job))
+        child = job_child(job.node, job.slug)
+        # The round is known only once the taints are: the manifest is an Output, taken apart here.
+        resource = register(
+            {"metadata": manifest.apply(lambda m: m["metadata"]), "spec": manifest.apply(lambda m: m["spec"])},
+            k8s.batch.v1.Job,
+            children.name(child),
+            children.opts(
+                child,
+                depends_on=[*shared, *(n.labels for n in runs_on), *(n.taints for n in runs_on)],
+                deleted_with=namespace.deleted_with,
+            ),
+        )
+        jobs.append(RegisteredJob(job, resource))
+    return Verification(check, tuple(jobs))
+
+
+def prove_nodes(
+    group: GroupContext, nodes: Sequence[PreparedNode], plugin: DevicePlugin, verification: Verification
+) -> tuple[ProvenNode, ...]:
+    """Each node's readiness check, after its Jobs: it proves the node and lifts its gate."""
+    spec, compared = group.spec, _compared_group(group.spec)
+    proven = []
+    for node in nodes:
+        jobs = verification.of_node(node.name)
+        child = node_child(node.name, READINESS_CHILD)
+        readiness = NodeReadiness(
+            group.children.name(child),
+            target=node.target,
+            namespace=spec.verification.namespace,
+            jobs=[job.name for job in jobs],
+            timeout_seconds=spec.verification.timeout_seconds,
+            gpus_per_node=spec.gpus_per_node,
+            replicas=spec.device_plugin.time_slicing_replicas,
+            cluster=group.cluster,
+            group_label=compared,
+            # New facts prove the node again.
+            facts=node.preflight.facts.apply(_annotation_of) if compared and node.preflight else None,
+            # A fresh preflight proves the node again, and only one may bring a GPU back (readiness.py).
+            preflight=(node.preflight.name, node.preflight.command.id) if node.preflight else None,
+            opts=group.children.opts(
+                child, depends_on=[plugin.daemonset, node.labels, node.taints, *(job.resource for job in jobs)]
+            ),
+        )
+        proven.append(ProvenNode(node, readiness, tuple(jobs)))
+    return tuple(proven)
+
+
+def _compared_group(spec: NodeGroupSpec) -> dict[str, str] | None:
+    """The label of the nodes whose GPU facts each readiness check compares (read from the
+    cluster when it proves): with preflight and no declared gpuModel (preflight checks that
+    on each machine)."""
+    if not spec.preflight.enabled or spec.gpu_model is not None:
+        return None
+    return {GROUP_LABEL: spec.name}
+
+
+def _reported_facts(stdout: str) -> GpuFacts | None:
+    return facts_from_report(json.loads(stdout))
+
+
+def _annotation_of(facts: GpuFacts | None) -> str | None:
+    return annotation(facts) if facts is not None else None
+
+
+def _label_patch(spec: NodeGroupSpec, node: str, facts: pulumi.Output[GpuFacts | None] | None) -> dict[str, Any]:
+    """The node's labels, with its GPU facts once its preflight has read them. The name stays
+    known in a preview (the Kubernetes provider needs it to plan a patch); the rest may wait."""
+    if facts is None:
+        return label_patch(spec, node)
+    patch = facts.apply(lambda found: label_patch(spec, node, found))
+    return {"name": node, "labels": patch.apply(lambda p: p["labels"]), "annotations": patch.apply(lambda p: p["annotations"])}
+
+
+def _combined(rounds: list[Any]) -> int:
+    # Numbers come back from the engine as floats.
+    return combined_round([int(r or 1) for r in rounds])
+
+
+def _job_manifest(spec: NodeGroupSpec, job: VerificationJob, verification_round: int) -> dict[str, Any]:
+    return job_manifest(spec, job.node, job.gpus, job.resource, verification_round)
+
+
+def expected_allocatable(group: NodeGroupSpec) -> int | None:
+    """The nvidia.com/gpu each node of the group must offer; None when MIG devices decide and none are declared."""
+    plugin = group.device_plugin
+    if plugin.mig_strategy == "none":
+        return group.gpus_per_node * plugin.time_slicing_replicas
+    return (plugin.mig_allocatable(group.gpus_per_node) or {}).get(GPU_RESOURCE)
+
+
+def expected_mig_devices(group: NodeGroupSpec) -> dict[str, int] | None:
+    """Under mixed MIG with a declared layout, each nvidia.com/mig-<profile> each node must offer."""
+    if group.device_plugin.mig_strategy != "mixed":
+        return None
+    return group.device_plugin.mig_allocatable(group.gpus_per_node)
+
+
+def node_target(group: NodeGroupSpec, node: str) -> NodeTarget:
+    """What a healthy node of the group looks like (see gpu_nodes/kube/node_health.py)."""
+    return NodeTarget(
+        node=node,
+        labels=group.node_labels,
+        taints=[t.to_k8s() for t in group.taints],
+        plugin_namespace=group.device_plugin.namespace,
+        plugin_selector=selector_labels(PLUGIN_APP_NAME, group.name),
+        expected_gpus=expected_allocatable(group),
+        expected_mig_devices=expected_mig_devices(group),
+    )
