@@ -1,4 +1,4 @@
-"""The isolation check: whether a pod can see GPUs it was not given.
+"""The isolation check (64-check-isolation.sh): whether a pod can see GPUs it was not given.
 
 Under --require-cdi (gpuAccess: cdi) nvidia must not be the default runtime. With
 --isolation strict the container toolkit must be hardened; without it, a toolkit hardened
@@ -12,31 +12,15 @@ import pytest
 
 from tests.sshd import fakehost
 
-from .preflight_node import FIXTURES, FakeNode, heredoc
+from .machines import runc_default
+from .preflight_node import FAILED_EXIT, PASSED_EXIT, FakeNode
 
-PASSED_EXIT = 0
-FAILED_EXIT = 1
 CONFIG = "etc/nvidia-container-runtime/config.toml"
 ENVVAR_KEY = "accept-nvidia-visible-devices-envvar-when-unprivileged"
 MOUNTS_KEY = "accept-nvidia-visible-devices-as-volume-mounts"
 ONLY_ENVVAR_OFF = fakehost.TOOLKIT_CONFIG.replace(f"#{ENVVAR_KEY} = true", f"{ENVVAR_KEY} = false")
 # The keys are top-level: under a table they are other keys, and the toolkit's defaults stand.
 UNDER_A_TABLE = fakehost.TOOLKIT_CONFIG + f"\n[nvidia-container-cli.extra]\n{ENVVAR_KEY} = false\n{MOUNTS_KEY} = true\n"
-# containerd 2 as `containerd config dump` shows it with the nvidia runtime added, runc the default.
-CONTAINERD_2 = "containerd github.com/containerd/containerd/v2 v2.0.5 fb4c30d4ede3531652d86197bf3fc9515e5276d9"
-NVIDIA_V3 = """
-[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia]
-  runtime_type = 'io.containerd.runc.v2'
-
-[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia.options]
-  BinaryName = '/usr/bin/nvidia-container-runtime'
-"""
-
-
-def runc_default(node: FakeNode) -> None:
-    dump = (FIXTURES / "containerd-2.0-config-v3.toml").read_text() + NVIDIA_V3
-    answers = f'  --version) echo "{CONTAINERD_2}" ;;\n  "config dump")\n{heredoc(dump)}\n;;\n  *) exit 1 ;;'
-    node.command("containerd", f'case "$*" in\n{answers}\nesac')
 
 
 def isolation(node: FakeNode, *args: str) -> tuple[dict, int]:
@@ -156,11 +140,3 @@ def test_cdi_with_runc_as_the_default_runtime_passes(node: FakeNode) -> None:
 def test_nvidia_as_the_default_is_what_default_runtime_access_wants(node: FakeNode) -> None:
     check, _ = isolation(node, "--require-default-runtime")
     assert check["ok"] is True, check
-
-
-def test_an_unknown_isolation_is_a_usage_error(node: FakeNode) -> None:
-    result = node.preflight("--isolation", "paranoid")
-    assert result.returncode == 2, result.stderr
-    assert result.report["checks"] == [
-        {"name": "usage", "ok": False, "detail": "--isolation wants default or strict, got 'paranoid'"}
-    ], result.report
