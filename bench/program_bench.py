@@ -19,27 +19,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def config_for(nodes: int, per_group: int) -> dict:
-    from tests.factories import group, node, stack_config
-
-    groups = []
-    for start in range(0, nodes, per_group):
-        index = start // per_group
-        members = [node(f"gpu-{index}-{i}", i % 250 + 1) for i in range(min(per_group, nodes - start))]
-        groups.append(group(f"group-{index}", nodes=members, verification={"gpusPerPod": [1, 2]}))
-    return stack_config(*groups)
-
-
 def measure(nodes: int, per_group: int) -> dict:
-    from tests.factories import SECRET_KEYS
-    from tests.pulumi_mocks import run_program
+    from bench.mocked_program import evaluate, fleet_config
 
-    config = config_for(nodes, per_group)
+    config = fleet_config(nodes, per_group)
     started = time.perf_counter()
-    run = run_program(config, SECRET_KEYS)
+    registered = evaluate(config)
     seconds = time.perf_counter() - started
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"nodes": nodes, "resources": len(run.resources), "seconds": round(seconds, 2), "peak_mib": round(peak_mib, 1)}
+    return {"nodes": nodes, "resources": registered, "seconds": round(seconds, 2), "peak_mib": round(peak_mib, 1)}
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ goes.
 
 A stack of its own (`cdi`) on gpu-node-4, beside the story's (gpu-node-1..3), with preflight off:
 the fake machines' containerd is not set up for CDI, and the script tier checks that part
-(tests/scripts/test_preflight_cdi.py). Its objects have names of their own, and it is destroyed
+(tests/scripts/test_62_check_cdi.py). Its objects have names of their own, and it is destroyed
 at the end, so gpu-node-4 is left as it was for test_provider_waits.py.
 """
 

@@ -14,6 +14,7 @@ from gpu_nodes.constants import GPU_ACCESS
 from gpu_nodes.preflight.command import (
     SCRIPT_DIR,
     parse_report,
+    preflight_arguments,
     preflight_command,
     preflight_script,
     remote_dir,
@@ -366,3 +367,25 @@ def test_become_sudo_copy_goes_where_the_command_reads():
 def test_without_become_the_copy_stays_roots():
     spec = parse_stack([group("a100")]).node_groups[0]
     assert remote_dir(script_root(spec.preflight)).startswith("/var/lib/gpu-nodes/preflight/")
+
+
+# ------------------------------------------------ the group's isolation on the command line
+
+
+def group_preflight(**config):
+    return parse_stack([group("a100", **config)]).node_groups[0].preflight
+
+
+def test_strict_isolation_asks_preflight_for_the_hardened_toolkit():
+    args = preflight_arguments(group_preflight(isolation="strict"), 4)
+    assert args[args.index("--isolation") + 1] == "strict", args
+
+
+def test_default_isolation_adds_no_argument():
+    assert "--isolation" not in preflight_arguments(group_preflight(), 4)
+    assert "--isolation" not in preflight_arguments(group_preflight(isolation="default"), 4)
+
+
+def test_a_new_isolation_reruns_preflight_and_default_keeps_the_triggers():
+    assert triggers(group_preflight(isolation="strict"), 4) != triggers(group_preflight(), 4)
+    assert triggers(group_preflight(isolation="default"), 4) == triggers(group_preflight(), 4)

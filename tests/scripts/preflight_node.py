@@ -63,6 +63,12 @@ NVIDIA_DROPIN = fakehost.CONTAINERD_NVIDIA_DROPIN
 TOOLKIT_CONFIG_PATH = fakehost.TOOLKIT_CONFIG_PATH
 TOOLKIT_CONFIG = fakehost.TOOLKIT_CONFIG
 KUBEADM_FLAGS = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
+# What the script exits with: 90-main.sh ends on `$ALL_OK` (every required check passed or not) and
+# returns 2 on a usage error; 10-report.sh's EXIT trap exits 1 when it stops early. The component's
+# command line refuses a copy that is not the script with the package's REFUSED_EXIT (3).
+PASSED_EXIT = 0
+FAILED_EXIT = 1
+USAGE_EXIT = 2
 
 
 def make_system_bin(directory: Path, tools: tuple[str, ...] = SYSTEM_TOOLS) -> Path:

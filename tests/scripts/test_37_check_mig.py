@@ -1,12 +1,12 @@
-"""--mig-strategy: GPUs in MIG mode, read from `nvidia-smi -q`. The A100 block is a real one
-(fixtures/README.md names it); the variants change its MIG mode lines and say so."""
+"""The mig check (37-check-mig.sh), --mig-strategy: GPUs in MIG mode, read from `nvidia-smi -q`.
+The A100 block is a real one (fixtures/README.md names it); the variants change its MIG mode lines
+and say so. The H100 is a real recording too (hopper.py)."""
 
 from __future__ import annotations
 
-from .preflight_node import FIXTURES, GPU_LINES, FakeNode
+from .hopper import sxm
+from .preflight_node import FAILED_EXIT, FIXTURES, GPU_LINES, PASSED_EXIT, FakeNode
 
-PASSED_EXIT = 0
-FAILED_EXIT = 1
 DISABLED = (FIXTURES / "nvidia-smi-q-a100-sxm4-mig-disabled.txt").read_text()
 MIG_LINES = (
     "    MIG Mode\n        Current                           : Disabled\n        Pending                           : Disabled\n"
@@ -78,3 +78,9 @@ def test_the_driver_model_lines_after_it_are_not_taken_for_the_mig_mode(node: Fa
 def test_without_a_strategy_mig_is_not_requested(node: FakeNode) -> None:
     nvidia_smi_q(node, DISABLED)
     assert node.preflight().check("mig") == {"name": "mig", "ok": True, "detail": "not requested"}
+
+
+def test_single_on_an_h100_without_mig_names_its_bus(node: FakeNode) -> None:
+    result = sxm(node).preflight("--expect-gpus", "1", "--mig-strategy", "single")
+    mig = result.check("mig")
+    assert result.returncode == FAILED_EXIT and "0 of 1 are: GPU 00000000:18:00.0 Disabled" in mig["detail"], mig

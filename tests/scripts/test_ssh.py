@@ -1,10 +1,12 @@
-"""The preflight script over real SSH, sent exactly as the component sends it.
+"""The preflight script over real SSH, sent exactly as the component sends it, to fake machines:
+a healthy one, one switched to faults, one with private files, one for sudo, one with a hardened
+toolkit.
 
 pulumi-command's remote.CopyToRemote copies the parts directory over SFTP to remote_dir(),
 then its remote.Command runs preflight_command() (which checks the copy against the
 script's digest and runs it with `--runtime containerd --expect-gpus 2`); here the OpenSSH
 sftp and ssh clients do the same against a real sshd (tests/sshd.py) whose host key is
-pinned, in front of a fake 2-GPU machine.
+pinned.
 """
 
 from __future__ import annotations
@@ -16,20 +18,23 @@ from pathlib import Path
 
 import pytest
 
-from gpu_nodes.preflight.command import SCRIPT_DIR, preflight_command, remote_dir, script_root
+from gpu_nodes.preflight.command import REFUSED_EXIT, SCRIPT_DIR, preflight_command, remote_dir, script_root
 from tests.specs import group_spec
 from tests.sshd import MachineSpec, SshServer, copy_to_remote, fakehost, require_sshd, run_ssh, running_sshd, throwaway_user
 
-from .preflight_node import CHECK_NAMES, parse_one_object
+from .preflight_node import CHECK_NAMES, FAILED_EXIT, PASSED_EXIT, parse_one_object
 
 REMOTE_COMMAND = preflight_command(group_spec().preflight, 2)
 HOSTNAME = "gpu-ssh-test"
 
 
-def copy_script(server: SshServer, known_hosts: Path) -> None:
-    """What the node's -preflight-script resource does before its command runs."""
+def pinned_copy(server: SshServer, tmp_path: Path) -> Path:
+    """known_hosts holding the server's real host key, and the script copied as root, as the node's
+    -preflight-script resource copies it before its command runs."""
+    known_hosts = server.known_hosts(tmp_path / "known_hosts")
     proc = copy_to_remote(server, known_hosts, SCRIPT_DIR, remote_dir())
     assert proc.returncode == 0, proc.stderr
+    return known_hosts
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +46,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
 
 @pytest.fixture
 def pinned(server: SshServer, tmp_path: Path) -> Path:
-    """known_hosts holding the server's real host key; the script copied, as the component copies it."""
-    known_hosts = server.known_hosts(tmp_path / "known_hosts")
-    copy_script(server, known_hosts)
-    return known_hosts
+    return pinned_copy(server, tmp_path)
 
 
 def test_the_copy_lands_where_the_command_reads_it(server: SshServer, pinned: Path) -> None:
@@ -56,7 +58,7 @@ def test_the_copy_lands_where_the_command_reads_it(server: SshServer, pinned: Pa
 def test_healthy_machine_passes_over_ssh(server: SshServer, pinned: Path) -> None:
     proc = run_ssh(server, pinned, REMOTE_COMMAND)
     report = parse_one_object(proc.stdout, proc.stderr)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == PASSED_EXIT, proc.stderr
     assert report["ok"] is True, report["checks"]
     assert report["hostname"] == HOSTNAME
     assert [c["name"] for c in report["checks"]] == CHECK_NAMES
@@ -76,7 +78,7 @@ def test_broken_driver_fails_over_ssh_without_restarting_sshd(server: SshServer,
     proc = preflight_in_mode(server, pinned, "driver")
     report = parse_one_object(proc.stdout, proc.stderr)
     driver = next(c for c in report["checks"] if c["name"] == "driver")
-    assert proc.returncode == 1, proc.stderr
+    assert proc.returncode == FAILED_EXIT, proc.stderr
     assert driver["ok"] is False
     assert driver["detail"] == f"nvidia-smi failed (exit 9): {fakehost.SMI_DRIVER_ERROR}"
 
@@ -85,7 +87,7 @@ def test_a_machine_switched_to_other_gpus_reports_them_and_still_passes(server: 
     """Preflight alone has no group to compare with: the readiness check does that (README, "GPU facts")."""
     proc = preflight_in_mode(server, pinned, "other-model")
     report = parse_one_object(proc.stdout, proc.stderr)
-    assert proc.returncode == 0 and report["ok"] is True, report["checks"]
+    assert proc.returncode == PASSED_EXIT and report["ok"] is True, report["checks"]
     assert {g["name"] for g in report["gpus"]} == {"NVIDIA H100 PCIe"}, report["gpus"]
     assert {g["memoryMiB"] for g in report["gpus"]} == {81559}, report["gpus"]
 
@@ -97,7 +99,7 @@ def test_a_containerd_not_restarted_after_nvidia_ctk_fails_with_restart(server: 
     proc = preflight_in_mode(server, pinned, "runtime-not-restarted")
     report = parse_one_object(proc.stdout, proc.stderr)
     runtime = next(c for c in report["checks"] if c["name"] == "runtime")
-    assert proc.returncode == 1 and runtime["ok"] is False, runtime
+    assert proc.returncode == FAILED_EXIT and runtime["ok"] is False, runtime
     assert (
         "its files add it (containerd config dump) but the running containerd has not loaded them: restart containerd"
         in runtime["detail"]
@@ -109,7 +111,7 @@ def test_a_machine_whose_gpu_needs_a_reset_fails_naming_it(server: SshServer, pi
     proc = preflight_in_mode(server, pinned, "reset-required")
     report = parse_one_object(proc.stdout, proc.stderr)
     health = next(c for c in report["checks"] if c["name"] == "gpu-health")
-    assert proc.returncode == 1 and health["ok"] is False, report["checks"]
+    assert proc.returncode == FAILED_EXIT and health["ok"] is False, report["checks"]
     assert "GPU 00000000:08:00.0: GPU Recovery Action: Reset" in health["detail"], health
     assert "GPU 00000000:08:00.0: GPU Reset Status > Reset Required: Yes" in health["detail"], health
     assert "00000000:07:00.0" not in health["detail"], health
@@ -168,23 +170,21 @@ def private_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[S
 
 def test_root_passes_on_a_machine_with_private_files(private_server: tuple[SshServer, str], tmp_path: Path) -> None:
     server, _user = private_server
-    known_hosts = server.known_hosts(tmp_path / "known_hosts")
-    copy_script(server, known_hosts)
+    known_hosts = pinned_copy(server, tmp_path)
     proc = run_ssh(server, known_hosts, REMOTE_COMMAND)
     report = parse_one_object(proc.stdout, proc.stderr)
-    assert proc.returncode == 0, report["checks"]
+    assert proc.returncode == PASSED_EXIT, report["checks"]
     assert report["ok"] is True
 
 
 def test_non_root_user_is_told_what_it_cannot_read(private_server: tuple[SshServer, str], tmp_path: Path) -> None:
     server, user = private_server
-    known_hosts = server.known_hosts(tmp_path / "known_hosts")
-    copy_script(server, known_hosts)  # as root: the copy is readable by all, the machine's files are not
+    known_hosts = pinned_copy(server, tmp_path)  # as root: the copy is readable by all, the machine's files are not
     as_user = dataclasses.replace(server, user=user)
     proc = run_ssh(as_user, known_hosts, REMOTE_COMMAND)
     report = parse_one_object(proc.stdout, proc.stderr)
     checks = {c["name"]: c for c in report["checks"]}
-    assert proc.returncode == 1, proc.stderr
+    assert proc.returncode == FAILED_EXIT, proc.stderr
     # What a user may run still works: the driver answers.
     assert checks["driver"]["ok"] is True, checks["driver"]
     runtime = checks["runtime"]["detail"]
@@ -234,7 +234,7 @@ def test_a_sudoer_runs_every_check_as_root(sudo_server: tuple[SshServer, str, st
     as_user = copy_as(server, sudoer, server.known_hosts(tmp_path / "known_hosts"))
     proc = run_ssh(as_user, tmp_path / "known_hosts", BECOME_COMMAND)
     report = parse_one_object(proc.stdout, proc.stderr)
-    assert proc.returncode == 0, report["checks"]
+    assert proc.returncode == PASSED_EXIT, report["checks"]
     assert report["ok"] is True and report["runtime"]["certain"] is True, report["checks"]
     assert server.machine.machine_path(f"/home/{sudoer}/{remote_dir(script_root(BECOME))}").is_dir()
 
@@ -243,6 +243,45 @@ def test_a_user_without_sudo_is_told_so_and_nothing_runs(sudo_server: tuple[SshS
     server, _sudoer, plain = sudo_server
     as_user = copy_as(server, plain, server.known_hosts(tmp_path / "known_hosts"))
     proc = run_ssh(as_user, tmp_path / "known_hosts", BECOME_COMMAND)
-    assert proc.returncode == 3 and proc.stdout == "", (proc.returncode, proc.stdout)
+    assert proc.returncode == REFUSED_EXIT and proc.stdout == "", (proc.returncode, proc.stdout)
     expected = f"preflight: {plain} may not run sudo without a password here (preflight.become: sudo runs sudo -n)"
     assert expected in proc.stderr, proc.stderr
+
+
+# ------------------------------------------------------- a hardened container toolkit
+#
+# A fake machine whose container toolkit is hardened (fakehost.TOOLKIT_CONFIG_HARDENED), checked
+# with the component's own command lines: strict isolation passes it, the default mode refuses it,
+# naming the setting.
+
+
+@pytest.fixture(scope="module")
+def hardened(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
+    require_sshd()
+    spec = MachineSpec(hostname="gpu-hardened", gpus=2, hardened_toolkit=True)
+    with running_sshd(tmp_path_factory.mktemp("sshd"), spec) as srv:
+        yield srv
+
+
+@pytest.fixture
+def hardened_pinned(hardened: SshServer, tmp_path: Path) -> Path:
+    return pinned_copy(hardened, tmp_path)
+
+
+def isolation_check(server: SshServer, known_hosts: Path, isolation: str) -> tuple[int, dict]:
+    proc = run_ssh(server, known_hosts, preflight_command(group_spec(isolation=isolation).preflight, 2))
+    report = parse_one_object(proc.stdout, proc.stderr)
+    (check,) = [c for c in report["checks"] if c["name"] == "isolation"]
+    return proc.returncode, check
+
+
+def test_strict_isolation_passes_a_hardened_machine(hardened: SshServer, hardened_pinned: Path) -> None:
+    code, check = isolation_check(hardened, hardened_pinned, "strict")
+    assert code == PASSED_EXIT and check["ok"] is True, check
+
+
+def test_default_isolation_refuses_a_hardened_machine_naming_the_setting(hardened: SshServer, hardened_pinned: Path) -> None:
+    code, check = isolation_check(hardened, hardened_pinned, "default")
+    assert code == FAILED_EXIT and check["ok"] is False, check
+    assert "accept-nvidia-visible-devices-envvar-when-unprivileged = false" in check["detail"], check
+    assert "set the group's isolation: strict" in check["detail"], check

@@ -3,7 +3,7 @@
 It reads two things, `runtimes.nvidia` (present?) and `default-runtime`, and rejects what
 dockerd would refuse to start with: a file that is not one JSON object. Upstream samples are
 in fixtures/ (fixtures/README.md names each source); the machine-level docker tests are in
-test_preflight.py and test_preflight_machines.py.
+test_60_check_runtime.py and test_61_running_runtime.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The running runtime decides, not its files: where `crictl info` (containerd) or `docker info`
+"""The running runtime (61-running-runtime.sh) decides, not its files: where `crictl info` (containerd) or `docker info`
 (docker) answers, the running daemon's default runtime, runtimes and CDI setting are the verdict,
 and a difference from the files says to restart it. Without crictl or docker the files decide as
-before (test_preflight.py). CRI-O's drop-in in a directory CRI-O never reads is named with the
+before (test_60_check_runtime.py). CRI-O's drop-in in a directory CRI-O never reads is named with the
 one it reads. Samples: fixtures/crictl-info-containerd-1.7.json (containerd's docs/cri/crictl.md),
 fixtures/docker-info.json (moby's Info), varied by fakehost.crictl_info / docker_info."""
 
@@ -11,10 +11,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from .preflight_node import FIXTURES, FakeNode, fakehost, heredoc
+from .machines import containerd_17_cdi_on
+from .preflight_node import FAILED_EXIT, FIXTURES, PASSED_EXIT, FakeNode, fakehost, heredoc
 
-PASSED_EXIT = 0
-FAILED_EXIT = 1
 REQUIRE_DEFAULT = "--require-default-runtime"
 # containerd's files as the healthy node has them (config dump): nvidia added and the default.
 RUNNING_AGREES = fakehost.crictl_info(default_runtime="nvidia", nvidia=True)
@@ -120,22 +119,6 @@ def test_crictl_is_asked_at_kubelets_endpoint(node: FakeNode) -> None:
 
 # ------------------------------------------------------------------------ CDI
 
-NVIDIA_V2 = (
-    '\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]\nruntime_type = "io.containerd.runc.v2"\n'
-    '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]\nBinaryName = "/usr/bin/nvidia-container-runtime"\n'
-)
-
-
-def containerd_17(node: FakeNode, version: str) -> None:
-    """containerd `version` whose files set enable_cdi = true (the CDI instructions for 1.7), as its dump shows."""
-    config = (FIXTURES / "containerd-1.7-config.toml").read_text()
-    config = config.replace(
-        '[plugins."io.containerd.grpc.v1.cri"]\n', '[plugins."io.containerd.grpc.v1.cri"]\nenable_cdi = true\n'
-    )
-    answers = f'  --version) echo "containerd github.com/containerd/containerd {version} 05044ec0" ;;\n'
-    answers += f'  "config dump")\n{heredoc(config + NVIDIA_V2)}\n;;\n  *) exit 1 ;;'
-    node.command("containerd", f'case "$*" in\n{answers}\nesac')
-
 
 @pytest.mark.parametrize(
     ("enable_cdi", "ok", "says"),
@@ -149,24 +132,10 @@ def containerd_17(node: FakeNode, version: str) -> None:
     ],
 )
 def test_the_running_containerds_cdi_setting_decides(node: FakeNode, enable_cdi: bool, ok: bool, says: str) -> None:
-    containerd_17(node, "v1.7.27")
+    containerd_17_cdi_on(node, "v1.7.27")
     node.crictl(fakehost.crictl_info(nvidia=True, enable_cdi=enable_cdi))
     cdi = node.preflight("--require-cdi").check("cdi")
     assert cdi["ok"] is ok and says in cdi["detail"], cdi
-
-
-@pytest.mark.parametrize("version", ["v1.7.0", "v1.7.1", "v1.6.33"])
-def test_containerd_before_1_7_2_reads_no_cdi_devices_from_the_cri(node: FakeNode, version: str) -> None:
-    containerd_17(node, version)
-    cdi = node.preflight("--require-cdi").check("cdi")
-    assert cdi["ok"] is False, cdi
-    assert f"containerd {version} reads no CDI devices from the CRI (from 1.7.2 on)" in cdi["detail"], cdi
-    assert "upgrade containerd to 1.7.2 or later" in cdi["detail"], cdi
-
-
-def test_containerd_1_7_2_with_cdi_on_passes(node: FakeNode) -> None:
-    containerd_17(node, "v1.7.2")
-    assert node.preflight("--require-cdi").check("cdi")["ok"] is True
 
 
 # --------------------------------------------------------------------- docker

@@ -1,20 +1,18 @@
-"""GPU health from nvidia-smi -q: a GPU the driver says to reset, reboot or drain, whose memory
-has rows or pages waiting for a reset, or whose NVLink fabric is unhealthy fails the gpu-health
-check, named by its bus id with the field and what to do. The machine is the real 8 x H100 SXM5
-recording (header and first GPU, healthy in every field); each case puts a real faulty block in
-place of its healthy one, or changes one value where no real recording of that state was found
-(fixtures/README.md says which)."""
+"""The gpu-health check (39-check-gpu-health.sh), from nvidia-smi -q: a GPU the driver says to
+reset, reboot or drain, whose memory has rows or pages waiting for a reset, or whose NVLink fabric
+is unhealthy fails the check, named by its bus id with the field and what to do. The machine is
+the real 8 x H100 SXM5 recording (header and first GPU, healthy in every field; hopper.py); each
+case puts a real faulty block in place of its healthy one, or changes one value where no real
+recording of that state was found (fixtures/README.md says which)."""
 
 from __future__ import annotations
 
 import pytest
 
-from .preflight_node import FIXTURES, FakeNode, fakehost
+from .hopper import FABRIC, FABRIC_R580, SXM_LINE, SXM_Q, q_with, sxm
+from .preflight_node import FAILED_EXIT, FIXTURES, PASSED_EXIT, FakeNode, fakehost
 
-FAILED_EXIT = 1
 BUS = "00000000:18:00.0"
-SXM_Q = (FIXTURES / "nvidia-smi-q-h100-sxm5-fabric-completed.txt").read_text()
-SXM_LINE = "0, NVIDIA H100 80GB HBM3, GPU-b42dd28e-ffdd-8720-1df0-98bd8cdc05b1, 565.57.01, 81559\n"
 # The recording's healthy blocks, as they stand in it.
 RESET_STATUS = (
     "    GPU Reset Status\n"
@@ -30,25 +28,9 @@ REMAPPED_ROWS = (
 )
 REMAP_FAILURE = "        Remapping Failure Occurred        : No\n"
 PENDING_PAGES = "        Pending Page Blacklist            : N/A\n"
-FABRIC = (
-    "    Fabric\n"
-    "        State                             : Completed\n"
-    "        Status                            : Success\n"
-    "        CliqueId                          : 0\n"
-    "        ClusterUUID                       : 00000000-0000-0000-0000-000000000000\n"
-    "        Health\n"
-    "            Bandwidth                     : N/A\n"
-)
 # Real faulty blocks (fixtures/README.md).
 RECOVERY_RESET = (FIXTURES / "nvidia-smi-q-recovery-action-reset.txt").read_text()
 ROWS_PENDING = (FIXTURES / "nvidia-smi-q-remapped-rows-pending.txt").read_text()
-FABRIC_R580 = (FIXTURES / "nvidia-smi-q-fabric-health-healthy-r580.txt").read_text()
-
-
-def q_with(old: str, new: str) -> str:
-    """The recording with its block old replaced by new."""
-    assert old in SXM_Q, old
-    return SXM_Q.replace(old, new)
 
 
 def r580_fabric(field: str, value: str) -> str:
@@ -60,13 +42,11 @@ def r580_fabric(field: str, value: str) -> str:
 
 def health(node: FakeNode, q: str) -> dict[str, object]:
     """The gpu-health check of a preflight run whose nvidia-smi -q prints q."""
-    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), q)
-    return node.preflight(gpus=1).check("gpu-health")
+    return sxm(node, q).preflight(gpus=1).check("gpu-health")
 
 
 def test_the_healthy_recording_passes(node: FakeNode) -> None:
-    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), SXM_Q)
-    assert node.preflight(gpus=1).returncode == 0
+    assert sxm(node).preflight(gpus=1).returncode == PASSED_EXIT
     assert health(node, SXM_Q) == {
         "name": "gpu-health",
         "ok": True,
@@ -165,8 +145,7 @@ FAULTS = {
 
 @pytest.mark.parametrize("q, field, remedy", FAULTS.values(), ids=FAULTS.keys())
 def test_a_faulty_gpu_fails_naming_its_bus_the_field_and_what_to_do(node: FakeNode, q: str, field: str, remedy: str) -> None:
-    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), q)
-    result = node.preflight(gpus=1)
+    result = sxm(node, q).preflight(gpus=1)
     check = result.check("gpu-health")
     assert result.returncode == FAILED_EXIT and check["ok"] is False, check
     assert f"GPU {BUS}: {field}" in check["detail"], check
@@ -198,62 +177,3 @@ def test_an_unanswered_q_is_unknown_not_healthy(node: FakeNode) -> None:
     node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()))  # -q prints the table
     check = node.preflight(gpus=1).check("gpu-health")
     assert check["ok"] is False and "nvidia-smi -q listed no GPU" in check["detail"], check
-
-
-# --- what GFD labels that preflight reads from the same -q and the machine ------------------
-
-
-def test_the_report_carries_the_facts_gfd_labels_from_the_fabric_and_the_machine(node: FakeNode) -> None:
-    """gpu.clique is the fabric's ClusterUUID and CliqueId (k8s-device-plugin internal/lm/imex.go),
-    gpu.machine the DMI product name (machine-type.go), mig.capable whether any GPU has a MIG mode."""
-    node.file("sys/class/dmi/id/product_name", "DGX H100\n")
-    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), q_with(FABRIC, FABRIC_R580))
-    report = node.preflight(gpus=1).report
-    assert report["gpuFeatures"] == {
-        "machine": "DGX H100",
-        "migCapable": True,
-        "clique": "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026",
-        "computeCapability": None,
-    }, report
-
-
-def test_without_a_fabric_or_a_dmi_name_those_facts_are_null(node: FakeNode) -> None:
-    # The fake machines' -q: Ampere, fabric N/A; MIG Disabled (capable). No /sys/class/dmi here.
-    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), fakehost.smi_q(fakehost.MachineSpec(gpus=1)))
-    assert node.preflight(gpus=1).report["gpuFeatures"] == {
-        "machine": None,
-        "migCapable": True,
-        "clique": None,
-        "computeCapability": None,
-    }
-
-
-def test_a_gpu_without_a_mig_mode_is_not_mig_capable(node: FakeNode) -> None:
-    nvl = (FIXTURES / "nvidia-smi-q-h100-nvl-pcie.txt").read_text()
-    no_mig = nvl.replace(
-        "        Current                           : Disabled\n        Pending                           : Disabled\n",
-        "        Current                           : N/A\n        Pending                           : N/A\n",
-        1,
-    )
-    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), no_mig)
-    assert node.preflight(gpus=1).report["gpuFeatures"]["migCapable"] is False
-
-
-def test_the_compute_capability_of_the_first_gpu_is_reported(node: FakeNode) -> None:
-    """`nvidia-smi --query-gpu=compute_cap --format=csv,noheader` prints "X.Y" per GPU; GFD labels
-    the node by its first GPU (internal/lm/resource.go newArchitectureLabels)."""
-    answers = f"{SXM_LINE.strip()}\n"
-    node.command(
-        "nvidia-smi",
-        'case "$*" in\n  *--query-gpu=compute_cap*) printf "9.0\\n9.0\\n" ;;\n'
-        f"  *--query-gpu=*) printf '%s' '{answers}' ;;\n"
-        f"  -q) cat <<'__END__'\n{SXM_Q}\n__END__\n;;\n"
-        f"  *) cat <<'__END__'\n{fakehost.smi_table(fakehost.MachineSpec())}\n__END__\n;;\nesac",
-    )
-    assert node.preflight(gpus=1).report["gpuFeatures"]["computeCapability"] == "9.0"
-
-
-def test_an_answer_that_is_no_compute_capability_is_none(node: FakeNode) -> None:
-    # Stubs that answer every --query-gpu with the GPU lines, as an unknown field would not.
-    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), SXM_Q)
-    assert node.preflight(gpus=1).report["gpuFeatures"]["computeCapability"] is None

@@ -1,13 +1,13 @@
-"""The NVSwitch fabric: per GPU from nvidia-smi -q's Fabric section (Hopper and later), else the
-fabric manager where NVSwitches are (Ampere). The Fabric block is a real one (fixtures/README.md);
-the others change its State and Status lines and say so, nested under the fake machines' GPUs."""
+"""The fabric check (38-check-fabric.sh): the NVSwitch fabric, per GPU from nvidia-smi -q's Fabric
+section (Hopper and later), else the fabric manager where NVSwitches are (Ampere). The Fabric block
+is a real one (fixtures/README.md); the others change its State and Status lines and say so, nested
+under the fake machines' GPUs. The H100 machines are real recordings (hopper.py)."""
 
 from __future__ import annotations
 
-from .preflight_node import FIXTURES, GPU_LINES, FakeNode, fakehost
+from .hopper import nvl, sxm
+from .preflight_node import FAILED_EXIT, FIXTURES, GPU_LINES, PASSED_EXIT, FakeNode, fakehost
 
-PASSED_EXIT = 0
-FAILED_EXIT = 1
 REAL_BLOCK = (FIXTURES / "nvidia-smi-q-fabric-insufficient-resources.txt").read_text()
 AMPERE_FABRIC = "    Fabric\n        State                             : N/A\n        Status                            : N/A\n"
 
@@ -81,3 +81,17 @@ def test_an_unanswered_q_is_unknown_not_fine(node: FakeNode) -> None:
     node.nvidia_smi_with_table(GPU_LINES, fakehost.smi_table(fakehost.MachineSpec()))  # -q prints the table
     fab = node.preflight().check("fabric")
     assert fab["ok"] is False and "nvidia-smi -q listed no GPU" in fab["detail"], fab
+
+
+def test_an_h100_sxm_with_its_fabric_trained_passes(node: FakeNode) -> None:
+    fab = sxm(node).preflight("--expect-gpus", "1").check("fabric")
+    assert fab == {"name": "fabric", "ok": True, "detail": "1 GPU(s) report their NVSwitch fabric Completed, Success"}, fab
+
+
+def test_an_h100_nvl_has_no_fabric_to_ask_about(node: FakeNode) -> None:
+    fab = nvl(node).preflight("--expect-gpus", "1").check("fabric")
+    assert fab == {
+        "name": "fabric",
+        "ok": True,
+        "detail": "no NVSwitch fabric: the GPUs report none and no NVSwitch is present",
+    }, fab

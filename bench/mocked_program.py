@@ -1,0 +1,92 @@
+"""The program (`__main__.py`) evaluated under Pulumi mocks, as program_bench measures it: no engine,
+no cluster, no machine. The mocks answer as a healthy fleet would: every resource's outputs are
+its inputs, each preflight command prints a passing report, each node's gate is lifted."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.runtime.mocks import MockMonitor
+
+from gpu_nodes.kube.node_health import CHECKLIST_ITEMS
+
+PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"
+# A throwaway ed25519 key pair (`ssh-keygen -t ed25519 -N ""`): it opens no machine, and the mocks connect nowhere.
+SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACBUIqevYE1Cnu+Aee0I58P+1YIHJrPXQqTMkKIO5AkTcQAAAIhDowhgQ6MI\nYAAAAAtzc2gtZWQyNTUxOQAAACBUIqevYE1Cnu+Aee0I58P+1YIHJrPXQqTMkKIO5AkTcQ\nAAAECNiIJ+H60d/5hiRgvZVDdgt79aH+4sZPxhNkJ6rJjjkVQip69gTUKe74B57Qjnw/7V\nggcms9dCpMyQog7kCRNxAAAAAAECAwQF\n-----END OPENSSH PRIVATE KEY-----\n"  # noqa: E501
+HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICgOWx8GZAYwVo1DljYmxSdegqKZ4tjslNMpHdImvYML"
+SECRET_KEYS = ["gpu-nodes:sshPrivateKey"]
+# What a passing preflight prints (10-report.sh's object), trimmed to what the program reads.
+PASSING_REPORT = json.dumps(
+    {
+        "ok": True,
+        "hostname": "gpu-host",
+        "driverVersion": "550.54.15",
+        "cudaVersion": "12.4",
+        "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-0", "memoryMiB": 81559}],
+        "runtime": {"name": "containerd", "nvidiaDefault": True, "runtimeClassNeeded": False},
+        "checks": [{"name": "driver", "ok": True, "detail": "550.54.15"}],
+    }
+)
+
+
+def fleet_config(nodes: int, per_group: int) -> dict[str, Any]:
+    """Stack config of `nodes` machines in groups of `per_group`, each verified with 1 and 2 GPUs per pod."""
+    groups = []
+    for start in range(0, nodes, per_group):
+        index = start // per_group
+        members = [
+            {"name": f"gpu-{index}-{i}", "sshHost": f"10.0.0.{i % 250 + 1}", "sshUser": "ops", "hostKey": HOST_KEY}
+            for i in range(min(per_group, nodes - start))
+        ]
+        groups.append({"name": f"group-{index}", "gpusPerNode": 4, "nodes": members, "verification": {"gpusPerPod": [1, 2]}})
+    return {"gpu-nodes:nodeGroups": groups, "gpu-nodes:sshPrivateKey": SSH_KEY}
+
+
+class HealthyFleet(pulumi.runtime.Mocks):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+        outputs = dict(args.inputs)
+        if args.typ == "command:remote:Command":
+            outputs["stdout"] = PASSING_REPORT
+        elif args.typ == "pulumi-python:dynamic/gpu-nodes:NodeTaints":
+            outputs.update({"round": 1, "health": []})
+        elif args.typ == "pulumi-python:dynamic/gpu-nodes:NodeReadiness":
+            outputs.update(checklist=dict.fromkeys(CHECKLIST_ITEMS, "pass"), gate="lifted")
+        return f"{args.name}-id", outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+        return {}
+
+
+class CountingMonitor(MockMonitor):
+    """The mocks' monitor, counting what the program registers (the stack included)."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.urns: set[str] = set()
+
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)
+        self.urns.add(response.urn)
+        return response
+
+
+def evaluate(config: dict[str, Any], secret_keys: list[str] = SECRET_KEYS) -> int:
+    """Evaluates the program with this stack config, waiting for every registration; returns how many resources it registered."""
+    mocks = HealthyFleet()
+    monitor = CountingMonitor(mocks)
+    pulumi.runtime.settings.set_root_resource(None)
+    pulumi.runtime.set_mocks(mocks, project="gpu-nodes", stack="bench", preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config(
+        {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}, secret_keys
+    )
+
+    @pulumi.runtime.test
+    def _evaluate() -> None:
+        runpy.run_path(str(PROGRAM), run_name="__main__")
+
+    _evaluate()
+    return len(monitor.urns)

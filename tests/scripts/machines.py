@@ -1,0 +1,100 @@
+"""Machines that differ from the healthy FakeNode in the files real machines carry: docker-ce with
+cri-dockerd, k3s, and containerd binaries answering `--version` and `config dump`. Fixtures are
+upstream files (fixtures/README.md names each source); the nvidia runtime tables appended to them
+are what `nvidia-ctk runtime configure` adds, and what `containerd config dump` then shows."""
+
+from __future__ import annotations
+
+from .preflight_node import FIXTURES, FakeNode, heredoc
+
+CRI_DOCKERD_FLAGS = (
+    'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///var/run/cri-dockerd.sock'
+    ' --pod-infra-container-image=registry.k8s.io/pause:3.9"\n'
+)
+K3S_CONFIG = "var/lib/rancher/k3s/agent/etc/containerd/config.toml"
+RKE2_CONFIG = "var/lib/rancher/rke2/agent/etc/containerd/config.toml"
+
+# `containerd --version` prints the binary, its package, version and revision
+# (containerd's cmd/containerd/command: "%s %s %s %s").
+CONTAINERD_2 = "containerd github.com/containerd/containerd/v2 v2.0.5 fb4c30d4ede3531652d86197bf3fc9515e5276d9"
+CONTAINERD_17 = "containerd github.com/containerd/containerd v1.7.27 05044ec0a9a75232cad458027ca83437aae3f4da"
+NVIDIA_V3 = """
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia]
+  runtime_type = 'io.containerd.runc.v2'
+
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia.options]
+  BinaryName = '/usr/bin/nvidia-container-runtime'
+"""
+NVIDIA_V2 = """
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+runtime_type = "io.containerd.runc.v2"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
+BinaryName = "/usr/bin/nvidia-container-runtime"
+"""
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def docker_ce_machine(node: FakeNode, daemon_json: str) -> FakeNode:
+    """docker-ce + cri-dockerd: containerd.io is installed (binary, config with CRI off,
+    its socket), dockerd serves the containers, kubelet talks to cri-dockerd."""
+    node.file("etc/containerd/config.toml", fixture("docker-ce-containerd.toml"))
+    node.remove("etc/containerd/conf.d")
+    dump = "disabled_plugins = ['io.containerd.grpc.v1.cri']"
+    node.command("containerd", f'[ "$*" = "config dump" ] || exit 1\necho "{dump}"')
+    node.command("dockerd", "exit 0")
+    node.file("etc/docker/daemon.json", daemon_json)
+    node.unix_socket("run/containerd/containerd.sock")
+    node.unix_socket("var/run/cri-dockerd.sock")
+    node.file("var/lib/kubelet/kubeadm-flags.env", CRI_DOCKERD_FLAGS)
+    return node
+
+
+def k3s_machine(node: FakeNode, config: str) -> FakeNode:
+    """k3s: no containerd and no kubelet binary on PATH, its own containerd config and socket."""
+    node.drop_command("containerd")
+    node.remove("etc/containerd")
+    node.remove("var/lib/kubelet/kubeadm-flags.env")
+    node.command("k3s", 'echo "k3s version v1.31.4+k3s1 (a5ef2a0b)"')
+    node.file(K3S_CONFIG, config)
+    node.file(K3S_CONFIG + ".tmpl", '{{ template "base" . }}\n')
+    node.unix_socket("run/k3s/containerd/containerd.sock")
+    return node
+
+
+def containerd(node: FakeNode, version: str, dump: str) -> None:
+    """containerd answering `--version` with version and `config dump` with dump."""
+    answers = f'  --version) echo "{version}" ;;\n  "config dump")\n{heredoc(dump)}\n;;\n  *) exit 1 ;;'
+    node.command("containerd", f'case "$*" in\n{answers}\nesac')
+
+
+def containerd_2(enable_cdi: str | None = "true") -> str:
+    """containerd 2.0's config as its dump shows it, the nvidia runtime added (runc stays the default)."""
+    config = fixture("containerd-2.0-config-v3.toml")
+    assert "    enable_cdi = true\n" in config, "the fixture no longer sets enable_cdi"
+    if enable_cdi != "true":  # a variant: CDI turned off, or the line gone
+        config = config.replace("    enable_cdi = true\n", "" if enable_cdi is None else f"    enable_cdi = {enable_cdi}\n")
+    return config + NVIDIA_V3
+
+
+def containerd_17(enable_cdi: bool) -> str:
+    """containerd 1.7's config as its dump shows it, the nvidia runtime added."""
+    config = fixture("containerd-1.7-config.toml")
+    if enable_cdi:  # a variant: what the CDI instructions for 1.7 add
+        config = config.replace(
+            '[plugins."io.containerd.grpc.v1.cri"]\n', '[plugins."io.containerd.grpc.v1.cri"]\nenable_cdi = true\n'
+        )
+    return config + NVIDIA_V2
+
+
+def containerd_17_cdi_on(node: FakeNode, version: str) -> None:
+    """containerd `version` whose files set enable_cdi = true (the CDI instructions for 1.7), as its dump shows."""
+    containerd(node, f"containerd github.com/containerd/containerd {version} 05044ec0", containerd_17(enable_cdi=True))
+
+
+def runc_default(node: FakeNode) -> None:
+    """containerd 2 with the nvidia runtime added and runc the default."""
+    containerd(node, CONTAINERD_2, containerd_2())
