@@ -30,6 +30,15 @@ def test_no_test_module_imports_another_test_module():
     assert not offenders, f"test modules importing test modules: {offenders}"
 
 
+def test_the_benchmarks_depend_on_the_package_not_on_the_tests():
+    offenders = {
+        str(path.relative_to(ROOT)): [m for m in imported_modules(path) if m == "tests" or m.startswith("tests.")]
+        for path in sorted(ROOT.glob("bench/**/*.py"))
+    }
+    offenders = {path: modules for path, modules in offenders.items() if modules}
+    assert not offenders, f"bench modules importing the tests: {offenders}"
+
+
 def test_every_kubernetes_object_is_registered_one_way():
     """gpu_nodes/resources/registration.py `register`: a manifest dict in, a typed resource out."""
     import re
