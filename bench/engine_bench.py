@@ -334,7 +334,7 @@ class Bench:
 
     def runbook(self):
         from bench.runbook import Runbook
-        from gpu_nodes.config.parse import parse_stack
+        from gpu_nodes.config.stack import parse_stack
 
         config = yaml.safe_load((ROOT / f"Pulumi.{STACK}.yaml").read_text())["config"]
         stack = parse_stack(config["gpu-nodes:nodeGroups"])

@@ -23,7 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from gpu_nodes.config.parse import NodeGroupSpec, StackSpec
+from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.config.stack import StackSpec
 from gpu_nodes.manifests.device_plugin import config_map_manifest, daemonset_manifest
 from gpu_nodes.manifests.priority_class import priority_class_manifest, verification_priority_class_manifest
 from gpu_nodes.manifests.verification import check_config_map_manifest, verification_jobs

@@ -1,6 +1,6 @@
 """Names, defaults and figures the program shares across modules: object names, images, limits.
 
-Each is defined once, here; the specs (gpu_nodes/config/specs.py) use them as their defaults and the
+Each is defined once, here; the specs (gpu_nodes/config/, one module per section) use them as their defaults and the
 manifests as what they write. The keys of the marks on the cluster are in gpu_nodes/vocabulary.py.
 """
 

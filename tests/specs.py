@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_nodes.config.parse import parse_stack
-from gpu_nodes.config.specs import NodeGroupSpec
+from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.config.stack import parse_stack
 from tests.factories import group
 
 

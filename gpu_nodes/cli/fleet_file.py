@@ -23,9 +23,8 @@ from typing import Any
 
 import yaml
 
-from gpu_nodes.config.parse import parse_stack
-from gpu_nodes.config.specs import NodeGroupSpec
-from gpu_nodes.config.stack_settings import (
+from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.config.stack import (
     CREATE_RUNTIME_CLASS,
     EXISTING_NAMESPACES,
     HAND_OVER,
@@ -35,6 +34,7 @@ from gpu_nodes.config.stack_settings import (
     RUNTIME_CLASS,
     SSH_PRIVATE_KEY,
     StackSpec,
+    parse_stack,
 )
 from gpu_nodes.errors import ConfigError, FleetError, GpuNodesError
 

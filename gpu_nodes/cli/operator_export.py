@@ -20,7 +20,7 @@ import yaml
 
 from gpu_nodes.cli.fleet_file import Fleet
 from gpu_nodes.cli.plan import FleetPlan, StackPlan
-from gpu_nodes.config.stack_settings import KUBE_CONTEXT, KUBECONFIG
+from gpu_nodes.config.stack import KUBE_CONTEXT, KUBECONFIG
 from gpu_nodes.errors import FleetError
 from gpu_nodes.vocabulary import WORKSPACE_LABEL
 

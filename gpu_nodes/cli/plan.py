@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.cli.fleet_file import Fleet
-from gpu_nodes.config.stack_settings import CREATE_RUNTIME_CLASS, EXISTING_NAMESPACES, NODE_GROUPS
+from gpu_nodes.config.stack import CREATE_RUNTIME_CLASS, EXISTING_NAMESPACES, NODE_GROUPS
 from gpu_nodes.errors import FleetError
 
 # README, "Large fleets": past this many nodes a stack is slower per node than several small ones.

@@ -1,7 +1,8 @@
 """How a config field is declared once, and the reader that validates a config object by it.
 
-Each field of a spec dataclass (gpu_nodes/config/specs.py) that comes from stack config carries one
-`setting(...)`: its key, type, default, check and help. `Section` reads a config object
+Each field of a section's spec dataclass (gpu_nodes/config/: one module per section of the stack
+config) that comes from stack config carries one `setting(...)`: its key, type, default, check and
+help. `Section` reads a config object
 by those declarations, reporting unknown keys, wrong types and failed checks in one shape:
 `<key>: got <value>; <what is allowed>`. The README's tables are tested against the same
 declarations (tests/config/test_docs.py).

@@ -19,7 +19,7 @@ from typing import Any
 
 from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
 from gpu_nodes.config.fields import BOOLEAN, LIST, OBJECT, Problems, Setting, Undisclosed, unknown_key
-from gpu_nodes.config.stack_settings import IMAGE_PULL_SECRET, KUBECONFIG, SSH_PRIVATE_KEY, STACK_SETTINGS
+from gpu_nodes.config.stack import IMAGE_PULL_SECRET, KUBECONFIG, SSH_PRIVATE_KEY, STACK_SETTINGS
 from gpu_nodes.constants import NAMESPACE
 
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpu_nodes.config.k8s_syntax import image_tag
-from gpu_nodes.config.specs import DevicePluginSpec, NodeGroupSpec
+from gpu_nodes.config.checks import image_tag
+from gpu_nodes.config.device_plugin import DevicePluginSpec
+from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.naming import content_hash, selector_labels, standard_labels
 from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GATE, GPU_RESOURCE, GROUP_LABEL, Taint
 

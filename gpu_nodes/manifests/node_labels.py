@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_nodes.config.specs import NodeGroupSpec
+from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.preflight.facts import GpuFacts, annotation, feature_labels
 from gpu_nodes.vocabulary import FACTS_ANNOTATION
 

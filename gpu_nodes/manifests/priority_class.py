@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_nodes.config.specs import NodeGroupSpec
+from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.constants import VERIFICATION_PRIORITY_SUFFIX
 from gpu_nodes.manifests.naming import claimed_labels, standard_labels
 

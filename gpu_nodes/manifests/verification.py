@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_nodes.config.specs import NodeGroupSpec
+from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.device_plugin import (
     image_pull_policy,
     image_pull_secrets,

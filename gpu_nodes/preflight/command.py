@@ -37,8 +37,8 @@ from typing import Any
 import pulumi
 from pulumi_command import remote
 
-from gpu_nodes.config.preflight_spec import PreflightSpec
-from gpu_nodes.config.specs import NodeGroupSpec, NodeSpec
+from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
+from gpu_nodes.config.preflight import PreflightSpec
 
 # Package data: a directory on disk in a regular or editable install (FileArchive needs a path).
 SCRIPT_DIR = Path(str(resources.files("gpu_nodes") / "scripts" / "preflight"))

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gpu_nodes.config.specs import NodeGroupSpec
-from gpu_nodes.config.stack_settings import NODE_GROUPS, StackSpec
+from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.config.stack import NODE_GROUPS, StackSpec
 from gpu_nodes.manifests.verification import request_slug, requests
 from gpu_nodes.resources.children import child_name, claim_child
 

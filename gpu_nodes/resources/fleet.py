@@ -22,10 +22,8 @@ import pulumi
 from gpu_nodes.config.args import NodeGroupArgs
 from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
 from gpu_nodes.config.fields import Problems, Setting, Undisclosed
-from gpu_nodes.config.parse import parse_stack
-from gpu_nodes.config.specs import NodeGroupSpec
-from gpu_nodes.config.stack_config import StackConfig
-from gpu_nodes.config.stack_settings import (
+from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.config.stack import (
     CREATE_RUNTIME_CLASS,
     EXISTING_NAMESPACES,
     HAND_OVER,
@@ -36,7 +34,9 @@ from gpu_nodes.config.stack_settings import (
     SSH_PRIVATE_KEY,
     STACK_SETTINGS,
     StackSpec,
+    parse_stack,
 )
+from gpu_nodes.config.stack_config import StackConfig
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.providers.claims import stack_label_value

@@ -13,7 +13,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpu_nodes.config.stack_settings import EXISTING_NAMESPACES, IMAGE_PULL_SECRET, StackSpec
+from gpu_nodes.config.stack import EXISTING_NAMESPACES, IMAGE_PULL_SECRET, StackSpec
 from gpu_nodes.constants import PULL_SECRET_NAME
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.naming import claimed_labels

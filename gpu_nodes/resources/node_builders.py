@@ -18,7 +18,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_command import remote
 
-from gpu_nodes.config.specs import NodeGroupSpec, NodeSpec
+from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.kube.node_health import NodeTarget
 from gpu_nodes.manifests.device_plugin import APP_NAME as PLUGIN_APP_NAME

@@ -16,7 +16,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpu_nodes.config.specs import NodeGroupSpec
+from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.node_labels import node_labels
 from gpu_nodes.preflight.command import parse_report

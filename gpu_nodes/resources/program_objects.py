@@ -8,7 +8,7 @@ stacks) cannot tell them apart, so the second fleet is refused before it registe
 
 from __future__ import annotations
 
-from gpu_nodes.config.stack_settings import EXISTING_NAMESPACES, StackSpec
+from gpu_nodes.config.stack import EXISTING_NAMESPACES, StackSpec
 from gpu_nodes.errors import ConfigError
 
 # Per program run: the run's resource monitor, and which fleet claimed each object.

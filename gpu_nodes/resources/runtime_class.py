@@ -18,7 +18,7 @@ from typing import Any
 
 import pulumi_kubernetes as k8s
 
-from gpu_nodes.config.stack_settings import CREATE_RUNTIME_CLASS, RUNTIME_CLASS, RuntimeClassSpec, StackSpec
+from gpu_nodes.config.stack import CREATE_RUNTIME_CLASS, RUNTIME_CLASS, RuntimeClassSpec, StackSpec
 from gpu_nodes.constants import RUNTIME_HANDLER
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.naming import claimed_labels

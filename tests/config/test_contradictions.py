@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_nodes.config.parse import parse_stack
+from gpu_nodes.config.stack import parse_stack
 from gpu_nodes.errors import ConfigError
 from tests.factories import HOST_KEY, group
 

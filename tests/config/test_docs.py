@@ -1,6 +1,6 @@
 """The README's config tables and Pulumi.yaml's config schema say what the declarations say.
 
-Each config field is declared once (gpu_nodes/config/specs.py); these tests fail when the README
+Each config field is declared once (gpu_nodes/config/, one module per section); these tests fail when the README
 or Pulumi.yaml describes a field otherwise, lacks one or describes one that does not exist.
 """
 
@@ -11,8 +11,8 @@ import re
 import yaml
 
 from gpu_nodes.config.fields import readme_rows
-from gpu_nodes.config.specs import NodeGroupSpec
-from gpu_nodes.config.stack_settings import STACK_SETTINGS
+from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.config.stack import STACK_SETTINGS
 from gpu_nodes.constants import NAMESPACE
 from tests.pulumi_mocks import ROOT
 

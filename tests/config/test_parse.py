@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from gpu_nodes.config.k8s_syntax import parse_taint
-from gpu_nodes.config.parse import parse_stack
+from gpu_nodes.config.checks import parse_taint
+from gpu_nodes.config.stack import parse_stack
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.vocabulary import GROUP_LABEL
 from tests.factories import RSA_HOST_KEY, group, node

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gpu_nodes.config.parse import parse_stack
+from gpu_nodes.config.stack import parse_stack
 from gpu_nodes.errors import ConfigError
 from tests.factories import ECDSA_HOST_KEY, HOST_KEY, RSA_HOST_KEY, group, node
 
@@ -253,7 +253,7 @@ def crashes(read: Any) -> list[str]:
 
 def group_keys() -> list[str]:
     from gpu_nodes.config.fields import readme_rows
-    from gpu_nodes.config.specs import NodeGroupSpec
+    from gpu_nodes.config.node_group import NodeGroupSpec
 
     return [key for key, *_ in readme_rows(NodeGroupSpec) if "[]" not in key] + ["devicePlugin", "verification", "preflight"]
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gpu_nodes.config.parse import parse_stack
+from gpu_nodes.config.stack import parse_stack
 from gpu_nodes.manifests.device_plugin import config_map_manifest, daemonset_manifest, plugin_revision
 from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GROUP_LABEL
 from tests.factories import group

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from gpu_nodes.config.parse import parse_stack
+from gpu_nodes.config.stack import parse_stack
 from gpu_nodes.constants import GPU_ACCESS
 from gpu_nodes.preflight.command import (
     SCRIPT_DIR,

@@ -7,7 +7,7 @@ import pulumi
 import pytest
 
 from gpu_nodes import ConfigError, GpuFleet, GpuFleetArgs
-from gpu_nodes.config.parse import parse_stack
+from gpu_nodes.config.stack import parse_stack
 from gpu_nodes.resources.child_names import group_children
 from tests.factories import SSH_KEY, group, node
 from tests.pulumi_mocks import run_inline

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_nodes.config.parse import parse_runtime_class, parse_stack
-from gpu_nodes.config.stack_settings import RuntimeClassSpec
+from gpu_nodes.config.stack import RuntimeClassSpec, parse_runtime_class, parse_stack
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.resources.runtime_class import runtime_class_manifest
 from tests.factories import group

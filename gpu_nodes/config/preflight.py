@@ -1,12 +1,29 @@
-"""What preflight checks on a group's machines, and how it reaches them: the group's `preflight` settings."""
+"""The group's `preflight` section: what preflight checks on a group's machines, how it reaches them
+(the bastion, the host keys), and its reader."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, OBJECT, STRING, between, one_of, setting
-from gpu_nodes.config.spec_checks import DRIVER_VERSION, HOST_KEY, PORT, RECHECK, SSH_HOST, SSH_USER, TOOLKIT_VERSION
-from gpu_nodes.constants import CONTAINER_RUNTIMES, DEFAULT_MIN_TOOLKIT, DEFAULT_PREFLIGHT_SESSIONS
+from gpu_nodes.config.checks import DRIVER_VERSION, HOST_KEY, PORT, RECHECK, SSH_HOST, SSH_USER, TOOLKIT_VERSION
+from gpu_nodes.config.fields import (
+    BOOLEAN,
+    INTEGER,
+    MISSING,
+    OBJECT,
+    STRING,
+    Problems,
+    Section,
+    Setting,
+    between,
+    one_of,
+    setting,
+)
+from gpu_nodes.constants import CONTAINER_RUNTIMES, DEFAULT_MIN_TOOLKIT, DEFAULT_PREFLIGHT_SESSIONS, NAMESPACE
+
+# The stack setting that lets a machine go without a pinned host key (declared in config/stack.py).
+SKIP_HOST_KEY_CHECK = f"{NAMESPACE}:insecureSkipHostKeyCheck"
 
 
 @dataclass(frozen=True)
@@ -106,3 +123,65 @@ class PreflightSpec:
     mig_strategy: str = "none"
     # The group's gpuModel: every GPU of the machine must be it.
     gpu_model: str | None = None
+
+
+def warn_unused_preflight(problems: Problems, key: str, preflight: Section[PreflightSpec]) -> None:
+    """Preflight settings given while preflight is off do nothing: say so, rather than ignore them."""
+    if not preflight.clean or preflight["enabled"] is not False:
+        return
+    for name in sorted(k for k in preflight.fields.raw if k != "enabled" and preflight.fields.raw[k] is not None):
+        problems.warn(f"{key}.{name}", preflight.fields.raw[name], "preflight.enabled is false")
+
+
+def read_preflight(
+    problems: Problems, key: str, raw: dict[str, Any] | None, insecure_skip_host_key_check: bool
+) -> Section[PreflightSpec]:
+    section = Section(
+        problems,
+        key,
+        raw or {},
+        PreflightSpec,
+        hooks={"proxy": lambda p, s: _read_proxy(problems, f"{key}.{s.key}", p.fields.read(s), insecure_skip_host_key_check)},
+    )
+    section.read_all()
+    return section
+
+
+def _read_proxy(
+    problems: Problems, key: str, raw: dict[str, Any] | None, insecure_skip_host_key_check: bool
+) -> SshProxySpec | None:
+    if raw is None:
+        return None
+    section = Section(
+        problems,
+        key,
+        raw,
+        SshProxySpec,
+        hooks={"host_key": lambda p, s: read_host_key(p, s, required=not insecure_skip_host_key_check)},
+    )
+    return section.build()
+
+
+def read_host_key(section: Section[Any], s: Setting, required: bool) -> str | None:
+    """A pinned host key; required unless the stack opted out of host key checking."""
+    if s.key not in section.fields.raw:
+        if required:
+            section.problems.add(
+                f"{section.key}.{s.key}",
+                MISSING,
+                f"pin the machine's SSH host key (ssh-keyscan), or set {SKIP_HOST_KEY_CHECK} to true "
+                "to accept any host key",
+            )
+        return None
+    host_key = section.fields.read(s)
+    if host_key and host_key.split()[0] == "ssh-rsa":
+        # pulumi-command pins HostKeyAlgorithms to the key's type, and for RSA that is the SHA-1
+        # `ssh-rsa` signature, which OpenSSH 8.8 and later no longer offer: the session would fail.
+        section.problems.add(
+            f"{section.key}.{s.key}",
+            host_key.split()[0],
+            "an ed25519 or ecdsa host key (`ssh-keyscan -t ed25519 HOST`): pulumi-command verifies an RSA host key "
+            "only with the SHA-1 ssh-rsa algorithm, which OpenSSH 8.8 and later refuse",
+        )
+        return None
+    return host_key.strip() if host_key else None

@@ -1,0 +1,330 @@
+"""The group's `devicePlugin` section: how the NVIDIA device plugin runs on the group's nodes (its
+image, MIG strategy and layout, time-slicing, health checks, pod settings), and its reader."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from gpu_nodes.config.checks import (
+    CDI_HOOK,
+    DIRECTORY,
+    TAINT_EFFECTS,
+    count_or_percent,
+    image_setting,
+    is_label_key,
+    is_label_value,
+    namespace_setting,
+    pull_policy_setting,
+)
+from gpu_nodes.config.fields import (
+    BOOLEAN,
+    INTEGER,
+    LIST,
+    OBJECT,
+    SCALAR,
+    STRING,
+    Check,
+    Problems,
+    Section,
+    Setting,
+    between,
+    one_of,
+    setting,
+)
+from gpu_nodes.constants import (
+    DEFAULT_CDI_HOOK_PATH,
+    DEFAULT_DEVICE_PLUGIN_IMAGE,
+    DEFAULT_DEVICE_PLUGIN_NAMESPACE,
+    MAX_MIG_DEVICES_PER_GPU,
+    MIG_STRATEGIES,
+)
+from gpu_nodes.vocabulary import GPU_RESOURCE, mig_resource
+
+# mig-parted's profiles (pkg/types/mig_profile.go ParseMigProfile): "<g>g.<memory>gb", and "+me" for
+# the media extensions, its one attribute (AttributeMediaExtensions).
+_MIG_PROFILE = re.compile(r"[1-7]g\.[0-9]+gb(\+me)?")
+_TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
+_QUANTITY = re.compile(r"[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?")
+_RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage")
+
+
+@dataclass(frozen=True)
+class DevicePluginSpec:
+    image: str = image_setting("pinned by tag (not `latest`) or digest", DEFAULT_DEVICE_PLUGIN_IMAGE)
+    namespace: str = namespace_setting(
+        "shared by groups; Pod Security `privileged` (the plugin mounts hostPath)", DEFAULT_DEVICE_PLUGIN_NAMESPACE
+    )
+    mig_strategy: str = setting(
+        "migStrategy",
+        STRING,
+        "`none`/`single`/`mixed`",
+        'the plugin\'s MIG strategy; `mixed` needs `verification.migResources` (see "MIG")',
+        default="none",
+        check=one_of(MIG_STRATEGIES),
+    )
+    time_slicing_replicas: int = setting(
+        "timeSlicingReplicas",
+        INTEGER,
+        "int 1-64",
+        "share each GPU N ways",
+        default=1,
+        default_text="`1` (off)",
+        check=between(1, 64, "expected 1 (time-slicing off) to 64"),
+    )
+    fail_on_init_error: bool = setting(
+        "failOnInitError", BOOLEAN, "bool", "the plugin's own default: exit when no GPU can be initialised", default=True
+    )
+    # Per GPU, as nvidia-mig-parted's `mig-devices` under `devices: all` (profile -> count).
+    mig_devices: tuple[tuple[str, int], ...] = setting(
+        "migDevices",
+        OBJECT,
+        "map",
+        'the MIG devices each GPU is split into, e.g. `{"1g.10gb": 7}`: the readiness then checks their exact count (see "MIG")',
+        default=None,
+        default_text="the count is not checked",
+    )
+    tolerations: tuple[dict[str, Any], ...] = setting(
+        "tolerations",
+        LIST,
+        "list",
+        "more tolerations for the plugin's pods, beside the group's taints and the gate, e.g. "
+        "`[{key: example.com/dedicated, operator: Exists}]`",
+        default=None,
+        default_text="none",
+    )
+    resources: dict[str, dict[str, str]] = setting(
+        "resources",
+        OBJECT,
+        "object",
+        "the plugin container's `requests` and `limits`, e.g. `{requests: {cpu: 50m, memory: 64Mi}}`",
+        default=None,
+        default_text="none (upstream's)",
+    )
+    health_checks: bool = setting(
+        "healthChecks",
+        BOOLEAN,
+        "bool",
+        "the plugin's XID health checks; `false` (`DP_DISABLE_HEALTHCHECKS=all`) for passthrough or vGPU hosts",
+        default=True,
+    )
+    image_pull_policy: str | None = pull_policy_setting("the plugin's")
+    max_unavailable: int | str | None = setting(
+        "maxUnavailable",
+        SCALAR,
+        "int ≥ 1, or `N%`",
+        "how many nodes' plugin pods a rollout replaces at once (the DaemonSet's `maxUnavailable`)",
+        default=None,
+        default_text="`1` (Kubernetes')",
+        check=Check(count_or_percent, "expected a whole number of at least 1, or a percentage from 1% to 100%"),
+    )
+    ignored_xids: tuple[int, ...] = setting(
+        "ignoredXids",
+        LIST,
+        "list of ints",
+        "XIDs that do not make a GPU unhealthy, beside the plugin's own list (`DP_DISABLE_HEALTHCHECKS=109,...`)",
+        default=None,
+        default_text="none",
+    )
+    driver_root: str = setting(
+        "driverRoot",
+        STRING,
+        "absolute path",
+        "where the NVIDIA driver is installed on the machines: `/`, or `/run/nvidia/driver` where the driver runs in "
+        "a container (the GPU Operator's); with `gpuAccess: cdi` it is mounted at `/driver-root` for the plugin's "
+        'CDI specs (see "How tenants get their GPUs")',
+        default="/",
+        check=DIRECTORY,
+    )
+    cdi_hook_path: str = setting(
+        "cdiHookPath",
+        STRING,
+        "absolute path",
+        "with `gpuAccess: cdi`: the `nvidia-ctk` (or `nvidia-cdi-hook`) on the machines that the CDI specs' hooks "
+        "run; preflight checks each machine has it",
+        default=DEFAULT_CDI_HOOK_PATH,
+        check=CDI_HOOK,
+    )
+
+    def mig_allocatable(self, gpus_per_node: int) -> dict[str, int] | None:
+        """What each node offers under the declared MIG layout; None when none is declared."""
+        if self.mig_strategy == "none" or not self.mig_devices:
+            return None
+        if self.mig_strategy == "single":
+            # One profile: every MIG device is one nvidia.com/gpu, shared like a whole GPU.
+            return {GPU_RESOURCE: gpus_per_node * sum(n for _, n in self.mig_devices) * self.time_slicing_replicas}
+        return {mig_resource(profile): gpus_per_node * n for profile, n in self.mig_devices}
+
+    @property
+    def needs_config_file(self) -> bool:
+        return self.mig_strategy != "none" or self.time_slicing_replicas > 1
+
+
+def read_device_plugin(problems: Problems, key: str, raw: Any) -> Section[DevicePluginSpec]:
+    section = Section(
+        problems,
+        key,
+        raw or {},
+        DevicePluginSpec,
+        hooks={
+            "mig_devices": _read_mig_devices,
+            "tolerations": lambda p, t: read_tolerations(problems, f"{p.key}.{t.key}", p.fields.read(t)),
+            "resources": lambda p, t: read_resources(problems, f"{p.key}.{t.key}", p.fields.read(t)),
+            "ignored_xids": _read_ignored_xids,
+        },
+    )
+    section.read_all()
+    return section
+
+
+def _read_ignored_xids(section: Section[DevicePluginSpec], s: Setting) -> tuple[int, ...]:
+    key = f"{section.key}.{s.key}"
+    xids = read_xids(section.problems, key, section.fields.read(s))
+    if xids and section["health_checks"] is False:
+        section.problems.add(key, list(xids), "has no effect with healthChecks false (no XID is checked)")
+    return xids
+
+
+def _read_mig_devices(section: Section[DevicePluginSpec], s: Setting) -> tuple[tuple[str, int], ...]:
+    """The MIG layout of each GPU, profile -> devices, as nvidia-mig-parted writes it."""
+    key = f"{section.key}.{s.key}"
+    raw = section.fields.read(s)
+    if not raw:
+        return ()
+    strategy = section["mig_strategy"]
+    if strategy == "none":
+        section.problems.add(key, raw, "only with devicePlugin.migStrategy 'single' or 'mixed'")
+        return ()
+    devices: list[tuple[str, int]] = []
+    for profile, count in sorted(raw.items(), key=lambda item: str(item[0])):
+        if not isinstance(profile, str) or not _MIG_PROFILE.fullmatch(profile):
+            section.problems.add(
+                f"{key}.{profile}", profile, "expected a MIG profile such as 1g.10gb, 3g.40gb or 1g.10gb+me (media extensions)"
+            )
+        elif not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_MIG_DEVICES_PER_GPU:
+            section.problems.add(f"{key}.{profile}", count, f"expected 1 to {MAX_MIG_DEVICES_PER_GPU} devices per GPU")
+        else:
+            devices.append((profile, count))
+    if strategy == "single" and len(raw) > 1:
+        section.problems.add(key, raw, "migStrategy 'single' needs one profile on every GPU; use 'mixed' for several")
+    elif sum(n for _, n in devices) > MAX_MIG_DEVICES_PER_GPU:
+        section.problems.add(key, raw, f"expected at most {MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU in all")
+    return tuple(devices)
+
+
+def read_tolerations(problems: Problems, key: str, raw: Any) -> tuple[dict[str, Any], ...]:
+    """Tolerations as the pod spec takes them, in the order given."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.add(key, raw, "expected a list of tolerations, e.g. [{key: example.com/dedicated, operator: Exists}]")
+        return ()
+    found: list[dict[str, Any]] = []
+    for index, item in enumerate(raw):
+        here = f"{key}[{index}]"
+        if not isinstance(item, dict) or not item or set(item) - set(_TOLERATION_KEYS):
+            problems.add(here, item, f"expected an object with {', '.join(_TOLERATION_KEYS)}")
+            continue
+        problem = _toleration_problem(item)
+        if problem:
+            problems.add(here, item, problem)
+        else:
+            found.append(dict(item))
+    return tuple(found)
+
+
+def _toleration_problem(item: dict[str, Any]) -> str | None:
+    operator = item.get("operator", "Equal")
+    if operator not in ("Equal", "Exists"):
+        return "expected operator Equal or Exists"
+    if "key" in item and not (isinstance(item["key"], str) and is_label_key(item["key"])):
+        return "expected a label key as key"
+    if "key" not in item and operator != "Exists":
+        return "a toleration without a key must have operator Exists (it tolerates every taint)"
+    if "value" in item and not isinstance(item["value"], str):
+        return "a toleration's value is a string, as a taint's is: quote it (value: \"1\")"
+    if any(name in item and not isinstance(item[name], str) for name in ("key", "operator", "effect")):
+        return "key, operator and effect are strings"
+    if isinstance(item.get("value"), str) and not is_label_value(item["value"]):
+        # The API server takes an Equal toleration's value only as a label value (ValidateTolerations,
+        # kubernetes/kubernetes pkg/apis/core/validation/validation.go).
+        return "expected a label value as value: at most 63 letters, digits, '-', '_' or '.'"
+    if operator == "Exists" and item.get("value") not in (None, ""):
+        return "operator Exists takes no value"
+    if "effect" in item and item["effect"] not in TAINT_EFFECTS:
+        return f"expected effect {', '.join(TAINT_EFFECTS)} (or none: every effect)"
+    if "tolerationSeconds" in item:
+        seconds = item["tolerationSeconds"]
+        if item.get("effect") != "NoExecute" or not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 0:
+            return "tolerationSeconds is whole seconds, and only with effect NoExecute"
+    return None
+
+
+def read_resources(problems: Problems, key: str, raw: Any) -> dict[str, dict[str, str]]:
+    """`{requests: {...}, limits: {...}}` with quantities as strings."""
+    if not raw:
+        return {}
+    if not isinstance(raw, dict) or set(raw) - {"requests", "limits"}:
+        problems.add(key, raw, 'expected {requests: {cpu: "50m", memory: 64Mi}, limits: {memory: 128Mi}}')
+        return {}
+    resources: dict[str, dict[str, str]] = {}
+    for part in ("requests", "limits"):
+        values = raw.get(part)
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            problems.add(f"{key}.{part}", values, f"expected a map of {', '.join(_RESOURCE_NAMES)} to quantities")
+            continue
+        for name, quantity in sorted(values.items(), key=lambda item: str(item[0])):
+            text = str(quantity) if isinstance(quantity, (int, float)) and not isinstance(quantity, bool) else quantity
+            if name not in _RESOURCE_NAMES:
+                problems.add(f"{key}.{part}.{name}", name, f"expected one of {', '.join(_RESOURCE_NAMES)}")
+            elif not isinstance(text, str) or not _QUANTITY.fullmatch(text):
+                problems.add(f"{key}.{part}.{name}", quantity, "expected a Kubernetes quantity such as 50m, 0.5, 64Mi or 1Gi")
+            else:
+                resources.setdefault(part, {})[name] = text
+    for name, request in sorted(resources.get("requests", {}).items()):
+        limit = resources.get("limits", {}).get(name)
+        if limit is not None and quantity_value(request) > quantity_value(limit):
+            problems.add(
+                f"{key}.requests.{name}", request, f"expected at most limits.{name} ({limit}): a request is within its limit"
+            )
+    return resources
+
+
+_SUFFIXES = {
+    **{
+        s: Decimal(1000) ** p
+        for s, p in (("n", -3), ("u", -2), ("m", -1), ("", 0), ("k", 1), ("M", 2), ("G", 3), ("T", 4), ("P", 5), ("E", 6))
+    },
+    **{s: Decimal(1024) ** p for s, p in (("Ki", 1), ("Mi", 2), ("Gi", 3), ("Ti", 4), ("Pi", 5), ("Ei", 6))},
+}
+
+
+def quantity_value(text: str) -> Decimal:
+    """A quantity's value, as apimachinery's resource.Quantity reads `<number><suffix>`."""
+    found = _QUANTITY.fullmatch(text)
+    assert found is not None, text
+    number = text[: found.start(3)] if found[3] is not None else text
+    suffix = found[3] or ""
+    if suffix[:1] in ("e", "E") and suffix not in _SUFFIXES:
+        return Decimal(text)
+    return Decimal(number.lstrip("+")) * _SUFFIXES[suffix]
+
+
+def read_xids(problems: Problems, key: str, raw: Any) -> tuple[int, ...]:
+    """XIDs the plugin's health check should ignore, as it takes them: whole numbers."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.add(key, raw, "expected a list of XID numbers, e.g. [109]")
+        return ()
+    xids: list[int] = []
+    for index, xid in enumerate(raw):
+        if not isinstance(xid, int) or isinstance(xid, bool) or xid < 1:
+            problems.add(f"{key}[{index}]", xid, "expected an XID number, e.g. 109")
+        elif xid not in xids:
+            xids.append(xid)
+    return tuple(sorted(xids))

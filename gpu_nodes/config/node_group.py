@@ -1,0 +1,477 @@
+"""The node group: its machines, labels, taints, how tenants get its GPUs, its priority class, the
+sections it holds (device plugin, verification, preflight), and its reader, where the sections'
+settings are weighed against each other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_nodes.config.checks import (
+    GPU_MODEL,
+    HOST_KEY,
+    PORT,
+    SSH_HOST,
+    SSH_USER,
+    TAINT_EFFECTS,
+    is_dns_label,
+    is_dns_subdomain,
+    is_label_key,
+    is_label_value,
+    parse_taint,
+    reserved_key_owner,
+)
+from gpu_nodes.config.device_plugin import DevicePluginSpec, read_device_plugin
+from gpu_nodes.config.fields import (
+    BOOLEAN,
+    INTEGER,
+    LIST,
+    MISSING,
+    OBJECT,
+    STRING,
+    Check,
+    Problems,
+    Section,
+    Setting,
+    between,
+    one_of,
+    setting,
+)
+from gpu_nodes.config.preflight import PreflightSpec, read_host_key, read_preflight, warn_unused_preflight
+from gpu_nodes.config.verification import VerificationSpec, read_verification
+from gpu_nodes.constants import (
+    DEFAULT_LABELS,
+    DEFAULT_PRIORITY_VALUE,
+    DEFAULT_TAINTS,
+    GPU_ACCESS,
+    ISOLATION,
+    MAX_PRIORITY_CLASS_NAME,
+    MAX_USER_PRIORITY,
+    MIN_PRIORITY,
+    NAMESPACE,
+    PULL_SECRET_NAME,
+    VERIFICATION_PRIORITY_SUFFIX,
+)
+from gpu_nodes.vocabulary import FEATURE_LABEL_KEYS, GROUP_LABEL, Taint, mig_resource
+
+# The stack setting a group's gpuAccess may need (declared in config/stack.py).
+RUNTIME_CLASS_KEY = f"{NAMESPACE}:runtimeClass"
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    name: str = setting(
+        "name",
+        STRING,
+        "string",
+        "the Kubernetes node name",
+        check=Check(is_dns_subdomain, "expected a Kubernetes node name (DNS-1123 subdomain)"),
+        row=False,
+    )
+    # The SSH fields are required where preflight runs (config.py says so when reading them).
+    ssh_host: str | None = setting(
+        "sshHost",
+        STRING,
+        "string",
+        "address of the machine: a host name or an IP address",
+        default=None,
+        default_text="required with preflight",
+        check=SSH_HOST,
+    )
+    ssh_port: int = setting("sshPort", INTEGER, "int", "SSH port", default=22, check=PORT)
+    ssh_user: str | None = setting(
+        "sshUser",
+        STRING,
+        "string",
+        'SSH user: `root` (see "Privileges")',
+        default=None,
+        default_text="required with preflight",
+        check=SSH_USER,
+    )
+    host_key: str | None = setting(
+        "hostKey",
+        STRING,
+        "string",
+        "the machine's public ed25519 or ecdsa host key, `ssh-ed25519 AAAA...` (`ssh-keyscan -t ed25519 HOST`)",
+        default=None,
+        default_text="required with preflight",
+        check=HOST_KEY,
+    )
+
+
+@dataclass(frozen=True)
+class PriorityClassSpec:
+    name: str = setting(
+        "name",
+        STRING,
+        "string",
+        "not `system-*`, at most 240 characters: `<name>-verification` is created too",
+        default=None,  # gpu-<group>, given by the group
+        default_text="`gpu-<group>`",
+        check=Check(
+            lambda n: is_dns_subdomain(n) and not n.startswith("system-") and len(n) <= MAX_PRIORITY_CLASS_NAME,
+            f"expected a DNS-1123 subdomain not starting with 'system-' (reserved), at most {MAX_PRIORITY_CLASS_NAME} "
+            f"characters (the verification class adds {VERIFICATION_PRIORITY_SUFFIX!r})",
+        ),
+    )
+    value: int = setting(
+        "value",
+        INTEGER,
+        "int",
+        "at most 1000000000 (above is reserved for system classes)",
+        default=DEFAULT_PRIORITY_VALUE,
+        check=between(
+            MIN_PRIORITY,
+            MAX_USER_PRIORITY,
+            f"expected {MIN_PRIORITY} to {MAX_USER_PRIORITY} (higher values are reserved for system classes)",
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class NodeGroupSpec:
+    name: str = setting(
+        "name",
+        STRING,
+        "string",
+        "DNS-1123 label; names the group's objects and its node label value",
+        check=Check(is_dns_label, "expected a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters"),
+    )
+    nodes: tuple[NodeSpec, ...] = setting(
+        "nodes",
+        LIST,
+        "list",
+        "`{name, sshHost, sshPort, sshUser, hostKey}`; `name` is the Kubernetes node name; a node may belong to one group only",
+        default_text="required, at least one",
+        section=NodeSpec,
+    )
+    gpus_per_node: int = setting(
+        "gpusPerNode",
+        INTEGER,
+        "int ≥ 1",
+        "GPUs each node must expose",
+        check=Check(lambda n: n >= 1, "expected at least 1"),
+    )
+    labels: tuple[tuple[str, str], ...] = setting(
+        "labels",
+        OBJECT,
+        "map",
+        "labels for every node (a map given here replaces the default); `gpu-nodes.dev/node-group` is added; keys under "
+        "`kubernetes.io/`, `k8s.io/` (and their subdomains) and `gpu-nodes.dev/` are reserved",
+        default=DEFAULT_LABELS,
+        default_text='`{accelerator: nvidia, nvidia.com/gpu.present: "true"}`',
+    )
+    taints: tuple[Taint, ...] = setting(
+        "taints",
+        LIST,
+        "list of strings",
+        "`kubectl taint` syntax `key[=value]:Effect`; the same keys are reserved as for labels (the gate "
+        "`gpu-nodes.dev/unverified` is the stack's own)",
+        default=list(DEFAULT_TAINTS),
+    )
+    device_plugin: DevicePluginSpec = setting(
+        "devicePlugin", OBJECT, "object", "", default={}, row=False, section=DevicePluginSpec
+    )
+    priority_class: PriorityClassSpec = setting(
+        "priorityClass", OBJECT, "object", "", default={}, row=False, section=PriorityClassSpec
+    )
+    verification: VerificationSpec = setting(
+        "verification", OBJECT, "object", "", default={}, row=False, section=VerificationSpec
+    )
+    preflight: PreflightSpec = setting("preflight", OBJECT, "object", "", default={}, row=False, section=PreflightSpec)
+    gpu_access: str = setting(
+        "gpuAccess",
+        STRING,
+        "`defaultRuntime`/`runtimeClass`/`cdi`",
+        "how a tenant's pod gets its GPUs, and so what preflight requires and how the verification pods run: "
+        "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
+        '(the plugin\'s `cdi-cri` strategy). See "How tenants get their GPUs"',
+        default="defaultRuntime",
+        check=one_of(GPU_ACCESS),
+    )
+    isolation: str = setting(
+        "isolation",
+        STRING,
+        "`default`/`strict`",
+        "whether a pod may see GPUs it was not given: `default` keeps the container toolkit as it ships (a pod "
+        "that sets `NVIDIA_VISIBLE_DEVICES=all`, as CUDA images do, sees every GPU under the nvidia runtime); "
+        "`strict` needs NVIDIA's hardened toolkit settings, which preflight checks, and proves that a pod given no "
+        'GPU sees none. See "How tenants get their GPUs"',
+        default="default",
+        check=one_of(ISOLATION),
+    )
+    gpu_model: str | None = setting(
+        "gpuModel",
+        STRING,
+        "string",
+        "the GPU model every node must have, as `nvidia-smi` names it (`NVIDIA H100 80GB HBM3`); without it the "
+        'group\'s nodes must agree with each other (see "GPU facts")',
+        default=None,
+        default_text="most nodes' model",
+        check=GPU_MODEL,
+    )
+    gpu_feature_labels: bool = setting(
+        "gpuFeatureLabels",
+        BOOLEAN,
+        "bool",
+        "label each node with GPU Feature Discovery's keys (`nvidia.com/gpu.product`, ...) from preflight's facts; "
+        "turn off where GFD itself runs",
+        default=True,
+    )
+    # The stack's RuntimeClass (per stack), which the device plugin names; None: there is none.
+    runtime_class: str | None = None
+    # The pull secret every pod of the group names (gpu-nodes:imagePullSecret); None: none.
+    image_pull_secret: str | None = None
+
+    @property
+    def tenant_runtime_class(self) -> str | None:
+        """The RuntimeClass a tenant's GPU pod must name: only with gpuAccess runtimeClass."""
+        return self.runtime_class if self.gpu_access == "runtimeClass" else None
+
+    @property
+    def node_labels(self) -> dict[str, str]:
+        """Every label this group puts on its nodes, the group label included."""
+        return {**dict(self.labels), GROUP_LABEL: self.name}
+
+
+def read_group(
+    problems: Problems,
+    key: str,
+    raw: Any,
+    insecure_skip_host_key_check: bool,
+    runtime_class: str | None,
+    has_pull_secret: bool = False,
+) -> NodeGroupSpec | None:
+    """One entry of nodeGroups; None (with its problems added) when anything in it is wrong.
+    `runtime_class`: the stack's RuntimeClass, None when it is off."""
+    def preflight(group: Section[NodeGroupSpec], s: Setting) -> Section[PreflightSpec]:
+        return read_preflight(problems, f"{key}.{s.key}", group.fields.read(s), insecure_skip_host_key_check)
+
+    def nodes(group: Section[NodeGroupSpec], s: Setting) -> tuple[NodeSpec, ...]:
+        # Unless the preflight settings are wrong: that is reported there, once.
+        preflight = group["preflight"]
+        needs_ssh = preflight.clean and preflight["enabled"] is True
+        return _read_nodes(problems, f"{key}.{s.key}", group.fields.read(s), needs_ssh, insecure_skip_host_key_check)
+
+    def device_plugin(group: Section[NodeGroupSpec], s: Setting) -> Section[DevicePluginSpec]:
+        return read_device_plugin(problems, f"{key}.{s.key}", group.fields.read(s))
+
+    def priority_class(group: Section[NodeGroupSpec], s: Setting) -> PriorityClassSpec | None:
+        # No default from an invalid group name: that mistake is reported once, on the name.
+        name = group["name"]
+        section = Section(
+            problems,
+            f"{key}.{s.key}",
+            group.fields.read(s) or {},
+            PriorityClassSpec,
+            hooks={"name": lambda pc, n: pc.fields.read(n, f"gpu-{name}" if name else None)},
+        )
+        return section.build()
+
+    def verification(group: Section[NodeGroupSpec], s: Setting) -> VerificationSpec | None:
+        mig_strategy = group["device_plugin"]["mig_strategy"]
+        return read_verification(problems, f"{key}.{s.key}", group.fields.read(s) or {}, group["gpus_per_node"], mig_strategy)
+
+    group = Section(
+        problems,
+        key,
+        raw,
+        NodeGroupSpec,
+        hooks={
+            "preflight": preflight,
+            "nodes": nodes,
+            "labels": lambda g, s: _read_labels(problems, f"{key}.{s.key}", g.fields.read(s)),
+            "taints": lambda g, s: _read_taints(problems, f"{key}.{s.key}", g.fields.read(s)),
+            "device_plugin": device_plugin,
+            "priority_class": priority_class,
+            "verification": verification,
+        },
+    )
+    # The order problems are reported in: what other fields depend on first.
+    for attr in ("name", "gpus_per_node", "preflight", "nodes", "labels", "taints", "device_plugin", "priority_class"):
+        group[attr]
+    group.read_all()
+    access = group["gpu_access"]
+    if access in ("runtimeClass", "cdi") and runtime_class is None:
+        # With cdi the plugin itself needs the class: without nvidia as the default it has no NVML otherwise.
+        who = "tenants must name" if access == "runtimeClass" else "the device plugin runs under"
+        problems.add(
+            f"{key}.gpuAccess",
+            access,
+            f"needs the RuntimeClass {who}, but {RUNTIME_CLASS_KEY} is off; set it, or use defaultRuntime",
+        )
+    if access == "cdi" and group["preflight"].clean and group["preflight"]["container_runtime"] == "docker":
+        problems.add(
+            f"{key}.gpuAccess",
+            access,
+            "cannot work with preflight.containerRuntime 'docker': cri-dockerd passes no CDI devices to Docker; "
+            "use defaultRuntime there",
+        )
+    _check_mig_resources_in_layout(problems, key, group)
+    _check_jobs_fit_the_sharing(problems, key, group)
+    _check_gpu_facts_settings(problems, key, group)
+    warn_unused_preflight(problems, f"{key}.preflight", group["preflight"])
+    if not group.clean:
+        return None
+    return group.build(
+        preflight=group["preflight"].build(
+            require_default_runtime=access == "defaultRuntime",
+            require_cdi=access == "cdi",
+            isolation=group["isolation"],
+            cdi_hook_path=group["device_plugin"]["cdi_hook_path"] if access == "cdi" else None,
+            min_cuda=group["verification"].cuda_version if group["verification"] else None,
+            mig_strategy=group["device_plugin"]["mig_strategy"],
+            gpu_model=group["gpu_model"],
+        ),
+        device_plugin=group["device_plugin"].build(),
+        runtime_class=runtime_class,
+        image_pull_secret=PULL_SECRET_NAME if has_pull_secret else None,
+    )
+
+
+def _read_nodes(
+    problems: Problems, key: str, raw: list[Any] | None, needs_ssh: bool, insecure_skip_host_key_check: bool
+) -> tuple[NodeSpec, ...]:
+    if raw is None:
+        return ()
+    if not raw:
+        problems.add(key, raw, "expected at least one node")
+        return ()
+    nodes: list[NodeSpec] = []
+    seen: set[str] = set()
+    for index, item in enumerate(raw):
+        node = Section(
+            problems,
+            f"{key}[{index}]",
+            item,
+            NodeSpec,
+            hooks={
+                "ssh_host": lambda n, s: n.fields.read(s, MISSING if needs_ssh else None),
+                "ssh_user": lambda n, s: n.fields.read(s, MISSING if needs_ssh else None),
+                "host_key": lambda n, s: read_host_key(n, s, required=needs_ssh and not insecure_skip_host_key_check),
+            },
+        )
+        node.read_all()
+        name = node["name"]
+        if name is not None:
+            if name in seen:
+                problems.add(f"{key}[{index}].name", name, "each node may be listed once")
+            seen.add(name)
+        spec = node.build()
+        if spec is not None:
+            nodes.append(spec)
+    return tuple(nodes)
+
+
+def _read_labels(problems: Problems, key: str, raw: dict[Any, Any] | None) -> tuple[tuple[str, str], ...]:
+    labels: list[tuple[str, str]] = []
+    for label_key, value in sorted((raw or {}).items(), key=lambda item: str(item[0])):
+        here = f"{key}.{label_key}"
+        if label_key == GROUP_LABEL:
+            problems.add(here, value, "this label is set by gpu-nodes itself (to the group name)")
+        elif not isinstance(label_key, str) or not is_label_key(label_key):
+            problems.add(here, label_key, "expected a label key: [prefix/]name, name at most 63 characters")
+        elif reserved_key_owner(label_key):
+            problems.add(here, label_key, _reserved(label_key, "label"))
+        elif not isinstance(value, str) or not is_label_value(value):
+            problems.add(
+                here,
+                value,
+                "expected a label value (a string): at most 63 letters, digits, '-', '_' or '.', starting and ending "
+                "alphanumeric",
+            )
+        else:
+            labels.append((label_key, value))
+    return tuple(labels)
+
+
+def _reserved(key: str, what: str) -> str:
+    owner = reserved_key_owner(key)
+    domain = key.rpartition("/")[0]
+    return f"the {what} key prefix {domain}/ belongs to {owner}: a node's {what}s under it are not this config's to set"
+
+
+def _read_taints(problems: Problems, key: str, raw: list[Any] | None) -> tuple[Taint, ...]:
+    taints: list[Taint] = []
+    seen: set[tuple[str, str]] = set()
+    for index, text in enumerate(raw or []):
+        taint = parse_taint(text) if isinstance(text, str) else None
+        if taint is None:
+            problems.add(
+                f"{key}[{index}]",
+                text,
+                f"expected 'key[=value]:Effect' as for kubectl taint, Effect one of {', '.join(TAINT_EFFECTS)}",
+            )
+            continue
+        if reserved_key_owner(taint.key):
+            problems.add(f"{key}[{index}]", text, _reserved(taint.key, "taint"))
+            continue
+        if (taint.key, taint.effect) in seen:
+            problems.add(f"{key}[{index}]", text, "a node has one taint per key and effect")
+            continue
+        seen.add((taint.key, taint.effect))
+        taints.append(taint)
+    return tuple(taints)
+
+
+def _check_gpu_facts_settings(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
+    """The GPU facts come from preflight; their labels are ours alone to write."""
+    preflight = group["preflight"]
+    preflight_on = preflight.clean and preflight["enabled"] is True
+    if group["gpu_model"] is not None and not preflight_on:
+        problems.add(f"{key}.gpuModel", group["gpu_model"], "needs preflight, which reads each machine's GPU model")
+    if group["gpu_feature_labels"] is True and preflight_on:
+        for label in sorted(dict(group["labels"] or ()).keys() & set(FEATURE_LABEL_KEYS)):
+            problems.add(
+                f"{key}.labels.{label}",
+                dict(group["labels"])[label],
+                "is written from preflight's facts (gpuFeatureLabels): remove it here, or set gpuFeatureLabels false",
+            )
+
+
+def _check_mig_resources_in_layout(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
+    """Under mixed MIG, a Job that asks for a profile the declared layout lacks would never schedule."""
+    plugin, verification = group["device_plugin"], group["verification"]
+    if not plugin.clean or verification is None or not plugin["mig_devices"] or group["gpus_per_node"] is None:
+        return
+    offered = {mig_resource(profile): n * group["gpus_per_node"] for profile, n in plugin["mig_devices"]}
+    for resource, count in verification.mig_resources or ():
+        if resource not in offered:
+            layout = ", ".join(sorted(offered))
+            problems.add(
+                f"{key}.verification.migResources.{resource}", resource, f"expected one of devicePlugin.migDevices: {layout}"
+            )
+        elif count > offered[resource]:
+            problems.add(
+                f"{key}.verification.migResources.{resource}",
+                count,
+                f"expected at most {offered[resource]}, the {resource} devicePlugin.migDevices puts on a node",
+            )
+
+
+def _check_jobs_fit_the_sharing(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
+    """A Job must get as many distinct GPUs as it asks for: time-slicing may hand it one GPU twice
+    (README, Troubleshooting), and a single MIG layout offers only so many devices per node."""
+    plugin, verification, gpus_per_node = group["device_plugin"], group["verification"], group["gpus_per_node"]
+    if not plugin.clean or verification is None or gpus_per_node is None:
+        return
+    replicas, layout = plugin["time_slicing_replicas"], plugin["mig_devices"]
+    for index, count in enumerate(verification.gpus_per_pod):
+        here = f"{key}.verification.gpusPerPod[{index}]"
+        if count > 1 and replicas > 1:
+            problems.add(
+                here,
+                count,
+                f"with devicePlugin.timeSlicingReplicas {replicas} a multi-GPU pod may get one GPU twice: keep "
+                "gpusPerPod at [1] for a time-sliced group, or set timeSlicingReplicas to 1",
+            )
+        elif plugin["mig_strategy"] == "single" and layout and count > gpus_per_node * sum(n for _, n in layout):
+            offered = gpus_per_node * sum(n for _, n in layout)
+            problems.add(
+                here,
+                count,
+                f"expected at most {offered}: the MIG devices devicePlugin.migDevices puts on a node "
+                f"({gpus_per_node} GPUs x {sum(n for _, n in layout)})",
+            )
+
+

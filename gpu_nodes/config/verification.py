@@ -1,0 +1,157 @@
+"""The group's `verification` section: the Jobs that prove a tenant's pod gets its GPUs (images,
+GPU counts, MIG resources, timeout), and its reader."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_nodes.config.checks import CUDA_IN_TAG, image_setting, image_tag, namespace_setting, pull_policy_setting
+from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, Problems, Section, Setting, between, setting
+from gpu_nodes.constants import (
+    DEFAULT_CUDA_IMAGE,
+    DEFAULT_VERIFICATION_IMAGE,
+    DEFAULT_VERIFICATION_NAMESPACE,
+    DEFAULT_VERIFICATION_TIMEOUT,
+    MAX_MIG_DEVICES_PER_GPU,
+)
+
+_MIG_RESOURCE = re.compile(r"nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+
+
+@dataclass(frozen=True)
+class VerificationSpec:
+    image: str = image_setting("pinned image with `nvidia-smi`", DEFAULT_VERIFICATION_IMAGE)
+    cuda_image: str = image_setting(
+        "pinned image whose own command runs a CUDA kernel (NVIDIA's CUDA sample `vectorAdd`), after `nvidia-smi`; "
+        'the `cudaX.Y` in its tag is the CUDA version preflight weighs against the driver and the toolkit mode (see "CUDA")',
+        DEFAULT_CUDA_IMAGE,
+        key="cudaImage",
+    )
+    namespace: str = namespace_setting("shared by groups; Pod Security `restricted`", DEFAULT_VERIFICATION_NAMESPACE)
+    gpus_per_pod: tuple[int, ...] = setting(
+        "gpusPerPod",
+        LIST,
+        "list of int",
+        "one Job per count requesting `nvidia.com/gpu`; `[1, 2]` adds a multi-GPU check; each ≤ `gpusPerNode` "
+        "(≤ 7 × `gpusPerNode` with `migStrategy: single`); may be `[]` when `migResources` is set",
+        default=[1],
+    )
+    # With migStrategy mixed: (resource, count) pairs, e.g. ("nvidia.com/mig-1g.5gb", 1).
+    mig_resources: tuple[tuple[str, int], ...] = setting(
+        "migResources",
+        OBJECT,
+        "map",
+        "only with `migStrategy: mixed`, and then required: MIG resource → devices per Job, e.g. "
+        '`{"nvidia.com/mig-1g.5gb": 1}`; one Job per resource, each count ≤ 7 × `gpusPerNode`',
+        default=None,
+    )
+    per_node: bool = setting(
+        "perNode",
+        BOOLEAN,
+        "bool",
+        "one Job per node and count, pinned to that node; `false`: per count, any node of the group",
+        default=True,
+    )
+    timeout_seconds: int = setting(
+        "timeoutSeconds",
+        INTEGER,
+        "int 30-86400",
+        "how long `pulumi up` waits for each Job (also its `activeDeadlineSeconds`) and for each node's GPU count to be exact",
+        default=DEFAULT_VERIFICATION_TIMEOUT,
+        check=between(30, 86_400, "expected 30 to 86400 seconds"),
+    )
+    image_pull_policy: str | None = pull_policy_setting("the verification pods'")
+
+    @property
+    def cuda_version(self) -> str | None:
+        """The CUDA version the CUDA image is built for, from its tag (`vectoradd-cuda11.7.1` -> 11.7)."""
+        found = CUDA_IN_TAG.search(image_tag(self.cuda_image))
+        return f"{int(found[1])}.{int(found[2])}" if found else None
+
+
+def read_verification(
+    problems: Problems, key: str, raw: dict[str, Any], gpus_per_node: int | None, mig_strategy: str | None
+) -> VerificationSpec | None:
+    section = Section(
+        problems,
+        key,
+        raw,
+        VerificationSpec,
+        hooks={
+            "mig_resources": lambda v, s: _read_mig_resources(v, s, gpus_per_node, mig_strategy),
+            "gpus_per_pod": lambda v, s: _read_gpus_per_pod(v, s, gpus_per_node, mig_strategy),
+        },
+    )
+    # In this order: gpusPerPod may be empty when migResources is not.
+    section["mig_resources"]
+    section["gpus_per_pod"]
+    return section.build()
+
+
+def _read_gpus_per_pod(
+    section: Section[VerificationSpec], s: Setting, gpus_per_node: int | None, mig_strategy: str | None
+) -> tuple[int, ...]:
+    key = f"{section.key}.{s.key}"
+    counts = section.fields.read(s)
+    # Time-slicing replicas do not count: a pod must see as many distinct GPUs as it asks for.
+    # With single, every MIG device is one nvidia.com/gpu.
+    per_gpu = MAX_MIG_DEVICES_PER_GPU if mig_strategy == "single" else 1
+    limit = gpus_per_node * per_gpu if gpus_per_node is not None else None
+    limit_text = f"gpusPerNode ({gpus_per_node})" if per_gpu == 1 else f"{limit} ({per_gpu} MIG devices per GPU)"
+    gpus_per_pod: list[int] = []
+    for index, count in enumerate(counts or []):
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            section.problems.add(f"{key}[{index}]", count, "expected a whole number of at least 1")
+        elif limit is not None and count > limit:
+            section.problems.add(f"{key}[{index}]", count, f"expected at most {limit_text}")
+        elif count in gpus_per_pod:
+            section.problems.add(f"{key}[{index}]", count, "each GPU count may be listed once")
+        else:
+            gpus_per_pod.append(count)
+    # With mixed, a group whose GPUs are all in MIG mode has no nvidia.com/gpu to ask for.
+    if counts is not None and not counts and not section["mig_resources"]:
+        section.problems.add(key, counts, "expected at least one GPU count, e.g. [1] or [1, 2]")
+    return tuple(gpus_per_pod)
+
+
+def _read_mig_resources(
+    section: Section[VerificationSpec], s: Setting, gpus_per_node: int | None, mig_strategy: str | None
+) -> tuple[tuple[str, int], ...]:
+    """MIG resources the Jobs request: needed with mixed, where MIG GPUs are no nvidia.com/gpu."""
+    key = f"{section.key}.{s.key}"
+    problems = section.problems
+    raw = section.fields.read(s)
+    if mig_strategy == "mixed" and not raw:
+        problems.add(
+            key,
+            MISSING if raw is None else raw,
+            "with devicePlugin.migStrategy 'mixed' MIG GPUs are advertised only as nvidia.com/mig-<profile>: list "
+            'the MIG resources to verify and how many each Job requests, e.g. {"nvidia.com/mig-1g.5gb": 1}',
+        )
+        return ()
+    if raw is None:
+        return ()
+    if mig_strategy != "mixed":
+        problems.add(
+            key,
+            raw,
+            "only with devicePlugin.migStrategy 'mixed' (with 'single' MIG devices are nvidia.com/gpu: use gpusPerPod)",
+        )
+        return ()
+    limit = gpus_per_node * MAX_MIG_DEVICES_PER_GPU if gpus_per_node is not None else None
+    resources: list[tuple[str, int]] = []
+    for resource, count in sorted(raw.items(), key=lambda item: str(item[0])):
+        if not isinstance(resource, str) or not _MIG_RESOURCE.fullmatch(resource) or len(resource) > 11 + 63:
+            problems.add(
+                f"{key}.{resource}", resource, "expected a MIG resource name nvidia.com/mig-<profile>, e.g. nvidia.com/mig-1g.5gb"
+            )
+        elif not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            problems.add(f"{key}.{resource}", count, "expected a whole number of at least 1")
+        elif limit is not None and count > limit:
+            per_gpu = f"{MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU"
+            problems.add(f"{key}.{resource}", count, f"expected at most {limit} ({per_gpu})")
+        else:
+            resources.append((resource, count))
+    return tuple(resources)
