@@ -40,7 +40,7 @@ WAIT = "1800s"
 def operator_preflight(group: NodeGroupSpec) -> tuple[str, bytes]:
     """The remote command line and stdin an operator would type: the plain script into `bash -s`,
     with the component's arguments (the component copies the same script by SFTP and runs it from there)."""
-    command = shlex.join(["bash", "-s", "--", *preflight_arguments(group.preflight, group.gpus_per_node)])
+    command = shlex.join(["bash", "-s", "--", *preflight_arguments(group)])
     return command, preflight_script().encode()
 
 

@@ -314,15 +314,7 @@ def read_group(
     if not group.clean:
         return None
     return group.build(
-        preflight=group["preflight"].build(
-            require_default_runtime=access == "defaultRuntime",
-            require_cdi=access == "cdi",
-            isolation=group["isolation"],
-            cdi_hook_path=group["device_plugin"]["cdi_hook_path"] if access == "cdi" else None,
-            min_cuda=group["verification"].cuda_version if group["verification"] else None,
-            mig_strategy=group["device_plugin"]["mig_strategy"],
-            gpu_model=group["gpu_model"],
-        ),
+        preflight=group["preflight"].build(),
         device_plugin=group["device_plugin"].build(),
         runtime_class=runtime_class,
         image_pull_secret=PULL_SECRET_NAME if has_pull_secret else None,

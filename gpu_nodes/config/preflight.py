@@ -110,19 +110,7 @@ class PreflightSpec:
         default_text="`15` (pulumi-command's)",
         check=between(1, 600, "expected 1 to 600 seconds"),
     )
-    # From the group's gpuAccess: what a machine needs for a tenant's pod to get its GPUs.
-    require_default_runtime: bool = False
-    require_cdi: bool = False
-    # From the group's isolation: strict needs the toolkit's hardened settings.
-    isolation: str = "default"
-    # With require_cdi, the device plugin's devicePlugin.cdiHookPath: each machine must have it.
-    cdi_hook_path: str | None = None
-    # From the verification's CUDA image: the CUDA version the driver must support (None: unknown).
-    min_cuda: str | None = None
-    # From the device plugin's migStrategy: single or mixed needs GPUs in MIG mode.
-    mig_strategy: str = "none"
-    # The group's gpuModel: every GPU of the machine must be it.
-    gpu_model: str | None = None
+
 
 
 def warn_unused_preflight(problems: Problems, key: str, preflight: Section[PreflightSpec]) -> None:

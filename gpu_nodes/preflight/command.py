@@ -73,32 +73,44 @@ def script_digest() -> str:
     return hashlib.sha256(preflight_script().encode()).hexdigest()
 
 
-def preflight_arguments(spec: PreflightSpec, expect_gpus: int) -> list[str]:
+def preflight_arguments(group: NodeGroupSpec) -> list[str]:
     """The script's arguments (20-arguments.sh reads them)."""
-    args = ["--runtime", spec.container_runtime, "--expect-gpus", str(expect_gpus)]
+    spec = group.preflight
+    args = ["--runtime", spec.container_runtime, "--expect-gpus", str(group.gpus_per_node)]
     if spec.min_driver:
         args += ["--min-driver", spec.min_driver]
-    if spec.min_toolkit:
-        args += ["--min-toolkit", spec.min_toolkit]
-    if spec.require_default_runtime:
-        # Tenants' pods name no RuntimeClass: the machine passes only when nvidia is the default.
-        args.append(REQUIRE_DEFAULT_RUNTIME)
-    if spec.require_cdi:
-        args.append(REQUIRE_CDI)
-        if spec.cdi_hook_path:
-            # The program the plugin's CDI specs run as hooks, on the machine.
-            args += [CDI_HOOK_PATH, spec.cdi_hook_path]
-    if spec.isolation != "default":
-        # Strict: the machine passes only with the container toolkit hardened.
-        args += ["--isolation", spec.isolation]
-    if spec.min_cuda:
-        # The verification's CUDA kernel needs a driver that supports its CUDA version.
-        args += ["--min-cuda", spec.min_cuda]
-    if spec.mig_strategy != "none":
-        args += ["--mig-strategy", spec.mig_strategy]
-    if spec.gpu_model:
-        args += ["--gpu-model", spec.gpu_model]
+    for arguments, _ in _requirements(group):
+        args += arguments
     return args
+
+
+def _requirements(group: NodeGroupSpec) -> list[tuple[list[str], list[str]]]:
+    """What else the group asks of a machine, each as its script arguments and its triggers, only
+    where set: so that a group without one keeps the triggers it had."""
+    spec = group.preflight
+    found: list[tuple[list[str], list[str]]] = []
+    if spec.min_toolkit:
+        found.append((["--min-toolkit", spec.min_toolkit], [f"min-toolkit={spec.min_toolkit}"]))
+    if group.gpu_access == "defaultRuntime":
+        # Tenants' pods name no RuntimeClass: the machine passes only when nvidia is the default.
+        found.append(([REQUIRE_DEFAULT_RUNTIME], [REQUIRE_DEFAULT_RUNTIME]))
+    if group.gpu_access == "cdi":
+        # The program the plugin's CDI specs run as hooks, on the machine.
+        hook = group.device_plugin.cdi_hook_path
+        found.append(([REQUIRE_CDI, CDI_HOOK_PATH, hook], [REQUIRE_CDI, f"cdi-hook-path={hook}"]))
+    if group.isolation != "default":
+        # Strict: the machine passes only with the container toolkit hardened.
+        found.append((["--isolation", group.isolation], [f"isolation={group.isolation}"]))
+    cuda = group.verification.cuda_version
+    if cuda:
+        # The verification's CUDA kernel needs a driver that supports its CUDA version.
+        found.append((["--min-cuda", cuda], [f"min-cuda={cuda}"]))
+    mig = group.device_plugin.mig_strategy
+    if mig != "none":
+        found.append((["--mig-strategy", mig], [f"mig={mig}"]))
+    if group.gpu_model:
+        found.append((["--gpu-model", group.gpu_model], [f"gpu-model={group.gpu_model}"]))
+    return found
 
 
 def remote_dir(root: str = REMOTE_ROOT) -> str:
@@ -133,14 +145,15 @@ _SUDO_FIRST = (
 )
 
 
-def preflight_command(spec: PreflightSpec, expect_gpus: int, root: str | None = None) -> str:
+def preflight_command(group: NodeGroupSpec, root: str | None = None) -> str:
     """The remote command line (create, and update, for which pulumi-command runs create again):
     it checks the copied script against its digest, then runs it with its arguments."""
+    spec = group.preflight
     preamble = f"d={shlex.quote(remote_dir(root or script_root(spec)))} want={script_digest()}; "
     body = _CHECK_THEN_RUN
     if spec.become == "sudo":
         body = _SUDO_FIRST + body.replace('| bash -s -- "$@"', '| sudo -n bash -s -- "$@"')
-    return shlex.join(["bash", "-c", preamble + body, "preflight", *preflight_arguments(spec, expect_gpus)])
+    return shlex.join(["bash", "-c", preamble + body, "preflight", *preflight_arguments(group)])
 
 
 def script_root(spec: PreflightSpec) -> str:
@@ -148,32 +161,16 @@ def script_root(spec: PreflightSpec) -> str:
     return BECOME_ROOT if spec.become else REMOTE_ROOT
 
 
-def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
-    """What re-runs the checks: a new script, GPU count, runtime, minimum driver, how tenants get
-    their GPUs (nvidia as the default runtime, or CDI and its hook program), the group's isolation, the CUDA
-    version the verification needs, the MIG strategy, the declared GPU model, the minimum toolkit, or a new recheck value."""
-    # The optional ones join only when set, so that stacks without them keep their triggers.
-    optional = [f"min-toolkit={spec.min_toolkit}"] if spec.min_toolkit else []
-    if spec.require_default_runtime:
-        optional.append(REQUIRE_DEFAULT_RUNTIME)
-    if spec.require_cdi:
-        optional.append(REQUIRE_CDI)
-        if spec.cdi_hook_path:
-            optional.append(f"cdi-hook-path={spec.cdi_hook_path}")
-    if spec.isolation != "default":
-        optional.append(f"isolation={spec.isolation}")
-    if spec.min_cuda:
-        optional.append(f"min-cuda={spec.min_cuda}")
-    if spec.mig_strategy != "none":
-        optional.append(f"mig={spec.mig_strategy}")
-    if spec.gpu_model:
-        optional.append(f"gpu-model={spec.gpu_model}")
+def triggers(group: NodeGroupSpec) -> list[str]:
+    """What re-runs the checks: a new script, GPU count, runtime or minimum driver, any of the
+    group's other requirements of a machine, `become`, or a new recheck value."""
+    spec = group.preflight
+    optional = [trigger for _, entries in _requirements(group) for trigger in entries]
     if spec.become:
         optional.append(f"become={spec.become}")
-
     if spec.recheck is not None:
         optional.append(f"recheck={spec.recheck}")
-    return [script_digest(), str(expect_gpus), spec.container_runtime, spec.min_driver or "", *optional]
+    return [script_digest(), str(group.gpus_per_node), spec.container_runtime, spec.min_driver or "", *optional]
 
 
 def connection(node: NodeSpec, spec: PreflightSpec, private_key: pulumi.Input[str]) -> remote.ConnectionArgs:
@@ -248,7 +245,7 @@ def node_preflight(
     after: the preflight of the machine before this one in its lane (see waits_for)."""
     spec = group.preflight
     conn = connection(node, spec, private_key)
-    rerun = triggers(spec, group.gpus_per_node)
+    rerun = triggers(group)
     # The copy shares the command's triggers: a re-check copies the script again first, so that a
     # machine reinstalled since (its /var/lib/gpu-nodes gone) is checked rather than refused.
     copy = remote.CopyToRemote(
@@ -264,7 +261,7 @@ def node_preflight(
         connection=conn,
         # No update line (pulumi-command runs create again) and no delete line: deleting a node or
         # destroying the stack does not contact its machine, and the copy stays there.
-        create=preflight_command(spec, group.gpus_per_node),
+        create=preflight_command(group),
         # Else an update (a new connection, say) asks sshd to set PULUMI_COMMAND_STDOUT (the report)
         # and warns when, as by default, sshd does not AcceptEnv it; nothing here reads it.
         add_previous_output_in_env=False,

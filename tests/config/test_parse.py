@@ -371,11 +371,6 @@ def test_gpu_model_needs_preflight():
     assert_one_problem(problems, f"{KEY}.gpuModel", "'NVIDIA H100 80GB HBM3'", "needs preflight")
 
 
-def test_gpu_model_reaches_preflight():
-    spec = parse_stack([group(gpuModel="NVIDIA H100 80GB HBM3")]).node_groups[0]
-    assert spec.preflight.gpu_model == "NVIDIA H100 80GB HBM3", spec.preflight
-
-
 def test_a_gfd_label_in_config_clashes_with_the_feature_labels():
     raw = group(labels={"accelerator": "nvidia", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"})
     problems = problems_of(raw)

@@ -226,8 +226,8 @@ def test_each_check_is_defined_in_one_part():
 
 
 def test_minimum_driver_and_runtime_reach_the_command_line():
-    spec = group_spec(preflight={"containerRuntime": "cri-o", "minDriver": "550.54"})
-    assert preflight_command(spec.preflight, 8).endswith(
+    spec = group_spec(gpusPerNode=8, preflight={"containerRuntime": "cri-o", "minDriver": "550.54"})
+    assert preflight_command(spec).endswith(
         "' preflight --runtime cri-o --expect-gpus 8 --min-driver 550.54 --min-toolkit 1.17.8 --require-default-runtime"
         " --min-cuda 11.7"
     )
@@ -280,7 +280,7 @@ def test_parse_report_summarises_the_json():
 )
 def test_the_tenant_path_decides_what_preflight_requires(access: str, flags: list[str]):
     spec = parse_stack([group("a100", gpuAccess=access)]).node_groups[0]
-    command = preflight_command(spec.preflight, 4)
+    command = preflight_command(spec)
     start = "' preflight --runtime containerd --expect-gpus 4 --min-toolkit 1.17.8"
     assert command.endswith(" ".join([start, *flags, "--min-cuda 11.7"])), command
 
@@ -289,21 +289,21 @@ def test_a_new_cdi_hook_path_reruns_preflight():
     """Each machine must have the program the plugin's CDI specs run as hooks."""
     paths = ["/usr/bin/nvidia-ctk", "/usr/local/nvidia/toolkit/nvidia-cdi-hook"]
     specs = [parse_stack([group("a100", gpuAccess="cdi", devicePlugin={"cdiHookPath": p})]).node_groups[0] for p in paths]
-    assert triggers(specs[0].preflight, 4) != triggers(specs[1].preflight, 4), paths
-    assert preflight_command(specs[1].preflight, 4).endswith(
+    assert triggers(specs[0]) != triggers(specs[1]), paths
+    assert preflight_command(specs[1]).endswith(
         " --cdi-hook-path /usr/local/nvidia/toolkit/nvidia-cdi-hook --min-cuda 11.7"
     )
 
 
 def test_the_cdi_hook_path_asks_nothing_of_groups_without_cdi():
     spec = parse_stack([group("a100", devicePlugin={"cdiHookPath": "/opt/nvidia-ctk"})]).node_groups[0]
-    assert "--cdi-hook-path" not in preflight_command(spec.preflight, 4), preflight_command(spec.preflight, 4)
-    assert triggers(spec.preflight, 4) == triggers(parse_stack([group("a100")]).node_groups[0].preflight, 4)
+    assert "--cdi-hook-path" not in preflight_command(spec), preflight_command(spec)
+    assert triggers(spec) == triggers(parse_stack([group("a100")]).node_groups[0])
 
 
 def test_a_new_tenant_path_reruns_preflight():
     paths = {
-        access: triggers(parse_stack([group("a100", gpuAccess=access)]).node_groups[0].preflight, 4) for access in GPU_ACCESS
+        access: triggers(parse_stack([group("a100", gpuAccess=access)]).node_groups[0]) for access in GPU_ACCESS
     }
     assert len({tuple(t) for t in paths.values()}) == len(GPU_ACCESS), paths
 
@@ -317,31 +317,31 @@ def test_a_new_tenant_path_reruns_preflight():
 )
 def test_the_cuda_images_version_is_what_preflight_requires_of_the_driver(image: str, flag: str):
     spec = parse_stack([group("a100", verification={"cudaImage": image})]).node_groups[0]
-    assert preflight_command(spec.preflight, 4).endswith(flag), preflight_command(spec.preflight, 4)
+    assert preflight_command(spec).endswith(flag), preflight_command(spec)
 
 
 def test_a_cuda_image_whose_tag_names_no_cuda_version_asks_nothing_of_the_driver():
     spec = parse_stack([group("a100", verification={"cudaImage": "registry.example.com/team/gpu-burn:v3"})]).node_groups[0]
-    assert "--min-cuda" not in preflight_command(spec.preflight, 4), preflight_command(spec.preflight, 4)
+    assert "--min-cuda" not in preflight_command(spec), preflight_command(spec)
 
 
 @pytest.mark.parametrize("strategy", ["single", "mixed"])
 def test_a_mig_strategy_asks_preflight_for_gpus_in_mig_mode(strategy: str):
     extra = {"verification": {"migResources": {"nvidia.com/mig-1g.5gb": 1}}} if strategy == "mixed" else {}
     spec = parse_stack([group("a100", devicePlugin={"migStrategy": strategy}, **extra)]).node_groups[0]
-    assert preflight_command(spec.preflight, 4).endswith(f" --mig-strategy {strategy}"), preflight_command(spec.preflight, 4)
-    assert triggers(spec.preflight, 4)[-1] == f"mig={strategy}", triggers(spec.preflight, 4)
+    assert preflight_command(spec).endswith(f" --mig-strategy {strategy}"), preflight_command(spec)
+    assert triggers(spec)[-1] == f"mig={strategy}", triggers(spec)
 
 
 def test_no_mig_strategy_asks_nothing_about_mig():
     spec = parse_stack([group("a100")]).node_groups[0]
-    assert "--mig-strategy" not in preflight_command(spec.preflight, 4), preflight_command(spec.preflight, 4)
+    assert "--mig-strategy" not in preflight_command(spec), preflight_command(spec)
 
 
 def test_no_minimum_toolkit_asks_nothing_of_it():
     spec = parse_stack([group("a100", preflight={"minToolkit": ""})]).node_groups[0]
-    assert "--min-toolkit" not in preflight_command(spec.preflight, 4), preflight_command(spec.preflight, 4)
-    assert not any(t.startswith("min-toolkit=") for t in triggers(spec.preflight, 4)), triggers(spec.preflight, 4)
+    assert "--min-toolkit" not in preflight_command(spec), preflight_command(spec)
+    assert not any(t.startswith("min-toolkit=") for t in triggers(spec)), triggers(spec)
 
 
 def test_become_sudo_copies_into_the_users_home_and_runs_the_checked_script_through_sudo():
@@ -373,19 +373,24 @@ def test_without_become_the_copy_stays_roots():
 
 
 def group_preflight(**config):
-    return parse_stack([group("a100", **config)]).node_groups[0].preflight
+    return parse_stack([group("a100", **config)]).node_groups[0]
 
 
 def test_strict_isolation_asks_preflight_for_the_hardened_toolkit():
-    args = preflight_arguments(group_preflight(isolation="strict"), 4)
+    args = preflight_arguments(group_preflight(isolation="strict"))
     assert args[args.index("--isolation") + 1] == "strict", args
 
 
 def test_default_isolation_adds_no_argument():
-    assert "--isolation" not in preflight_arguments(group_preflight(), 4)
-    assert "--isolation" not in preflight_arguments(group_preflight(isolation="default"), 4)
+    assert "--isolation" not in preflight_arguments(group_preflight())
+    assert "--isolation" not in preflight_arguments(group_preflight(isolation="default"))
 
 
 def test_a_new_isolation_reruns_preflight_and_default_keeps_the_triggers():
-    assert triggers(group_preflight(isolation="strict"), 4) != triggers(group_preflight(), 4)
-    assert triggers(group_preflight(isolation="default"), 4) == triggers(group_preflight(), 4)
+    assert triggers(group_preflight(isolation="strict")) != triggers(group_preflight())
+    assert triggers(group_preflight(isolation="default")) == triggers(group_preflight())
+
+
+def test_gpu_model_reaches_preflight():
+    spec = parse_stack([group(gpuModel="NVIDIA H100 80GB HBM3")]).node_groups[0]
+    assert preflight_arguments(spec)[-2:] == ["--gpu-model", "NVIDIA H100 80GB HBM3"], preflight_arguments(spec)

@@ -22,8 +22,8 @@ from .preflight_node import BASH, CHECK_NAMES, FAILED_EXIT, PASSED_EXIT, SCRIPT,
 
 
 def _component_form(node: FakeNode, min_driver: str | None = None) -> tuple[str, bytes]:
-    spec = group_spec(preflight={"minDriver": min_driver} if min_driver else {}).preflight
-    return preflight_command(spec, 2, root=node.remote_root), b""
+    spec = group_spec(gpusPerNode=2, preflight={"minDriver": min_driver} if min_driver else {})
+    return preflight_command(spec, root=node.remote_root), b""
 
 
 def _runbook_form(_node: FakeNode) -> tuple[str, bytes]:

@@ -24,7 +24,7 @@ from tests.sshd import MachineSpec, SshServer, copy_to_remote, fakehost, require
 
 from .preflight_node import CHECK_NAMES, FAILED_EXIT, PASSED_EXIT, parse_one_object
 
-REMOTE_COMMAND = preflight_command(group_spec().preflight, 2)
+REMOTE_COMMAND = preflight_command(group_spec(gpusPerNode=2))
 HOSTNAME = "gpu-ssh-test"
 
 
@@ -208,8 +208,8 @@ def test_non_root_user_is_told_what_it_cannot_read(private_server: tuple[SshServ
 # the user, copies the script into its home and runs it as root through `sudo -n`. The
 # machine's files are private (root's), so only a real sudo lets the checks pass.
 
-BECOME = group_spec(preflight={"become": "sudo"}).preflight
-BECOME_COMMAND = preflight_command(BECOME, 2)
+BECOME = group_spec(gpusPerNode=2, preflight={"become": "sudo"})
+BECOME_COMMAND = preflight_command(BECOME)
 
 
 @pytest.fixture(scope="module")
@@ -224,7 +224,7 @@ def sudo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SshS
 def copy_as(server: SshServer, user: str, known_hosts: Path) -> SshServer:
     """The copy as the component makes it with become: into the login user's home."""
     as_user = dataclasses.replace(server, user=user)
-    proc = copy_to_remote(as_user, known_hosts, SCRIPT_DIR, remote_dir(script_root(BECOME)))
+    proc = copy_to_remote(as_user, known_hosts, SCRIPT_DIR, remote_dir(script_root(BECOME.preflight)))
     assert proc.returncode == 0, proc.stderr
     return as_user
 
@@ -236,7 +236,7 @@ def test_a_sudoer_runs_every_check_as_root(sudo_server: tuple[SshServer, str, st
     report = parse_one_object(proc.stdout, proc.stderr)
     assert proc.returncode == PASSED_EXIT, report["checks"]
     assert report["ok"] is True and report["runtime"]["certain"] is True, report["checks"]
-    assert server.machine.machine_path(f"/home/{sudoer}/{remote_dir(script_root(BECOME))}").is_dir()
+    assert server.machine.machine_path(f"/home/{sudoer}/{remote_dir(script_root(BECOME.preflight))}").is_dir()
 
 
 def test_a_user_without_sudo_is_told_so_and_nothing_runs(sudo_server: tuple[SshServer, str, str], tmp_path: Path) -> None:
@@ -269,7 +269,7 @@ def hardened_pinned(hardened: SshServer, tmp_path: Path) -> Path:
 
 
 def isolation_check(server: SshServer, known_hosts: Path, isolation: str) -> tuple[int, dict]:
-    proc = run_ssh(server, known_hosts, preflight_command(group_spec(isolation=isolation).preflight, 2))
+    proc = run_ssh(server, known_hosts, preflight_command(group_spec(gpusPerNode=2, isolation=isolation)))
     report = parse_one_object(proc.stdout, proc.stderr)
     (check,) = [c for c in report["checks"] if c["name"] == "isolation"]
     return proc.returncode, check
