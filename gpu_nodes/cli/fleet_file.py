@@ -24,18 +24,7 @@ from typing import Any
 import yaml
 
 from gpu_nodes.config.node_group import NodeGroupSpec
-from gpu_nodes.config.stack import (
-    CREATE_RUNTIME_CLASS,
-    EXISTING_NAMESPACES,
-    HAND_OVER,
-    IMAGE_PULL_SECRET,
-    INSECURE_SKIP_HOST_KEY_CHECK,
-    NODE_GROUPS,
-    RUNTIME_CLASS,
-    SSH_PRIVATE_KEY,
-    StackSpec,
-    parse_stack,
-)
+from gpu_nodes.config.stack import ARGUMENTS, IMAGE_PULL_SECRET, NODE_GROUPS, StackSpec, read_stack
 from gpu_nodes.errors import ConfigError, FleetError, GpuNodesError
 
 KEYS = ("program", "owner", "config", "secrets", "nodeGroups", "stacks")
@@ -47,6 +36,8 @@ CONFIG_KEY = re.compile(r"^[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+$")
 # What the command derives per stack: the fleet file does not set them per stack.
 DERIVED = (NODE_GROUPS.key,)
 SECRET_SOURCES = ("file", "env")
+DECLARED_KEYS = {s.key for s in ARGUMENTS.values()}
+SECRET_KEYS = {s.key for s in ARGUMENTS.values() if s.secret}
 
 
 @dataclass(frozen=True)
@@ -106,15 +97,9 @@ def read_fleet(path: Path, raw: Any) -> Fleet:
     groups = raw.get("nodeGroups")
     stack: StackSpec | None = None
     try:
-        stack = parse_stack(
-            groups,
-            config.get(INSECURE_SKIP_HOST_KEY_CHECK.key, False),
-            config.get(RUNTIME_CLASS.key),
-            config.get(CREATE_RUNTIME_CLASS.key),
-            config.get(EXISTING_NAMESPACES.key),
-            has_pull_secret=IMAGE_PULL_SECRET.key in {s.key for s in secrets},
-            hand_over=config.get(HAND_OVER.key),
-        )
+        # A secret's source stands in for its value: the reader only asks whether it is given.
+        given = {**{key: value for key, value in config.items() if key in DECLARED_KEYS}, **{s.key: s for s in secrets}}
+        stack = read_stack({**given, NODE_GROUPS.key: groups})
     except ConfigError as error:
         problems += error.problems
     names = [g.get("name") for g in groups if isinstance(g, dict)] if isinstance(groups, list) else []
@@ -160,7 +145,7 @@ def _read_config(problems: list[str], raw: Any) -> dict[str, Any]:
             problems.append(f"config.{key}: not a stack setting; expected <namespace>:<name>, such as kubernetes:kubeconfig")
         elif key in DERIVED:
             problems.append(f"config.{key}: set by the command for each stack; list the groups under nodeGroups")
-        elif key in (SSH_PRIVATE_KEY.key, IMAGE_PULL_SECRET.key):
+        elif key in SECRET_KEYS:
             problems.append(f"config.{key}: a secret; name where to read it under secrets ({{file: PATH}} or {{env: NAME}})")
         else:
             config[key] = value

@@ -133,6 +133,8 @@ class Setting:
     pulumi_description: str = ""
     # Stack keys only: the GpuFleetArgs field a Python program gives it in (errors name it so).
     argument: str | None = None
+    # A secret (a key, a login): never shown, only its length; taken from stack config as a Pulumi secret.
+    secret: bool = False
 
     def readme_default(self) -> str:
         if self.default_text is not None:
@@ -181,7 +183,11 @@ class Fields:
         if not isinstance(raw, dict):
             problems.add(key, raw, "expected an object")
         for unknown in sorted(set(self.raw) - set(allowed), key=str):
-            problems.add(f"{key}.{unknown}", self.raw[unknown], unknown_key(unknown, allowed))
+            problems.add(self.at(unknown), self.raw[unknown], unknown_key(unknown, allowed))
+
+    def at(self, name: Any) -> str:
+        """A field's key as messages name it: `nodeGroups[0].name`; a stack setting's own key at the top."""
+        return f"{self.key}.{name}" if self.key else str(name)
 
     def get(self, name: str, default: Any, kind: Kind) -> Any:
         """The value, or None (reported) when it is missing or of the wrong type.
@@ -192,18 +198,18 @@ class Fields:
         if value is None:
             value = default
         if value is MISSING:
-            self.problems.add(f"{self.key}.{name}", MISSING, f"expected {kind.text}")
+            self.problems.add(self.at(name), MISSING, f"expected {kind.text}")
             return None
         if value is None:
             return None
         if not kind.accepts(value):
-            self.problems.add(f"{self.key}.{name}", value, f"expected {kind.text}")
+            self.problems.add(self.at(name), value, f"expected {kind.text}")
             return None
         return value
 
     def check(self, name: str, value: Any, ok: Callable[[Any], bool], allowed: str) -> Any:
         if value is not None and not ok(value):
-            self.problems.add(f"{self.key}.{name}", value, allowed)
+            self.problems.add(self.at(name), value, allowed)
             return None
         return value
 

@@ -11,12 +11,12 @@ stack fails before a single resource is registered.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.config.checks import is_dns_label, is_dns_subdomain
-from gpu_nodes.config.fields import BOOLEAN, LIST, STRING, Problems, Setting
+from gpu_nodes.config.fields import BOOLEAN, LIST, STRING, Problems, Section, Setting, setting, settings
 from gpu_nodes.config.node_group import RUNTIME_CLASS_KEY, NodeGroupSpec, read_group
 from gpu_nodes.config.preflight import SKIP_HOST_KEY_CHECK
 from gpu_nodes.constants import DEFAULT_RUNTIME_CLASS, NAMESPACE, PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
@@ -31,91 +31,125 @@ class RuntimeClassSpec:
 
 @dataclass(frozen=True)
 class StackSpec:
-    node_groups: tuple[NodeGroupSpec, ...]
-    insecure_skip_host_key_check: bool
-    runtime_class: RuntimeClassSpec | None = None
-    # Namespaces that exist already: referenced, never created or deleted (gpu_nodes/providers/claims.py).
-    existing_namespaces: tuple[str, ...] = ()
+    """A whole stack. Each field below with a `setting` is a stack setting, declared once, in the
+    README's order: `GpuFleetArgs` has a field named as its `argument`, and the stack config's
+    reading (`GpuFleetArgs.from_stack_config`), this reader, the README's table and Pulumi.yaml
+    (those with `pulumi_type`) all follow the declarations."""
+
+    node_groups: tuple[NodeGroupSpec, ...] = setting(
+        f"{NAMESPACE}:nodeGroups", LIST, "list", "one entry per node group (below)", argument="node_groups"
+    )
+    # Whether it is given: the key itself goes to the SSH sessions only, as a secret.
+    ssh_private_key_given: bool = setting(
+        f"{NAMESPACE}:sshPrivateKey",
+        STRING,
+        "secret string",
+        "private key for the machines (and the bastion)",
+        default=None,
+        default_text="required when any group runs preflight",
+        argument="ssh_private_key",
+        secret=True,
+    )
+    insecure_skip_host_key_check: bool = setting(
+        SKIP_HOST_KEY_CHECK,
+        BOOLEAN,
+        "bool",
+        'accept any SSH host key for nodes without `hostKey` (see "Host keys")',
+        default=False,
+        pulumi_type="boolean",
+        pulumi_description="Accept any SSH host key for nodes without a pinned hostKey. "
+        "Leaves preflight open to a man in the middle.",
+        argument="insecure_skip_host_key_check",
+    )
+    # None: the stack uses no RuntimeClass.
+    runtime_class_name: str | None = setting(
+        RUNTIME_CLASS_KEY,
+        STRING,
+        "string, or `false`",
+        "the RuntimeClass the device plugin names, and tenants' pods with `gpuAccess: runtimeClass`; "
+        '`""` or `false`: none (see "How tenants get their GPUs")',
+        default=DEFAULT_RUNTIME_CLASS,
+        argument="runtime_class",
+    )
+    # None: as the name decides (see `runtime_class`).
+    create_runtime_class: bool | None = setting(
+        f"{NAMESPACE}:createRuntimeClass",
+        BOOLEAN,
+        "bool",
+        "create the class (handler `nvidia`), or only name one that exists already",
+        default=None,
+        default_text="`true` for `nvidia`, `false` for another name",
+        argument="create_runtime_class",
+    )
+    # Referenced, never created or deleted (gpu_nodes/providers/claims.py).
+    existing_namespaces: tuple[str, ...] = setting(
+        f"{NAMESPACE}:existingNamespaces",
+        LIST,
+        "list of strings",
+        "namespaces the groups use that exist already: the stack puts its objects in them but never creates or "
+        'deletes them (see "Objects the stack did not create")',
+        default=(),
+        default_text="none",
+        argument="existing_namespaces",
+    )
     # Other device plugin installs the stack may share the cluster with (gpu_nodes/providers/coexistence.py).
-    hand_over: tuple[str, ...] = ()
+    hand_over: tuple[str, ...] = setting(
+        f"{NAMESPACE}:handOver",
+        LIST,
+        "list of strings",
+        "other NVIDIA device plugin or DRA driver installs allowed on the cluster, kept off this stack's nodes: "
+        '`<namespace>/<DaemonSet>` or `ClusterPolicy/<name>` (see "Another device plugin on the cluster")',
+        default=(),
+        default_text="none",
+        argument="hand_over",
+    )
+    # The Secret that holds the login, which every pod names; None without a login.
+    pull_secret: str | None = setting(
+        f"{NAMESPACE}:imagePullSecret",
+        STRING,
+        "secret string",
+        f"a registry login (`.dockerconfigjson`, as `docker login` writes `~/.docker/config.json`): the stack puts it "
+        f'in a Secret `{PULL_SECRET_NAME}` in each namespace it uses, before the pods that name it (see "Private '
+        'registries")',
+        default=None,
+        default_text="none",
+        argument="image_pull_secret",
+        secret=True,
+    )
     # Settings given that have no effect (preflight settings with preflight off): warned about.
     warnings: tuple[str, ...] = ()
+
+    @property
+    def runtime_class(self) -> RuntimeClassSpec | None:
+        """The class, if any: `nvidia` is created unless createRuntimeClass is false; another name
+        (the GPU Operator's `nvidia-cdi`, say) is only named unless createRuntimeClass is true."""
+        if self.runtime_class_name is None:
+            return None
+        name, create = self.runtime_class_name, self.create_runtime_class
+        return RuntimeClassSpec(name, name == DEFAULT_RUNTIME_CLASS if create is None else create)
 
     @property
     def needs_ssh_key(self) -> bool:
         return any(group.preflight.enabled for group in self.node_groups)
 
+    @property
+    def missing_ssh_key(self) -> str | None:
+        """What to say when a group runs preflight and no key is given; None when nothing is missing."""
+        if self.needs_ssh_key and not self.ssh_private_key_given:
+            return f"{SSH_PRIVATE_KEY.key}: not set; a group runs preflight, which logs in with it"
+        return None
 
-# The stack's own keys, in the README's order. Those with `pulumi_type` are declared in
-# Pulumi.yaml's `config:` too; the others cannot be (Pulumi.yaml says why).
-NODE_GROUPS = Setting(f"{NAMESPACE}:nodeGroups", LIST, "list", "one entry per node group (below)", argument="node_groups")
-SSH_PRIVATE_KEY = Setting(
-    f"{NAMESPACE}:sshPrivateKey",
-    STRING,
-    "secret string",
-    "private key for the machines (and the bastion)",
-    default_text="required when any group runs preflight",
-    argument="ssh_private_key",
-)
-INSECURE_SKIP_HOST_KEY_CHECK = Setting(
-    SKIP_HOST_KEY_CHECK,
-    BOOLEAN,
-    "bool",
-    'accept any SSH host key for nodes without `hostKey` (see "Host keys")',
-    default=False,
-    pulumi_type="boolean",
-    pulumi_description="Accept any SSH host key for nodes without a pinned hostKey. "
-    "Leaves preflight open to a man in the middle.",
-    argument="insecure_skip_host_key_check",
-)
-RUNTIME_CLASS = Setting(
-    RUNTIME_CLASS_KEY,
-    STRING,
-    "string, or `false`",
-    "the RuntimeClass the device plugin names, and tenants' pods with `gpuAccess: runtimeClass`; "
-    '`""` or `false`: none (see "How tenants get their GPUs")',
-    default=DEFAULT_RUNTIME_CLASS,
-    argument="runtime_class",
-)
-CREATE_RUNTIME_CLASS = Setting(
-    f"{NAMESPACE}:createRuntimeClass",
-    BOOLEAN,
-    "bool",
-    "create the class (handler `nvidia`), or only name one that exists already",
-    default=None,
-    default_text="`true` for `nvidia`, `false` for another name",
-    argument="create_runtime_class",
-)
-HAND_OVER = Setting(
-    f"{NAMESPACE}:handOver",
-    LIST,
-    "list of strings",
-    "other NVIDIA device plugin or DRA driver installs allowed on the cluster, kept off this stack's nodes: "
-    '`<namespace>/<DaemonSet>` or `ClusterPolicy/<name>` (see "Another device plugin on the cluster")',
-    default=(),
-    default_text="none",
-    argument="hand_over",
-)
-IMAGE_PULL_SECRET = Setting(
-    f"{NAMESPACE}:imagePullSecret",
-    STRING,
-    "secret string",
-    f"a registry login (`.dockerconfigjson`, as `docker login` writes `~/.docker/config.json`): the stack puts it in "
-    f'a Secret `{PULL_SECRET_NAME}` in each namespace it uses, before the pods that name it (see "Private registries")',
-    default=None,
-    default_text="none",
-    argument="image_pull_secret",
-)
-EXISTING_NAMESPACES = Setting(
-    f"{NAMESPACE}:existingNamespaces",
-    LIST,
-    "list of strings",
-    "namespaces the groups use that exist already: the stack puts its objects in them but never creates or "
-    'deletes them (see "Objects the stack did not create")',
-    default=(),
-    default_text="none",
-    argument="existing_namespaces",
-)
+
+_DECLARED = dict(settings(StackSpec))
+NODE_GROUPS = _DECLARED["node_groups"]
+SSH_PRIVATE_KEY = _DECLARED["ssh_private_key_given"]
+INSECURE_SKIP_HOST_KEY_CHECK = _DECLARED["insecure_skip_host_key_check"]
+RUNTIME_CLASS = _DECLARED["runtime_class_name"]
+CREATE_RUNTIME_CLASS = _DECLARED["create_runtime_class"]
+EXISTING_NAMESPACES = _DECLARED["existing_namespaces"]
+HAND_OVER = _DECLARED["hand_over"]
+IMAGE_PULL_SECRET = _DECLARED["pull_secret"]
+# The Kubernetes provider's own settings: documented beside ours, read by the provider.
 KUBECONFIG = Setting(
     "kubernetes:kubeconfig",
     STRING,
@@ -123,67 +157,65 @@ KUBECONFIG = Setting(
     "path or contents of the kubeconfig",
     default=None,
     default_text="`$KUBECONFIG` / `~/.kube/config`",
+    secret=True,
 )
 KUBE_CONTEXT = Setting("kubernetes:context", STRING, "string", "kubeconfig context", default=None, default_text="current context")
-STACK_SETTINGS = (
-    NODE_GROUPS,
-    SSH_PRIVATE_KEY,
-    INSECURE_SKIP_HOST_KEY_CHECK,
-    RUNTIME_CLASS,
-    CREATE_RUNTIME_CLASS,
-    EXISTING_NAMESPACES,
-    HAND_OVER,
-    IMAGE_PULL_SECRET,
-    KUBECONFIG,
-    KUBE_CONTEXT,
-)
+# Every stack setting, in the README's order.
+STACK_SETTINGS = (*_DECLARED.values(), KUBECONFIG, KUBE_CONTEXT)
+# The stack's settings as `GpuFleetArgs` names them.
+ARGUMENTS = {s.argument: s for s in _DECLARED.values() if s.argument}
 
 
-def parse_stack(
-    node_groups: Any,
-    insecure_skip_host_key_check: Any = False,
-    runtime_class: Any = None,
-    create_runtime_class: Any = None,
-    existing_namespaces: Any = None,
-    has_pull_secret: bool = False,
-    hand_over: Any = None,
-) -> StackSpec:
-    """Validate the whole stack config; raise ConfigError with every problem found.
-
-    `runtime_class` and `create_runtime_class` are the raw strings of `gpu-nodes:runtimeClass`
-    and `gpu-nodes:createRuntimeClass` (None when unset), see `parse_runtime_class`.
-    """
+def read_stack(values: Mapping[str, Any]) -> StackSpec:
+    """The stack from its settings by key (`gpu-nodes:nodeGroups`, ...); raises ConfigError naming
+    every mistake. A secret's value is only looked at for whether it is given."""
     problems = Problems()
-    key = NODE_GROUPS.key
-    groups: list[NodeGroupSpec] = []
-    if insecure_skip_host_key_check is None:  # not set
-        insecure_skip_host_key_check = False
-    if not INSECURE_SKIP_HOST_KEY_CHECK.kind.accepts(insecure_skip_host_key_check):
-        problems.add(INSECURE_SKIP_HOST_KEY_CHECK.key, insecure_skip_host_key_check, "expected true or false")
-        insecure_skip_host_key_check = False
-    runtime = read_runtime_class(problems, runtime_class, create_runtime_class)
-    if not isinstance(node_groups, list) or not node_groups:
-        problems.add(key, node_groups, "expected a list with at least one node group")
-    else:
-        for index, raw in enumerate(node_groups):
-            group = read_group(
-                problems, f"{key}[{index}]", raw, insecure_skip_host_key_check, runtime.name if runtime else None, has_pull_secret
-            )
-            if group is not None:
-                groups.append(group)
-        _check_across_groups(problems, key, groups)
-    existing = parse_existing_namespaces(problems, existing_namespaces, groups)
-    handed_over = parse_hand_over(problems, hand_over)
-    if problems.problems:
-        raise ConfigError(problems.problems)
-    return StackSpec(
-        node_groups=tuple(groups),
-        insecure_skip_host_key_check=insecure_skip_host_key_check,
-        runtime_class=runtime,
-        existing_namespaces=existing,
-        hand_over=handed_over,
-        warnings=tuple(problems.warnings),
+    stack = Section(
+        problems,
+        "",
+        dict(values),
+        StackSpec,
+        hooks={
+            "node_groups": _read_groups,
+            "ssh_private_key_given": lambda st, s: st.fields.raw.get(s.key) is not None,
+            "runtime_class_name": _read_runtime_class_name,
+            "create_runtime_class": _read_create_runtime_class,
+            "existing_namespaces": _read_existing_namespaces,
+            "hand_over": _read_hand_over,
+            "pull_secret": lambda st, s: PULL_SECRET_NAME if st.fields.raw.get(s.key) is not None else None,
+        },
     )
+    stack.read_all()
+    built = stack.build(warnings=tuple(problems.warnings))
+    if built is None:
+        raise ConfigError(problems.problems)
+    return built
+
+
+def parse_stack(node_groups: Any, **arguments: Any) -> StackSpec:
+    """`read_stack`, the settings given as `GpuFleetArgs` names them (`runtime_class=...`)."""
+    return read_stack({NODE_GROUPS.key: node_groups, **{ARGUMENTS[name].key: value for name, value in arguments.items()}})
+
+
+def _read_groups(stack: Section[StackSpec], s: Setting) -> tuple[NodeGroupSpec, ...]:
+    # What the groups depend on first, so that its problems come first.
+    insecure = stack["insecure_skip_host_key_check"]
+    stack["create_runtime_class"]
+    runtime_class = stack["runtime_class_name"]
+    pull_secret = stack["pull_secret"]
+    raw = stack.fields.raw.get(s.key)
+    if not isinstance(raw, (list, tuple)) or not raw:
+        stack.problems.add(s.key, raw, "expected a list with at least one node group")
+        return ()
+    groups = []
+    for index, item in enumerate(raw):
+        # A program may pass each group as any mapping; the reader names whatever is no group.
+        item = dict(item) if isinstance(item, Mapping) else item
+        group = read_group(stack.problems, f"{s.key}[{index}]", item, insecure is True, runtime_class, pull_secret is not None)
+        if group is not None:
+            groups.append(group)
+    _check_across_groups(stack.problems, s.key, groups)
+    return tuple(groups)
 
 
 def _check_across_groups(problems: Problems, key: str, groups: list[NodeGroupSpec]) -> None:
@@ -228,17 +260,18 @@ _HAND_OVER_REF = re.compile(
 )
 
 
-def parse_hand_over(problems: Problems, raw: Any) -> tuple[str, ...]:
+def _read_hand_over(stack: Section[StackSpec], s: Setting) -> tuple[str, ...]:
     """Other device plugin installs the stack may share the cluster with, by reference."""
 
     def problem(ref: str) -> str | None:
         return None if _HAND_OVER_REF.fullmatch(ref) else "expected <namespace>/<DaemonSet name> or ClusterPolicy/<name>"
 
-    return _read_names(problems, HAND_OVER.key, raw, "a list such as [kube-system/nvdp-nvidia-device-plugin]", problem)
+    return _read_names(stack, s, "a list such as [kube-system/nvdp-nvidia-device-plugin]", problem)
 
 
-def parse_existing_namespaces(problems: Problems, raw: Any, groups: list[NodeGroupSpec]) -> tuple[str, ...]:
+def _read_existing_namespaces(stack: Section[StackSpec], s: Setting) -> tuple[str, ...]:
     """Namespaces to reference, not create: each one a group uses."""
+    groups = stack["node_groups"]
     used = {name for group in groups for name in (group.device_plugin.namespace, group.verification.namespace)}
 
     def problem(name: str) -> str | None:
@@ -246,14 +279,17 @@ def parse_existing_namespaces(problems: Problems, raw: Any, groups: list[NodeGro
             return "expected a namespace name (DNS-1123 label)"
         return f"no group uses it; the groups use {', '.join(sorted(used))}" if groups and name not in used else None
 
-    return _read_names(problems, EXISTING_NAMESPACES.key, raw, "a list of namespace names", problem)
+    return _read_names(stack, s, "a list of namespace names", problem)
 
 
-def _read_names(problems: Problems, key: str, raw: Any, expected: str, problem: Callable[[str], str | None]) -> tuple[str, ...]:
+def _read_names(
+    stack: Section[StackSpec], s: Setting, expected: str, problem: Callable[[str], str | None]
+) -> tuple[str, ...]:
     """A stack-level list of names, each once, sorted; `problem` says what is wrong with one."""
+    problems, key, raw = stack.problems, s.key, stack.fields.raw.get(s.key)
     if raw is None:
         return ()
-    if not isinstance(raw, list):
+    if not isinstance(raw, (list, tuple)):
         problems.add(key, raw, f"expected {expected}")
         return ()
     names: list[str] = []
@@ -266,40 +302,32 @@ def _read_names(problems: Problems, key: str, raw: Any, expected: str, problem: 
     return tuple(sorted(names))
 
 
-def parse_runtime_class(name: Any, create: Any = None) -> RuntimeClassSpec | None:
-    """`gpu-nodes:runtimeClass` / `gpu-nodes:createRuntimeClass`; None when the class is off.
-
-    - unset: the class `nvidia` (handler `nvidia`), created by this stack;
-    - another name: a class that exists already (the GPU Operator's `nvidia-cdi`, say): named,
-      not created, unless createRuntimeClass is true;
-    - "" or false: no RuntimeClass; preflight then requires nvidia as the default runtime.
-    createRuntimeClass: false with `nvidia` names an existing `nvidia` class instead of creating
-    (and on destroy deleting) it.
-    """
-    problems = Problems()
-    spec = read_runtime_class(problems, name, create)
-    if problems.problems:
-        raise ConfigError(problems.problems)
-    return spec
-
-
-def read_runtime_class(problems: Problems, name: Any, create: Any) -> RuntimeClassSpec | None:
-    name_key, create_key = RUNTIME_CLASS.key, CREATE_RUNTIME_CLASS.key
-    # Stack config reaches the program as strings: YAML `false` arrives as "false".
-    create = _boolean_text(create)
-    if create is not None and not isinstance(create, bool):
-        problems.add(create_key, create, "expected true or false")
-        create = None
+def _read_runtime_class_name(stack: Section[StackSpec], s: Setting) -> str | None:
+    """A class's name; None for "" or false (no RuntimeClass: preflight then requires nvidia as the default runtime)."""
+    name = stack.fields.raw.get(s.key)
     if name is None:
-        name = DEFAULT_RUNTIME_CLASS
-    if name is False or name in ("", "false"):
-        if create is True:
-            problems.add(create_key, create, f'nothing to create: {name_key} is off ("" or false)')
+        return DEFAULT_RUNTIME_CLASS
+    if _turned_off(name):
         return None
     if not isinstance(name, str) or name == "true" or not is_dns_subdomain(name):
-        problems.add(name_key, name, 'expected a RuntimeClass name (DNS-1123 subdomain), or "" / false to use no RuntimeClass')
+        stack.problems.add(s.key, name, 'expected a RuntimeClass name (DNS-1123 subdomain), or "" / false to use no RuntimeClass')
         return None
-    return RuntimeClassSpec(name=name, create=create if create is not None else name == DEFAULT_RUNTIME_CLASS)
+    return name
+
+
+def _read_create_runtime_class(stack: Section[StackSpec], s: Setting) -> bool | None:
+    # Stack config reaches the program as strings: YAML `false` arrives as "false".
+    create = _boolean_text(stack.fields.raw.get(s.key))
+    if create is not None and not isinstance(create, bool):
+        stack.problems.add(s.key, create, "expected true or false")
+        return None
+    if create is True and _turned_off(stack.fields.raw.get(RUNTIME_CLASS_KEY)):
+        stack.problems.add(s.key, create, f'nothing to create: {RUNTIME_CLASS_KEY} is off ("" or false)')
+    return bool(create) if create is not None else None
+
+
+def _turned_off(name: Any) -> bool:
+    return name is False or name in ("", "false")
 
 
 def _boolean_text(value: Any) -> Any:

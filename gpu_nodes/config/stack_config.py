@@ -76,7 +76,7 @@ class StackConfig:
     def warnings(self) -> list[str]:
         """A secret given in plain config: in the stack file for anyone who reads it."""
         warnings = []
-        for s in (SSH_PRIVATE_KEY, IMAGE_PULL_SECRET, KUBECONFIG):
+        for s in (s for s in STACK_SETTINGS if s.secret):
             text = self.text(s)
             if text is None or s.key in self.secret_keys:
                 continue

@@ -23,19 +23,7 @@ from gpu_nodes.config.args import NodeGroupArgs
 from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
 from gpu_nodes.config.fields import Problems, Setting, Undisclosed
 from gpu_nodes.config.node_group import NodeGroupSpec
-from gpu_nodes.config.stack import (
-    CREATE_RUNTIME_CLASS,
-    EXISTING_NAMESPACES,
-    HAND_OVER,
-    IMAGE_PULL_SECRET,
-    INSECURE_SKIP_HOST_KEY_CHECK,
-    NODE_GROUPS,
-    RUNTIME_CLASS,
-    SSH_PRIVATE_KEY,
-    STACK_SETTINGS,
-    StackSpec,
-    parse_stack,
-)
+from gpu_nodes.config.stack import ARGUMENTS, IMAGE_PULL_SECRET, SSH_PRIVATE_KEY, StackSpec, parse_stack
 from gpu_nodes.config.stack_config import StackConfig
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.kube.client import ClusterAccess
@@ -90,24 +78,13 @@ class GpuFleetArgs:
         for warning in config.warnings():
             pulumi.log.warn(warning)
 
-        def secret(s: Setting) -> pulumi.Output[str] | None:
+        def given(s: Setting) -> Any:
             text = config.text(s)
-            return pulumi.Output.secret(text) if text is not None else None
+            return pulumi.Output.secret(text) if s.secret and text is not None else config.value(s)
 
-        insecure = config.value(INSECURE_SKIP_HOST_KEY_CHECK)
-        return cls(
-            node_groups=config.value(NODE_GROUPS),
-            # Strings as given (a name, "" or "false"); the reader reads them.
-            runtime_class=config.text(RUNTIME_CLASS),
-            create_runtime_class=config.text(CREATE_RUNTIME_CLASS),
-            existing_namespaces=config.value(EXISTING_NAMESPACES),
-            hand_over=config.value(HAND_OVER),
-            insecure_skip_host_key_check=False if insecure is None else insecure,
-            image_pull_secret=secret(IMAGE_PULL_SECRET),
-            ssh_private_key=secret(SSH_PRIVATE_KEY),
-            stack_config=config,
-            **extra,
-        )
+        # Only the settings given: the others keep this class's defaults.
+        settings = {name: given(s) for name, s in ARGUMENTS.items() if config.text(s) is not None}
+        return cls(**{"node_groups": None, **settings, "stack_config": config, **extra})
 
     def validate(self) -> StackSpec:
         """The validated stack; raises one ConfigError naming every mistake, by its argument (or,
@@ -116,24 +93,13 @@ class GpuFleetArgs:
         problems = self.stack_config.problems() if self.stack_config is not None else self._secret_problems()
         stack: StackSpec | None = None
         try:
-            stack = parse_stack(
-                # As plain data, as stack config gives it; the reader names whatever is not a group.
-                [dict(group) if isinstance(group, Mapping) else group for group in self.node_groups]
-                if isinstance(self.node_groups, (list, tuple))
-                else self.node_groups,
-                self.insecure_skip_host_key_check,
-                self.runtime_class,
-                self.create_runtime_class,
-                _as_list(self.existing_namespaces),
-                has_pull_secret=self.image_pull_secret is not None,
-                hand_over=_as_list(self.hand_over),
-            )
+            stack = parse_stack(**{name: getattr(self, name) for name in ARGUMENTS})
         except ConfigError as error:
             problems += error.problems
         if stack is not None:
             problems += name_collisions(stack)
-        if stack is not None and stack.needs_ssh_key and self.ssh_private_key is None:
-            problems.append(f"{SSH_PRIVATE_KEY.key}: not set; a group runs preflight, which logs in with it")
+        if stack is not None and stack.missing_ssh_key:
+            problems.append(stack.missing_ssh_key)
         if problems:
             if self.stack_config is not None:
                 raise ConfigError(problems)
@@ -154,13 +120,8 @@ class GpuFleetArgs:
         return problems.problems
 
 
-def _as_list(value: Any) -> Any:
-    """A list or tuple as a list; anything else as given, for the reader to name (never split a string)."""
-    return list(value) if isinstance(value, (list, tuple)) else value
-
-
 # Each stack key, as the GpuFleetArgs field a program gives it in.
-_ARGUMENTS = {s.key: s.argument for s in STACK_SETTINGS if s.argument}
+_ARGUMENTS = {s.key: name for name, s in ARGUMENTS.items()}
 _STACK_KEY = re.compile("|".join(re.escape(key) for key in sorted(_ARGUMENTS, key=len, reverse=True)))
 
 

@@ -4,11 +4,15 @@ characters."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from typing import Any
 
 import pytest
 
 from gpu_nodes import ConfigError, GpuFleetArgs
+from gpu_nodes.config.stack import ARGUMENTS
+from gpu_nodes.config.stack_config import StackConfig
 from tests.factories import SSH_KEY, group, node
 
 
@@ -60,3 +64,25 @@ def test_none_is_not_set(field):
 def test_tuples_are_lists():
     spec = args(node_groups=(group(),), existing_namespaces=("gpu-verification",)).validate()
     assert spec.existing_namespaces == ("gpu-verification",), spec
+
+
+def test_every_stack_setting_is_a_field_of_gpu_fleet_args():
+    """A stack setting is declared once, on StackSpec; GpuFleetArgs is the one other place it is added."""
+    fields = {f.name for f in dataclasses.fields(GpuFleetArgs)}
+    missing = sorted(name for name in ARGUMENTS if name not in fields)
+    assert not missing, f"stack settings without a GpuFleetArgs field: {missing}"
+
+
+def test_a_stack_setting_from_stack_config_reaches_the_reader_as_declared():
+    """from_stack_config takes every declared setting by its key, with no list of its own."""
+    config = StackConfig(
+        values={
+            "gpu-nodes:nodeGroups": json.dumps([group()]),
+            "gpu-nodes:sshPrivateKey": SSH_KEY,
+            "gpu-nodes:runtimeClass": "nvidia-cdi",
+            "gpu-nodes:handOver": json.dumps(["kube-system/nvdp"]),
+        },
+        secret_keys=frozenset({"gpu-nodes:sshPrivateKey"}),
+    )
+    stack = GpuFleetArgs.from_stack_config(config).validate()
+    assert (stack.runtime_class_name, stack.hand_over, stack.ssh_private_key_given) == ("nvidia-cdi", ("kube-system/nvdp",), True)

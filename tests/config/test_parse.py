@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from gpu_nodes.config.checks import parse_taint
-from gpu_nodes.config.stack import parse_stack
+from gpu_nodes.config.stack import parse_stack, read_stack
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.vocabulary import GROUP_LABEL
 from tests.factories import RSA_HOST_KEY, group, node
@@ -15,7 +15,7 @@ from tests.factories import RSA_HOST_KEY, group, node
 
 def problems_of(*groups: dict[str, Any], insecure: Any = False) -> list[str]:
     with pytest.raises(ConfigError) as caught:
-        parse_stack(list(groups), insecure)
+        parse_stack(list(groups), insecure_skip_host_key_check=insecure)
     return caught.value.problems
 
 
@@ -64,12 +64,11 @@ def test_valid_example_stacks_parse():
 
     for stack in ("prod", "staging"):
         config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
-        runtime_class = config.get("gpu-nodes:runtimeClass"), config.get("gpu-nodes:createRuntimeClass")
-        parsed = parse_stack(config["gpu-nodes:nodeGroups"], False, *runtime_class)
+        parsed = read_stack({key: value for key, value in config.items() if key.startswith("gpu-nodes:")})
         assert parsed.node_groups, f"Pulumi.{stack}.yaml has no node groups"
     # Docker through older cri-dockerd accepts no RuntimeClass handler: staging runs without one.
     staging = yaml.safe_load((ROOT / "Pulumi.staging.yaml").read_text())["config"]
-    assert parse_stack(staging["gpu-nodes:nodeGroups"], False, staging["gpu-nodes:runtimeClass"]).runtime_class is None
+    assert parse_stack(staging["gpu-nodes:nodeGroups"], runtime_class=staging["gpu-nodes:runtimeClass"]).runtime_class is None
 
 
 def test_preflight_disabled_needs_no_ssh_fields():
@@ -552,7 +551,7 @@ def test_same_namespace_for_plugin_and_verification():
 
 def test_insecure_flag_must_be_boolean():
     with pytest.raises(ConfigError) as caught:
-        parse_stack([group()], "yes")
+        parse_stack([group()], insecure_skip_host_key_check="yes")
     assert_one_problem(caught.value.problems, "gpu-nodes:insecureSkipHostKeyCheck", "'yes'", "true or false")
 
 

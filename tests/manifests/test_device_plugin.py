@@ -146,7 +146,7 @@ def test_plugin_pods_run_under_the_stacks_runtime_class():
 
 
 def test_no_runtime_class_when_it_is_off():
-    spec = parse_stack([group()], False, "false").node_groups[0]
+    spec = parse_stack([group()], runtime_class="false").node_groups[0]
     ds = daemonset_manifest(spec)
     assert "runtimeClassName" not in pod_spec(ds), ds["metadata"]["name"]
 

@@ -94,12 +94,12 @@ def test_verification_pods_name_no_runtime_class_where_tenants_name_none(access:
 
 
 def test_verification_pods_name_the_class_tenants_must_name():
-    job = verification_jobs(parse_stack([group(gpuAccess="runtimeClass")], False, "nvidia-cdi").node_groups[0])[0]
+    job = verification_jobs(parse_stack([group(gpuAccess="runtimeClass")], runtime_class="nvidia-cdi").node_groups[0])[0]
     assert pod(job)["runtimeClassName"] == "nvidia-cdi", job.name
 
 
 def test_no_runtime_class_for_verification_when_it_is_off():
-    job = verification_jobs(parse_stack([group()], False, "").node_groups[0])[0]
+    job = verification_jobs(parse_stack([group()], runtime_class="").node_groups[0])[0]
     assert "runtimeClassName" not in pod(job), job.name
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_nodes.config.stack import RuntimeClassSpec, parse_runtime_class, parse_stack
+from gpu_nodes.config.stack import RuntimeClassSpec, parse_stack
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.resources.runtime_class import runtime_class_manifest
 from tests.factories import group
@@ -13,12 +13,12 @@ STACK = "gpu-nodes.test"
 
 
 def runtime_class(name, create=None):
-    return parse_runtime_class(name, create)
+    return parse_stack([group()], runtime_class=name, create_runtime_class=create).runtime_class
 
 
 def problems(name, create=None) -> list[str]:
     with pytest.raises(ConfigError) as caught:
-        parse_stack([group()], False, name, create)
+        parse_stack([group()], runtime_class=name, create_runtime_class=create)
     return caught.value.problems
 
 
@@ -87,7 +87,7 @@ def test_groups_learn_the_stacks_class_and_tenants_name_it_only_when_told():
     assert (on.runtime_class, on.tenant_runtime_class) == ("nvidia", None), on
     named = parse_stack([group(gpuAccess="runtimeClass")]).node_groups[0]
     assert (named.runtime_class, named.tenant_runtime_class) == ("nvidia", "nvidia"), named
-    off = parse_stack([group()], False, "").node_groups[0]
+    off = parse_stack([group()], runtime_class="").node_groups[0]
     assert (off.runtime_class, off.tenant_runtime_class) == (None, None), off
 
 
@@ -97,7 +97,7 @@ def test_a_path_that_needs_the_class_is_refused_when_it_is_off(access: str):
         ConfigError,
         match=rf"gpu-nodes:nodeGroups\[0\]\.gpuAccess: got '{access}'; needs the RuntimeClass .*gpu-nodes:runtimeClass is off",
     ):
-        parse_stack([group(gpuAccess=access)], False, "")
+        parse_stack([group(gpuAccess=access)], runtime_class="")
 
 
 def test_an_unknown_tenant_path_names_the_choices():
