@@ -215,6 +215,21 @@ def parse_report(stdout: str) -> dict[str, Any]:
     }
 
 
+def passing_report() -> dict[str, Any]:
+    """What a machine that passes prints (10-report.sh's object, trimmed to what parse_report and
+    facts_from_report read): one H100, containerd with nvidia as its default runtime. The mocked
+    runs (the tests', the benchmark's) answer every preflight with it."""
+    return {
+        "ok": True,
+        "hostname": "gpu-host",
+        "driverVersion": "550.54.15",
+        "cudaVersion": "12.4",
+        "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-0", "memoryMiB": 81559}],
+        "runtime": {"name": "containerd", "nvidiaDefault": True, "runtimeClassNeeded": False},
+        "checks": [{"name": "driver", "ok": True, "detail": "550.54.15"}],
+    }
+
+
 def script_source() -> pulumi.FileArchive:
     """The parts directory. Relative to the program's directory (where Pulumi runs the program
     and its providers) when the package is inside it, as in this repository: the state then holds
