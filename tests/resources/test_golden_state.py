@@ -17,7 +17,7 @@ from gpu_nodes.cli.plan import plan_fleet
 from gpu_nodes.providers.taints import NodeTaintsProvider
 from tests.cli.fleets import fleet
 from tests.cli.fleets import group as fleet_group
-from tests.factories import SECRET_KEYS, SSH_KEY, group, local_stack, shipped_stack, stack_config
+from tests.factories import SECRET_KEYS, SSH_KEY, group, local_stack, shipped_stack, stack_config, two_groups
 from tests.golden_state import (
     GOLDEN_DIR,
     SECRET,
@@ -61,14 +61,7 @@ def mig() -> dict:
 
 
 def several_groups() -> dict:
-    return stack_config(
-        group("a100", verification={"gpusPerPod": [1, 2]}),
-        group(
-            "h100",
-            nodes=1,
-            taints=["nvidia.com/gpu=present:NoSchedule", "dedicated=ml:NoExecute"],
-            devicePlugin={"timeSlicingReplicas": 2},
-        ),
+    return two_groups(
         group(
             "l4",
             nodes=[{"name": "l4-node-1"}],
