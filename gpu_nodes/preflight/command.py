@@ -14,10 +14,6 @@ and joined into one text, in name order. Per node, two resources:
   when they differ: the machine runs exactly the script in this repository or nothing. Then
   it feeds the text to `bash -s` with the arguments.
 
-The parts' comments still name their place before the package (`components/`): any byte of the
-script is in its digest, and a new digest re-checks every machine of every stack. They change
-with the next change to the script itself.
-
 The copy stays on the machine: nothing deletes it, so that deleting a node or destroying the
 stack never needs its machine (a dead machine is the usual reason to remove a node). It is a
 few tens of KB, one directory per script digest; `rm -rf /var/lib/gpu-nodes` removes it by hand.
