@@ -78,6 +78,8 @@ def two_groups(*more: dict[str, Any]) -> dict[str, Any]:
 
 
 SECRET_KEYS = ["gpu-nodes:sshPrivateKey"]
+# A registry login as `docker login` writes it (a .dockerconfigjson; the auth is "user:pass"), for gpu-nodes:imagePullSecret.
+REGISTRY_LOGIN = '{"auths": {"registry.example.com": {"auth": "dXNlcjpwYXNz"}}}'
 
 
 def shipped_stack(stack: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import pulumi
 import pytest
 
 from gpu_nodes.vocabulary import GROUP_LABEL, STACK_LABEL
-from tests.factories import SECRET_KEYS, SSH_KEY, group, stack_config, two_groups
+from tests.factories import REGISTRY_LOGIN, SECRET_KEYS, SSH_KEY, group, stack_config, two_groups
 from tests.pulumi_mocks import CLAIM_TYPE, DYNAMIC_PROVIDER_TYPE, ProgramRun, run_program
 
 KUBERNETES_VERSIONS = [f"1.{minor}" for minor in range(29, 36)]
@@ -126,11 +126,8 @@ def test_a_referenced_plugin_namespace_must_admit_privileged_pods():
     assert claim.inputs["needsLevel"] == "privileged", claim.urn
 
 
-LOGIN = '{"auths": {"registry.example.com": {"auth": "dXNlcjpwYXNz"}}}'
-
-
 def with_pull_secret(config: dict) -> ProgramRun:
-    return run_program({**config, "gpu-nodes:imagePullSecret": LOGIN}, [*SECRET_KEYS, "gpu-nodes:imagePullSecret"])
+    return run_program({**config, "gpu-nodes:imagePullSecret": REGISTRY_LOGIN}, [*SECRET_KEYS, "gpu-nodes:imagePullSecret"])
 
 
 def test_a_pull_secret_lands_in_each_namespace_before_the_pods_that_name_it():
