@@ -7,7 +7,7 @@ and joined into one text, in name order. Per node, two resources:
   SFTP to `/var/lib/gpu-nodes/preflight/<first 12 hex of the script's sha256>/preflight/` (with
   `become: sudo`, to `~/.gpu-nodes/preflight/...` in the login user's home).
   Its source is a `FileArchive`, which Pulumi keeps in the state as a hash and a path, not
-  as the content: the script is in no node's state (it was 44 KB of each, as stdin).
+  as the content: the script is in no node's state.
 - `<group>-<node>-preflight`, a `remote.Command` that depends on the copy. Its command line
   joins the parts as `cat DIR/*.sh` does (byte order), checks the sha256 of that text against
   the script's digest (the first trigger) and refuses, naming the path and both digests,
@@ -148,7 +148,8 @@ def triggers(spec: PreflightSpec, expect_gpus: int) -> list[str]:
     """What re-runs the checks: a new script, GPU count, runtime, minimum driver, how tenants get
     their GPUs (nvidia as the default runtime, or CDI and its hook program), the group's isolation, the CUDA
     version the verification needs, the MIG strategy, the declared GPU model, the minimum toolkit, or a new recheck value."""
-    # The optional ones join only when set, so that stacks without them keep their triggers.
+    # The optional ones join only when set: a setting a stack leaves unset is not in its triggers,
+    # so a new setting re-checks no machine (the triggers are pinned by tests/golden/*.json).
     optional = [f"min-toolkit={spec.min_toolkit}"] if spec.min_toolkit else []
     if spec.require_default_runtime:
         optional.append(REQUIRE_DEFAULT_RUNTIME)
@@ -179,7 +180,8 @@ def connection(node: NodeSpec, spec: PreflightSpec, private_key: pulumi.Input[st
 
     def endpoint(host: str, port: int, user: str | None, host_key: str | None) -> dict[str, Any]:
         """The same key and dial timeout for the machine and its bastion."""
-        # ssh_timeout_seconds unset (None): pulumi-command's own default (15 s), as before the setting existed.
+        # ssh_timeout_seconds unset (None): no perDialTimeout, so pulumi-command's own default (15 s). Not
+        # an explicit 15: that would be a new connection input, and so a re-check of every machine.
         return dict(
             host=host, port=port, user=user, host_key=host_key, private_key=private_key, per_dial_timeout=spec.ssh_timeout_seconds
         )
