@@ -11,7 +11,9 @@ from gpu_nodes import GpuFleet, GpuFleetArgs
 
 # Every `gpu-nodes:*` key, read by its declaration; a key none declares is refused as a typo.
 args = GpuFleetArgs.from_stack_config(
-    # Stacks of this program predate the fleet: keep their resources' names (no replacement).
+    # Each resource is also aliased to its bare name at the stack's root, where this program's
+    # stacks may hold it: found there, it moves under the fleet with no replacement (pinned by
+    # tests/golden/*.json; README, "Use it in your own program").
     legacy_root_names=True,
 )
 # A mistake stops the program here, before anything is registered (the provider neither), with

@@ -13,24 +13,13 @@ import pulumi
 from pulumi.runtime.mocks import MockMonitor
 
 from gpu_nodes.kube.node_health import CHECKLIST_ITEMS
+from gpu_nodes.preflight.command import passing_report
 
 PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"
 # A throwaway ed25519 key pair (`ssh-keygen -t ed25519 -N ""`): it opens no machine, and the mocks connect nowhere.
 SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACBUIqevYE1Cnu+Aee0I58P+1YIHJrPXQqTMkKIO5AkTcQAAAIhDowhgQ6MI\nYAAAAAtzc2gtZWQyNTUxOQAAACBUIqevYE1Cnu+Aee0I58P+1YIHJrPXQqTMkKIO5AkTcQ\nAAAECNiIJ+H60d/5hiRgvZVDdgt79aH+4sZPxhNkJ6rJjjkVQip69gTUKe74B57Qjnw/7V\nggcms9dCpMyQog7kCRNxAAAAAAECAwQF\n-----END OPENSSH PRIVATE KEY-----\n"  # noqa: E501
 HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICgOWx8GZAYwVo1DljYmxSdegqKZ4tjslNMpHdImvYML"
 SECRET_KEYS = ["gpu-nodes:sshPrivateKey"]
-# What a passing preflight prints (10-report.sh's object), trimmed to what the program reads.
-PASSING_REPORT = json.dumps(
-    {
-        "ok": True,
-        "hostname": "gpu-host",
-        "driverVersion": "550.54.15",
-        "cudaVersion": "12.4",
-        "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-0", "memoryMiB": 81559}],
-        "runtime": {"name": "containerd", "nvidiaDefault": True, "runtimeClassNeeded": False},
-        "checks": [{"name": "driver", "ok": True, "detail": "550.54.15"}],
-    }
-)
 
 
 def fleet_config(nodes: int, per_group: int) -> dict[str, Any]:
@@ -50,7 +39,7 @@ class HealthyFleet(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         outputs = dict(args.inputs)
         if args.typ == "command:remote:Command":
-            outputs["stdout"] = PASSING_REPORT
+            outputs["stdout"] = json.dumps(passing_report())
         elif args.typ == "pulumi-python:dynamic/gpu-nodes:NodeTaints":
             outputs.update({"round": 1, "health": []})
         elif args.typ == "pulumi-python:dynamic/gpu-nodes:NodeReadiness":

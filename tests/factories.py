@@ -61,7 +61,25 @@ def stack_config(*groups: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return config
 
 
+def two_groups(*more: dict[str, Any]) -> dict[str, Any]:
+    """Stack config of two groups unlike each other, then `more`: a100 verified with 1 and 2 GPUs
+    per pod, and h100, time-sliced, with a taint of its own."""
+    return stack_config(
+        group("a100", verification={"gpusPerPod": [1, 2]}),
+        # Time-sliced: its Jobs ask for one GPU each (a multi-GPU pod could get one GPU twice).
+        group(
+            "h100",
+            nodes=1,
+            taints=["nvidia.com/gpu=present:NoSchedule", "dedicated=ml:NoExecute"],
+            devicePlugin={"timeSlicingReplicas": 2},
+        ),
+        *more,
+    )
+
+
 SECRET_KEYS = ["gpu-nodes:sshPrivateKey"]
+# A registry login as `docker login` writes it (a .dockerconfigjson; the auth is "user:pass"), for gpu-nodes:imagePullSecret.
+REGISTRY_LOGIN = '{"auths": {"registry.example.com": {"auth": "dXNlcjpwYXNz"}}}'
 
 
 def shipped_stack(stack: str) -> dict[str, Any]:

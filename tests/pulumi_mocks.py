@@ -18,6 +18,7 @@ from google.protobuf import json_format
 from pulumi.runtime.mocks import MockMonitor
 
 from gpu_nodes.kube.node_health import CHECKLIST_ITEMS
+from gpu_nodes.preflight.command import passing_report
 from tests.factories import EXAMPLE_PROGRAM, example_project, example_stack
 
 # Our dynamic resources' types (each class names its own, `ClusterResource` subclasses).
@@ -35,16 +36,6 @@ PROJECT = "gpu-nodes"
 STACK = "test"
 # The fleet __main__.py builds; its children are named `gpu-nodes-...`.
 FLEET = "gpu-nodes"
-
-HEALTHY_REPORT = {
-    "ok": True,
-    "hostname": "gpu-host",
-    "driverVersion": "550.54.15",
-    "cudaVersion": "12.4",
-    "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-0", "memoryMiB": 81559}],
-    "runtime": {"name": "containerd", "nvidiaDefault": True, "runtimeClassNeeded": False},
-    "checks": [{"name": "driver", "ok": True, "detail": "550.54.15"}],
-}
 
 
 @dataclass
@@ -71,7 +62,7 @@ class Registered:
 class Recorder(pulumi.runtime.Mocks):
     """Mocks that return inputs as outputs, plus what a real run would fill in."""
 
-    preflight_stdout: Callable[[dict[str, Any]], str] = lambda _inputs: json.dumps(HEALTHY_REPORT)
+    preflight_stdout: Callable[[dict[str, Any]], str] = lambda _inputs: json.dumps(passing_report())
     resources: dict[str, Registered] = field(default_factory=dict)
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:

@@ -340,6 +340,7 @@ def _container_basics(resource: str | None, gpus: int, memory: str, pull_policy:
 
 
 def _template_annotations(group: NodeGroupSpec, verification_round: int) -> dict[str, str]:
-    # Round 1 adds nothing, so that the first round's Jobs keep the names they had before rounds.
+    # Round 1 adds nothing: a Job's name ends in its spec's hash (job_name), and an annotation on
+    # every first round would rename, and so replace, the Jobs of every stack (pinned by tests/golden/*.json).
     annotations = {PLUGIN_REVISION_ANNOTATION: plugin_revision(group), CHECK_HASH_ANNOTATION: content_hash(_CHECK_SCRIPT)}
     return annotations | ({ROUND_ANNOTATION: str(verification_round)} if verification_round > 1 else {})

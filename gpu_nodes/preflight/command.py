@@ -7,16 +7,12 @@ and joined into one text, in name order. Per node, two resources:
   SFTP to `/var/lib/gpu-nodes/preflight/<first 12 hex of the script's sha256>/preflight/` (with
   `become: sudo`, to `~/.gpu-nodes/preflight/...` in the login user's home).
   Its source is a `FileArchive`, which Pulumi keeps in the state as a hash and a path, not
-  as the content: the script is in no node's state (it was 44 KB of each, as stdin).
+  as the content: the script is in no node's state.
 - `<group>-<node>-preflight`, a `remote.Command` that depends on the copy. Its command line
   joins the parts as `cat DIR/*.sh` does (byte order), checks the sha256 of that text against
   the script's digest (the first trigger) and refuses, naming the path and both digests,
   when they differ: the machine runs exactly the script in this repository or nothing. Then
   it feeds the text to `bash -s` with the arguments.
-
-The parts' comments still name their place before the package (`components/`): any byte of the
-script is in its digest, and a new digest re-checks every machine of every stack. They change
-with the next change to the script itself.
 
 The copy stays on the machine: nothing deletes it, so that deleting a node or destroying the
 stack never needs its machine (a dead machine is the usual reason to remove a node). It is a
@@ -86,7 +82,8 @@ def preflight_arguments(group: NodeGroupSpec) -> list[str]:
 
 def _requirements(group: NodeGroupSpec) -> list[tuple[list[str], list[str]]]:
     """What else the group asks of a machine, each as its script arguments and its triggers, only
-    where set: so that a group without one keeps the triggers it had."""
+    where set: a setting a stack leaves unset is not in its triggers, so a new setting re-checks no
+    machine (the triggers are pinned by tests/golden/*.json)."""
     spec = group.preflight
     found: list[tuple[list[str], list[str]]] = []
     if spec.min_toolkit:
@@ -180,7 +177,8 @@ def connection(node: NodeSpec, spec: PreflightSpec, private_key: pulumi.Input[st
 
     def endpoint(host: str, port: int, user: str | None, host_key: str | None) -> dict[str, Any]:
         """The same key and dial timeout for the machine and its bastion."""
-        # ssh_timeout_seconds unset (None): pulumi-command's own default (15 s), as before the setting existed.
+        # ssh_timeout_seconds unset (None): no perDialTimeout, so pulumi-command's own default (15 s). Not
+        # an explicit 15: that would be a new connection input, and so a re-check of every machine.
         return dict(
             host=host, port=port, user=user, host_key=host_key, private_key=private_key, per_dial_timeout=spec.ssh_timeout_seconds
         )
@@ -209,6 +207,21 @@ def parse_report(stdout: str) -> dict[str, Any]:
         "kubelet": report.get("kubelet"),
         "passedChecks": [c["name"] for c in checks if c.get("ok")],
         "failedChecks": [c["name"] for c in checks if not c.get("ok")],
+    }
+
+
+def passing_report() -> dict[str, Any]:
+    """What a machine that passes prints (10-report.sh's object, trimmed to what parse_report and
+    facts_from_report read): one H100, containerd with nvidia as its default runtime. The mocked
+    runs (the tests', the benchmark's) answer every preflight with it."""
+    return {
+        "ok": True,
+        "hostname": "gpu-host",
+        "driverVersion": "550.54.15",
+        "cudaVersion": "12.4",
+        "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-0", "memoryMiB": 81559}],
+        "runtime": {"name": "containerd", "nvidiaDefault": True, "runtimeClassNeeded": False},
+        "checks": [{"name": "driver", "ok": True, "detail": "550.54.15"}],
     }
 
 

@@ -49,7 +49,8 @@ class GpuFacts:
     count: int
     driver_version: str | None = None
     cuda_version: str | None = None
-    # From the report's gpuFeatures (None: a preflight from before they were reported).
+    # From the report's gpuFeatures (None: a report without them, as the state may keep from a
+    # script that did not report them, until the machine is checked again).
     machine: str | None = None
     mig_capable: bool | None = None
     clique: str | None = None

@@ -21,8 +21,8 @@ def claim_child(name: str) -> str:
 @dataclass(frozen=True)
 class Children:
     """Children named `<component>-<name>` and parented to it; with `legacy_root_names`, each
-    also aliased to the bare `<name>` it had at the stack's root (its own children follow:
-    Pulumi derives their aliases from the parent's, by the name's prefix)."""
+    also aliased to the bare `<name>` at the stack's root (its own children follow: Pulumi
+    derives their aliases from the parent's, by the name's prefix)."""
 
     component: pulumi.Resource
     prefix: str

@@ -5,9 +5,10 @@ the coexistence check, and builds one `GpuNodeGroup` per group. It reaches the c
 through the Kubernetes provider it is given: our dynamic resources read that provider's own
 kubeconfig and context.
 
-Its children are named `<fleet>-...`. Stacks deployed by the root program before the fleet
-existed had the groups and shared objects at the stack's root under their bare names;
-`legacy_root_names` aliases each to that name, so such a stack upgrades with no replacement.
+Its children are named `<fleet>-...`. With `legacy_root_names`, each is also aliased to its bare
+name at the stack's root, where the stacks of this repository's program (`__main__.py`) may hold
+it: found there, it moves under the fleet with no replacement (the aliases are pinned by
+tests/golden/*.json; README, "Use it in your own program").
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ class GpuFleetArgs:
     hand_over: Sequence[str] = ()
     # gpu-nodes:insecureSkipHostKeyCheck.
     insecure_skip_host_key_check: bool = False
-    # Alias the children to the bare root names this repository's program gave them before the
-    # fleet existed (its stacks only; two fleets in one program must leave it off).
+    # Alias the children to their bare names at the stack's root, where the stacks of this
+    # repository's program may hold them (its stacks only; two fleets in one program must leave it off).
     legacy_root_names: bool = False
     # This stack, as the claims' label writes it; the default is `<project>.<stack>`.
     stack_label: str = field(default_factory=stack_label_value)

@@ -14,6 +14,7 @@ from gpu_nodes.constants import GPU_ACCESS
 from gpu_nodes.preflight.command import (
     SCRIPT_DIR,
     parse_report,
+    passing_report,
     preflight_arguments,
     preflight_command,
     preflight_script,
@@ -23,7 +24,7 @@ from gpu_nodes.preflight.command import (
     triggers,
 )
 from tests.factories import HOST_KEY, group
-from tests.pulumi_mocks import HEALTHY_REPORT, ROOT, run_component
+from tests.pulumi_mocks import ROOT, run_component
 from tests.specs import group_spec
 
 COMMAND = "command:remote:Command"
@@ -257,7 +258,7 @@ def test_same_config_gives_the_same_command():
 
 def test_parse_report_summarises_the_json():
     report = {
-        **HEALTHY_REPORT,
+        **passing_report(),
         "gpus": [{"index": i, "name": "NVIDIA A100-SXM4-80GB", "uuid": f"GPU-{i}", "memoryMiB": 81920} for i in range(2)],
         "checks": [{"name": "driver", "ok": True, "detail": ""}, {"name": "runtime", "ok": False, "detail": "no nvidia"}],
         "kubelet": {"cgroupDriver": "systemd", "cpuManagerPolicy": "static"},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpu_nodes.preflight.command import passing_report
 from gpu_nodes.preflight.facts import (
     GpuFacts,
     annotation,
@@ -13,14 +14,13 @@ from gpu_nodes.preflight.facts import (
     from_annotation,
     product_label,
 )
-from tests.pulumi_mocks import HEALTHY_REPORT
 
 SXM = GpuFacts(models=("NVIDIA H100 80GB HBM3",), memory_mib=(81559,), count=8, driver_version="550.54.15", cuda_version="12.4")
 PCIE = GpuFacts(models=("NVIDIA H100 PCIe",), memory_mib=(81559,), count=8)
 
 
 def test_facts_come_from_the_preflight_report():
-    facts = facts_from_report(HEALTHY_REPORT)
+    facts = facts_from_report(passing_report())
     assert facts == GpuFacts(("NVIDIA H100 80GB HBM3",), (81559,), 1, "550.54.15", "12.4"), facts
     assert facts_from_report({"gpus": []}) is None
 
@@ -62,7 +62,7 @@ FEATURES = {"machine": "DGX H100", "migCapable": True, "clique": "9c6f5af3-53bf-
 def test_the_machine_mig_capability_and_clique_are_labelled_as_gfd_does():
     """k8s-device-plugin internal/lm: machine-type.go (spaces to '-'), nvml.go
     newMigCapabilityLabeler ("true"/"false"), imex.go (<ClusterUUID>.<CliqueId>)."""
-    facts = facts_from_report({**HEALTHY_REPORT, "gpuFeatures": FEATURES})
+    facts = facts_from_report({**passing_report(), "gpuFeatures": FEATURES})
     for strategy in ("none", "mixed"):
         labels = feature_labels(facts, strategy)
         assert labels["nvidia.com/gpu.machine"] == "DGX-H100", labels
@@ -71,14 +71,14 @@ def test_the_machine_mig_capability_and_clique_are_labelled_as_gfd_does():
 
 
 def test_an_unknown_machine_is_unknown_as_gfd_writes_it_and_no_fabric_no_clique():
-    facts = facts_from_report({**HEALTHY_REPORT, "gpuFeatures": {"machine": None, "migCapable": False, "clique": None}})
+    facts = facts_from_report({**passing_report(), "gpuFeatures": {"machine": None, "migCapable": False, "clique": None}})
     labels = feature_labels(facts, "none")
     assert (labels["nvidia.com/gpu.machine"], labels["nvidia.com/mig.capable"]) == ("unknown", "false"), labels
     assert "nvidia.com/gpu.clique" not in labels, labels
 
 
 def test_a_report_of_an_older_preflight_writes_none_of_them():
-    labels = feature_labels(facts_from_report(HEALTHY_REPORT), "none")
+    labels = feature_labels(facts_from_report(passing_report()), "none")
     assert not {"nvidia.com/gpu.machine", "nvidia.com/mig.capable", "nvidia.com/gpu.clique"} & labels.keys(), labels
 
 
@@ -98,7 +98,7 @@ def test_a_report_of_an_older_preflight_writes_none_of_them():
 )
 def test_the_family_and_compute_capability_as_gfd_labels_them(capability, family):
     """internal/lm/resource.go newArchitectureLabels and getArchFamily."""
-    facts = facts_from_report({**HEALTHY_REPORT, "gpuFeatures": {**FEATURES, "computeCapability": capability}})
+    facts = facts_from_report({**passing_report(), "gpuFeatures": {**FEATURES, "computeCapability": capability}})
     labels = feature_labels(facts, "none")
     major, minor = capability.split(".")
     assert labels["nvidia.com/gpu.family"] == family, labels

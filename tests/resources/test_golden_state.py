@@ -17,7 +17,16 @@ from gpu_nodes.cli.plan import plan_fleet
 from gpu_nodes.providers.taints import NodeTaintsProvider
 from tests.cli.fleets import fleet
 from tests.cli.fleets import group as fleet_group
-from tests.factories import SECRET_KEYS, SSH_KEY, group, local_stack, shipped_stack, stack_config
+from tests.factories import (
+    REGISTRY_LOGIN,
+    SECRET_KEYS,
+    SSH_KEY,
+    group,
+    local_stack,
+    shipped_stack,
+    stack_config,
+    two_groups,
+)
 from tests.golden_state import (
     GOLDEN_DIR,
     SECRET,
@@ -61,14 +70,7 @@ def mig() -> dict:
 
 
 def several_groups() -> dict:
-    return stack_config(
-        group("a100", verification={"gpusPerPod": [1, 2]}),
-        group(
-            "h100",
-            nodes=1,
-            taints=["nvidia.com/gpu=present:NoSchedule", "dedicated=ml:NoExecute"],
-            devicePlugin={"timeSlicingReplicas": 2},
-        ),
+    return two_groups(
         group(
             "l4",
             nodes=[{"name": "l4-node-1"}],
@@ -77,6 +79,16 @@ def several_groups() -> dict:
             verification={"namespace": "gpu-verification-l4", "perNode": False},
         ),
     )
+
+
+def ssh_lanes() -> dict:
+    """Five machines checked two at a time: each machine after the first two is copied to and
+    checked once the one two places before it is checked (preflight.command.waits_for)."""
+    return stack_config(group("a100", nodes=5, preflight={"maxSessions": 2}))
+
+
+def pull_secret() -> dict:
+    return {**two_groups(), "gpu-nodes:imagePullSecret": REGISTRY_LOGIN}
 
 
 # name -> (what it stands for, its run). The stack names are those the stacks are deployed as.
@@ -100,6 +112,14 @@ CONFIGS: dict[str, tuple[str, Callable[[], ProgramRun]]] = {
     "several-groups": (
         "three groups: defaults, time-sliced with an extra taint, CDI with preflight off and its own namespace",
         lambda: run_program(several_groups(), SECRET_KEYS, stack="several-groups"),
+    ),
+    "ssh-lanes": (
+        "preflight.maxSessions 2 over five machines: two SSH lanes, each machine after the one two places before it",
+        lambda: run_program(ssh_lanes(), SECRET_KEYS, stack="ssh-lanes"),
+    ),
+    "pull-secret": (
+        "the two groups with gpu-nodes:imagePullSecret: a pull Secret in each namespace, named by the pods",
+        lambda: run_program(pull_secret(), [*SECRET_KEYS, "gpu-nodes:imagePullSecret"], stack="pull-secret"),
     ),
     "fleet-owner": (
         "the owning stack `gpu-nodes fleet` derives from a fleet of two groups: it creates the shared objects",
@@ -185,6 +205,7 @@ SECRET_VALUES = {
     "the example's kubeconfig": "kind: Config",
     "the local kubeconfig": local_stack()["kubernetes:kubeconfig"],
     "the fleet's kubeconfig": FLEET.owner.config["kubernetes:kubeconfig"],
+    "the registry login's auth": "dXNlcjpwYXNz",
 }
 
 

@@ -6,12 +6,12 @@ import json
 
 from gpu_nodes.kube.node_health import CHECKLIST_ITEMS
 from gpu_nodes.manifests.verification import verification_jobs
+from gpu_nodes.preflight.command import passing_report
 from gpu_nodes.resources.node_group import TYPE
 from gpu_nodes.vocabulary import FACTS_ANNOTATION, GATE, GROUP_LABEL
 from tests.factories import group
 from tests.pulumi_mocks import (
     DYNAMIC_PROVIDER_TYPE,
-    HEALTHY_REPORT,
     READINESS_TYPE,
     TAINTS_TYPE,
     Recorder,
@@ -319,7 +319,7 @@ def test_outputs_report_each_node():
     assert node["labels"][GROUP_LABEL] == "a100", node
     assert node["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}], node
     assert node["preflight"]["passed"] is True, node
-    assert node["preflight"]["driverVersion"] == HEALTHY_REPORT["driverVersion"], node
+    assert node["preflight"]["driverVersion"] == passing_report()["driverVersion"], node
     assert node["preflight"]["gpuModels"] == ["NVIDIA H100 80GB HBM3"], node
     jobs = {job.name: job.gpus for job in verification_jobs(group_spec("a100", verification={"gpusPerPod": [1, 2]}))}
     expected = [{"job": name, "resource": "nvidia.com/gpu", "gpus": gpus} for name, gpus in jobs.items() if "a100-node-1" in name]
@@ -330,7 +330,7 @@ def test_outputs_report_each_node():
 
 
 def test_outputs_show_failed_checks_from_the_report():
-    failed = {**HEALTHY_REPORT, "ok": False, "checks": [{"name": "driver", "ok": False, "detail": "no driver"}]}
+    failed = {**passing_report(), "ok": False, "checks": [{"name": "driver", "ok": False, "detail": "no driver"}]}
     run = run_component(group("a100"), recorder=Recorder(preflight_stdout=lambda _inputs: json.dumps(failed)))
     report = run.resolve(run.globals["component"].nodes)
     assert report["a100-node-1"]["preflight"]["passed"] is False, report

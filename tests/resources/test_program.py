@@ -9,7 +9,7 @@ import pulumi
 import pytest
 
 from gpu_nodes.vocabulary import GROUP_LABEL, STACK_LABEL
-from tests.factories import SECRET_KEYS, SSH_KEY, group, stack_config
+from tests.factories import REGISTRY_LOGIN, SECRET_KEYS, SSH_KEY, group, stack_config, two_groups
 from tests.pulumi_mocks import CLAIM_TYPE, DYNAMIC_PROVIDER_TYPE, ProgramRun, run_program
 
 KUBERNETES_VERSIONS = [f"1.{minor}" for minor in range(29, 36)]
@@ -19,19 +19,6 @@ SCHEMA_KIND = {"kubernetes:core/v1:NodePatch": ("v1", "Node")}
 
 def kubernetes_objects(run) -> list:
     return [r for r in run.resources if r.type.startswith("kubernetes:") and not r.type.startswith("pulumi:providers")]
-
-
-def two_groups() -> dict:
-    return stack_config(
-        group("a100", verification={"gpusPerPod": [1, 2]}),
-        # Time-sliced: its Jobs ask for one GPU each (a multi-GPU pod could get one GPU twice).
-        group(
-            "h100",
-            nodes=1,
-            taints=["nvidia.com/gpu=present:NoSchedule", "dedicated=ml:NoExecute"],
-            devicePlugin={"timeSlicingReplicas": 2},
-        ),
-    )
 
 
 def every_feature() -> dict:
@@ -139,11 +126,8 @@ def test_a_referenced_plugin_namespace_must_admit_privileged_pods():
     assert claim.inputs["needsLevel"] == "privileged", claim.urn
 
 
-LOGIN = '{"auths": {"registry.example.com": {"auth": "dXNlcjpwYXNz"}}}'
-
-
 def with_pull_secret(config: dict) -> ProgramRun:
-    return run_program({**config, "gpu-nodes:imagePullSecret": LOGIN}, [*SECRET_KEYS, "gpu-nodes:imagePullSecret"])
+    return run_program({**config, "gpu-nodes:imagePullSecret": REGISTRY_LOGIN}, [*SECRET_KEYS, "gpu-nodes:imagePullSecret"])
 
 
 def test_a_pull_secret_lands_in_each_namespace_before_the_pods_that_name_it():

@@ -124,9 +124,9 @@ build_command() {
   go_build "$dir" "$ENGINE_COMMAND_PROVIDER_BIN_DIR/pulumi-resource-command" . ""
 }
 
-# Binaries of the two parts that earlier layouts of this cache held under their upstream names
-# (pulumi-language-python-*, pulumi-resource-command-*) were built from source brought in
-# outside the registries: they are removed, never used. Today's layout names ours standin-*.
+# Builds of the two parts under their upstream names (pulumi-language-python-*,
+# pulumi-resource-command-*) in this cache come from source brought in outside the registries:
+# they are removed, never used. Ours are named standin-*.
 remove_retired_builds() {
   local old
   for old in "$GPU_NODES_CACHE"/pulumi-language-python-* "$GPU_NODES_CACHE"/pulumi-resource-command-* \

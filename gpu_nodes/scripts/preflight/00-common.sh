@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # preflight.sh: checks one GPU machine before Kubernetes GPU work is put on it.
 #
-# One script, kept as parts: the files of components/scripts/preflight/, joined in
-# name order (this one first, 90-main.sh last) by components/preflight.py, which
-# sends the joined text. Each check is one file (NN-check-*.sh); what they share is
+# One script, kept as parts: the files of gpu_nodes/scripts/preflight/, joined in
+# name order (this one first, 90-main.sh last) by gpu_nodes/preflight/command.py, which
+# checks the joined text on the machine and runs it. Each check is one file (NN-check-*.sh); what they share is
 # here and in 10-report.sh (the JSON report), 20-arguments.sh and 50-kubelet-settings.sh.
 #
 # Usage:
@@ -13,7 +13,7 @@
 #                     [--isolation default|strict] [--root DIR]
 #
 # Run it by hand on a node, or over SSH the way the Pulumi component does:
-#   cat components/scripts/preflight/*.sh |
+#   cat gpu_nodes/scripts/preflight/*.sh |
 #     ssh root@node bash -s -- --runtime containerd --expect-gpus 8
 #
 # Output contract (stable: the component parses it)
@@ -56,8 +56,8 @@
 #   daemon.json, CRI-O's, k3s's generated config) or "file-fallback" (containerd's
 #   files merged by this script because config dump was unavailable).
 #   runtime.certain is false when the verdict rests on this script's reading of
-#   containerd's import and merge rules, or when no runtime was inspected. Both
-#   fields came later than the others: readers may ignore them.
+#   containerd's import and merge rules, or when no runtime was inspected. Readers
+#   may ignore both fields.
 #
 # Privileges: run it as root. The files that decide the verdict are often
 # root-only (containerd's config.toml 0600, /var/lib/kubelet 0750, /var/lib/rancher

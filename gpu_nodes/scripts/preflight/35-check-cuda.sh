@@ -29,7 +29,6 @@
 #   that is a warning, never a refusal. The verification's vectorAdd has the last
 #   word either way: this check refuses only what the toolkit itself would refuse.
 readonly CUDA_VERSION_RE="CUDA Version:[[:space:]]*([0-9]+)\\.([0-9]+)"
-readonly TOOLKIT_CONFIG=/etc/nvidia-container-runtime/config.toml
 # The toolkit release from which auto means jit-cdi (internal/info/auto.go, PR 910).
 readonly TOOLKIT_JIT_CDI_DEFAULT=1.18.0
 
@@ -57,28 +56,17 @@ declare -rA CUDA_IMAGE_BRANCHES=(
 # toolkit_mode: sets TK_MODE (legacy, cdi, jit-cdi, csv; '' when unknown), TK_MODE_WHY (how
 # it was found) and TK_DISABLE_REQUIRE (true/false), from config.toml and the toolkit version.
 toolkit_mode() {
-  local line section='' mode='' file="$ROOT$TOOLKIT_CONFIG" key_re value_re
+  local mode='' word_re="^[\"']?([^\"'[:space:]]*)" # a string value, quoted or bare, without its quotes
   TK_MODE='' TK_MODE_WHY='' TK_DISABLE_REQUIRE=false
-  key_re='^[[:space:]]*\[[[:space:]]*([^]]*[^][:space:]])[[:space:]]*\]'
-  value_re="^[[:space:]]*([A-Za-z0-9_-]+)[[:space:]]*=[[:space:]]*[\"']?([^\"'#[:space:]]*)"
   CANNOT_READ=()
-  if slurp "$file"; then
-    while IFS='' read -r line; do
-      [[ $line =~ ^[[:space:]]*# ]] && continue
-      if [[ $line =~ $key_re ]]; then
-        section=${BASH_REMATCH[1]}
-      elif [[ $line =~ $value_re ]]; then
-        case "$section/${BASH_REMATCH[1]}" in
-          /disable-require) [[ ${BASH_REMATCH[2]} == true ]] && TK_DISABLE_REQUIRE=true ;;
-          nvidia-container-runtime/mode) mode=${BASH_REMATCH[2]} ;;
-        esac
-      fi
-    done <<<"$REPLY"
-    TK_MODE_WHY="$TOOLKIT_CONFIG mode ${mode:-unset}"
-  elif ((${#CANNOT_READ[@]})); then
+  if ! toolkit_config; then
     cannot_read_text
     TK_MODE_WHY=$REPLY
     return
+  elif $TK_CONFIG_FOUND; then
+    [[ ${TK_CONFIG["/disable-require"]-} =~ $word_re && ${BASH_REMATCH[1]} == true ]] && TK_DISABLE_REQUIRE=true
+    [[ ${TK_CONFIG["nvidia-container-runtime/mode"]-} =~ $word_re ]] && mode=${BASH_REMATCH[1]}
+    TK_MODE_WHY="$TOOLKIT_CONFIG mode ${mode:-unset}"
   else
     TK_MODE_WHY="no $TOOLKIT_CONFIG"
   fi

@@ -6,6 +6,13 @@
 # for the toolkit's createContainer hook and runs code as root on the host.
 
 readonly TOOLKIT_CVE_FIXED=1.17.8
+# Where the toolkit reads its settings (internal/config: config.toml under /etc/nvidia-container-runtime).
+readonly TOOLKIT_CONFIG=/etc/nvidia-container-runtime/config.toml
+# A TOML table header, "[name]": its name, trimmed.
+readonly TOML_TABLE_RE='^[[:space:]]*\[[[:space:]]*([^]]*[^][:space:]])[[:space:]]*\]'
+# A bare key and its value, up to any comment.
+readonly TOML_KEY_RE='^[[:space:]]*([A-Za-z0-9_-]+)[[:space:]]*=[[:space:]]*([^#]*)'
+declare -A TK_CONFIG=()
 
 check_toolkit() {
   local ctk='' runtime=''
@@ -51,6 +58,32 @@ toolkit_version() {
   TK_LINE=$REPLY
   [[ -n $TK_VERSION ]] || TK_WHY="nvidia-ctk --version printed no version"
   [[ -n $TK_VERSION ]]
+}
+
+# toolkit_config: reads config.toml (TOOLKIT_CONFIG) for the CUDA and the isolation checks into
+# TK_CONFIG: "table/key" -> the value's text before any comment, trimmed, quotes kept, with ""
+# as the top level's table ("/disable-require"); TK_CONFIG_FOUND false when there is no file
+# (the toolkit's defaults then). Status 1 when the file may not be read (noted in CANNOT_READ).
+# Only bare keys and one-line values: what the toolkit's own config.toml has.
+toolkit_config() {
+  local line key table='' file=$ROOT$TOOLKIT_CONFIG
+  TK_CONFIG=() TK_CONFIG_FOUND=false
+  if ! slurp "$file"; then
+    blocked_by "$file" && return 1 # there, but not to be read by this user
+    return 0
+  fi
+  TK_CONFIG_FOUND=true
+  while IFS='' read -r line; do
+    if [[ $line =~ $TOML_TABLE_RE ]]; then
+      table=${BASH_REMATCH[1]}
+    elif [[ $line =~ ^[[:space:]]*\[ ]]; then
+      table='[' # no table header: what follows is in no table read here
+    elif [[ $line =~ $TOML_KEY_RE ]]; then
+      key=${BASH_REMATCH[1]}
+      trim "${BASH_REMATCH[2]}"
+      TK_CONFIG["$table/$key"]=$REPLY
+    fi
+  done <<<"$REPLY"
 }
 
 # toolkit_verdict DETAIL VERSION: the check, against --min-toolkit when one is asked for.

@@ -152,7 +152,7 @@ kubelet_endpoint() {
 # unless the device plugin passes the device nodes (PASS_DEVICE_SPECS) or CDI devices.
 # Kubelet's own defaults, cgroupfs and none, when it is given neither; both empty when
 # no kubelet settings were found at all. Reported, not judged: the plugin's settings
-# cover both cases (components/device_plugin.py).
+# cover both cases (gpu_nodes/manifests/device_plugin.py).
 kubelet_device_settings() {
   KL_CGROUP_DRIVER='' KL_CPU_MANAGER=''
   ((${#KL_TEXTS[@]})) || return 0

@@ -18,7 +18,7 @@
 # - otherwise (default): a toolkit hardened already fails, since the plugin's envvar list
 #   (or, under CDI, the plugin's own NVIDIA_VISIBLE_DEVICES) is then never read.
 
-# TOOLKIT_CONFIG: the toolkit's config.toml, declared with the CUDA check (35-check-cuda.sh).
+# The toolkit's config.toml is read by toolkit_config (40-check-toolkit.sh).
 readonly ENVVAR_KEY=accept-nvidia-visible-devices-envvar-when-unprivileged
 readonly MOUNTS_KEY=accept-nvidia-visible-devices-as-volume-mounts
 
@@ -26,24 +26,20 @@ readonly MOUNTS_KEY=accept-nvidia-visible-devices-as-volume-mounts
 # that is neither), TK_WHERE (how the values were learnt), TK_ENVVAR_SET (the file sets it)
 # and TK_BAD (the keys whose value is neither true nor false).
 toolkit_settings() {
-  local line key value text
+  local key value
   TK_ENVVAR=true TK_MOUNTS=false TK_BAD='' TK_ENVVAR_SET=false
-  if [[ ! -e $ROOT$TOOLKIT_CONFIG ]] && ! blocked_by "$ROOT$TOOLKIT_CONFIG"; then
+  toolkit_config || return 1
+  if ! $TK_CONFIG_FOUND; then
     TK_WHERE="no $TOOLKIT_CONFIG: the toolkit's defaults"
     return 0
   fi
-  slurp "$ROOT$TOOLKIT_CONFIG" || return 1
-  text=$REPLY
   TK_WHERE="read $TOOLKIT_CONFIG"
-  while IFS='' read -r line; do
-    [[ $line =~ ^[[:space:]]*\[ ]] && break # top-level keys end at the first table
-    [[ $line =~ ^[[:space:]]*(${ENVVAR_KEY}|${MOUNTS_KEY})[[:space:]]*=[[:space:]]*([^#]*) ]] || continue
-    key=${BASH_REMATCH[1]}
-    trim "${BASH_REMATCH[2]}"
-    value=$REPLY
+  for key in "$ENVVAR_KEY" "$MOUNTS_KEY"; do
+    [[ -n ${TK_CONFIG["/$key"]+set} ]] || continue
+    value=${TK_CONFIG["/$key"]}
     [[ $value == true || $value == false ]] || TK_BAD+="${TK_BAD:+, }$key = $value"
     if [[ $key == "$ENVVAR_KEY" ]]; then TK_ENVVAR=$value TK_ENVVAR_SET=true; else TK_MOUNTS=$value; fi
-  done <<<"$text"
+  done
 }
 
 # fix_not_default NAME: sets REPLY to how to make runc the default of runtime NAME again. For

@@ -5,7 +5,7 @@
 # too (`crictl info`, `docker info --format '{{json .}}'`, see 61-running-runtime.sh).
 # Nothing else is kept, but the whole text is walked: dockerd refuses to start with a file
 # that is not one JSON object, and a key-only grep would be fooled by the same names deeper
-# down or in strings. Tested on its own in tests/scripts/test_docker_daemon_json.py.
+# down or in strings. Tested on its own in tests/scripts/test_65_docker_daemon_json.py.
 
 readonly JP_STRING_RE='^"(([^"\\]|\\.)*)"'
 readonly JP_SCALAR_RE='^(true|false|null|-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)'
