@@ -11,7 +11,6 @@ import re
 from typing import Any
 
 from gpu_nodes.config.fields import STRING, Check, between, matching, one_of, setting
-from gpu_nodes.constants import PULL_POLICIES
 from gpu_nodes.vocabulary import OWN_KEY_DOMAIN, Taint
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -187,6 +186,9 @@ CDI_HOOK = Check(
     lambda path: is_absolute_path(path) and path.rsplit("/", 1)[-1] in CDI_HOOK_PROGRAMS,
     f"expected the absolute path of {' or '.join(CDI_HOOK_PROGRAMS)} on the machines, such as /usr/bin/nvidia-ctk",
 )
+
+
+PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 
 
 def image_setting(help: str, default: str, key: str = "image") -> Any:

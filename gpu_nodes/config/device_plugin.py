@@ -19,29 +19,18 @@ from gpu_nodes.config.checks import (
     namespace_setting,
     pull_policy_setting,
 )
-from gpu_nodes.config.fields import (
-    BOOLEAN,
-    INTEGER,
-    LIST,
-    OBJECT,
-    SCALAR,
-    STRING,
-    Check,
-    Problems,
-    Section,
-    Setting,
-    between,
-    one_of,
-    setting,
-)
-from gpu_nodes.constants import (
-    DEFAULT_CDI_HOOK_PATH,
-    DEFAULT_DEVICE_PLUGIN_IMAGE,
-    DEFAULT_DEVICE_PLUGIN_NAMESPACE,
-    MAX_MIG_DEVICES_PER_GPU,
-    MIG_STRATEGIES,
-)
+from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, SCALAR, STRING, Check, Setting, between, one_of, setting
+from gpu_nodes.config.reading import Problems, Section
+from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
 from gpu_nodes.vocabulary import GPU_RESOURCE, mig_resource
+
+DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+DEFAULT_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
+# The program the device plugin's CDI specs run as hooks, by default (k8s-device-plugin
+# api/config/v1/consts.go, DefaultNvidiaCTKPath), where the toolkit's packages install it.
+DEFAULT_CDI_HOOK_PATH = "/usr/bin/nvidia-ctk"
+MIG_STRATEGIES = ("none", "single", "mixed")
+
 
 # mig-parted's profiles (pkg/types/mig_profile.go ParseMigProfile): "<g>g.<memory>gb", and "+me" for
 # the media extensions, its one attribute (AttributeMediaExtensions).

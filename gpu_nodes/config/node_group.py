@@ -22,37 +22,32 @@ from gpu_nodes.config.checks import (
     reserved_key_owner,
 )
 from gpu_nodes.config.device_plugin import DevicePluginSpec, read_device_plugin
-from gpu_nodes.config.fields import (
-    BOOLEAN,
-    INTEGER,
-    LIST,
-    MISSING,
-    OBJECT,
-    STRING,
-    Check,
-    Problems,
-    Section,
-    Setting,
-    between,
-    one_of,
-    setting,
-)
+from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, STRING, Check, Setting, between, one_of, setting
 from gpu_nodes.config.preflight import PreflightSpec, read_host_key, read_preflight, warn_unused_preflight
+from gpu_nodes.config.reading import Problems, Section
 from gpu_nodes.config.verification import VerificationSpec, read_verification
-from gpu_nodes.constants import (
-    DEFAULT_LABELS,
-    DEFAULT_PRIORITY_VALUE,
-    DEFAULT_TAINTS,
-    GPU_ACCESS,
-    ISOLATION,
-    MAX_PRIORITY_CLASS_NAME,
-    MAX_USER_PRIORITY,
-    MIN_PRIORITY,
-    NAMESPACE,
-    PULL_SECRET_NAME,
-    VERIFICATION_PRIORITY_SUFFIX,
-)
-from gpu_nodes.vocabulary import FEATURE_LABEL_KEYS, GROUP_LABEL, Taint, mig_resource
+from gpu_nodes.constants import NAMESPACE, PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
+from gpu_nodes.vocabulary import FEATURE_LABEL_KEYS, GPU_PRESENT_LABEL, GPU_RESOURCE, GROUP_LABEL, Taint, mig_resource
+
+# `accelerator` is the runbook's; `nvidia.com/gpu.present` is NVIDIA's own (GPU Feature
+# Discovery, NFD rules, the device plugin chart's affinity and the GPU Operator key on it), so
+# that a cluster that later adopts those tools schedules them on our nodes.
+DEFAULT_LABELS = {"accelerator": "nvidia", GPU_PRESENT_LABEL: "true"}
+DEFAULT_TAINTS = (f"{GPU_RESOURCE}=present:NoSchedule",)
+# How a tenant's pod gets its GPUs, and so the path the verification pods take (README, "How
+# tenants get their GPUs"): nvidia as the node's default runtime; a RuntimeClass that tenants
+# must name; or CDI devices that the plugin names (its cdi-cri strategy).
+GPU_ACCESS = ("defaultRuntime", "runtimeClass", "cdi")
+# Whether a pod may see GPUs it was not given (README, "How tenants get their GPUs"): `default`
+# leaves the container toolkit as it ships, which honours NVIDIA_VISIBLE_DEVICES in any container;
+# `strict` is NVIDIA's hardening, where only the device plugin's volume mounts (or CDI) give GPUs.
+ISOLATION = ("default", "strict")
+DEFAULT_PRIORITY_VALUE = 1_000_000
+# Kubernetes reserves values above one billion for the system classes.
+MAX_USER_PRIORITY = 1_000_000_000
+MIN_PRIORITY = -2_147_483_648
+MAX_PRIORITY_CLASS_NAME = 253 - len(VERIFICATION_PRIORITY_SUFFIX)
+
 
 # The stack setting a group's gpuAccess may need (declared in config/stack.py).
 RUNTIME_CLASS_KEY = f"{NAMESPACE}:runtimeClass"

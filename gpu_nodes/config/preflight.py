@@ -7,20 +7,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.config.checks import DRIVER_VERSION, HOST_KEY, PORT, RECHECK, SSH_HOST, SSH_USER, TOOLKIT_VERSION
-from gpu_nodes.config.fields import (
-    BOOLEAN,
-    INTEGER,
-    MISSING,
-    OBJECT,
-    STRING,
-    Problems,
-    Section,
-    Setting,
-    between,
-    one_of,
-    setting,
-)
-from gpu_nodes.constants import CONTAINER_RUNTIMES, DEFAULT_MIN_TOOLKIT, DEFAULT_PREFLIGHT_SESSIONS, NAMESPACE
+from gpu_nodes.config.fields import BOOLEAN, INTEGER, MISSING, OBJECT, STRING, Setting, between, one_of, setting
+from gpu_nodes.config.reading import Problems, Section
+from gpu_nodes.constants import NAMESPACE
+
+# Machines of a group checked at once: OpenSSH's MaxStartups (default 10:30:100) starts refusing
+# new connections beyond 10 still logging in, so a stock bastion refuses none of ours.
+DEFAULT_PREFLIGHT_SESSIONS = 10
+# The first NVIDIA Container Toolkit release that fixes CVE-2025-23266 (NVIDIAScape): a container
+# could set LD_PRELOAD for the toolkit's createContainer hook and run code as root on the host.
+DEFAULT_MIN_TOOLKIT = "1.17.8"
+CONTAINER_RUNTIMES = ("containerd", "docker", "cri-o", "k3s", "rke2", "auto")
+
 
 # The stack setting that lets a machine go without a pinned host key (declared in config/stack.py).
 SKIP_HOST_KEY_CHECK = f"{NAMESPACE}:insecureSkipHostKeyCheck"
@@ -110,7 +108,6 @@ class PreflightSpec:
         default_text="`15` (pulumi-command's)",
         check=between(1, 600, "expected 1 to 600 seconds"),
     )
-
 
 
 def warn_unused_preflight(problems: Problems, key: str, preflight: Section[PreflightSpec]) -> None:

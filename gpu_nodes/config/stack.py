@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.config.checks import is_dns_label, is_dns_subdomain
-from gpu_nodes.config.fields import BOOLEAN, LIST, STRING, Problems, Section, Setting, setting, settings
+from gpu_nodes.config.fields import BOOLEAN, LIST, STRING, Setting, setting, settings
 from gpu_nodes.config.node_group import RUNTIME_CLASS_KEY, NodeGroupSpec, read_group
 from gpu_nodes.config.preflight import SKIP_HOST_KEY_CHECK
+from gpu_nodes.config.reading import Problems, Section
 from gpu_nodes.constants import DEFAULT_RUNTIME_CLASS, NAMESPACE, PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
 from gpu_nodes.errors import ConfigError
 

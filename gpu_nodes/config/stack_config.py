@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
-from gpu_nodes.config.fields import BOOLEAN, LIST, OBJECT, Problems, Setting, Undisclosed, unknown_key
+from gpu_nodes.config.fields import BOOLEAN, LIST, OBJECT, Setting
+from gpu_nodes.config.reading import Problems, Undisclosed, unknown_key
 from gpu_nodes.config.stack import IMAGE_PULL_SECRET, KUBECONFIG, SSH_PRIVATE_KEY, STACK_SETTINGS
 from gpu_nodes.constants import NAMESPACE
 

@@ -8,14 +8,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.config.checks import CUDA_IN_TAG, image_setting, image_tag, namespace_setting, pull_policy_setting
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, Problems, Section, Setting, between, setting
-from gpu_nodes.constants import (
-    DEFAULT_CUDA_IMAGE,
-    DEFAULT_VERIFICATION_IMAGE,
-    DEFAULT_VERIFICATION_NAMESPACE,
-    DEFAULT_VERIFICATION_TIMEOUT,
-    MAX_MIG_DEVICES_PER_GPU,
-)
+from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, Setting, between, setting
+from gpu_nodes.config.reading import Problems, Section
+from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
+
+DEFAULT_VERIFICATION_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+# NVIDIA's CUDA sample vectorAdd, which the GPU Operator's validator runs too: a real kernel on
+# the GPUs. CUDA 11.7, because the container toolkit refuses an image built for a newer CUDA
+# than the driver's, and 11.7 runs on every driver from R515 on (README, "CUDA").
+DEFAULT_CUDA_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda11.7.1-ubuntu20.04"
+DEFAULT_VERIFICATION_NAMESPACE = "gpu-verification"
+DEFAULT_VERIFICATION_TIMEOUT = 600
+
 
 _MIG_RESOURCE = re.compile(r"nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 

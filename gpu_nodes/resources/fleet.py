@@ -22,8 +22,9 @@ import pulumi
 
 from gpu_nodes.config.args import NodeGroupArgs
 from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
-from gpu_nodes.config.fields import Problems, Setting, Undisclosed
+from gpu_nodes.config.fields import Setting
 from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.config.reading import Problems, Undisclosed
 from gpu_nodes.config.stack import ARGUMENTS, IMAGE_PULL_SECRET, SSH_PRIVATE_KEY, StackSpec, parse_stack
 from gpu_nodes.config.stack_config import StackConfig
 from gpu_nodes.errors import ConfigError

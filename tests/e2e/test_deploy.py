@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpu_nodes.constants import DEFAULT_CUDA_IMAGE
+from gpu_nodes.config.verification import DEFAULT_CUDA_IMAGE
 from gpu_nodes.preflight.command import SCRIPT_DIR, remote_dir, script_parts
 from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GATE, GROUP, NODES, OUR_TAINT, taints_of
 from tests.sshd import fakehost

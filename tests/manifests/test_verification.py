@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpu_nodes.config.stack import parse_stack
-from gpu_nodes.constants import DEFAULT_CUDA_IMAGE
+from gpu_nodes.config.verification import DEFAULT_CUDA_IMAGE
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.manifests.verification import (
     CHECK_DIR,

@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
+from gpu_nodes.config.node_group import GPU_ACCESS
 from gpu_nodes.config.stack import parse_stack
-from gpu_nodes.constants import GPU_ACCESS
 from gpu_nodes.preflight.command import (
     SCRIPT_DIR,
     parse_report,
