@@ -202,6 +202,9 @@ def count_or_percent(value: Any) -> bool:
     return isinstance(value, str) and bool(re.fullmatch(r"[0-9]{1,3}%", value)) and 1 <= int(value[:-1]) <= 100
 
 
+COUNT_OR_PERCENT = Check(count_or_percent, "expected a whole number of at least 1, or a percentage from 1% to 100%")
+
+
 def pull_policy_setting(whose: str) -> Any:
     """A container's imagePullPolicy, or Kubernetes' own default."""
     return setting(

@@ -10,16 +10,16 @@ from typing import Any
 
 from gpu_nodes.config.checks import (
     CDI_HOOK,
+    COUNT_OR_PERCENT,
     DIRECTORY,
     TAINT_EFFECTS,
-    count_or_percent,
     image_setting,
     is_label_key,
     is_label_value,
     namespace_setting,
     pull_policy_setting,
 )
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, SCALAR, STRING, Check, Setting, between, one_of, setting
+from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, SCALAR, STRING, Setting, between, one_of, setting
 from gpu_nodes.config.reading import Problems, Section
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
 from gpu_nodes.vocabulary import GPU_RESOURCE, mig_resource
@@ -107,7 +107,7 @@ class DevicePluginSpec:
         "how many nodes' plugin pods a rollout replaces at once (the DaemonSet's `maxUnavailable`)",
         default=None,
         default_text="`1` (Kubernetes')",
-        check=Check(count_or_percent, "expected a whole number of at least 1, or a percentage from 1% to 100%"),
+        check=COUNT_OR_PERCENT,
     )
     ignored_xids: tuple[int, ...] = setting(
         "ignoredXids",

@@ -24,6 +24,11 @@ from gpu_nodes.constants import DEFAULT_RUNTIME_CLASS, NAMESPACE, PULL_SECRET_NA
 from gpu_nodes.errors import ConfigError
 
 
+def _names_setting(name: str, help: str, argument: str) -> Any:
+    """A stack-level list of names, none by default."""
+    return setting(f"{NAMESPACE}:{name}", LIST, "list of strings", help, default=(), default_text="none", argument=argument)
+
+
 @dataclass(frozen=True)
 class RuntimeClassSpec:
     name: str
@@ -83,26 +88,18 @@ class StackSpec:
         argument="create_runtime_class",
     )
     # Referenced, never created or deleted (gpu_nodes/providers/claims.py).
-    existing_namespaces: tuple[str, ...] = setting(
-        f"{NAMESPACE}:existingNamespaces",
-        LIST,
-        "list of strings",
+    existing_namespaces: tuple[str, ...] = _names_setting(
+        "existingNamespaces",
         "namespaces the groups use that exist already: the stack puts its objects in them but never creates or "
         'deletes them (see "Objects the stack did not create")',
-        default=(),
-        default_text="none",
-        argument="existing_namespaces",
+        "existing_namespaces",
     )
     # Other device plugin installs the stack may share the cluster with (gpu_nodes/providers/coexistence.py).
-    hand_over: tuple[str, ...] = setting(
-        f"{NAMESPACE}:handOver",
-        LIST,
-        "list of strings",
+    hand_over: tuple[str, ...] = _names_setting(
+        "handOver",
         "other NVIDIA device plugin or DRA driver installs allowed on the cluster, kept off this stack's nodes: "
         '`<namespace>/<DaemonSet>` or `ClusterPolicy/<name>` (see "Another device plugin on the cluster")',
-        default=(),
-        default_text="none",
-        argument="hand_over",
+        "hand_over",
     )
     # The Secret that holds the login, which every pod names; None without a login.
     pull_secret: str | None = setting(
