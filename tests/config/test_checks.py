@@ -25,19 +25,31 @@ def test_taint_syntax_as_kubectl_taint(text, expected):
     assert str(taint) == text or taint.value == "", f"{text} round-trips as {taint}"
 
 
-def test_image_without_tag():
-    problems = problems_of(group(devicePlugin={"image": "nvcr.io/nvidia/k8s-device-plugin"}))
-    assert_one_problem(problems, f"{KEY}.devicePlugin.image", "pinned by tag")
+NOT_PINNED = [
+    (
+        "image_without_tag",
+        group(devicePlugin={"image": "nvcr.io/nvidia/k8s-device-plugin"}),
+        f"{KEY}.devicePlugin.image",
+        ("pinned by tag",),
+    ),
+    (
+        "image_tagged_latest_is_not_pinned",
+        group(verification={"image": "nvcr.io/nvidia/cuda:latest"}),
+        f"{KEY}.verification.image",
+        ("'nvcr.io/nvidia/cuda:latest'", "not 'latest'"),
+    ),
+    (
+        "image_with_registry_port_but_no_tag",
+        group(devicePlugin={"image": "registry.local:5000/k8s-device-plugin"}),
+        f"{KEY}.devicePlugin.image",
+        ("pinned by tag",),
+    ),
+]
 
 
-def test_image_tagged_latest_is_not_pinned():
-    problems = problems_of(group(verification={"image": "nvcr.io/nvidia/cuda:latest"}))
-    assert_one_problem(problems, f"{KEY}.verification.image", "'nvcr.io/nvidia/cuda:latest'", "not 'latest'")
-
-
-def test_image_with_registry_port_but_no_tag():
-    problems = problems_of(group(devicePlugin={"image": "registry.local:5000/k8s-device-plugin"}))
-    assert_one_problem(problems, f"{KEY}.devicePlugin.image", "pinned by tag")
+@pytest.mark.parametrize(("raw", "key", "fragments"), [r[1:] for r in NOT_PINNED], ids=[r[0] for r in NOT_PINNED])
+def test_an_image_not_pinned_is_refused(raw, key, fragments):
+    assert_one_problem(problems_of(raw), key, *fragments)
 
 
 def test_image_pinned_by_digest_is_accepted():

@@ -9,10 +9,61 @@ from gpu_nodes.config.stack import parse_stack
 from tests.config.problems import KEY, assert_one_problem, problems_of
 from tests.factories import group
 
+REFUSED = [
+    (
+        "unknown_mig_strategy",
+        group(devicePlugin={"migStrategy": "all"}),
+        f"{KEY}.devicePlugin.migStrategy",
+        ("'all'", "none, single, mixed"),
+    ),
+    (
+        "mig_devices_only_with_a_mig_strategy",
+        group(devicePlugin={"migDevices": {"1g.10gb": 7}}),
+        f"{KEY}.devicePlugin.migDevices",
+        ("only with devicePlugin.migStrategy 'single' or 'mixed'",),
+    ),
+    (
+        "mig_devices_fit_one_gpu",
+        group(devicePlugin={"migStrategy": "mixed", "migDevices": {"1g.10gb": 4, "2g.20gb": 4}}),
+        f"{KEY}.devicePlugin.migDevices",
+        ("at most 7 MIG devices per GPU in all",),
+    ),
+    (
+        "single_mig_has_one_profile",
+        group(devicePlugin={"migStrategy": "single", "migDevices": {"1g.10gb": 3, "2g.20gb": 2}}),
+        f"{KEY}.devicePlugin.migDevices",
+        ("'single' needs one profile on every GPU",),
+    ),
+    (
+        "ignored_xids_mean_nothing_with_health_checks_off",
+        group(devicePlugin={"healthChecks": False, "ignoredXids": [109]}),
+        f"{KEY}.devicePlugin.ignoredXids",
+        ("no effect with healthChecks false",),
+    ),
+    (
+        "an_xid_is_a_number",
+        group(devicePlugin={"ignoredXids": ["109"]}),
+        f"{KEY}.devicePlugin.ignoredXids[0]",
+        ("an XID number",),
+    ),
+    (
+        "a_pull_policy_is_one_kubernetes_knows",
+        group(devicePlugin={"imagePullPolicy": "Sometimes"}),
+        f"{KEY}.devicePlugin.imagePullPolicy",
+        ("'Sometimes'", "Always, IfNotPresent, Never"),
+    ),
+    (
+        "time_slicing_replicas_below_one",
+        group(devicePlugin={"timeSlicingReplicas": 0}),
+        f"{KEY}.devicePlugin.timeSlicingReplicas",
+        ("1 (time-slicing off)",),
+    ),
+]
 
-def test_unknown_mig_strategy():
-    problems = problems_of(group(devicePlugin={"migStrategy": "all"}))
-    assert_one_problem(problems, f"{KEY}.devicePlugin.migStrategy", "'all'", "none, single, mixed")
+
+@pytest.mark.parametrize(("raw", "key", "fragments"), [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED])
+def test_a_bad_plugin_setting_is_named(raw, key, fragments):
+    assert_one_problem(problems_of(raw), key, *fragments)
 
 
 def test_mig_devices_are_read_per_gpu_in_mig_parteds_format():
@@ -42,25 +93,10 @@ def test_an_unknown_profile_attribute_is_refused(profile):
     assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices.{profile}", f"'{profile}'", "1g.10gb+me")
 
 
-def test_mig_devices_only_with_a_mig_strategy():
-    problems = problems_of(group(devicePlugin={"migDevices": {"1g.10gb": 7}}))
-    assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices", "only with devicePlugin.migStrategy 'single' or 'mixed'")
-
-
 def test_mig_devices_names_a_bad_profile_and_a_bad_count():
     problems = problems_of(group(devicePlugin={"migStrategy": "mixed", "migDevices": {"big": 1, "1g.10gb": 8}}))
     assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices.big", "'big'", "a MIG profile such as 1g.10gb")
     assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices.1g.10gb", "8", "1 to 7 devices per GPU")
-
-
-def test_mig_devices_fit_one_gpu():
-    problems = problems_of(group(devicePlugin={"migStrategy": "mixed", "migDevices": {"1g.10gb": 4, "2g.20gb": 4}}))
-    assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices", "at most 7 MIG devices per GPU in all")
-
-
-def test_single_mig_has_one_profile():
-    problems = problems_of(group(devicePlugin={"migStrategy": "single", "migDevices": {"1g.10gb": 3, "2g.20gb": 2}}))
-    assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices", "'single' needs one profile on every GPU")
 
 
 @pytest.mark.parametrize(
@@ -88,30 +124,10 @@ def test_plugin_resources_are_quantities_of_known_resources():
     assert spec.device_plugin.resources == {"limits": {"cpu": "0.5", "memory": "128"}}, spec.device_plugin
 
 
-def test_ignored_xids_mean_nothing_with_health_checks_off():
-    problems = problems_of(group(devicePlugin={"healthChecks": False, "ignoredXids": [109]}))
-    assert_one_problem(problems, f"{KEY}.devicePlugin.ignoredXids", "no effect with healthChecks false")
-
-
-def test_an_xid_is_a_number():
-    problems = problems_of(group(devicePlugin={"ignoredXids": ["109"]}))
-    assert_one_problem(problems, f"{KEY}.devicePlugin.ignoredXids[0]", "an XID number")
-
-
-def test_a_pull_policy_is_one_kubernetes_knows():
-    problems = problems_of(group(devicePlugin={"imagePullPolicy": "Sometimes"}))
-    assert_one_problem(problems, f"{KEY}.devicePlugin.imagePullPolicy", "'Sometimes'", "Always, IfNotPresent, Never")
-
-
 @pytest.mark.parametrize("value", [0, "0%", "150%", "ten", True])
 def test_max_unavailable_is_a_count_or_a_percentage(value):
     problems = problems_of(group(devicePlugin={"maxUnavailable": value}))
     assert_one_problem(problems, f"{KEY}.devicePlugin.maxUnavailable", "at least 1, or a percentage from 1% to 100%")
-
-
-def test_time_slicing_replicas_below_one():
-    problems = problems_of(group(devicePlugin={"timeSlicingReplicas": 0}))
-    assert_one_problem(problems, f"{KEY}.devicePlugin.timeSlicingReplicas", "1 (time-slicing off)")
 
 
 @pytest.mark.parametrize(

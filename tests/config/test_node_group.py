@@ -3,6 +3,8 @@ priorityClass, the GPU facts settings), and the checks between its sections."""
 
 from __future__ import annotations
 
+import pytest
+
 from gpu_nodes.config.stack import parse_stack
 from gpu_nodes.vocabulary import GROUP_LABEL
 from tests.config.problems import KEY, MIG_1G, assert_one_problem, problems_of
@@ -43,10 +45,6 @@ def test_missing_required_field():
     assert_one_problem(problems_of(raw), f"{KEY}.gpusPerNode", "required", "whole number")
 
 
-def test_wrong_type():
-    assert_one_problem(problems_of(group(gpusPerNode="8")), f"{KEY}.gpusPerNode", "'8'", "whole number")
-
-
 def test_boolean_is_not_a_number():
     raw = group()
     raw["nodes"][0]["sshPort"] = True
@@ -70,22 +68,10 @@ def test_null_list_or_object_is_the_default_not_empty():
     assert parse_stack([group(preflight={"minDriver": None})]).node_groups[0].preflight.min_driver is None
 
 
-def test_unknown_key_is_a_typo():
-    assert_one_problem(problems_of(group(gpusPerPod=[1])), f"{KEY}.gpusPerPod", "unknown key", "gpusPerNode")
-
-
-def test_invalid_group_name():
-    assert_one_problem(problems_of(group(name="GPU_A100")), f"{KEY}.name", "'GPU_A100'", "DNS-1123 label")
-
-
 def test_invalid_node_name():
     raw = group()
     raw["nodes"][0]["name"] = "Node One"
     assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].name", "'Node One'", "node name")
-
-
-def test_no_nodes():
-    assert_one_problem(problems_of(group(nodes=0)), f"{KEY}.nodes", "at least one node")
 
 
 def test_duplicate_node_in_a_group():
@@ -106,73 +92,68 @@ def test_port_out_of_range():
     assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].sshPort", "70000", "1 to 65535")
 
 
-def test_invalid_label_key():
-    assert_one_problem(problems_of(group(labels={"bad key!": "x"})), f"{KEY}.labels.bad key!", "label key")
-
-
-def test_invalid_label_value():
-    assert_one_problem(problems_of(group(labels={"tier": "not ok!"})), f"{KEY}.labels.tier", "'not ok!'", "label value")
-
-
-def test_label_value_must_be_a_string():
-    assert_one_problem(problems_of(group(labels={"count": 8})), f"{KEY}.labels.count", "8", "label value")
-
-
-def test_group_label_is_reserved():
-    assert_one_problem(problems_of(group(labels={GROUP_LABEL: "x"})), f"{KEY}.labels.{GROUP_LABEL}", "set by gpu-nodes")
-
-
-def test_taint_that_does_not_parse():
-    assert_one_problem(problems_of(group(taints=["nvidia.com/gpu=present"])), f"{KEY}.taints[0]", "key[=value]:Effect")
-
-
-def test_taint_with_unknown_effect():
-    assert_one_problem(problems_of(group(taints=["gpu=yes:NoRun"])), f"{KEY}.taints[0]", "'gpu=yes:NoRun'", "NoExecute")
-
-
-def test_duplicate_taint_key_and_effect():
-    problems = problems_of(group(taints=["gpu=a:NoSchedule", "gpu=b:NoSchedule"]))
-    assert_one_problem(problems, f"{KEY}.taints[1]", "one taint per key and effect")
-
-
-def test_gpus_per_node_below_one():
-    assert_one_problem(problems_of(group(gpusPerNode=0)), f"{KEY}.gpusPerNode", "at least 1")
-
-
-def test_priority_value_above_user_range():
-    problems = problems_of(group(priorityClass={"value": 2_000_000_000}))
-    assert_one_problem(problems, f"{KEY}.priorityClass.value", "2000000000", "reserved for system classes")
-
-
-def test_priority_class_name_reserved_prefix():
-    problems = problems_of(group(priorityClass={"name": "system-gpu"}))
-    assert_one_problem(problems, f"{KEY}.priorityClass.name", "'system-gpu'", "reserved")
-
-
-def test_priority_class_name_leaves_room_for_the_verification_class():
-    problems = problems_of(group(priorityClass={"name": "p" * 250}))
-    assert_one_problem(problems, f"{KEY}.priorityClass.name", "at most 240 characters", "-verification")
-
-
-def test_gpu_model_needs_preflight():
-    problems = problems_of(group(gpuModel="NVIDIA H100 80GB HBM3", preflight={"enabled": False}))
-    assert_one_problem(problems, f"{KEY}.gpuModel", "'NVIDIA H100 80GB HBM3'", "needs preflight")
-
-
-def test_a_gfd_label_in_config_clashes_with_the_feature_labels():
-    raw = group(labels={"accelerator": "nvidia", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"})
-    problems = problems_of(raw)
-    assert_one_problem(problems, f"{KEY}.labels.nvidia.com/gpu.product", "'NVIDIA-H100-80GB-HBM3'", "gpuFeatureLabels false")
-
-
 def test_a_gfd_label_in_config_is_fine_with_the_feature_labels_off():
     raw = group(labels={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, gpuFeatureLabels=False)
     assert parse_stack([raw]).node_groups[0].node_labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3"
 
 
-def test_mixed_jobs_ask_only_for_profiles_the_layout_has():
-    raw = group(devicePlugin={"migStrategy": "mixed", "migDevices": {"3g.40gb": 2}}, verification={"migResources": {MIG_1G: 1}})
-    problems = problems_of(raw)
-    assert_one_problem(
-        problems, f"{KEY}.verification.migResources.{MIG_1G}", "one of devicePlugin.migDevices: nvidia.com/mig-3g.40gb"
-    )
+REFUSED = [
+    ("wrong_type", group(gpusPerNode="8"), f"{KEY}.gpusPerNode", ("'8'", "whole number")),
+    ("unknown_key_is_a_typo", group(gpusPerPod=[1]), f"{KEY}.gpusPerPod", ("unknown key", "gpusPerNode")),
+    ("invalid_group_name", group(name="GPU_A100"), f"{KEY}.name", ("'GPU_A100'", "DNS-1123 label")),
+    ("no_nodes", group(nodes=0), f"{KEY}.nodes", ("at least one node",)),
+    ("invalid_label_key", group(labels={"bad key!": "x"}), f"{KEY}.labels.bad key!", ("label key",)),
+    ("invalid_label_value", group(labels={"tier": "not ok!"}), f"{KEY}.labels.tier", ("'not ok!'", "label value")),
+    ("label_value_must_be_a_string", group(labels={"count": 8}), f"{KEY}.labels.count", ("8", "label value")),
+    ("group_label_is_reserved", group(labels={GROUP_LABEL: "x"}), f"{KEY}.labels.{GROUP_LABEL}", ("set by gpu-nodes",)),
+    ("taint_that_does_not_parse", group(taints=["nvidia.com/gpu=present"]), f"{KEY}.taints[0]", ("key[=value]:Effect",)),
+    ("taint_with_unknown_effect", group(taints=["gpu=yes:NoRun"]), f"{KEY}.taints[0]", ("'gpu=yes:NoRun'", "NoExecute")),
+    (
+        "duplicate_taint_key_and_effect",
+        group(taints=["gpu=a:NoSchedule", "gpu=b:NoSchedule"]),
+        f"{KEY}.taints[1]",
+        ("one taint per key and effect",),
+    ),
+    ("gpus_per_node_below_one", group(gpusPerNode=0), f"{KEY}.gpusPerNode", ("at least 1",)),
+    (
+        "priority_value_above_user_range",
+        group(priorityClass={"value": 2_000_000_000}),
+        f"{KEY}.priorityClass.value",
+        ("2000000000", "reserved for system classes"),
+    ),
+    (
+        "priority_class_name_reserved_prefix",
+        group(priorityClass={"name": "system-gpu"}),
+        f"{KEY}.priorityClass.name",
+        ("'system-gpu'", "reserved"),
+    ),
+    (
+        "priority_class_name_leaves_room_for_the_verification_class",
+        group(priorityClass={"name": "p" * 250}),
+        f"{KEY}.priorityClass.name",
+        ("at most 240 characters", "-verification"),
+    ),
+    (
+        "gpu_model_needs_preflight",
+        group(gpuModel="NVIDIA H100 80GB HBM3", preflight={"enabled": False}),
+        f"{KEY}.gpuModel",
+        ("'NVIDIA H100 80GB HBM3'", "needs preflight"),
+    ),
+    (
+        "a_gfd_label_in_config_clashes_with_the_feature_labels",
+        group(labels={"accelerator": "nvidia", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}),
+        f"{KEY}.labels.nvidia.com/gpu.product",
+        ("'NVIDIA-H100-80GB-HBM3'", "gpuFeatureLabels false"),
+    ),
+    (
+        "mixed_jobs_ask_only_for_profiles_the_layout_has",
+        group(devicePlugin={"migStrategy": "mixed", "migDevices": {"3g.40gb": 2}}, verification={"migResources": {MIG_1G: 1}}),
+        f"{KEY}.verification.migResources.{MIG_1G}",
+        ("one of devicePlugin.migDevices: nvidia.com/mig-3g.40gb",),
+    ),
+]
+
+
+@pytest.mark.parametrize(("raw", "key", "fragments"), [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED])
+def test_a_bad_group_setting_is_named(raw, key, fragments):
+    assert_one_problem(problems_of(raw), key, *fragments)

@@ -37,24 +37,36 @@ def test_malformed_host_key():
     assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].hostKey", "OpenSSH public host key")
 
 
-def test_proxy_without_host_key():
-    problems = problems_of(group(preflight={"proxy": {"host": "bastion", "user": "ops"}}))
-    assert_one_problem(problems, f"{KEY}.preflight.proxy.hostKey", "insecureSkipHostKeyCheck")
+REFUSED = [
+    (
+        "proxy_without_host_key",
+        group(preflight={"proxy": {"host": "bastion", "user": "ops"}}),
+        f"{KEY}.preflight.proxy.hostKey",
+        ("insecureSkipHostKeyCheck",),
+    ),
+    (
+        "unknown_container_runtime",
+        group(preflight={"containerRuntime": "podman"}),
+        f"{KEY}.preflight.containerRuntime",
+        ("'podman'", "containerd, docker, cri-o"),
+    ),
+    (
+        "a_minimum_toolkit_must_be_a_version",
+        group(preflight={"minToolkit": "latest"}),
+        f"{KEY}.preflight.minToolkit",
+        ("'latest'", "such as '1.17.8'"),
+    ),
+]
 
 
-def test_unknown_container_runtime():
-    problems = problems_of(group(preflight={"containerRuntime": "podman"}))
-    assert_one_problem(problems, f"{KEY}.preflight.containerRuntime", "'podman'", "containerd, docker, cri-o")
+@pytest.mark.parametrize(("raw", "key", "fragments"), [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED])
+def test_a_bad_preflight_setting_is_named(raw, key, fragments):
+    assert_one_problem(problems_of(raw), key, *fragments)
 
 
 def test_the_minimum_toolkit_is_the_cve_fix_by_default_and_can_be_turned_off():
     assert parse_stack([group()]).node_groups[0].preflight.min_toolkit == "1.17.8"
     assert parse_stack([group(preflight={"minToolkit": ""})]).node_groups[0].preflight.min_toolkit == ""
-
-
-def test_a_minimum_toolkit_must_be_a_version():
-    problems = problems_of(group(preflight={"minToolkit": "latest"}))
-    assert_one_problem(problems, f"{KEY}.preflight.minToolkit", "'latest'", "such as '1.17.8'")
 
 
 @pytest.mark.parametrize("value", ["", " leading-space", "line\nbreak", "x" * 65])
