@@ -1,4 +1,5 @@
-"""Settings that contradict each other: refused naming both; settings with no effect: warned about."""
+"""Settings of a group that contradict each other, within a section or across its sections:
+refused naming both; preflight settings with no effect: warned about."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Strict stack config: each kind of mistake issue 26 found stops the run with one line naming
-the key and the value, and never a traceback. One row per mistake."""
+"""Properties over every section of the stack config, one table per kind of mistake: a trailing
+newline, a wrong shape, null, a reserved label or taint key, a value SSH or a registry would
+refuse later; each is one problem naming the key and the value. And no value of any shape at
+any key ends in a traceback. A section's own rules are tested in its own file (test_<section>.py)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,28 @@
+"""The problems parse_stack refuses a stack config with, as the config tests read them: each one
+starts with its key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gpu_nodes.config.stack import parse_stack
+from gpu_nodes.errors import ConfigError
+
+# The first node group's key, the start of every key within it.
+KEY = "gpu-nodes:nodeGroups[0]"
+MIG_1G = "nvidia.com/mig-1g.5gb"
+
+
+def problems_of(*groups: dict[str, Any], insecure: Any = False) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        parse_stack(list(groups), insecure_skip_host_key_check=insecure)
+    return caught.value.problems
+
+
+def assert_one_problem(problems: list[str], key: str, *fragments: str) -> None:
+    matching = [p for p in problems if p.startswith(f"{key}:")]
+    assert len(matching) == 1, f"expected one problem for {key}, got {problems}"
+    for fragment in fragments:
+        assert fragment in matching[0], f"{key}: expected {fragment!r} in {matching[0]!r}"
