@@ -37,6 +37,35 @@ add_check() {
   LAST_CHECK=$name
 }
 
+# minimum_check NAME VERSION MINIMUM UNASKED UNKNOWN OK LOW: VERSION checked against MINIMUM, with
+# the detail for each case: no minimum asked for, the version unknown, at least MINIMUM, below it.
+minimum_check() {
+  local name=$1 version=$2 minimum=$3
+  if [[ -z $minimum ]]; then
+    add_check "$name" true "$4"
+  elif [[ -z $version ]]; then
+    add_check "$name" false "$5"
+  elif version_ge "$version" "$minimum"; then
+    add_check "$name" true "$6"
+  else
+    add_check "$name" false "$7"
+  fi
+}
+
+# list_check NAME WHY N ITEMS...: the first N items are problems: with any, the check fails with
+# WHY and them; with none, it passes with the other items (what was found), each joined by "; ".
+list_check() {
+  local name=$1 why=$2 n=$3 line
+  shift 3
+  if ((n)); then
+    printf -v line '%s; ' "${@:1:n}"
+    add_check "$name" false "$why: ${line%; }"
+  else
+    printf -v line '%s; ' "$@"
+    add_check "$name" true "${line%; }"
+  fi
+}
+
 add_gpu() {
   local idx=$1 name=$2 uuid=$3 mem=$4 jn
   json_str "$name"

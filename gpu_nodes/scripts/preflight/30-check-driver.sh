@@ -79,13 +79,7 @@ check_gpu_model() {
 }
 
 check_driver_version() {
-  if [[ -z $MIN_DRIVER ]]; then
-    add_check driver-version true "not requested"
-  elif [[ -z $DRIVER_VERSION ]]; then
-    add_check driver-version false "driver version unknown (see the driver check), need >= $MIN_DRIVER"
-  elif version_ge "$DRIVER_VERSION" "$MIN_DRIVER"; then
-    add_check driver-version true "$DRIVER_VERSION >= $MIN_DRIVER"
-  else
-    add_check driver-version false "$DRIVER_VERSION < $MIN_DRIVER: upgrade the NVIDIA driver"
-  fi
+  minimum_check driver-version "$DRIVER_VERSION" "$MIN_DRIVER" "not requested" \
+    "driver version unknown (see the driver check), need >= $MIN_DRIVER" \
+    "$DRIVER_VERSION >= $MIN_DRIVER" "$DRIVER_VERSION < $MIN_DRIVER: upgrade the NVIDIA driver"
 }

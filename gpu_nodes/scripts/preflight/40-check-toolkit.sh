@@ -89,14 +89,10 @@ toolkit_config() {
 # toolkit_verdict DETAIL VERSION: the check, against --min-toolkit when one is asked for.
 toolkit_verdict() {
   local detail=$1 version=$2 why=''
-  if [[ -z $MIN_TOOLKIT ]]; then
-    add_check container-toolkit true "$detail"
-  elif [[ -z $version ]]; then
-    add_check container-toolkit false "$detail; need a toolkit >= $MIN_TOOLKIT and its version is unknown: install nvidia-ctk $MIN_TOOLKIT or later"
-  elif version_ge "$version" "$MIN_TOOLKIT"; then
-    add_check container-toolkit true "$detail (>= $MIN_TOOLKIT)"
-  else
-    version_ge "$version" "$TOOLKIT_CVE_FIXED" || why=": releases before $TOOLKIT_CVE_FIXED are open to CVE-2025-23266 (a container escape to root on the host)"
-    add_check container-toolkit false "$detail < $MIN_TOOLKIT$why; upgrade the NVIDIA Container Toolkit"
+  if [[ -n $version ]] && ! version_ge "$version" "$TOOLKIT_CVE_FIXED"; then
+    why=": releases before $TOOLKIT_CVE_FIXED are open to CVE-2025-23266 (a container escape to root on the host)"
   fi
+  minimum_check container-toolkit "$version" "$MIN_TOOLKIT" "$detail" \
+    "$detail; need a toolkit >= $MIN_TOOLKIT and its version is unknown: install nvidia-ctk $MIN_TOOLKIT or later" \
+    "$detail (>= $MIN_TOOLKIT)" "$detail < $MIN_TOOLKIT$why; upgrade the NVIDIA Container Toolkit"
 }

@@ -24,7 +24,7 @@ cdi_fix() {
 
 check_cdi() {
   local -a cdi_problems=() cdi_found=() version_cmd=()
-  local major line cdi_off
+  local major cdi_off
   if ! $REQUIRE_CDI; then
     add_check cdi true "not requested"
     return
@@ -72,11 +72,5 @@ check_cdi() {
     *) cdi_problems+=("no container runtime was found, so whether it resolves CDI devices is unknown") ;;
   esac
   if cdi_hook_program; then cdi_found+=("$REPLY"); else cdi_problems+=("$REPLY"); fi
-  if ((${#cdi_problems[@]})); then
-    printf -v line '%s; ' "${cdi_problems[@]}"
-    add_check cdi false "tenant pods would get no GPUs as CDI devices: ${line%; }"
-  else
-    printf -v line '%s; ' "${cdi_found[@]}"
-    add_check cdi true "${line%; }"
-  fi
+  list_check cdi "tenant pods would get no GPUs as CDI devices" "${#cdi_problems[@]}" "${cdi_problems[@]}" "${cdi_found[@]}"
 }

@@ -98,11 +98,5 @@ check_isolation() {
     fi
     iso_found+=("default: $ENVVAR_KEY is true ($line): under the nvidia runtime a pod that requests no GPU but runs a CUDA image (NVIDIA_VISIBLE_DEVICES=all) sees every GPU; isolation: strict prevents it")
   fi
-  if ((${#iso_problems[@]})); then
-    printf -v line '%s; ' "${iso_problems[@]}"
-    add_check isolation false "pods could see GPUs they were not given, or get none: ${line%; }"
-  else
-    printf -v line '%s; ' "${iso_found[@]}"
-    add_check isolation true "${line%; }"
-  fi
+  list_check isolation "pods could see GPUs they were not given, or get none" "${#iso_problems[@]}" "${iso_problems[@]}" "${iso_found[@]}"
 }
