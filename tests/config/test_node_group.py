@@ -39,35 +39,6 @@ def test_group_label_is_added_to_the_configured_labels():
     assert spec.node_labels == {"team": "ml", GROUP_LABEL: "a100"}, spec.node_labels
 
 
-def test_missing_required_field():
-    raw = group()
-    del raw["gpusPerNode"]
-    assert_one_problem(problems_of(raw), f"{KEY}.gpusPerNode", "required", "whole number")
-
-
-def test_boolean_is_not_a_number():
-    raw = group()
-    raw["nodes"][0]["sshPort"] = True
-    assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].sshPort", "True", "whole number")
-
-
-def test_null_is_not_set_where_a_value_is_needed():
-    """`enabled:` with nothing after it is null: not set, so the default; a required key stays required."""
-    assert parse_stack([group(preflight={"enabled": None})]).node_groups[0].preflight.enabled is True
-    assert_one_problem(problems_of(group(name=None)), f"{KEY}.name", "the key is required", "a string")
-    raw = group()
-    raw["nodes"][0]["sshHost"] = None
-    assert_one_problem(problems_of(raw), f"{KEY}.nodes[0].sshHost", "the key is required", "a string")
-
-
-def test_null_list_or_object_is_the_default_not_empty():
-    spec = parse_stack([group(taints=None, labels=None)]).node_groups[0]
-    assert [str(t) for t in spec.taints] == ["nvidia.com/gpu=present:NoSchedule"], spec
-    assert dict(spec.labels) == {"accelerator": "nvidia", "nvidia.com/gpu.present": "true"}, spec
-    # Optional fields take null as unset.
-    assert parse_stack([group(preflight={"minDriver": None})]).node_groups[0].preflight.min_driver is None
-
-
 def test_invalid_node_name():
     raw = group()
     raw["nodes"][0]["name"] = "Node One"
@@ -98,8 +69,6 @@ def test_a_gfd_label_in_config_is_fine_with_the_feature_labels_off():
 
 
 REFUSED = [
-    ("wrong_type", group(gpusPerNode="8"), f"{KEY}.gpusPerNode", ("'8'", "whole number")),
-    ("unknown_key_is_a_typo", group(gpusPerPod=[1]), f"{KEY}.gpusPerPod", ("unknown key", "gpusPerNode")),
     ("invalid_group_name", group(name="GPU_A100"), f"{KEY}.name", ("'GPU_A100'", "DNS-1123 label")),
     ("no_nodes", group(nodes=0), f"{KEY}.nodes", ("at least one node",)),
     ("invalid_label_key", group(labels={"bad key!": "x"}), f"{KEY}.labels.bad key!", ("label key",)),
