@@ -37,6 +37,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from gpu_nodes.errors import NodeNotReadyError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
+from gpu_nodes.kube.cluster_view import ClusterReader
 from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNodePods, NodePods, RecentNodePods
 from gpu_nodes.kube.node_health import PASS, NodeTarget, target_props
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, lift_gate, put_gate
@@ -44,7 +45,6 @@ from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 from gpu_nodes.providers.node_judgement import (
     DEFERRED,
-    ClusterReader,
     Judgement,
     Stories,
     failure_message,

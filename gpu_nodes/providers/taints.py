@@ -14,27 +14,19 @@ starts a new verification round, which the Jobs carry, so that they run again.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Protocol
+from typing import Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from gpu_nodes.errors import NodeNotFoundError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
+from gpu_nodes.kube.cluster_view import ClusterReader
 from gpu_nodes.kube.node_health import NodeTarget, degradation, node_taints, target_props
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, TaintDict, apply_taints, present
 from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 from gpu_nodes.vocabulary import GATE
-
-
-class NodeReader(Protocol):
-    """What refresh reads: the process's shared watches (`cluster_view.ClusterView`)."""
-
-    def node(self, name: str) -> dict[str, Any] | None: ...
-
-    def pods(self, namespace: str, labels: dict[str, str], node: str | None = None) -> list[dict[str, Any]]: ...
-
 
 # What the health check on refresh compares the node with.
 _HEALTH_INPUTS = ("labels", "pluginNamespace", "pluginSelector", "expectedGpus", "expectedMigDevices")
@@ -75,7 +67,7 @@ class NodeTaintsProvider(ClusterResourceProvider):
         verification_round = int(olds.get("round") or 1) + (1 if olds.get("health") else 0)
         return UpdateResult(outs={**news, "round": verification_round, "health": []})
 
-    def _view(self, props: dict[str, Any]) -> NodeReader:
+    def _view(self, props: dict[str, Any]) -> ClusterReader:
         return cluster_view_from_props(self.cluster_props(props))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
