@@ -39,7 +39,7 @@ from gpu_nodes.errors import NodeNotReadyError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.kube.cluster_view import ClusterReader
 from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNodePods, NodePods, RecentNodePods
-from gpu_nodes.kube.node_health import PASS, NodeTarget, target_props
+from gpu_nodes.kube.node_health import PASS, TARGET_KEYS, NodeTarget, target_props
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, lift_gate, put_gate
 from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
@@ -62,22 +62,9 @@ REGATED_HINT = "It takes no new GPU work until it passes: fix the cause, then ru
 RERUN_HINT = "Failed Jobs were deleted so that they run again: fix the cause, then run `pulumi up --refresh`."
 
 
-# What makes a new wait necessary: another node, figure, plugin, Job or timeout.
-_WAIT_INPUTS = (
-    "node",
-    "labels",
-    "taints",
-    "pluginNamespace",
-    "pluginSelector",
-    "expectedGpus",
-    "expectedMigDevices",
-    "namespace",
-    "jobs",
-    "timeoutSeconds",
-    "groupLabel",
-    "gpuFacts",
-    "preflightRun",
-)
+# What makes a new wait necessary: another target (node, figure, plugin), Job, timeout, the
+# group's facts or a new preflight run.
+_WAIT_INPUTS = (*TARGET_KEYS, "namespace", "jobs", "timeoutSeconds", "groupLabel", "gpuFacts", "preflightRun")
 
 
 class NodeReadinessProvider(ClusterResourceProvider):

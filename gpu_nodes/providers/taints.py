@@ -22,14 +22,15 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 from gpu_nodes.errors import NodeNotFoundError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.kube.cluster_view import ClusterReader
-from gpu_nodes.kube.node_health import NodeTarget, degradation, node_taints, target_props
+from gpu_nodes.kube.node_health import TARGET_KEYS, NodeTarget, degradation, node_taints, target_props
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, TaintDict, apply_taints, present
 from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 from gpu_nodes.vocabulary import GATE
 
-# What the health check on refresh compares the node with.
-_HEALTH_INPUTS = ("labels", "pluginNamespace", "pluginSelector", "expectedGpus", "expectedMigDevices")
+# What the health check on refresh compares the node with: its target, less the node (another
+# one replaces the resource) and our taints (compared as taints).
+_HEALTH_INPUTS = tuple(key for key in TARGET_KEYS if key not in ("node", "taints"))
 
 
 def _ours(props: dict[str, Any]) -> list[TaintDict]:

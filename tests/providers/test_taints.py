@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.errors import GpuNodesError
-from gpu_nodes.kube.node_health import target_props
+from gpu_nodes.kube.node_health import TARGET_KEYS, target_props
 from gpu_nodes.providers import taints as taints_module
 from gpu_nodes.providers.taints import NodeTaintsProvider
 from tests.fakes import GATE_TAINT, FakeCluster, FakeTaintApi, node, plugin_pod, target
@@ -116,3 +116,10 @@ def test_rotated_credentials_are_a_change_that_keeps_the_taints():
 def test_provider_diff_replaces_on_another_node():
     diff = NodeTaintsProvider().diff("n1", props(GPU), props(GPU, node="n2"))
     assert diff.replaces == ["node"] and diff.delete_before_replace, diff
+
+
+@pytest.mark.parametrize("key", TARGET_KEYS)
+def test_a_change_of_the_nodes_target_is_work_not_only_state(key):
+    olds = {**props(GPU), "round": 1, "health": []}
+    news = {**props(GPU), key: [DEDICATED] if key == "taints" else "changed"}
+    assert NodeTaintsProvider().diff_own("n1", olds, news).changes, key
