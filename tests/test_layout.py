@@ -108,7 +108,7 @@ def test_every_key_we_write_or_read_is_named_in_the_vocabulary():
 # and no two modules import each other, directly or round a circle. Preflight sits below the
 # manifests, which write its facts as node labels (manifests/node_labels.py).
 LAYERS = (
-    ("vocabulary", ("gpu_nodes.vocabulary", "gpu_nodes.errors")),
+    ("vocabulary", ("gpu_nodes.vocabulary", "gpu_nodes.errors", "gpu_nodes.pulumi_internals")),
     ("constants", ("gpu_nodes.constants",)),
     ("config", ("gpu_nodes.config",)),
     ("preflight", ("gpu_nodes.preflight",)),
