@@ -182,14 +182,14 @@ class FakeCluster:
 
 
 class FakeTaintApi:
-    """`taints.NodeTaintApi` over the fake cluster's nodes."""
+    """`node_taints.NodeTaintApi` over the fake cluster's nodes."""
 
     def __init__(self, cluster: FakeCluster) -> None:
         self.cluster = cluster
 
     def read(self, node_name: str) -> Any:
         from gpu_nodes.errors import NodeNotFoundError
-        from gpu_nodes.providers.taints import NodeTaintState
+        from gpu_nodes.kube.node_taints import NodeTaintState
 
         found = self.cluster.node(node_name)
         if found is None:

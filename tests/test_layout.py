@@ -83,6 +83,24 @@ def test_every_dynamic_resource_derives_from_the_one_cluster_resource_base():
     assert not direct, f"dynamic resources not derived from ClusterResource: {direct}"
 
 
+# The SDK's modules no program imports, and the attribute that bypasses a class's own.
+SDK_PRIVATE_MODULES = ("pulumi.runtime", "pulumi.dynamic.__main__", "pulumi.dynamic.config")
+
+
+def test_only_one_module_reaches_into_the_pulumi_sdk():
+    """gpu_nodes/pulumi_internals.py, each reach tested on the SDK installed (tests/test_pulumi_internals.py)."""
+    found = {}
+    for path in sorted([*ROOT.glob("gpu_nodes/**/*.py"), ROOT / "__main__.py"]):
+        if path.name == "pulumi_internals.py":
+            continue
+        attributes = [ast.unparse(n) for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Attribute)]
+        reaches = [m for m in imported_modules(path) if m.startswith(SDK_PRIVATE_MODULES)]
+        reaches += [a for a in attributes if a.endswith(".__dict__") or a.startswith(SDK_PRIVATE_MODULES)]
+        if reaches:
+            found[str(path.relative_to(ROOT))] = reaches
+    assert not found, f"reaches into the Pulumi SDK outside gpu_nodes/pulumi_internals.py: {found}"
+
+
 # A string that is a whole key of ours, Kubernetes', or NVIDIA's (not a message mentioning one).
 MARK_KEY = re.compile(r"(gpu-nodes\.dev|[a-z.-]*kubernetes\.io|nvidia\.com)/[A-Za-z0-9._-]*")
 # Values under the same domains that are no key: a Secret's type.
@@ -108,7 +126,7 @@ def test_every_key_we_write_or_read_is_named_in_the_vocabulary():
 # and no two modules import each other, directly or round a circle. Preflight sits below the
 # manifests, which write its facts as node labels (manifests/node_labels.py).
 LAYERS = (
-    ("vocabulary", ("gpu_nodes.vocabulary", "gpu_nodes.errors")),
+    ("vocabulary", ("gpu_nodes.vocabulary", "gpu_nodes.errors", "gpu_nodes.pulumi_internals")),
     ("constants", ("gpu_nodes.constants",)),
     ("config", ("gpu_nodes.config",)),
     ("preflight", ("gpu_nodes.preflight",)),

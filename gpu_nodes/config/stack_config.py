@@ -33,12 +33,10 @@ class StackConfig:
 
     @classmethod
     def of_this_run(cls) -> StackConfig:
-        from pulumi.runtime import config as runtime_config
+        from gpu_nodes.pulumi_internals import run_config
 
-        values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-        secret = {key for key in values if runtime_config.is_config_secret(key)}
-        secret |= set(runtime_config.get_config_secret_keys_env())
-        return cls(values=values, secret_keys=frozenset(secret))
+        values, secret_keys = run_config()
+        return cls(values=values, secret_keys=secret_keys)
 
     def text(self, s: Setting) -> str | None:
         """The setting's text as given, or None when unset."""

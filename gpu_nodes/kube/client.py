@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 
+from gpu_nodes.pulumi_internals import provider_input
+
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
@@ -40,10 +42,10 @@ class ClusterAccess:
         A provider's outputs are its inputs, so the dynamic resources reach the cluster the
         provider reaches, with no second description of it. The kubeconfig stays a secret
         whatever the consumer passed (it may hold credentials)."""
-        kubeconfig = provider.__dict__.get("kubeconfig")
+        kubeconfig = provider_input(provider, "kubeconfig")
         return cls(
             kubeconfig=pulumi.Output.secret(kubeconfig) if kubeconfig is not None else None,
-            context=provider.__dict__.get("context"),
+            context=provider_input(provider, "context"),
         )
 
     def served(self, name: str, opts: pulumi.ResourceOptions | None = None) -> ClusterAccess:

@@ -61,6 +61,21 @@ class Source(Protocol):
         ...
 
 
+class ClusterReader(Protocol):
+    """What our providers read of the cluster: the process's shared watches (`ClusterView`),
+    or a fake in tests."""
+
+    def node(self, name: str) -> dict[str, Any] | None: ...
+
+    def nodes_labelled(self, labels: Mapping[str, str]) -> list[dict[str, Any]]: ...
+
+    def pods(self, namespace: str, labels: Mapping[str, str], node: str | None = None) -> list[dict[str, Any]]: ...
+
+    def job(self, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T: ...
+
+
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
     metadata = obj.get("metadata") or {}
     return metadata.get("namespace") or "", metadata.get("name") or ""

@@ -14,12 +14,12 @@ from typing import Any
 
 import pulumi
 from pulumi.dynamic import ConfigureRequest, DiffResult, Resource, ResourceProvider, UpdateResult
-from pulumi.runtime.rpc import unwrap_rpc_secret
 
 # Loaded by every dynamic resource of ours (each derives from this module's base): in Pulumi's
 # provider server, lift its four-call limit and send our failures as their message.
 import gpu_nodes.providers.provider_server  # noqa: F401
 from gpu_nodes.kube.client import ClusterAccess
+from gpu_nodes.pulumi_internals import dynamic_provider_config, unwrap_secret
 
 # The type all our resources had before each got its own (aliased, so none is replaced).
 UNTYPED = "pulumi-python:dynamic:Resource"
@@ -42,11 +42,9 @@ class ClusterResourceProvider(ResourceProvider):
     access: dict[str, Any] | None = None
 
     def configure(self, req: ConfigureRequest) -> None:
-        # The provider's inputs as the server received them (`Config._props`, pulumi/dynamic/
-        # config.py): `Config.get` would look for "<project>:kubeconfig".
-        raw: dict[str, Any] = getattr(req.config, "_props", None) or {}
+        raw = dynamic_provider_config(req)
         if "kubeconfig" in raw or "context" in raw:
-            self.access = {key: unwrap_rpc_secret(raw.get(key)) or "" for key in ACCESS_KEYS}
+            self.access = {key: unwrap_secret(raw.get(key)) or "" for key in ACCESS_KEYS}
 
     def cluster_props(self, props: dict[str, Any]) -> dict[str, Any]:
         """`props` with the access to reach the cluster with: the configured one, if any."""
@@ -61,7 +59,7 @@ class ClusterResourceProvider(ResourceProvider):
     def state_behind(self, olds: dict[str, Any], news: dict[str, Any]) -> bool:
         """Whether the state holds other inputs than this run's (`__provider` among them)."""
         keys = (set(olds) | set(news)) - set(self.computed)
-        return any(unwrap_rpc_secret(olds.get(k)) != unwrap_rpc_secret(news.get(k)) for k in sorted(keys))
+        return any(unwrap_secret(olds.get(k)) != unwrap_secret(news.get(k)) for k in sorted(keys))
 
     def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         own = self.diff_own(id_, olds, news)

@@ -9,10 +9,11 @@ Pure over what `ClusterReader` returns (the shared watches, or a fake in tests),
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
+from gpu_nodes.kube.cluster_view import ClusterReader
 from gpu_nodes.kube.job_status import NodePods, gpu_requests, held_by_others, job_verdict, pod_story, waits_for_gpus
 from gpu_nodes.kube.node_health import (
     FAIL,
@@ -28,8 +29,6 @@ from gpu_nodes.kube.node_health import (
 from gpu_nodes.preflight.facts import disagreement, node_facts
 from gpu_nodes.vocabulary import GATE, GPU_RESOURCE_PREFIX, JOB_NAME_LABEL
 
-T = TypeVar("T")
-
 # Not one of the runbook's five: only where the group's nodes are compared (README, "GPU facts").
 FACTS_ITEM = "gpuFactsAgree"
 
@@ -38,20 +37,6 @@ DEFERRED = "deferred"
 
 # How long a plugin pod is Ready before its count is what it registers (it registers at start).
 PLUGIN_SETTLE_SECONDS = 10.0
-
-
-class ClusterReader(Protocol):
-    """What the check reads (`cluster_view.ClusterView`, or a fake in tests)."""
-
-    def node(self, name: str) -> dict[str, Any] | None: ...
-
-    def pods(self, namespace: str, labels: dict[str, str], node: str | None = None) -> list[dict[str, Any]]: ...
-
-    def job(self, namespace: str, name: str) -> dict[str, Any] | None: ...
-
-    def nodes_labelled(self, labels: Mapping[str, str]) -> list[dict[str, Any]]: ...
-
-    def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T: ...
 
 
 @dataclass

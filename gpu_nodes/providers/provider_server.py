@@ -1,4 +1,5 @@
-"""Our two patches of Pulumi's Python provider server, made when one of our modules loads in it.
+"""Our two patches of Pulumi's Python provider server, made when one of our modules loads in it
+(each reach into the server is in gpu_nodes/pulumi_internals.py).
 
 More than four of our dynamic resources at work at once.
 
@@ -21,36 +22,16 @@ its message, anything else (a bug) still with its traceback.
 
 from __future__ import annotations
 
-import gc
 import sys
 import traceback
 import types
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from gpu_nodes.errors import GpuNodesError
+from gpu_nodes.pulumi_internals import dynamic_provider_server, raise_worker_limit, replace_failure_formatter
 
 # Threads that wait cost a stack each and no CPU; the engine's --parallel is the real bound.
 DYNAMIC_PROVIDER_WORKERS = 256
-
-
-def in_dynamic_provider_server() -> bool:
-    main = sys.modules.get("__main__")
-    return str(getattr(main, "__file__", "") or "").replace("\\", "/").endswith("pulumi/dynamic/__main__.py")
-
-
-def raise_worker_limit(workers: int = DYNAMIC_PROVIDER_WORKERS) -> list[ThreadPoolExecutor]:
-    """Raise the limit of every thread pool in this process that has fewer workers; returns them.
-
-    Only the gRPC server's pool exists in the provider server when our code first loads. The
-    limit is ThreadPoolExecutor's `_max_workers`, read by each submit when it decides whether
-    to start another thread (CPython's concurrent/futures/thread.py, `_adjust_thread_count`)."""
-    raised = []
-    for executor in (o for o in gc.get_objects() if isinstance(o, ThreadPoolExecutor)):
-        if executor._max_workers < workers:
-            executor._max_workers = workers
-            raised.append(executor)
-    return raised
 
 
 class OperatorWords(types.ModuleType):
@@ -72,9 +53,9 @@ class OperatorWords(types.ModuleType):
 
 def speak_in_operator_words(server: Any) -> None:
     """Make the provider server module `server` report our failures by their message."""
-    server.traceback = OperatorWords()
+    replace_failure_formatter(server, OperatorWords())
 
 
-if in_dynamic_provider_server():
-    raise_worker_limit()
-    speak_in_operator_words(sys.modules["__main__"])
+if (server := dynamic_provider_server()) is not None:
+    raise_worker_limit(DYNAMIC_PROVIDER_WORKERS)
+    speak_in_operator_words(server)

@@ -37,21 +37,20 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from gpu_nodes.errors import NodeNotReadyError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
+from gpu_nodes.kube.cluster_view import ClusterReader
 from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNodePods, NodePods, RecentNodePods
-from gpu_nodes.kube.node_health import PASS, NodeTarget, target_props
+from gpu_nodes.kube.node_health import PASS, TARGET_KEYS, NodeTarget, target_props
+from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, lift_gate, put_gate
 from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 from gpu_nodes.providers.node_judgement import (
     DEFERRED,
-    ClusterReader,
     Judgement,
     Stories,
     failure_message,
     judge,
 )
 from gpu_nodes.providers.recovery import restart_refused
-from gpu_nodes.providers.taints import KubernetesNodeTaintApi, NodeTaintApi, apply_taints
-from gpu_nodes.vocabulary import GATE
 
 # How old a list of a node's pods may be when a waiting Job asks who holds its GPUs.
 NODE_PODS_MAX_AGE = 5.0
@@ -63,22 +62,9 @@ REGATED_HINT = "It takes no new GPU work until it passes: fix the cause, then ru
 RERUN_HINT = "Failed Jobs were deleted so that they run again: fix the cause, then run `pulumi up --refresh`."
 
 
-# What makes a new wait necessary: another node, figure, plugin, Job or timeout.
-_WAIT_INPUTS = (
-    "node",
-    "labels",
-    "taints",
-    "pluginNamespace",
-    "pluginSelector",
-    "expectedGpus",
-    "expectedMigDevices",
-    "namespace",
-    "jobs",
-    "timeoutSeconds",
-    "groupLabel",
-    "gpuFacts",
-    "preflightRun",
-)
+# What makes a new wait necessary: another target (node, figure, plugin), Job, timeout, the
+# group's facts or a new preflight run.
+_WAIT_INPUTS = (*TARGET_KEYS, "namespace", "jobs", "timeoutSeconds", "groupLabel", "gpuFacts", "preflightRun")
 
 
 class NodeReadinessProvider(ClusterResourceProvider):
@@ -146,12 +132,12 @@ class NodeReadinessProvider(ClusterResourceProvider):
                 message += f"\n{RERUN_HINT}"
             if not judgement.gate_up and view.node(target.node) is not None:
                 # An open node that fails a new proof (a new plugin or CUDA image, say) takes no new GPU work.
-                apply_taints(self._taint_api(props), target.node, desired=[GATE.to_k8s()], previous=[])
+                put_gate(self._taint_api(props), target.node)
                 message += f"\n{REGATED_HINT}"
             raise NodeNotReadyError(message)
         # Deferred Jobs would run whenever GPUs free up, or fail at their deadline: a refresh makes new ones.
         self._delete_jobs(props, view, judgement.deferred_jobs)
-        apply_taints(self._taint_api(props), target.node, desired=[], previous=[GATE.to_k8s()])
+        lift_gate(self._taint_api(props), target.node)
         recovery = (
             f"restarted device plugin pod {restarted} after preflight {fresh_run} found every GPU healthy: its GPUs came back"
             if restarted

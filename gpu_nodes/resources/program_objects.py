@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from gpu_nodes.config.stack import EXISTING_NAMESPACES, StackSpec
 from gpu_nodes.errors import ConfigError
+from gpu_nodes.pulumi_internals import run_monitor
 
 # Per program run: the run's resource monitor, and which fleet claimed each object.
 _claimed: dict[int, tuple[object, dict[tuple[str, str], str]]] = {}
@@ -28,9 +29,7 @@ def program_objects(stack: StackSpec) -> list[tuple[str, str]]:
 
 def check_program_objects(fleet: str, stack: StackSpec) -> None:
     """Record the fleet's objects for this program run; raise ConfigError for one another fleet has."""
-    import pulumi.runtime.settings as settings
-
-    monitor = settings.SETTINGS.monitor
+    monitor = run_monitor()
     run = _claimed.get(id(monitor))
     if run is None or run[0] is not monitor:
         run = (monitor, {})

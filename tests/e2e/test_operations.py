@@ -15,7 +15,7 @@ import time
 import yaml
 
 from gpu_nodes.kube.client import api_client
-from gpu_nodes.providers.taints import KubernetesNodeTaintApi, apply_taints
+from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, apply_taints
 from gpu_nodes.vocabulary import ROUND_ANNOTATION
 from tests.e2e.conftest import (
     FOREIGN_LABEL,

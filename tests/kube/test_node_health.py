@@ -7,6 +7,7 @@ import pytest
 from gpu_nodes.kube.node_health import (
     FAIL,
     PASS,
+    TARGET_KEYS,
     NodeTarget,
     checklist,
     degradation,
@@ -84,6 +85,27 @@ def test_a_declared_mig_layout_survives_the_engine_round_trip():
     props = target_props(node_target(spec, "n1"))
     read_back = NodeTarget.from_props({**props, "expectedMigDevices": {"nvidia.com/mig-1g.10gb": 28.0}})
     assert read_back.expected_mig_devices == {"nvidia.com/mig-1g.10gb": 28}, read_back
+
+
+def test_the_target_reads_back_from_its_inputs_as_it_was():
+    mig = NodeTarget(**{**vars(target(None)), "expected_mig_devices": {"nvidia.com/mig-1g.10gb": 7}})
+    for written in (target(), mig):
+        assert NodeTarget.from_props(target_props(written)) == written, target_props(written)
+
+
+def test_the_target_inputs_keep_their_keys():
+    """Every deployed stack's state holds them: a renamed key is a new proof of every node."""
+    mig = NodeTarget(**{**vars(target(None)), "expected_mig_devices": {"nvidia.com/mig-1g.10gb": 7}})
+    assert TARGET_KEYS == (
+        "node",
+        "labels",
+        "taints",
+        "pluginNamespace",
+        "pluginSelector",
+        "expectedGpus",
+        "expectedMigDevices",
+    )
+    assert tuple(target_props(mig)) == TARGET_KEYS
 
 
 def test_without_a_mig_layout_the_inputs_stay_as_before():

@@ -1,13 +1,13 @@
-"""Our patches of Pulumi's Python provider server: its four-call limit, and failures in the operator's words."""
+"""Our patches of Pulumi's Python provider server: failures in the operator's words, made on load.
+
+The four-call limit and each reach into the server: tests/test_pulumi_internals.py."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 import traceback
 import types
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -20,40 +20,7 @@ from gpu_nodes.errors import (
     OtherPluginError,
     TaintConflictError,
 )
-from gpu_nodes.providers.provider_server import in_dynamic_provider_server, raise_worker_limit, speak_in_operator_words
-
-
-def test_a_four_worker_pool_runs_every_waiting_call_once_raised():
-    pool = ThreadPoolExecutor(max_workers=4)
-    release, started = threading.Event(), threading.Semaphore(0)
-
-    def wait() -> None:
-        started.release()
-        release.wait(10)
-
-    try:
-        assert pool in raise_worker_limit(16), "the pool was not raised"
-        futures = [pool.submit(wait) for _ in range(8)]
-        running = sum(started.acquire(timeout=5) for _ in range(8))
-        assert running == 8, f"only {running} of 8 waiting calls ran at once"
-    finally:
-        release.set()
-        for future in futures:
-            future.result(timeout=10)
-        pool.shutdown()
-
-
-def test_a_larger_pool_is_left_alone():
-    pool = ThreadPoolExecutor(max_workers=512)
-    try:
-        assert pool not in raise_worker_limit(256)
-        assert pool._max_workers == 512
-    finally:
-        pool.shutdown()
-
-
-def test_the_program_process_is_not_the_provider_server():
-    assert in_dynamic_provider_server() is False
+from gpu_nodes.providers.provider_server import speak_in_operator_words
 
 
 def _formatted(error: Exception) -> str:

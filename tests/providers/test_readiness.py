@@ -6,7 +6,7 @@ import pytest
 
 from gpu_nodes.errors import NodeNotReadyError
 from gpu_nodes.kube.job_status import job_verdict, pod_story
-from gpu_nodes.kube.node_health import FAIL, PASS
+from gpu_nodes.kube.node_health import FAIL, PASS, TARGET_KEYS
 from gpu_nodes.preflight.facts import GpuFacts, annotation
 from gpu_nodes.providers.node_judgement import Stories, judge
 from gpu_nodes.providers.readiness import GRACE_SECONDS, NodeReadinessProvider
@@ -564,6 +564,12 @@ def test_refresh_shows_a_gate_put_back(cluster):
 def test_what_makes_a_new_wait(change):
     olds = {**props(), "checklist": dict.fromkeys(["labelled"], PASS), "gate": "lifted"}
     assert NodeReadinessProvider().diff("n1", olds, props(**change)).changes, change
+
+
+@pytest.mark.parametrize("key", TARGET_KEYS)
+def test_a_change_of_the_nodes_target_makes_a_new_wait(key):
+    olds = {**props(), "checklist": dict.fromkeys(["labelled"], PASS), "gate": "lifted"}
+    assert NodeReadinessProvider().diff_own("n1", olds, {**props(), key: "changed"}).changes, key
 
 
 def test_a_state_that_kept_the_group_as_a_node_list_takes_the_label_without_a_new_proof():
