@@ -1,11 +1,7 @@
 """The stack config as this run holds it: every key under `gpu-nodes:`, and which were set as secrets.
 
 `pulumi.Config` reads one key at a time; to refuse a key nobody reads (a typo), the program needs
-them all. The Pulumi Python SDK keeps them in `pulumi/runtime/config.py`: `CONFIG` (set by
-`set_all_config`) and the `PULUMI_CONFIG` environment variable (a JSON object of `<namespace>:<key>`
-to the value's text), with the keys set by `pulumi config set --secret` in `is_config_secret` and
-`PULUMI_CONFIG_SECRET_KEYS`; the language host sets both variables (pulumi/pulumi,
-sdk/python/cmd/pulumi-language-python/main.go, pulumiConfigVar and pulumiConfigSecretKeysVar).
+them all, which only the SDK's internals hold (gpu_nodes/pulumi_internals.py says where).
 
 Known keys come from the declarations (`STACK_SETTINGS`): a setting declared there is read.
 """

@@ -29,7 +29,7 @@ class TargetInput:
     # From the input's value; None when the input is absent and not `required`.
     read: Callable[[Any], Any]
     required: bool = False
-    # Left out when empty, so that the inputs of groups without it stay as they were.
+    # Left out when empty: a group without it has no such input (tests/golden/*.json).
     only_when_set: bool = False
 
 

@@ -4,8 +4,9 @@ pulumi-kubernetes 4.25 creates with server-side apply, which takes over an objec
 already: `pulumi up` would adopt another team's namespace (the device plugin chart's documented
 namespace is our default) and `pulumi destroy` would delete it with everything in it. So before
 the stack creates a namespace, RuntimeClass or PriorityClass, a claim reads it: absent, it is
-ours to create; present, it must carry this stack's label (or, from before that label, our
-ownership labels), else the run stops naming the object and the setting that avoids it. A
+ours to create; present, it must carry this stack's label (or our ownership labels and no stack
+label: README, "Upgrading deployed stacks"), else the run stops naming the object and the
+setting that avoids it. A
 namespace listed in `gpu-nodes:existingNamespaces` is referenced instead: it must exist, the
 stack puts its objects in it, and never creates or deletes it.
 
@@ -69,7 +70,7 @@ def claim_problem(claim: Claim, found: Mapping[str, Any] | None) -> str | None:
         return None
     ours = all(labels.get(key) == value for key, value in ownership_labels().items())
     if owner is None and ours:
-        return None  # created by this program before it labelled its stack
+        return None  # our ownership labels and no stack label: ours (README, "Upgrading deployed stacks")
     by = f"stack {owner}" if owner else "someone else (it has no gpu-nodes labels)"
     return f"{what} exists already, created by {by}: this stack neither adopts nor deletes it. {claim.setting}"
 
@@ -136,7 +137,7 @@ class ObjectClaim(ClusterResource, module="gpu-nodes", name="ObjectClaim"):
             "stack": claim.stack,
             "setting": claim.setting,
             "needsLevel": claim.needs_level,
-            # Only for namespaced objects, so that the claims of cluster-wide ones keep their inputs.
+            # Only for namespaced objects: a cluster-wide claim has no such input (tests/golden/*.json).
             **({"namespace": claim.namespace} if claim.namespace else {}),
         }
         super().__init__(ClaimProvider(), name, props, cluster, opts)

@@ -21,7 +21,7 @@ import gpu_nodes.providers.provider_server  # noqa: F401
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.pulumi_internals import dynamic_provider_config, unwrap_secret
 
-# The type all our resources had before each got its own (aliased, so none is replaced).
+# The type states may hold our resources under: each type is aliased from it (README, "Upgrading deployed stacks").
 UNTYPED = "pulumi-python:dynamic:Resource"
 
 ACCESS_KEYS = ("kubeconfig", "context")
@@ -38,7 +38,7 @@ class ClusterResourceProvider(ResourceProvider):
     # What the work computes (outputs that are no inputs; None among the inputs).
     computed: tuple[str, ...] = ()
     # The access our provider resource holds (`ClusterAccess.served`); None under the default
-    # provider, whose resources keep theirs in their own state (deployed before, or a bare group).
+    # provider, whose resources keep theirs among their own inputs (a bare group's, say).
     access: dict[str, Any] | None = None
 
     def configure(self, req: ConfigureRequest) -> None:
@@ -77,8 +77,8 @@ class ClusterResourceProvider(ResourceProvider):
 
 
 def untyped_aliases(opts: pulumi.ResourceOptions | None) -> list[pulumi.Alias]:
-    """The resource under its old type: where it is now, and at each of its other aliases (a
-    resource from before the fleet sat at the stack's root). The engine matches one alias at
+    """The resource under the untyped type: where it is now, and at each of its other aliases (at
+    the stack's root, with `legacy_root_names`). The engine matches one alias at
     a time, each defaulting the rest to the resource's current name, parent and type."""
     given = [a for a in (opts.aliases if opts else None) or [] if isinstance(a, pulumi.Alias)]
     return [

@@ -33,6 +33,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
+from gpu_nodes.config.stack import HAND_OVER
 from gpu_nodes.errors import OtherPluginError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
@@ -51,7 +52,6 @@ from gpu_nodes.providers.gpu_allocators import (
 )
 from gpu_nodes.vocabulary import GPU_RESOURCE
 
-HAND_OVER_KEY = "gpu-nodes:handOver"
 # Newest first: the API server serves v1 from Kubernetes 1.34; 1.32-1.33 only the betas (if enabled).
 SLICE_VERSIONS = ("v1", "v1beta2", "v1beta1")
 _TWO_PLUGINS = "two device plugins on one node take turns on the socket nvidia-gpu.sock and GPUs vanish from kubelet. Remove it"
@@ -77,12 +77,12 @@ def problems(
         if other.ref not in handed_over:
             lines.append(
                 f"{other.what} is on the cluster: {_TWO_ALLOCATORS[other.kind]}, or keep it off this stack's nodes and "
-                f"list {other.ref!r} in {HAND_OVER_KEY}"
+                f"list {other.ref!r} in {HAND_OVER.key}"
             )
         elif pods_on_our_nodes.get(other.ref):
             pods = ", ".join(pods_on_our_nodes[other.ref][:5])
             lines.append(
-                f"{other.what} is listed in {HAND_OVER_KEY} but still runs on this stack's nodes ({pods}): keep it off them "
+                f"{other.what} is listed in {HAND_OVER.key} but still runs on this stack's nodes ({pods}): keep it off them "
                 "first (its nodeSelector or affinity), then run again"
             )
     for node, name in slices:

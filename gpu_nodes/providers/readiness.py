@@ -157,7 +157,8 @@ class NodeReadinessProvider(ClusterResourceProvider):
         return CreateResult(id_=props["node"], outs=self._prove(props))  # its preflight ran in this deployment
 
     def diff_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        # A state from before groupLabel compared the same nodes by name (`groupNodes`).
+        # A state that names the group's nodes (`groupNodes`) compares the same nodes as groupLabel
+        # (README, "Upgrading deployed stacks").
         migrated = "groupNodes" in olds and "groupLabel" not in olds and news.get("groupLabel")
         changed = [key for key in _WAIT_INPUTS if olds.get(key) != news.get(key) and not (migrated and key == "groupLabel")]
         # A refresh found the node failing an item, or gated again: prove it again.
@@ -201,10 +202,10 @@ class NodeReadiness(ClusterResource, module="gpu-nodes", name="NodeReadiness"):
         opts: pulumi.ResourceOptions | None = None,
     ):
         """preflight: the machine's preflight command, its resource name and id (new on each run)."""
-        # Only where facts are compared, so that other stacks' inputs stay as they were. The
+        # Only where facts are compared: a group that compares none has no such inputs (tests/golden/*.json). The
         # node's own facts (from its preflight) are an input so that new facts prove it again.
         compared = {"groupLabel": dict(group_label), "gpuFacts": facts} if group_label else {}
-        # Only where preflight runs, so that stacks without it keep their inputs.
+        # Only where preflight runs: a group without it has no such inputs (tests/golden/*.json).
         checked = {"preflightResource": preflight[0], "preflightRun": preflight[1]} if preflight else {}
         props = {
             **target_props(target),
