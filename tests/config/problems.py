@@ -26,3 +26,8 @@ def assert_one_problem(problems: list[str], key: str, *fragments: str) -> None:
     assert len(matching) == 1, f"expected one problem for {key}, got {problems}"
     for fragment in fragments:
         assert fragment in matching[0], f"{key}: expected {fragment!r} in {matching[0]!r}"
+
+
+def refused(rows: list[tuple[Any, ...]]) -> pytest.MarkDecorator:
+    """A table of refused configs, `(id, raw group, key, fragments of its problem)`, as test cases."""
+    return pytest.mark.parametrize(("raw", "key", "fragments"), [r[1:] for r in rows], ids=[r[0] for r in rows])

@@ -7,7 +7,7 @@ import pytest
 
 from gpu_nodes.config.checks import parse_taint
 from gpu_nodes.config.stack import parse_stack
-from tests.config.problems import KEY, assert_one_problem, problems_of
+from tests.config.problems import KEY, assert_one_problem, problems_of, refused
 from tests.factories import group
 
 
@@ -47,7 +47,7 @@ NOT_PINNED = [
 ]
 
 
-@pytest.mark.parametrize(("raw", "key", "fragments"), [r[1:] for r in NOT_PINNED], ids=[r[0] for r in NOT_PINNED])
+@refused(NOT_PINNED)
 def test_an_image_not_pinned_is_refused(raw, key, fragments):
     assert_one_problem(problems_of(raw), key, *fragments)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.config.stack import parse_stack
-from tests.config.problems import KEY, assert_one_problem, problems_of
+from tests.config.problems import KEY, assert_one_problem, problems_of, refused
 from tests.factories import group
 
 REFUSED = [
@@ -61,7 +61,7 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize(("raw", "key", "fragments"), [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED])
+@refused(REFUSED)
 def test_a_bad_plugin_setting_is_named(raw, key, fragments):
     assert_one_problem(problems_of(raw), key, *fragments)
 

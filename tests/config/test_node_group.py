@@ -3,11 +3,9 @@ priorityClass, the GPU facts settings), and the checks between its sections."""
 
 from __future__ import annotations
 
-import pytest
-
 from gpu_nodes.config.stack import parse_stack
 from gpu_nodes.vocabulary import GROUP_LABEL
-from tests.config.problems import KEY, MIG_1G, assert_one_problem, problems_of
+from tests.config.problems import KEY, MIG_1G, assert_one_problem, problems_of, refused
 from tests.factories import group, node
 
 
@@ -123,6 +121,6 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize(("raw", "key", "fragments"), [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED])
+@refused(REFUSED)
 def test_a_bad_group_setting_is_named(raw, key, fragments):
     assert_one_problem(problems_of(raw), key, *fragments)

@@ -3,10 +3,8 @@ section's keys: a required key, a wrong type, a null, an unknown key."""
 
 from __future__ import annotations
 
-import pytest
-
 from gpu_nodes.config.stack import parse_stack
-from tests.config.problems import KEY, assert_one_problem, problems_of
+from tests.config.problems import KEY, assert_one_problem, problems_of, refused
 from tests.factories import group
 
 
@@ -45,6 +43,6 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize(("raw", "key", "fragments"), [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED])
+@refused(REFUSED)
 def test_a_setting_read_against_its_declaration_is_named(raw, key, fragments):
     assert_one_problem(problems_of(raw), key, *fragments)
