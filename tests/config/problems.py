@@ -15,10 +15,15 @@ KEY = "gpu-nodes:nodeGroups[0]"
 MIG_1G = "nvidia.com/mig-1g.5gb"
 
 
-def problems_of(*groups: dict[str, Any], insecure: Any = False) -> list[str]:
+def stack_problems(node_groups: Any, **settings: Any) -> list[str]:
+    """The problems of a stack whose nodeGroups is `node_groups`, as given (a list or not)."""
     with pytest.raises(ConfigError) as caught:
-        parse_stack(list(groups), insecure_skip_host_key_check=insecure)
+        parse_stack(node_groups, **settings)
     return caught.value.problems
+
+
+def problems_of(*groups: dict[str, Any], **settings: Any) -> list[str]:
+    return stack_problems(list(groups), **settings)
 
 
 def assert_one_problem(problems: list[str], key: str, *fragments: str) -> None:

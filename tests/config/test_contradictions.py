@@ -7,52 +7,52 @@ import pytest
 
 from gpu_nodes.config.stack import parse_stack
 from gpu_nodes.errors import ConfigError
+from tests.config.problems import KEY
 from tests.factories import HOST_KEY, group
 
-G = "gpu-nodes:nodeGroups[0]"
 SINGLE = {"migStrategy": "single", "migDevices": {"3g.40gb": 2}}
 
 CONTRADICTIONS = [
     (
         "time-slicing with a multi-GPU Job",
         group(devicePlugin={"timeSlicingReplicas": 4}, verification={"gpusPerPod": [1, 2]}),
-        f"{G}.verification.gpusPerPod[1]",
+        f"{KEY}.verification.gpusPerPod[1]",
         "devicePlugin.timeSlicingReplicas",
     ),
     (
         "single MIG layout smaller than a Job",
         group(gpusPerNode=1, devicePlugin=SINGLE, verification={"gpusPerPod": [3]}),
-        f"{G}.verification.gpusPerPod[0]",
+        f"{KEY}.verification.gpusPerPod[0]",
         "devicePlugin.migDevices",
     ),
     (
         "cdi with docker",
         group(gpuAccess="cdi", preflight={"containerRuntime": "docker"}),
-        f"{G}.gpuAccess",
+        f"{KEY}.gpuAccess",
         "preflight.containerRuntime",
     ),
     (
         "a request above its limit",
         group(devicePlugin={"resources": {"requests": {"memory": "1Gi"}, "limits": {"memory": "512Mi"}}}),
-        f"{G}.devicePlugin.resources.requests.memory",
+        f"{KEY}.devicePlugin.resources.requests.memory",
         "limits.memory",
     ),
     (
         "cpu request above its limit",
         group(devicePlugin={"resources": {"requests": {"cpu": "1.5"}, "limits": {"cpu": "500m"}}}),
-        f"{G}.devicePlugin.resources.requests.cpu",
+        f"{KEY}.devicePlugin.resources.requests.cpu",
         "limits.cpu",
     ),
     (
         "a toleration value that is no string",
         group(devicePlugin={"tolerations": [{"key": "k", "operator": "Equal", "value": 1}]}),
-        f"{G}.devicePlugin.tolerations[0]",
+        f"{KEY}.devicePlugin.tolerations[0]",
         "value",
     ),
     (
         "two GPU models",
         group(gpuModel="NVIDIA H100 80GB HBM3,NVIDIA A100-SXM4-80GB"),
-        f"{G}.gpuModel",
+        f"{KEY}.gpuModel",
         "one GPU model",
     ),
 ]
@@ -83,9 +83,9 @@ def test_settings_that_agree_are_accepted(raw):
 
 
 NO_EFFECT = [
-    ("minDriver", {"enabled": False, "minDriver": "550"}, f"{G}.preflight.minDriver"),
-    ("containerRuntime", {"enabled": False, "containerRuntime": "docker"}, f"{G}.preflight.containerRuntime"),
-    ("proxy", {"enabled": False, "proxy": {"host": "b", "user": "ops", "hostKey": HOST_KEY}}, f"{G}.preflight.proxy"),
+    ("minDriver", {"enabled": False, "minDriver": "550"}, f"{KEY}.preflight.minDriver"),
+    ("containerRuntime", {"enabled": False, "containerRuntime": "docker"}, f"{KEY}.preflight.containerRuntime"),
+    ("proxy", {"enabled": False, "proxy": {"host": "b", "user": "ops", "hostKey": HOST_KEY}}, f"{KEY}.preflight.proxy"),
 ]
 
 

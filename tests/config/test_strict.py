@@ -11,9 +11,8 @@ import pytest
 
 from gpu_nodes.config.stack import parse_stack
 from gpu_nodes.errors import ConfigError
+from tests.config.problems import KEY, assert_one_problem, problems_of, stack_problems
 from tests.factories import ECDSA_HOST_KEY, HOST_KEY, RSA_HOST_KEY, group, node
-
-G = "gpu-nodes:nodeGroups[0]"
 
 
 def with_node(**fields: Any) -> dict[str, Any]:
@@ -25,47 +24,35 @@ def group_with(**fields: Any) -> dict[str, Any]:
     return {**group(), **fields}
 
 
-def problems_of(raw_groups: Any, **stack: Any) -> list[str]:
-    with pytest.raises(ConfigError) as caught:
-        parse_stack(raw_groups, **stack)
-    return caught.value.problems
-
-
-def assert_named(problems: list[str], key: str, fragment: str) -> None:
-    matching = [p for p in problems if p.startswith(f"{key}:")]
-    assert len(matching) == 1, f"expected one problem for {key}, got {problems}"
-    assert fragment in matching[0], f"{key}: expected {fragment!r} in {matching[0]!r}"
-
-
 # --- 1. a trailing newline passes no pattern -------------------------------------------------
 
 TRAILING_NEWLINE = [
-    ("group name", [group(name="a100\n")], f"{G}.name"),
-    ("node name", [group(nodes=[node("n1\n")])], f"{G}.nodes[0].name"),
-    ("label key", [group(labels={"team\n": "ml"})], f"{G}.labels.team\n"),
-    ("label value", [group(labels={"team": "ml\n"})], f"{G}.labels.team"),
-    ("taint value", [group(taints=["k=v\n:NoSchedule"])], f"{G}.taints[0]"),
-    ("taint key", [group(taints=["k\n=v:NoSchedule"])], f"{G}.taints[0]"),
-    ("plugin namespace", [group(devicePlugin={"namespace": "ns\n"})], f"{G}.devicePlugin.namespace"),
-    ("verification namespace", [group(verification={"namespace": "ns\n"})], f"{G}.verification.namespace"),
-    ("priority class name", [group(priorityClass={"name": "pc\n"})], f"{G}.priorityClass.name"),
-    ("minDriver", [group(preflight={"minDriver": "550\n"})], f"{G}.preflight.minDriver"),
-    ("minToolkit", [group(preflight={"minToolkit": "1.17.8\n"})], f"{G}.preflight.minToolkit"),
-    ("recheck", [group(preflight={"recheck": "2026-11-30\n"})], f"{G}.preflight.recheck"),
-    ("plugin image", [group(devicePlugin={"image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0\n"})], f"{G}.devicePlugin.image"),
-    ("image digest", [group(verification={"image": "nvcr.io/x@sha256:" + "a" * 64 + "\n"})], f"{G}.verification.image"),
-    ("host key", [with_node(hostKey=HOST_KEY + "\n\n x")], f"{G}.nodes[0].hostKey"),
+    ("group name", [group(name="a100\n")], f"{KEY}.name"),
+    ("node name", [group(nodes=[node("n1\n")])], f"{KEY}.nodes[0].name"),
+    ("label key", [group(labels={"team\n": "ml"})], f"{KEY}.labels.team\n"),
+    ("label value", [group(labels={"team": "ml\n"})], f"{KEY}.labels.team"),
+    ("taint value", [group(taints=["k=v\n:NoSchedule"])], f"{KEY}.taints[0]"),
+    ("taint key", [group(taints=["k\n=v:NoSchedule"])], f"{KEY}.taints[0]"),
+    ("plugin namespace", [group(devicePlugin={"namespace": "ns\n"})], f"{KEY}.devicePlugin.namespace"),
+    ("verification namespace", [group(verification={"namespace": "ns\n"})], f"{KEY}.verification.namespace"),
+    ("priority class name", [group(priorityClass={"name": "pc\n"})], f"{KEY}.priorityClass.name"),
+    ("minDriver", [group(preflight={"minDriver": "550\n"})], f"{KEY}.preflight.minDriver"),
+    ("minToolkit", [group(preflight={"minToolkit": "1.17.8\n"})], f"{KEY}.preflight.minToolkit"),
+    ("recheck", [group(preflight={"recheck": "2026-11-30\n"})], f"{KEY}.preflight.recheck"),
+    ("plugin image", [group(devicePlugin={"image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0\n"})], f"{KEY}.devicePlugin.image"),
+    ("image digest", [group(verification={"image": "nvcr.io/x@sha256:" + "a" * 64 + "\n"})], f"{KEY}.verification.image"),
+    ("host key", [with_node(hostKey=HOST_KEY + "\n\n x")], f"{KEY}.nodes[0].hostKey"),
     (
         "toleration value",
         [group(devicePlugin={"tolerations": [{"key": "k", "value": "v\n"}]})],
-        f"{G}.devicePlugin.tolerations[0]",
+        f"{KEY}.devicePlugin.tolerations[0]",
     ),
 ]
 
 
 @pytest.mark.parametrize(("raw", "key"), [row[1:] for row in TRAILING_NEWLINE], ids=[row[0] for row in TRAILING_NEWLINE])
 def test_a_trailing_newline_is_refused(raw, key):
-    assert_named(problems_of(raw), key, "got")
+    assert_one_problem(stack_problems(raw), key, "got")
 
 
 @pytest.mark.parametrize(
@@ -78,7 +65,7 @@ def test_a_trailing_newline_is_refused(raw, key):
     ids=["runtimeClass", "handOver", "existingNamespaces"],
 )
 def test_a_trailing_newline_in_a_stack_setting_is_refused(stack, key):
-    assert_named(problems_of([group()], **stack), key, "got")
+    assert_one_problem(problems_of(group(), **stack), key, "got")
 
 
 # --- 2. wrong shapes: one problem each, never a traceback, never split into characters ----------
@@ -100,32 +87,32 @@ WRONG_SHAPES = [
 @pytest.mark.parametrize(("stack", "key", "fragment"), [r[1:] for r in WRONG_SHAPES], ids=[r[0] for r in WRONG_SHAPES])
 def test_a_wrong_shape_is_one_problem(stack, key, fragment):
     raw_groups: Any = {"a100": group()} if not stack else [group()]
-    problems = problems_of(raw_groups, **stack)
-    assert_named(problems, key, fragment)
+    problems = stack_problems(raw_groups, **stack)
+    assert_one_problem(problems, key, fragment)
     assert len(problems) == 1, problems
 
 
 GROUP_SHAPES = [
-    ("label key not a string", group(labels={1: "x"}), f"{G}.labels.1", "expected a label key"),
-    ("node with an int key", group(nodes=[{**node("n1"), 1: "x"}]), f"{G}.nodes[0].1", "unknown key"),
-    ("taints a map", group(taints={"k:NoSchedule": 1}), f"{G}.taints", "expected a list"),
-    ("taints false", group(taints=False), f"{G}.taints", "expected a list"),
-    ("nodes a map", group_with(nodes={"n1": node("n1")}), f"{G}.nodes", "expected a list"),
-    ("gpusPerPod a map", group(verification={"gpusPerPod": {1: 1}}), f"{G}.verification.gpusPerPod", "expected a list"),
-    ("a group that is a string", "a100", G, "expected an object"),
+    ("label key not a string", group(labels={1: "x"}), f"{KEY}.labels.1", "expected a label key"),
+    ("node with an int key", group(nodes=[{**node("n1"), 1: "x"}]), f"{KEY}.nodes[0].1", "unknown key"),
+    ("taints a map", group(taints={"k:NoSchedule": 1}), f"{KEY}.taints", "expected a list"),
+    ("taints false", group(taints=False), f"{KEY}.taints", "expected a list"),
+    ("nodes a map", group_with(nodes={"n1": node("n1")}), f"{KEY}.nodes", "expected a list"),
+    ("gpusPerPod a map", group(verification={"gpusPerPod": {1: 1}}), f"{KEY}.verification.gpusPerPod", "expected a list"),
+    ("a group that is a string", "a100", KEY, "expected an object"),
 ]
 
 
 @pytest.mark.parametrize(("raw", "key", "fragment"), [r[1:] for r in GROUP_SHAPES], ids=[r[0] for r in GROUP_SHAPES])
 def test_a_wrong_shape_in_a_group_is_named(raw, key, fragment):
-    assert_named(problems_of([raw]), key, fragment)
+    assert_one_problem(problems_of(raw), key, fragment)
 
 
 # --- 3. null is "not set" (the default) or refused; an empty model is refused ----------------
 
 
 def test_null_nodes_are_required_nodes():
-    assert_named(problems_of([group_with(nodes=None)]), f"{G}.nodes", "required")
+    assert_one_problem(problems_of(group_with(nodes=None)), f"{KEY}.nodes", "required")
 
 
 def test_null_gpus_per_pod_is_the_default_job():
@@ -142,7 +129,7 @@ def test_null_labels_are_the_default_labels():
 
 
 def test_an_empty_gpu_model_is_refused():
-    assert_named(problems_of([group(gpuModel="")]), f"{G}.gpuModel", "got ''")
+    assert_one_problem(problems_of(group(gpuModel="")), f"{KEY}.gpuModel", "got ''")
 
 
 def test_an_explicit_empty_taint_list_still_means_no_taints():
@@ -152,24 +139,24 @@ def test_an_explicit_empty_taint_list_still_means_no_taints():
 # --- 5. reserved label and taint keys: named with their owner ---------------------------------
 
 RESERVED = [
-    ("hostname label", group(labels={"kubernetes.io/hostname": "x"}), f"{G}.labels.kubernetes.io/hostname", "Kubernetes"),
+    ("hostname label", group(labels={"kubernetes.io/hostname": "x"}), f"{KEY}.labels.kubernetes.io/hostname", "Kubernetes"),
     (
         "control-plane role",
         group(labels={"node-role.kubernetes.io/control-plane": ""}),
-        f"{G}.labels.node-role.kubernetes.io/control-plane",
+        f"{KEY}.labels.node-role.kubernetes.io/control-plane",
         "Kubernetes",
     ),
-    ("k8s.io label", group(labels={"k8s.io/x": "y"}), f"{G}.labels.k8s.io/x", "Kubernetes"),
-    ("stack label", group(labels={"gpu-nodes.dev/stack": "x"}), f"{G}.labels.gpu-nodes.dev/stack", "gpu-nodes itself"),
-    ("readiness gate", group(taints=["gpu-nodes.dev/unverified=true:NoSchedule"]), f"{G}.taints[0]", "gpu-nodes itself"),
-    ("unschedulable", group(taints=["node.kubernetes.io/unschedulable:NoSchedule"]), f"{G}.taints[0]", "Kubernetes"),
-    ("not-ready", group(taints=["node.kubernetes.io/not-ready:NoExecute"]), f"{G}.taints[0]", "Kubernetes"),
+    ("k8s.io label", group(labels={"k8s.io/x": "y"}), f"{KEY}.labels.k8s.io/x", "Kubernetes"),
+    ("stack label", group(labels={"gpu-nodes.dev/stack": "x"}), f"{KEY}.labels.gpu-nodes.dev/stack", "gpu-nodes itself"),
+    ("readiness gate", group(taints=["gpu-nodes.dev/unverified=true:NoSchedule"]), f"{KEY}.taints[0]", "gpu-nodes itself"),
+    ("unschedulable", group(taints=["node.kubernetes.io/unschedulable:NoSchedule"]), f"{KEY}.taints[0]", "Kubernetes"),
+    ("not-ready", group(taints=["node.kubernetes.io/not-ready:NoExecute"]), f"{KEY}.taints[0]", "Kubernetes"),
 ]
 
 
 @pytest.mark.parametrize(("raw", "key", "owner"), [r[1:] for r in RESERVED], ids=[r[0] for r in RESERVED])
 def test_a_reserved_key_is_refused_naming_its_owner(raw, key, owner):
-    assert_named(problems_of([raw]), key, f"belongs to {owner}")
+    assert_one_problem(problems_of(raw), key, f"belongs to {owner}")
 
 
 def test_keys_that_only_look_alike_are_the_users():
@@ -183,41 +170,41 @@ def test_keys_that_only_look_alike_are_the_users():
 RSA_AS_ED25519 = "ssh-ed25519 " + RSA_HOST_KEY.split()[1]
 DIGEST = "sha256:" + "a" * 64
 WEAK = [
-    ("digest after any text", group(devicePlugin={"image": f"not an image@{DIGEST}"}), f"{G}.devicePlugin.image"),
-    ("a tag with no repository", group(devicePlugin={"image": ":v1"}), f"{G}.devicePlugin.image"),
+    ("digest after any text", group(devicePlugin={"image": f"not an image@{DIGEST}"}), f"{KEY}.devicePlugin.image"),
+    ("a tag with no repository", group(devicePlugin={"image": ":v1"}), f"{KEY}.devicePlugin.image"),
     (
         "upper-case repository",
         group(devicePlugin={"image": "nvcr.io/NVIDIA/k8s-device-plugin:v0.20.0"}),
-        f"{G}.devicePlugin.image",
+        f"{KEY}.devicePlugin.image",
     ),
-    ("a space", group(verification={"image": "nvcr.io/nvidia/cuda :12.4"}), f"{G}.verification.image"),
-    ("a short digest", group(verification={"image": "nvcr.io/nvidia/cuda@sha256:abc"}), f"{G}.verification.image"),
-    ("host key not base64 of a key", [with_node(hostKey="ssh-ed25519 AAAAnotakey")], f"{G}.nodes[0].hostKey"),
-    ("RSA key labelled ed25519", [with_node(hostKey=RSA_AS_ED25519)], f"{G}.nodes[0].hostKey"),
-    ("ecdsa key labelled ed25519", [with_node(hostKey="ssh-ed25519 " + ECDSA_HOST_KEY.split()[1])], f"{G}.nodes[0].hostKey"),
-    ("sshHost with a space", [with_node(sshHost="gpu 01")], f"{G}.nodes[0].sshHost"),
-    ("sshHost with a port", [with_node(sshHost="gpu-01:2222")], f"{G}.nodes[0].sshHost"),
-    ("sshHost with a user", [with_node(sshHost="ops@gpu-01")], f"{G}.nodes[0].sshHost"),
-    ("sshHost empty", [with_node(sshHost="")], f"{G}.nodes[0].sshHost"),
-    ("sshUser empty", [with_node(sshUser="")], f"{G}.nodes[0].sshUser"),
-    ("sshUser an option", [with_node(sshUser="-oProxyCommand=x")], f"{G}.nodes[0].sshUser"),
-    ("sshUser a shell word", [with_node(sshUser="ops;id")], f"{G}.nodes[0].sshUser"),
+    ("a space", group(verification={"image": "nvcr.io/nvidia/cuda :12.4"}), f"{KEY}.verification.image"),
+    ("a short digest", group(verification={"image": "nvcr.io/nvidia/cuda@sha256:abc"}), f"{KEY}.verification.image"),
+    ("host key not base64 of a key", [with_node(hostKey="ssh-ed25519 AAAAnotakey")], f"{KEY}.nodes[0].hostKey"),
+    ("RSA key labelled ed25519", [with_node(hostKey=RSA_AS_ED25519)], f"{KEY}.nodes[0].hostKey"),
+    ("ecdsa key labelled ed25519", [with_node(hostKey="ssh-ed25519 " + ECDSA_HOST_KEY.split()[1])], f"{KEY}.nodes[0].hostKey"),
+    ("sshHost with a space", [with_node(sshHost="gpu 01")], f"{KEY}.nodes[0].sshHost"),
+    ("sshHost with a port", [with_node(sshHost="gpu-01:2222")], f"{KEY}.nodes[0].sshHost"),
+    ("sshHost with a user", [with_node(sshHost="ops@gpu-01")], f"{KEY}.nodes[0].sshHost"),
+    ("sshHost empty", [with_node(sshHost="")], f"{KEY}.nodes[0].sshHost"),
+    ("sshUser empty", [with_node(sshUser="")], f"{KEY}.nodes[0].sshUser"),
+    ("sshUser an option", [with_node(sshUser="-oProxyCommand=x")], f"{KEY}.nodes[0].sshUser"),
+    ("sshUser a shell word", [with_node(sshUser="ops;id")], f"{KEY}.nodes[0].sshUser"),
     (
         "bastion host with a port",
         [group(preflight={"proxy": {"host": "b:22", "user": "ops", "hostKey": HOST_KEY}})],
-        f"{G}.preflight.proxy.host",
+        f"{KEY}.preflight.proxy.host",
     ),
     (
         "bastion user empty",
         [group(preflight={"proxy": {"host": "b", "user": "", "hostKey": HOST_KEY}})],
-        f"{G}.preflight.proxy.user",
+        f"{KEY}.preflight.proxy.user",
     ),
 ]
 
 
 @pytest.mark.parametrize(("raw", "key"), [r[1:] for r in WEAK], ids=[r[0] for r in WEAK])
 def test_a_value_ssh_or_a_registry_would_refuse_later_is_refused_now(raw, key):
-    assert_named(problems_of(raw if isinstance(raw, list) else [raw]), key, "got")
+    assert_one_problem(problems_of(*(raw if isinstance(raw, list) else [raw])), key, "got")
 
 
 GOOD = [
