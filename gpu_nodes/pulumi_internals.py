@@ -101,7 +101,9 @@ def run_config() -> tuple[dict[str, Any], frozenset[str]]:
 
     `pulumi.Config` reads one key at a time. The SDK keeps them all in runtime/config.py: `CONFIG`
     (set by `set_all_config`) and `get_config_env` (the `PULUMI_CONFIG` variable), the secret
-    keys in `is_config_secret` and `get_config_secret_keys_env` (`PULUMI_CONFIG_SECRET_KEYS`)."""
+    keys in `is_config_secret` and `get_config_secret_keys_env` (`PULUMI_CONFIG_SECRET_KEYS`); the
+    language host sets both variables (sdk/python/cmd/pulumi-language-python/main.go,
+    pulumiConfigVar and pulumiConfigSecretKeysVar)."""
     from pulumi.runtime import config as runtime_config
 
     values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}

@@ -26,7 +26,7 @@ from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, STR
 from gpu_nodes.config.preflight import PreflightSpec, read_host_key, read_preflight, warn_unused_preflight
 from gpu_nodes.config.reading import Problems, Section
 from gpu_nodes.config.verification import VerificationSpec, read_verification
-from gpu_nodes.constants import NAMESPACE, PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
+from gpu_nodes.constants import NAMESPACE, VERIFICATION_PRIORITY_SUFFIX
 from gpu_nodes.vocabulary import FEATURE_LABEL_KEYS, GPU_PRESENT_LABEL, GPU_RESOURCE, GROUP_LABEL, Taint, mig_resource
 
 # `accelerator` is the runbook's; `nvidia.com/gpu.present` is NVIDIA's own (GPU Feature
@@ -235,10 +235,11 @@ def read_group(
     raw: Any,
     insecure_skip_host_key_check: bool,
     runtime_class: str | None,
-    has_pull_secret: bool = False,
+    pull_secret: str | None = None,
 ) -> NodeGroupSpec | None:
     """One entry of nodeGroups; None (with its problems added) when anything in it is wrong.
-    `runtime_class`: the stack's RuntimeClass, None when it is off."""
+    `runtime_class` and `pull_secret`: the stack's RuntimeClass and pull Secret, None when there is none."""
+
     def preflight(group: Section[NodeGroupSpec], s: Setting) -> Section[PreflightSpec]:
         return read_preflight(problems, f"{key}.{s.key}", group.fields.read(s), insecure_skip_host_key_check)
 
@@ -312,7 +313,7 @@ def read_group(
         preflight=group["preflight"].build(),
         device_plugin=group["device_plugin"].build(),
         runtime_class=runtime_class,
-        image_pull_secret=PULL_SECRET_NAME if has_pull_secret else None,
+        image_pull_secret=pull_secret,
     )
 
 

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.config.checks import is_dns_label, is_dns_subdomain
+from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
 from gpu_nodes.config.fields import BOOLEAN, LIST, STRING, Setting, setting, settings
 from gpu_nodes.config.node_group import RUNTIME_CLASS_KEY, NodeGroupSpec, read_group
 from gpu_nodes.config.preflight import SKIP_HOST_KEY_CHECK
-from gpu_nodes.config.reading import Problems, Section
+from gpu_nodes.config.reading import Problems, Section, Undisclosed
 from gpu_nodes.constants import DEFAULT_RUNTIME_CLASS, NAMESPACE, PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
 from gpu_nodes.errors import ConfigError
 
@@ -164,6 +165,20 @@ STACK_SETTINGS = (*_DECLARED.values(), KUBECONFIG, KUBE_CONTEXT)
 ARGUMENTS = {s.argument: s for s in _DECLARED.values() if s.argument}
 
 
+# The secret settings whose text has a shape to check (gpu_nodes/config/credentials.py).
+_SECRET_SHAPES = ((SSH_PRIVATE_KEY, private_key_problem), (IMAGE_PULL_SECRET, pull_secret_problem))
+
+
+def add_secret_problems(problems: Problems, value_of: Callable[[Setting], Any]) -> None:
+    """Each secret given as text that is not what it must be, named by its length only (an
+    Output is checked by no one here)."""
+    for s, problem in _SECRET_SHAPES:
+        value = value_of(s)
+        wrong = problem(value) if isinstance(value, str) else None
+        if wrong:
+            problems.add(s.key, Undisclosed(len(value)), wrong)
+
+
 def read_stack(values: Mapping[str, Any]) -> StackSpec:
     """The stack from its settings by key (`gpu-nodes:nodeGroups`, ...); raises ConfigError naming
     every mistake. A secret's value is only looked at for whether it is given."""
@@ -183,6 +198,7 @@ def read_stack(values: Mapping[str, Any]) -> StackSpec:
             "pull_secret": lambda st, s: PULL_SECRET_NAME if st.fields.raw.get(s.key) is not None else None,
         },
     )
+    # Warnings are collected while reading: all of it first, then the spec with them.
     stack.read_all()
     built = stack.build(warnings=tuple(problems.warnings))
     if built is None:
@@ -209,7 +225,7 @@ def _read_groups(stack: Section[StackSpec], s: Setting) -> tuple[NodeGroupSpec, 
     for index, item in enumerate(raw):
         # A program may pass each group as any mapping; the reader names whatever is no group.
         item = dict(item) if isinstance(item, Mapping) else item
-        group = read_group(stack.problems, f"{s.key}[{index}]", item, insecure is True, runtime_class, pull_secret is not None)
+        group = read_group(stack.problems, f"{s.key}[{index}]", item, insecure is True, runtime_class, pull_secret)
         if group is not None:
             groups.append(group)
     _check_across_groups(stack.problems, s.key, groups)

@@ -13,10 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
 from gpu_nodes.config.fields import BOOLEAN, LIST, OBJECT, Setting
 from gpu_nodes.config.reading import Problems, Undisclosed, unknown_key
-from gpu_nodes.config.stack import IMAGE_PULL_SECRET, KUBECONFIG, SSH_PRIVATE_KEY, STACK_SETTINGS
+from gpu_nodes.config.stack import KUBECONFIG, STACK_SETTINGS, add_secret_problems
 from gpu_nodes.constants import NAMESPACE
 
 
@@ -61,11 +60,7 @@ class StackConfig:
             # A typo of a secret's key (sshPrivateKeys) holds a secret all the same.
             value = Undisclosed(len(self.text_of(key))) if key in self.secret_keys else self.values[key]
             problems.add(key, value, unknown_key(key, known, prefix=f"{NAMESPACE}:"))
-        for s, problem in ((SSH_PRIVATE_KEY, private_key_problem), (IMAGE_PULL_SECRET, pull_secret_problem)):
-            text = self.text(s)
-            wrong = problem(text) if text is not None else None
-            if wrong:
-                problems.add(s.key, Undisclosed(len(text or "")), wrong)
+        add_secret_problems(problems, self.text)
         return problems.problems
 
     def warnings(self) -> list[str]:

@@ -21,11 +21,10 @@ from typing import Any
 import pulumi
 
 from gpu_nodes.config.args import NodeGroupArgs
-from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
 from gpu_nodes.config.fields import Setting
 from gpu_nodes.config.node_group import NodeGroupSpec
-from gpu_nodes.config.reading import Problems, Undisclosed
-from gpu_nodes.config.stack import ARGUMENTS, IMAGE_PULL_SECRET, SSH_PRIVATE_KEY, StackSpec, parse_stack
+from gpu_nodes.config.reading import Problems
+from gpu_nodes.config.stack import ARGUMENTS, StackSpec, add_secret_problems, parse_stack
 from gpu_nodes.config.stack_config import StackConfig
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.kube.client import ClusterAccess
@@ -110,15 +109,9 @@ class GpuFleetArgs:
         return stack
 
     def _secret_problems(self) -> list[str]:
-        """A key or login given as plain text: what it must be (an Output is checked by no one here)."""
+        """A key or login given as plain text: what it must be."""
         problems = Problems()
-        for s, value, problem in (
-            (SSH_PRIVATE_KEY, self.ssh_private_key, private_key_problem),
-            (IMAGE_PULL_SECRET, self.image_pull_secret, pull_secret_problem),
-        ):
-            wrong = problem(value) if isinstance(value, str) else None
-            if wrong:
-                problems.add(s.key, Undisclosed(len(str(value))), wrong)
+        add_secret_problems(problems, lambda s: getattr(self, s.argument or ""))
         return problems.problems
 
 
