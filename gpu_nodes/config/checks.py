@@ -102,7 +102,7 @@ def parse_taint(text: str) -> Taint | None:
 
 DRIVER_VERSION = matching(re.compile(r"[0-9]+(\.[0-9]+){0,2}"), "expected a driver version such as '535' or '550.54'")
 TOOLKIT_VERSION = matching(
-    re.compile(r"([0-9]+(\.[0-9]+){1,2})?"), "expected a toolkit version such as '1.17.8', or \"\" for none"
+    re.compile(r"([0-9]+(\.[0-9]+){1,2})?"), "expected a toolkit version such as '1.19.1', or \"\" for none"
 )
 RECHECK = matching(re.compile(r"[!-~][ -~]{0,63}"), "expected 1-64 printable characters, such as a date: '2026-11-30'")
 _HOST_KEY_TYPES = (

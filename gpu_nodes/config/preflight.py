@@ -6,17 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_nodes.advisories import TOOLKIT_ADVISORIES, TOOLKIT_CVES, TOOLKIT_FLOOR, open_advisories
 from gpu_nodes.config.checks import DRIVER_VERSION, HOST_KEY, PORT, RECHECK, SSH_HOST, SSH_USER, TOOLKIT_VERSION
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, MISSING, OBJECT, STRING, Setting, between, one_of, setting
+from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, STRING, Setting, between, one_of, setting
 from gpu_nodes.config.reading import Problems, Section
 from gpu_nodes.constants import NAMESPACE
 
 # Machines of a group checked at once: OpenSSH's MaxStartups (default 10:30:100) starts refusing
 # new connections beyond 10 still logging in, so a stock bastion refuses none of ours.
 DEFAULT_PREFLIGHT_SESSIONS = 10
-# The first NVIDIA Container Toolkit release that fixes CVE-2025-23266 (NVIDIAScape): a container
-# could set LD_PRELOAD for the toolkit's createContainer hook and run code as root on the host.
-DEFAULT_MIN_TOOLKIT = "1.17.8"
 CONTAINER_RUNTIMES = ("containerd", "docker", "cri-o", "k3s", "rke2", "auto")
 
 
@@ -62,14 +60,24 @@ class PreflightSpec:
         default=None,
         check=DRIVER_VERSION,
     )
-    min_toolkit: str = setting(
+    min_toolkit: str | None = setting(
         "minToolkit",
         STRING,
         "string",
-        "minimum NVIDIA Container Toolkit (`nvidia-ctk --version`); earlier than 1.17.8 is open to "
-        'CVE-2025-23266 (a container escape). `""`: not checked',
-        default=DEFAULT_MIN_TOOLKIT,
+        "a minimum NVIDIA Container Toolkit (`nvidia-ctk --version`) above the floor NVIDIA's advisories set; one "
+        "below it is refused unless `acceptToolkitAdvisories` names every CVE it lets in (see \"Toolkit advisories\")",
+        default=None,
+        default_text=f"`{TOOLKIT_FLOOR}`, the advisories' floor",
         check=TOOLKIT_VERSION,
+    )
+    accept_toolkit_advisories: tuple[str, ...] = setting(
+        "acceptToolkitAdvisories",
+        LIST,
+        "list of CVE ids",
+        "NVIDIA Container Toolkit advisories accepted as a risk on these machines, e.g. `[CVE-2026-24260]`: a toolkit "
+        "open only to these passes, and its report names them",
+        default=None,
+        default_text="none",
     )
     proxy: SshProxySpec | None = setting(
         "proxy",
@@ -126,10 +134,45 @@ def read_preflight(
         key,
         raw or {},
         PreflightSpec,
-        hooks={"proxy": lambda p, s: _read_proxy(problems, f"{key}.{s.key}", p.fields.read(s), insecure_skip_host_key_check)},
+        hooks={
+            "proxy": lambda p, s: _read_proxy(problems, f"{key}.{s.key}", p.fields.read(s), insecure_skip_host_key_check),
+            "accept_toolkit_advisories": _read_accepted_advisories,
+            "min_toolkit": _read_min_toolkit,
+        },
     )
     section.read_all()
     return section
+
+
+def _read_accepted_advisories(section: Section[PreflightSpec], s: Setting) -> tuple[str, ...]:
+    """CVE ids of TOOLKIT_ADVISORIES, each once, in the table's order."""
+    key, raw = f"{section.key}.{s.key}", section.fields.read(s)
+    if not raw:
+        return ()
+    for index, cve in enumerate(raw):
+        if cve not in TOOLKIT_CVES:
+            known = ", ".join(TOOLKIT_CVES)
+            section.problems.add(f"{key}[{index}]", cve, f"expected a CVE id of NVIDIA's toolkit advisories: {known}")
+    return tuple(cve for cve in TOOLKIT_CVES if cve in raw)
+
+
+def _read_min_toolkit(section: Section[PreflightSpec], s: Setting) -> str | None:
+    """A minimum of the group's own; `""` is none. Below the advisories' floor only with every CVE
+    it lets in accepted by name: a lower number alone would let them in silently."""
+    minimum: str | None = section.fields.read(s) or None
+    if minimum is None:
+        return None
+    accepted = section["accept_toolkit_advisories"] or ()
+    let_in = [a for a in open_advisories(minimum, TOOLKIT_ADVISORIES) if a.cve not in accepted]
+    if let_in:
+        cves = ", ".join(f"{a.cve} (fixed in {' / '.join(a.fixed)})" for a in let_in)
+        section.problems.add(
+            f"{section.key}.{s.key}",
+            minimum,
+            f"at least {TOOLKIT_FLOOR}, the floor NVIDIA's advisories set: {minimum} is open to {cves}; to run such "
+            f"toolkits anyway, name each CVE in {section.key}.acceptToolkitAdvisories",
+        )
+    return minimum
 
 
 def _read_proxy(

@@ -33,6 +33,7 @@ from typing import Any
 import pulumi
 from pulumi_command import remote
 
+from gpu_nodes.advisories import TOOLKIT_ADVISORIES
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
 from gpu_nodes.config.preflight import PreflightSpec
 
@@ -41,6 +42,8 @@ SCRIPT_DIR = Path(str(resources.files("gpu_nodes") / "scripts" / "preflight"))
 REQUIRE_DEFAULT_RUNTIME = "--require-default-runtime"
 REQUIRE_CDI = "--require-cdi"
 CDI_HOOK_PATH = "--cdi-hook-path"
+TOOLKIT_ADVISORY = "--toolkit-advisory"
+ACCEPTED_TOOLKIT_ADVISORY = "--accepted-toolkit-advisory"
 # Root-owned, on every machine: one directory per script digest, so a new script never mixes with an old one.
 REMOTE_ROOT = "/var/lib/gpu-nodes/preflight"
 # With become, the login user copies the script into its own home (SFTP and the shell start there).
@@ -86,6 +89,10 @@ def _requirements(group: NodeGroupSpec) -> list[tuple[list[str], list[str]]]:
     machine (the triggers are pinned by tests/golden/*.json)."""
     spec = group.preflight
     found: list[tuple[list[str], list[str]]] = []
+    # The rows travel with every run, so a moved fix or a new advisory re-checks each machine.
+    advisories = _toolkit_advisories(spec)
+    shown = " ".join(arg if flag == TOOLKIT_ADVISORY else f"accepted:{arg}" for flag, arg in advisories)
+    found.append(([word for pair in advisories for word in pair], [f"toolkit-advisories={shown}"]))
     if spec.min_toolkit:
         found.append((["--min-toolkit", spec.min_toolkit], [f"min-toolkit={spec.min_toolkit}"]))
     if group.gpu_access == "defaultRuntime":
@@ -108,6 +115,15 @@ def _requirements(group: NodeGroupSpec) -> list[tuple[list[str], list[str]]]:
     if group.gpu_model:
         found.append((["--gpu-model", group.gpu_model], [f"gpu-model={group.gpu_model}"]))
     return found
+
+
+def _toolkit_advisories(spec: PreflightSpec) -> list[tuple[str, str]]:
+    """NVIDIA's toolkit advisories as the script takes them (40-check-toolkit.sh), a flag and a row
+    each: those the group accepts as a risk are marked so, to be named in the report, not refused."""
+    return [
+        (ACCEPTED_TOOLKIT_ADVISORY if a.cve in spec.accept_toolkit_advisories else TOOLKIT_ADVISORY, a.script_argument())
+        for a in TOOLKIT_ADVISORIES
+    ]
 
 
 def remote_dir(root: str = REMOTE_ROOT) -> str:
@@ -205,6 +221,8 @@ def parse_report(stdout: str) -> dict[str, Any]:
         "runtime": report.get("runtime"),
         # The settings under which running pods can lose their GPUs (README, "How tenants get their GPUs").
         "kubelet": report.get("kubelet"),
+        # The toolkit's version and the advisories it is open to (README, "Toolkit advisories").
+        "toolkit": report.get("toolkit"),
         "passedChecks": [c["name"] for c in checks if c.get("ok")],
         "failedChecks": [c["name"] for c in checks if not c.get("ok")],
     }

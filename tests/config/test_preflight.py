@@ -54,9 +54,10 @@ REFUSED = [
         "a_minimum_toolkit_must_be_a_version",
         group(preflight={"minToolkit": "latest"}),
         f"{KEY}.preflight.minToolkit",
-        ("'latest'", "such as '1.17.8'"),
+        ("'latest'", "such as '1.19.1'"),
     ),
 ]
+
 
 
 @refused(REFUSED)
@@ -64,9 +65,52 @@ def test_a_bad_preflight_setting_is_named(raw, key, fragments):
     assert_one_problem(problems_of(raw), key, *fragments)
 
 
-def test_the_minimum_toolkit_is_the_cve_fix_by_default_and_can_be_turned_off():
-    assert parse_stack([group()]).node_groups[0].preflight.min_toolkit == "1.17.8"
-    assert parse_stack([group(preflight={"minToolkit": ""})]).node_groups[0].preflight.min_toolkit == ""
+REFUSED_TOOLKIT = [
+    (
+        "a_minimum_toolkit_below_the_advisories_floor",
+        group(preflight={"minToolkit": "1.17.8"}),
+        f"{KEY}.preflight.minToolkit",
+        ("'1.17.8'", "at least 1.19.1", "open to CVE-2026-24260 (fixed in 1.19.1)", "acceptToolkitAdvisories"),
+    ),
+    (
+        "an_accepted_advisory_that_is_not_one",
+        group(preflight={"acceptToolkitAdvisories": ["CVE-2026-0000"]}),
+        f"{KEY}.preflight.acceptToolkitAdvisories[0]",
+        ("'CVE-2026-0000'", "CVE-2025-23266", "CVE-2026-24260"),
+    ),
+    (
+        "accepted_advisories_that_are_no_list",
+        group(preflight={"acceptToolkitAdvisories": "CVE-2026-24260"}),
+        f"{KEY}.preflight.acceptToolkitAdvisories",
+        ("expected a list",),
+    ),
+]
+
+
+@refused(REFUSED_TOOLKIT)
+def test_a_bad_toolkit_setting_is_named(raw, key, fragments):
+    assert_one_problem(problems_of(raw), key, *fragments)
+
+
+def test_the_toolkit_floor_comes_from_the_advisories_and_no_minimum_is_set_by_default():
+    assert parse_stack([group()]).node_groups[0].preflight.min_toolkit is None
+    assert parse_stack([group(preflight={"minToolkit": ""})]).node_groups[0].preflight.min_toolkit is None
+
+
+def test_a_minimum_toolkit_above_the_floor_is_kept():
+    assert parse_stack([group(preflight={"minToolkit": "1.20.0"})]).node_groups[0].preflight.min_toolkit == "1.20.0"
+
+
+def test_a_lower_minimum_is_taken_when_every_cve_it_lets_in_is_accepted():
+    accepted = ["CVE-2025-23266", "CVE-2025-23267", "CVE-2026-24260"]
+    spec = parse_stack([group(preflight={"minToolkit": "1.17.4", "acceptToolkitAdvisories": accepted})]).node_groups[0]
+    assert (spec.preflight.min_toolkit, spec.preflight.accept_toolkit_advisories) == ("1.17.4", tuple(accepted)), spec.preflight
+
+
+def test_a_lower_minimum_names_only_the_cves_not_accepted():
+    problems = problems_of(group(preflight={"minToolkit": "1.17.8", "acceptToolkitAdvisories": ["CVE-2025-23266"]}))
+    assert_one_problem(problems, f"{KEY}.preflight.minToolkit", "CVE-2026-24260")
+    assert not any("CVE-2025-23266 (fixed" in p for p in problems), problems
 
 
 @pytest.mark.parametrize("value", ["", " leading-space", "line\nbreak", "x" * 65])

@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from gpu_nodes.advisories import TOOLKIT_ADVISORIES
 from gpu_nodes.config.node_group import GPU_ACCESS
 from gpu_nodes.config.stack import parse_stack
 from gpu_nodes.preflight.command import (
@@ -29,6 +30,9 @@ from tests.specs import group_spec
 
 COMMAND = "command:remote:Command"
 COPY = "command:remote:CopyToRemote"
+# NVIDIA's toolkit advisories, as every command line passes them (gpu_nodes/advisories.py).
+ADVISORY_ARGS = " ".join(f"--toolkit-advisory {a.script_argument()}" for a in TOOLKIT_ADVISORIES)
+TOOLKIT_TRIGGER = "toolkit-advisories=" + " ".join(a.script_argument() for a in TOOLKIT_ADVISORIES)
 
 
 def commands(raw: dict) -> dict:
@@ -174,7 +178,7 @@ def test_the_command_line_checks_the_digest_of_the_copy_then_runs_it_with_the_ar
     create = command.inputs["create"]
     assert create.startswith(f"bash -c 'd=/var/lib/gpu-nodes/preflight/{digest[:12]} want={digest}; "), command.urn
     assert create.endswith(
-        "' preflight --runtime containerd --expect-gpus 4 --min-toolkit 1.17.8 --require-default-runtime --min-cuda 11.7"
+        f"' preflight --runtime containerd --expect-gpus 4 {ADVISORY_ARGS} --require-default-runtime --min-cuda 11.7"
     ), command.urn
     body = create.split("' preflight ")[0]
     checked, ran = body.index("| sha256sum"), body.index("| bash -s --")
@@ -229,7 +233,7 @@ def test_each_check_is_defined_in_one_part():
 def test_minimum_driver_and_runtime_reach_the_command_line():
     spec = group_spec(gpusPerNode=8, preflight={"containerRuntime": "cri-o", "minDriver": "550.54"})
     assert preflight_command(spec).endswith(
-        "' preflight --runtime cri-o --expect-gpus 8 --min-driver 550.54 --min-toolkit 1.17.8 --require-default-runtime"
+        f"' preflight --runtime cri-o --expect-gpus 8 --min-driver 550.54 {ADVISORY_ARGS} --require-default-runtime"
         " --min-cuda 11.7"
     )
 
@@ -238,7 +242,7 @@ def test_triggers_follow_script_gpu_count_and_runtime():
     # The four, and how tenants get their GPUs (a new path is a new check of every machine).
     command = commands(group("a100"))["a100-a100-node-1-preflight"]
     digest = hashlib.sha256(preflight_script().encode()).hexdigest()
-    expected = [digest, "4", "containerd", "", "min-toolkit=1.17.8", "--require-default-runtime", "min-cuda=11.7"]
+    expected = [digest, "4", "containerd", "", TOOLKIT_TRIGGER, "--require-default-runtime", "min-cuda=11.7"]
     assert command.inputs["triggers"] == expected, command.urn
     other = commands(group("a100", gpusPerNode=8, preflight={"containerRuntime": "docker"}))["a100-a100-node-1-preflight"]
     assert other.inputs["triggers"][1:3] == ["8", "docker"], other.urn
@@ -282,7 +286,7 @@ def test_parse_report_summarises_the_json():
 def test_the_tenant_path_decides_what_preflight_requires(access: str, flags: list[str]):
     spec = parse_stack([group("a100", gpuAccess=access)]).node_groups[0]
     command = preflight_command(spec)
-    start = "' preflight --runtime containerd --expect-gpus 4 --min-toolkit 1.17.8"
+    start = f"' preflight --runtime containerd --expect-gpus 4 {ADVISORY_ARGS}"
     assert command.endswith(" ".join([start, *flags, "--min-cuda 11.7"])), command
 
 
@@ -339,10 +343,32 @@ def test_no_mig_strategy_asks_nothing_about_mig():
     assert "--mig-strategy" not in preflight_command(spec), preflight_command(spec)
 
 
-def test_no_minimum_toolkit_asks_nothing_of_it():
+def test_no_minimum_toolkit_asks_nothing_beyond_the_advisories():
     spec = parse_stack([group("a100", preflight={"minToolkit": ""})]).node_groups[0]
     assert "--min-toolkit" not in preflight_command(spec), preflight_command(spec)
+    assert f" {ADVISORY_ARGS} " in preflight_command(spec), preflight_command(spec)
     assert not any(t.startswith("min-toolkit=") for t in triggers(spec)), triggers(spec)
+
+
+def test_a_minimum_toolkit_above_the_floor_reaches_the_command_line_and_the_triggers():
+    spec = parse_stack([group("a100", preflight={"minToolkit": "1.20.0"})]).node_groups[0]
+    assert f"{ADVISORY_ARGS} --min-toolkit 1.20.0 " in preflight_command(spec), preflight_command(spec)
+    assert "min-toolkit=1.20.0" in triggers(spec), triggers(spec)
+
+
+def test_an_accepted_advisory_is_passed_as_accepted_and_re_checks_the_machines():
+    accepting = parse_stack([group("a100", preflight={"acceptToolkitAdvisories": ["CVE-2026-24260"]})]).node_groups[0]
+    command = preflight_command(accepting)
+    assert "--accepted-toolkit-advisory CVE-2026-24260=1.19.1" in command, command
+    assert "--toolkit-advisory CVE-2026-24260=" not in command, command
+    assert "accepted:CVE-2026-24260=1.19.1" in " ".join(triggers(accepting)), triggers(accepting)
+    assert triggers(accepting) != triggers(parse_stack([group("a100")]).node_groups[0])
+
+
+def test_parse_report_keeps_the_toolkit_and_its_advisories():
+    toolkit = {"version": "1.18.2", "openAdvisories": ["CVE-2026-24260"], "acceptedAdvisories": []}
+    summary = parse_report(json.dumps({**passing_report(), "toolkit": toolkit}))
+    assert summary["toolkit"] == toolkit, summary
 
 
 def test_become_sudo_copies_into_the_users_home_and_runs_the_checked_script_through_sudo():

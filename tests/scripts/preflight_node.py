@@ -62,6 +62,7 @@ NVIDIA_DROPIN = fakehost.CONTAINERD_NVIDIA_DROPIN
 # The toolkit's config.toml (internal/config: /etc/nvidia-container-runtime/config.toml), as installed.
 TOOLKIT_CONFIG_PATH = fakehost.TOOLKIT_CONFIG_PATH
 TOOLKIT_CONFIG = fakehost.TOOLKIT_CONFIG
+HEALTHY_TOOLKIT = fakehost.HEALTHY_TOOLKIT
 KUBEADM_FLAGS = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
 # What the script exits with: 90-main.sh ends on `$ALL_OK` (every required check passed or not) and
 # returns 2 on a usage error; 10-report.sh's EXIT trap exits 1 when it stops early. The component's
@@ -155,7 +156,7 @@ class FakeNode:
         self.command("nvidia-smi", f'case "$*" in\n{answers}\nesac')
 
     def toolkit(self, version: str, config: str | None = None) -> None:
-        """nvidia-ctk of version (its --version output, as 1.17.8 prints it), and the toolkit's
+        """nvidia-ctk of version (its --version output, as 1.19.1 prints it), and the toolkit's
         config.toml with config as its text (None: no config.toml)."""
         self.command("nvidia-ctk", f'echo "NVIDIA Container Toolkit CLI version {version}"; echo "commit: 0123abc"')
         path = self.root / TOOLKIT_CONFIG_PATH.lstrip("/")
@@ -204,7 +205,7 @@ class FakeNode:
         node = cls(base, system_bin)
         node.file("etc/hostname", "gpu-node-1\n")
         node.healthy_nvidia_smi(GPU_LINES)
-        node.command("nvidia-ctk", 'echo "NVIDIA Container Toolkit CLI version 1.17.8"; echo "commit: 0123abc"')
+        node.command("nvidia-ctk", f'echo "NVIDIA Container Toolkit CLI version {HEALTHY_TOOLKIT}"; echo "commit: 0123abc"')
         # Where the toolkit's packages install it, and the CDI specs' hooks run it from.
         node.file("usr/bin/nvidia-ctk", (node.bin / "nvidia-ctk").read_text()).chmod(0o755)
         node.file("etc/containerd/config.toml", CONTAINERD_CONFIG)

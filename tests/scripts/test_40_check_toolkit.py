@@ -1,15 +1,21 @@
-"""The container-toolkit check (40-check-toolkit.sh): nvidia-ctk's version, and with --min-toolkit
-at least that version (releases before 1.17.8 are open to CVE-2025-23266)."""
+"""The container-toolkit check (40-check-toolkit.sh): nvidia-ctk's version judged against NVIDIA's
+toolkit advisories as the component passes them (gpu_nodes/advisories.py), those accepted named as
+such, and with --min-toolkit at least that version."""
 
 from __future__ import annotations
 
 import pytest
 
+from gpu_nodes.advisories import TOOLKIT_ADVISORIES
+
 from .check_cases import CheckCase, run_case
-from .preflight_node import FAILED_EXIT, PASSED_EXIT, FakeNode
+from .preflight_node import FAILED_EXIT, PASSED_EXIT, TOOLKIT_CONFIG, USAGE_EXIT, FakeNode
 
 # The first line nvidia-ctk --version prints, as in NVIDIA/nvidia-container-toolkit issue 50.
 CTK_1_12 = 'echo "NVIDIA Container Toolkit CLI version 1.12.0"; echo "commit: 62bd015475656ef795cb0d59cc4030a6bd4a9526"'
+# Every advisory of the table, as preflight_arguments passes them.
+ADVISORIES = tuple(word for a in TOOLKIT_ADVISORIES for word in ("--toolkit-advisory", a.script_argument()))
+CVE_2026_24260 = next(a for a in TOOLKIT_ADVISORIES if a.cve == "CVE-2026-24260")
 
 
 def runtime_without_ctk(node: FakeNode) -> None:
@@ -17,12 +23,27 @@ def runtime_without_ctk(node: FakeNode) -> None:
     node.command("nvidia-container-runtime", "exit 0")
 
 
+def toolkit(version: str):
+    """nvidia-ctk of version, the healthy machine's config.toml kept."""
+    return lambda node: node.toolkit(version, TOOLKIT_CONFIG)
+
+
+def but_accepted(cve: str) -> tuple[str, ...]:
+    """ADVISORIES with cve marked as accepted (preflight.acceptToolkitAdvisories)."""
+    args = list(ADVISORIES)
+    for i, word in enumerate(args):
+        if word.startswith(f"{cve}="):
+            args[i - 1] = "--accepted-toolkit-advisory"
+    return tuple(args)
+
+
 CASES = [
     CheckCase(
         "the version is reported",
+        toolkit("1.19.1"),
         exit=PASSED_EXIT,
         ok=True,
-        detail="nvidia-ctk: NVIDIA Container Toolkit CLI version 1.17.8",
+        detail="nvidia-ctk: NVIDIA Container Toolkit CLI version 1.19.1",
     ),
     CheckCase(
         "a missing toolkit fails",
@@ -32,26 +53,75 @@ CASES = [
         starts="neither nvidia-ctk nor nvidia-container-runtime is on PATH",
     ),
     CheckCase(
-        "a toolkit at the minimum passes",
-        args=("--min-toolkit", "1.17.8"),
+        "a toolkit that fixes every advisory passes",
+        toolkit("1.19.1"),
+        ADVISORIES,
         ok=True,
-        detail="nvidia-ctk: NVIDIA Container Toolkit CLI version 1.17.8 (>= 1.17.8)",
+        detail="nvidia-ctk: NVIDIA Container Toolkit CLI version 1.19.1",
     ),
     CheckCase(
-        "a toolkit open to the CVE fails naming it",
-        lambda node: node.command("nvidia-ctk", CTK_1_12),
-        ("--min-toolkit", "1.17.8"),
+        "the last 1.18 release is open to CVE-2026-24260",
+        toolkit("1.18.2"),
+        ADVISORIES,
         exit=FAILED_EXIT,
         ok=False,
-        says=("version 1.12.0 < 1.17.8: releases before 1.17.8 are open to CVE-2025-23266",),
-        ends="upgrade the NVIDIA Container Toolkit",
+        detail="nvidia-ctk: NVIDIA Container Toolkit CLI version 1.18.2: open to NVIDIA's advisories CVE-2026-24260 "
+        "(fixed in 1.19.1); upgrade the NVIDIA Container Toolkit to 1.19.1 or later",
+    ),
+    CheckCase(
+        "an old toolkit names every advisory it is open to",
+        lambda node: node.command("nvidia-ctk", CTK_1_12),
+        ADVISORIES,
+        exit=FAILED_EXIT,
+        ok=False,
+        says=tuple(f"{a.cve} (fixed in {a.fixed[0]})" for a in TOOLKIT_ADVISORIES),
+        ends="upgrade the NVIDIA Container Toolkit to 1.19.1 or later",
+    ),
+    CheckCase(
+        "an accepted advisory passes, named",
+        toolkit("1.18.2"),
+        but_accepted("CVE-2026-24260"),
+        exit=PASSED_EXIT,
+        ok=True,
+        detail="nvidia-ctk: NVIDIA Container Toolkit CLI version 1.18.2; open to CVE-2026-24260, accepted as a risk by "
+        "preflight.acceptToolkitAdvisories",
+    ),
+    CheckCase(
+        "an accepted advisory does not clear the others",
+        toolkit("1.17.7"),
+        but_accepted("CVE-2026-24260"),
+        ok=False,
+        says=("open to NVIDIA's advisories CVE-2025-23266 (fixed in 1.17.8); CVE-2025-23267 (fixed in 1.17.8)",),
+        never=("CVE-2026-24260 (fixed",),
+    ),
+    CheckCase(
+        "a fix backported to the machine's release line clears it",
+        toolkit("1.18.3"),
+        ("--toolkit-advisory", "CVE-2026-24260=1.18.3,1.19.1"),
+        ok=True,
+        detail="nvidia-ctk: NVIDIA Container Toolkit CLI version 1.18.3",
+    ),
+    CheckCase(
+        "a toolkit at the minimum passes",
+        toolkit("1.19.1"),
+        ("--min-toolkit", "1.19.1", *ADVISORIES),
+        ok=True,
+        detail="nvidia-ctk: NVIDIA Container Toolkit CLI version 1.19.1 (>= 1.19.1)",
     ),
     CheckCase(
         "a higher minimum names no CVE for a patched toolkit",
-        args=("--min-toolkit", "1.18.0"),
+        toolkit("1.19.1"),
+        ("--min-toolkit", "1.20.0", *ADVISORIES),
         ok=False,
-        says=("1.17.8 < 1.18.0; upgrade",),
+        says=("1.19.1 < 1.20.0; upgrade",),
         never=("CVE",),
+    ),
+    CheckCase(
+        "a toolkit of unknown version cannot be cleared of an advisory",
+        runtime_without_ctk,
+        ADVISORIES,
+        ok=False,
+        says=("its version is unknown, so NVIDIA's advisories cannot clear it: install nvidia-ctk 1.19.1 or later",),
     ),
     CheckCase(
         "a toolkit of unknown version fails a minimum",
@@ -84,3 +154,14 @@ def test_a_config_toml_that_may_not_be_read_is_named_by_both_checks_that_read_it
     assert "the toolkit's mode is unknown" in result.check("cuda")["detail"], result.check("cuda")
     isolation = result.check("isolation")
     assert isolation["ok"] is False and unreadable in isolation["detail"], isolation
+
+
+def test_a_malformed_advisory_is_a_usage_error(node: FakeNode) -> None:
+    result = node.preflight("--toolkit-advisory", "CVE-2026-24260")
+    assert result.returncode == USAGE_EXIT, result.stderr
+    assert "--toolkit-advisory wants CVE-ID=FIXED" in result.check("usage")["detail"], result.check("usage")
+
+
+def test_the_fix_of_cve_2026_24260_is_in_the_1_19_line_only() -> None:
+    """NVIDIA's June 2026 bulletin: nothing of the 1.18 line has the fix (the rows the script judges)."""
+    assert CVE_2026_24260.fixed == ("1.19.1",), CVE_2026_24260

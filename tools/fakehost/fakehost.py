@@ -56,6 +56,10 @@ FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "scripts" / "fixtures
 TOOLKIT_CONFIG_PATH = "/etc/nvidia-container-runtime/config.toml"
 
 
+# The container toolkit a healthy machine has: the first release that fixes every advisory.
+HEALTHY_TOOLKIT = "1.19.1"
+
+
 @dataclass(frozen=True)
 class MachineSpec:
     """What the fake machine looks like from inside."""
@@ -69,7 +73,8 @@ class MachineSpec:
     memory_mib: int = 81920
     # What `nvidia-smi --query-gpu=compute_cap` prints for it: 8.0 for the A100.
     compute_cap: str = "8.0"
-    toolkit_version: str = "1.17.8"
+    # A release open to none of NVIDIA's toolkit advisories (gpu_nodes/advisories.py): auto mode is jit-cdi.
+    toolkit_version: str = HEALTHY_TOOLKIT
     # nvidia-container-runtime.mode in the toolkit's config.toml (its generated default: auto).
     toolkit_mode: str = "auto"
     kubelet_version: str = "v1.30.2"

@@ -82,12 +82,14 @@ print_usage() {
   cat <<'EOF'
 usage: bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expect-gpus N
                          [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed] [--require-default-runtime] [--require-cdi [--cdi-hook-path PATH]]
-                         [--isolation default|strict] [--root DIR]
+                         [--isolation default|strict] [--min-toolkit X.Y.Z]
+                         [--toolkit-advisory CVE-ID=FIXED[,FIXED...]]... [--accepted-toolkit-advisory CVE-ID=FIXED[,FIXED...]]...
+                         [--root DIR]
 EOF
 }
 
 init_state() {
-  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false ISOLATION=default MIN_CUDA='' MIG_STRATEGY='' GPU_MODEL='' MIN_TOOLKIT='' KV_RC='' TK_ASKED='' TK_VERSION='' CDI_HOOK_PATH='' HOOK_PATH_GIVEN=false
+  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false ISOLATION=default MIN_CUDA='' MIG_STRATEGY='' GPU_MODEL='' MIN_TOOLKIT='' TK_ADVISORIES=() TK_ACCEPTED=() TK_OPEN=() TK_OPEN_IDS=() TK_OPEN_ACCEPTED=() KV_RC='' TK_ASKED='' TK_VERSION='' CDI_HOOK_PATH='' HOOK_PATH_GIVEN=false
   SMI_TIMEOUT=${PREFLIGHT_NVIDIA_SMI_TIMEOUT:-20}
   CMD_TIMEOUT=${PREFLIGHT_CMD_TIMEOUT:-10}
   HOST_NAME=unknown DRIVER_VERSION='' CUDA_VERSION='' SMI_OK=false Q_DONE=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''

@@ -76,9 +76,30 @@ add_gpu() {
   [[ ", $GPU_NAMES, " == *", $name, "* ]] || GPU_NAMES+="${GPU_NAMES:+, }$name"
 }
 
+# json_list ITEMS...: sets REPLY to the items as a JSON array of strings.
+json_list() {
+  local item list=''
+  for item in "$@"; do
+    json_str "$item"
+    list+="${list:+, }$REPLY"
+  done
+  REPLY="[$list]"
+}
+
+# toolkit_json: the "toolkit" entry: the version nvidia-ctk reported, the advisories it is open to.
+toolkit_json() {
+  local version=null open accepted
+  if [[ -n ${TK_VERSION-} ]]; then json_str "$TK_VERSION" && version=$REPLY; fi
+  json_list "${TK_OPEN_IDS[@]}"
+  open=$REPLY
+  json_list "${TK_OPEN_ACCEPTED[@]}"
+  accepted=$REPLY
+  REPLY="{\"version\": $version, \"openAdvisories\": $open, \"acceptedAdvisories\": $accepted}"
+}
+
 # emit: writes the one JSON object to fd 3, the saved stdout.
 emit() {
-  local host driver cuda rt src cgroup cpu machine=null capable=null clique=null compute=null
+  local host driver cuda rt src cgroup cpu machine=null capable=null clique=null compute=null toolkit
   json_str "$HOST_NAME"
   host=$REPLY
   driver=null cuda=null rt=null src=null cgroup=null cpu=null
@@ -92,8 +113,10 @@ emit() {
   if [[ -n $FEAT_CLIQUE ]]; then json_str "$FEAT_CLIQUE" && clique=$REPLY; fi
   [[ -n $FEAT_MIG_CAPABLE ]] && capable=$FEAT_MIG_CAPABLE
   if [[ -n $FEAT_COMPUTE ]]; then json_str "$FEAT_COMPUTE" && compute=$REPLY; fi
-  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "cudaVersion": %s, "gpus": [%s], "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s, "source": %s, "certain": %s}, "kubelet": {"cgroupDriver": %s, "cpuManagerPolicy": %s}, "gpuFeatures": {"machine": %s, "migCapable": %s, "clique": %s, "computeCapability": %s}, "checks": [%s]}\n' \
-    "$ALL_OK" "$host" "$driver" "$cuda" "$GPUS_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$src" "$RT_CERTAIN" "$cgroup" "$cpu" "$machine" "$capable" "$clique" "$compute" "$CHECKS_JSON" >&3
+  toolkit_json
+  toolkit=$REPLY
+  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "cudaVersion": %s, "gpus": [%s], "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s, "source": %s, "certain": %s}, "kubelet": {"cgroupDriver": %s, "cpuManagerPolicy": %s}, "gpuFeatures": {"machine": %s, "migCapable": %s, "clique": %s, "computeCapability": %s}, "toolkit": %s, "checks": [%s]}\n' \
+    "$ALL_OK" "$host" "$driver" "$cuda" "$GPUS_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$src" "$RT_CERTAIN" "$cgroup" "$cpu" "$machine" "$capable" "$clique" "$compute" "$toolkit" "$CHECKS_JSON" >&3
   EMITTED=true
 }
 

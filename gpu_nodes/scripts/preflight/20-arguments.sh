@@ -1,12 +1,16 @@
 # ------------------------------------------------------------------- arguments
 
+# An advisory as the component passes it (gpu_nodes/advisories.py): a CVE id and the first fixed
+# release of each release line, oldest first.
+readonly ADVISORY_RE='^CVE-[0-9]{4}-[0-9]{4,}=[0-9]+(\.[0-9]+)+(,[0-9]+(\.[0-9]+)+)*$'
+
 # parse_args ARGS...: fills the settings; on a usage error sets USAGE_ERROR, fails.
 parse_args() {
   local opt val root=/
   while (($#)); do
     opt=$1
     case $opt in
-      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --gpu-model | --min-toolkit | --isolation | --cdi-hook-path | --root)
+      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --gpu-model | --min-toolkit | --isolation | --cdi-hook-path | --root | --toolkit-advisory | --accepted-toolkit-advisory)
         if (($# < 2)); then
           USAGE_ERROR="$opt needs a value"
           return 1
@@ -14,7 +18,7 @@ parse_args() {
         val=$2
         shift 2
         ;;
-      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --cdi-hook-path=* | --root=*)
+      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --cdi-hook-path=* | --root=* | --toolkit-advisory=* | --accepted-toolkit-advisory=*)
         val=${opt#*=} opt=${opt%%=*}
         shift
         ;;
@@ -45,6 +49,8 @@ parse_args() {
       --mig-strategy) MIG_STRATEGY=$val ;;
       --gpu-model) GPU_MODEL=$val ;;
       --min-toolkit) MIN_TOOLKIT=$val ;;
+      --toolkit-advisory) TK_ADVISORIES+=("$val") ;;
+      --accepted-toolkit-advisory) TK_ACCEPTED+=("$val") ;;
       --isolation) ISOLATION=$val ;;
       --cdi-hook-path) CDI_HOOK_PATH=$val HOOK_PATH_GIVEN=true ;;
       --root) root=$val ;;
@@ -81,6 +87,12 @@ validate_args() {
     USAGE_ERROR="--min-toolkit wants a version like 1.17.8, got '$MIN_TOOLKIT'"
     return 1
   fi
+  for val in "${TK_ADVISORIES[@]}" "${TK_ACCEPTED[@]}"; do
+    if ! [[ $val =~ $ADVISORY_RE ]]; then
+      USAGE_ERROR="--toolkit-advisory wants CVE-ID=FIXED[,FIXED...] such as CVE-2026-24260=1.19.1, got '$val'"
+      return 1
+    fi
+  done
   case $ISOLATION in
     default | strict) ;;
     *) USAGE_ERROR="--isolation wants default or strict, got '$ISOLATION'" && return 1 ;;

@@ -1,11 +1,12 @@
 # ------------------------------------------------------ check: container toolkit
 #
-# With --min-toolkit (preflight.minToolkit, 1.17.8 by default) the version nvidia-ctk reports
-# ("NVIDIA Container Toolkit CLI version 1.17.8", then its commit) must be at least that:
-# releases before 1.17.8 are open to CVE-2025-23266, where a container image sets LD_PRELOAD
-# for the toolkit's createContainer hook and runs code as root on the host.
+# The version nvidia-ctk reports ("NVIDIA Container Toolkit CLI version 1.19.1", then its commit)
+# is judged against NVIDIA's toolkit advisories, each given as --toolkit-advisory CVE=FIXED,...
+# (gpu_nodes/advisories.py: the first fixed release of each release line): a toolkit open to one
+# fails, naming every CVE and the release that fixes it. One the group accepts as a risk
+# (--accepted-toolkit-advisory, preflight.acceptToolkitAdvisories) passes, named as accepted.
+# With --min-toolkit (preflight.minToolkit) it must also be at least that.
 
-readonly TOOLKIT_CVE_FIXED=1.17.8
 # Where the toolkit reads its settings (internal/config: config.toml under /etc/nvidia-container-runtime).
 readonly TOOLKIT_CONFIG=/etc/nvidia-container-runtime/config.toml
 # A TOML table header, "[name]": its name, trimmed.
@@ -86,13 +87,81 @@ toolkit_config() {
   done <<<"$REPLY"
 }
 
-# toolkit_verdict DETAIL VERSION: the check, against --min-toolkit when one is asked for.
+# advisory_open VERSION FIXED: true when a toolkit of VERSION is open to an advisory fixed in FIXED
+# ("1.16.3,1.17.4"): on a listed release line, below that line's fix; on any other line, below the
+# newest fix (an older line, or one between listed lines, never got it). As Advisory.is_open.
+advisory_open() {
+  local version=$1 fix
+  local -a fixes
+  IFS=, read -r -a fixes <<<"$2"
+  for fix in "${fixes[@]}"; do
+    if [[ $(release_line "$fix") == "$(release_line "$version")" ]]; then
+      ! version_ge "$version" "$fix"
+      return
+    fi
+  done
+  ! version_ge "$version" "${fixes[-1]}"
+}
+
+# release_line VERSION: prints its first two parts ("1.19.1" -> "1.19").
+release_line() {
+  local -a parts
+  IFS=. read -r -a parts <<<"$1"
+  printf '%s.%s' "${parts[0]}" "${parts[1]:-0}"
+}
+
+# toolkit_advisories VERSION: the advisories VERSION is open to: refused ones in TK_OPEN ("CVE (fixed
+# in X)") and TK_OPEN_IDS, accepted ones in TK_OPEN_ACCEPTED; with VERSION unknown, every one is open.
+toolkit_advisories() {
+  local version=$1 row cve fixed list
+  TK_OPEN=() TK_OPEN_IDS=() TK_OPEN_ACCEPTED=()
+  for list in TK_ADVISORIES TK_ACCEPTED; do
+    local -n rows=$list
+    for row in "${rows[@]}"; do
+      cve=${row%%=*} fixed=${row#*=}
+      [[ -z $version ]] || advisory_open "$version" "$fixed" || continue
+      if [[ $list == TK_ADVISORIES ]]; then
+        TK_OPEN+=("$cve (fixed in ${fixed//,/ \/ })") TK_OPEN_IDS+=("$cve")
+      else
+        TK_OPEN_ACCEPTED+=("$cve")
+      fi
+    done
+    unset -n rows
+  done
+}
+
+# toolkit_verdict DETAIL VERSION: the check, against the advisories and --min-toolkit.
 toolkit_verdict() {
-  local detail=$1 version=$2 why=''
-  if [[ -n $version ]] && ! version_ge "$version" "$TOOLKIT_CVE_FIXED"; then
-    why=": releases before $TOOLKIT_CVE_FIXED are open to CVE-2025-23266 (a container escape to root on the host)"
+  local detail=$1 version=$2 open accepted=''
+  toolkit_advisories "$version"
+  if ((${#TK_OPEN_ACCEPTED[@]})); then
+    printf -v accepted ', %s' "${TK_OPEN_ACCEPTED[@]}"
+    accepted="; open to ${accepted#, }, accepted as a risk by preflight.acceptToolkitAdvisories"
   fi
-  minimum_check container-toolkit "$version" "$MIN_TOOLKIT" "$detail" \
+  if ((${#TK_OPEN[@]})); then
+    printf -v open '; %s' "${TK_OPEN[@]}"
+    open=${open#; }
+    if [[ -z $version ]]; then
+      add_check container-toolkit false "$detail; its version is unknown, so NVIDIA's advisories cannot clear it: install nvidia-ctk $(toolkit_floor) or later (advisories: $open)"
+    else
+      add_check container-toolkit false "$detail: open to NVIDIA's advisories $open$accepted; upgrade the NVIDIA Container Toolkit to $(toolkit_floor) or later"
+    fi
+    return
+  fi
+  minimum_check container-toolkit "$version" "$MIN_TOOLKIT" "$detail$accepted" \
     "$detail; need a toolkit >= $MIN_TOOLKIT and its version is unknown: install nvidia-ctk $MIN_TOOLKIT or later" \
-    "$detail (>= $MIN_TOOLKIT)" "$detail < $MIN_TOOLKIT$why; upgrade the NVIDIA Container Toolkit"
+    "$detail (>= $MIN_TOOLKIT)$accepted" "$detail < $MIN_TOOLKIT; upgrade the NVIDIA Container Toolkit"
+}
+
+# toolkit_floor: prints the release to upgrade to: the newest fix of each advisory refused here,
+# or --min-toolkit when that is higher.
+toolkit_floor() {
+  local row fix floor=${MIN_TOOLKIT:-0}
+  local -a fixes
+  for row in "${TK_ADVISORIES[@]}"; do
+    IFS=, read -r -a fixes <<<"${row#*=}"
+    fix=${fixes[-1]}
+    version_ge "$floor" "$fix" || floor=$fix
+  done
+  printf '%s' "$floor"
 }
