@@ -19,10 +19,10 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
-def release_line(version: str) -> tuple[int, int]:
-    """The release line a version belongs to: `1.19.1` -> (1, 19)."""
-    key = version_key(version) + (0, 0)
-    return key[0], key[1]
+def release_line(version: str, parts: int = 2) -> tuple[int, ...]:
+    """The release line a version belongs to: `1.19.1` -> (1, 19); a driver's branch with parts=1: `580.105.08` -> (580,)."""
+    key = version_key(version) + (0,) * parts
+    return key[:parts]
 
 
 def _at_least(version: str, minimum: str) -> bool:
@@ -42,11 +42,13 @@ class Advisory:
     # line newer than the last one listed is fixed from its first release; an older line, or one
     # between listed lines, never got the fix.
     fixed: tuple[str, ...]
+    # How many leading parts of a version name its line: 2 for the toolkit (1.19), 1 for a driver's branch (580).
+    line_parts: int = 2
 
     def is_open(self, version: str) -> bool:
-        """Whether a toolkit of this version is open to the CVE (40-check-toolkit.sh `advisory_open` agrees)."""
+        """Whether this version is open to the CVE (the script's `advisory_open` agrees)."""
         for fix in self.fixed:
-            if release_line(fix) == release_line(version):
+            if release_line(fix, self.line_parts) == release_line(version, self.line_parts):
                 return not _at_least(version, fix)
         return not _at_least(version, self.fixed[-1])
 
