@@ -205,6 +205,8 @@ def parse_report(stdout: str) -> dict[str, Any]:
         "runtime": report.get("runtime"),
         # The settings under which running pods can lose their GPUs (README, "How tenants get their GPUs").
         "kubelet": report.get("kubelet"),
+        # The container toolkit's mode and whether a CDI spec could be built there (cdi-generation).
+        "toolkit": report.get("toolkit"),
         "passedChecks": [c["name"] for c in checks if c.get("ok")],
         "failedChecks": [c["name"] for c in checks if not c.get("ok")],
     }

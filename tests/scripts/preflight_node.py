@@ -48,6 +48,7 @@ CHECK_NAMES = [
     "container-toolkit",
     "runtime",
     "cdi",
+    "cdi-generation",
     "isolation",
     "device-plugin-socket",
     "kubelet-feature-gates",

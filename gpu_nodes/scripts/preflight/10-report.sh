@@ -78,7 +78,7 @@ add_gpu() {
 
 # emit: writes the one JSON object to fd 3, the saved stdout.
 emit() {
-  local host driver cuda rt src cgroup cpu machine=null capable=null clique=null compute=null
+  local host driver cuda rt src cgroup cpu machine=null capable=null clique=null compute=null mode=null generation
   json_str "$HOST_NAME"
   host=$REPLY
   driver=null cuda=null rt=null src=null cgroup=null cpu=null
@@ -92,8 +92,11 @@ emit() {
   if [[ -n $FEAT_CLIQUE ]]; then json_str "$FEAT_CLIQUE" && clique=$REPLY; fi
   [[ -n $FEAT_MIG_CAPABLE ]] && capable=$FEAT_MIG_CAPABLE
   if [[ -n $FEAT_COMPUTE ]]; then json_str "$FEAT_COMPUTE" && compute=$REPLY; fi
-  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "cudaVersion": %s, "gpus": [%s], "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s, "source": %s, "certain": %s}, "kubelet": {"cgroupDriver": %s, "cpuManagerPolicy": %s}, "gpuFeatures": {"machine": %s, "migCapable": %s, "clique": %s, "computeCapability": %s}, "checks": [%s]}\n' \
-    "$ALL_OK" "$host" "$driver" "$cuda" "$GPUS_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$src" "$RT_CERTAIN" "$cgroup" "$cpu" "$machine" "$capable" "$clique" "$compute" "$CHECKS_JSON" >&3
+  if [[ -n ${TK_MODE-} ]]; then json_str "$TK_MODE" && mode=$REPLY; fi
+  json_str "${CDI_GENERATION:-not tried}"
+  generation=$REPLY
+  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "cudaVersion": %s, "gpus": [%s], "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s, "source": %s, "certain": %s}, "kubelet": {"cgroupDriver": %s, "cpuManagerPolicy": %s}, "gpuFeatures": {"machine": %s, "migCapable": %s, "clique": %s, "computeCapability": %s}, "toolkit": {"mode": %s, "cdiGeneration": %s}, "checks": [%s]}\n' \
+    "$ALL_OK" "$host" "$driver" "$cuda" "$GPUS_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$src" "$RT_CERTAIN" "$cgroup" "$cpu" "$machine" "$capable" "$clique" "$compute" "$mode" "$generation" "$CHECKS_JSON" >&3
   EMITTED=true
 }
 
