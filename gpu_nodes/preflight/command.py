@@ -221,7 +221,8 @@ def parse_report(stdout: str) -> dict[str, Any]:
         "runtime": report.get("runtime"),
         # The settings under which running pods can lose their GPUs (README, "How tenants get their GPUs").
         "kubelet": report.get("kubelet"),
-        # The toolkit's version and the advisories it is open to (README, "Toolkit advisories").
+        # The toolkit's version, the advisories it is open to, its mode and whether a CDI spec could be built
+        # there (README, "Toolkit advisories"; the cdi-generation check).
         "toolkit": report.get("toolkit"),
         "passedChecks": [c["name"] for c in checks if c.get("ok")],
         "failedChecks": [c["name"] for c in checks if not c.get("ok")],

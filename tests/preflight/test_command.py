@@ -275,6 +275,14 @@ def test_parse_report_summarises_the_json():
     assert summary["passedChecks"] == ["driver"] and summary["failedChecks"] == ["runtime"], summary
 
 
+def test_parse_report_keeps_the_toolkits_mode_and_cdi_generation():
+    """The per-node summary says which mode the container toolkit runs in and whether a CDI spec
+    could be built there (66-check-cdi-generation.sh)."""
+    toolkit = {"mode": "jit-cdi", "cdiGeneration": "failed"}
+    summary = parse_report(json.dumps({**passing_report(), "toolkit": toolkit}))
+    assert summary["toolkit"] == toolkit, summary
+
+
 @pytest.mark.parametrize(
     ("access", "flags"),
     [

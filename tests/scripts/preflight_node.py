@@ -48,6 +48,7 @@ CHECK_NAMES = [
     "container-toolkit",
     "runtime",
     "cdi",
+    "cdi-generation",
     "isolation",
     "device-plugin-socket",
     "kubelet-feature-gates",
@@ -56,6 +57,8 @@ GPU_LINES = (
     "0, NVIDIA A100-SXM4-80GB, GPU-11111111-2222-3333-4444-555555555555, 550.54.15, 81920\n"
     "1, NVIDIA A100-SXM4-80GB, GPU-66666666-7777-8888-9999-000000000000, 550.54.15, 81920\n"
 )
+# What `nvidia-ctk cdi generate` writes for those GPUs (fakehost.cdi_spec, upstream's spec shape).
+CDI_SPEC = fakehost.cdi_spec([line.split(", ")[2] for line in GPU_LINES.splitlines()], "550.54.15")
 # One description of a healthy containerd setup, shared with the fake machines.
 CONTAINERD_CONFIG = fakehost.CONTAINERD_CONFIG
 NVIDIA_DROPIN = fakehost.CONTAINERD_NVIDIA_DROPIN
@@ -156,14 +159,20 @@ class FakeNode:
         self.command("nvidia-smi", f'case "$*" in\n{answers}\nesac')
 
     def toolkit(self, version: str, config: str | None = None) -> None:
-        """nvidia-ctk of version (its --version output, as 1.19.1 prints it), and the toolkit's
-        config.toml with config as its text (None: no config.toml)."""
-        self.command("nvidia-ctk", f'echo "NVIDIA Container Toolkit CLI version {version}"; echo "commit: 0123abc"')
+        """nvidia-ctk of version (its --version output, as 1.19.1 prints it; `cdi generate` writes
+        CDI_SPEC), and the toolkit's config.toml with config as its text (None: no config.toml)."""
+        self.nvidia_ctk(version)
         path = self.root / TOOLKIT_CONFIG_PATH.lstrip("/")
         if config is None:
             path.unlink(missing_ok=True)
         else:
             self.file(TOOLKIT_CONFIG_PATH, config)
+
+    def nvidia_ctk(self, version: str = HEALTHY_TOOLKIT, generation_fails: bool = False) -> None:
+        """nvidia-ctk of version as the fake machines have it (fakehost.nvidia_ctk); with
+        generation_fails, `cdi generate` fails as upstream does when it finds no device edits."""
+        script = fakehost.nvidia_ctk(version, CDI_SPEC, "true" if generation_fails else "false")
+        self.command("nvidia-ctk", script.removeprefix("#!/bin/bash\n"))
 
     def crictl(self, info: str, exit_code: int = 0) -> None:
         """crictl answering `crictl [flags] info` with info (the running runtime's, as crictl prints it)."""
@@ -205,7 +214,7 @@ class FakeNode:
         node = cls(base, system_bin)
         node.file("etc/hostname", "gpu-node-1\n")
         node.healthy_nvidia_smi(GPU_LINES)
-        node.command("nvidia-ctk", f'echo "NVIDIA Container Toolkit CLI version {HEALTHY_TOOLKIT}"; echo "commit: 0123abc"')
+        node.nvidia_ctk()
         # Where the toolkit's packages install it, and the CDI specs' hooks run it from.
         node.file("usr/bin/nvidia-ctk", (node.bin / "nvidia-ctk").read_text()).chmod(0o755)
         node.file("etc/containerd/config.toml", CONTAINERD_CONFIG)

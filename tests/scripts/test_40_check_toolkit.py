@@ -143,9 +143,10 @@ def test_the_container_toolkit_check(node: FakeNode, case: CheckCase) -> None:
 NOBODY = 65534
 
 
-def test_a_config_toml_that_may_not_be_read_is_named_by_both_checks_that_read_it(open_node: FakeNode) -> None:
-    """toolkit_config serves the CUDA check (the toolkit's mode) and the isolation check (its
-    hardening): neither takes a file it may not read for a missing one, the toolkit's defaults."""
+def test_a_config_toml_that_may_not_be_read_is_named_by_every_check_that_reads_it(open_node: FakeNode) -> None:
+    """toolkit_config serves the CUDA and the cdi-generation checks (the toolkit's mode) and the
+    isolation check (its hardening): none takes a file it may not read for a missing one, the
+    toolkit's defaults."""
     (open_node.root / "etc/nvidia-container-runtime/config.toml").chmod(0o600)
     # An image for a newer CUDA than the driver's (12.4): the CUDA check then asks the toolkit's mode.
     result = open_node.preflight("--min-cuda", "13.0", env={"USER": "nobody"}, uid=NOBODY)
@@ -154,6 +155,8 @@ def test_a_config_toml_that_may_not_be_read_is_named_by_both_checks_that_read_it
     assert "the toolkit's mode is unknown" in result.check("cuda")["detail"], result.check("cuda")
     isolation = result.check("isolation")
     assert isolation["ok"] is False and unreadable in isolation["detail"], isolation
+    generation = result.check("cdi-generation")
+    assert generation["ok"] is False and unreadable in generation["detail"], generation
 
 
 def test_a_malformed_advisory_is_a_usage_error(node: FakeNode) -> None:

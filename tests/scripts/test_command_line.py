@@ -18,7 +18,7 @@ from bench.runbook import operator_preflight
 from gpu_nodes.preflight.command import REFUSED_EXIT, SCRIPT_DIR, preflight_command, remote_dir
 from tests.specs import group_spec
 
-from .preflight_node import BASH, CHECK_NAMES, FAILED_EXIT, HEALTHY_TOOLKIT, PASSED_EXIT, SCRIPT, FakeNode
+from .preflight_node import BASH, CHECK_NAMES, FAILED_EXIT, PASSED_EXIT, SCRIPT, FakeNode
 
 
 def _component_form(node: FakeNode, min_driver: str | None = None) -> tuple[str, bytes]:
@@ -34,7 +34,8 @@ def _runbook_form(_node: FakeNode) -> tuple[str, bytes]:
 def test_the_script_survives_commands_that_read_stdin(node: FakeNode, form: Callable[[FakeNode], tuple[str, bytes]]) -> None:
     # The script reaches `bash -s` on stdin in both forms: a tool reading stdin must not eat it.
     node.copy_script()
-    node.command("nvidia-ctk", f'cat >/dev/null; echo "NVIDIA Container Toolkit CLI version {HEALTHY_TOOLKIT}"')
+    healthy = (node.bin / "nvidia-ctk").read_text().removeprefix("#!/bin/bash\n")
+    node.command("nvidia-ctk", "cat >/dev/null\n" + healthy)
     result = node.run_command_line(*form(node))
     assert result.returncode == PASSED_EXIT, result.stderr
     assert [c["name"] for c in result.report["checks"]] == CHECK_NAMES

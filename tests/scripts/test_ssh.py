@@ -117,6 +117,24 @@ def test_a_machine_whose_gpu_needs_a_reset_fails_naming_it(server: SshServer, pi
     assert "00000000:07:00.0" not in health["detail"], health
 
 
+def test_a_machine_whose_cdi_spec_cannot_be_built_fails_a_cdi_group_with_the_toolkits_error(
+    server: SshServer, pinned: Path
+) -> None:
+    """The mode tools/fakehost/break.sh cdi-generation: `nvidia-ctk cdi generate` fails as upstream
+    does when it finds no device edits; a gpuAccess: cdi group's device plugin builds its spec so."""
+    server.set_mode("cdi-generation")
+    try:
+        proc = run_ssh(server, pinned, preflight_command(group_spec(gpusPerNode=2, gpuAccess="cdi")))
+    finally:
+        server.set_mode("healthy")
+    report = parse_one_object(proc.stdout, proc.stderr)
+    generation = next(c for c in report["checks"] if c["name"] == "cdi-generation")
+    assert proc.returncode == FAILED_EXIT and generation["ok"] is False, generation
+    assert f"nvidia-ctk cdi generate failed (exit 1): {fakehost.CDI_EMPTY_DEVICE_ERROR}" in generation["detail"], generation
+    toolkit = report["toolkit"]
+    assert (toolkit["mode"], toolkit["cdiGeneration"]) == ("jit-cdi", "failed"), toolkit
+
+
 def test_mismatched_host_key_is_refused(server: SshServer, tmp_path: Path) -> None:
     other = tmp_path / "other_host_key"
     fakehost.ensure_key(other, "not-the-server")

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 SSHD = Path("/usr/sbin/sshd")
-MODES = ("healthy", "driver", "other-model", "runtime-not-restarted", "reset-required")
+MODES = ("healthy", "driver", "other-model", "runtime-not-restarted", "reset-required", "cdi-generation")
 # The GPU that mode reset-required faults (index; bus 00000000:08:00.0).
 FAULTY_GPU = 1
 # Directories the fake machine is laid over, relative to /.
@@ -299,6 +299,92 @@ esac
 """
 
 
+# The toolkit's CDI spec version for a spec of device nodes, mounts and hooks (the version upstream's
+# generate test expects), and the one nvidia-ctk logs when every device it found is empty.
+CDI_SPEC_VERSION = "0.5.0"
+CDI_EMPTY_SPEC_VERSION = "0.3.0"
+# What `nvidia-ctk cdi generate` logs and exits 1 with when the driver's devices are not found: its
+# spec's merged "all" device (pkg/nvcdi/transform/merged-device.go) has no edits, and writing the spec
+# through the CDI library refuses it (container-device-interface pkg/cdi/device.go validate, wrapped by
+# pkg/cdi/spec.go; "failed to write spec" by nvidia-container-toolkit pkg/nvcdi/spec/spec.go, Save).
+CDI_EMPTY_DEVICE_ERROR = 'failed to write spec: invalid CDI Spec: failed add device "all": invalid device, empty device edits'
+
+
+def cdi_spec(uuids: list[str], driver: str) -> str:
+    """The spec `nvidia-ctk cdi generate` writes for GPUs of these UUIDs (index order), shaped as the
+    expected spec of upstream's TestGenerateSpec (cmd/nvidia-ctk/cdi/generate/generate_test.go):
+    a device per GPU by index and by UUID (the default name strategies, as `nvidia-ctk cdi list`
+    lists them), the merged "all" device, and the edits every device shares."""
+
+    def device(name: str, nodes: list[str]) -> str:
+        paths = "".join(f"            - path: {n}\n              hostPath: {n}\n" for n in nodes)
+        shown = f'"{name}"' if name.isdigit() else name  # YAML quotes a name that reads as a number
+        return f"    - name: {shown}\n      containerEdits:\n        deviceNodes:\n{paths}"
+
+    nodes = [f"/dev/nvidia{i}" for i in range(len(uuids))]
+    devices = [device(str(i), [n]) for i, n in enumerate(nodes)]
+    devices += [device(u, [n]) for u, n in zip(uuids, nodes, strict=True)]
+    devices.append(device("all", nodes))
+    hook = "        - hookName: createContainer\n          path: /usr/bin/nvidia-cdi-hook\n          args:\n"
+    return (
+        f"---\ncdiVersion: {CDI_SPEC_VERSION}\nkind: nvidia.com/gpu\ndevices:\n{''.join(devices)}"
+        "containerEdits:\n    env:\n        - NVIDIA_VISIBLE_DEVICES=void\n"
+        "    deviceNodes:\n        - path: /dev/nvidiactl\n          hostPath: /dev/nvidiactl\n"
+        f"    hooks:\n{hook}            - nvidia-cdi-hook\n            - enable-cuda-compat\n"
+        f"            - --host-driver-version={driver}\n"
+        f"{hook}            - nvidia-cdi-hook\n            - update-ldcache\n            - --folder\n"
+        "            - /usr/lib/x86_64-linux-gnu\n"
+        f"    mounts:\n        - hostPath: /usr/lib/x86_64-linux-gnu/libcuda.so.{driver}\n"
+        f"          containerPath: /usr/lib/x86_64-linux-gnu/libcuda.so.{driver}\n"
+        "          options:\n            - ro\n            - nosuid\n            - nodev\n            - bind\n"
+    )
+
+
+def nvidia_ctk(version: str, spec: str, fails: str = "false") -> str:
+    """nvidia-ctk answering `--version` (as 1.17.8 prints it) and `cdi generate [--output=FILE]` as
+    upstream does (cmd/nvidia-ctk/cdi/generate/generate.go): it logs to stderr in logrus' text format
+    (no terminal), writes spec to FILE (".yaml" added to a name without .yaml or .json, as the CDI
+    library's writer does; no FILE: stdout) and exits 0; while the shell condition fails holds, it
+    logs CDI_EMPTY_DEVICE_ERROR at level error, writes nothing and exits 1 (cmd/nvidia-ctk/main.go)."""
+    log = 'log() { printf \'time="2025-06-02T09:14:03Z" level=%s msg="%s"\\n\' "$1" "$2" >&2; }'
+    error = CDI_EMPTY_DEVICE_ERROR.replace('"', '\\"')
+    return f"""#!/bin/bash
+# Fake nvidia-ctk (tools/fakehost): --version and `cdi generate`.
+{log}
+case "$1 $2" in
+  "--version "* | "version "*)
+    echo {shlex.quote(f"NVIDIA Container Toolkit CLI version {version}")}
+    echo "commit: 0123abc"
+    ;;
+  "cdi generate")
+    shift 2
+    output=''
+    while [ $# -gt 0 ]; do
+      case $1 in
+        --output=*) output=${{1#--output=}} ;;
+        --output) output=$2 && shift ;;
+      esac
+      shift
+    done
+    log info "Auto-detected mode as 'nvml'"
+    if {fails}; then
+      log info {shlex.quote(f"Generated CDI spec with version {CDI_EMPTY_SPEC_VERSION}")}
+      log error {shlex.quote(error)}
+      exit 1
+    fi
+    log info {shlex.quote(f"Generated CDI spec with version {CDI_SPEC_VERSION}")}
+    case $output in
+      '') cat ;;
+      *.yaml | *.json) cat >"$output" ;;
+      *) cat >"$output.yaml" ;;
+    esac <<'EOF'
+{spec}EOF
+    ;;
+  *) echo "fake nvidia-ctk: only --version and cdi generate are simulated" >&2; exit 1 ;;
+esac
+"""
+
+
 CONTAINERD_CONFIG = """version = 2
 imports = ["/etc/containerd/conf.d/*.toml"]
 
@@ -407,8 +493,10 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
         shutil.rmtree(tree)
     sbin = tree / "usr/local/sbin"
     _write(sbin / "nvidia-smi", _nvidia_smi(spec, mode_file), 0o755)
-    ctk_version = f"NVIDIA Container Toolkit CLI version {spec.toolkit_version}"
-    _write(sbin / "nvidia-ctk", _simple_stub("nvidia-ctk", ctk_version), 0o755)
+    uuids = [line.split(", ")[2] for line in _gpu_lines(spec).splitlines()]
+    generation_fails = f'[ "$(cat {shlex.quote(str(mode_file))} 2>/dev/null)" = cdi-generation ]'
+    ctk = nvidia_ctk(spec.toolkit_version, cdi_spec(uuids, spec.driver), generation_fails)
+    _write(sbin / "nvidia-ctk", ctk, 0o755)
     # Like the real one, config dump fails when it may not read the config.
     dump = (
         "  'config dump')\n"
@@ -443,7 +531,8 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
 def set_mode(mode_file: Path, mode: str) -> None:
     """healthy; driver: nvidia-smi then fails as with a lost driver; other-model: it reports other GPUs;
     runtime-not-restarted: the running containerd (crictl info) has not loaded the nvidia drop-in;
-    reset-required: its GPU FAULTY_GPU reports Reset Required and recovery action Reset."""
+    reset-required: its GPU FAULTY_GPU reports Reset Required and recovery action Reset;
+    cdi-generation: `nvidia-ctk cdi generate` finds no device edits and fails, as upstream does."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     mode_file.parent.mkdir(parents=True, exist_ok=True)

@@ -27,6 +27,8 @@
 #      "kubelet": {"cgroupDriver": str|null, "cpuManagerPolicy": str|null},
 #      "gpuFeatures": {"machine": str|null, "migCapable": bool|null, "clique": str|null,
 #                      "computeCapability": str|null},
+#      "toolkit": {"mode": "legacy"|"cdi"|"jit-cdi"|"csv"|"invalid"|null,
+#                  "cdiGeneration": "ok"|"failed"|"not tried"},
 #      "checks": [{"name": str, "ok": bool, "detail": str}]}
 #   stderr  a human summary, one line per check.
 #   exit    0 every check passed, 1 a check failed, 2 usage error (the JSON then
@@ -34,8 +36,8 @@
 #           since no machine was checked).
 #
 #   "checks" always holds these, in this order: driver, gpu-count, gpu-model,
-#   driver-version, cuda, mig, fabric, gpu-health, container-toolkit, runtime, cdi, isolation,
-#   device-plugin-socket, kubelet-feature-gates. Without --min-driver,
+#   driver-version, cuda, mig, fabric, gpu-health, container-toolkit, runtime, cdi,
+#   cdi-generation, isolation, device-plugin-socket, kubelet-feature-gates. Without --min-driver,
 #   driver-version is ok with detail "not requested", and so are cuda without
 #   --min-cuda, mig without --mig-strategy and cdi without --require-cdi, so the
 #   list never changes shape. isolation always runs: it reads the container
@@ -58,6 +60,11 @@
 #   runtime.certain is false when the verdict rests on this script's reading of
 #   containerd's import and merge rules, or when no runtime was inspected. Readers
 #   may ignore both fields.
+#   toolkit.mode is the container toolkit's mode as it resolves here (config.toml's, auto by
+#   the toolkit's version; "invalid" for a mode it does not know, null when unknown);
+#   toolkit.cdiGeneration whether `nvidia-ctk cdi generate` built a CDI spec, into the script's
+#   temporary directory: tried in jit-cdi and cdi modes and with --require-cdi, "not tried"
+#   elsewhere or when it could not run (check cdi-generation).
 #
 # Privileges: run it as root. The files that decide the verdict are often
 # root-only (containerd's config.toml 0600, /var/lib/kubelet 0750, /var/lib/rancher
@@ -71,8 +78,8 @@
 # deliberately neither jq nor python: GPU nodes often have neither.
 #
 # Knobs (environment)
-#   PREFLIGHT_NVIDIA_SMI_TIMEOUT  seconds nvidia-smi may take (default 20): with a
-#                                 wedged driver it hangs forever.
+#   PREFLIGHT_NVIDIA_SMI_TIMEOUT  seconds nvidia-smi, and nvidia-ctk cdi generate (NVML too),
+#                                 may take (default 20): with a wedged driver they hang forever.
 #   PREFLIGHT_CMD_TIMEOUT         seconds for the other commands (default 10).
 
 # What nvidia-smi says, on stdout and with exit 0 on some versions, when it is unusable.
@@ -98,6 +105,8 @@ init_state() {
   # What the current check could not read for lack of permission (see can_read).
   CANNOT_READ=()
   CHECKS_JSON='' ALL_OK=true EMITTED=false TMPD='' LAST_CHECK='' FAILED_NAMES=''
+  # The container toolkit's mode (35-check-cuda.sh toolkit_mode) and whether its CDI spec was built.
+  TK_MODE='' TK_MODE_WHY='' CDI_GENERATION='not tried'
 }
 
 # ------------------------------------------------------------------- helpers

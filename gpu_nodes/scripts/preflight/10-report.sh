@@ -86,15 +86,19 @@ json_list() {
   REPLY="[$list]"
 }
 
-# toolkit_json: the "toolkit" entry: the version nvidia-ctk reported, the advisories it is open to.
+# toolkit_json: the "toolkit" entry: the version nvidia-ctk reported, the advisories it is open to,
+# the mode its runtime resolves to and whether a CDI spec could be built (cdi-generation).
 toolkit_json() {
-  local version=null open accepted
+  local version=null mode=null generation open accepted
   if [[ -n ${TK_VERSION-} ]]; then json_str "$TK_VERSION" && version=$REPLY; fi
+  if [[ -n ${TK_MODE-} ]]; then json_str "$TK_MODE" && mode=$REPLY; fi
+  json_str "${CDI_GENERATION:-not tried}"
+  generation=$REPLY
   json_list "${TK_OPEN_IDS[@]}"
   open=$REPLY
   json_list "${TK_OPEN_ACCEPTED[@]}"
   accepted=$REPLY
-  REPLY="{\"version\": $version, \"openAdvisories\": $open, \"acceptedAdvisories\": $accepted}"
+  REPLY="{\"version\": $version, \"openAdvisories\": $open, \"acceptedAdvisories\": $accepted, \"mode\": $mode, \"cdiGeneration\": $generation}"
 }
 
 # emit: writes the one JSON object to fd 3, the saved stdout.

@@ -33,6 +33,7 @@ main() {
   kubelet_device_settings
   check_runtime
   check_cdi
+  check_cdi_generation
   check_isolation
   check_socket
   check_kubelet_gates
