@@ -47,6 +47,7 @@ CHECK_NAMES = [
     "gpu-health",
     "container-toolkit",
     "runtime",
+    "runtime-entry",
     "cdi",
     "isolation",
     "device-plugin-socket",
@@ -207,6 +208,9 @@ class FakeNode:
         node.command("nvidia-ctk", 'echo "NVIDIA Container Toolkit CLI version 1.17.8"; echo "commit: 0123abc"')
         # Where the toolkit's packages install it, and the CDI specs' hooks run it from.
         node.file("usr/bin/nvidia-ctk", (node.bin / "nvidia-ctk").read_text()).chmod(0o755)
+        # The runtime the drop-in's BinaryName names, where the toolkit's packages install it.
+        runtime = node.file(fakehost.NVIDIA_RUNTIME, '#!/bin/bash\necho "NVIDIA Container Runtime version 1.17.8"\n')
+        runtime.chmod(0o755)
         node.file("etc/containerd/config.toml", CONTAINERD_CONFIG)
         node.file("etc/containerd/conf.d/99-nvidia.toml", NVIDIA_DROPIN)
         node.file("etc/nvidia-container-runtime/config.toml", TOOLKIT_CONFIG)
