@@ -371,7 +371,9 @@ TOOLKIT_CONFIG = toolkit_config()
 TOOLKIT_CONFIG_HARDENED = toolkit_config(hardened=True)
 
 
-def crictl_info(default_runtime: str = "runc", nvidia: bool = False, enable_cdi: bool = False, systemd_cgroup: bool = False) -> str:
+def crictl_info(
+    default_runtime: str = "runc", nvidia: bool = False, enable_cdi: bool = False, systemd_cgroup: bool = False
+) -> str:
     """`crictl info` of a running containerd (fixtures/crictl-info-containerd-1.7.json, runc only)
     with an `nvidia` runtime (a copy of runc's, nvidia-container-runtime as its binary, the way
     `nvidia-ctk runtime configure` adds it), default_runtime, enable_cdi and runc's SystemdCgroup
