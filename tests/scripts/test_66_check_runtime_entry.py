@@ -253,6 +253,16 @@ CASES = [
         ok=False,
         says=('conmon_cgroup = "system.slice/conmon"', "should be 'pod' or empty"),
     ),
+    CheckCase(
+        "an entry written as an inline table is not judged rather than misread",
+        containerd_dropin(
+            'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  default_runtime_name = "nvidia"\n'
+            '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]\n  runtime_type = "io.containerd.runc.v2"\n'
+            f'  options = {{ BinaryName = "{MISSING}" }}\n'
+        ),
+        ok=True,
+        says=("an inline table, which this check does not read: not judged",),
+    ),
     # nothing to judge
     CheckCase(
         "without an nvidia runtime there is no entry to judge",

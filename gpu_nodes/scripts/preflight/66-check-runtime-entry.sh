@@ -34,7 +34,7 @@ readonly CRICTL_ENTRY_WANT=" $CRICTL_ENTRY/runtimeType $CRICTL_ENTRY/options/Bin
 # ENT_CGROUP_MANAGER, ENT_CONMON_CGROUP and ENT_MONITOR_CGROUP are CRI-O's.
 entry_reset() {
   ENT_BINARY='' ENT_BINARY_SET=false ENT_TYPE='' ENT_TYPE_SET=false ENT_SYSTEMD='' ENT_RUNC_SYSTEMD='' ENT_RUNC_SEEN=false
-  ENT_CGROUP_MANAGER='' ENT_CONMON_CGROUP='' ENT_MONITOR_CGROUP=''
+  ENT_CGROUP_MANAGER='' ENT_CONMON_CGROUP='' ENT_MONITOR_CGROUP='' ENT_INLINE=false
 }
 
 # toml_path TEXT: sets REPLY to a TOML key or table name without its quotes and blanks, so that
@@ -68,8 +68,13 @@ entry_scan_toml() {
   done <<<"$1"
 }
 
-# entry_key PATH VALUE: records VALUE when PATH is a key the check judges.
+# entry_key PATH VALUE: records VALUE when PATH is a key the check judges. The entry written as an
+# inline table ({ ... }) is noted, not read: its keys would otherwise read as missing.
 entry_key() {
+  if [[ $2 == \{* ]]; then
+    case $1 in *.containerd.runtimes.nvidia | *.containerd.runtimes.nvidia.options | crio.runtime.runtimes.nvidia) ENT_INLINE=true ;; esac
+    return 0
+  fi
   case $1 in
     *.containerd.runtimes.nvidia.runtime_type | crio.runtime.runtimes.nvidia.runtime_type) ENT_TYPE=$2 ENT_TYPE_SET=true ;;
     *.containerd.runtimes.nvidia.options.BinaryName | crio.runtime.runtimes.nvidia.runtime_path) ENT_BINARY=$2 ENT_BINARY_SET=true ;;
@@ -303,6 +308,10 @@ check_runtime_entry() {
     return
   fi
   CANNOT_READ=()
+  if $ENT_INLINE; then
+    add_check runtime-entry true "the nvidia runtime is written as (or with) an inline table, which this check does not read: not judged (read $RT_SOURCE)"
+    return
+  fi
   case $RT_NAME in
     containerd | k3s | rke2) entry_containerd ;;
     docker) entry_docker ;;
