@@ -5,7 +5,7 @@ are what `nvidia-ctk runtime configure` adds, and what `containerd config dump` 
 
 from __future__ import annotations
 
-from .preflight_node import FIXTURES, FakeNode, heredoc
+from .preflight_node import FIXTURES, FakeNode, fakehost, heredoc
 
 CRI_DOCKERD_FLAGS = (
     'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///var/run/cri-dockerd.sock'
@@ -98,3 +98,50 @@ def containerd_17_cdi_on(node: FakeNode, version: str) -> None:
 def runc_default(node: FakeNode) -> None:
     """containerd 2 with the nvidia runtime added and runc the default."""
     containerd(node, CONTAINERD_2, containerd_2())
+
+
+# ------------------------------------------------------------- the nvidia runtime's entry
+
+# Where the toolkit's packages install the runtime; what `nvidia-ctk runtime configure` names for
+# containerd and CRI-O (cmd/nvidia-ctk/runtime/configure/configure.go, defaultNVIDIARuntimeExpecutablePath).
+NVIDIA_RUNTIME = "/usr/bin/nvidia-container-runtime"
+
+
+def kubelet_systemd(node: FakeNode) -> None:
+    """kubeadm's kubelet config with cgroupDriver: systemd, as the fake machines carry it."""
+    node.file("var/lib/kubelet/config.yaml", fakehost.KUBELET_CONFIG)
+
+
+def nvidia_dropin(systemd_cgroup: bool = False, binary: str = NVIDIA_RUNTIME) -> str:
+    """The drop-in nvidia-ctk writes (fakehost.containerd_nvidia_dropin), with SystemdCgroup = true when runc's
+    entry has it (nvidia-ctk copies runc's options) and BinaryName = binary."""
+    text = fakehost.containerd_nvidia_dropin(systemd_cgroup)
+    return text.replace(f'BinaryName = "{NVIDIA_RUNTIME}"', f'BinaryName = "{binary}"')
+
+
+# What nvidia-ctk before 1.20.0 dropped in when runc's entry had options but no runtime_type (a config
+# that sets only [...runtimes.runc.options] SystemdCgroup = true): it copied runc's table as it was, so the
+# nvidia runtime had no runtime_type either (nvidia-container-toolkit issue 1956; from 1.20.0
+# AddRuntimeWithOptions in pkg/config/engine/containerd/config.go fills in io.containerd.runc.v2).
+NVIDIA_DROPIN_BEFORE_1_20 = nvidia_dropin(systemd_cgroup=True).replace('  runtime_type = "io.containerd.runc.v2"\n', "")
+
+
+def containerd_dropin(text: str):
+    """containerd whose nvidia drop-in is text, as its config dump shows it (the healthy node's dump is the drop-in)."""
+
+    def arrange(node: FakeNode) -> None:
+        node.file("etc/containerd/conf.d/99-nvidia.toml", text)
+        node.command("containerd", f'[ "$*" = "config dump" ] || exit 1\n{heredoc(text)}')
+
+    return arrange
+
+
+def k3s_v2_systemd_cgroup() -> str:
+    """k3s's generated config (fixtures/k3s-v2-config.toml) as k3s writes it since it passes its SystemdCgroup
+    setting to the nvidia runtimes too (k3s-io/k3s pull request 8470): SystemdCgroup = true beside BinaryName."""
+    config = fixture("k3s-v2-config.toml")
+    for binary in (NVIDIA_RUNTIME, NVIDIA_RUNTIME + "-experimental"):
+        line = f'  BinaryName = "{binary}"\n'
+        assert line in config, f"the fixture no longer has {line!r}"
+        config = config.replace(line, line + "  SystemdCgroup = true\n")
+    return config

@@ -13,12 +13,14 @@ machine), or the runbook's, which sends it on stdin.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +49,7 @@ CHECK_NAMES = [
     "gpu-health",
     "container-toolkit",
     "runtime",
+    "runtime-entry",
     "cdi",
     "cdi-generation",
     "isolation",
@@ -73,6 +76,18 @@ KUBEADM_FLAGS = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/
 PASSED_EXIT = 0
 FAILED_EXIT = 1
 USAGE_EXIT = 2
+
+
+def script_file() -> Path:
+    """SCRIPT in a file any user may read, outside every node's tree: run from a file, as a machine
+    runs it by hand, since it is more than the 128 KiB Linux allows a single argument."""
+    path = Path(tempfile.gettempdir()) / f"gpu-nodes-preflight-{hashlib.sha256(SCRIPT.encode()).hexdigest()[:12]}.sh"
+    if not path.exists():
+        staged = path.with_suffix(f".{os.getpid()}")
+        staged.write_text(SCRIPT)
+        staged.chmod(0o644)
+        staged.replace(path)
+    return path
 
 
 def make_system_bin(directory: Path, tools: tuple[str, ...] = SYSTEM_TOOLS) -> Path:
@@ -217,6 +232,9 @@ class FakeNode:
         node.nvidia_ctk()
         # Where the toolkit's packages install it, and the CDI specs' hooks run it from.
         node.file("usr/bin/nvidia-ctk", (node.bin / "nvidia-ctk").read_text()).chmod(0o755)
+        # The runtime the drop-in's BinaryName names, where the toolkit's packages install it.
+        runtime = node.file(fakehost.NVIDIA_RUNTIME, '#!/bin/bash\necho "NVIDIA Container Runtime version 1.17.8"\n')
+        runtime.chmod(0o755)
         node.file("etc/containerd/config.toml", CONTAINERD_CONFIG)
         node.file("etc/containerd/conf.d/99-nvidia.toml", NVIDIA_DROPIN)
         node.file("etc/nvidia-container-runtime/config.toml", TOOLKIT_CONFIG)
@@ -235,7 +253,7 @@ class FakeNode:
     def run(self, *args: str, env: dict[str, str] | None = None, with_root: bool = True, uid: int | None = None) -> Result:
         """Runs the script with args (plus --root), parses the one JSON object on stdout.
         With uid, runs it as that user (setpriv); the whole tree must then be reachable."""
-        argv = [BASH, "-c", SCRIPT, "preflight.sh", *args]
+        argv = [BASH, str(script_file()), *args]
         if uid is not None:
             argv = [
                 shutil.which("setpriv") or "/usr/bin/setpriv",

@@ -9,15 +9,21 @@ from __future__ import annotations
 import pytest
 
 from .check_cases import CheckCase, run_case
-from .machines import K3S_CONFIG, RKE2_CONFIG, docker_ce_machine, fixture, k3s_machine
+from .machines import (
+    K3S_CONFIG,
+    NVIDIA_V2,
+    RKE2_CONFIG,
+    docker_ce_machine,
+    fixture,
+    k3s_machine,
+    k3s_v2_systemd_cgroup,
+    kubelet_systemd,
+)
 from .preflight_node import FAILED_EXIT, NVIDIA_DROPIN, PASSED_EXIT, FakeNode
 
 DAEMON_NVIDIA_NOT_DEFAULT = '{"runtimes": {"nvidia": {"path": "nvidia-container-runtime", "args": []}}}\n'
 DAEMON_WITHOUT_NVIDIA = '{"log-driver": "json-file", "exec-opts": ["native.cgroupdriver=systemd"]}\n'
-NOT_DEFAULT_DUMP = (
-    '[plugins."io.containerd.grpc.v1.cri".containerd]\n  default_runtime_name = "runc"\n'
-    '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]\n'
-)
+NOT_DEFAULT_DUMP = '[plugins."io.containerd.grpc.v1.cri".containerd]\n  default_runtime_name = "runc"\n' + NVIDIA_V2
 NVIDIA_V3_RUNTIME = (
     # What nvidia-ctk (1.18+) adds for containerd 2 (config version 3), without --set-as-default.
     "\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia]\n"
@@ -86,7 +92,7 @@ def import_outside_conf_d(node: FakeNode) -> None:
     node.drop_command("containerd")
     node.remove("etc/containerd/conf.d")
     node.file("etc/containerd/config.toml", 'version = 2\nimports = [\n  "runtimes/*.toml",\n]\n')
-    node.file("etc/containerd/runtimes/nvidia.toml", '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes."nvidia"]\n')
+    node.file("etc/containerd/runtimes/nvidia.toml", NVIDIA_V2)
 
 
 def containerd_1x_registry_dropin(node: FakeNode) -> None:
@@ -126,6 +132,7 @@ def k3s(config: str):
 
 def crio_dropin(node: FakeNode) -> None:
     without_containerd_at_all(node)
+    kubelet_systemd(node)  # CRI-O's default cgroup manager is systemd
     node.file("etc/crio/crio.conf", '[crio.runtime]\ndefault_runtime = "crun"\n')
     node.file(
         "etc/crio/crio.conf.d/99-nvidia.toml",
@@ -157,7 +164,7 @@ def running_kubelet_says_cri_dockerd(node: FakeNode) -> None:
 
 def rke2_files(node: FakeNode) -> None:
     without_containerd_at_all(node)
-    node.file(RKE2_CONFIG, fixture("k3s-v2-config.toml").replace("k3s", "rke2"))
+    node.file(RKE2_CONFIG, k3s_v2_systemd_cgroup().replace("k3s", "rke2"))
     node.unix_socket("run/k3s/containerd/containerd.sock")
 
 
@@ -274,7 +281,9 @@ CASES = [
         containerd_files(
             "version = 3\nimports = ['/etc/containerd/conf.d/*.toml']\n\n"
             "[plugins.'io.containerd.cri.v1.runtime'.containerd]\n  default_runtime_name = 'nvidia'\n\n"
-            "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia]\n  runtime_type = 'io.containerd.runc.v2'\n",
+            "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia]\n  runtime_type = 'io.containerd.runc.v2'\n"
+            "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia.options]\n"
+            "  BinaryName = '/usr/bin/nvidia-container-runtime'\n",
             (
                 "etc/containerd/conf.d/10-cni.toml",
                 "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.cni]\n  bin_dir = '/opt/cni/bin'\n",
@@ -383,7 +392,7 @@ CASES = [
     # k3s and RKE2
     CheckCase(
         "k3s generated config with nvidia extra runtime",
-        k3s(fixture("k3s-v2-config.toml")),
+        k3s(k3s_v2_systemd_cgroup()),
         runtime="k3s",
         exit=PASSED_EXIT,
         starts=f"k3s: nvidia runtime configured but the default is runc (read /{K3S_CONFIG}",

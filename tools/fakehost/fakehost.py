@@ -5,10 +5,11 @@ module) and ``tools/fakehost/*.sh`` (long-lived machines for the e2e environment
 
 Each machine is a real ``/usr/sbin/sshd`` started inside its own mount and UTS
 namespace (``unshare --mount --uts --propagation private``). In that namespace a
-prepared tree is laid over ``/etc``, ``/var/lib``, ``/usr/local/sbin`` and ``/run``
-as read-only overlayfs layers, so whoever logs in sees a GPU node: stub
-``nvidia-smi``, ``nvidia-ctk``, ``containerd`` and ``kubelet`` on the default PATH,
-containerd configured for nvidia by a drop-in, a kubelet device-plugin socket.
+prepared tree is laid over ``/etc``, ``/var/lib``, ``/usr/local/sbin``, ``/usr/bin`` and ``/run``
+as read-only overlayfs layers (the real files stay visible beneath), so whoever logs in sees a GPU
+node: stub ``nvidia-smi``, ``nvidia-ctk``, ``containerd`` and ``kubelet`` on the default PATH,
+``/usr/bin/nvidia-container-runtime``, containerd configured for nvidia by a drop-in, a kubelet
+device-plugin socket.
 Nothing on the real filesystem changes, and the preflight script runs unchanged
 with ``--root /``. One place is writable, as on a real machine: ``/var/lib/gpu-nodes``
 (a tmpfs of the namespace, gone with its sshd), where preflight copies its script over SFTP
@@ -42,7 +43,7 @@ MODES = ("healthy", "driver", "other-model", "runtime-not-restarted", "reset-req
 # The GPU that mode reset-required faults (index; bus 00000000:08:00.0).
 FAULTY_GPU = 1
 # Directories the fake machine is laid over, relative to /.
-OVERLAID = ("etc", "var/lib", "usr/local/sbin", "run")
+OVERLAID = ("etc", "var/lib", "usr/local/sbin", "usr/bin", "run")
 # The one writable place on the machine: a tmpfs in its namespace.
 WRITABLE = "/var/lib/gpu-nodes"
 READY_TIMEOUT_S = 10.0
@@ -279,12 +280,12 @@ def _crictl(mode_file: Path) -> str:
 [ "$(id -u)" = 0 ] || {{ echo {shlex.quote(CRICTL_DENIED)} >&2; exit 1; }}
 if [ "$(cat {shlex.quote(str(mode_file))} 2>/dev/null)" = runtime-not-restarted ]; then
   cat <<'EOF'
-{crictl_info()}
+{crictl_info(systemd_cgroup=True)}
 EOF
   exit 0
 fi
 cat <<'EOF'
-{crictl_info(default_runtime="nvidia", nvidia=True)}
+{crictl_info(default_runtime="nvidia", nvidia=True, systemd_cgroup=True)}
 EOF
 """
 
@@ -385,45 +386,54 @@ esac
 """
 
 
-CONTAINERD_CONFIG = """version = 2
-imports = ["/etc/containerd/conf.d/*.toml"]
+_CRI = '[plugins."io.containerd.grpc.v1.cri".containerd'
+# Where the toolkit's packages install the runtime, and the BinaryName nvidia-ctk writes for containerd.
+NVIDIA_RUNTIME = "/usr/bin/nvidia-container-runtime"
 
-[plugins."io.containerd.grpc.v1.cri".containerd]
-  default_runtime_name = "runc"
 
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-  runtime_type = "io.containerd.runc.v2"
-"""
+def _options(runtime: str, systemd_cgroup: bool, binary: str = "") -> str:
+    """A runtime's options table: BinaryName when given, SystemdCgroup = true on a machine whose kubelet uses the
+    systemd cgroup driver (an unset SystemdCgroup is the runc shim's false, cgroupfs)."""
+    keys = (f'  BinaryName = "{binary}"\n' if binary else "") + ("  SystemdCgroup = true\n" if systemd_cgroup else "")
+    return f"\n{_CRI}.runtimes.{runtime}.options]\n{keys}" if keys else ""
 
-# What `nvidia-ctk runtime configure --runtime=containerd --set-as-default` drops in.
-CONTAINERD_NVIDIA_DROPIN = """version = 2
 
-[plugins."io.containerd.grpc.v1.cri".containerd]
-  default_runtime_name = "nvidia"
+def containerd_config(systemd_cgroup: bool = False) -> str:
+    """/etc/containerd/config.toml: runc the default, importing conf.d."""
+    return (
+        'version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n\n'
+        f'{_CRI}]\n  default_runtime_name = "runc"\n\n'
+        f'{_CRI}.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n' + _options("runc", systemd_cgroup)
+    )
 
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
-  runtime_type = "io.containerd.runc.v2"
 
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
-  BinaryName = "/usr/bin/nvidia-container-runtime"
-"""
+def _nvidia_runtime(systemd_cgroup: bool) -> str:
+    return f'{_CRI}.runtimes.nvidia]\n  runtime_type = "io.containerd.runc.v2"\n' + _options(
+        "nvidia", systemd_cgroup, NVIDIA_RUNTIME
+    )
 
-# The two merged, as `containerd config dump` prints them.
-CONTAINERD_DUMP = """version = 2
-imports = ["/etc/containerd/conf.d/*.toml"]
 
-[plugins."io.containerd.grpc.v1.cri".containerd]
-  default_runtime_name = "nvidia"
+def containerd_nvidia_dropin(systemd_cgroup: bool = False) -> str:
+    """What `nvidia-ctk runtime configure --runtime=containerd --set-as-default` drops in: a copy of runc's entry
+    (its SystemdCgroup included) with BinaryName set (pkg/config/engine/containerd/config.go, AddRuntimeWithOptions)."""
+    return f'version = 2\n\n{_CRI}]\n  default_runtime_name = "nvidia"\n\n' + _nvidia_runtime(systemd_cgroup)
 
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
-  runtime_type = "io.containerd.runc.v2"
 
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
-  BinaryName = "/usr/bin/nvidia-container-runtime"
+def containerd_dump(systemd_cgroup: bool = False) -> str:
+    """The two merged, as `containerd config dump` prints them."""
+    return (
+        'version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n\n'
+        f'{_CRI}]\n  default_runtime_name = "nvidia"\n\n'
+        + _nvidia_runtime(systemd_cgroup)
+        + f'\n{_CRI}.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n'
+        + _options("runc", systemd_cgroup)
+    )
 
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-  runtime_type = "io.containerd.runc.v2"
-"""
+
+# The healthy node's (tests/scripts/preflight_node.py), whose kubelet keeps its default cgroupfs driver.
+CONTAINERD_CONFIG = containerd_config()
+CONTAINERD_NVIDIA_DROPIN = containerd_nvidia_dropin()
+CONTAINERD_DUMP = containerd_dump()
 
 CONTAINERD_DUMP_DENIED = (
     "containerd: failed to load TOML from /etc/containerd/config.toml: open /etc/containerd/config.toml: permission denied"
@@ -452,17 +462,21 @@ TOOLKIT_CONFIG = toolkit_config()
 TOOLKIT_CONFIG_HARDENED = toolkit_config(hardened=True)
 
 
-def crictl_info(default_runtime: str = "runc", nvidia: bool = False, enable_cdi: bool = False) -> str:
+def crictl_info(
+    default_runtime: str = "runc", nvidia: bool = False, enable_cdi: bool = False, systemd_cgroup: bool = False
+) -> str:
     """`crictl info` of a running containerd (fixtures/crictl-info-containerd-1.7.json, runc only)
     with an `nvidia` runtime (a copy of runc's, nvidia-container-runtime as its binary, the way
-    `nvidia-ctk runtime configure` adds it), default_runtime and enable_cdi. Printed as crictl
+    `nvidia-ctk runtime configure` adds it), default_runtime, enable_cdi and runc's SystemdCgroup
+    (the fixture's false, or true as on a machine whose kubelet uses systemd). Printed as crictl
     prints it: indented by two, map keys sorted (Go's encoding/json)."""
     info = json.loads((FIXTURES / "crictl-info-containerd-1.7.json").read_text())
     containerd = info["config"]["containerd"]
     runtimes = containerd["runtimes"]
+    runtimes["runc"]["options"]["SystemdCgroup"] = systemd_cgroup
     if nvidia:
         runtimes["nvidia"] = json.loads(json.dumps(runtimes["runc"]))
-        runtimes["nvidia"]["options"]["BinaryName"] = "/usr/bin/nvidia-container-runtime"
+        runtimes["nvidia"]["options"]["BinaryName"] = NVIDIA_RUNTIME
     containerd["runtimes"] = dict(sorted(runtimes.items()))
     containerd["defaultRuntimeName"] = default_runtime
     info["config"]["enableCDI"] = enable_cdi
@@ -501,13 +515,17 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     dump = (
         "  'config dump')\n"
         f"    [ -r /etc/containerd/config.toml ] || {{ echo {shlex.quote(CONTAINERD_DUMP_DENIED)} >&2; exit 1; }}\n"
-        f"    cat <<'EOF'\n{CONTAINERD_DUMP}EOF\n    ;;\n"
+        f"    cat <<'EOF'\n{containerd_dump(systemd_cgroup=True)}EOF\n    ;;\n"
     )
     _write(sbin / "containerd", _simple_stub("containerd", "containerd v1.7.27 fakehost", dump), 0o755)
     _write(sbin / "crictl", _crictl(mode_file), 0o755)
     _write(sbin / "kubelet", _simple_stub("kubelet", f"Kubernetes {spec.kubelet_version}"), 0o755)
-    _write(tree / "etc/containerd/config.toml", CONTAINERD_CONFIG)
-    _write(tree / "etc/containerd/conf.d/99-nvidia.toml", CONTAINERD_NVIDIA_DROPIN)
+    # The runtime the nvidia runtime's BinaryName names, as the toolkit's packages install it.
+    runtime_version = f"NVIDIA Container Runtime version {spec.toolkit_version}"
+    _write(tree / NVIDIA_RUNTIME.lstrip("/"), _simple_stub("nvidia-container-runtime", runtime_version), 0o755)
+    # kubelet uses the systemd cgroup driver (KUBELET_CONFIG): so do runc and the nvidia runtime.
+    _write(tree / "etc/containerd/config.toml", containerd_config(systemd_cgroup=True))
+    _write(tree / "etc/containerd/conf.d/99-nvidia.toml", containerd_nvidia_dropin(systemd_cgroup=True))
     _write(tree / TOOLKIT_CONFIG_PATH.lstrip("/"), toolkit_config(spec.toolkit_mode, spec.hardened_toolkit))
     flags = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
     _write(tree / "var/lib/kubelet/kubeadm-flags.env", flags)

@@ -36,11 +36,12 @@
 #           since no machine was checked).
 #
 #   "checks" always holds these, in this order: driver, gpu-count, gpu-model,
-#   driver-version, cuda, mig, fabric, gpu-health, container-toolkit, runtime, cdi,
+#   driver-version, cuda, mig, fabric, gpu-health, container-toolkit, runtime, runtime-entry, cdi,
 #   cdi-generation, isolation, device-plugin-socket, kubelet-feature-gates. Without --min-driver,
 #   driver-version is ok with detail "not requested", and so are cuda without
 #   --min-cuda, mig without --mig-strategy and cdi without --require-cdi, so the
-#   list never changes shape. isolation always runs: it reads the container
+#   list never changes shape; runtime-entry passes with nothing to judge when there is no nvidia
+#   runtime (the runtime check fails then). isolation always runs: it reads the container
 #   toolkit's config.toml (hardened with --isolation strict, not hardened
 #   otherwise) and, with --require-cdi, that nvidia is not the default runtime.
 #   cudaVersion is the driver's

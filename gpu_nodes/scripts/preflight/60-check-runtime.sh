@@ -17,8 +17,9 @@ readonly -a CRI_SOCKETS=(
   /run/containerd/containerd.sock /var/run/containerd/containerd.sock
 )
 
-# scan_toml TEXT DEFAULT_KEY: notes whether TEXT configures the nvidia runtime and
-# the last value given to DEFAULT_KEY (later files override earlier ones).
+# scan_toml TEXT DEFAULT_KEY [entry]: notes whether TEXT configures the nvidia runtime and
+# the last value given to DEFAULT_KEY (later files override earlier ones); with "entry", TEXT
+# is what decides, and the nvidia runtime's entry is read from it too (66-check-runtime-entry.sh).
 scan_toml() {
   local line key_re="^[[:space:]]*$2[[:space:]]*=[[:space:]]*[\"']([^\"']*)[\"']"
   local cdi_re="^[[:space:]]*enable_cdi[[:space:]]*=[[:space:]]*(true|false)"
@@ -29,6 +30,7 @@ scan_toml() {
     [[ $line =~ $cdi_re ]] && RT_ENABLE_CDI=${BASH_REMATCH[1]}
   done <<<"$1"
   [[ $RT_DEFAULT_NAME == nvidia ]] && RT_IS_DEFAULT=true
+  [[ ${3-} != entry ]] || entry_scan_toml "$1"
 }
 
 # read_files FILE...: sets REPLY to the files' text, and RT_SOURCE to their names.
@@ -181,7 +183,7 @@ containerd_dump() {
   run_capture "$CMD_TIMEOUT" "$@"
   if ((CAP_RC == 0)) && [[ -n ${CAP_OUT//[[:space:]]/} ]]; then
     RT_SOURCE=$label RT_SRC=config-dump RT_CERTAIN=true
-    scan_toml "$CAP_OUT" default_runtime_name
+    scan_toml "$CAP_OUT" default_runtime_name entry
     return 0
   fi
   brief "$CAP_ERR"
@@ -222,7 +224,7 @@ containerd_from_files() {
       fi
       ((${#MERGE_NOTES[@]})) && printf -v list '; %s' "${MERGE_NOTES[@]}" && RT_SOURCE+=$list
     fi
-    scan_toml "$text" default_runtime_name
+    scan_toml "$text" default_runtime_name entry
   fi
   if ((${#UNIMPORTED[@]})); then
     printf -v list '%s, ' "${UNIMPORTED[@]}"
@@ -280,7 +282,7 @@ inspect_crio() {
     return
   fi
   read_files "${FILES[@]}"
-  scan_toml "$REPLY" default_runtime
+  scan_toml "$REPLY" default_runtime entry
   crio_unread_dropins
 }
 
@@ -320,6 +322,7 @@ inspect_docker() {
     return
   fi
   RT_CONFIGURED=$JP_HAS_NVIDIA
+  entry_from_json /runtimes/nvidia path runtimeType
   RT_DEFAULT_NAME=$JP_DEFAULT
   [[ $JP_DEFAULT == nvidia ]] && RT_IS_DEFAULT=true
 }
@@ -410,6 +413,8 @@ fix_default() {
 
 check_runtime() {
   local name=$RUNTIME_ARG how=''
+  RT_UNREADABLE=false
+  entry_reset
   if [[ $name == auto ]]; then
     if ! detect_runtime; then
       add_check runtime false "auto: no container runtime found (kubelet names no CRI endpoint, no CRI socket listens; no containerd, k3s, crio or dockerd on PATH; no /etc/containerd, /var/lib/rancher/{k3s,rke2}, /etc/crio or /etc/docker)"
@@ -429,7 +434,7 @@ check_runtime() {
   running_runtime "$name"
   if ((${#CANNOT_READ[@]})); then
     # A file we could not read may hold (or undo) the nvidia runtime: no verdict.
-    RT_CERTAIN=false
+    RT_CERTAIN=false RT_UNREADABLE=true
     cannot_read_text
     add_check runtime false "$how$name: $REPLY, so whether $name has the nvidia runtime is unknown"
   elif [[ -n $RT_ERROR ]]; then

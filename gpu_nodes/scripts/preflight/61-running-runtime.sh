@@ -18,7 +18,7 @@ readonly DEFAULT_CONTAINERD_ENDPOINT=unix:///run/containerd/containerd.sock
 
 # running_runtime NAME: after inspect_NAME, asks the running daemon. When it answers, its
 # values replace the files' (RT_CONFIGURED, RT_IS_DEFAULT, RT_DEFAULT_NAME, RT_ENABLE_CDI,
-# RT_SRC, RT_SOURCE). Sets RUN_FIX (the files already have what the daemon lacks: restart
+# RT_SRC, RT_SOURCE, and the nvidia runtime's entry, ENT_*). Sets RUN_FIX (the files already have what the daemon lacks: restart
 # it), RUN_CDI_FIX (the same for CDI) and RUN_WARN (the daemon has what its files lack);
 # check_runtime empties them before inspect_NAME.
 running_runtime() {
@@ -42,25 +42,27 @@ running_containerd() {
   fi
   run_capture "$CMD_TIMEOUT" crictl --runtime-endpoint "$endpoint" info
   running_answer "crictl info" || return 0
-  JP_WANT=" /config/containerd/defaultRuntimeName /config/enableCDI " JP_WANT_KEYS=" /config/containerd/runtimes "
+  JP_WANT=" /config/containerd/defaultRuntimeName /config/enableCDI $CRICTL_ENTRY_WANT" JP_WANT_KEYS=" /config/containerd/runtimes "
   if ! json_scan "$CAP_OUT" || [[ -z ${JP_VALUE[/config/containerd/defaultRuntimeName]-} ]]; then
     RT_SOURCE+="; crictl info printed no CRI runtime config${JP_ERR:+ ($JP_ERR)}, so the files decide"
     return 0
   fi
   running_verdict containerd containerd "crictl info" crictl-info "${JP_VALUE[/config/containerd/defaultRuntimeName]}" \
     "${JP_KEYS[/config/containerd/runtimes]-}" "${JP_VALUE[/config/enableCDI]-}"
+  entry_from_crictl
 }
 
 running_docker() {
   command -v docker >/dev/null 2>&1 || return 0
   run_capture "$CMD_TIMEOUT" docker info --format '{{json .}}'
   running_answer "docker info" || return 0
-  JP_WANT=" /DefaultRuntime " JP_WANT_KEYS=" /Runtimes "
+  JP_WANT=" /DefaultRuntime /Runtimes/nvidia/path /Runtimes/nvidia/runtimeType " JP_WANT_KEYS=" /Runtimes "
   if ! json_scan "$CAP_OUT" || [[ -z ${JP_VALUE[/DefaultRuntime]-} ]]; then
     RT_SOURCE+="; docker info printed no DefaultRuntime${JP_ERR:+ ($JP_ERR)}, so the files decide"
     return 0
   fi
   running_verdict docker dockerd "docker info" docker-info "${JP_VALUE[/DefaultRuntime]}" "${JP_KEYS[/Runtimes]-}" ''
+  entry_from_json /Runtimes/nvidia path runtimeType
 }
 
 # running_answer LABEL: succeeds when the command of run_capture answered; otherwise notes

@@ -1,7 +1,7 @@
 # ------------------------------------------------------------ a small JSON reader
 #
 # /etc/docker/daemon.json decides docker's verdict from its files through two top-level
-# keys: runtimes.nvidia (present?) and default-runtime; the running daemons answer in JSON
+# keys: runtimes.nvidia (present? its path?) and default-runtime; the running daemons answer in JSON
 # too (`crictl info`, `docker info --format '{{json .}}'`, see 61-running-runtime.sh).
 # Nothing else is kept, but the whole text is walked: dockerd refuses to start with a file
 # that is not one JSON object, and a key-only grep would be fooled by the same names deeper
@@ -30,9 +30,10 @@ json_scan() {
 }
 
 # json_scan_daemon TEXT: json_scan for daemon.json; sets JP_HAS_NVIDIA (runtimes.nvidia
-# exists) and JP_DEFAULT (default-runtime).
+# exists) and JP_DEFAULT (default-runtime), and keeps runtimes.nvidia's path and runtimeType
+# in JP_VALUE for the runtime-entry check.
 json_scan_daemon() {
-  JP_WANT=" /default-runtime " JP_WANT_KEYS=" /runtimes " JP_HAS_NVIDIA=false JP_DEFAULT=''
+  JP_WANT=" /default-runtime /runtimes/nvidia/path /runtimes/nvidia/runtimeType " JP_WANT_KEYS=" /runtimes " JP_HAS_NVIDIA=false JP_DEFAULT=''
   json_scan "$1" || return 1
   JP_DEFAULT=${JP_VALUE[/default-runtime]-}
   [[ " ${JP_KEYS[/runtimes]-} " == *" nvidia "* ]] && JP_HAS_NVIDIA=true

@@ -32,6 +32,7 @@ main() {
   collect_kubelet # for the runtime (auto) and the feature-gate checks
   kubelet_device_settings
   check_runtime
+  check_runtime_entry
   check_cdi
   check_cdi_generation
   check_isolation
