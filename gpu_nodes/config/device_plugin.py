@@ -155,6 +155,12 @@ class DevicePluginSpec:
         return {mig_resource(profile): gpus_per_node * n for profile, n in self.mig_devices}
 
     @property
+    def mig_layout(self) -> str:
+        """The declared MIG layout of each GPU as preflight's --mig-devices takes it,
+        `1g.10gb=3,2g.20gb=2`; empty when none is declared."""
+        return ",".join(f"{profile}={count}" for profile, count in self.mig_devices)
+
+    @property
     def needs_config_file(self) -> bool:
         return self.mig_strategy != "none" or self.time_slicing_replicas > 1
 
