@@ -79,7 +79,8 @@ class DevicePluginSpec:
         "migDevices",
         OBJECT,
         "map",
-        'the MIG devices each GPU is split into, e.g. `{"1g.10gb": 7}`: the readiness then checks their exact count (see "MIG")',
+        'the MIG devices each GPU is split into, e.g. `{"1g.10gb": 7}`: preflight counts them on each GPU and the readiness '
+        'checks the exact count (see "MIG")',
         default=None,
         default_text="the count is not checked",
     )
