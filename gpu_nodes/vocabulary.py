@@ -100,7 +100,7 @@ GPU_RESOURCE = f"{GPU_RESOURCE_PREFIX}gpu"
 
 def mig_resource(profile: str) -> str:
     """The resource the plugin registers for a MIG profile under migStrategy mixed: "mig-" and the
-    profile, its '+' (media extensions, `1g.10gb+me`) turned into '.', since a resource name
+    profile, the '+' of its attribute (`1g.10gb+me`, `+me.all`, `+gfx`) turned into '.', since a resource name
     cannot hold '+' (k8s-device-plugin v0.20.0 `internal/rm/rm.go` AddDefaultResourcesToConfig;
     `api/config/v1/resources.go` NewResourceName checks the name as a DNS subdomain)."""
     return f"{GPU_RESOURCE.split('/')[0]}/mig-{profile.replace('+', '.')}"
