@@ -55,6 +55,9 @@ GATE = Taint(key=f"{OWN_KEY_DOMAIN}/unverified", value="true", effect="NoSchedul
 FACTS_ANNOTATION = f"{OWN_KEY_DOMAIN}/gpu-facts"
 # Device plugin pod template annotation: a new plugin config rolls the pods, as a new image does.
 CONFIG_HASH_ANNOTATION = f"{OWN_KEY_DOMAIN}/config-hash"
+# Device plugin pod template annotation, only under a declared MIG layout: the layout each GPU
+# has (`1g.10gb=7`). The plugin reads the MIG devices when it starts, so a new layout rolls the pods.
+MIG_DEVICES_ANNOTATION = f"{OWN_KEY_DOMAIN}/mig-devices"
 # Verification pod template annotations. A Job's template is immutable, so a new value replaces
 # the Job and it runs again: a new plugin image or config; a new round, when a node gated again
 # after it degraded (gpu_nodes/providers/taints.py); a new check script.
@@ -97,7 +100,7 @@ GPU_RESOURCE = f"{GPU_RESOURCE_PREFIX}gpu"
 
 def mig_resource(profile: str) -> str:
     """The resource the plugin registers for a MIG profile under migStrategy mixed: "mig-" and the
-    profile, its '+' (media extensions, `1g.10gb+me`) turned into '.', since a resource name
+    profile, the '+' of its attribute (`1g.10gb+me`, `+me.all`, `+gfx`) turned into '.', since a resource name
     cannot hold '+' (k8s-device-plugin v0.20.0 `internal/rm/rm.go` AddDefaultResourcesToConfig;
     `api/config/v1/resources.go` NewResourceName checks the name as a DNS subdomain)."""
     return f"{GPU_RESOURCE.split('/')[0]}/mig-{profile.replace('+', '.')}"

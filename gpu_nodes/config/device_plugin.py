@@ -32,9 +32,17 @@ DEFAULT_CDI_HOOK_PATH = "/usr/bin/nvidia-ctk"
 MIG_STRATEGIES = ("none", "single", "mixed")
 
 
-# mig-parted's profiles (pkg/types/mig_profile.go ParseMigProfile): "<g>g.<memory>gb", and "+me" for
-# the media extensions, its one attribute (AttributeMediaExtensions).
-_MIG_PROFILE = re.compile(r"[1-7]g\.[0-9]+gb(\+me)?")
+# A MIG profile as the plugin (v0.20.0) names a MIG device, go-nvlib's MigProfileInfo.String
+# (pkg/nvlib/device/mig_profile.go, as k8s-device-plugin vendors it): "<g>g.<memory>gb", or
+# "<c>c.<g>g.<memory>gb" for a compute instance smaller than its GPU instance (C != G), then at most
+# one attribute: "+me", "+me.all", "+gfx" (Attributes) or "-me" (NegAttributes). NewMigProfile maps
+# NVML's profile ids to 1, 2, 3, 4, 6, 7 or 8 slices, and to those four attributes only. The memory
+# is a whole number of GB (getMigMemorySizeGB), written without leading zeros.
+_MIG_PROFILE = re.compile(r"(?:(?P<c>[1-46-8])c\.)?(?P<g>[1-46-8])g\.[1-9][0-9]*gb(?:\+(?:me|me\.all|gfx)|-me)?")
+MIG_PROFILE_FORMS = (
+    "<g>g.<memory>gb (1g.10gb, 3g.40gb) or <c>c.<g>g.<memory>gb with c < g (1c.3g.40gb), <g> and <c> one of "
+    "1, 2, 3, 4, 6, 7, 8, optionally followed by one of +me, -me, +me.all, +gfx (1g.10gb+me)"
+)
 _TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
 _QUANTITY = re.compile(r"[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?")
 _RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage")
@@ -71,7 +79,8 @@ class DevicePluginSpec:
         "migDevices",
         OBJECT,
         "map",
-        'the MIG devices each GPU is split into, e.g. `{"1g.10gb": 7}`: the readiness then checks their exact count (see "MIG")',
+        'the MIG devices each GPU is split into, e.g. `{"1g.10gb": 7}`: preflight counts them on each GPU and the readiness '
+        'checks the exact count (see "MIG")',
         default=None,
         default_text="the count is not checked",
     )
@@ -147,6 +156,12 @@ class DevicePluginSpec:
         return {mig_resource(profile): gpus_per_node * n for profile, n in self.mig_devices}
 
     @property
+    def mig_layout(self) -> str:
+        """The declared MIG layout of each GPU as preflight's --mig-devices takes it,
+        `1g.10gb=3,2g.20gb=2`; empty when none is declared."""
+        return ",".join(f"{profile}={count}" for profile, count in self.mig_devices)
+
+    @property
     def needs_config_file(self) -> bool:
         return self.mig_strategy != "none" or self.time_slicing_replicas > 1
 
@@ -188,10 +203,9 @@ def _read_mig_devices(section: Section[DevicePluginSpec], s: Setting) -> tuple[t
         return ()
     devices: list[tuple[str, int]] = []
     for profile, count in sorted(raw.items(), key=lambda item: str(item[0])):
-        if not isinstance(profile, str) or not _MIG_PROFILE.fullmatch(profile):
-            section.problems.add(
-                f"{key}.{profile}", profile, "expected a MIG profile such as 1g.10gb, 3g.40gb or 1g.10gb+me (media extensions)"
-            )
+        problem = mig_profile_problem(profile, strategy)
+        if problem:
+            section.problems.add(f"{key}.{profile}", profile, problem)
         elif not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_MIG_DEVICES_PER_GPU:
             section.problems.add(f"{key}.{profile}", count, f"expected 1 to {MAX_MIG_DEVICES_PER_GPU} devices per GPU")
         else:
@@ -201,6 +215,23 @@ def _read_mig_devices(section: Section[DevicePluginSpec], s: Setting) -> tuple[t
     elif sum(n for _, n in devices) > MAX_MIG_DEVICES_PER_GPU:
         section.problems.add(key, raw, f"expected at most {MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU in all")
     return tuple(devices)
+
+
+def mig_profile_problem(profile: Any, strategy: str) -> str | None:
+    """Why profile is not a MIG profile the plugin can register under strategy; None when it is."""
+    found = _MIG_PROFILE.fullmatch(profile) if isinstance(profile, str) else None
+    if found is None or (found["c"] is not None and int(found["c"]) >= int(found["g"])):
+        return f"expected a MIG profile as the device plugin names it: {MIG_PROFILE_FORMS}"
+    if found["c"] is not None and strategy == "mixed":
+        # AddDefaultResourcesToConfig (k8s-device-plugin internal/rm/rm.go) adds a resource only for
+        # profiles whose C == G, and buildMigDeviceMap (internal/rm/device_map.go) stops on a MIG
+        # device that matches no resource: the plugin would not start on such a node.
+        return (
+            "under migStrategy mixed the device plugin registers no resource for a compute-instance profile and "
+            "does not start on a GPU that has one: use migStrategy single, or a GPU-instance profile such as "
+            f"{profile[found.end('c') + 2 :]}"
+        )
+    return None
 
 
 def read_tolerations(problems: Problems, key: str, raw: Any) -> tuple[dict[str, Any], ...]:

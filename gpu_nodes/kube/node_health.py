@@ -76,6 +76,12 @@ class NodeTarget:
         default=None,
         metadata=_as_input("expectedMigDevices", lambda m: dict(sorted(m.items())), _counts, only_when_set=True),
     )
+    # The declared MIG layout of each GPU (devicePlugin.migDevices), profile -> devices: a new one
+    # proves the node again, even where it offers as many devices as the old one did.
+    mig_devices: Mapping[str, int] | None = field(
+        default=None,
+        metadata=_as_input("migDevices", lambda m: dict(sorted(m.items())), _counts, only_when_set=True),
+    )
 
     @classmethod
     def from_props(cls, props: Mapping[str, Any]) -> NodeTarget:

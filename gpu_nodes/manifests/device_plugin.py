@@ -18,7 +18,7 @@ from gpu_nodes.config.checks import image_tag
 from gpu_nodes.config.device_plugin import DevicePluginSpec
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.naming import content_hash, selector_labels, standard_labels
-from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GATE, GPU_RESOURCE, GROUP_LABEL, Taint
+from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GATE, GPU_RESOURCE, GROUP_LABEL, MIG_DEVICES_ANNOTATION, Taint
 
 APP_NAME = "nvidia-device-plugin"
 CONFIG_DIR = "/config"
@@ -66,9 +66,28 @@ def plugin_config(group: NodeGroupSpec) -> dict[str, Any] | None:
 
 def plugin_revision(group: NodeGroupSpec) -> str:
     """Changes whenever what the plugin registers, or how it hands GPUs out, could change: its
-    image, its config or the group's isolation (a default group keeps the revision it had)."""
+    image, its config, the declared MIG layout or the group's isolation (a group without a layout,
+    or with the default isolation, keeps the revision it had)."""
     strict = {"isolation": group.isolation} if group.isolation != "default" else {}
-    return content_hash({"image": group.device_plugin.image, "config": plugin_config(group), **strict})
+    return content_hash({"image": group.device_plugin.image, "config": plugin_config(group), **_mig_layout(group), **strict})
+
+
+def _mig_layout(group: NodeGroupSpec) -> dict[str, str]:
+    """The declared MIG layout, where there is one. The plugin finds the MIG devices once, when it
+    starts (k8s-device-plugin internal/rm/nvml_manager.go, NewNVMLResourceManagers, builds the
+    device map of internal/rm/device_map.go), which is why the GPU Operator's MIG manager stops it
+    before it applies a layout and starts it after (NVIDIA/mig-parted
+    deployments/gpu-operator/reconfigure-mig.sh): a new layout needs a new plugin."""
+    layout = group.device_plugin.mig_layout
+    return {"migDevices": layout} if layout else {}
+
+
+def pod_annotations(group: NodeGroupSpec) -> dict[str, str]:
+    """The plugin pods' annotations: a new config, or a new declared MIG layout, rolls them."""
+    annotations = {CONFIG_HASH_ANNOTATION: content_hash(plugin_config(group))}
+    if group.device_plugin.mig_layout:
+        annotations[MIG_DEVICES_ANNOTATION] = group.device_plugin.mig_layout
+    return annotations
 
 
 def tolerations(taints: tuple[Taint, ...]) -> list[dict[str, str]]:
@@ -138,7 +157,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
             "template": {
                 "metadata": {
                     "labels": _labels(group),
-                    "annotations": {CONFIG_HASH_ANNOTATION: content_hash(plugin_config(group))},
+                    "annotations": pod_annotations(group),
                 },
                 "spec": {
                     "nodeSelector": {GROUP_LABEL: group.name},

@@ -112,6 +112,10 @@ def _requirements(group: NodeGroupSpec) -> list[tuple[list[str], list[str]]]:
     mig = group.device_plugin.mig_strategy
     if mig != "none":
         found.append((["--mig-strategy", mig], [f"mig={mig}"]))
+    layout = group.device_plugin.mig_layout
+    if layout:
+        # The MIG devices each GPU must have (nvidia-smi -L), so a new layout checks them again.
+        found.append((["--mig-devices", layout], [f"mig-devices={layout}"]))
     if group.gpu_model:
         found.append((["--gpu-model", group.gpu_model], [f"gpu-model={group.gpu_model}"]))
     return found
@@ -224,6 +228,8 @@ def parse_report(stdout: str) -> dict[str, Any]:
         # The toolkit's version, the advisories it is open to, its mode and whether a CDI spec could be built
         # there (README, "Toolkit advisories"; the cdi-generation check).
         "toolkit": report.get("toolkit"),
+        # With a MIG strategy, per GPU index the MIG devices nvidia-smi -L lists, by profile.
+        "migDevices": report.get("mig"),
         "passedChecks": [c["name"] for c in checks if c.get("ok")],
         "failedChecks": [c["name"] for c in checks if not c.get("ok")],
     }

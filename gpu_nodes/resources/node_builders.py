@@ -355,4 +355,5 @@ def node_target(group: NodeGroupSpec, node: str) -> NodeTarget:
         plugin_selector=selector_labels(PLUGIN_APP_NAME, group.name),
         expected_gpus=expected_allocatable(group),
         expected_mig_devices=expected_mig_devices(group),
+        mig_devices=dict(group.device_plugin.mig_devices) or None,
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.config.stack import parse_stack
-from tests.config.problems import KEY, assert_one_problem, problems_of, refused
+from tests.config.problems import KEY, MIG_1G, assert_one_problem, problems_of, refused
 from tests.factories import group
 
 REFUSED = [
@@ -75,27 +75,81 @@ def test_mig_devices_are_read_per_gpu_in_mig_parteds_format():
     assert spec.device_plugin.mig_devices == (("1g.10gb", 3), ("2g.20gb", 2)), spec.device_plugin
 
 
-def test_media_extension_profiles_are_accepted_and_named_as_the_plugin_registers_them():
-    """mig-parted takes `1g.10gb+me` (pkg/types/mig_profile.go); the plugin registers it as
-    nvidia.com/mig-1g.10gb.me (a resource name cannot hold '+')."""
+# Every profile name the plugin (v0.20.0) can meet, as go-nvlib's MigProfileInfo.String writes it, and the
+# resource it registers for it under mixed (k8s-device-plugin internal/rm/rm.go: '+' becomes '.').
+PROFILE_FORMS = [
+    ("1g.10gb", "nvidia.com/mig-1g.10gb"),
+    ("7g.80gb", "nvidia.com/mig-7g.80gb"),
+    ("1g.10gb+me", "nvidia.com/mig-1g.10gb.me"),
+    ("1g.24gb-me", "nvidia.com/mig-1g.24gb-me"),
+    ("1g.24gb+me.all", "nvidia.com/mig-1g.24gb.me.all"),
+    ("1g.24gb+gfx", "nvidia.com/mig-1g.24gb.gfx"),
+    ("4g.96gb+gfx", "nvidia.com/mig-4g.96gb.gfx"),
+]
+
+
+@pytest.mark.parametrize(("profile", "resource"), PROFILE_FORMS)
+def test_each_profile_form_of_the_plugin_is_accepted_under_the_resource_it_registers(profile, resource):
     raw = group(
-        devicePlugin={"migStrategy": "mixed", "migDevices": {"1g.10gb+me": 1, "1g.10gb": 5}},
-        verification={"migResources": {"nvidia.com/mig-1g.10gb.me": 1}},
+        devicePlugin={"migStrategy": "mixed", "migDevices": {profile: 1}},
+        verification={"migResources": {resource: 1}},
     )
     spec = parse_stack([raw]).node_groups[0]
-    assert spec.device_plugin.mig_devices == (("1g.10gb", 5), ("1g.10gb+me", 1)), spec.device_plugin
-    assert spec.device_plugin.mig_allocatable(2) == {"nvidia.com/mig-1g.10gb": 10, "nvidia.com/mig-1g.10gb.me": 2}
+    assert spec.device_plugin.mig_devices == ((profile, 1),), spec.device_plugin
+    assert spec.device_plugin.mig_allocatable(2) == {resource: 2}
 
 
-@pytest.mark.parametrize("profile", ["1g.10gb+gfx", "1g.10gb+me+me", "1g.10gb.me"])
-def test_an_unknown_profile_attribute_is_refused(profile):
-    problems = problems_of(group(devicePlugin={"migStrategy": "mixed", "migDevices": {profile: 1}}))
-    assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices.{profile}", f"'{profile}'", "1g.10gb+me")
+@pytest.mark.parametrize("profile", ["1c.2g.20gb", "2c.3g.40gb+me", "1c.7g.80gb"])
+def test_a_compute_instance_profile_is_accepted_under_single(profile):
+    """Under single every MIG device is an nvidia.com/gpu, whatever its profile (rm.go AddMIGResource("*"))."""
+    spec = parse_stack([group(devicePlugin={"migStrategy": "single", "migDevices": {profile: 3}})]).node_groups[0]
+    assert spec.device_plugin.mig_devices == ((profile, 3),), spec.device_plugin
+    assert spec.device_plugin.mig_allocatable(2) == {"nvidia.com/gpu": 6}
+
+
+def test_a_compute_instance_profile_is_refused_under_mixed_naming_why():
+    """The plugin registers no resource for it under mixed and stops on a GPU that has one."""
+    problems = problems_of(
+        group(devicePlugin={"migStrategy": "mixed", "migDevices": {"1c.3g.40gb": 2}}, verification={"migResources": {MIG_1G: 1}})
+    )
+    assert_one_problem(
+        problems,
+        f"{KEY}.devicePlugin.migDevices.1c.3g.40gb",
+        "'1c.3g.40gb'",
+        "registers no resource for a compute-instance profile",
+        "migStrategy single",
+        "such as 3g.40gb",
+    )
+
+
+@pytest.mark.parametrize(
+    "profile",
+    [
+        "1g.10gb.me",  # the resource's spelling, not the profile's
+        "1g.10gb+me+me",
+        "1g.10gb+me-me",
+        "1g.10gb+xyz",
+        "1g.10gb-gfx",
+        "5g.50gb",  # no GPU instance has 5 slices
+        "0g.10gb",
+        "1g.010gb",
+        "1g.10GB",
+        "3c.3g.40gb",  # a compute instance as big as its GPU instance is written 3g.40gb
+        "4c.3g.40gb",
+        "1c.1c.3g.40gb",
+        " 1g.10gb",
+    ],
+)
+def test_a_malformed_profile_is_refused_naming_the_key_the_value_and_the_forms(profile):
+    problems = problems_of(group(devicePlugin={"migStrategy": "single", "migDevices": {profile: 1}}))
+    assert_one_problem(
+        problems, f"{KEY}.devicePlugin.migDevices.{profile}", f"'{profile}'", "<g>g.<memory>gb", "+me", "-me", "+me.all", "+gfx"
+    )
 
 
 def test_mig_devices_names_a_bad_profile_and_a_bad_count():
     problems = problems_of(group(devicePlugin={"migStrategy": "mixed", "migDevices": {"big": 1, "1g.10gb": 8}}))
-    assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices.big", "'big'", "a MIG profile such as 1g.10gb")
+    assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices.big", "'big'", "a MIG profile as the device plugin names it")
     assert_one_problem(problems, f"{KEY}.devicePlugin.migDevices.1g.10gb", "8", "1 to 7 devices per GPU")
 
 

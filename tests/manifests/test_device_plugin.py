@@ -8,7 +8,7 @@ import pytest
 
 from gpu_nodes.config.stack import parse_stack
 from gpu_nodes.manifests.device_plugin import config_map_manifest, daemonset_manifest, plugin_revision
-from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GROUP_LABEL
+from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GROUP_LABEL, MIG_DEVICES_ANNOTATION
 from tests.factories import group
 from tests.manifests.daemonset_parts import container, env, pod_spec
 from tests.specs import group_spec
@@ -110,6 +110,37 @@ def test_a_config_change_rolls_the_pods():
     two = daemonset_manifest(group_spec(devicePlugin={"timeSlicingReplicas": 4}))
     annotation = lambda ds: ds["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION]  # noqa: E731
     assert annotation(one) != annotation(two), one["metadata"]["name"]
+
+
+def pod_annotations(ds: dict) -> dict:
+    return ds["spec"]["template"]["metadata"]["annotations"]
+
+
+def single_mig(layout: dict[str, int]) -> dict:
+    return {"migStrategy": "single", "migDevices": layout}
+
+
+def test_a_new_mig_layout_rolls_the_plugin_pods():
+    """The plugin reads the MIG devices once, when it starts: a new layout needs new pods."""
+    one = daemonset_manifest(group_spec(devicePlugin=single_mig({"1g.10gb": 7})))
+    two = daemonset_manifest(group_spec(devicePlugin=single_mig({"2g.20gb": 3})))
+    assert pod_annotations(one)[MIG_DEVICES_ANNOTATION] == "1g.10gb=7", one["metadata"]["name"]
+    assert pod_annotations(two)[MIG_DEVICES_ANNOTATION] == "2g.20gb=3", two["metadata"]["name"]
+
+
+def test_without_a_mig_layout_the_plugin_pods_carry_no_layout():
+    for spec in (group_spec(), group_spec(devicePlugin={"migStrategy": "single"})):
+        ds = daemonset_manifest(spec)
+        assert set(pod_annotations(ds)) == {CONFIG_HASH_ANNOTATION}, ds["metadata"]["name"]
+
+
+def test_a_new_mig_layout_is_a_new_plugin_revision_and_no_layout_keeps_the_old_one():
+    """A new revision runs the verification Jobs again, on the MIG devices the new layout offers."""
+    strategy = plugin_revision(group_spec(devicePlugin={"migStrategy": "single"}))
+    one = plugin_revision(group_spec(devicePlugin=single_mig({"1g.10gb": 7})))
+    two = plugin_revision(group_spec(devicePlugin=single_mig({"1g.10gb": 3})))
+    assert len({strategy, one, two}) == 3, (strategy, one, two)
+    assert plugin_revision(group_spec(devicePlugin={"migStrategy": "single"})) == strategy
 
 
 def test_plugin_revision_follows_image_and_config_only():

@@ -283,6 +283,16 @@ def test_parse_report_keeps_the_toolkits_mode_and_cdi_generation():
     assert summary["toolkit"] == toolkit, summary
 
 
+def test_parse_report_names_the_mig_devices_found_on_each_gpu():
+    found = {"0": {"1g.10gb": 7}, "1": {"3g.40gb": 1, "1g.10gb": 4}}
+    assert parse_report(json.dumps({**passing_report(), "mig": found}))["migDevices"] == found
+
+
+def test_parse_report_has_no_mig_devices_where_the_script_read_none():
+    assert parse_report(json.dumps({**passing_report(), "mig": None}))["migDevices"] is None
+    assert parse_report(json.dumps(passing_report()))["migDevices"] is None
+
+
 @pytest.mark.parametrize(
     ("access", "flags"),
     [
@@ -344,6 +354,29 @@ def test_a_mig_strategy_asks_preflight_for_gpus_in_mig_mode(strategy: str):
     spec = parse_stack([group("a100", devicePlugin={"migStrategy": strategy}, **extra)]).node_groups[0]
     assert preflight_command(spec).endswith(f" --mig-strategy {strategy}"), preflight_command(spec)
     assert triggers(spec)[-1] == f"mig={strategy}", triggers(spec)
+
+
+def mixed_mig(layout: dict[str, int]):
+    raw = group("a100", devicePlugin={"migStrategy": "mixed", "migDevices": layout})
+    raw["verification"] = {"migResources": {"nvidia.com/mig-1g.10gb": 1}}
+    return parse_stack([raw]).node_groups[0]
+
+
+def test_a_mig_layout_is_sent_to_preflight_to_count_on_each_gpu():
+    spec = mixed_mig({"2g.20gb": 2, "1g.10gb": 3})
+    assert preflight_command(spec).endswith(" --mig-strategy mixed --mig-devices 1g.10gb=3,2g.20gb=2"), preflight_command(spec)
+
+
+def test_a_new_mig_layout_reruns_preflight():
+    before, after = mixed_mig({"1g.10gb": 7}), mixed_mig({"1g.10gb": 3, "2g.20gb": 2})
+    assert triggers(after)[-2:] == ["mig=mixed", "mig-devices=1g.10gb=3,2g.20gb=2"], triggers(after)
+    assert triggers(before) != triggers(after), triggers(before)
+
+
+def test_a_mig_strategy_without_a_layout_keeps_its_triggers():
+    spec = parse_stack([group("a100", devicePlugin={"migStrategy": "single"})]).node_groups[0]
+    assert "--mig-devices" not in preflight_command(spec), preflight_command(spec)
+    assert not any(t.startswith("mig-devices=") for t in triggers(spec)), triggers(spec)
 
 
 def test_no_mig_strategy_asks_nothing_about_mig():

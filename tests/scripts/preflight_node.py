@@ -167,10 +167,14 @@ class FakeNode:
         machine = fakehost.MachineSpec(gpus=2)
         self.nvidia_smi_with_table(query_lines, table or fakehost.smi_table(machine), fakehost.smi_q(machine))
 
-    def nvidia_smi_with_table(self, query_lines: str, table: str, q: str | None = None) -> None:
-        """nvidia-smi answering --query-gpu with query_lines, -q with q (default: table), and
-        printing table when run plainly."""
-        answers = f"  *--query-gpu=*)\n{heredoc(query_lines)}\n;;\n  -q)\n{heredoc(q or table)}\n;;\n  *)\n{heredoc(table)}\n;;"
+    def nvidia_smi_with_table(self, query_lines: str, table: str, q: str | None = None, listing: str | None = None) -> None:
+        """nvidia-smi answering --query-gpu with query_lines, -q with q (default: table), -L with
+        listing (default: the GPUs of query_lines, none in MIG mode), and printing table when run plainly."""
+        listing = listing or fakehost.smi_list(query_lines)
+        answers = (
+            f"  *--query-gpu=*)\n{heredoc(query_lines)}\n;;\n  -q)\n{heredoc(q or table)}\n;;\n"
+            f"  -L)\n{heredoc(listing)}\n;;\n  *)\n{heredoc(table)}\n;;"
+        )
         self.command("nvidia-smi", f'case "$*" in\n{answers}\nesac')
 
     def toolkit(self, version: str, config: str | None = None) -> None:

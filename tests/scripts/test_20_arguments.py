@@ -64,6 +64,35 @@ CASES = [
         for value in ["usr/bin/nvidia-ctk", ""]
     ),
     Usage(
+        "--mig-devices without a strategy",
+        ("--mig-devices", "1g.10gb=7"),
+        "--mig-devices needs --mig-strategy single or mixed",
+        True,
+    ),
+    *(
+        Usage(
+            f"malformed --mig-devices {value!r}",
+            ("--mig-strategy", "mixed", "--mig-devices", value),
+            "--mig-devices wants PROFILE=COUNT[,PROFILE=COUNT...] such as 1g.10gb=7 or 1g.10gb=3,2g.20gb=2, each COUNT"
+            f" 1 to 7 and each PROFILE a MIG profile (devicePlugin.migDevices), got '{value}'",
+            True,
+        )
+        for value in ["1g.10gb", "1g.10gb=0", "1g.10gb=8", "big=1", "1g.10gb+xyz=1", "1g.10gb=3,", "", "1g.10gb=07"]
+    ),
+    Usage(
+        "a profile twice in --mig-devices",
+        ("--mig-strategy", "mixed", "--mig-devices", "1g.10gb=3,1g.10gb=2"),
+        "--mig-devices names 1g.10gb twice: '1g.10gb=3,1g.10gb=2'",
+        True,
+    ),
+    Usage(
+        "several profiles under single",
+        ("--mig-strategy", "single", "--mig-devices", "1g.10gb=3,2g.20gb=2"),
+        "--mig-devices takes one profile with --mig-strategy single (the device plugin wants one MIG device type), "
+        "got '1g.10gb=3,2g.20gb=2'",
+        True,
+    ),
+    Usage(
         "bad PREFLIGHT_NVIDIA_SMI_TIMEOUT",
         (),
         "PREFLIGHT_NVIDIA_SMI_TIMEOUT wants a positive number of seconds, got 'soon'",

@@ -167,6 +167,17 @@ def _gpu_lines(spec: MachineSpec) -> str:
     return "\n".join(lines)
 
 
+def smi_list(query_lines: str) -> str:
+    """`nvidia-smi -L` of the GPUs of --query-gpu lines (index, name, uuid, driver, memory), none in
+    MIG mode: one line per GPU, as the recordings print it (tests/scripts/fixtures/nvidia-smi-L-*.txt)."""
+    lines = []
+    for line in query_lines.splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) >= 5:
+            lines.append(f"GPU {fields[0]}: {', '.join(fields[1:-3])} (UUID: {fields[-3]})")
+    return "\n".join(lines)
+
+
 def smi_table(spec: MachineSpec) -> str:
     """The header of plain `nvidia-smi`, laid out as driver R550 prints it
     (tests/scripts/fixtures/nvidia-smi-a40-550.txt), with this machine's driver and CUDA version."""
@@ -231,6 +242,11 @@ EOF
   -q)
     cat <<'EOF'
 {smi_q(spec, reset_required)}
+EOF
+    ;;
+  -L)
+    cat <<'EOF'
+{smi_list(_gpu_lines(spec))}
 EOF
     ;;
   *)

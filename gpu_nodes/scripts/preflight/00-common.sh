@@ -9,6 +9,7 @@
 # Usage:
 #   bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expect-gpus N
 #                     [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed]
+#                     [--mig-devices PROFILE=COUNT[,PROFILE=COUNT...]]
 #                     [--require-default-runtime] [--require-cdi [--cdi-hook-path PATH]]
 #                     [--isolation default|strict] [--root DIR]
 #
@@ -20,6 +21,7 @@
 #   stdout  exactly one JSON object, whatever happens:
 #     {"ok": bool, "hostname": str, "driverVersion": str|null, "cudaVersion": str|null,
 #      "gpus": [{"index": int, "name": str, "uuid": str, "memoryMiB": int}],
+#      "mig": {"<GPU index>": {"<MIG profile>": int}}|null,
 #      "runtime": {"name": "containerd"|"docker"|"cri-o"|"k3s"|"rke2"|null,
 #                  "nvidiaDefault": bool, "runtimeClassNeeded": bool,
 #                  "source": "crictl-info"|"docker-info"|"config-dump"|"files"|"file-fallback"|null,
@@ -44,6 +46,8 @@
 #   runtime (the runtime check fails then). isolation always runs: it reads the container
 #   toolkit's config.toml (hardened with --isolation strict, not hardened
 #   otherwise) and, with --require-cdi, that nvidia is not the default runtime.
+#   mig is null without --mig-strategy; with it, the MIG devices nvidia-smi -L lists under each
+#   GPU, by profile ({} for a GPU that has none), or null when nvidia-smi -L listed no GPU.
 #   cudaVersion is the driver's
 #   (nvidia-smi's "CUDA Version"), null when nvidia-smi does not say. A detail that starts with
 #   "warning:" passed but wants a human to look.
@@ -89,7 +93,8 @@ readonly SMI_ERROR_RE="NVIDIA-SMI has failed|No devices were found|Failed to ini
 print_usage() {
   cat <<'EOF'
 usage: bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expect-gpus N
-                         [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed] [--require-default-runtime] [--require-cdi [--cdi-hook-path PATH]]
+                         [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed [--mig-devices PROFILE=COUNT,...]]
+                         [--require-default-runtime] [--require-cdi [--cdi-hook-path PATH]]
                          [--isolation default|strict] [--min-toolkit X.Y.Z]
                          [--toolkit-advisory CVE-ID=FIXED[,FIXED...]]... [--accepted-toolkit-advisory CVE-ID=FIXED[,FIXED...]]...
                          [--root DIR]
@@ -97,12 +102,13 @@ EOF
 }
 
 init_state() {
-  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false ISOLATION=default MIN_CUDA='' MIG_STRATEGY='' GPU_MODEL='' MIN_TOOLKIT='' TK_ADVISORIES=() TK_ACCEPTED=() TK_OPEN=() TK_OPEN_IDS=() TK_OPEN_ACCEPTED=() KV_RC='' TK_ASKED='' TK_VERSION='' CDI_HOOK_PATH='' HOOK_PATH_GIVEN=false
+  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false ISOLATION=default MIN_CUDA='' MIG_STRATEGY='' MIG_DEVICES='' MIG_DEVICES_GIVEN=false MIG_WANT_ORDER=() GPU_MODEL='' MIN_TOOLKIT='' TK_ADVISORIES=() TK_ACCEPTED=() TK_OPEN=() TK_OPEN_IDS=() TK_OPEN_ACCEPTED=() KV_RC='' TK_ASKED='' TK_VERSION='' CDI_HOOK_PATH='' HOOK_PATH_GIVEN=false
   SMI_TIMEOUT=${PREFLIGHT_NVIDIA_SMI_TIMEOUT:-20}
   CMD_TIMEOUT=${PREFLIGHT_CMD_TIMEOUT:-10}
   HOST_NAME=unknown DRIVER_VERSION='' CUDA_VERSION='' SMI_OK=false Q_DONE=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''
   RT_NAME='' RT_DEFAULT=false RT_CLASS=false RT_SRC='' RT_CERTAIN=false
   FEAT_MACHINE='' FEAT_MIG_CAPABLE='' FEAT_CLIQUE='' FEAT_COMPUTE=''
+  L_DONE=false L_OK=false L_PROBLEM='' MIG_JSON=null
   # What the current check could not read for lack of permission (see can_read).
   CANNOT_READ=()
   CHECKS_JSON='' ALL_OK=true EMITTED=false TMPD='' LAST_CHECK='' FAILED_NAMES=''

@@ -119,8 +119,8 @@ emit() {
   if [[ -n $FEAT_COMPUTE ]]; then json_str "$FEAT_COMPUTE" && compute=$REPLY; fi
   toolkit_json
   toolkit=$REPLY
-  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "cudaVersion": %s, "gpus": [%s], "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s, "source": %s, "certain": %s}, "kubelet": {"cgroupDriver": %s, "cpuManagerPolicy": %s}, "gpuFeatures": {"machine": %s, "migCapable": %s, "clique": %s, "computeCapability": %s}, "toolkit": %s, "checks": [%s]}\n' \
-    "$ALL_OK" "$host" "$driver" "$cuda" "$GPUS_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$src" "$RT_CERTAIN" "$cgroup" "$cpu" "$machine" "$capable" "$clique" "$compute" "$toolkit" "$CHECKS_JSON" >&3
+  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "cudaVersion": %s, "gpus": [%s], "mig": %s, "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s, "source": %s, "certain": %s}, "kubelet": {"cgroupDriver": %s, "cpuManagerPolicy": %s}, "gpuFeatures": {"machine": %s, "migCapable": %s, "clique": %s, "computeCapability": %s}, "toolkit": %s, "checks": [%s]}\n' \
+    "$ALL_OK" "$host" "$driver" "$cuda" "$GPUS_JSON" "$MIG_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$src" "$RT_CERTAIN" "$cgroup" "$cpu" "$machine" "$capable" "$clique" "$compute" "$toolkit" "$CHECKS_JSON" >&3
   EMITTED=true
 }
 

@@ -10,7 +10,7 @@ parse_args() {
   while (($#)); do
     opt=$1
     case $opt in
-      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --gpu-model | --min-toolkit | --isolation | --cdi-hook-path | --root | --toolkit-advisory | --accepted-toolkit-advisory)
+      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --mig-devices | --gpu-model | --min-toolkit | --isolation | --cdi-hook-path | --root | --toolkit-advisory | --accepted-toolkit-advisory)
         if (($# < 2)); then
           USAGE_ERROR="$opt needs a value"
           return 1
@@ -18,7 +18,7 @@ parse_args() {
         val=$2
         shift 2
         ;;
-      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --cdi-hook-path=* | --root=* | --toolkit-advisory=* | --accepted-toolkit-advisory=*)
+      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --mig-devices=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --cdi-hook-path=* | --root=* | --toolkit-advisory=* | --accepted-toolkit-advisory=*)
         val=${opt#*=} opt=${opt%%=*}
         shift
         ;;
@@ -47,6 +47,7 @@ parse_args() {
       --min-driver) MIN_DRIVER=$val ;;
       --min-cuda) MIN_CUDA=$val ;;
       --mig-strategy) MIG_STRATEGY=$val ;;
+      --mig-devices) MIG_DEVICES=$val MIG_DEVICES_GIVEN=true ;;
       --gpu-model) GPU_MODEL=$val ;;
       --min-toolkit) MIN_TOOLKIT=$val ;;
       --toolkit-advisory) TK_ADVISORIES+=("$val") ;;
@@ -106,6 +107,7 @@ validate_args() {
     '' | single | mixed) ;;
     *) USAGE_ERROR="--mig-strategy wants single or mixed, got '$MIG_STRATEGY'" && return 1 ;;
   esac
+  if $MIG_DEVICES_GIVEN; then parse_mig_devices || return 1; fi
   if [[ ! -d $root ]]; then
     USAGE_ERROR="--root '$root' is not a directory"
     return 1
@@ -119,6 +121,50 @@ validate_args() {
       return 1
     fi
   done
+}
+
+# A MIG profile as the device plugin names MIG devices (go-nvlib MigProfileInfo.String; the
+# forms gpu_nodes/config/device_plugin.py accepts for devicePlugin.migDevices, and cites).
+readonly MIG_PROFILE_RE='^([1-46-8]c\.)?[1-46-8]g\.[1-9][0-9]*gb([+](me|me\.all|gfx)|-me)?$'
+
+# parse_mig_devices: MIG_WANT (profile -> MIG devices on every GPU) and MIG_WANT_ORDER (its
+# profiles, in order) from --mig-devices, the group's devicePlugin.migDevices as PROFILE=COUNT,...;
+# sets USAGE_ERROR and fails on a malformed one.
+parse_mig_devices() {
+  local item profile
+  local -a items=()
+  declare -gA MIG_WANT=()
+  MIG_WANT_ORDER=()
+  if [[ -z $MIG_STRATEGY ]]; then
+    USAGE_ERROR="--mig-devices needs --mig-strategy single or mixed"
+    return 1
+  fi
+  if [[ $MIG_DEVICES =~ ^[^,=]+=[1-7](,[^,=]+=[1-7])*$ ]]; then
+    IFS=, read -r -a items <<<"$MIG_DEVICES"
+  fi
+  for item in "${items[@]}"; do
+    profile=${item%=*}
+    if ! [[ $profile =~ $MIG_PROFILE_RE ]]; then
+      items=()
+      break
+    fi
+    if [[ -n ${MIG_WANT[$profile]+set} ]]; then
+      USAGE_ERROR="--mig-devices names $profile twice: '$MIG_DEVICES'"
+      return 1
+    fi
+    MIG_WANT[$profile]=${item##*=}
+    MIG_WANT_ORDER+=("$profile")
+  done
+  if ((${#items[@]} == 0)); then
+    USAGE_ERROR="--mig-devices wants PROFILE=COUNT[,PROFILE=COUNT...] such as 1g.10gb=7 or 1g.10gb=3,2g.20gb=2, each COUNT 1 to 7 and each PROFILE a MIG profile (devicePlugin.migDevices), got '$MIG_DEVICES'"
+    return 1
+  fi
+  # Under single the plugin stops on a node with two MIG device types (k8s-device-plugin
+  # internal/rm/device_map.go, assertAllMigDevicesAreValid: "more than one MIG device type").
+  if [[ $MIG_STRATEGY == single ]] && ((${#items[@]} > 1)); then
+    USAGE_ERROR="--mig-devices takes one profile with --mig-strategy single (the device plugin wants one MIG device type), got '$MIG_DEVICES'"
+    return 1
+  fi
 }
 
 detect_hostname() {
