@@ -245,11 +245,13 @@ class FakeTaintApi:
     def read(self, node_name: str) -> Any:
         from gpu_nodes.errors import NodeNotFoundError
         from gpu_nodes.kube.node_taints import NodeTaintState
+        from gpu_nodes.kube.quarantine import quarantine_of
 
         found = self.cluster.node(node_name)
         if found is None:
             raise NodeNotFoundError(f"node {node_name} not found")
-        return NodeTaintState(resource_version="1", taints=[dict(t) for t in found["spec"].get("taints") or []])
+        taints = [dict(t) for t in found["spec"].get("taints") or []]
+        return NodeTaintState(resource_version="1", taints=taints, quarantine=quarantine_of(found))
 
     def write(self, node_name: str, resource_version: str, taints: list[dict]) -> None:
         self.cluster.nodes[node_name]["spec"]["taints"] = taints
