@@ -14,8 +14,8 @@ from gpu_nodes.vocabulary import FACTS_ANNOTATION
 from tests.fakes import (
     GATE_TAINT,
     GPU_TAINT,
-    VERIFICATION_NAMESPACE,
     NVSENTINEL_TAINT,
+    VERIFICATION_NAMESPACE,
     FakeCluster,
     FakeTaintApi,
     job,
@@ -531,7 +531,8 @@ def test_a_node_nvsentinel_holds_is_never_opened_and_fails_at_once_naming_its_qu
         NodeReadinessProvider().create(props())
     message = str(failure.value)
     assert message.startswith("node n1 stays gated (gpu-nodes.dev/unverified=true:NoSchedule)"), message
-    assert "NVSentinel's quarantine (state quarantined): cordoned, taint nvidia.com/gpu-error=fatal:NoSchedule" in message, message
+    held = "NVSentinel's quarantine (state quarantined): cordoned, taint nvidia.com/gpu-error=fatal:NoSchedule"
+    assert held in message, message
     assert "leaves its cordon and taints alone" in message, message
     assert cluster.checks == 0, f"waited {cluster.checks} looks for a node NVSentinel holds"
     assert GATE_TAINT in taints_on(cluster) and NVSENTINEL_TAINT in taints_on(cluster), taints_on(cluster)
