@@ -22,6 +22,16 @@ unknown script counts as a plugin, the side that stops a run rather than lets tw
 (`compute-domain-kubelet-plugin`, driver `compute-domain.nvidia.com`) hands out IMEX channels,
 not GPUs, and is left alone.
 
+**The GPU Operator's GPUCluster** (v26.x, `nvidia.com/v1alpha1`, cluster-scoped, a singleton whose
+name the CRD pins to `gpu-cluster`: gpu-operator `deployments/gpu-operator/crds/nvidia.com_gpuclusters.yaml`)
+deploys the DRA driver instead of the device plugin (`api/nvidia/v1alpha1/gpucluster_types.go`: "the gpus
+capability is always deployed; there is no enabled toggle"). Its kubelet plugin DaemonSet
+`nvidia-dra-driver-kubelet-plugin` runs `gpu-kubelet-plugin` in a `gpus` container under `bash -c`
+(`manifests/state-dra-driver/0500_daemonset.yaml`) and selects nodes by
+`nvidia.com/gpu.deploy.dra-driver: "true"`, which the operator's node labelling writes on nodes in DRA mode
+and never overwrites when set (`controllers/nodelabeling_controller.go`, `updateGPUClusterStateLabels`):
+`nvidia.com/gpu.deploy.dra-driver=false` keeps it off a node.
+
 **Other device plugins that register `nvidia.com/gpu`** (a cloud's own plugin, a static pod, a
 service on the machine) are seen where kubelet reports them: a node of the stack whose
 `status.allocatable` has `nvidia.com/gpu` above 0 while no pod of a device plugin DaemonSet (ours
@@ -50,6 +60,7 @@ DRA_GPU_DRIVER = "gpu.nvidia.com"
 DEVICE_PLUGIN = "device-plugin"
 DRA = "dra"
 OPERATOR = "operator"
+GPU_CLUSTER = "gpu-cluster"
 _SHELLS = frozenset({"sh", "bash", "ash", "dash"})
 _WORDS = re.compile(r"[^\s;&|()`'\"]+")
 
@@ -60,7 +71,7 @@ class OtherAllocator:
 
     ref: str
     what: str
-    kind: str  # DEVICE_PLUGIN, DRA or OPERATOR (a ClusterPolicy)
+    kind: str  # DEVICE_PLUGIN, DRA, OPERATOR (a ClusterPolicy) or GPU_CLUSTER
     uid: str | None = None
     namespace: str | None = None
     selector: Mapping[str, str] | None = None
@@ -136,6 +147,16 @@ def operator_policies(policies: Iterable[Mapping[str, Any]]) -> list[OtherAlloca
             name = (policy.get("metadata") or {}).get("name")
             what = f"the GPU Operator's ClusterPolicy {name} (devicePlugin enabled)"
             found.append(OtherAllocator(f"ClusterPolicy/{name}", what, OPERATOR))
+    return found
+
+
+def operator_clusters(clusters: Iterable[Mapping[str, Any]]) -> list[OtherAllocator]:
+    """GPU Operator GPUClusters: each deploys the DRA driver's GPU part (see the module docstring)."""
+    found = []
+    for cluster in clusters:
+        name = (cluster.get("metadata") or {}).get("name")
+        what = f"the GPU Operator's GPUCluster {name} (its DRA driver hands out GPUs, driver {DRA_GPU_DRIVER})"
+        found.append(OtherAllocator(f"GPUCluster/{name}", what, GPU_CLUSTER))
     return found
 
 
