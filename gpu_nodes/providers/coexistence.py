@@ -44,6 +44,7 @@ from gpu_nodes.providers.gpu_allocators import (
     DRA_GPU_DRIVER,
     GPU_CLUSTER,
     OPERATOR,
+    OPERATOR_DRA,
     OtherAllocator,
     allocator_daemonsets,
     dra_slices_on,
@@ -72,6 +73,8 @@ _TWO_ALLOCATORS = {
     DRA: f"{_DRA_TWICE}. Remove it (or its GPU part: resources.gpus.enabled=false in its chart)",
     GPU_CLUSTER: f"{_DRA_TWICE}, and a GPUCluster always deploys the GPU part; nvidia.com/gpu.deploy.dra-driver=false "
     "on a node keeps it off that node. Remove it",
+    OPERATOR_DRA: f"{_DRA_TWICE}; its GPUCluster deploys it always with its GPU part, and nvidia.com/gpu.deploy.dra-driver=false "
+    "on a node keeps it off that node. Remove the GPUCluster",
 }
 
 

@@ -15,7 +15,7 @@ from gpu_nodes.providers.coexistence import (
     read_operator_configs,
 )
 from gpu_nodes.providers.gpu_allocators import OtherAllocator, allocator_daemonsets, operator_clusters, operator_policies
-from tests.providers.allocator_fixtures import dra_kubelet_plugin, gfd_static, resource_slice
+from tests.providers.allocator_fixtures import dra_kubelet_plugin, gfd_static, operator_dra_kubelet_plugin, resource_slice
 
 CHART = {
     "metadata": {
@@ -160,9 +160,16 @@ def test_gfd_beside_us_stops_nothing():
 
 def test_the_dra_driver_stops_the_run_naming_why_and_the_way_out():
     (line,) = problems(allocator_daemonsets([dra_kubelet_plugin()]), [], {})
-    assert line.startswith(f"DaemonSet {DRA_REF} (NVIDIA's DRA driver: container gpus runs gpu-kubelet-plugin"), line
+    assert line.startswith(f"DaemonSet {DRA_REF} (NVIDIA's DRA driver, chart nvidia-dra-driver-gpu of "), line
     assert "NVIDIA's DRA driver and the device plugin must not both hand out GPUs on one node" in line, line
     assert "resources.gpus.enabled=false" in line and f"list {DRA_REF!r} in gpu-nodes:handOver" in line, line
+
+
+def test_a_gpu_clusters_dra_driver_stops_the_run_naming_the_label_not_a_chart_value():
+    (line,) = problems(allocator_daemonsets([operator_dra_kubelet_plugin()]), [], {})
+    assert "deploys it always with its GPU part" in line and "nvidia.com/gpu.deploy.dra-driver=false" in line, line
+    assert "resources.gpus.enabled" not in line, line
+    assert line.endswith("list 'gpu-operator/nvidia-dra-driver-kubelet-plugin' in gpu-nodes:handOver"), line
 
 
 def test_a_handed_over_dra_driver_off_our_nodes_is_fine_and_on_them_is_not():
