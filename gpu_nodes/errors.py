@@ -55,6 +55,11 @@ class NodeNotReadyError(GpuNodesError):
     """A node failed its proof and stays gated; the message lists what failed (the readiness provider)."""
 
 
+class NodeQuarantinedError(NodeNotReadyError):
+    """Someone else (NVSentinel) has the node in quarantine: it keeps our gate, and theirs stay
+    (gpu_nodes/kube/quarantine.py). Raised where the gate would be lifted (gpu_nodes/kube/node_taints.py)."""
+
+
 class TaintConflictError(GpuNodesError):
     """Someone else holds a taint with our key and effect but another value (the taints provider)."""
 

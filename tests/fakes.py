@@ -109,6 +109,61 @@ def tenant_pod(node_name: str = "n1", gpus: int = 4, resource: str = "nvidia.com
     }
 
 
+# NVSentinel's marks on a node it quarantined (NVIDIA/NVSentinel): annotation keys of
+# fault-quarantine/pkg/common/common.go, the state label of commons/pkg/statemanager/statemanager.go,
+# the cordon labels under the chart's default labelPrefix `k8saas.nvidia.com/`
+# (distros/kubernetes/nvsentinel/charts/fault-quarantine/values.yaml; reconciler.go SetLabelKeys).
+NVSENTINEL_STATE_LABEL = "dgxc.nvidia.com/nvsentinel-state"
+# The example taint of the chart's rule sets (values.yaml, commented out: taints are opt-in).
+NVSENTINEL_TAINT = {"key": "nvidia.com/gpu-error", "value": "fatal", "effect": "NoSchedule"}
+XID_EVENT = (
+    '[{"version":1,"agent":"syslog-health-monitor","componentClass":"GPU","checkName":"SysLogsXIDError",'
+    '"isFatal":true,"isHealthy":false,"message":"XID 79: GPU has fallen off the bus","errorCode":["79"],'
+    '"entitiesImpacted":[{"entityType":"GPU","entityValue":"0"}],"nodeName":"n1"}]'
+)
+
+
+def nvsentinel_quarantined(
+    node_object: dict, taints: list[dict] | None = None, state: str = "quarantined", cordoned: bool = True
+) -> dict:
+    """`node_object` as NVSentinel's fault-quarantine leaves it on a fatal XID: cordoned (its rule
+    sets' default `cordon.shouldCordon: true`; `handleCordon` in fault-quarantine/pkg/informer/k8s_client.go),
+    the rule set's `taints` added beside the node's own (`applyTaints`) and listed in
+    `quarantineHealthEventAppliedTaints` (`prepareAnnotations`, reconciler.go), the events in
+    `quarantineHealthEvent`, its state label, cordon labels, and the condition its platform connector
+    sets for the fatal event: type the check name, reason `<check>IsNotHealthy`, status True, message
+    `ErrorCode:<code> <entity> <message> Recommended Action=<action>;`
+    (platform-connectors/pkg/connectors/kubernetes/process_node_events.go)."""
+    import json
+
+    metadata = node_object["metadata"]
+    annotations = metadata.setdefault("annotations", {})
+    annotations["quarantineHealthEvent"] = XID_EVENT
+    labels = metadata.setdefault("labels", {})
+    labels[NVSENTINEL_STATE_LABEL] = state
+    if cordoned:
+        node_object["spec"]["unschedulable"] = True
+        annotations["quarantineHealthEventIsCordoned"] = "True"
+        labels["k8saas.nvidia.com/cordon-by"] = "NVSentinel"
+        labels["k8saas.nvidia.com/cordon-reason"] = "GPU-fatal-error-ruleset"
+        labels["k8saas.nvidia.com/cordon-timestamp"] = "2026-12-02T08-15-00Z"
+        # Kubernetes' node lifecycle controller taints a cordoned node (pkg/controller/nodelifecycle, taintNodeByCondition).
+        node_object["spec"]["taints"].append({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"})
+    if taints:
+        node_object["spec"]["taints"].extend(dict(t) for t in taints)
+        applied = [{**t, "preExisting": False} for t in taints]
+        annotations["quarantineHealthEventAppliedTaints"] = json.dumps(applied)
+    node_object["status"]["conditions"].append(
+        {
+            "type": "SysLogsXIDError",
+            "status": "True",
+            "reason": "SysLogsXIDErrorIsNotHealthy",
+            "message": "ErrorCode:79 GPU:0 XID 79: GPU has fallen off the bus Recommended Action=RESTART_VM;",
+        }
+    )
+    return node_object
+
+
 def job(succeeded: int = 0, failed_reason: str | None = None, active: int = 1) -> dict:
     status: dict[str, Any] = {"succeeded": succeeded} if succeeded else {"active": active}
     if failed_reason:
@@ -190,11 +245,13 @@ class FakeTaintApi:
     def read(self, node_name: str) -> Any:
         from gpu_nodes.errors import NodeNotFoundError
         from gpu_nodes.kube.node_taints import NodeTaintState
+        from gpu_nodes.kube.quarantine import quarantine_of
 
         found = self.cluster.node(node_name)
         if found is None:
             raise NodeNotFoundError(f"node {node_name} not found")
-        return NodeTaintState(resource_version="1", taints=[dict(t) for t in found["spec"].get("taints") or []])
+        taints = [dict(t) for t in found["spec"].get("taints") or []]
+        return NodeTaintState(resource_version="1", taints=taints, quarantine=quarantine_of(found))
 
     def write(self, node_name: str, resource_version: str, taints: list[dict]) -> None:
         self.cluster.nodes[node_name]["spec"]["taints"] = taints

@@ -1,4 +1,5 @@
-"""The per-node report as a table: one row per node, what preflight found, the checklist, the gate.
+"""The per-node report as a table: one row per node, what preflight found, the checklist, the gate,
+and someone else's quarantine of the node (NVSentinel's: who and in which state, gpu_nodes/kube/quarantine.py).
 
 `make local-up` prints it for one stack (tools/local/report.py), `gpu-nodes fleet` for every
 stack of a fleet, with the stack in front. The input is the `nodeGroups` stack output
@@ -18,7 +19,7 @@ CHECKLIST_COLUMNS = {
     "gpusRegistered": "GPUS-REGISTERED",
     "workloadSucceeded": "GPU-WORKLOAD",
 }
-HEADER = ["GROUP", "NODE", "PREFLIGHT", "DRIVER", "GPUS", "RUNTIME", *CHECKLIST_COLUMNS.values(), "GATE"]
+HEADER = ["GROUP", "NODE", "PREFLIGHT", "DRIVER", "GPUS", "RUNTIME", *CHECKLIST_COLUMNS.values(), "GATE", "QUARANTINE"]
 
 
 def _preflight(preflight: dict[str, Any]) -> list[str]:
@@ -33,7 +34,13 @@ def _preflight(preflight: dict[str, Any]) -> list[str]:
 def node_row(group: str, node: str, entry: dict[str, Any]) -> list[str]:
     checklist = entry.get("checklist") or {}
     items = [{"pass": "pass", "fail": "FAIL"}.get(checklist.get(item, ""), "-") for item in CHECKLIST_COLUMNS]
-    return [group, node, *_preflight(entry.get("preflight") or {}), *items, entry.get("gate") or "-"]
+    return [group, node, *_preflight(entry.get("preflight") or {}), *items, entry.get("gate") or "-", _held(entry)]
+
+
+def _held(entry: dict[str, Any]) -> str:
+    # None, or absent: nobody else holds the node.
+    quarantine = entry.get("quarantine") or {}
+    return f"{quarantine.get('by')} {quarantine.get('state')}" if quarantine else "-"
 
 
 def rows(report: dict[str, Any]) -> list[list[str]]:

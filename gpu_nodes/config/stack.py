@@ -99,7 +99,7 @@ class StackSpec:
     hand_over: tuple[str, ...] = _names_setting(
         "handOver",
         "other NVIDIA device plugin or DRA driver installs allowed on the cluster, kept off this stack's nodes: "
-        '`<namespace>/<DaemonSet>` or `ClusterPolicy/<name>` (see "Another device plugin on the cluster")',
+        '`<namespace>/<DaemonSet>`, `ClusterPolicy/<name>` or `GPUCluster/<name>` (see "Another device plugin on the cluster")',
         "hand_over",
     )
     # The Secret that holds the login, which every pod names; None without a login.
@@ -270,7 +270,7 @@ def _check_across_groups(problems: Problems, key: str, groups: list[NodeGroupSpe
 
 
 _HAND_OVER_REF = re.compile(
-    r"(ClusterPolicy/[a-z0-9]([-a-z0-9.]*[a-z0-9])?|[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)"
+    r"((ClusterPolicy|GPUCluster)/[a-z0-9]([-a-z0-9.]*[a-z0-9])?|[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)"
 )
 
 
@@ -278,7 +278,8 @@ def _read_hand_over(stack: Section[StackSpec], s: Setting) -> tuple[str, ...]:
     """Other device plugin installs the stack may share the cluster with, by reference."""
 
     def problem(ref: str) -> str | None:
-        return None if _HAND_OVER_REF.fullmatch(ref) else "expected <namespace>/<DaemonSet name> or ClusterPolicy/<name>"
+        expected = "expected <namespace>/<DaemonSet name>, ClusterPolicy/<name> or GPUCluster/<name>"
+        return None if _HAND_OVER_REF.fullmatch(ref) else expected
 
     return _read_names(stack, s, "a list such as [kube-system/nvdp-nvidia-device-plugin]", problem)
 

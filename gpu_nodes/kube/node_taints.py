@@ -5,6 +5,11 @@ whole list (and delete it on destroy). So, like `kubectl taint`, this reads the 
 the list and writes it back guarded by `resourceVersion`, retrying when another writer got
 there first. The taints resource sets our taints and the gate this way; the readiness check
 lifts the gate, and puts it back on a node that fails a new proof.
+
+The write carries the taint list and nothing else: never `spec.unschedulable`, so a cordon (NVSentinel's,
+an operator's) stays as it is. The gate is not lifted while NVSentinel has the node in quarantine
+(gpu_nodes/kube/quarantine.py), read in the same read as the taints: a quarantine that lands between our
+read and our write changes the node's resourceVersion, so the write fails, and the next read sees it.
 """
 
 from __future__ import annotations
@@ -12,7 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from gpu_nodes.errors import NodeKeptChangingError, NodeNotFoundError, ResourceVersionConflictError, TaintConflictError
+from gpu_nodes.errors import (
+    NodeKeptChangingError,
+    NodeNotFoundError,
+    NodeQuarantinedError,
+    ResourceVersionConflictError,
+    TaintConflictError,
+)
+from gpu_nodes.kube.quarantine import Quarantine, quarantine_of
 from gpu_nodes.vocabulary import GATE, Taint
 
 if TYPE_CHECKING:
@@ -26,6 +38,8 @@ MAX_ATTEMPTS = 8
 class NodeTaintState:
     resource_version: str
     taints: list[TaintDict]
+    # Someone else's quarantine of the node: the gate stays on while it holds.
+    quarantine: Quarantine | None = None
 
 
 class NodeTaintApi(Protocol):
@@ -61,10 +75,19 @@ def present(existing: list[TaintDict], ours: list[TaintDict]) -> list[TaintDict]
     return [dict(t) for t in ours if Taint.from_k8s(t) in on_node]
 
 
-def apply_taints(api: NodeTaintApi, node: str, desired: list[TaintDict], previous: list[TaintDict]) -> None:
-    """Read-modify-write the node's taints, retrying when the node changed in between."""
+def apply_taints(
+    api: NodeTaintApi, node: str, desired: list[TaintDict], previous: list[TaintDict], unless_quarantined: bool = False
+) -> None:
+    """Read-modify-write the node's taints, retrying when the node changed in between;
+    `unless_quarantined`: refuse on a node someone else has in quarantine."""
     for _ in range(MAX_ATTEMPTS):
         state = api.read(node)
+        if unless_quarantined and state.quarantine is not None:
+            raise NodeQuarantinedError(
+                f"node {node}: {state.quarantine}. gpu-nodes keeps its gate ({GATE}) on it and leaves "
+                f"{state.quarantine.by}'s cordon and taints alone; once {state.quarantine.by} releases the node, "
+                "run `pulumi up --refresh` to prove it again"
+            )
         taints = reconcile(state.taints, desired, previous)
         if taints == state.taints:
             return
@@ -84,8 +107,8 @@ def put_gate(api: NodeTaintApi, node: str) -> None:
 
 
 def lift_gate(api: NodeTaintApi, node: str) -> None:
-    """Lift the node's gate, leaving every other taint as it is."""
-    apply_taints(api, node, desired=[], previous=[GATE.to_k8s()])
+    """Lift the node's gate, leaving every other taint as it is; never while someone else has it in quarantine."""
+    apply_taints(api, node, desired=[], previous=[GATE.to_k8s()], unless_quarantined=True)
 
 
 class KubernetesNodeTaintApi:
@@ -94,6 +117,7 @@ class KubernetesNodeTaintApi:
     def __init__(self, api: ApiClient):
         from kubernetes import client
 
+        self._api = api
         self._core = client.CoreV1Api(api)
 
     def read(self, node: str) -> NodeTaintState:
@@ -112,7 +136,8 @@ class KubernetesNodeTaintApi:
         ]
         if obj.metadata is None or obj.metadata.resource_version is None:
             raise ValueError(f"node {node}: the API server returned no resourceVersion")
-        return NodeTaintState(resource_version=obj.metadata.resource_version, taints=taints)
+        quarantine = quarantine_of(self._api.sanitize_for_serialization(obj))
+        return NodeTaintState(resource_version=obj.metadata.resource_version, taints=taints, quarantine=quarantine)
 
     def write(self, node: str, resource_version: str, taints: list[TaintDict]) -> None:
         from kubernetes.client.exceptions import ApiException

@@ -6,17 +6,18 @@ and the other's GPUs vanish from kubelet. NVIDIA's DRA driver and the device plu
 both hand out GPUs on one node either: each would give the same GPU to a different pod. The
 device plugin chart and the DRA driver's chart schedule by `nvidia.com/gpu.present=true` (our
 default label), so an install already on the cluster lands on our nodes as soon as we label
-them; the GPU Operator deploys its plugin through its ClusterPolicy. So before the groups' taints
-and labels, a check lists (gpu_allocators.py says how each is told):
+them; the GPU Operator deploys its plugin through its ClusterPolicy, and NVIDIA's DRA driver through its
+GPUCluster. So before the groups' taints and labels, a check lists (gpu_allocators.py says how each
+is told):
 
 - DaemonSets not ours that run the NVIDIA device plugin, or NVIDIA's DRA GPU kubelet plugin;
   GFD and the MPS control daemon, from the same image, run beside us and are left alone;
-- a GPU Operator ClusterPolicy whose device plugin is enabled;
+- a GPU Operator ClusterPolicy whose device plugin is enabled, and its GPUCluster (always);
 - ResourceSlices of the DRA driver `gpu.nvidia.com` for one of our nodes;
 - our nodes that advertise `nvidia.com/gpu` with no device plugin pod on them.
 
 The first two stop the run, named, unless `gpu-nodes:handOver` lists them (`<namespace>/<name>`
-for a DaemonSet, `ClusterPolicy/<name>`): for teams moving from the chart or the DRA driver, who
+for a DaemonSet, `ClusterPolicy/<name>`, `GPUCluster/<name>`): for teams moving from the chart or the DRA driver, who
 keep it off our nodes while gpu-nodes takes over. A listed DaemonSet that still has a pod on one
 of our nodes stops the run too, as do the last two, which are on our nodes by definition.
 ResourceSlices are read where the API server has them (`resource.k8s.io` v1, GA in 1.34, or its
@@ -41,12 +42,15 @@ from gpu_nodes.providers.gpu_allocators import (
     DEVICE_PLUGIN,
     DRA,
     DRA_GPU_DRIVER,
+    GPU_CLUSTER,
     OPERATOR,
+    OPERATOR_DRA,
     OtherAllocator,
     allocator_daemonsets,
     dra_slices_on,
     is_ours,
     nodes_with_unexplained_gpus,
+    operator_clusters,
     operator_policies,
     runs_device_plugin,
 )
@@ -54,12 +58,23 @@ from gpu_nodes.vocabulary import GPU_RESOURCE
 
 # Newest first: the API server serves v1 from Kubernetes 1.34; 1.32-1.33 only the betas (if enabled).
 SLICE_VERSIONS = ("v1", "v1beta2", "v1beta1")
+# The GPU Operator's cluster-scoped resources (group nvidia.com): gpu-operator api/nvidia/v1 and
+# api/nvidia/v1alpha1 (groupversion_info.go), CRDs in deployments/gpu-operator/crds/.
+CLUSTER_POLICIES = ("v1", "clusterpolicies")
+GPU_CLUSTERS = ("v1alpha1", "gpuclusters")
+_DRA_TWICE = (
+    "NVIDIA's DRA driver and the device plugin must not both hand out GPUs on one node (each would give the same GPU "
+    "to a different pod)"
+)
 _TWO_PLUGINS = "two device plugins on one node take turns on the socket nvidia-gpu.sock and GPUs vanish from kubelet. Remove it"
 _TWO_ALLOCATORS = {
     DEVICE_PLUGIN: _TWO_PLUGINS,
     OPERATOR: _TWO_PLUGINS,
-    DRA: "NVIDIA's DRA driver and the device plugin must not both hand out GPUs on one node (each would give the same GPU "
-    "to a different pod). Remove it (or its GPU part: resources.gpus.enabled=false in its chart)",
+    DRA: f"{_DRA_TWICE}. Remove it (or its GPU part: resources.gpus.enabled=false in its chart)",
+    GPU_CLUSTER: f"{_DRA_TWICE}, and a GPUCluster always deploys the GPU part; nvidia.com/gpu.deploy.dra-driver=false "
+    "on a node keeps it off that node. Remove it",
+    OPERATOR_DRA: f"{_DRA_TWICE}; its GPUCluster deploys it always with its GPU part, and nvidia.com/gpu.deploy.dra-driver=false "
+    "on a node keeps it off that node. Remove the GPUCluster",
 }
 
 
@@ -136,24 +151,33 @@ def read_gpu_slices(custom: Any) -> tuple[list[dict[str, Any]], str | None]:
     return [], None
 
 
+def read_operator_configs(custom: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The GPU Operator's ClusterPolicies and GPUClusters; none of a kind whose CRD the cluster lacks
+    (no operator, or one from before v26 for GPUCluster)."""
+    from kubernetes.client.exceptions import ApiException
+
+    def listed(version: str, plural: str) -> list[dict[str, Any]]:
+        try:
+            return list(custom.list_cluster_custom_object("nvidia.com", version, plural).get("items") or [])
+        except ApiException as error:
+            if error.status != 404:
+                raise
+            return []
+
+    return listed(*CLUSTER_POLICIES), listed(*GPU_CLUSTERS)
+
+
 def _look(props: Mapping[str, Any]) -> tuple[list[OtherAllocator], list[str], list[str]]:
     """What the cluster holds now: the other allocators, the lines that stop a run, what could not be checked."""
     from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
 
     api = api_client_from_props(props)
     core = client.CoreV1Api(api)
     daemonsets = api.sanitize_for_serialization(client.AppsV1Api(api).list_daemon_set_for_all_namespaces()).get("items", [])
     custom = client.CustomObjectsApi(api)
-    try:
-        found: dict[str, Any] = custom.list_cluster_custom_object("nvidia.com", "v1", "clusterpolicies")  # type: ignore[assignment]
-        policies = found.get("items", [])
-    except ApiException as error:
-        if error.status != 404:  # no GPU Operator: its CRD is not there
-            raise
-        policies = []
+    policies, clusters = read_operator_configs(custom)
     slices, note = read_gpu_slices(custom)
-    others = [*allocator_daemonsets(daemonsets), *operator_policies(policies)]
+    others = [*allocator_daemonsets(daemonsets), *operator_policies(policies), *operator_clusters(clusters)]
     handed_over = list(props.get("handOver") or [])
     nodes = set(props.get("nodes") or [])
 

@@ -20,7 +20,23 @@ unknown script counts as a plugin, the side that stops a run rather than lets tw
 `deployments/helm/nvidia-dra-driver-gpu/templates/kubeletplugin.yaml`,
 `cmd/gpu-kubelet-plugin/main.go` `DriverName`). Its `compute-domains` container
 (`compute-domain-kubelet-plugin`, driver `compute-domain.nvidia.com`) hands out IMEX channels,
-not GPUs, and is left alone.
+not GPUs, and is left alone. The driver's home is now kubernetes-sigs/dra-driver-nvidia-gpu: chart
+`dra-driver-nvidia-gpu` (v0.4.1), image `registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu`,
+DaemonSet `<name>-kubelet-plugin` with the same two containers and programs, the same driver name
+(`deployments/helm/dra-driver-nvidia-gpu/templates/kubeletplugin.yaml`, `values.yaml`,
+`cmd/gpu-kubelet-plugin/main.go`). It tolerates `nvidia.com/gpu:NoSchedule` by default and its GPU
+part needs `gpuResourcesEnabledOverride=true` (`templates/validation.yaml`). Which chart a DaemonSet
+comes from is its `app.kubernetes.io/name` label (both charts' `templateLabels`, the chart's name).
+
+**The GPU Operator's GPUCluster** (v26.x, `nvidia.com/v1alpha1`, cluster-scoped, a singleton whose
+name the CRD pins to `gpu-cluster`: gpu-operator `deployments/gpu-operator/crds/nvidia.com_gpuclusters.yaml`)
+deploys the DRA driver instead of the device plugin (`api/nvidia/v1alpha1/gpucluster_types.go`: "the gpus
+capability is always deployed; there is no enabled toggle"). Its kubelet plugin DaemonSet
+`nvidia-dra-driver-kubelet-plugin` runs `gpu-kubelet-plugin` in a `gpus` container under `bash -c`
+(`manifests/state-dra-driver/0500_daemonset.yaml`) and selects nodes by
+`nvidia.com/gpu.deploy.dra-driver: "true"`, which the operator's node labelling writes on nodes in DRA mode
+and never overwrites when set (`controllers/nodelabeling_controller.go`, `updateGPUClusterStateLabels`):
+`nvidia.com/gpu.deploy.dra-driver=false` keeps it off a node.
 
 **Other device plugins that register `nvidia.com/gpu`** (a cloud's own plugin, a static pod, a
 service on the machine) are seen where kubelet reports them: a node of the stack whose
@@ -40,7 +56,7 @@ from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_nodes.vocabulary import GPU_RESOURCE, PART_OF, PART_OF_LABEL
+from gpu_nodes.vocabulary import GPU_RESOURCE, NAME_LABEL, PART_OF, PART_OF_LABEL
 
 PLUGIN_IMAGE = "k8s-device-plugin"
 # The other programs of the plugin image: none serves kubelet's device plugin socket.
@@ -50,6 +66,14 @@ DRA_GPU_DRIVER = "gpu.nvidia.com"
 DEVICE_PLUGIN = "device-plugin"
 DRA = "dra"
 OPERATOR = "operator"
+GPU_CLUSTER = "gpu-cluster"
+# The DRA kubelet plugin a GPUCluster deploys and controls.
+OPERATOR_DRA = "operator-dra"
+# The DRA driver's charts, by name, and where each is developed.
+DRA_CHARTS = {
+    "nvidia-dra-driver-gpu": "NVIDIA/k8s-dra-driver-gpu",
+    "dra-driver-nvidia-gpu": "kubernetes-sigs/dra-driver-nvidia-gpu",
+}
 _SHELLS = frozenset({"sh", "bash", "ash", "dash"})
 _WORDS = re.compile(r"[^\s;&|()`'\"]+")
 
@@ -60,7 +84,7 @@ class OtherAllocator:
 
     ref: str
     what: str
-    kind: str  # DEVICE_PLUGIN, DRA or OPERATOR (a ClusterPolicy)
+    kind: str  # DEVICE_PLUGIN, DRA, OPERATOR (a ClusterPolicy), GPU_CLUSTER or OPERATOR_DRA
     uid: str | None = None
     namespace: str | None = None
     selector: Mapping[str, str] | None = None
@@ -115,16 +139,33 @@ def allocator_daemonsets(daemonsets: Iterable[Mapping[str, Any]]) -> list[OtherA
             kind, what = DEVICE_PLUGIN, f"DaemonSet {ref} (image {plugins[0].get('image')})"
         elif dra:
             container = dra[0]
-            kind = DRA
+            cluster = _controlling_gpu_cluster(metadata)
+            kind = OPERATOR_DRA if cluster else DRA
             what = (
-                f"DaemonSet {ref} (NVIDIA's DRA driver: container {container.get('name')} runs {DRA_GPU_PROGRAM}, "
-                f"image {container.get('image')})"
+                f"DaemonSet {ref} (NVIDIA's DRA driver, {_dra_source(metadata, cluster)}: container {container.get('name')} "
+                f"runs {DRA_GPU_PROGRAM}, image {container.get('image')})"
             )
         else:
             continue
         selector = dict((spec.get("selector") or {}).get("matchLabels") or {})
         found.append(OtherAllocator(ref, what, kind, metadata.get("uid"), metadata.get("namespace"), selector))
     return sorted(found, key=lambda a: a.ref)
+
+
+def _controlling_gpu_cluster(metadata: Mapping[str, Any]) -> str | None:
+    """The GPUCluster that controls the DaemonSet, by name, if one does."""
+    for owner in metadata.get("ownerReferences") or []:
+        if owner.get("kind") == "GPUCluster" and owner.get("controller"):
+            return str(owner.get("name"))
+    return None
+
+
+def _dra_source(metadata: Mapping[str, Any], cluster: str | None) -> str:
+    """Who put NVIDIA's DRA driver there: a GPUCluster, or a chart of it (named, with its home)."""
+    if cluster:
+        return f"deployed by the GPU Operator's GPUCluster {cluster}"
+    chart = ((metadata.get("labels") or {}).get(NAME_LABEL)) or ""
+    return f"chart {chart} of {DRA_CHARTS[chart]}" if chart in DRA_CHARTS else "installed by hand or another chart"
 
 
 def operator_policies(policies: Iterable[Mapping[str, Any]]) -> list[OtherAllocator]:
@@ -136,6 +177,16 @@ def operator_policies(policies: Iterable[Mapping[str, Any]]) -> list[OtherAlloca
             name = (policy.get("metadata") or {}).get("name")
             what = f"the GPU Operator's ClusterPolicy {name} (devicePlugin enabled)"
             found.append(OtherAllocator(f"ClusterPolicy/{name}", what, OPERATOR))
+    return found
+
+
+def operator_clusters(clusters: Iterable[Mapping[str, Any]]) -> list[OtherAllocator]:
+    """GPU Operator GPUClusters: each deploys the DRA driver's GPU part (see the module docstring)."""
+    found = []
+    for cluster in clusters:
+        name = (cluster.get("metadata") or {}).get("name")
+        what = f"the GPU Operator's GPUCluster {name} (its DRA driver hands out GPUs, driver {DRA_GPU_DRIVER})"
+        found.append(OtherAllocator(f"GPUCluster/{name}", what, GPU_CLUSTER))
     return found
 
 

@@ -26,6 +26,7 @@ from gpu_nodes.kube.node_health import (
     not_ready,
     settled_plugin_pod,
 )
+from gpu_nodes.kube.quarantine import Quarantine, quarantine_of
 from gpu_nodes.preflight.facts import disagreement, node_facts
 from gpu_nodes.vocabulary import GATE, GPU_RESOURCE_PREFIX, JOB_NAME_LABEL
 
@@ -56,6 +57,8 @@ class Judgement:
     deferred_jobs: list[str] = field(default_factory=list)
     # Unfinished Jobs whose pods all wait for GPUs: nothing more to learn from them on a short node.
     starved_jobs: list[str] = field(default_factory=list)
+    # Someone else's quarantine of the node (NVSentinel's): the gate stays on while it holds.
+    quarantine: Quarantine | None = None
 
     @property
     def jobs_done(self) -> bool:
@@ -67,8 +70,10 @@ class Judgement:
 
     @property
     def final(self) -> bool:
-        """Nothing more to wait for: passed, a Job failed, or the GPUs are not the group's (neither passes on its own)."""
-        return self.passed or bool(self.failed_jobs) or any(item == FACTS_ITEM for item, _ in self.problems)
+        """Nothing more to wait for: passed, a Job failed, the GPUs are not the group's, or someone else holds the
+        node in quarantine (none of these passes on its own)."""
+        facts_differ = any(item == FACTS_ITEM for item, _ in self.problems)
+        return self.passed or bool(self.failed_jobs) or facts_differ or self.quarantine is not None
 
 
 @dataclass
@@ -141,9 +146,11 @@ def judge(
     )
     if deferred:
         items["workloadSucceeded"] = None
-    # One line per failed item, and one per Job that has not succeeded; the node's readiness first.
-    ready = not_ready(node)
+    # One line per failed item, and one per Job that has not succeeded; the node's readiness and
+    # someone else's quarantine first.
+    ready, quarantine = not_ready(node), quarantine_of(node)
     problems: list[tuple[str | None, str]] = [(None, ready)] if ready is not None else []
+    problems += [(None, held_by(quarantine))] if quarantine else []
     problems += [(item, text) for item, text in items.items() if text and item != "workloadSucceeded"]
     problems += [] if deferred else [("workloadSucceeded", w) for w in workload]
     short_plugin = None
@@ -165,6 +172,15 @@ def judge(
         short_plugin=short_plugin,
         deferred_jobs=list(waiting) if deferred else [],
         starved_jobs=list(waiting),
+        quarantine=quarantine,
+    )
+
+
+def held_by(quarantine: Quarantine) -> str:
+    """Why a node someone else holds stays gated, and when it is proven again."""
+    return (
+        f"{quarantine}: gpu-nodes leaves its cordon and taints alone and keeps the gate on until {quarantine.by} "
+        "releases the node"
     )
 
 

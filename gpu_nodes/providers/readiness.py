@@ -68,7 +68,7 @@ _WAIT_INPUTS = (*TARGET_KEYS, "namespace", "jobs", "timeoutSeconds", "groupLabel
 
 
 class NodeReadinessProvider(ClusterResourceProvider):
-    computed = ("checklist", "gate", "recovery")
+    computed = ("checklist", "gate", "recovery", "quarantine")
 
     def _view(self, props: dict[str, Any]) -> ClusterReader:
         return cluster_view_from_props(self.cluster_props(props))
@@ -143,7 +143,7 @@ class NodeReadinessProvider(ClusterResourceProvider):
             if restarted
             else None
         )
-        return {**props, "checklist": judgement.checklist, "gate": "lifted", "recovery": recovery}
+        return {**props, "checklist": judgement.checklist, "gate": "lifted", "recovery": recovery, "quarantine": None}
 
     def _delete_jobs(self, props: dict[str, Any], view: ClusterReader, names: Sequence[str]) -> None:
         """Delete those of the node's Jobs that still exist, so that the next run makes them anew."""
@@ -161,8 +161,9 @@ class NodeReadinessProvider(ClusterResourceProvider):
         # (README, "Upgrading deployed stacks").
         migrated = "groupNodes" in olds and "groupLabel" not in olds and news.get("groupLabel")
         changed = [key for key in _WAIT_INPUTS if olds.get(key) != news.get(key) and not (migrated and key == "groupLabel")]
-        # A refresh found the node failing an item, or gated again: prove it again.
+        # A refresh found the node failing an item, gated again or held in someone else's quarantine: prove it again.
         degraded = any(value != PASS for value in (olds.get("checklist") or {}).values()) or olds.get("gate") == "up"
+        degraded = degraded or bool(olds.get("quarantine"))
         return DiffResult(changes=bool(changed) or degraded)
 
     def update_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
@@ -173,9 +174,9 @@ class NodeReadinessProvider(ClusterResourceProvider):
         target = NodeTarget.from_props(props)
         jobs, group = list(props.get("jobs") or []), dict(props.get("groupLabel") or {})
         judgement = judge(self._view(props), target, props["namespace"], jobs, Stories(), group, node_pods=self._node_pods(props))
-        return ReadResult(
-            id_=id_, outs={**props, "checklist": judgement.checklist, "gate": "up" if judgement.gate_up else "lifted"}
-        )
+        quarantine = judgement.quarantine.as_output() if judgement.quarantine else None
+        gate = "up" if judgement.gate_up else "lifted"
+        return ReadResult(id_=id_, outs={**props, "checklist": judgement.checklist, "gate": gate, "quarantine": quarantine})
 
 
 class NodeReadiness(ClusterResource, module="gpu-nodes", name="NodeReadiness"):
@@ -185,6 +186,8 @@ class NodeReadiness(ClusterResource, module="gpu-nodes", name="NodeReadiness"):
     gate: pulumi.Output[str]
     # What the check did to bring the node's GPUs back (a plugin pod restart), if anything.
     recovery: pulumi.Output[str | None]
+    # Someone else's quarantine of the node, as the last look found it (gpu_nodes/kube/quarantine.py); None when none.
+    quarantine: pulumi.Output[dict[str, Any] | None]
 
     def __init__(
         self,
@@ -219,5 +222,6 @@ class NodeReadiness(ClusterResource, module="gpu-nodes", name="NodeReadiness"):
             "checklist": None,
             "gate": None,
             "recovery": None,
+            "quarantine": None,
         }
         super().__init__(NodeReadinessProvider(), name, props, cluster, opts)

@@ -101,4 +101,5 @@ def node_report(spec: NodeGroupSpec, proven: ProvenNode) -> dict[str, Any]:
         "checklist": readiness.checklist,
         "gate": readiness.gate,
         "recovery": readiness.recovery,
+        "quarantine": readiness.quarantine,
     }

@@ -88,12 +88,18 @@ def test_existing_namespaces_is_a_list():
     assert_one_problem(caught.value.problems, "gpu-nodes:existingNamespaces", "a list of namespace names")
 
 
+def test_hand_over_names_the_gpu_operators_gpu_cluster():
+    stack = parse_stack([group()], hand_over=["GPUCluster/gpu-cluster"])
+    assert stack.hand_over == ("GPUCluster/gpu-cluster",), stack
+
+
 def test_hand_over_names_daemonsets_or_cluster_policies():
     stack = parse_stack([group()], hand_over=["kube-system/nvdp-nvidia-device-plugin", "ClusterPolicy/cluster-policy"])
     assert stack.hand_over == ("ClusterPolicy/cluster-policy", "kube-system/nvdp-nvidia-device-plugin"), stack
     with pytest.raises(ConfigError) as caught:
         parse_stack([group()], hand_over=["nvdp-nvidia-device-plugin"])
-    assert_one_problem(caught.value.problems, "gpu-nodes:handOver[0]", "<namespace>/<DaemonSet name> or ClusterPolicy/<name>")
+    expected = "<namespace>/<DaemonSet name>, ClusterPolicy/<name> or GPUCluster/<name>"
+    assert_one_problem(caught.value.problems, "gpu-nodes:handOver[0]", expected)
 
 
 def test_insecure_flag_must_be_boolean():

@@ -94,7 +94,10 @@ def test_nvidias_dra_kubelet_plugin_on_our_nodes_stops_the_run_naming_it(deploye
     our label nvidia.com/gpu.present=true: a refresh shows it as drift and `pulumi up` stops naming
     it, the reason and the way out. No node is opened or closed by the stopped run."""
     dra = manifest(DRA_NAMESPACE, tolerating_gpu_taint(dra_kubelet_plugin()))
-    named = f"DaemonSet {DRA_REF} (NVIDIA's DRA driver: container gpus runs gpu-kubelet-plugin"
+    named = (
+        f"DaemonSet {DRA_REF} (NVIDIA's DRA driver, chart nvidia-dra-driver-gpu of NVIDIA/k8s-dra-driver-gpu: "
+        "container gpus runs gpu-kubelet-plugin"
+    )
     try:
         deployed.run("kubectl", "apply", "-f", "-", stdin=dra)
         on_our_nodes = lambda: set(NODES) <= set(pods_by_node(deployed, DRA_NAMESPACE))  # noqa: E731

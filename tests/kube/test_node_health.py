@@ -20,7 +20,7 @@ from gpu_nodes.kube.node_health import (
 )
 from gpu_nodes.resources.node_builders import expected_allocatable, node_target
 from gpu_nodes.vocabulary import GATE
-from tests.fakes import GATE_TAINT, GPU_TAINT, crash_looping_plugin_pod, node, plugin_pod, target
+from tests.fakes import GATE_TAINT, GPU_TAINT, crash_looping_plugin_pod, node, nvsentinel_quarantined, plugin_pod, target
 from tests.specs import group_spec
 
 
@@ -202,6 +202,12 @@ def test_degradation_lists_each_problem_and_nothing_for_a_healthy_node():
     assert degradation(target(), node(), [plugin_pod()]) == []
     found = degradation(target(), node(gpus=3, ready=False), [])
     assert len(found) == 3 and found[0].startswith("NotReady") and "expected 4" in found[2], found
+
+
+def test_a_quarantine_since_the_last_run_is_degradation():
+    """NVSentinel's quarantine of an open node is drift: a refresh puts the gate back (providers/taints.py)."""
+    found = degradation(target(), nvsentinel_quarantined(node()), [plugin_pod()])
+    assert found == ["NVSentinel's quarantine (state quarantined): cordoned, condition SysLogsXIDError"], found
 
 
 def test_gated_looks_for_the_gate_only():

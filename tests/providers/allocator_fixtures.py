@@ -41,9 +41,19 @@ def dra_kubelet_plugin() -> dict[str, Any]:
     return daemonset("nvidia-dra-driver-gpu-kubelet-plugin.yaml")
 
 
-def dra_compute_domains_only() -> dict[str, Any]:
-    """The DRA chart with `resources.gpus.enabled=false`: its template leaves out the `gpus` container."""
-    ds = dra_kubelet_plugin()
+def dra_sigs_kubelet_plugin() -> dict[str, Any]:
+    """The DRA driver's chart from its home at kubernetes-sigs (`dra-driver-nvidia-gpu`)."""
+    return daemonset("dra-driver-nvidia-gpu-kubelet-plugin.yaml")
+
+
+def operator_dra_kubelet_plugin() -> dict[str, Any]:
+    """The DRA kubelet plugin a GPU Operator GPUCluster deploys."""
+    return daemonset("gpu-operator-dra-kubelet-plugin-daemonset.yaml")
+
+
+def dra_compute_domains_only(ds: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A DRA chart with `resources.gpus.enabled=false`: its template leaves out the `gpus` container."""
+    ds = ds or dra_kubelet_plugin()
     spec = ds["spec"]["template"]["spec"]
     spec["containers"] = [c for c in spec["containers"] if c["name"] != "gpus"]
     return ds

@@ -7,9 +7,15 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from gpu_nodes.errors import OtherPluginError
-from gpu_nodes.providers.coexistence import CoexistenceProvider, pods_on_nodes, problems, read_gpu_slices
-from gpu_nodes.providers.gpu_allocators import OtherAllocator, allocator_daemonsets, operator_policies
-from tests.providers.allocator_fixtures import dra_kubelet_plugin, gfd_static, resource_slice
+from gpu_nodes.providers.coexistence import (
+    CoexistenceProvider,
+    pods_on_nodes,
+    problems,
+    read_gpu_slices,
+    read_operator_configs,
+)
+from gpu_nodes.providers.gpu_allocators import OtherAllocator, allocator_daemonsets, operator_clusters, operator_policies
+from tests.providers.allocator_fixtures import dra_kubelet_plugin, gfd_static, operator_dra_kubelet_plugin, resource_slice
 
 CHART = {
     "metadata": {
@@ -49,6 +55,58 @@ def test_a_cluster_policy_counts_unless_its_device_plugin_is_off():
     off = {"metadata": {"name": "cluster-policy"}, "spec": {"devicePlugin": {"enabled": False}}}
     assert [p.ref for p in operator_policies([on])] == ["ClusterPolicy/cluster-policy"]
     assert operator_policies([off]) == []
+
+
+# The GPU Operator's GPUCluster (nvidia.com/v1alpha1, cluster-scoped, a singleton named gpu-cluster:
+# NVIDIA/gpu-operator deployments/gpu-operator/crds/nvidia.com_gpuclusters.yaml), as its controller
+# leaves it (status: controllers/gpucluster_controller.go updateCRStatus).
+GPU_CLUSTER = {
+    "apiVersion": "nvidia.com/v1alpha1",
+    "kind": "GPUCluster",
+    "metadata": {"name": "gpu-cluster", "finalizers": ["gpucluster.nvidia.com/dra-resourceclaim"]},
+    "spec": {"draDriver": {"computeDomains": {"enabled": True}}},
+    "status": {"state": "ready", "namespace": "gpu-operator"},
+}
+
+
+def test_a_gpu_cluster_always_counts_its_gpu_part_has_no_switch():
+    (found,) = operator_clusters([GPU_CLUSTER])
+    assert found.ref == "GPUCluster/gpu-cluster", found
+    assert found.what == "the GPU Operator's GPUCluster gpu-cluster (its DRA driver hands out GPUs, driver gpu.nvidia.com)", found
+
+
+def test_a_gpu_cluster_not_handed_over_stops_the_run_naming_the_label_that_keeps_it_off():
+    (line,) = problems(operator_clusters([GPU_CLUSTER]), [], {})
+    assert "NVIDIA's DRA driver and the device plugin must not both hand out GPUs on one node" in line, line
+    assert "nvidia.com/gpu.deploy.dra-driver=false" in line, line
+    assert line.endswith("or keep it off this stack's nodes and list 'GPUCluster/gpu-cluster' in gpu-nodes:handOver"), line
+    assert problems(operator_clusters([GPU_CLUSTER]), ["GPUCluster/gpu-cluster"], {}) == []
+
+
+class FakeOperatorApi:
+    """CustomObjectsApi's list call for the GPU Operator's cluster-scoped resources, by (version, plural)."""
+
+    def __init__(self, served: dict[tuple[str, str], list[dict]]) -> None:
+        self.served = served
+        self.asked: list[tuple[str, str, str]] = []
+
+    def list_cluster_custom_object(self, group: str, version: str, plural: str) -> dict:
+        self.asked.append((group, version, plural))
+        if (version, plural) not in self.served:
+            raise ApiException(status=404)
+        return {"items": self.served[(version, plural)]}
+
+
+def test_the_operators_cluster_policies_and_gpu_clusters_are_both_read():
+    policy = {"metadata": {"name": "cluster-policy"}, "spec": {}}
+    api = FakeOperatorApi({("v1", "clusterpolicies"): [policy], ("v1alpha1", "gpuclusters"): [GPU_CLUSTER]})
+    assert read_operator_configs(api) == ([policy], [GPU_CLUSTER])
+    assert api.asked == [("nvidia.com", "v1", "clusterpolicies"), ("nvidia.com", "v1alpha1", "gpuclusters")], api.asked
+
+
+def test_an_operator_without_gpu_clusters_has_none():
+    """GPU Operator releases before v26 have no GPUCluster CRD: the API server answers 404."""
+    assert read_operator_configs(FakeOperatorApi({("v1", "clusterpolicies"): []})) == ([], [])
 
 
 def test_an_install_not_handed_over_stops_the_run_naming_the_way_out():
@@ -102,9 +160,16 @@ def test_gfd_beside_us_stops_nothing():
 
 def test_the_dra_driver_stops_the_run_naming_why_and_the_way_out():
     (line,) = problems(allocator_daemonsets([dra_kubelet_plugin()]), [], {})
-    assert line.startswith(f"DaemonSet {DRA_REF} (NVIDIA's DRA driver: container gpus runs gpu-kubelet-plugin"), line
+    assert line.startswith(f"DaemonSet {DRA_REF} (NVIDIA's DRA driver, chart nvidia-dra-driver-gpu of "), line
     assert "NVIDIA's DRA driver and the device plugin must not both hand out GPUs on one node" in line, line
     assert "resources.gpus.enabled=false" in line and f"list {DRA_REF!r} in gpu-nodes:handOver" in line, line
+
+
+def test_a_gpu_clusters_dra_driver_stops_the_run_naming_the_label_not_a_chart_value():
+    (line,) = problems(allocator_daemonsets([operator_dra_kubelet_plugin()]), [], {})
+    assert "deploys it always with its GPU part" in line and "nvidia.com/gpu.deploy.dra-driver=false" in line, line
+    assert "resources.gpus.enabled" not in line, line
+    assert line.endswith("list 'gpu-operator/nvidia-dra-driver-kubelet-plugin' in gpu-nodes:handOver"), line
 
 
 def test_a_handed_over_dra_driver_off_our_nodes_is_fine_and_on_them_is_not():

@@ -12,7 +12,9 @@ from tests.providers.allocator_fixtures import (
     chart,
     dra_compute_domains_only,
     dra_kubelet_plugin,
+    dra_sigs_kubelet_plugin,
     gfd_static,
+    operator_dra_kubelet_plugin,
     operator_plugin,
     plugin_without_command,
     resource_slice,
@@ -39,6 +41,9 @@ OURS = {
         ("the GPU Operator's plugin behind /bin/sh -c", operator_plugin, "device-plugin"),
         ("NVIDIA's DRA kubelet plugin", dra_kubelet_plugin, "dra"),
         ("the DRA driver with only compute domains", dra_compute_domains_only, None),
+        ("the DRA driver's chart from kubernetes-sigs", dra_sigs_kubelet_plugin, "dra"),
+        ("kubernetes-sigs chart, compute domains only", lambda: dra_compute_domains_only(dra_sigs_kubelet_plugin()), None),
+        ("the DRA kubelet plugin of a GPUCluster, behind exec", operator_dra_kubelet_plugin, "operator-dra"),
         ("our own device plugin", lambda: OURS, None),
     ],
 )
@@ -56,12 +61,33 @@ def test_a_device_plugin_is_named_by_namespace_name_and_image():
     assert found.what == f"DaemonSet nvidia-device-plugin/nvdp-nvidia-device-plugin (image {image})", found
 
 
-def test_the_dra_driver_is_named_by_its_daemonset_and_the_container_that_allocates():
+def test_the_dra_driver_is_named_by_its_daemonset_its_chart_and_the_container_that_allocates():
     (found,) = allocator_daemonsets([dra_kubelet_plugin()])
     assert found.ref == "nvidia-dra-driver-gpu/nvidia-dra-driver-gpu-kubelet-plugin", found
     assert found.what == (
-        "DaemonSet nvidia-dra-driver-gpu/nvidia-dra-driver-gpu-kubelet-plugin (NVIDIA's DRA driver: container gpus "
-        "runs gpu-kubelet-plugin, image nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.0)"
+        "DaemonSet nvidia-dra-driver-gpu/nvidia-dra-driver-gpu-kubelet-plugin (NVIDIA's DRA driver, chart "
+        "nvidia-dra-driver-gpu of NVIDIA/k8s-dra-driver-gpu: container gpus runs gpu-kubelet-plugin, image "
+        "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.0)"
+    ), found
+
+
+def test_the_dra_driver_from_its_kubernetes_sigs_home_is_named_so():
+    (found,) = allocator_daemonsets([dra_sigs_kubelet_plugin()])
+    assert found.ref == "dra-driver-nvidia-gpu/dra-driver-nvidia-gpu-kubelet-plugin", found
+    assert found.what == (
+        "DaemonSet dra-driver-nvidia-gpu/dra-driver-nvidia-gpu-kubelet-plugin (NVIDIA's DRA driver, chart "
+        "dra-driver-nvidia-gpu of kubernetes-sigs/dra-driver-nvidia-gpu: container gpus runs gpu-kubelet-plugin, "
+        "image registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1)"
+    ), found
+
+
+def test_a_dra_driver_a_gpu_cluster_deployed_is_named_by_its_gpu_cluster():
+    (found,) = allocator_daemonsets([operator_dra_kubelet_plugin()])
+    assert found.ref == "gpu-operator/nvidia-dra-driver-kubelet-plugin", found
+    assert found.what == (
+        "DaemonSet gpu-operator/nvidia-dra-driver-kubelet-plugin (NVIDIA's DRA driver, deployed by the GPU Operator's "
+        "GPUCluster gpu-cluster: container gpus runs gpu-kubelet-plugin, image "
+        "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1)"
     ), found
 
 

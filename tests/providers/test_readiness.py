@@ -14,11 +14,13 @@ from gpu_nodes.vocabulary import FACTS_ANNOTATION
 from tests.fakes import (
     GATE_TAINT,
     GPU_TAINT,
+    NVSENTINEL_TAINT,
     VERIFICATION_NAMESPACE,
     FakeCluster,
     FakeTaintApi,
     job,
     node,
+    nvsentinel_quarantined,
     plugin_pod,
     target,
     tenant_pod,
@@ -516,6 +518,59 @@ def test_a_not_ready_node_is_not_opened(monkeypatch):
     monkeypatch.setattr(NodeReadinessProvider, "_node_pods", lambda self, p: fake)
     with pytest.raises(NodeNotReadyError, match=r"- NotReady \(KubeletReady\)"):
         NodeReadinessProvider().create(props())
+
+
+# --- someone else's quarantine (NVSentinel) ------------------------------------------------------
+
+
+def test_a_node_nvsentinel_holds_is_never_opened_and_fails_at_once_naming_its_quarantine(cluster):
+    nvsentinel_quarantined(cluster.nodes["n1"], taints=[NVSENTINEL_TAINT])
+    plugin_lands(cluster)
+    jobs_succeed(cluster)
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props())
+    message = str(failure.value)
+    assert message.startswith("node n1 stays gated (gpu-nodes.dev/unverified=true:NoSchedule)"), message
+    held = "NVSentinel's quarantine (state quarantined): cordoned, taint nvidia.com/gpu-error=fatal:NoSchedule"
+    assert held in message, message
+    assert "leaves its cordon and taints alone" in message, message
+    assert cluster.checks == 0, f"waited {cluster.checks} looks for a node NVSentinel holds"
+    assert GATE_TAINT in taints_on(cluster) and NVSENTINEL_TAINT in taints_on(cluster), taints_on(cluster)
+    assert cluster.nodes["n1"]["spec"]["unschedulable"] is True, "their cordon must stay"
+
+
+def test_an_open_node_nvsentinel_quarantined_since_is_gated_again_beside_their_marks(cluster):
+    plugin_lands(cluster)
+    jobs_succeed(cluster)
+    created = NodeReadinessProvider().create(props())
+    nvsentinel_quarantined(cluster.nodes["n1"], taints=[NVSENTINEL_TAINT])
+    refreshed = NodeReadinessProvider().read("n1", created.outs).outs
+    with pytest.raises(NodeNotReadyError, match="is gated again"):
+        NodeReadinessProvider().update("n1", refreshed, props())
+    assert taints_on(cluster) == [
+        GPU_TAINT,
+        {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"},
+        NVSENTINEL_TAINT,
+        GATE_TAINT,
+    ], taints_on(cluster)
+    assert cluster.nodes["n1"]["spec"]["unschedulable"] is True
+
+
+def test_a_refresh_shows_nvsentinels_quarantine_and_up_proves_the_node_again(cluster):
+    plugin_lands(cluster)
+    jobs_succeed(cluster)
+    created = NodeReadinessProvider().create(props())
+    assert created.outs["quarantine"] is None, created.outs
+    nvsentinel_quarantined(cluster.nodes["n1"])
+    read = NodeReadinessProvider().read("n1", created.outs)
+    assert read.outs["quarantine"] == {
+        "by": "NVSentinel",
+        "state": "quarantined",
+        "cordoned": True,
+        "taints": [],
+        "conditions": ["SysLogsXIDError"],
+    }, read.outs
+    assert NodeReadinessProvider().diff("n1", read.outs, props()).changes, "a quarantine must be a pending change"
 
 
 # --- refresh and diff ------------------------------------------------------------------------

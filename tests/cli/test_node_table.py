@@ -1,0 +1,22 @@
+"""The per-node table: one row per node, what preflight found, the checklist, the gate, and who else holds it."""
+
+from __future__ import annotations
+
+from gpu_nodes.cli.node_table import HEADER, node_row
+
+ENTRY = {
+    "preflight": {"skipped": True},
+    "checklist": dict.fromkeys(["labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded"], "pass"),
+    "gate": "up",
+}
+HELD = {"by": "NVSentinel", "state": "remediating", "cordoned": True, "taints": [], "conditions": ["SysLogsXIDError"]}
+
+
+def test_a_node_someone_else_holds_says_who_and_in_which_state():
+    row = dict(zip(HEADER, node_row("a100", "n1", {**ENTRY, "quarantine": HELD}), strict=True))
+    assert row["QUARANTINE"] == "NVSentinel remediating" and row["GATE"] == "up", row
+
+
+def test_a_node_nobody_else_holds_and_a_report_without_the_field_show_a_dash():
+    assert dict(zip(HEADER, node_row("a100", "n1", {**ENTRY, "quarantine": None}), strict=True))["QUARANTINE"] == "-"
+    assert dict(zip(HEADER, node_row("a100", "n1", ENTRY), strict=True))["QUARANTINE"] == "-"
