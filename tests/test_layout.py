@@ -127,7 +127,7 @@ def test_every_key_we_write_or_read_is_named_in_the_vocabulary():
 # manifests, which write its facts as node labels (manifests/node_labels.py).
 LAYERS = (
     ("vocabulary", ("gpu_nodes.vocabulary", "gpu_nodes.errors", "gpu_nodes.pulumi_internals")),
-    ("constants", ("gpu_nodes.constants",)),
+    ("constants", ("gpu_nodes.constants", "gpu_nodes.advisories")),
     ("config", ("gpu_nodes.config",)),
     ("preflight", ("gpu_nodes.preflight",)),
     ("manifests", ("gpu_nodes.manifests",)),

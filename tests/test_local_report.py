@@ -39,12 +39,12 @@ def cells(line: list[str]) -> list[str]:
 
 def test_each_node_has_its_checklist_and_gate():
     header, row = (cells(line) for line in table({"local-gpu": {"gpu-node-1": HEALTHY}}))
-    assert header[-6:] == ["LABEL", "TAINT", "PLUGIN", "GPUS-REGISTERED", "GPU-WORKLOAD", "GATE"], header
+    assert header[-7:] == ["LABEL", "TAINT", "PLUGIN", "GPUS-REGISTERED", "GPU-WORKLOAD", "GATE", "QUARANTINE"], header
     assert row[:3] == ["local-gpu", "gpu-node-1", "passed"], row
-    assert row[-6:] == ["pass", "pass", "pass", "pass", "pass", "lifted"], row
+    assert row[-7:] == ["pass", "pass", "pass", "pass", "pass", "lifted", "-"], row
 
 
 def test_a_failed_item_and_a_gate_still_up_stand_out():
     degraded = {**HEALTHY, "checklist": {**HEALTHY["checklist"], "gpusRegistered": "fail"}, "gate": "up"}
     row = cells(table({"local-gpu": {"gpu-node-2": degraded}})[1])
-    assert row[-3:] == ["FAIL", "pass", "up"], row
+    assert row[-4:] == ["FAIL", "pass", "up", "-"], row
