@@ -1,11 +1,18 @@
-"""NVIDIA's security advisories that decide which container toolkits preflight lets through.
+"""NVIDIA's security advisories that decide which container toolkits and drivers preflight lets through.
 
-Data, not constants: each row is one CVE with the bulletin that published it and the first fixed
-release of each release line. When NVIDIA publishes a fix, a row is added or its versions move,
-and tests/test_advisories.py, which pins the floor, says why. The preflight script gets the rows
-as arguments (`--toolkit-advisory CVE=FIXED,...`, 40-check-toolkit.sh) and judges the machine's
-`nvidia-ctk --version` against them; the config reader refuses a `preflight.minToolkit` below the
-floor unless the group names the CVEs it accepts.
+Data, not constants: each toolkit row is one CVE with the bulletin that published it and the first
+fixed release of each release line; each driver row is one display-driver bulletin with the first
+fixed driver of each branch; the driver branches NVIDIA still patches come from its lifecycle
+table. When NVIDIA publishes a fix, a row is added or its versions move, and
+tests/test_advisories.py, which pins the floor and the patched branches, says why.
+
+The preflight script gets the rows as arguments and judges the machine against them: the
+toolkit's `nvidia-ctk --version` (`--toolkit-advisory CVE=FIXED,...`, 40-check-toolkit.sh), and
+the driver nvidia-smi reports (`--driver-advisory BULLETIN:CVES=FIXED,...` and
+`--patched-driver-branches`, 30-check-driver.sh). The config reader refuses a
+`preflight.minToolkit` below the toolkit floor unless the group names the CVEs it accepts; a
+driver open to a bulletin, or on a branch past its end of life, is a warning unless the group sets
+`preflight.driverAdvisories: refuse`.
 """
 
 from __future__ import annotations
@@ -31,6 +38,15 @@ def _at_least(version: str, minimum: str) -> bool:
     return a + (0,) * (width - len(a)) >= b + (0,) * (width - len(b))
 
 
+def is_open(version: str, fixed: tuple[str, ...], line_parts: int) -> bool:
+    """Open to a fix released as `fixed`: on a listed release line, below that line's fix; on any
+    other line, below the newest fix (an older line, or one between listed lines, never got it)."""
+    for fix in fixed:
+        if release_line(fix, line_parts) == release_line(version, line_parts):
+            return not _at_least(version, fix)
+    return not _at_least(version, fixed[-1])
+
+
 @dataclass(frozen=True)
 class Advisory:
     """One CVE of an NVIDIA security bulletin and the releases that fix it."""
@@ -47,10 +63,7 @@ class Advisory:
 
     def is_open(self, version: str) -> bool:
         """Whether this version is open to the CVE (the script's `advisory_open` agrees)."""
-        for fix in self.fixed:
-            if release_line(fix, self.line_parts) == release_line(version, self.line_parts):
-                return not _at_least(version, fix)
-        return not _at_least(version, self.fixed[-1])
+        return is_open(version, self.fixed, self.line_parts)
 
     def script_argument(self) -> str:
         return f"{self.cve}={','.join(self.fixed)}"
@@ -113,3 +126,117 @@ def floor(advisories: Iterable[Advisory] = TOOLKIT_ADVISORIES) -> str:
 
 
 TOOLKIT_FLOOR = floor()
+
+
+@dataclass(frozen=True)
+class DriverBulletin:
+    """One NVIDIA GPU display driver security bulletin and the first fixed driver of each branch.
+
+    A bulletin fixes many CVEs at once, each branch in one release, so the bulletin is the row.
+    `cves` are those of its CVEs that concern the Linux driver as far as they are named here;
+    `more_cves` counts the bulletin's others, so that a report never claims the list is whole."""
+
+    bulletin: str  # the answer id of nvidia.custhelp.com, as NVIDIA/product-security files it
+    published: str
+    cves: tuple[str, ...]
+    fixed: tuple[str, ...]  # oldest branch first
+    more_cves: int = 0
+
+    def is_open(self, version: str) -> bool:
+        return is_open(version, self.fixed, DRIVER_LINE_PARTS)
+
+    def script_argument(self) -> str:
+        more = (f"+{self.more_cves}",) if self.more_cves else ()
+        return f"{self.bulletin}:{','.join(self.cves + more)}={','.join(self.fixed)}"
+
+
+# A driver's branch is its first part: 580.126.09 is on R580.
+DRIVER_LINE_PARTS = 1
+
+# NVIDIA's GPU display driver bulletins of 2026, from NVIDIA/product-security (2026/<id>/<id>.md):
+# the "Tesla" rows of each bulletin's Linux driver table give the first fixed driver per branch.
+DRIVER_BULLETINS: tuple[DriverBulletin, ...] = (
+    DriverBulletin(
+        "5747",
+        "January 2026",
+        ("CVE-2025-33219", "CVE-2025-33220"),
+        ("535.288.01", "570.211.01", "580.126.09", "590.48.01"),
+    ),
+    DriverBulletin(
+        # Revision 3.0.0 (2026-05-21). R570 has no row: past its end of life, it got no fix.
+        "5821",
+        "May 2026",
+        (
+            "CVE-2026-24182",
+            "CVE-2026-24187",
+            "CVE-2026-24190",
+            "CVE-2026-24192",
+            "CVE-2026-24193",
+            "CVE-2026-24194",
+            "CVE-2026-24195",
+            "CVE-2026-24196",
+            "CVE-2026-24197",
+            "CVE-2026-24198",
+            "CVE-2026-24199",
+            "CVE-2025-33221",
+        ),
+        ("535.309.01", "580.159.03", "595.71.05"),
+    ),
+    DriverBulletin(
+        # 114 CVEs, Windows and Linux: named here are the high-severity ones its table gives for
+        # the Linux driver (kernel module use-after-free, out-of-bounds, read-only memory written).
+        "5861",
+        "September 2026",
+        (
+            "CVE-2026-47572",
+            "CVE-2026-47587",
+            "CVE-2026-47588",
+            "CVE-2026-47589",
+            "CVE-2026-47590",
+            "CVE-2026-47591",
+            "CVE-2026-47592",
+            "CVE-2026-47594",
+            "CVE-2026-47595",
+            "CVE-2026-47597",
+            "CVE-2026-47599",
+            "CVE-2026-47600",
+            "CVE-2026-47601",
+        ),
+        ("580.178.04", "595.91.07", "610.57.04", "615.71.09"),
+        more_cves=101,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class DriverBranch:
+    """A driver branch as NVIDIA's data center driver lifecycle table lists it."""
+
+    branch: int
+    kind: str  # long-term support, production, new feature
+    end_of_life: str | None  # "2028-06"; None for a new feature branch, which has no date
+    source: str
+
+
+# NVIDIA Data Center Drivers, "Supported Drivers and CUDA Toolkit Versions", read on LIFECYCLE_READ
+# in the R615 and R620 documentation (docs.nvidia.com/datacenter/tesla/drivers/615 and /620). New
+# feature branches have no end-of-life date; R615 counts as patched while the newest bulletin
+# (5861) still fixes it. A branch not listed here, older than the newest one listed, is not patched.
+LIFECYCLE_READ = "2026-12"
+DRIVER_BRANCHES: tuple[DriverBranch, ...] = (
+    DriverBranch(535, "long-term support", "2026-06", "R615 lifecycle table"),
+    DriverBranch(570, "production", "2026-02", "R580 lifecycle table"),
+    DriverBranch(580, "long-term support", "2028-06", "R620 lifecycle table"),
+    DriverBranch(595, "production", "2027-03", "R620 lifecycle table"),
+    DriverBranch(610, "new feature", "2026-08", "R615 lifecycle table"),
+    DriverBranch(615, "new feature", None, "fixed by bulletin 5861 (September 2026)"),
+    DriverBranch(620, "long-term support", "2029-09", "R620 lifecycle table"),
+)
+
+
+def patched_branches(branches: Iterable[DriverBranch] = DRIVER_BRANCHES, on: str = LIFECYCLE_READ) -> tuple[int, ...]:
+    """The branches NVIDIA still patches on that month ("YYYY-MM"): not past their end of life."""
+    return tuple(b.branch for b in branches if b.end_of_life is None or b.end_of_life >= on)
+
+
+PATCHED_DRIVER_BRANCHES = patched_branches()

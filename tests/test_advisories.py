@@ -1,11 +1,23 @@
-"""NVIDIA's toolkit advisories (gpu_nodes/advisories.py): which toolkit versions each leaves open,
-and the floor they set together."""
+"""NVIDIA's advisories (gpu_nodes/advisories.py): which toolkit versions each leaves open and the floor
+they set together; which drivers each display-driver bulletin leaves open, and the branches NVIDIA
+still patches."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpu_nodes.advisories import TOOLKIT_ADVISORIES, TOOLKIT_FLOOR, Advisory, floor, open_advisories
+from gpu_nodes.advisories import (
+    DRIVER_BRANCHES,
+    DRIVER_BULLETINS,
+    PATCHED_DRIVER_BRANCHES,
+    TOOLKIT_ADVISORIES,
+    TOOLKIT_FLOOR,
+    Advisory,
+    DriverBranch,
+    floor,
+    open_advisories,
+    patched_branches,
+)
 
 
 def test_the_floor_is_the_first_release_with_the_fix_for_cve_2026_24260():
@@ -69,3 +81,48 @@ def test_every_advisory_names_its_bulletin_and_lists_its_fixes_oldest_line_first
     assert advisory.bulletin.startswith("NVIDIA security bulletin "), advisory
     lines = [tuple(int(p) for p in fix.split(".")[:2]) for fix in advisory.fixed]
     assert lines == sorted(set(lines)), advisory
+
+
+def test_the_patched_branches_are_those_of_nvidias_lifecycle_table_not_past_their_end():
+    """Read in December 2026: R535 (LTSB) ended in June 2026, R570 (PB) in February, R610 (NFB) in
+    August; R580 and R620 are long-term support, R595 production to March 2027, and R615, a new
+    feature branch without a date, was still fixed by the September 2026 bulletin."""
+    assert PATCHED_DRIVER_BRANCHES == (580, 595, 615, 620)
+
+
+def test_a_branch_drops_out_in_the_month_after_its_end_of_life():
+    branch = DriverBranch(595, "production", "2027-03", "a test row")
+    assert patched_branches([branch], on="2027-03") == (595,)
+    assert patched_branches([branch], on="2027-04") == ()
+
+
+@pytest.mark.parametrize(
+    ("driver", "open_to"),
+    [
+        ("550.54.15", ["5747", "5821", "5861"]),  # R550: no bulletin of 2026 fixed it
+        ("535.288.01", ["5821", "5861"]),
+        ("535.309.01", ["5861"]),  # R535 ended before September's bulletin
+        ("570.211.01", ["5821", "5861"]),  # R570 had ended by May
+        ("580.126.09", ["5821", "5861"]),
+        ("580.159.03", ["5861"]),
+        ("580.178.04", []),
+        ("590.48.01", ["5821", "5861"]),  # a new feature branch neither later bulletin fixed
+        ("595.71.05", ["5861"]),
+        ("595.91.07", []),
+        ("615.71.09", []),
+        ("620.20.01", []),  # a branch newer than every bulletin has their fixes from its first release
+    ],
+)
+def test_a_driver_is_open_to_the_bulletins_its_release_predates(driver: str, open_to: list[str]):
+    assert [b.bulletin for b in DRIVER_BULLETINS if b.is_open(driver)] == open_to, driver
+
+
+@pytest.mark.parametrize("bulletin", DRIVER_BULLETINS, ids=[b.bulletin for b in DRIVER_BULLETINS])
+def test_every_driver_bulletin_names_its_cves_and_lists_its_fixes_oldest_branch_first(bulletin):
+    assert bulletin.cves and all(cve.startswith("CVE-") for cve in bulletin.cves), bulletin
+    branches = [int(fix.split(".")[0]) for fix in bulletin.fixed]
+    assert branches == sorted(set(branches)), bulletin
+
+
+def test_every_branch_has_its_source():
+    assert all(branch.source for branch in DRIVER_BRANCHES), DRIVER_BRANCHES

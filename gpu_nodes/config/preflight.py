@@ -16,6 +16,8 @@ from gpu_nodes.constants import NAMESPACE
 # new connections beyond 10 still logging in, so a stock bastion refuses none of ours.
 DEFAULT_PREFLIGHT_SESSIONS = 10
 CONTAINER_RUNTIMES = ("containerd", "docker", "cri-o", "k3s", "rke2", "auto")
+DRIVER_ADVISORIES_WARN = "warn"
+DRIVER_ADVISORIES_REFUSE = "refuse"
 
 
 # The stack setting that lets a machine go without a pinned host key (declared in config/stack.py).
@@ -59,6 +61,15 @@ class PreflightSpec:
         'minimum driver version, e.g. `"550.54"`',
         default=None,
         check=DRIVER_VERSION,
+    )
+    driver_advisories: str = setting(
+        "driverAdvisories",
+        STRING,
+        "`warn`/`refuse`",
+        "a driver open to one of NVIDIA's display-driver security bulletins, or on a branch NVIDIA no longer "
+        "patches, is named per node as a warning; `refuse` keeps such machines out (see \"Driver advisories\")",
+        default=DRIVER_ADVISORIES_WARN,
+        check=one_of((DRIVER_ADVISORIES_WARN, DRIVER_ADVISORIES_REFUSE)),
     )
     min_toolkit: str | None = setting(
         "minToolkit",

@@ -33,9 +33,9 @@ from typing import Any
 import pulumi
 from pulumi_command import remote
 
-from gpu_nodes.advisories import TOOLKIT_ADVISORIES
+from gpu_nodes.advisories import DRIVER_BULLETINS, PATCHED_DRIVER_BRANCHES, TOOLKIT_ADVISORIES
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
-from gpu_nodes.config.preflight import PreflightSpec
+from gpu_nodes.config.preflight import DRIVER_ADVISORIES_REFUSE, PreflightSpec
 
 # Package data: a directory on disk in a regular or editable install (FileArchive needs a path).
 SCRIPT_DIR = Path(str(resources.files("gpu_nodes") / "scripts" / "preflight"))
@@ -44,6 +44,9 @@ REQUIRE_CDI = "--require-cdi"
 CDI_HOOK_PATH = "--cdi-hook-path"
 TOOLKIT_ADVISORY = "--toolkit-advisory"
 ACCEPTED_TOOLKIT_ADVISORY = "--accepted-toolkit-advisory"
+DRIVER_ADVISORY = "--driver-advisory"
+PATCHED_DRIVER_BRANCHES_FLAG = "--patched-driver-branches"
+REFUSE_DRIVER_ADVISORIES = "--refuse-driver-advisories"
 # Root-owned, on every machine: one directory per script digest, so a new script never mixes with an old one.
 REMOTE_ROOT = "/var/lib/gpu-nodes/preflight"
 # With become, the login user copies the script into its own home (SFTP and the shell start there).
@@ -83,12 +86,24 @@ def preflight_arguments(group: NodeGroupSpec) -> list[str]:
     return args
 
 
+def _driver_advisories(spec: PreflightSpec) -> tuple[list[str], list[str]]:
+    """NVIDIA's driver bulletins and the branches it patches, as arguments and as one trigger: a new
+    bulletin or a branch past its end re-checks each machine."""
+    rows = [bulletin.script_argument() for bulletin in DRIVER_BULLETINS]
+    branches = ",".join(str(branch) for branch in PATCHED_DRIVER_BRANCHES)
+    arguments = [word for row in rows for word in (DRIVER_ADVISORY, row)] + [PATCHED_DRIVER_BRANCHES_FLAG, branches]
+    trigger = f"driver-advisories={' '.join(row.split(':')[0] + '=' + row.split('=')[1] for row in rows)} patched={branches}"
+    if spec.driver_advisories == DRIVER_ADVISORIES_REFUSE:
+        return [*arguments, REFUSE_DRIVER_ADVISORIES], [trigger, REFUSE_DRIVER_ADVISORIES]
+    return arguments, [trigger]
+
+
 def _requirements(group: NodeGroupSpec) -> list[tuple[list[str], list[str]]]:
     """What else the group asks of a machine, each as its script arguments and its triggers, only
     where set: a setting a stack leaves unset is not in its triggers, so a new setting re-checks no
     machine (the triggers are pinned by tests/golden/*.json)."""
     spec = group.preflight
-    found: list[tuple[list[str], list[str]]] = []
+    found: list[tuple[list[str], list[str]]] = [_driver_advisories(spec)]
     # The rows travel with every run, so a moved fix or a new advisory re-checks each machine.
     advisories = _toolkit_advisories(spec)
     shown = " ".join(arg if flag == TOOLKIT_ADVISORY else f"accepted:{arg}" for flag, arg in advisories)
@@ -219,6 +234,9 @@ def parse_report(stdout: str) -> dict[str, Any]:
         "passed": bool(report.get("ok")),
         "hostname": report.get("hostname"),
         "driverVersion": report.get("driverVersion"),
+        # The driver's branch, whether NVIDIA still patches it, and the bulletins it is open to
+        # (README, "Driver advisories"; the driver-advisories check).
+        "driverAdvisories": report.get("driverAdvisories"),
         "cudaVersion": report.get("cudaVersion"),
         "gpuCount": len(gpus),
         "gpuModels": sorted({gpu.get("name", "") for gpu in gpus}),

@@ -67,6 +67,12 @@ def test_a_bad_preflight_setting_is_named(raw, key, fragments):
 
 REFUSED_TOOLKIT = [
     (
+        "driver_advisories_that_are_neither_warn_nor_refuse",
+        group(preflight={"driverAdvisories": "ignore"}),
+        f"{KEY}.preflight.driverAdvisories",
+        ("'ignore'", "warn", "refuse"),
+    ),
+    (
         "a_minimum_toolkit_below_the_advisories_floor",
         group(preflight={"minToolkit": "1.17.8"}),
         f"{KEY}.preflight.minToolkit",
@@ -90,6 +96,11 @@ REFUSED_TOOLKIT = [
 @refused(REFUSED_TOOLKIT)
 def test_a_bad_toolkit_setting_is_named(raw, key, fragments):
     assert_one_problem(problems_of(raw), key, *fragments)
+
+
+def test_driver_advisories_are_a_warning_unless_the_group_refuses_them():
+    assert parse_stack([group()]).node_groups[0].preflight.driver_advisories == "warn"
+    assert parse_stack([group(preflight={"driverAdvisories": "refuse"})]).node_groups[0].preflight.driver_advisories == "refuse"
 
 
 def test_the_toolkit_floor_comes_from_the_advisories_and_no_minimum_is_set_by_default():

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from gpu_nodes.advisories import TOOLKIT_ADVISORIES
+from gpu_nodes.advisories import DRIVER_BULLETINS, PATCHED_DRIVER_BRANCHES, TOOLKIT_ADVISORIES
 from gpu_nodes.config.node_group import GPU_ACCESS
 from gpu_nodes.config.stack import parse_stack
 from gpu_nodes.preflight.command import (
@@ -30,8 +30,16 @@ from tests.specs import group_spec
 
 COMMAND = "command:remote:Command"
 COPY = "command:remote:CopyToRemote"
-# NVIDIA's toolkit advisories, as every command line passes them (gpu_nodes/advisories.py).
-ADVISORY_ARGS = " ".join(f"--toolkit-advisory {a.script_argument()}" for a in TOOLKIT_ADVISORIES)
+# NVIDIA's driver bulletins and patched branches, then its toolkit advisories, as every command line
+# passes them (gpu_nodes/advisories.py).
+PATCHED = ",".join(str(branch) for branch in PATCHED_DRIVER_BRANCHES)
+ADVISORY_ARGS = " ".join(
+    [f"--driver-advisory {b.script_argument()}" for b in DRIVER_BULLETINS]
+    + [f"--patched-driver-branches {PATCHED}"]
+    + [f"--toolkit-advisory {a.script_argument()}" for a in TOOLKIT_ADVISORIES]
+)
+DRIVER_ROWS = " ".join(f"{b.bulletin}={','.join(b.fixed)}" for b in DRIVER_BULLETINS)
+DRIVER_TRIGGER = f"driver-advisories={DRIVER_ROWS} patched={PATCHED}"
 TOOLKIT_TRIGGER = "toolkit-advisories=" + " ".join(a.script_argument() for a in TOOLKIT_ADVISORIES)
 
 
@@ -242,7 +250,7 @@ def test_triggers_follow_script_gpu_count_and_runtime():
     # The four, and how tenants get their GPUs (a new path is a new check of every machine).
     command = commands(group("a100"))["a100-a100-node-1-preflight"]
     digest = hashlib.sha256(preflight_script().encode()).hexdigest()
-    expected = [digest, "4", "containerd", "", TOOLKIT_TRIGGER, "--require-default-runtime", "min-cuda=11.7"]
+    expected = [digest, "4", "containerd", "", DRIVER_TRIGGER, TOOLKIT_TRIGGER, "--require-default-runtime", "min-cuda=11.7"]
     assert command.inputs["triggers"] == expected, command.urn
     other = commands(group("a100", gpusPerNode=8, preflight={"containerRuntime": "docker"}))["a100-a100-node-1-preflight"]
     assert other.inputs["triggers"][1:3] == ["8", "docker"], other.urn
@@ -410,6 +418,21 @@ def test_parse_report_keeps_the_toolkit_and_its_advisories():
     toolkit = {"version": "1.18.2", "openAdvisories": ["CVE-2026-24260"], "acceptedAdvisories": []}
     summary = parse_report(json.dumps({**passing_report(), "toolkit": toolkit}))
     assert summary["toolkit"] == toolkit, summary
+
+
+def test_driver_advisories_warn_by_default_and_refuse_only_where_the_group_asks():
+    warning = parse_stack([group("a100")]).node_groups[0]
+    refusing = parse_stack([group("a100", preflight={"driverAdvisories": "refuse"})]).node_groups[0]
+    assert "--refuse-driver-advisories" not in preflight_command(warning), preflight_command(warning)
+    command = preflight_command(refusing)
+    assert f"--patched-driver-branches {PATCHED} --refuse-driver-advisories " in command, command
+    assert "--refuse-driver-advisories" in triggers(refusing), triggers(refusing)
+
+
+def test_parse_report_keeps_the_drivers_branch_and_its_open_bulletins():
+    advisories = {"branch": "R550", "branchPatched": False, "openBulletins": ["5747", "5821", "5861"]}
+    summary = parse_report(json.dumps({**passing_report(), "driverAdvisories": advisories}))
+    assert summary["driverAdvisories"] == advisories, summary
 
 
 def test_become_sudo_copies_into_the_users_home_and_runs_the_checked_script_through_sudo():

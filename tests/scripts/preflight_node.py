@@ -43,6 +43,7 @@ CHECK_NAMES = [
     "gpu-count",
     "gpu-model",
     "driver-version",
+    "driver-advisories",
     "cuda",
     "mig",
     "fabric",

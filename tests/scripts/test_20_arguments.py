@@ -52,6 +52,19 @@ CASES = [
     Usage(
         "malformed --min-toolkit", ("--min-toolkit", "latest"), "--min-toolkit wants a version like 1.17.8, got 'latest'", True
     ),
+    Usage(
+        "--driver-advisory without its bulletin id",
+        ("--driver-advisory", "CVE-2025-33219=580.126.09"),
+        "--driver-advisory wants BULLETIN:CVE-ID[,CVE-ID...][,+N]=FIXED[,FIXED...] such as "
+        "5747:CVE-2025-33219=580.126.09, got 'CVE-2025-33219=580.126.09'",
+        True,
+    ),
+    Usage(
+        "--patched-driver-branches with a branch name",
+        ("--patched-driver-branches", "R580"),
+        "--patched-driver-branches wants driver branches such as 580,595,620, got 'R580'",
+        True,
+    ),
     Usage("malformed --min-cuda", ("--min-cuda", "12"), "--min-cuda wants a CUDA version like 12.4, got '12'", True),
     Usage("unknown --isolation", ("--isolation", "paranoid"), "--isolation wants default or strict, got 'paranoid'", True),
     *(

@@ -1,13 +1,16 @@
-"""The driver, gpu-count, gpu-model and driver-version checks (30-check-driver.sh): what
-`nvidia-smi --query-gpu` answers, bounded by a timeout, and the GPUs the report lists from it."""
+"""The driver, gpu-count, gpu-model, driver-version and driver-advisories checks (30-check-driver.sh):
+what `nvidia-smi --query-gpu` answers, bounded by a timeout, the GPUs the report lists from it, and
+the driver against NVIDIA's display-driver bulletins and patched branches."""
 
 from __future__ import annotations
 
 import pytest
 
+from gpu_nodes.advisories import DRIVER_BULLETINS, PATCHED_DRIVER_BRANCHES
+
 from .check_cases import CheckCase, run_case
 from .hopper import nvl, sxm
-from .preflight_node import FAILED_EXIT, PASSED_EXIT, FakeNode
+from .preflight_node import FAILED_EXIT, GPU_LINES, PASSED_EXIT, FakeNode
 
 DRIVER_ERROR = (
     "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
@@ -205,3 +208,83 @@ DRIVER_VERSION_CASES = [
 @pytest.mark.parametrize("case", DRIVER_VERSION_CASES, ids=[c.name for c in DRIVER_VERSION_CASES])
 def test_the_driver_version_check_compares_numbers(node: FakeNode, case: CheckCase) -> None:
     run_case(node, case, "driver-version")
+
+
+# ------------------------------------------------------------ driver-advisories
+
+# What every command line passes (gpu_nodes/preflight/command.py): the bulletins, the patched branches.
+BULLETIN_ARGS = (
+    *(word for b in DRIVER_BULLETINS for word in ("--driver-advisory", b.script_argument())),
+    "--patched-driver-branches",
+    ",".join(str(branch) for branch in PATCHED_DRIVER_BRANCHES),
+)
+
+
+def driver(version: str):
+    """The healthy node's GPUs with another driver, as nvidia-smi reports it."""
+    return lambda node: node.healthy_nvidia_smi(GPU_LINES.replace("550.54.15", version))
+
+
+DRIVER_ADVISORY_CASES = [
+    CheckCase("without bulletins or branches it is not requested", exit=PASSED_EXIT, ok=True, detail="not requested"),
+    CheckCase(
+        "a driver on a branch past its end of life, open to every bulletin, is a warning by default",
+        args=BULLETIN_ARGS,
+        exit=PASSED_EXIT,
+        ok=True,
+        starts="warning: driver 550.54.15: branch R550 is past its end of life, NVIDIA no longer patches it "
+        "(patched: R580, R595, R615, R620)",
+        says=(
+            "bulletin 5747 (CVE-2025-33219, CVE-2025-33220): never fixed on R550, "
+            "fixed in 535.288.01 / 570.211.01 / 580.126.09 / 590.48.01",
+            "bulletin 5861 (CVE-2026-47572, ",
+            "CVE-2026-47601 and 101 more)",
+            "preflight.driverAdvisories to refuse",
+        ),
+        report={"driverAdvisories": {"branch": "R550", "branchPatched": False, "openBulletins": ["5747", "5821", "5861"]}},
+    ),
+    CheckCase(
+        "the same driver fails where the group refuses driver advisories",
+        args=(*BULLETIN_ARGS, "--refuse-driver-advisories"),
+        exit=FAILED_EXIT,
+        ok=False,
+        starts="driver 550.54.15: branch R550 is past its end of life",
+        ends="upgrade the driver (preflight.driverAdvisories is refuse)",
+    ),
+    CheckCase(
+        "a patched branch below its fix names the release of its own branch",
+        driver("580.126.09"),
+        BULLETIN_ARGS,
+        ok=True,
+        says=("bulletin 5821 (", "fixed in 580.159.03 on this branch", "bulletin 5861 (", "fixed in 580.178.04 on this branch"),
+        never=("past its end of life", "5747"),
+        report={"driverAdvisories": {"branch": "R580", "branchPatched": True, "openBulletins": ["5821", "5861"]}},
+    ),
+    CheckCase(
+        "a driver with every fix on a patched branch passes plainly",
+        driver("580.178.04"),
+        BULLETIN_ARGS,
+        ok=True,
+        detail="driver 580.178.04 on branch R580, a branch NVIDIA patches: open to none of NVIDIA's 3 bulletin(s)",
+    ),
+    CheckCase(
+        "a branch newer than the lifecycle table is not past its end",
+        driver("625.10.02"),
+        BULLETIN_ARGS,
+        ok=True,
+        detail="driver 625.10.02 on branch R625, a branch NVIDIA patches: open to none of NVIDIA's 3 bulletin(s)",
+    ),
+    CheckCase(
+        "with the driver unknown and refused, the machine fails",
+        lambda node: node.drop_command("nvidia-smi"),
+        (*BULLETIN_ARGS, "--refuse-driver-advisories"),
+        ok=False,
+        starts="driver version unknown (see the driver check)",
+        report={"driverAdvisories": {"branch": None, "branchPatched": None, "openBulletins": []}},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", DRIVER_ADVISORY_CASES, ids=[c.name for c in DRIVER_ADVISORY_CASES])
+def test_the_driver_advisories_check(node: FakeNode, case: CheckCase) -> None:
+    run_case(node, case, "driver-advisories")

@@ -11,7 +11,10 @@
 #                     [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed]
 #                     [--mig-devices PROFILE=COUNT[,PROFILE=COUNT...]]
 #                     [--require-default-runtime] [--require-cdi [--cdi-hook-path PATH]]
-#                     [--isolation default|strict] [--root DIR]
+#                     [--isolation default|strict] [--min-toolkit X.Y.Z]
+#                     [--toolkit-advisory CVE-ID=FIXED[,FIXED...]]...
+#                     [--driver-advisory BULLETIN:CVE-ID[,CVE-ID...][,+N]=FIXED[,FIXED...]]...
+#                     [--patched-driver-branches BRANCH,...] [--refuse-driver-advisories] [--root DIR]
 #
 # Run it by hand on a node, or over SSH the way the Pulumi component does:
 #   cat gpu_nodes/scripts/preflight/*.sh |
@@ -29,6 +32,7 @@
 #      "kubelet": {"cgroupDriver": str|null, "cpuManagerPolicy": str|null},
 #      "gpuFeatures": {"machine": str|null, "migCapable": bool|null, "clique": str|null,
 #                      "computeCapability": str|null},
+#      "driverAdvisories": {"branch": str|null, "branchPatched": bool|null, "openBulletins": [str]},
 #      "toolkit": {"mode": "legacy"|"cdi"|"jit-cdi"|"csv"|"invalid"|null,
 #                  "cdiGeneration": "ok"|"failed"|"not tried"},
 #      "checks": [{"name": str, "ok": bool, "detail": str}]}
@@ -38,7 +42,7 @@
 #           since no machine was checked).
 #
 #   "checks" always holds these, in this order: driver, gpu-count, gpu-model,
-#   driver-version, cuda, mig, fabric, gpu-health, container-toolkit, runtime, runtime-entry, cdi,
+#   driver-version, driver-advisories, cuda, mig, fabric, gpu-health, container-toolkit, runtime, runtime-entry, cdi,
 #   cdi-generation, isolation, device-plugin-socket, kubelet-feature-gates. Without --min-driver,
 #   driver-version is ok with detail "not requested", and so are cuda without
 #   --min-cuda, mig without --mig-strategy and cdi without --require-cdi, so the
@@ -48,6 +52,10 @@
 #   otherwise) and, with --require-cdi, that nvidia is not the default runtime.
 #   mig is null without --mig-strategy; with it, the MIG devices nvidia-smi -L lists under each
 #   GPU, by profile ({} for a GPU that has none), or null when nvidia-smi -L listed no GPU.
+#   driver-advisories passes with "not requested" without --driver-advisory and
+#   --patched-driver-branches; a driver open to a bulletin or on a branch NVIDIA no longer patches
+#   passes with a warning, and fails with --refuse-driver-advisories. driverAdvisories.branch is
+#   the driver's branch ("R580"), branchPatched null when no branches were given.
 #   cudaVersion is the driver's
 #   (nvidia-smi's "CUDA Version"), null when nvidia-smi does not say. A detail that starts with
 #   "warning:" passed but wants a human to look.
@@ -97,12 +105,14 @@ usage: bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expec
                          [--require-default-runtime] [--require-cdi [--cdi-hook-path PATH]]
                          [--isolation default|strict] [--min-toolkit X.Y.Z]
                          [--toolkit-advisory CVE-ID=FIXED[,FIXED...]]... [--accepted-toolkit-advisory CVE-ID=FIXED[,FIXED...]]...
+                         [--driver-advisory BULLETIN:CVE-ID[,CVE-ID...][,+N]=FIXED[,FIXED...]]...
+                         [--patched-driver-branches BRANCH[,BRANCH...]] [--refuse-driver-advisories]
                          [--root DIR]
 EOF
 }
 
 init_state() {
-  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false ISOLATION=default MIN_CUDA='' MIG_STRATEGY='' MIG_DEVICES='' MIG_DEVICES_GIVEN=false MIG_WANT_ORDER=() GPU_MODEL='' MIN_TOOLKIT='' TK_ADVISORIES=() TK_ACCEPTED=() TK_OPEN=() TK_OPEN_IDS=() TK_OPEN_ACCEPTED=() KV_RC='' TK_ASKED='' TK_VERSION='' CDI_HOOK_PATH='' HOOK_PATH_GIVEN=false
+  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false ISOLATION=default MIN_CUDA='' MIG_STRATEGY='' MIG_DEVICES='' MIG_DEVICES_GIVEN=false MIG_WANT_ORDER=() GPU_MODEL='' MIN_TOOLKIT='' TK_ADVISORIES=() TK_ACCEPTED=() DRV_ADVISORIES=() DRV_PATCHED='' DRV_PATCHED_GIVEN=false DRV_REFUSE=false TK_OPEN=() TK_OPEN_IDS=() TK_OPEN_ACCEPTED=() KV_RC='' TK_ASKED='' TK_VERSION='' CDI_HOOK_PATH='' HOOK_PATH_GIVEN=false
   SMI_TIMEOUT=${PREFLIGHT_NVIDIA_SMI_TIMEOUT:-20}
   CMD_TIMEOUT=${PREFLIGHT_CMD_TIMEOUT:-10}
   HOST_NAME=unknown DRIVER_VERSION='' CUDA_VERSION='' SMI_OK=false Q_DONE=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''
@@ -112,6 +122,8 @@ init_state() {
   # What the current check could not read for lack of permission (see can_read).
   CANNOT_READ=()
   CHECKS_JSON='' ALL_OK=true EMITTED=false TMPD='' LAST_CHECK='' FAILED_NAMES=''
+  # The driver's branch, whether NVIDIA patches it ('' when not judged) and the bulletins it is open to.
+  DRV_BRANCH='' DRV_BRANCH_PATCHED='' DRV_OPEN_IDS=()
   # The container toolkit's mode (35-check-cuda.sh toolkit_mode) and whether its CDI spec was built.
   TK_MODE='' TK_MODE_WHY='' CDI_GENERATION='not tried'
 }

@@ -101,6 +101,16 @@ toolkit_json() {
   REPLY="{\"version\": $version, \"openAdvisories\": $open, \"acceptedAdvisories\": $accepted, \"mode\": $mode, \"cdiGeneration\": $generation}"
 }
 
+# driver_advisories_json: the "driverAdvisories" entry: the driver's branch, whether NVIDIA still
+# patches it (null when not judged) and the bulletins it is open to (check driver-advisories).
+driver_advisories_json() {
+  local branch=null patched=null
+  if [[ -n $DRV_BRANCH ]]; then json_str "$DRV_BRANCH" && branch=$REPLY; fi
+  [[ -n $DRV_BRANCH_PATCHED ]] && patched=$DRV_BRANCH_PATCHED
+  json_list "${DRV_OPEN_IDS[@]}"
+  REPLY="{\"branch\": $branch, \"branchPatched\": $patched, \"openBulletins\": $REPLY}"
+}
+
 # emit: writes the one JSON object to fd 3, the saved stdout.
 emit() {
   local host driver cuda rt src cgroup cpu machine=null capable=null clique=null compute=null toolkit
@@ -119,8 +129,9 @@ emit() {
   if [[ -n $FEAT_COMPUTE ]]; then json_str "$FEAT_COMPUTE" && compute=$REPLY; fi
   toolkit_json
   toolkit=$REPLY
-  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "cudaVersion": %s, "gpus": [%s], "mig": %s, "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s, "source": %s, "certain": %s}, "kubelet": {"cgroupDriver": %s, "cpuManagerPolicy": %s}, "gpuFeatures": {"machine": %s, "migCapable": %s, "clique": %s, "computeCapability": %s}, "toolkit": %s, "checks": [%s]}\n' \
-    "$ALL_OK" "$host" "$driver" "$cuda" "$GPUS_JSON" "$MIG_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$src" "$RT_CERTAIN" "$cgroup" "$cpu" "$machine" "$capable" "$clique" "$compute" "$toolkit" "$CHECKS_JSON" >&3
+  driver_advisories_json
+  printf '{"ok": %s, "hostname": %s, "driverVersion": %s, "driverAdvisories": %s, "cudaVersion": %s, "gpus": [%s], "mig": %s, "runtime": {"name": %s, "nvidiaDefault": %s, "runtimeClassNeeded": %s, "source": %s, "certain": %s}, "kubelet": {"cgroupDriver": %s, "cpuManagerPolicy": %s}, "gpuFeatures": {"machine": %s, "migCapable": %s, "clique": %s, "computeCapability": %s}, "toolkit": %s, "checks": [%s]}\n' \
+    "$ALL_OK" "$host" "$driver" "$REPLY" "$cuda" "$GPUS_JSON" "$MIG_JSON" "$rt" "$RT_DEFAULT" "$RT_CLASS" "$src" "$RT_CERTAIN" "$cgroup" "$cpu" "$machine" "$capable" "$clique" "$compute" "$toolkit" "$CHECKS_JSON" >&3
   EMITTED=true
 }
 

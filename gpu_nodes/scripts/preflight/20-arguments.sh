@@ -3,6 +3,9 @@
 # An advisory as the component passes it (gpu_nodes/advisories.py): a CVE id and the first fixed
 # release of each release line, oldest first.
 readonly ADVISORY_RE='^CVE-[0-9]{4}-[0-9]{4,}=[0-9]+(\.[0-9]+)+(,[0-9]+(\.[0-9]+)+)*$'
+# A driver bulletin: its id, the CVE ids it names (a last "+N" counts the others), the first fixed
+# driver of each branch.
+readonly DRIVER_ADVISORY_RE='^[0-9]{1,8}:CVE-[0-9]{4}-[0-9]{4,}(,CVE-[0-9]{4}-[0-9]{4,})*(,\+[0-9]{1,4})?=[0-9]+(\.[0-9]+)+(,[0-9]+(\.[0-9]+)+)*$'
 
 # parse_args ARGS...: fills the settings; on a usage error sets USAGE_ERROR, fails.
 parse_args() {
@@ -10,7 +13,7 @@ parse_args() {
   while (($#)); do
     opt=$1
     case $opt in
-      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --mig-devices | --gpu-model | --min-toolkit | --isolation | --cdi-hook-path | --root | --toolkit-advisory | --accepted-toolkit-advisory)
+      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --mig-devices | --gpu-model | --min-toolkit | --isolation | --cdi-hook-path | --root | --toolkit-advisory | --accepted-toolkit-advisory | --driver-advisory | --patched-driver-branches)
         if (($# < 2)); then
           USAGE_ERROR="$opt needs a value"
           return 1
@@ -18,7 +21,7 @@ parse_args() {
         val=$2
         shift 2
         ;;
-      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --mig-devices=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --cdi-hook-path=* | --root=* | --toolkit-advisory=* | --accepted-toolkit-advisory=*)
+      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --mig-devices=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --cdi-hook-path=* | --root=* | --toolkit-advisory=* | --accepted-toolkit-advisory=* | --driver-advisory=* | --patched-driver-branches=*)
         val=${opt#*=} opt=${opt%%=*}
         shift
         ;;
@@ -29,6 +32,11 @@ parse_args() {
         ;;
       --require-cdi)
         REQUIRE_CDI=true
+        shift
+        continue
+        ;;
+      --refuse-driver-advisories)
+        DRV_REFUSE=true
         shift
         continue
         ;;
@@ -52,6 +60,8 @@ parse_args() {
       --min-toolkit) MIN_TOOLKIT=$val ;;
       --toolkit-advisory) TK_ADVISORIES+=("$val") ;;
       --accepted-toolkit-advisory) TK_ACCEPTED+=("$val") ;;
+      --driver-advisory) DRV_ADVISORIES+=("$val") ;;
+      --patched-driver-branches) DRV_PATCHED=$val DRV_PATCHED_GIVEN=true ;;
       --isolation) ISOLATION=$val ;;
       --cdi-hook-path) CDI_HOOK_PATH=$val HOOK_PATH_GIVEN=true ;;
       --root) root=$val ;;
@@ -94,6 +104,16 @@ validate_args() {
       return 1
     fi
   done
+  for val in "${DRV_ADVISORIES[@]}"; do
+    if ! [[ $val =~ $DRIVER_ADVISORY_RE ]]; then
+      USAGE_ERROR="--driver-advisory wants BULLETIN:CVE-ID[,CVE-ID...][,+N]=FIXED[,FIXED...] such as 5747:CVE-2025-33219=580.126.09, got '$val'"
+      return 1
+    fi
+  done
+  if $DRV_PATCHED_GIVEN && ! [[ $DRV_PATCHED =~ ^[0-9]{1,4}(,[0-9]{1,4})*$ ]]; then
+    USAGE_ERROR="--patched-driver-branches wants driver branches such as 580,595,620, got '$DRV_PATCHED'"
+    return 1
+  fi
   case $ISOLATION in
     default | strict) ;;
     *) USAGE_ERROR="--isolation wants default or strict, got '$ISOLATION'" && return 1 ;;

@@ -57,6 +57,80 @@ check_driver() {
   add_check driver true "NVIDIA driver $driver, $GPU_COUNT GPU(s): $GPU_NAMES"
 }
 
+# check_driver_advisories: the driver against NVIDIA's display-driver bulletins (--driver-advisory
+# BULLETIN:CVES=FIXED, gpu_nodes/advisories.py: the first fixed driver of each branch) and the
+# branches NVIDIA still patches (--patched-driver-branches, from its lifecycle table). A driver open
+# to one, or on a branch past its end of life, is a warning; with --refuse-driver-advisories
+# (preflight.driverAdvisories: refuse) it fails.
+check_driver_advisories() {
+  local row id cves branch newest=0 patched_text=''
+  local -a problems=() patched=()
+  if ((${#DRV_ADVISORIES[@]} == 0)) && ! $DRV_PATCHED_GIVEN; then
+    add_check driver-advisories true "not requested"
+    return
+  fi
+  if [[ -z $DRIVER_VERSION ]]; then
+    driver_advisories_verdict "driver version unknown (see the driver check): cannot tell which of NVIDIA's bulletins it is open to"
+    return
+  fi
+  branch=$(release_line "$DRIVER_VERSION" 1)
+  DRV_BRANCH=R$branch
+  if $DRV_PATCHED_GIVEN; then
+    IFS=, read -r -a patched <<<"$DRV_PATCHED"
+    DRV_BRANCH_PATCHED=false
+    for row in "${patched[@]}"; do
+      ((10#$row == 10#$branch)) && DRV_BRANCH_PATCHED=true
+      ((10#$row > newest)) && newest=$((10#$row))
+    done
+    # A branch newer than every one the lifecycle table lists is newer than the table, not past its end.
+    ((10#$branch > newest)) && DRV_BRANCH_PATCHED=true
+    if $DRV_BRANCH_PATCHED; then
+      patched_text=", a branch NVIDIA patches"
+    else
+      problems+=("branch R$branch is past its end of life, NVIDIA no longer patches it (patched: R${DRV_PATCHED//,/, R})")
+    fi
+  fi
+  for row in "${DRV_ADVISORIES[@]}"; do
+    id=${row%%:*} cves=${row#*:}
+    cves=${cves%%=*}
+    advisory_open "$DRIVER_VERSION" "${row#*=}" 1 || continue
+    DRV_OPEN_IDS+=("$id")
+    [[ $cves == *,+* ]] && cves="${cves%,+*} and ${cves##*,+} more"
+    driver_fix "$branch" "${row#*=}"
+    problems+=("bulletin $id (${cves//,/, }): $REPLY")
+  done
+  if ((${#problems[@]} == 0)); then
+    add_check driver-advisories true "driver $DRIVER_VERSION on branch R$branch$patched_text: open to none of NVIDIA's ${#DRV_ADVISORIES[@]} bulletin(s)"
+    return
+  fi
+  printf -v row '%s; ' "${problems[@]}"
+  driver_advisories_verdict "driver $DRIVER_VERSION: ${row%; }"
+}
+
+# driver_fix BRANCH FIXED: sets REPLY to what fixes a bulletin for a driver of BRANCH: its branch's
+# release, or (a branch the bulletin never fixed) a move to one of the releases it lists.
+driver_fix() {
+  local fix
+  local -a fixes
+  IFS=, read -r -a fixes <<<"$2"
+  for fix in "${fixes[@]}"; do
+    if [[ $(release_line "$fix" 1) == "$1" ]]; then
+      REPLY="fixed in $fix on this branch"
+      return
+    fi
+  done
+  REPLY="never fixed on R$1, fixed in ${2//,/ \/ }"
+}
+
+# driver_advisories_verdict DETAIL: a warning, or with --refuse-driver-advisories a failure.
+driver_advisories_verdict() {
+  if $DRV_REFUSE; then
+    add_check driver-advisories false "$1: upgrade the driver (preflight.driverAdvisories is refuse)"
+  else
+    add_check driver-advisories true "warning: $1: upgrade the driver; set preflight.driverAdvisories to refuse to keep such machines out"
+  fi
+}
+
 check_gpu_count() {
   local ok=false why=''
   ((GPU_COUNT == EXPECT_GPUS)) && ok=true

@@ -87,15 +87,17 @@ toolkit_config() {
   done <<<"$REPLY"
 }
 
-# advisory_open VERSION FIXED: true when a toolkit of VERSION is open to an advisory fixed in FIXED
+# advisory_open VERSION FIXED [PARTS]: true when VERSION is open to an advisory fixed in FIXED
 # ("1.16.3,1.17.4"): on a listed release line, below that line's fix; on any other line, below the
-# newest fix (an older line, or one between listed lines, never got it). As Advisory.is_open.
+# newest fix (an older line, or one between listed lines, never got it). A release line is the
+# first PARTS parts of a version: 2 for the toolkit (1.19), 1 for a driver's branch (580). As
+# gpu_nodes/advisories.py is_open.
 advisory_open() {
-  local version=$1 fix
+  local version=$1 parts=${3:-2} fix
   local -a fixes
   IFS=, read -r -a fixes <<<"$2"
   for fix in "${fixes[@]}"; do
-    if [[ $(release_line "$fix") == "$(release_line "$version")" ]]; then
+    if [[ $(release_line "$fix" "$parts") == "$(release_line "$version" "$parts")" ]]; then
       ! version_ge "$version" "$fix"
       return
     fi
@@ -103,11 +105,15 @@ advisory_open() {
   ! version_ge "$version" "${fixes[-1]}"
 }
 
-# release_line VERSION: prints its first two parts ("1.19.1" -> "1.19").
+# release_line VERSION [PARTS]: prints its first PARTS (2) parts ("1.19.1" -> "1.19"; "580.126.09" 1 -> "580").
 release_line() {
   local -a parts
   IFS=. read -r -a parts <<<"$1"
-  printf '%s.%s' "${parts[0]}" "${parts[1]:-0}"
+  if ((${2:-2} == 1)); then
+    printf '%s' "${parts[0]}"
+  else
+    printf '%s.%s' "${parts[0]}" "${parts[1]:-0}"
+  fi
 }
 
 # toolkit_advisories VERSION: the advisories VERSION is open to: refused ones in TK_OPEN ("CVE (fixed

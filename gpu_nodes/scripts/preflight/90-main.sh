@@ -22,6 +22,7 @@ main() {
   check_gpu_count
   check_gpu_model
   check_driver_version
+  check_driver_advisories
   check_cuda
   check_mig
   check_fabric
