@@ -85,6 +85,30 @@ TOOLKIT_ADVISORIES: tuple[Advisory, ...] = (
         ("1.16.2",),
     ),
     Advisory(
+        "CVE-2024-0134",
+        "a crafted image creates files on the host (their name and place not its choice)",
+        "NVIDIA security bulletin 5585 (November 2024)",
+        ("1.17.0",),
+    ),
+    Advisory(
+        "CVE-2024-0135",
+        "improper isolation: a crafted image modifies a host binary",
+        "NVIDIA security bulletin 5599 (January 2025)",
+        ("1.17.1",),
+    ),
+    Advisory(
+        "CVE-2024-0136",
+        "improper isolation, in a configuration not the default: a crafted image reads and writes host devices",
+        "NVIDIA security bulletin 5599 (January 2025)",
+        ("1.17.1",),
+    ),
+    Advisory(
+        "CVE-2024-0137",
+        "improper isolation, in a configuration not the default: a crafted image runs code in the host's network namespace",
+        "NVIDIA security bulletin 5599 (January 2025)",
+        ("1.17.1",),
+    ),
+    Advisory(
         "CVE-2025-23359",
         "a time-of-check time-of-use race (a bypass of the fix for CVE-2024-0132): the host's file system",
         "NVIDIA security bulletin 5616 (February 2025)",

@@ -26,11 +26,27 @@ def test_the_floor_is_the_first_release_with_the_fix_for_cve_2026_24260():
     assert TOOLKIT_FLOOR == "1.19.1"
 
 
+# The CVEs of the bulletins from November 2024 on, oldest first: what 1.16.2, the fix of September
+# 2024's, is still open to.
+NOVEMBER_2024_ON = [
+    "CVE-2024-0134",
+    "CVE-2024-0135",
+    "CVE-2024-0136",
+    "CVE-2024-0137",
+    "CVE-2025-23359",
+    "CVE-2025-23266",
+    "CVE-2025-23267",
+    "CVE-2026-24260",
+]
+
+
 @pytest.mark.parametrize(
     ("version", "open_to"),
     [
-        ("1.12.0", ["CVE-2024-0132", "CVE-2024-0133", "CVE-2025-23359", "CVE-2025-23266", "CVE-2025-23267", "CVE-2026-24260"]),
-        ("1.16.2", ["CVE-2025-23359", "CVE-2025-23266", "CVE-2025-23267", "CVE-2026-24260"]),
+        ("1.12.0", ["CVE-2024-0132", "CVE-2024-0133", *NOVEMBER_2024_ON]),
+        ("1.16.2", NOVEMBER_2024_ON),
+        ("1.17.0", NOVEMBER_2024_ON[1:]),  # 1.17.0 fixed CVE-2024-0134 only (bulletin 5585)
+        ("1.17.1", NOVEMBER_2024_ON[4:]),  # and 1.17.1 the three of January 2025 (bulletin 5599)
         ("1.17.7", ["CVE-2025-23266", "CVE-2025-23267", "CVE-2026-24260"]),
         ("1.17.8", ["CVE-2026-24260"]),
         ("1.18.2", ["CVE-2026-24260"]),
