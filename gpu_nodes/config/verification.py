@@ -12,11 +12,19 @@ from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, Set
 from gpu_nodes.config.reading import Problems, Section
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
 
-DEFAULT_VERIFICATION_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
-# NVIDIA's CUDA sample vectorAdd, which the GPU Operator's validator runs too: a real kernel on
-# the GPUs. CUDA 11.7, because the container toolkit refuses an image built for a newer CUDA
-# than the driver's, and 11.7 runs on every driver from R515 on (README, "CUDA").
-DEFAULT_CUDA_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda11.7.1-ubuntu20.04"
+# The images NVIDIA still publishes, amd64 and arm64 (GH200, GB200), chosen as README "CUDA" says.
+# nvidia-smi comes from the host; the image only has to exist. NVIDIA's CUDA image support policy
+# (container-images/cuda doc/support-policy.md) ends a CUDA version's images with the driver branch
+# it shipped with and deletes their tags six months later: 12.4.1 shipped with R550, past its end.
+# CUDA 13.0.2 shipped with R580, long-term support to June 2028; its pod sets
+# NVIDIA_DISABLE_REQUIRE, so an older driver still starts it.
+DEFAULT_VERIFICATION_IMAGE = "nvcr.io/nvidia/cuda:13.0.2-base-ubuntu24.04"
+# NVIDIA's CUDA sample vectorAdd: a real kernel on the GPUs, the sample the GPU Operator's validator
+# builds too. The tag of the device plugin's README (v0.20.0) and the GPU Operator's docs, built for
+# linux/amd64 and linux/arm64 (NVIDIA/k8s-samples deployments/container/multi-arch.mk). CUDA 12.5:
+# under the toolkit's legacy mode the image starts on R535, R550 and every driver of CUDA 12.5 or
+# later (its NVIDIA_REQUIRE_CUDA, the CUDA table in 35-check-cuda.sh).
+DEFAULT_CUDA_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04"
 DEFAULT_VERIFICATION_NAMESPACE = "gpu-verification"
 DEFAULT_VERIFICATION_TIMEOUT = 600
 

@@ -355,10 +355,10 @@ def test_a_cuda_failure_is_named_in_pulumi_ups_message(deployed):
     the container and CUDA's own words, and gates it again. The other nodes stay open."""
     stage = cuda_failure_stage("gpu-node-2")
     deployed.run("kubectl", "apply", "-f", "-", stdin=stage)
-    # The same CUDA 11.7 (so preflight's minimum stays), another base image: new Jobs everywhere.
+    # The same CUDA 12.5 (so preflight's minimum stays), another base image: new Jobs everywhere.
     old = edit_group(
         lambda group: group.setdefault("verification", {}).update(
-            cudaImage="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda11.7.1-ubi8"
+            cudaImage="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubi8"
         )
     )
     try:
@@ -390,7 +390,7 @@ spec:
   restartPolicy: Never
   containers:
   - name: train
-    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+    image: nvcr.io/nvidia/cuda:13.0.2-base-ubuntu24.04
     resources: {limits: {nvidia.com/gpu: "4"}}
 """
 

@@ -186,7 +186,7 @@ def test_the_command_line_checks_the_digest_of_the_copy_then_runs_it_with_the_ar
     create = command.inputs["create"]
     assert create.startswith(f"bash -c 'd=/var/lib/gpu-nodes/preflight/{digest[:12]} want={digest}; "), command.urn
     assert create.endswith(
-        f"' preflight --runtime containerd --expect-gpus 4 {ADVISORY_ARGS} --require-default-runtime --min-cuda 11.7"
+        f"' preflight --runtime containerd --expect-gpus 4 {ADVISORY_ARGS} --require-default-runtime --min-cuda 12.5"
     ), command.urn
     body = create.split("' preflight ")[0]
     checked, ran = body.index("| sha256sum"), body.index("| bash -s --")
@@ -242,7 +242,7 @@ def test_minimum_driver_and_runtime_reach_the_command_line():
     spec = group_spec(gpusPerNode=8, preflight={"containerRuntime": "cri-o", "minDriver": "550.54"})
     assert preflight_command(spec).endswith(
         f"' preflight --runtime cri-o --expect-gpus 8 --min-driver 550.54 {ADVISORY_ARGS} --require-default-runtime"
-        " --min-cuda 11.7"
+        " --min-cuda 12.5"
     )
 
 
@@ -250,7 +250,7 @@ def test_triggers_follow_script_gpu_count_and_runtime():
     # The four, and how tenants get their GPUs (a new path is a new check of every machine).
     command = commands(group("a100"))["a100-a100-node-1-preflight"]
     digest = hashlib.sha256(preflight_script().encode()).hexdigest()
-    expected = [digest, "4", "containerd", "", DRIVER_TRIGGER, TOOLKIT_TRIGGER, "--require-default-runtime", "min-cuda=11.7"]
+    expected = [digest, "4", "containerd", "", DRIVER_TRIGGER, TOOLKIT_TRIGGER, "--require-default-runtime", "min-cuda=12.5"]
     assert command.inputs["triggers"] == expected, command.urn
     other = commands(group("a100", gpusPerNode=8, preflight={"containerRuntime": "docker"}))["a100-a100-node-1-preflight"]
     assert other.inputs["triggers"][1:3] == ["8", "docker"], other.urn
@@ -313,7 +313,7 @@ def test_the_tenant_path_decides_what_preflight_requires(access: str, flags: lis
     spec = parse_stack([group("a100", gpuAccess=access)]).node_groups[0]
     command = preflight_command(spec)
     start = f"' preflight --runtime containerd --expect-gpus 4 {ADVISORY_ARGS}"
-    assert command.endswith(" ".join([start, *flags, "--min-cuda 11.7"])), command
+    assert command.endswith(" ".join([start, *flags, "--min-cuda 12.5"])), command
 
 
 def test_a_new_cdi_hook_path_reruns_preflight():
@@ -322,7 +322,7 @@ def test_a_new_cdi_hook_path_reruns_preflight():
     specs = [parse_stack([group("a100", gpuAccess="cdi", devicePlugin={"cdiHookPath": p})]).node_groups[0] for p in paths]
     assert triggers(specs[0]) != triggers(specs[1]), paths
     assert preflight_command(specs[1]).endswith(
-        " --cdi-hook-path /usr/local/nvidia/toolkit/nvidia-cdi-hook --min-cuda 11.7"
+        " --cdi-hook-path /usr/local/nvidia/toolkit/nvidia-cdi-hook --min-cuda 12.5"
     )
 
 
