@@ -278,9 +278,21 @@ def driver_root(group: NodeGroupSpec) -> tuple[list[dict[str, str]], list[dict[s
         {"name": "NVIDIA_DRIVER_ROOT", "value": root},
         {"name": "NVIDIA_CDI_HOOK_PATH", "value": group.device_plugin.cdi_hook_path},
     ]
-    mount = {"name": "driver-root", "mountPath": CONTAINER_DRIVER_ROOT, "readOnly": True}
+    mount = {"name": "driver-root", "mountPath": CONTAINER_DRIVER_ROOT, "readOnly": True, **_driver_root_propagation(root)}
     volume = {"name": "driver-root", "hostPath": {"path": root, "type": "Directory"}}
     return env, [mount], [volume]
+
+
+def _driver_root_propagation(root: str) -> dict[str, str]:
+    """`mountPropagation: HostToContainer` for a driver container's root, as the GPU Operator mounts
+    it (gpu-operator assets/state-device-plugin/0500_daemonset.yaml, driver-install-dir at
+    /driver-root). The driver container mounts its root filesystem at that path on the host; when it
+    restarts, a new mount replaces the old, and a mount without propagation keeps showing the plugin
+    the old one, empty, until the plugin's pod is replaced. HostToContainer (rslave) passes the new
+    one in; unlike Bidirectional it needs no privileged container (kubernetes
+    pkg/apis/core/validation/validation.go, validateMountPropagation). The host's own `/` is not
+    replaced that way: its mount stays as the chart writes it, and those pods keep their template."""
+    return {"mountPropagation": "HostToContainer"} if root != HOST_DRIVER_ROOT else {}
 
 
 def security_context(group: NodeGroupSpec) -> dict[str, Any]:

@@ -252,11 +252,28 @@ def test_cdi_groups_mount_the_driver_root_as_the_chart_does(root: str | None, wh
     plugin = {"driverRoot": root} if root else {}
     ds = daemonset_manifest(group_spec(gpuAccess="cdi", devicePlugin=plugin))
     name, host = ds["metadata"]["name"], root or "/"
-    assert mounts(ds)["driver-root"] == {"name": "driver-root", "mountPath": "/driver-root", "readOnly": True}, f"{name}: {why}"
+    mount = {key: value for key, value in mounts(ds)["driver-root"].items() if key != "mountPropagation"}
+    assert mount == {"name": "driver-root", "mountPath": "/driver-root", "readOnly": True}, f"{name}: {why}"
     assert volumes(ds)["driver-root"] == {"name": "driver-root", "hostPath": {"path": host, "type": "Directory"}}, (
         f"{name}: {why}"
     )
     assert env(ds)["NVIDIA_DRIVER_ROOT"] == host, f"{name}: {why}"
+
+
+def test_a_driver_containers_root_is_mounted_so_that_its_next_mount_is_seen():
+    """The driver container mounts its root at /run/nvidia/driver on the host; a restarted one
+    mounts a new one there. A mount without propagation keeps the old (empty) one, so the GPU
+    Operator mounts it `HostToContainer` (gpu-operator assets/state-device-plugin/0500_daemonset.yaml,
+    driver-install-dir at /driver-root); Kubernetes refuses only `Bidirectional` in an unprivileged
+    container (pkg/apis/core/validation/validation.go, validateMountPropagation)."""
+    ds = daemonset_manifest(group_spec(gpuAccess="cdi", devicePlugin={"driverRoot": "/run/nvidia/driver"}))
+    assert mounts(ds)["driver-root"]["mountPropagation"] == "HostToContainer", ds["metadata"]["name"]
+
+
+def test_a_host_drivers_root_keeps_its_mount_as_the_chart_writes_it():
+    """The host's `/` is not replaced while the plugin runs: its pods keep the template they had."""
+    ds = daemonset_manifest(group_spec(gpuAccess="cdi"))
+    assert "mountPropagation" not in mounts(ds)["driver-root"], ds["metadata"]["name"]
 
 
 def test_cdi_hooks_point_at_the_groups_hook_path():
