@@ -126,8 +126,11 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
         {"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
         {"name": "cdi-root", "mountPath": "/var/run/cdi"},
     ]
+    # Every hostPath with its type, the chart's where it has the volume (daemonset-device-plugin.yml:
+    # the kubelet's directory `Directory`, which kubelet makes and which must be there; /var/run/cdi
+    # `DirectoryOrCreate`; the driver root `Directory`).
     volumes: list[dict[str, Any]] = [
-        {"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins"}},
+        {"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins", "type": "Directory"}},
         {"name": "cdi-root", "hostPath": {"path": "/var/run/cdi", "type": "DirectoryOrCreate"}},
     ]
     driver_env, driver_mounts, driver_volumes = driver_root(group)

@@ -27,6 +27,28 @@ def test_upstream_defaults_are_kept():
     assert host_paths == {"device-plugin": "/var/lib/kubelet/device-plugins", "cdi-root": "/var/run/cdi"}, name
 
 
+@pytest.mark.parametrize(
+    ("volume", "kind"), [("device-plugin", "Directory"), ("cdi-root", "DirectoryOrCreate")]
+)
+def test_host_paths_carry_the_charts_types(volume: str, kind: str):
+    """The chart's daemonset-device-plugin.yml: the kubelet's device-plugins directory must be there
+    (`Directory`: no plugin on a machine whose kubelet has none), /var/run/cdi is made when missing."""
+    ds = daemonset_manifest(group_spec())
+    found = {v["name"]: v["hostPath"] for v in pod_spec(ds)["volumes"] if "hostPath" in v}
+    assert found[volume].get("type") == kind, f"{ds['metadata']['name']}: {volume} {found[volume]}"
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [{}, {"gpuAccess": "cdi"}, {"gpuAccess": "cdi", "devicePlugin": {"driverRoot": "/run/nvidia/driver"}}, {"isolation": "strict"}],
+)
+def test_every_host_path_says_what_it_expects_there(shape: dict):
+    """A hostPath without a type mounts whatever is at the path, or an empty directory kubelet makes."""
+    ds = daemonset_manifest(group_spec(**shape))
+    untyped = [v["name"] for v in pod_spec(ds)["volumes"] if "hostPath" in v and "type" not in v["hostPath"]]
+    assert untyped == [], f"{ds['metadata']['name']} ({shape}): {untyped}"
+
+
 def test_runs_only_on_the_group_nodes():
     ds = daemonset_manifest(group_spec("h100"))
     assert pod_spec(ds)["nodeSelector"] == {GROUP_LABEL: "h100"}, ds["metadata"]["name"]
