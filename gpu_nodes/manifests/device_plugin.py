@@ -219,13 +219,22 @@ def image_pull_secrets(group: NodeGroupSpec) -> dict[str, list[dict[str, str]]]:
 
 
 def health_check_env(spec: DevicePluginSpec) -> list[dict[str, str]]:
-    """The plugin's DP_DISABLE_HEALTHCHECKS: `all`, or XIDs to ignore beside its own list
-    (k8s-device-plugin internal/rm/health.go); nothing when the defaults stand."""
+    """The plugin's DP_DISABLE_HEALTHCHECKS (`all`, or XIDs to ignore beside its own list) and
+    DP_ENABLE_HEALTHCHECKS (XIDs checked although ignored, or `all`), as k8s-device-plugin
+    internal/rm/health.go reads them; nothing when the defaults stand."""
     if not spec.health_checks:
         return [{"name": "DP_DISABLE_HEALTHCHECKS", "value": "all"}]
+    env = []
     if spec.ignored_xids:
-        return [{"name": "DP_DISABLE_HEALTHCHECKS", "value": ",".join(str(x) for x in spec.ignored_xids)}]
-    return []
+        env.append({"name": "DP_DISABLE_HEALTHCHECKS", "value": _xid_list(spec.ignored_xids)})
+    if spec.enabled_xids:
+        enabled = spec.enabled_xids
+        env.append({"name": "DP_ENABLE_HEALTHCHECKS", "value": enabled if isinstance(enabled, str) else _xid_list(enabled)})
+    return env
+
+
+def _xid_list(xids: tuple[int, ...]) -> str:
+    return ",".join(str(x) for x in xids)
 
 
 def runtime_class_field(name: str | None) -> dict[str, str]:

@@ -27,9 +27,7 @@ def test_upstream_defaults_are_kept():
     assert host_paths == {"device-plugin": "/var/lib/kubelet/device-plugins", "cdi-root": "/var/run/cdi"}, name
 
 
-@pytest.mark.parametrize(
-    ("volume", "kind"), [("device-plugin", "Directory"), ("cdi-root", "DirectoryOrCreate")]
-)
+@pytest.mark.parametrize(("volume", "kind"), [("device-plugin", "Directory"), ("cdi-root", "DirectoryOrCreate")])
 def test_host_paths_carry_the_charts_types(volume: str, kind: str):
     """The chart's daemonset-device-plugin.yml: the kubelet's device-plugins directory must be there
     (`Directory`: no plugin on a machine whose kubelet has none), /var/run/cdi is made when missing."""
@@ -40,7 +38,12 @@ def test_host_paths_carry_the_charts_types(volume: str, kind: str):
 
 @pytest.mark.parametrize(
     "shape",
-    [{}, {"gpuAccess": "cdi"}, {"gpuAccess": "cdi", "devicePlugin": {"driverRoot": "/run/nvidia/driver"}}, {"isolation": "strict"}],
+    [
+        {},
+        {"gpuAccess": "cdi"},
+        {"gpuAccess": "cdi", "devicePlugin": {"driverRoot": "/run/nvidia/driver"}},
+        {"isolation": "strict"},
+    ],
 )
 def test_every_host_path_says_what_it_expects_there(shape: dict):
     """A hostPath without a type mounts whatever is at the path, or an empty directory kubelet makes."""
@@ -230,6 +233,20 @@ def test_ignored_xids_are_a_comma_separated_list():
 
 def test_the_plugins_health_checks_stand_by_default():
     assert "DP_DISABLE_HEALTHCHECKS" not in env(daemonset_manifest(group_spec()))
+    assert "DP_ENABLE_HEALTHCHECKS" not in env(daemonset_manifest(group_spec()))
+
+
+@pytest.mark.parametrize(("enabled", "value"), [([45, 31], "31,45"), ("all", "all")])
+def test_enabled_xids_reach_the_plugin_as_it_reads_them(enabled, value):
+    """DP_ENABLE_HEALTHCHECKS: a comma-separated list, or `all` (internal/rm/health.go)."""
+    ds = daemonset_manifest(group_spec(devicePlugin={"enabledXids": enabled}))
+    assert env(ds)["DP_ENABLE_HEALTHCHECKS"] == value, f"{ds['metadata']['name']}: {env(ds)}"
+
+
+def test_enabled_and_ignored_xids_go_side_by_side():
+    ds = daemonset_manifest(group_spec(devicePlugin={"ignoredXids": [79], "enabledXids": [45]}))
+    found = {k: v for k, v in env(ds).items() if k.startswith("DP_")}
+    assert found == {"DP_DISABLE_HEALTHCHECKS": "79", "DP_ENABLE_HEALTHCHECKS": "45"}, ds["metadata"]["name"]
 
 
 @pytest.mark.parametrize(("value", "steps"), [(None, 5), (2, 3), ("40%", 3), ("100%", 1)])
