@@ -50,6 +50,32 @@ def config_map_name(group: NodeGroupSpec) -> str:
     return f"{APP_NAME}-{group.name}-config"
 
 
+def service_account_name(group: NodeGroupSpec) -> str:
+    return daemonset_name(group)
+
+
+def service_account_manifest(group: NodeGroupSpec) -> dict[str, Any]:
+    """The plugin pods' own ServiceAccount, without an API token (see api_access)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": service_account_name(group), "namespace": group.device_plugin.namespace, "labels": _labels(group)},
+        "automountServiceAccountToken": False,
+    }
+
+
+def api_access(group: NodeGroupSpec) -> dict[str, Any]:
+    """The pod's account: its own, not the namespace's `default` (which other pods there may share
+    and someone may grant rights to), and no token mounted. The plugin talks only to kubelet, over
+    its socket; the chart makes a ServiceAccount with a ClusterRole on nodes only for what reads the
+    API: its config-manager sidecar (which follows the node's nvidia.com/device-plugin.config label)
+    and GFD (templates/service-account.yml and role.yml, `if or $options.hasConfigMap
+    .Values.gfd.enabled`). We run neither: our config file is a ConfigMap mounted as a volume. The
+    pod says so as well as its account: a pod's own field wins over its account's (Kubernetes,
+    "Configure Service Accounts for Pods")."""
+    return {"serviceAccountName": service_account_name(group), "automountServiceAccountToken": False}
+
+
 def plugin_config(group: NodeGroupSpec) -> dict[str, Any] | None:
     """The plugin's config file (`version: v1`), only when MIG or time-slicing asks for one."""
     spec = group.device_plugin
@@ -167,6 +193,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                     # The readiness gate too: the plugin must land for the node to pass.
                     "tolerations": [*tolerations((*group.taints, GATE)), *spec.tolerations],
                     "priorityClassName": "system-node-critical",
+                    **api_access(group),
                     **image_pull_secrets(group),
                     **runtime_class_field(group.runtime_class),
                     "containers": [

@@ -7,7 +7,12 @@ import json
 import pytest
 
 from gpu_nodes.config.stack import parse_stack
-from gpu_nodes.manifests.device_plugin import config_map_manifest, daemonset_manifest, plugin_revision
+from gpu_nodes.manifests.device_plugin import (
+    config_map_manifest,
+    daemonset_manifest,
+    plugin_revision,
+    service_account_manifest,
+)
 from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GROUP_LABEL, MIG_DEVICES_ANNOTATION
 from tests.factories import group
 from tests.manifests.daemonset_parts import container, env, pod_spec
@@ -50,6 +55,31 @@ def test_every_host_path_says_what_it_expects_there(shape: dict):
     ds = daemonset_manifest(group_spec(**shape))
     untyped = [v["name"] for v in pod_spec(ds)["volumes"] if "hostPath" in v and "type" not in v["hostPath"]]
     assert untyped == [], f"{ds['metadata']['name']} ({shape}): {untyped}"
+
+
+# --------------------------------------------------------------------------- its own ServiceAccount, without a token
+
+
+def test_the_plugin_runs_under_a_service_account_of_its_own():
+    """Not the namespace's `default`, which other pods there may use and be granted for."""
+    spec = group_spec("h100")
+    account, ds = service_account_manifest(spec), daemonset_manifest(spec)
+    assert pod_spec(ds)["serviceAccountName"] == account["metadata"]["name"] == "nvidia-device-plugin-h100", ds["metadata"]
+    assert account["metadata"]["namespace"] == ds["metadata"]["namespace"], account["metadata"]
+    assert account["metadata"]["labels"] == ds["metadata"]["labels"], account["metadata"]
+
+
+@pytest.mark.parametrize(
+    "shape", [{}, {"devicePlugin": {"migStrategy": "single"}}, {"devicePlugin": {"timeSlicingReplicas": 2}}, {"gpuAccess": "cdi"}]
+)
+def test_the_plugin_gets_no_api_token(shape: dict):
+    """The plugin talks to kubelet only; the chart makes a ServiceAccount (and a ClusterRole on nodes)
+    only for its config-manager sidecar or GFD (templates/service-account.yml, role.yml: `if or
+    hasConfigMap gfd.enabled`). Our config file is a mounted ConfigMap, read by no sidecar."""
+    spec = group_spec(**shape)
+    ds = daemonset_manifest(spec)
+    assert pod_spec(ds)["automountServiceAccountToken"] is False, f"{ds['metadata']['name']} ({shape})"
+    assert service_account_manifest(spec)["automountServiceAccountToken"] is False, f"{ds['metadata']['name']} ({shape})"
 
 
 def test_runs_only_on_the_group_nodes():
