@@ -53,7 +53,7 @@ WORKSPACE_MEMORY = "2Gi"
 # What the program does in the cluster (README, "What the program creates").
 RULES = [
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "patch", "update"]},
-    {"apiGroups": [""], "resources": ["namespaces", "configmaps", "secrets"], "verbs": ["*"]},
+    {"apiGroups": [""], "resources": ["namespaces", "configmaps", "secrets", "serviceaccounts"], "verbs": ["*"]},
     {"apiGroups": [""], "resources": ["pods", "events"], "verbs": ["get", "list", "watch", "delete"]},
     {"apiGroups": ["apps"], "resources": ["daemonsets"], "verbs": ["*"]},
     {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["*"]},

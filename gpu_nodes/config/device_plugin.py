@@ -43,6 +43,10 @@ MIG_PROFILE_FORMS = (
     "<g>g.<memory>gb (1g.10gb, 3g.40gb) or <c>c.<g>g.<memory>gb with c < g (1c.3g.40gb), <g> and <c> one of "
     "1, 2, 3, 4, 6, 7, 8, optionally followed by one of +me, -me, +me.all, +gfx (1g.10gb+me)"
 )
+# DP_ENABLE_HEALTHCHECKS's word for every XID (k8s-device-plugin internal/rm/health.go, newHealthCheckXIDs).
+ALL_XIDS = "all"
+# The largest XID the plugin reads: strconv.ParseUint(…, 10, 64) in newHealthCheckXIDs; it skips others.
+_MAX_XID = 2**64 - 1
 _TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
 _QUANTITY = re.compile(r"[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?")
 _RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage")
@@ -126,6 +130,16 @@ class DevicePluginSpec:
         default=None,
         default_text="none",
     )
+    # A list of XIDs, or ALL_XIDS.
+    enabled_xids: tuple[int, ...] | str = setting(
+        "enabledXids",
+        SCALAR,
+        "list of ints, or `all`",
+        "XIDs that make a GPU unhealthy although the plugin's own list ignores them (13, 31, 43, 45, 68, 109) or "
+        "`ignoredXids` would; `all` for every XID (`DP_ENABLE_HEALTHCHECKS`, plugin v0.18+)",
+        default=None,
+        default_text="none",
+    )
     driver_root: str = setting(
         "driverRoot",
         STRING,
@@ -177,6 +191,7 @@ def read_device_plugin(problems: Problems, key: str, raw: Any) -> Section[Device
             "tolerations": lambda p, t: read_tolerations(problems, f"{p.key}.{t.key}", p.fields.read(t)),
             "resources": lambda p, t: read_resources(problems, f"{p.key}.{t.key}", p.fields.read(t)),
             "ignored_xids": _read_ignored_xids,
+            "enabled_xids": _read_enabled_xids,
         },
     )
     section.read_all()
@@ -189,6 +204,45 @@ def _read_ignored_xids(section: Section[DevicePluginSpec], s: Setting) -> tuple[
     if xids and section["health_checks"] is False:
         section.problems.add(key, list(xids), "has no effect with healthChecks false (no XID is checked)")
     return xids
+
+
+def _read_enabled_xids(section: Section[DevicePluginSpec], s: Setting) -> tuple[int, ...] | str:
+    """DP_ENABLE_HEALTHCHECKS as the plugin combines it with DP_DISABLE_HEALTHCHECKS
+    (k8s-device-plugin v0.20.0 internal/rm/health.go, getDisabledHealthCheckXids): an enabled XID
+    wins over the plugin's own list and over a disabled one; `all` enables every XID, the plugin's
+    own list and every disabled one included. With DP_DISABLE_HEALTHCHECKS=all the plugin checks
+    nothing whatever is enabled: IsAllDisabled looks only at the `all` entry (its comment says
+    otherwise), and the health provider is then a no-op. What has no effect, or undoes another
+    setting, is refused."""
+    key = f"{section.key}.{s.key}"
+    raw = section.fields.read(s)
+    if raw is None:
+        return ()
+    if raw == ALL_XIDS:
+        return _enabled_all_problems(section, key)
+    if not isinstance(raw, list):
+        section.problems.add(key, raw, "expected a list of XID numbers, e.g. [45], or all")
+        return ()
+    xids = read_xids(section.problems, key, raw)
+    ignored = set(section["ignored_xids"] or ())
+    if xids and section["health_checks"] is False:
+        section.problems.add(
+            key, list(xids), "has no effect with healthChecks false: with DP_DISABLE_HEALTHCHECKS=all the plugin checks no XID"
+        )
+    elif both := sorted(ignored & set(xids)):
+        section.problems.add(
+            key, list(xids), f"{', '.join(map(str, both))} also in ignoredXids: an XID is either ignored or enabled"
+        )
+    return xids
+
+
+def _enabled_all_problems(section: Section[DevicePluginSpec], key: str) -> str:
+    """`all`, and why it does not go with healthChecks false or ignoredXids."""
+    if section["health_checks"] is False:
+        section.problems.add(key, ALL_XIDS, "contradicts healthChecks false: the plugin would check every XID")
+    elif section["ignored_xids"]:
+        section.problems.add(key, ALL_XIDS, "leaves ignoredXids no effect: the plugin checks every XID, those too")
+    return ALL_XIDS
 
 
 def _read_mig_devices(section: Section[DevicePluginSpec], s: Setting) -> tuple[tuple[str, int], ...]:
@@ -343,7 +397,8 @@ def read_xids(problems: Problems, key: str, raw: Any) -> tuple[int, ...]:
         return ()
     xids: list[int] = []
     for index, xid in enumerate(raw):
-        if not isinstance(xid, int) or isinstance(xid, bool) or xid < 1:
+        # 0 is no XID: the plugin's key for every XID (allXIDs).
+        if not isinstance(xid, int) or isinstance(xid, bool) or not 1 <= xid <= _MAX_XID:
             problems.add(f"{key}[{index}]", xid, "expected an XID number, e.g. 109")
         elif xid not in xids:
             xids.append(xid)

@@ -50,6 +50,32 @@ def config_map_name(group: NodeGroupSpec) -> str:
     return f"{APP_NAME}-{group.name}-config"
 
 
+def service_account_name(group: NodeGroupSpec) -> str:
+    return daemonset_name(group)
+
+
+def service_account_manifest(group: NodeGroupSpec) -> dict[str, Any]:
+    """The plugin pods' own ServiceAccount, without an API token (see api_access)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": service_account_name(group), "namespace": group.device_plugin.namespace, "labels": _labels(group)},
+        "automountServiceAccountToken": False,
+    }
+
+
+def api_access(group: NodeGroupSpec) -> dict[str, Any]:
+    """The pod's account: its own, not the namespace's `default` (which other pods there may share
+    and someone may grant rights to), and no token mounted. The plugin talks only to kubelet, over
+    its socket; the chart makes a ServiceAccount with a ClusterRole on nodes only for what reads the
+    API: its config-manager sidecar (which follows the node's nvidia.com/device-plugin.config label)
+    and GFD (templates/service-account.yml and role.yml, `if or $options.hasConfigMap
+    .Values.gfd.enabled`). We run neither: our config file is a ConfigMap mounted as a volume. The
+    pod says so as well as its account: a pod's own field wins over its account's (Kubernetes,
+    "Configure Service Accounts for Pods")."""
+    return {"serviceAccountName": service_account_name(group), "automountServiceAccountToken": False}
+
+
 def plugin_config(group: NodeGroupSpec) -> dict[str, Any] | None:
     """The plugin's config file (`version: v1`), only when MIG or time-slicing asks for one."""
     spec = group.device_plugin
@@ -126,8 +152,11 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
         {"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
         {"name": "cdi-root", "mountPath": "/var/run/cdi"},
     ]
+    # Every hostPath with its type, the chart's where it has the volume (daemonset-device-plugin.yml:
+    # the kubelet's directory `Directory`, which kubelet makes and which must be there; /var/run/cdi
+    # `DirectoryOrCreate`; the driver root `Directory`).
     volumes: list[dict[str, Any]] = [
-        {"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins"}},
+        {"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins", "type": "Directory"}},
         {"name": "cdi-root", "hostPath": {"path": "/var/run/cdi", "type": "DirectoryOrCreate"}},
     ]
     driver_env, driver_mounts, driver_volumes = driver_root(group)
@@ -164,6 +193,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                     # The readiness gate too: the plugin must land for the node to pass.
                     "tolerations": [*tolerations((*group.taints, GATE)), *spec.tolerations],
                     "priorityClassName": "system-node-critical",
+                    **api_access(group),
                     **image_pull_secrets(group),
                     **runtime_class_field(group.runtime_class),
                     "containers": [
@@ -216,13 +246,22 @@ def image_pull_secrets(group: NodeGroupSpec) -> dict[str, list[dict[str, str]]]:
 
 
 def health_check_env(spec: DevicePluginSpec) -> list[dict[str, str]]:
-    """The plugin's DP_DISABLE_HEALTHCHECKS: `all`, or XIDs to ignore beside its own list
-    (k8s-device-plugin internal/rm/health.go); nothing when the defaults stand."""
+    """The plugin's DP_DISABLE_HEALTHCHECKS (`all`, or XIDs to ignore beside its own list) and
+    DP_ENABLE_HEALTHCHECKS (XIDs checked although ignored, or `all`), as k8s-device-plugin
+    internal/rm/health.go reads them; nothing when the defaults stand."""
     if not spec.health_checks:
         return [{"name": "DP_DISABLE_HEALTHCHECKS", "value": "all"}]
+    env = []
     if spec.ignored_xids:
-        return [{"name": "DP_DISABLE_HEALTHCHECKS", "value": ",".join(str(x) for x in spec.ignored_xids)}]
-    return []
+        env.append({"name": "DP_DISABLE_HEALTHCHECKS", "value": _xid_list(spec.ignored_xids)})
+    if spec.enabled_xids:
+        enabled = spec.enabled_xids
+        env.append({"name": "DP_ENABLE_HEALTHCHECKS", "value": enabled if isinstance(enabled, str) else _xid_list(enabled)})
+    return env
+
+
+def _xid_list(xids: tuple[int, ...]) -> str:
+    return ",".join(str(x) for x in xids)
 
 
 def runtime_class_field(name: str | None) -> dict[str, str]:
@@ -278,9 +317,21 @@ def driver_root(group: NodeGroupSpec) -> tuple[list[dict[str, str]], list[dict[s
         {"name": "NVIDIA_DRIVER_ROOT", "value": root},
         {"name": "NVIDIA_CDI_HOOK_PATH", "value": group.device_plugin.cdi_hook_path},
     ]
-    mount = {"name": "driver-root", "mountPath": CONTAINER_DRIVER_ROOT, "readOnly": True}
+    mount = {"name": "driver-root", "mountPath": CONTAINER_DRIVER_ROOT, "readOnly": True, **_driver_root_propagation(root)}
     volume = {"name": "driver-root", "hostPath": {"path": root, "type": "Directory"}}
     return env, [mount], [volume]
+
+
+def _driver_root_propagation(root: str) -> dict[str, str]:
+    """`mountPropagation: HostToContainer` for a driver container's root, as the GPU Operator mounts
+    it (gpu-operator assets/state-device-plugin/0500_daemonset.yaml, driver-install-dir at
+    /driver-root). The driver container mounts its root filesystem at that path on the host; when it
+    restarts, a new mount replaces the old, and a mount without propagation keeps showing the plugin
+    the old one, empty, until the plugin's pod is replaced. HostToContainer (rslave) passes the new
+    one in; unlike Bidirectional it needs no privileged container (kubernetes
+    pkg/apis/core/validation/validation.go, validateMountPropagation). The host's own `/` is not
+    replaced that way: its mount stays as the chart writes it, and those pods keep their template."""
+    return {"mountPropagation": "HostToContainer"} if root != HOST_DRIVER_ROOT else {}
 
 
 def security_context(group: NodeGroupSpec) -> dict[str, Any]:

@@ -134,14 +134,31 @@ def _version_labels(new: str, old: str, version: str | None, parts: Sequence[tup
     return labels
 
 
+# GFD's families by compute capability major, as k8s-device-plugin v0.20.0 maps them
+# (internal/lm/resource.go getArchFamily; 10 and 12 are both Blackwell; 13, Rubin, came in v0.20.0:
+# its CHANGELOG, "Add support for the Rubin architecture family (#1909)"). 7 and 8 split by minor
+# below; a major not here (4, 11, 14, ...) is "undefined", as GFD writes it.
+_ARCH_FAMILIES = {
+    1: "tesla",
+    2: "fermi",
+    3: "kepler",
+    5: "maxwell",
+    6: "pascal",
+    9: "hopper",
+    10: "blackwell",
+    12: "blackwell",
+    13: "rubin",
+}
+
+
 def arch_family(major: int, minor: int) -> str:
-    """GFD's getArchFamily (k8s-device-plugin internal/lm/resource.go; 10 and 12 are Blackwell)."""
-    families = {1: "tesla", 2: "fermi", 3: "kepler", 5: "maxwell", 6: "pascal", 9: "hopper", 10: "blackwell", 12: "blackwell"}
+    """GFD's getArchFamily (k8s-device-plugin internal/lm/resource.go): _ARCH_FAMILIES, and 7.x
+    volta below 7.5, turing from it; 8.x ampere below 8.9, ada-lovelace from it."""
     if major == 7:
         return "volta" if minor < 5 else "turing"
     if major == 8:
         return "ampere" if minor < 9 else "ada-lovelace"
-    return families.get(major, "undefined")
+    return _ARCH_FAMILIES.get(major, "undefined")
 
 
 def _architecture_labels(capability: str | None) -> dict[str, str]:

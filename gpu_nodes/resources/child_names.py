@@ -27,6 +27,7 @@ CLAIM = "pulumi-python:dynamic/gpu-nodes:ObjectClaim"
 NODE_PATCH = "kubernetes:core/v1:NodePatch"
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
+SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 JOB = "kubernetes:batch/v1:Job"
 
@@ -49,6 +50,7 @@ PRIORITY_CLASS_CHILD = "priority-class"
 VERIFICATION_PRIORITY_CLASS_CHILD = "verification-priority-class"
 DEVICE_PLUGIN_CONFIG_CHILD = "device-plugin-config"
 DEVICE_PLUGIN_CHILD = "device-plugin"
+DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD = "device-plugin-service-account"
 VERIFICATION_CHECK_CHILD = "verification-check"
 
 
@@ -82,6 +84,7 @@ def group_children(index: int, group: NodeGroupSpec) -> Iterator[Child]:
         yield Child(CLAIM, child_name(g, claim_child(pc)), f"{key}.name", g)
     if group.device_plugin.needs_config_file:
         yield Child(CONFIG_MAP, child_name(g, DEVICE_PLUGIN_CONFIG_CHILD), f"{key}.name", g)
+    yield Child(SERVICE_ACCOUNT, child_name(g, DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD), f"{key}.name", g)
     yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), f"{key}.name", g)
     yield Child(CONFIG_MAP, child_name(g, VERIFICATION_CHECK_CHILD), f"{key}.name", g)
     for resource, count in requests(group):

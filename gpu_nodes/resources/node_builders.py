@@ -22,7 +22,12 @@ from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.kube.node_health import NodeTarget
 from gpu_nodes.manifests.device_plugin import APP_NAME as PLUGIN_APP_NAME
-from gpu_nodes.manifests.device_plugin import config_map_manifest, daemonset_manifest, rollout_timeout
+from gpu_nodes.manifests.device_plugin import (
+    config_map_manifest,
+    daemonset_manifest,
+    rollout_timeout,
+    service_account_manifest,
+)
 from gpu_nodes.manifests.naming import selector_labels
 from gpu_nodes.manifests.node_labels import label_patch
 from gpu_nodes.manifests.priority_class import priority_class_manifest, verification_priority_class_manifest
@@ -41,6 +46,7 @@ from gpu_nodes.providers.taints import NodeTaints
 from gpu_nodes.resources.child_names import (
     DEVICE_PLUGIN_CHILD,
     DEVICE_PLUGIN_CONFIG_CHILD,
+    DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD,
     LABELS_CHILD,
     PREFLIGHT_CHILD,
     PRIORITY_CLASS_CHILD,
@@ -205,13 +211,15 @@ def _claimed_priority_class(
 
 
 def deploy_device_plugin(group: GroupContext, namespace: SharedNamespace, runtime_class: pulumi.Resource | None) -> DevicePlugin:
-    """The device plugin DaemonSet, after its ConfigMap (when its settings need one), its
-    namespace and the RuntimeClass its pods name."""
+    """The device plugin DaemonSet, after its ServiceAccount, its ConfigMap (when its settings
+    need one), its namespace and the RuntimeClass its pods name."""
     # Destroying the stack deletes the namespaces, and the cluster deletes what is in them: the
     # engine need not delete (and wait for) each object first. Removing only a group still
     # deletes its objects one by one.
     children, spec = group.children, group.spec
     needs: list[pulumi.Resource] = [*namespace.ready, *([runtime_class] if runtime_class is not None else [])]
+    # The ServiceAccount admission plugin refuses a pod that names an account not there yet.
+    needs.append(_plugin_service_account(group, namespace))
     config_map = config_map_manifest(spec)
     if config_map is not None:
         opts = children.opts(DEVICE_PLUGIN_CONFIG_CHILD, deleted_with=namespace.deleted_with)
@@ -224,6 +232,12 @@ def deploy_device_plugin(group: GroupContext, namespace: SharedNamespace, runtim
         custom_timeouts=pulumi.CustomTimeouts(create=rollout, update=rollout),
     )
     return DevicePlugin(register(daemonset_manifest(spec), k8s.apps.v1.DaemonSet, children.name(DEVICE_PLUGIN_CHILD), opts))
+
+
+def _plugin_service_account(group: GroupContext, namespace: SharedNamespace) -> k8s.core.v1.ServiceAccount:
+    children, child = group.children, DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD
+    opts = children.opts(child, depends_on=namespace.ready, deleted_with=namespace.deleted_with)
+    return register(service_account_manifest(group.spec), k8s.core.v1.ServiceAccount, children.name(child), opts)
 
 
 def run_verification(

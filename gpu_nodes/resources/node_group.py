@@ -2,8 +2,9 @@
 
 Per node: preflight over SSH; our taints with the readiness gate, then our labels (which bring
 the device plugin); the verification Jobs; and the readiness check, which proves the node
-and lifts its gate. Per group: PriorityClasses and the device plugin DaemonSet. Each part is
-registered by a builder of node_builders.py; the component calls them in order and reports.
+and lifts its gate. Per group: PriorityClasses and the device plugin DaemonSet (with its
+ServiceAccount). Each part is registered by a builder of node_builders.py; the component calls
+them in order and reports.
 """
 
 from __future__ import annotations

@@ -6,10 +6,12 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from gpu_nodes.cli.operator_export import operator_objects, read_settings, secret_name
+from gpu_nodes.cli.operator_export import RULES, operator_objects, read_settings, secret_name
 from gpu_nodes.cli.plan import plan_fleet
 from gpu_nodes.errors import FleetError
 from tests.cli.fleets import fleet, group
+from tests.factories import REGISTRY_LOGIN, SECRET_KEYS, two_groups
+from tests.pulumi_mocks import run_program
 
 SETTINGS = {"repository": "https://git.example.com/platform/gpu-nodes.git", "backend": "s3://state"}
 
@@ -57,3 +59,32 @@ def test_missing_operator_settings_are_named(tmp_path):
 
 def test_a_secret_names_its_default_secret_after_its_key():
     assert secret_name("gpu-nodes:sshPrivateKey") == "gpu-nodes-sshprivatekey"
+
+
+def _rule_resource(resource_type: str) -> tuple[str, str, str]:
+    """(apiGroup, resource, verb) a registered `kubernetes:<group>/<version>:<Kind>` needs: the
+    resource's plural as the API server names it; a NodePatch patches its Node."""
+    api, kind = resource_type.removeprefix("kubernetes:").split(":")
+    group_name = api.split("/")[0]
+    group_name = "" if group_name == "core" else group_name
+    if kind.endswith("Patch"):
+        kind, verb = kind.removesuffix("Patch"), "patch"
+    else:
+        verb = "create"
+    plural = kind.lower() + ("es" if kind.endswith("s") else "s")
+    return group_name, plural, verb
+
+
+def test_the_workspaces_role_lets_the_program_create_every_kind_it_registers():
+    """What the program registers under mocks (every optional object: a pull Secret, the RuntimeClass)
+    is what the workspace pod's ClusterRole must allow (README, "What the program creates")."""
+    pull_secret = "gpu-nodes:imagePullSecret"
+    run = run_program(two_groups() | {pull_secret: REGISTRY_LOGIN}, [*SECRET_KEYS, pull_secret])
+    kinds = {r.type for r in run.resources if r.type.startswith("kubernetes:") and not r.type.startswith("kubernetes:pulumi")}
+    allowed = {(g, res, verb) for rule in RULES for g in rule["apiGroups"] for res in rule["resources"] for verb in rule["verbs"]}
+    missing = sorted(
+        f"{kind} ({need[1]})"
+        for kind in kinds
+        if (need := _rule_resource(kind)) not in allowed and (need[0], need[1], "*") not in allowed
+    )
+    assert missing == [], missing

@@ -47,6 +47,54 @@ REFUSED = [
         ("an XID number",),
     ),
     (
+        "an_xid_fits_the_plugins_64_bits",
+        group(devicePlugin={"ignoredXids": [2**64]}),
+        f"{KEY}.devicePlugin.ignoredXids[0]",
+        ("an XID number",),
+    ),
+    (
+        "enabled_xids_mean_nothing_with_health_checks_off",
+        group(devicePlugin={"healthChecks": False, "enabledXids": [45]}),
+        f"{KEY}.devicePlugin.enabledXids",
+        ("no effect with healthChecks false", "checks no XID"),
+    ),
+    (
+        "enabling_every_xid_undoes_health_checks_off",
+        group(devicePlugin={"healthChecks": False, "enabledXids": "all"}),
+        f"{KEY}.devicePlugin.enabledXids",
+        ("contradicts healthChecks false", "every XID"),
+    ),
+    (
+        "an_xid_is_ignored_or_enabled_not_both",
+        group(devicePlugin={"ignoredXids": [45, 79], "enabledXids": [45]}),
+        f"{KEY}.devicePlugin.enabledXids",
+        ("45", "also in ignoredXids"),
+    ),
+    (
+        "enabling_every_xid_leaves_nothing_to_ignore",
+        group(devicePlugin={"ignoredXids": [79], "enabledXids": "all"}),
+        f"{KEY}.devicePlugin.enabledXids",
+        ("ignoredXids", "no effect"),
+    ),
+    (
+        "an_enabled_xid_is_a_number",
+        group(devicePlugin={"enabledXids": ["45"]}),
+        f"{KEY}.devicePlugin.enabledXids[0]",
+        ("an XID number",),
+    ),
+    (
+        "xid_zero_is_the_plugins_word_for_all",
+        group(devicePlugin={"enabledXids": [0]}),
+        f"{KEY}.devicePlugin.enabledXids[0]",
+        ("an XID number",),
+    ),
+    (
+        "enabled_xids_are_a_list_or_all",
+        group(devicePlugin={"enabledXids": "xids"}),
+        f"{KEY}.devicePlugin.enabledXids",
+        ("a list of XID numbers", "all"),
+    ),
+    (
         "a_pull_policy_is_one_kubernetes_knows",
         group(devicePlugin={"imagePullPolicy": "Sometimes"}),
         f"{KEY}.devicePlugin.imagePullPolicy",
@@ -64,6 +112,14 @@ REFUSED = [
 @refused(REFUSED)
 def test_a_bad_plugin_setting_is_named(raw, key, fragments):
     assert_one_problem(problems_of(raw), key, *fragments)
+
+
+@pytest.mark.parametrize(("raw", "read"), [([45, 31, 45], (31, 45)), ("all", "all"), (None, ())])
+def test_enabled_xids_are_read_as_the_plugin_takes_them(raw, read):
+    """DP_ENABLE_HEALTHCHECKS (k8s-device-plugin internal/rm/health.go, newHealthCheckXIDs): XID
+    numbers, or `all`."""
+    spec = parse_stack([group(devicePlugin={} if raw is None else {"enabledXids": raw})]).node_groups[0]
+    assert spec.device_plugin.enabled_xids == read, spec.device_plugin
 
 
 def test_mig_devices_are_read_per_gpu_in_mig_parteds_format():

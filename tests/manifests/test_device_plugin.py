@@ -7,7 +7,12 @@ import json
 import pytest
 
 from gpu_nodes.config.stack import parse_stack
-from gpu_nodes.manifests.device_plugin import config_map_manifest, daemonset_manifest, plugin_revision
+from gpu_nodes.manifests.device_plugin import (
+    config_map_manifest,
+    daemonset_manifest,
+    plugin_revision,
+    service_account_manifest,
+)
 from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GROUP_LABEL, MIG_DEVICES_ANNOTATION
 from tests.factories import group
 from tests.manifests.daemonset_parts import container, env, pod_spec
@@ -25,6 +30,56 @@ def test_upstream_defaults_are_kept():
     assert container(ds)["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0", name
     host_paths = {v["name"]: v["hostPath"]["path"] for v in pod_spec(ds)["volumes"] if "hostPath" in v}
     assert host_paths == {"device-plugin": "/var/lib/kubelet/device-plugins", "cdi-root": "/var/run/cdi"}, name
+
+
+@pytest.mark.parametrize(("volume", "kind"), [("device-plugin", "Directory"), ("cdi-root", "DirectoryOrCreate")])
+def test_host_paths_carry_the_charts_types(volume: str, kind: str):
+    """The chart's daemonset-device-plugin.yml: the kubelet's device-plugins directory must be there
+    (`Directory`: no plugin on a machine whose kubelet has none), /var/run/cdi is made when missing."""
+    ds = daemonset_manifest(group_spec())
+    found = {v["name"]: v["hostPath"] for v in pod_spec(ds)["volumes"] if "hostPath" in v}
+    assert found[volume].get("type") == kind, f"{ds['metadata']['name']}: {volume} {found[volume]}"
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        {},
+        {"gpuAccess": "cdi"},
+        {"gpuAccess": "cdi", "devicePlugin": {"driverRoot": "/run/nvidia/driver"}},
+        {"isolation": "strict"},
+    ],
+)
+def test_every_host_path_says_what_it_expects_there(shape: dict):
+    """A hostPath without a type mounts whatever is at the path, or an empty directory kubelet makes."""
+    ds = daemonset_manifest(group_spec(**shape))
+    untyped = [v["name"] for v in pod_spec(ds)["volumes"] if "hostPath" in v and "type" not in v["hostPath"]]
+    assert untyped == [], f"{ds['metadata']['name']} ({shape}): {untyped}"
+
+
+# --------------------------------------------------------------------------- its own ServiceAccount, without a token
+
+
+def test_the_plugin_runs_under_a_service_account_of_its_own():
+    """Not the namespace's `default`, which other pods there may use and be granted for."""
+    spec = group_spec("h100")
+    account, ds = service_account_manifest(spec), daemonset_manifest(spec)
+    assert pod_spec(ds)["serviceAccountName"] == account["metadata"]["name"] == "nvidia-device-plugin-h100", ds["metadata"]
+    assert account["metadata"]["namespace"] == ds["metadata"]["namespace"], account["metadata"]
+    assert account["metadata"]["labels"] == ds["metadata"]["labels"], account["metadata"]
+
+
+@pytest.mark.parametrize(
+    "shape", [{}, {"devicePlugin": {"migStrategy": "single"}}, {"devicePlugin": {"timeSlicingReplicas": 2}}, {"gpuAccess": "cdi"}]
+)
+def test_the_plugin_gets_no_api_token(shape: dict):
+    """The plugin talks to kubelet only; the chart makes a ServiceAccount (and a ClusterRole on nodes)
+    only for its config-manager sidecar or GFD (templates/service-account.yml, role.yml: `if or
+    hasConfigMap gfd.enabled`). Our config file is a mounted ConfigMap, read by no sidecar."""
+    spec = group_spec(**shape)
+    ds = daemonset_manifest(spec)
+    assert pod_spec(ds)["automountServiceAccountToken"] is False, f"{ds['metadata']['name']} ({shape})"
+    assert service_account_manifest(spec)["automountServiceAccountToken"] is False, f"{ds['metadata']['name']} ({shape})"
 
 
 def test_runs_only_on_the_group_nodes():
@@ -208,6 +263,20 @@ def test_ignored_xids_are_a_comma_separated_list():
 
 def test_the_plugins_health_checks_stand_by_default():
     assert "DP_DISABLE_HEALTHCHECKS" not in env(daemonset_manifest(group_spec()))
+    assert "DP_ENABLE_HEALTHCHECKS" not in env(daemonset_manifest(group_spec()))
+
+
+@pytest.mark.parametrize(("enabled", "value"), [([45, 31], "31,45"), ("all", "all")])
+def test_enabled_xids_reach_the_plugin_as_it_reads_them(enabled, value):
+    """DP_ENABLE_HEALTHCHECKS: a comma-separated list, or `all` (internal/rm/health.go)."""
+    ds = daemonset_manifest(group_spec(devicePlugin={"enabledXids": enabled}))
+    assert env(ds)["DP_ENABLE_HEALTHCHECKS"] == value, f"{ds['metadata']['name']}: {env(ds)}"
+
+
+def test_enabled_and_ignored_xids_go_side_by_side():
+    ds = daemonset_manifest(group_spec(devicePlugin={"ignoredXids": [79], "enabledXids": [45]}))
+    found = {k: v for k, v in env(ds).items() if k.startswith("DP_")}
+    assert found == {"DP_DISABLE_HEALTHCHECKS": "79", "DP_ENABLE_HEALTHCHECKS": "45"}, ds["metadata"]["name"]
 
 
 @pytest.mark.parametrize(("value", "steps"), [(None, 5), (2, 3), ("40%", 3), ("100%", 1)])
@@ -252,11 +321,28 @@ def test_cdi_groups_mount_the_driver_root_as_the_chart_does(root: str | None, wh
     plugin = {"driverRoot": root} if root else {}
     ds = daemonset_manifest(group_spec(gpuAccess="cdi", devicePlugin=plugin))
     name, host = ds["metadata"]["name"], root or "/"
-    assert mounts(ds)["driver-root"] == {"name": "driver-root", "mountPath": "/driver-root", "readOnly": True}, f"{name}: {why}"
+    mount = {key: value for key, value in mounts(ds)["driver-root"].items() if key != "mountPropagation"}
+    assert mount == {"name": "driver-root", "mountPath": "/driver-root", "readOnly": True}, f"{name}: {why}"
     assert volumes(ds)["driver-root"] == {"name": "driver-root", "hostPath": {"path": host, "type": "Directory"}}, (
         f"{name}: {why}"
     )
     assert env(ds)["NVIDIA_DRIVER_ROOT"] == host, f"{name}: {why}"
+
+
+def test_a_driver_containers_root_is_mounted_so_that_its_next_mount_is_seen():
+    """The driver container mounts its root at /run/nvidia/driver on the host; a restarted one
+    mounts a new one there. A mount without propagation keeps the old (empty) one, so the GPU
+    Operator mounts it `HostToContainer` (gpu-operator assets/state-device-plugin/0500_daemonset.yaml,
+    driver-install-dir at /driver-root); Kubernetes refuses only `Bidirectional` in an unprivileged
+    container (pkg/apis/core/validation/validation.go, validateMountPropagation)."""
+    ds = daemonset_manifest(group_spec(gpuAccess="cdi", devicePlugin={"driverRoot": "/run/nvidia/driver"}))
+    assert mounts(ds)["driver-root"]["mountPropagation"] == "HostToContainer", ds["metadata"]["name"]
+
+
+def test_a_host_drivers_root_keeps_its_mount_as_the_chart_writes_it():
+    """The host's `/` is not replaced while the plugin runs: its pods keep the template they had."""
+    ds = daemonset_manifest(group_spec(gpuAccess="cdi"))
+    assert "mountPropagation" not in mounts(ds)["driver-root"], ds["metadata"]["name"]
 
 
 def test_cdi_hooks_point_at_the_groups_hook_path():

@@ -85,19 +85,32 @@ def test_a_report_of_an_older_preflight_writes_none_of_them():
 @pytest.mark.parametrize(
     "capability, family",
     [
+        ("1.3", "tesla"),
+        ("2.1", "fermi"),
+        ("3.7", "kepler"),
+        ("4.0", "undefined"),
+        ("5.2", "maxwell"),
+        ("6.0", "pascal"),
         ("7.0", "volta"),
+        ("7.2", "volta"),
         ("7.5", "turing"),
         ("8.0", "ampere"),
         ("8.6", "ampere"),
+        ("8.7", "ampere"),
         ("8.9", "ada-lovelace"),
         ("9.0", "hopper"),
         ("10.0", "blackwell"),
-        ("12.0", "blackwell"),
+        ("10.3", "blackwell"),
         ("11.0", "undefined"),
+        ("12.0", "blackwell"),
+        ("12.1", "blackwell"),
+        ("13.0", "rubin"),
+        ("14.0", "undefined"),
     ],
 )
 def test_the_family_and_compute_capability_as_gfd_labels_them(capability, family):
-    """internal/lm/resource.go newArchitectureLabels and getArchFamily."""
+    """internal/lm/resource.go newArchitectureLabels and getArchFamily, every major it maps (v0.20.0,
+    whose CHANGELOG adds the Rubin family, #1909) and the ones it does not."""
     facts = facts_from_report({**passing_report(), "gpuFeatures": {**FEATURES, "computeCapability": capability}})
     labels = feature_labels(facts, "none")
     major, minor = capability.split(".")

@@ -51,7 +51,8 @@ def test_children_are_named_after_the_group_and_parented_to_it():
     parts = ("preflight", "preflight-script", "taints", "labels", "readiness")
     per_node = [f"a100-a100-node-{i}-{part}" for i in (1, 2) for part in parts]
     jobs = ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-2-1gpu"]
-    group_wide = ["a100-device-plugin", "a100-priority-class", "a100-verification-priority-class", "a100-verification-check"]
+    group_wide = ["a100-device-plugin", "a100-device-plugin-service-account", "a100-priority-class"]
+    group_wide += ["a100-verification-priority-class", "a100-verification-check"]
     group_wide += ["a100-priority-class-claim", "a100-verification-priority-class-claim"]
     expected = sorted(per_node + jobs + group_wide)
     assert names(children) == expected, component.urn
@@ -335,3 +336,14 @@ def test_outputs_show_failed_checks_from_the_report():
     report = run.resolve(run.globals["component"].nodes)
     assert report["a100-node-1"]["preflight"]["passed"] is False, report
     assert report["a100-node-1"]["preflight"]["failedChecks"] == ["driver"], report
+
+
+def test_the_device_plugin_waits_for_its_service_account_in_its_namespace():
+    """The ServiceAccount admission plugin refuses a pod that names an account not there yet."""
+    run = run_component(group("a100"))
+    account = run.named("a100-device-plugin-service-account")
+    assert account.type == "kubernetes:core/v1:ServiceAccount", account.urn
+    assert account.inputs["metadata"]["namespace"] == "nvidia-device-plugin", account.urn
+    assert account.inputs["automountServiceAccountToken"] is False, account.urn
+    plugin = run.named("a100-device-plugin")
+    assert "a100-device-plugin-service-account" in deps(run, plugin), plugin.urn

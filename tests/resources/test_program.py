@@ -29,6 +29,7 @@ def every_feature() -> dict:
         "tolerations": [{"key": "example.com/maintenance", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}],
         "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
         "ignoredXids": [109],
+        "enabledXids": [45],
     }
     return stack_config(
         group("a100", nodes=1, devicePlugin=mixed, verification={"migResources": {"nvidia.com/mig-1g.5gb": 2}}),
