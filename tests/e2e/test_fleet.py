@@ -26,8 +26,8 @@ NODES = {"fleet-a": "gpu-node-8", "fleet-b": "gpu-node-9", "fleet-c": "gpu-node-
 NAMESPACES = ["fleet-device-plugin", "fleet-verification"]
 RUNTIME_CLASS = "nvidia-fleet"
 WORK = STATE / "e2e-fleet"
-# The operator's CRDs: in shared/ beside the checkout (CI: <dir>/main and <dir>/shared).
-CRDS = Path(os.environ.get("GPU_NODES_OPERATOR_CRDS", ROOT.parent / "shared/pulumi-operator-crds"))
+# The operator's Stack CRD, test data of the repository (tests/e2e/fixtures/README.md names its source).
+CRDS = Path(os.environ.get("GPU_NODES_OPERATOR_CRDS", Path(__file__).resolve().parent / "fixtures"))
 
 
 def fleet_file() -> dict:
