@@ -54,6 +54,8 @@ BECOME_ROOT = ".gpu-nodes/preflight"
 # What the command line exits with when the copy is missing or is not the script: neither the
 # script's 1 (a check failed) nor its 2 (usage).
 REFUSED_EXIT = 3
+# How a check's detail starts when it passed but wants a human to look (00-common.sh's contract).
+WARNING = "warning: "
 
 
 def script_parts() -> list[Path]:
@@ -249,6 +251,8 @@ def parse_report(stdout: str) -> dict[str, Any]:
         # With a MIG strategy, per GPU index the MIG devices nvidia-smi -L lists, by profile.
         "migDevices": report.get("mig"),
         "passedChecks": [c["name"] for c in checks if c.get("ok")],
+        # Passed, but with a warning that `pulumi up` also prints (preflight_warnings).
+        "warnedChecks": [c["name"] for c in checks if _warned(c)],
         "failedChecks": [c["name"] for c in checks if not c.get("ok")],
     }
 
@@ -312,7 +316,7 @@ def node_preflight(
         triggers=rerun,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[after] if after else [])),
     )
-    return remote.Command(
+    command = remote.Command(
         name,
         connection=conn,
         # No update line (pulumi-command runs create again) and no delete line: deleting a node or
@@ -324,3 +328,25 @@ def node_preflight(
         triggers=rerun,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[copy])),
     )
+    # A check that passed with a warning (an open driver advisory, say) is said at `pulumi up`, on
+    # the node's own resource, not only kept in its report.
+    command.stdout.apply(lambda stdout: _warn(command, stdout))
+    return command
+
+
+def preflight_warnings(stdout: str) -> list[str]:
+    """The checks that passed with a warning (the script's "warning:" details), as `name: detail`."""
+    try:
+        checks = json.loads(stdout).get("checks") or []
+    except (ValueError, AttributeError):
+        return []
+    return [f"{c['name']}: {c['detail'][len(WARNING):]}" for c in checks if _warned(c)]
+
+
+def _warned(check: dict[str, Any]) -> bool:
+    return bool(check.get("ok")) and str(check.get("detail", "")).startswith(WARNING)
+
+
+def _warn(command: remote.Command, stdout: str) -> None:
+    for warning in preflight_warnings(stdout):
+        pulumi.log.warn(f"preflight {warning}", resource=command)

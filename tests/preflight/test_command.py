@@ -18,6 +18,7 @@ from gpu_nodes.preflight.command import (
     passing_report,
     preflight_arguments,
     preflight_command,
+    preflight_warnings,
     preflight_script,
     remote_dir,
     script_parts,
@@ -433,6 +434,29 @@ def test_parse_report_keeps_the_drivers_branch_and_its_open_bulletins():
     advisories = {"branch": "R550", "branchPatched": False, "openBulletins": ["5747", "5821", "5861"]}
     summary = parse_report(json.dumps({**passing_report(), "driverAdvisories": advisories}))
     assert summary["driverAdvisories"] == advisories, summary
+
+
+WARNED_REPORT = {
+    **passing_report(),
+    "checks": [
+        {"name": "driver", "ok": True, "detail": "NVIDIA driver 550.54.15, 1 GPU(s): NVIDIA H100 80GB HBM3"},
+        {"name": "driver-advisories", "ok": True, "detail": "warning: driver 550.54.15: branch R550 is past its end of life"},
+        {"name": "cuda", "ok": False, "detail": "warning: not a pass, so not a warning"},
+    ],
+}
+
+
+def test_a_check_that_passed_with_a_warning_is_said_with_its_name():
+    assert preflight_warnings(json.dumps(WARNED_REPORT)) == ["driver-advisories: driver 550.54.15: branch R550 is past its end of life"]
+
+
+def test_the_report_names_the_checks_that_passed_with_a_warning():
+    summary = parse_report(json.dumps(WARNED_REPORT))
+    assert summary["warnedChecks"] == ["driver-advisories"], summary
+
+
+def test_output_that_is_no_report_has_no_warnings():
+    assert preflight_warnings("preflight: no script to read") == []
 
 
 def test_become_sudo_copies_into_the_users_home_and_runs_the_checked_script_through_sudo():
