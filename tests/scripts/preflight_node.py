@@ -53,6 +53,7 @@ CHECK_NAMES = [
     "cdi",
     "cdi-generation",
     "isolation",
+    "dev-char-links",
     "device-plugin-socket",
     "kubelet-feature-gates",
 ]
