@@ -96,7 +96,7 @@ devchar_driver() {
         # SystemdCgroup is the runc shim's option; another shim's entry says nothing here.
         if [[ $ENT_TYPE == "$RUNC_SHIM" ]]; then
           systemd_text "$ENT_SYSTEMD"
-          where="the nvidia runtime's $REPLY (read $RT_SOURCE)"
+          where="the nvidia runtime's ${REPLY% (*} (read $RT_SOURCE)"
           if [[ $ENT_SYSTEMD == true ]]; then DC_SYSTEMD+=("$where"); else DC_CGROUPFS+=("$where"); fi
         fi
         ;;
