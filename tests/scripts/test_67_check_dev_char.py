@@ -164,8 +164,8 @@ CASES = [
         then(systemd, unlinked()),
         exit=FAILED_EXIT,
         ok=False,
-        starts='running pods lose NVIDIA devices at the next systemctl daemon-reload ("Failed to initialize NVML: Unknown Error") '
-        "without their /dev/char links (runc with systemd cgroups: ",
+        starts="running pods lose NVIDIA devices at the next systemctl daemon-reload "
+        '("Failed to initialize NVML: Unknown Error") without their /dev/char links (runc with systemd cgroups: ',
         says=(
             *(f"/dev/char/{number} for /dev/{name} is missing" for name, number in DEVICE_NODES.items()),
             f"run {FIX} (the GPU Operator's validator does)",
@@ -211,7 +211,7 @@ CASES = [
     # nodes upstream does not link, or whose number is unknown
     CheckCase(
         "NVSwitch, NVLink and nvidia-fs nodes are not required to have links, as nvidia-ctk makes none",
-        then(systemd, device_file("nvidia-nvswitchctl"), device_file("nvidia-nvswitch0"), device_file("nvidia-nvlink"), device_file("nvidia-fs0")),
+        then(systemd, *(device_file(name) for name in ("nvidia-nvswitchctl", "nvidia-nvswitch0", "nvidia-nvlink", "nvidia-fs0"))),
         ok=True,
         never=("nvswitch", "nvlink", "nvidia-fs"),
     ),
