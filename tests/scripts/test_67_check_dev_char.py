@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from .check_cases import CheckCase, run_case
-from .machines import containerd_dropin, kubelet_systemd, nvidia_dropin
+from .machines import NVIDIA_RUNTIME, containerd_dropin, kubelet_systemd, nvidia_dropin
 from .preflight_node import DEVICE_NODES, FAILED_EXIT, PASSED_EXIT, PROC_DEVICES, TOOLKIT_CONFIG, FakeNode
 
 FIX = "nvidia-ctk system create-dev-char-symlinks --create-all"
@@ -66,6 +66,18 @@ def no_runtime_settings(node: FakeNode) -> None:
     node.remove("var/lib/kubelet/kubeadm-flags.env")
     node.remove("etc/containerd/conf.d/99-nvidia.toml")
     node.command("containerd", '[ "$*" = "config dump" ] || exit 1\necho "version = 2"')
+
+
+# What `nvidia-ctk runtime configure --runtime=crio` writes (pkg/config/engine/crio/crio.go, AddRuntimeWithOptions).
+CRIO_NVIDIA = f'[crio.runtime.runtimes.nvidia]\nruntime_path = "{NVIDIA_RUNTIME}"\nruntime_type = "oci"\n'
+
+
+def crio(node: FakeNode) -> None:
+    """A CRI-O machine (no containerd) whose crio.conf leaves cgroup_manager at CRI-O's default, systemd."""
+    node.drop_command("containerd")
+    node.remove("etc/containerd")
+    node.file("etc/crio/crio.conf", "[crio.runtime]\n")
+    node.file("etc/crio/crio.conf.d/99-nvidia.toml", CRIO_NVIDIA)
 
 
 def no_device_nodes(node: FakeNode) -> None:
@@ -139,6 +151,13 @@ CASES = [
         then(kubelet_systemd, unlinked("195:0")),
         ok=False,
         says=(f"runc with systemd cgroups: {SYSTEMD_KUBELET};",),
+    ),
+    CheckCase(
+        "CRI-O's default cgroup_manager, systemd, is judged",
+        then(crio, unlinked("195:0")),
+        runtime="cri-o",
+        ok=False,
+        says=("runc with systemd cgroups: CRI-O's cgroup_manager systemd (its default);", "/dev/char/195:0 for /dev/nvidia0"),
     ),
     CheckCase(
         "with neither kubelet's settings nor the nvidia runtime's entry, it is judged as systemd",

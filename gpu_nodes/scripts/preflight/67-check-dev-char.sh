@@ -8,7 +8,10 @@
 # announces, which the NVIDIA driver's nodes (made by nvidia-modprobe with mknod) are not (runc
 # issue 3708; NVIDIA's container toolkit troubleshooting guide and nvidia-docker issue 1730: "Affected
 # environments are those using runc and enabling systemd cgroup management"). The fix is
-# `nvidia-ctk system create-dev-char-symlinks --create-all`, which the GPU Operator's validator runs.
+# `nvidia-ctk system create-dev-char-symlinks --create-all`, which the GPU Operator's validator runs;
+# recent nvidia-modprobe releases also link each node they make (symlink_char_dev). runc 1.1.7 with
+# systemd 240 or later no longer drops a rule whose path is missing (runc pull request 3842), but the
+# links are what NVIDIA documents, and they cost nothing: the check does not judge versions.
 # So, only where runc runs the pods with systemd cgroups, every NVIDIA device node must have its link,
 # and the link must lead to it.
 #
