@@ -247,3 +247,20 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_dev_char_links(node: FakeNode, case: CheckCase) -> None:
     run_case(node, case, "dev-char-links")
+
+
+NOBODY = 65534
+
+
+def test_a_config_toml_that_may_not_be_read_leaves_the_toolkits_default_runtimes_and_says_so(open_node: FakeNode) -> None:
+    """The low-level runtime is then the toolkit's default choice: judged as runc rather than passed as
+    crun, since the file that could name crun was not seen."""
+    systemd(open_node)
+    open_node.unlink_dev_char("195:0")
+    (open_node.root / TOOLKIT_CONFIG_PATH).chmod(0o600)
+    check = open_node.preflight(env={"USER": "nobody"}, uid=NOBODY).check("dev-char-links")
+    assert check["ok"] is False, check
+    assert (
+        "/usr/bin/runc, the first of the toolkit's default runtimes "
+        "(/etc/nvidia-container-runtime/config.toml may not be read) (docker-runc runc crun)" in check["detail"]
+    ), check

@@ -120,13 +120,16 @@ devchar_low_level() {
   local list candidate dir IFS=: from="config.toml's runtimes"
   local -a candidates=()
   DC_RUNTIME=''
-  if toolkit_config && [[ -n ${TK_CONFIG["nvidia-container-runtime/runtimes"]-} ]]; then
+  local default="the toolkit's default runtimes"
+  if ! toolkit_config; then
+    default+=" ($TOOLKIT_CONFIG may not be read)"
+  elif [[ -n ${TK_CONFIG["nvidia-container-runtime/runtimes"]-} ]]; then
     list=${TK_CONFIG["nvidia-container-runtime/runtimes"]}
     list=${list#[} && list=${list%]} && list=${list//[\"\' ]/}
     IFS=, read -r -a candidates <<<"$list"
   fi
   if ((${#candidates[@]} == 0)); then
-    candidates=("${TOOLKIT_LOW_LEVEL[@]}") from="the toolkit's default runtimes"
+    candidates=("${TOOLKIT_LOW_LEVEL[@]}") from=$default
   fi
   for candidate in "${candidates[@]}"; do
     if [[ $candidate == /* ]]; then
@@ -151,6 +154,7 @@ devchar_links() {
   local pattern f link shown_node
   DC_MISSING=() DC_LINKED=() DC_UNJUDGED=()
   for pattern in "${DEVCHAR_PATTERNS[@]}"; do
+    # Not glob_root, which keeps regular files only: a device node is none.
     for f in "$ROOT"$pattern; do
       # A device node on a machine; the test fakes' are plain files, as nothing here reads them.
       [[ -e $f && ! -d $f ]] || continue
