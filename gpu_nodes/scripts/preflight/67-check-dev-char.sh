@@ -117,10 +117,9 @@ devchar_driver() {
 # devchar_low_level: sets DC_RUNTIME to the low-level runtime nvidia-container-runtime runs (its path
 # on the machine, '' when none of the candidates is there) and DC_RUNTIME_WHERE to how that was found.
 devchar_low_level() {
-  local list candidate dir IFS=: from="config.toml's runtimes"
+  local list candidate dir IFS=: from="config.toml's runtimes" default="the toolkit's default runtimes"
   local -a candidates=()
   DC_RUNTIME=''
-  local default="the toolkit's default runtimes"
   if ! toolkit_config; then
     default+=" ($TOOLKIT_CONFIG may not be read)"
   elif [[ -n ${TK_CONFIG["nvidia-container-runtime/runtimes"]-} ]]; then
