@@ -54,6 +54,7 @@ CHECK_NAMES = [
     "cdi",
     "cdi-generation",
     "isolation",
+    "dev-char-links",
     "device-plugin-socket",
     "kubelet-feature-gates",
 ]
@@ -70,6 +71,28 @@ NVIDIA_DROPIN = fakehost.CONTAINERD_NVIDIA_DROPIN
 TOOLKIT_CONFIG_PATH = fakehost.TOOLKIT_CONFIG_PATH
 TOOLKIT_CONFIG = fakehost.TOOLKIT_CONFIG
 HEALTHY_TOOLKIT = fakehost.HEALTHY_TOOLKIT
+# /proc/devices as the kernel prints it (fs/proc/devices.c, devinfo_show; fs/char_dev.c, chrdev_show:
+# "%3d %s"), with the NVIDIA drivers among the kernel's own. nvidia's major is fixed (195,
+# NV_MAJOR_DEVICE_NUMBER in nvidia-modprobe's modprobe-utils/nvidia-modprobe-utils.c; "nvidia-frontend"
+# before driver 550.40); nvidia-uvm's and nvidia-caps' are handed out when the modules load.
+PROC_DEVICES = (
+    "Character devices:\n  1 mem\n  4 /dev/vc/0\n  4 tty\n  5 /dev/tty\n 10 misc\n"
+    "195 nvidia\n508 nvidia-uvm\n511 nvidia-caps\n"
+    "\nBlock devices:\n  7 loop\n  8 sd\n259 blkext\n"
+)
+# The 2-GPU node's NVIDIA device nodes and the numbers nvidia-modprobe makes them with (nvidiaN N,
+# nvidiactl 255, nvidia-modeset 254, nvidia-uvm 0 and -tools 1; nvidia-capN N, here MIG's config and
+# monitor caps as /proc/driver/nvidia-caps/mig-minors numbers them).
+DEVICE_NODES = {
+    "nvidia0": "195:0",
+    "nvidia1": "195:1",
+    "nvidiactl": "195:255",
+    "nvidia-modeset": "195:254",
+    "nvidia-uvm": "508:0",
+    "nvidia-uvm-tools": "508:1",
+    "nvidia-caps/nvidia-cap1": "511:1",
+    "nvidia-caps/nvidia-cap2": "511:2",
+}
 KUBEADM_FLAGS = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
 # What the script exits with: 90-main.sh ends on `$ALL_OK` (every required check passed or not) and
 # returns 2 on a usage error; 10-report.sh's EXIT trap exits 1 when it stops early. The component's
@@ -202,6 +225,28 @@ class FakeNode:
         """docker answering `docker info --format '{{json .}}'` with info (the running dockerd's)."""
         self.command("docker", f'[ "$*" = "info --format {{{{json .}}}}" ] || exit 1\n{heredoc(info)}')
 
+    def device_nodes(self, nodes: dict[str, str] | None = None, proc_devices: str = PROC_DEVICES) -> None:
+        """The NVIDIA device nodes under /dev (name -> MAJOR:MINOR; default DEVICE_NODES) as plain files,
+        since mknod needs root and the script reads only their names, /proc/devices, and each node's
+        /dev/char/MAJOR:MINOR link as nvidia-modprobe writes it (relative, ../nvidia0: symlink_char_dev)."""
+        self.file("proc/devices", proc_devices)
+        for name, number in (DEVICE_NODES if nodes is None else nodes).items():
+            self.file(f"dev/{name}", "")
+            self.dev_char_link(number, f"../{name}")
+
+    def dev_char_link(self, number: str, target: str) -> None:
+        """/dev/char/number as a symlink to target (relative to /dev/char), replacing what is there."""
+        link = self.root / "dev/char" / number
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.unlink(missing_ok=True)
+        link.symlink_to(target)
+
+    def unlink_dev_char(self, *numbers: str) -> None:
+        """Removes the /dev/char links of numbers ("195:0"), or every one when none is named: a machine
+        whose NVIDIA device nodes udev never linked."""
+        for number in numbers or tuple(DEVICE_NODES.values()):
+            (self.root / "dev/char" / number).unlink(missing_ok=True)
+
     def kubelet(self, version: str) -> None:
         self.command("kubelet", f'echo "Kubernetes {version}"')
 
@@ -243,6 +288,9 @@ class FakeNode:
         node.file("etc/containerd/config.toml", CONTAINERD_CONFIG)
         node.file("etc/containerd/conf.d/99-nvidia.toml", NVIDIA_DROPIN)
         node.file("etc/nvidia-container-runtime/config.toml", TOOLKIT_CONFIG)
+        # The low-level runtime the nvidia runtime runs (config.toml's runtimes), where runc's packages put it.
+        node.file("usr/bin/runc", fakehost.RUNC_STUB).chmod(0o755)
+        node.device_nodes()
         # config dump merges the drop-in in, as the real containerd does.
         node.command("containerd", '[ "$*" = "config dump" ] || exit 1\ncat <<\'__END__\'\n' + NVIDIA_DROPIN + "__END__")
         node.kubelet("v1.30.2")

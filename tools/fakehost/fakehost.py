@@ -511,6 +511,9 @@ def docker_info(default_runtime: str = "runc", nvidia: bool = False) -> str:
     return json.dumps(info, separators=(",", ":"))
 
 
+# runc as the fake machines have it: preflight only looks for it on the PATH.
+RUNC_STUB = _simple_stub("runc", "runc version 1.2.5")
+
 KUBELET_CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: systemd
@@ -539,6 +542,10 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     # The runtime the nvidia runtime's BinaryName names, as the toolkit's packages install it.
     runtime_version = f"NVIDIA Container Runtime version {spec.toolkit_version}"
     _write(tree / NVIDIA_RUNTIME.lstrip("/"), _simple_stub("nvidia-container-runtime", runtime_version), 0o755)
+    # The low-level runtime the nvidia runtime runs (config.toml's runtimes: docker-runc, runc, crun).
+    _write(tree / "usr/bin/runc", RUNC_STUB, 0o755)
+    # /dev and /proc are not laid over: preflight's dev-char-links check judges the real host's NVIDIA
+    # device nodes (none on a machine without NVIDIA GPUs: nothing to link) and /proc/devices.
     # kubelet uses the systemd cgroup driver (KUBELET_CONFIG): so do runc and the nvidia runtime.
     _write(tree / "etc/containerd/config.toml", containerd_config(systemd_cgroup=True))
     _write(tree / "etc/containerd/conf.d/99-nvidia.toml", containerd_nvidia_dropin(systemd_cgroup=True))

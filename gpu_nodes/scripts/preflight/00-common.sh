@@ -42,14 +42,16 @@
 #           since no machine was checked).
 #
 #   "checks" always holds these, in this order: driver, gpu-count, gpu-model,
-#   driver-version, driver-advisories, cuda, mig, fabric, gpu-health, container-toolkit, runtime, runtime-entry, cdi,
-#   cdi-generation, isolation, device-plugin-socket, kubelet-feature-gates. Without --min-driver,
+#   driver-version, driver-advisories, cuda, mig, fabric, gpu-health, container-toolkit, runtime,
+#   runtime-entry, cdi, cdi-generation, isolation, dev-char-links, device-plugin-socket,
+#   kubelet-feature-gates. Without --min-driver,
 #   driver-version is ok with detail "not requested", and so are cuda without
 #   --min-cuda, mig without --mig-strategy and cdi without --require-cdi, so the
 #   list never changes shape; runtime-entry passes with nothing to judge when there is no nvidia
 #   runtime (the runtime check fails then). isolation always runs: it reads the container
 #   toolkit's config.toml (hardened with --isolation strict, not hardened
-#   otherwise) and, with --require-cdi, that nvidia is not the default runtime.
+#   otherwise) and, with --require-cdi, that nvidia is not the default runtime. dev-char-links
+#   passes with "not judged: ..." where runc does not run the pods with systemd cgroups.
 #   mig is null without --mig-strategy; with it, the MIG devices nvidia-smi -L lists under each
 #   GPU, by profile ({} for a GPU that has none), or null when nvidia-smi -L listed no GPU.
 #   driver-advisories passes with "not requested" without --driver-advisory and

@@ -37,6 +37,7 @@ main() {
   check_cdi
   check_cdi_generation
   check_isolation
+  check_dev_char
   check_socket
   check_kubelet_gates
   summarize
