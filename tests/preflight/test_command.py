@@ -18,8 +18,8 @@ from gpu_nodes.preflight.command import (
     passing_report,
     preflight_arguments,
     preflight_command,
-    preflight_warnings,
     preflight_script,
+    preflight_warnings,
     remote_dir,
     script_parts,
     script_root,
@@ -447,7 +447,8 @@ WARNED_REPORT = {
 
 
 def test_a_check_that_passed_with_a_warning_is_said_with_its_name():
-    assert preflight_warnings(json.dumps(WARNED_REPORT)) == ["driver-advisories: driver 550.54.15: branch R550 is past its end of life"]
+    warnings = preflight_warnings(json.dumps(WARNED_REPORT))
+    assert warnings == ["driver-advisories: driver 550.54.15: branch R550 is past its end of life"], warnings
 
 
 def test_the_report_names_the_checks_that_passed_with_a_warning():
