@@ -59,7 +59,12 @@ def service_account_manifest(group: NodeGroupSpec) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ServiceAccount",
-        "metadata": {"name": service_account_name(group), "namespace": group.device_plugin.namespace, "labels": _labels(group)},
+        # No version label: the account runs no image, so a new plugin image leaves it as it is.
+        "metadata": {
+            "name": service_account_name(group),
+            "namespace": group.device_plugin.namespace,
+            "labels": standard_labels(APP_NAME, group.name, "device-plugin"),
+        },
         "automountServiceAccountToken": False,
     }
 

@@ -199,9 +199,11 @@ def test_a_stack_of_the_program_before_the_package_upgrades_in_place(cluster: Lo
         steps = json.loads(preview.stdout).get("steps", []) if preview.stdout.strip().startswith("{") else []
         changed = {s["urn"]: s["op"] for s in steps if s["op"] not in ("same", "read")}
         # The new resources: the fleet component itself, which has no provider and nothing in the
-        # cluster, and the provider that holds the cluster's access for our dynamic resources.
+        # cluster, the provider that holds the cluster's access for our dynamic resources, and the
+        # plugin's own ServiceAccount (it ran under the namespace's default one before).
         created = sorted(urn.rsplit("::", 1)[1] for urn, op in changed.items() if op == "create")
-        assert created == ["gpu-nodes", "gpu-nodes-cluster-access"], local.explain(f"the upgrade changes {changed}", preview)
+        expected = ["gpu-nodes", "gpu-nodes-cluster-access", "gpu-nodes-upgrade-device-plugin-service-account"]
+        assert created == expected, local.explain(f"the upgrade changes {changed}", preview)
         fleet = next(urn for urn, op in changed.items() if op == "create" and urn.endswith("::gpu-nodes"))
         assert fleet.endswith("::gpu-nodes:index:GpuFleet::gpu-nodes"), fleet
         deleted = [urn for urn, op in changed.items() if op == "delete"]

@@ -66,7 +66,15 @@ def test_the_plugin_runs_under_a_service_account_of_its_own():
     account, ds = service_account_manifest(spec), daemonset_manifest(spec)
     assert pod_spec(ds)["serviceAccountName"] == account["metadata"]["name"] == "nvidia-device-plugin-h100", ds["metadata"]
     assert account["metadata"]["namespace"] == ds["metadata"]["namespace"], account["metadata"]
-    assert account["metadata"]["labels"] == ds["metadata"]["labels"], account["metadata"]
+    version = "app.kubernetes.io/version"
+    assert account["metadata"]["labels"] == {k: v for k, v in ds["metadata"]["labels"].items() if k != version}, account["metadata"]
+
+
+def test_a_new_plugin_image_leaves_the_service_account_as_it_is():
+    """It runs no image: an upgrade rolls the DaemonSet, not the account."""
+    old = service_account_manifest(group_spec("h100"))
+    new = service_account_manifest(group_spec("h100", devicePlugin={"image": "nvcr.io/nvidia/k8s-device-plugin:v0.19.0"}))
+    assert new == old, new["metadata"]
 
 
 @pytest.mark.parametrize(
