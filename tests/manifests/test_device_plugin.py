@@ -67,7 +67,8 @@ def test_the_plugin_runs_under_a_service_account_of_its_own():
     assert pod_spec(ds)["serviceAccountName"] == account["metadata"]["name"] == "nvidia-device-plugin-h100", ds["metadata"]
     assert account["metadata"]["namespace"] == ds["metadata"]["namespace"], account["metadata"]
     version = "app.kubernetes.io/version"
-    assert account["metadata"]["labels"] == {k: v for k, v in ds["metadata"]["labels"].items() if k != version}, account["metadata"]
+    unversioned = {k: v for k, v in ds["metadata"]["labels"].items() if k != version}
+    assert account["metadata"]["labels"] == unversioned, account["metadata"]
 
 
 def test_a_new_plugin_image_leaves_the_service_account_as_it_is():
