@@ -9,6 +9,7 @@ must be built first (`tools/engine/build.sh`, `tools/cluster/build.sh`; `make te
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -34,6 +35,23 @@ GATE = {"key": "gpu-nodes.dev/unverified", "value": "true", "effect": "NoSchedul
 
 def taints_of(node: dict) -> list[dict]:
     return [{k: t[k] for k in ("key", "value", "effect") if k in t} for t in node["spec"].get("taints", [])]
+
+
+# A resource's heading in Pulumi's Diagnostics: `  command:remote:Command (gpu-nodes-...-preflight):`.
+_DIAGNOSTIC_HEADING = re.compile(r"^  \S+ \((?P<name>[^)]+)\):$")
+
+
+def failed_resources(output: str) -> set[str]:
+    """The resources an `up` reported an error for in its Diagnostics; a warning (a check that
+    passed with one, say) is no failure."""
+    failed: set[str] = set()
+    name = None
+    for line in output.partition("Diagnostics:")[2].partition("\nOutputs:")[0].splitlines():
+        if heading := _DIAGNOSTIC_HEADING.match(line):
+            name = heading["name"]
+        elif name and line.strip().startswith("error:"):
+            failed.add(name)
+    return failed
 
 
 @dataclass

@@ -26,6 +26,7 @@ from tests.e2e.conftest import (
     OUR_TAINT,
     PREFIX,
     LocalEnv,
+    failed_resources,
     taints_of,
 )
 from tests.e2e.stack_file import STACK_FILE, edit_group, set_stack_config
@@ -514,7 +515,7 @@ def test_preflight_runs_again_on_demand(deployed):
         assert every.returncode != 0, deployed.explain("re-checking the group missed gpu-node-3", every)
         assert f"{PREFIX}-gpu-node-3-preflight" in output and "driver" in output, deployed.explain("gpu-node-3 not named", every)
         for healthy in ("gpu-node-1", "gpu-node-2"):
-            assert f"{PREFIX}-{healthy}-preflight" not in output.split("Diagnostics:")[-1], deployed.explain(
+            assert f"{PREFIX}-{healthy}-preflight" not in failed_resources(output), deployed.explain(
                 f"{healthy} failed", every
             )
     finally:
