@@ -38,9 +38,9 @@ class FleetError(GpuNodesError):
     """A fleet file the `gpu-nodes` command refuses: each line names the key, the value and what is
     allowed. Raised by gpu_nodes/cli; the command prints it and exits."""
 
-    def __init__(self, path: Path | str, problems: list[str]):
+    def __init__(self, path: Path | str, problems: list[str], what: str = "fleet file"):
         self.problems = problems
-        super().__init__(f"{path}: invalid fleet file:\n" + "\n".join(f"  - {p}" for p in problems))
+        super().__init__(f"{path}: invalid {what}:\n" + "\n".join(f"  - {p}" for p in problems))
 
 
 class ClaimError(GpuNodesError):

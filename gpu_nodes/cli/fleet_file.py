@@ -23,11 +23,22 @@ from typing import Any
 
 import yaml
 
+from gpu_nodes.config.checks import is_shell_name
+from gpu_nodes.config.fields import LIST, OBJECT, STRING, Setting, setting, settings
 from gpu_nodes.config.node_group import NodeGroupSpec
-from gpu_nodes.config.stack import ARGUMENTS, IMAGE_PULL_SECRET, NODE_GROUPS, StackSpec, read_stack
+from gpu_nodes.config.reading import Fields, Problems, Section, Undisclosed, unknown_key
+from gpu_nodes.config.stack import (
+    ARGUMENTS,
+    IMAGE_PULL_SECRET,
+    NODE_GROUPS,
+    SECRET_SHAPES,
+    STACK_SETTINGS,
+    StackSpec,
+    read_stack,
+)
+from gpu_nodes.constants import NAMESPACE
 from gpu_nodes.errors import ConfigError, FleetError, GpuNodesError
 
-KEYS = ("program", "owner", "config", "secrets", "nodeGroups", "stacks")
 # Pulumi's own rule for a stack name (sdk/go/common/tokens/stack_name.go, ParseStackName):
 # at most 100 characters of A-Z a-z 0-9 _ . -
 STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
@@ -35,9 +46,12 @@ STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 CONFIG_KEY = re.compile(r"^[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+$")
 # What the command derives per stack: the fleet file does not set them per stack.
 DERIVED = (NODE_GROUPS.key,)
-SECRET_SOURCES = ("file", "env")
 DECLARED_KEYS = {s.key for s in ARGUMENTS.values()}
 SECRET_KEYS = {s.key for s in ARGUMENTS.values() if s.secret}
+# Our own namespace's keys a fleet file may set under `config:` (the others are secrets or derived).
+CONFIG_KEYS = [s.key for s in STACK_SETTINGS if s.key.startswith(f"{NAMESPACE}:") and s.key not in (*DERIVED, *SECRET_KEYS)]
+_TYPED = {s.key: s for s in STACK_SETTINGS if not s.key.startswith(f"{NAMESPACE}:")}
+_SHAPES = {s.key: problem for s, problem in SECRET_SHAPES}
 
 
 @dataclass(frozen=True)
@@ -49,16 +63,72 @@ class SecretSource:
     env: str | None = None
 
     def read(self) -> str:
+        """The value, checked for its shape (an SSH key, a registry login) by its length only."""
         if self.file is not None:
             path = Path(self.file).expanduser()
             try:
-                return path.read_text()
+                value = path.read_text()
             except OSError as error:
                 raise GpuNodesError(f"secrets.{self.key}: cannot read {path}: {error.strerror}") from None
-        value = os.environ.get(self.env or "")
-        if value is None:
-            raise GpuNodesError(f"secrets.{self.key}: the environment variable {self.env} is not set")
+            where = f"the file {path}"
+        else:
+            found = os.environ.get(self.env or "")
+            if found is None:
+                raise GpuNodesError(f"secrets.{self.key}: the environment variable {self.env} is not set")
+            value, where = found, f"the environment variable {self.env}"
+        shape = _SHAPES.get(self.key)
+        wrong = shape(value) if shape is not None else ("expected a value" if not value.strip() else None)
+        if wrong:
+            raise GpuNodesError(f"secrets.{self.key}: {where} holds {Undisclosed(len(value))!r}; {wrong}")
         return value
+
+
+@dataclass(frozen=True)
+class FleetFileSpec:
+    """The fleet file's keys, declared as stack config's are (README, "The fleet command")."""
+
+    program: str = setting(
+        "program",
+        STRING,
+        "string",
+        "the Pulumi program's directory, relative to the fleet file",
+        default=".",
+        default_text="the fleet file's directory",
+    )
+    owner: str | None = setting(
+        "owner",
+        STRING,
+        "string",
+        "the stack that creates what the stacks share",
+        default=None,
+        default_text="the first stack",
+    )
+    config: dict[str, Any] = setting(
+        "config",
+        OBJECT,
+        "object",
+        "stack settings every stack gets, as stack config spells them (`kubernetes:kubeconfig: PATH`); "
+        "not `gpu-nodes:nodeGroups`, and no secret",
+        default=None,
+        default_text="none",
+    )
+    secrets: tuple[SecretSource, ...] = setting(
+        "secrets",
+        OBJECT,
+        "object",
+        "secret stack settings, and where to read each: `{file: PATH}` or `{env: NAME}`",
+        default=None,
+        default_text="none",
+    )
+    node_groups: list[Any] = setting("nodeGroups", LIST, "list", "the groups, as `gpu-nodes:nodeGroups` spells them")
+    stacks: dict[str, tuple[str, ...]] = setting(
+        "stacks",
+        OBJECT,
+        "object",
+        "stack name: its groups' names",
+        default=None,
+        default_text="one stack per group, named after it",
+    )
 
 
 @dataclass(frozen=True)
@@ -88,38 +158,44 @@ def load_fleet(path: Path) -> Fleet:
 
 def read_fleet(path: Path, raw: Any) -> Fleet:
     """The fleet, checked whole: every mistake in one error, before any stack runs."""
-    problems: list[str] = []
     if not isinstance(raw, dict):
-        raise FleetError(path, [f"got {raw!r}; expected a mapping with {', '.join(KEYS)}"])
-    problems += [f"{key}: unknown key; allowed: {', '.join(KEYS)}" for key in raw if key not in KEYS]
-    config = _read_config(problems, raw.get("config"))
-    secrets = _read_secrets(problems, raw.get("secrets"), config)
-    groups = raw.get("nodeGroups")
+        keys = ", ".join(s.key for _, s in settings(FleetFileSpec))
+        raise FleetError(path, [f"got {raw!r}; expected a mapping with {keys}"])
+    problems = Problems()
+    section = Section(
+        problems,
+        "",
+        raw,
+        FleetFileSpec,
+        hooks={
+            "config": lambda sec, s: _read_config(sec.problems, sec.fields.read(s)),
+            "secrets": lambda sec, s: _read_secrets(sec.problems, sec.fields.read(s), sec["config"]),
+            "node_groups": lambda sec, s: sec.fields.raw.get(s.key),
+            "stacks": _read_stacks,
+        },
+    )
+    config, secrets, groups = section["config"], section["secrets"], section["node_groups"]
     stack: StackSpec | None = None
     try:
         # A secret's source stands in for its value: the reader only asks whether it is given.
         given = {**{key: value for key, value in config.items() if key in DECLARED_KEYS}, **{s.key: s for s in secrets}}
         stack = read_stack({**given, NODE_GROUPS.key: groups})
     except ConfigError as error:
-        problems += error.problems
-    names = [g.get("name") for g in groups if isinstance(g, dict)] if isinstance(groups, list) else []
-    stacks = _read_stacks(problems, raw.get("stacks"), [n for n in names if isinstance(n, str)])
-    owner = raw.get("owner", next(iter(stacks), None))
-    if stacks and owner not in stacks:
-        problems.append(f"owner: got {owner!r}; expected one of the stacks: {', '.join(stacks)}")
+        problems.problems += [_in_fleet_words(p, secrets) for p in error.problems]
+    stacks = section["stacks"]
+    owner = section["owner"] if section["owner"] is not None else next(iter(stacks), None)
+    if stacks and isinstance(owner, str) and owner not in stacks:
+        problems.add("owner", owner, f"expected one of the stacks: {', '.join(stacks)}")
     if len(stacks) > 1 and IMAGE_PULL_SECRET.key in {s.key for s in secrets}:
         # README, "Several stacks on one cluster": each stack would create the pull Secret
         # gpu-nodes-pull in the shared namespaces, and the second one's claim refuses it.
-        problems.append(f"secrets.{IMAGE_PULL_SECRET.key}: a private registry across stacks is not supported yet")
-    program = raw.get("program", ".")
-    if not isinstance(program, str):
-        problems.append(f"program: got {program!r}; expected the Pulumi program's directory")
-        program = "."
-    program_dir = (path.parent / Path(program).expanduser()).resolve()
-    if not (program_dir / "Pulumi.yaml").is_file():
-        problems.append(f"program: got {program!r}; {program_dir} has no Pulumi.yaml")
-    if problems or stack is None or not isinstance(groups, list) or not isinstance(owner, str):
-        raise FleetError(path, problems)
+        problems.problems.append(f"secrets.{IMAGE_PULL_SECRET.key}: a private registry across stacks is not supported yet")
+    program = section["program"]
+    program_dir = (path.parent / Path(program or ".").expanduser()).resolve()
+    if program is not None and not (program_dir / "Pulumi.yaml").is_file():
+        problems.add("program", program, f"{program_dir} has no Pulumi.yaml")
+    if problems or stack is None or not isinstance(owner, str):
+        raise FleetError(path, problems.problems)
     return Fleet(
         path=path,
         program=program_dir,
@@ -133,78 +209,105 @@ def read_fleet(path: Path, raw: Any) -> Fleet:
     )
 
 
-def _read_config(problems: list[str], raw: Any) -> dict[str, Any]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        problems.append(f"config: got {raw!r}; expected a mapping of stack settings such as kubernetes:kubeconfig")
-        return {}
+def _in_fleet_words(problem: str, secrets: tuple[SecretSource, ...]) -> str:
+    """A stack reader's problem as the fleet file spells the key: `nodeGroups[0].name`, `config.gpu-nodes:runtimeClass`."""
+    if problem.startswith(NODE_GROUPS.key):
+        return problem.removeprefix(f"{NAMESPACE}:")
+    key = ":".join(problem.split(":", 2)[:2])
+    where = "secrets" if key in SECRET_KEYS or key in {s.key for s in secrets} else "config"
+    return f"{where}.{problem}"
+
+
+def _read_config(problems: Problems, raw: dict[str, Any] | None) -> dict[str, Any]:
     config = {}
-    for key, value in raw.items():
+    for key, value in (raw or {}).items():
+        at = f"config.{key}"
         if not isinstance(key, str) or not CONFIG_KEY.match(key):
-            problems.append(f"config.{key}: not a stack setting; expected <namespace>:<name>, such as kubernetes:kubeconfig")
+            problems.add(at, value, "not a stack setting; expected <namespace>:<name>, such as kubernetes:kubeconfig")
         elif key in DERIVED:
-            problems.append(f"config.{key}: set by the command for each stack; list the groups under nodeGroups")
+            problems.add(at, value, "set by the command for each stack; list the groups under nodeGroups")
         elif key in SECRET_KEYS:
-            problems.append(f"config.{key}: a secret; name where to read it under secrets ({{file: PATH}} or {{env: NAME}})")
+            # Its value is a secret all the same: named by its length only.
+            shown = Undisclosed(len(value)) if isinstance(value, str) else value
+            problems.add(at, shown, "a secret; name where to read it under secrets ({file: PATH} or {env: NAME})")
+        elif key.startswith(f"{NAMESPACE}:") and key not in CONFIG_KEYS:
+            problems.add(at, value, unknown_key(key, CONFIG_KEYS, prefix=f"{NAMESPACE}:"))
+        elif key in _TYPED and value is not None and not _TYPED[key].kind.accepts(value):
+            problems.add(at, value, f"expected {_TYPED[key].kind.text}")
         else:
             config[key] = value
     return config
 
 
-def _read_secrets(problems: list[str], raw: Any, config: dict[str, Any]) -> tuple[SecretSource, ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, dict):
-        problems.append(f"secrets: got {raw!r}; expected a mapping such as gpu-nodes:sshPrivateKey: {{file: PATH}}")
-        return ()
+def _read_secrets(problems: Problems, raw: dict[str, Any] | None, config: dict[str, Any]) -> tuple[SecretSource, ...]:
     sources = []
-    for key, where in sorted(raw.items()):
-        expected = "expected {file: PATH} or {env: NAME}"
+    for key, where in sorted((raw or {}).items(), key=lambda item: str(item[0])):
+        at = f"secrets.{key}"
         if not isinstance(key, str) or not CONFIG_KEY.match(key):
-            problems.append(f"secrets.{key}: not a stack setting; expected <namespace>:<name>")
+            problems.add(at, where, "not a stack setting; expected <namespace>:<name>")
         elif key in config:
-            problems.append(f"secrets.{key}: also under config; give it once")
-        elif not _one_source(where):
-            problems.append(f"secrets.{key}: got {where!r}; {expected}")
-        else:
-            sources.append(SecretSource(key, **where))
+            problems.add(at, where, "also under config; give it once")
+        elif key.startswith(f"{NAMESPACE}:") and key not in SECRET_KEYS:
+            not_secret = "not a secret: put it under config"
+            problems.add(at, where, not_secret if key in CONFIG_KEYS else unknown_key(key, sorted(SECRET_KEYS), f"{NAMESPACE}:"))
+        elif (source := _read_source(problems, at, key, where)) is not None:
+            sources.append(source)
     return tuple(sources)
 
 
-def _one_source(where: Any) -> bool:
-    return isinstance(where, dict) and len(where) == 1 and next(iter(where)) in SECRET_SOURCES and isinstance(
-        next(iter(where.values())), str
-    )
+def _read_source(problems: Problems, at: str, key: str, where: Any) -> SecretSource | None:
+    """`{file: PATH}` or `{env: NAME}`: its shape now; whether the file or variable exists, when it is read."""
+    expected = "expected {file: PATH} or {env: NAME}"
+    if not isinstance(where, dict):
+        problems.add(at, where, expected)
+        return None
+    before = len(problems)
+    fields = Fields(problems, at, where, ("file", "env"))
+    file, env = fields.get("file", None, STRING), fields.get("env", None, STRING)
+    fields.check("file", file, bool, "expected the path of the file that holds it")
+    fields.check("env", env, is_shell_name, "expected an environment variable's name: letters, digits and _, not a digit first")
+    if len(problems) == before and (file is None) == (env is None):
+        problems.add(at, where, f"{expected}, one of them")
+    return SecretSource(key, file=file, env=env) if len(problems) == before else None
 
 
-def _read_stacks(problems: list[str], raw: Any, groups: list[str]) -> dict[str, tuple[str, ...]]:
+def _read_stacks(section: Section[FleetFileSpec], s: Setting) -> dict[str, tuple[str, ...]]:
     """Stack name -> groups; by default one stack per group, named after the group."""
+    problems = section.problems
+    groups_raw = section["node_groups"]
+    written = groups_raw if isinstance(groups_raw, list) else []
+    groups: list[str] = [g["name"] for g in written if isinstance(g, dict) and isinstance(g.get("name"), str)]
+    raw = section.fields.read(s)
     stacks: dict[str, tuple[str, ...]]
     if raw is None:
+        if s.key in section.fields.raw and section.fields.raw[s.key] is not None:
+            return {}  # reported: not an object
         stacks = {name: (name,) for name in groups}
-    elif not isinstance(raw, dict) or not raw:
-        problems.append(f"stacks: got {raw!r}; expected a mapping of stack name to its groups, such as rack-a: [a100]")
+    elif not raw:
+        problems.add(s.key, raw, "expected a mapping of stack name to its groups, such as rack-a: [a100]")
         return {}
     else:
         stacks = {}
         for name, members in raw.items():
             if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
-                problems.append(f"stacks.{name}: got {members!r}; expected a list of group names")
+                problems.add(f"stacks.{name}", members, "expected a list of group names")
                 continue
             stacks[str(name)] = tuple(members)
     for name in stacks:
         if not STACK_NAME.match(name):
-            problems.append(
+            problems.problems.append(
                 f"stacks: got stack name {name!r}; Pulumi takes 1 to 100 letters, digits, hyphens, underscores or periods"
             )
     placed: dict[str, str] = {}
     for name, members in stacks.items():
         for group in members:
             if group not in groups:
-                problems.append(f"stacks.{name}: group {group!r} is not under nodeGroups ({', '.join(groups)})")
+                problems.problems.append(f"stacks.{name}: group {group!r} is not under nodeGroups ({', '.join(groups)})")
             elif group in placed:
-                problems.append(f"stacks.{name}: group {group!r} is already in stack {placed[group]!r}; a group has one stack")
+                problems.problems.append(
+                    f"stacks.{name}: group {group!r} is already in stack {placed[group]!r}; a group has one stack"
+                )
             placed.setdefault(group, name)
-    problems += [f"stacks: group {g!r} is in no stack; add it to one" for g in groups if raw is not None and g not in placed]
+    if raw is not None:
+        problems.problems += [f"stacks: group {g!r} is in no stack; add it to one" for g in groups if g not in placed]
     return stacks

@@ -13,38 +13,108 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from gpu_nodes.cli.fleet_file import Fleet
+from gpu_nodes.cli.fleet_file import CONFIG_KEY, Fleet
 from gpu_nodes.cli.plan import FleetPlan, StackPlan
+from gpu_nodes.config.checks import is_dns_label, is_dns_subdomain, is_env_var_name, is_label_value, is_secret_key
+from gpu_nodes.config.fields import INTEGER, MISSING, OBJECT, STRING, Check, Setting, setting, settings
+from gpu_nodes.config.reading import Fields, Problems, Section
 from gpu_nodes.config.stack import KUBE_CONTEXT, KUBECONFIG
 from gpu_nodes.errors import FleetError
 from gpu_nodes.vocabulary import WORKSPACE_LABEL
 
-SETTINGS = (
-    "namespace",
-    "repository",
-    "branch",
-    "repoDir",
-    "backend",
-    "env",
-    "secrets",
-    "resyncFrequencySeconds",
-    "serviceAccount",
-)
 
-DEFAULTS: dict[str, Any] = {
-    "namespace": "gpu-nodes-fleet",
-    "branch": "main",
-    "repoDir": ".",
-    "resyncFrequencySeconds": 600,
-    "serviceAccount": "gpu-nodes-fleet",
-    "env": {},
-    "secrets": {},
-}
+@dataclass(frozen=True)
+class SecretRef:
+    """A key of a Kubernetes Secret in the operator's namespace: where a workspace pod reads a value."""
+
+    secret: str
+    key: str
+
+
+@dataclass(frozen=True)
+class OperatorSettings:
+    """`--operator-settings`, declared as stack config is (README, "Past one machine")."""
+
+    repository: str = setting(
+        "repository",
+        STRING,
+        "string",
+        "the program's git repository, as the workspace pods clone it",
+        check=Check(bool, "expected a git URL"),
+    )
+    backend: str = setting(
+        "backend",
+        STRING,
+        "string",
+        "the state backend, reachable from the workspace pods",
+        check=Check(
+            lambda url: not url.startswith("file:"),
+            "expected a backend the pods reach (s3://, azblob://, gs://, https://); a local file backend stays on this machine",
+        ),
+    )
+    branch: str = setting(
+        "branch", STRING, "string", "the branch the pods check out", default="main", check=Check(bool, "expected a branch name")
+    )
+    repo_dir: str = setting(
+        "repoDir",
+        STRING,
+        "string",
+        "the program's directory in the repository",
+        default=".",
+        check=Check(lambda path: bool(path) and not path.startswith("/"), "expected a relative path"),
+    )
+    namespace: str = setting(
+        "namespace",
+        STRING,
+        "string",
+        "where the Stacks and their workspace pods live",
+        default="gpu-nodes-fleet",
+        check=Check(is_dns_label, "expected a namespace name (DNS-1123 label: lowercase letters, digits, -)"),
+    )
+    service_account: str = setting(
+        "serviceAccount",
+        STRING,
+        "string",
+        "the workspace pods' ServiceAccount",
+        default="gpu-nodes-fleet",
+        check=Check(is_dns_subdomain, "expected a ServiceAccount name (DNS-1123 subdomain)"),
+    )
+    # The operator's Stack CRD (v2.9.0, tests/e2e/fixtures/pulumi.com_stacks.yaml): "The minimum
+    # value is 60 seconds; values below 60 (including 0) are treated as 60."
+    resync_frequency_seconds: int = setting(
+        "resyncFrequencySeconds",
+        INTEGER,
+        "integer",
+        "how often each stack is run again (which repairs drift)",
+        default=600,
+        check=Check(lambda seconds: seconds >= 60, "expected 60 or more (the operator runs no more often)"),
+    )
+    env: dict[str, SecretRef] = setting(
+        "env",
+        OBJECT,
+        "object",
+        "environment variables of the workspace pods, each from a Secret: `NAME: {secret, key}`",
+        default=None,
+        default_text="none",
+    )
+    secrets: dict[str, SecretRef] = setting(
+        "secrets",
+        OBJECT,
+        "object",
+        "each secret stack setting from a Secret: `gpu-nodes:sshPrivateKey: {secret, key}`",
+        default=None,
+        default_text="each of the fleet file's secrets from `gpu-nodes-<name>`, key `value`",
+    )
+
+
+_WHAT = "operator settings"
 # What the workspace pod reads from the operator's side only: the cluster is its own.
 LOCAL_ONLY = (KUBECONFIG.key, KUBE_CONTEXT.key)
 # Memory per workspace pod: README "Large fleets" measured the CLI, program and providers at
@@ -63,22 +133,59 @@ RULES = [
 ]
 
 
-def read_settings(path: Path | None, fleet: Fleet) -> dict[str, Any]:
-    raw = yaml.safe_load(path.read_text()) if path is not None else {}
-    raw = raw or {}
-    problems = [f"{key}: unknown key; allowed: {', '.join(SETTINGS)}" for key in raw if key not in SETTINGS]
-    settings = {**DEFAULTS, **raw}
-    for key in ("repository", "backend"):
-        if not isinstance(settings.get(key), str):
-            problems.append(
-                f"{key}: got {settings.get(key)!r}; required: where the workspace pods fetch the program / keep the state"
+def read_settings(path: Path | None, fleet: Fleet) -> OperatorSettings:
+    """The settings, checked whole; each secret of the fleet without a Secret named gets its default one."""
+    try:
+        raw = yaml.safe_load(path.read_text()) if path is not None else {}
+    except OSError as error:
+        raise FleetError(path or _WHAT, [f"cannot read it: {error.strerror}"], _WHAT) from None
+    except yaml.YAMLError as error:
+        raise FleetError(path or _WHAT, [f"not YAML: {error}"], _WHAT) from None
+    if raw is not None and not isinstance(raw, dict):
+        keys = ", ".join(s.key for _, s in settings(OperatorSettings))
+        raise FleetError(path or _WHAT, [f"got {raw!r}; expected a mapping with {keys}"], _WHAT)
+    problems = Problems()
+    section = Section(
+        problems,
+        "",
+        raw or {},
+        OperatorSettings,
+        hooks={
+            "env": lambda sec, s: _read_refs(sec, s, is_env_var_name, "expected an environment variable's name"),
+            "secrets": lambda sec, s: _read_refs(sec, s, CONFIG_KEY.fullmatch, "expected a stack setting, <namespace>:<name>"),
+        },
+    )
+    for name in fleet.stacks:
+        # Each becomes a Stack object's name and its workspace pods' label value.
+        if not (is_dns_subdomain(name) and is_label_value(name)):
+            problems.problems.append(
+                f"stacks: got stack name {name!r}; the operator's Stack takes a DNS-1123 subdomain of at most 63 "
+                "characters (lowercase letters, digits, - and .)"
             )
-    for key in (s.key for s in fleet.secrets):
-        if key not in settings["secrets"]:
-            settings["secrets"][key] = {"secret": secret_name(key), "key": "value"}
-    if problems:
-        raise FleetError(path or "operator settings", problems)
-    return settings
+    secrets = {s.key: SecretRef(secret_name(s.key), "value") for s in fleet.secrets} | section["secrets"]
+    built = section.build(secrets=secrets)
+    if problems or built is None:
+        raise FleetError(path or _WHAT, problems.problems, _WHAT)
+    return built
+
+
+def _read_refs(
+    section: Section[OperatorSettings], s: Setting, name_ok: Callable[[str], Any], name_allowed: str
+) -> dict[str, SecretRef]:
+    """`NAME: {secret: SECRET, key: KEY}` per entry, each name and reference as Kubernetes takes them."""
+    raw = section.fields.read(s)
+    refs = {}
+    for name, where in (raw or {}).items():
+        at = f"{s.key}.{name}"
+        if not isinstance(name, str) or not name_ok(name):
+            section.problems.add(at, where, name_allowed)
+            continue
+        fields = Fields(section.problems, at, where, ("secret", "key"))
+        secret = fields.check("secret", fields.get("secret", MISSING, STRING), is_dns_subdomain, "expected a Secret's name")
+        key = fields.check("key", fields.get("key", MISSING, STRING), is_secret_key, "expected a key of the Secret's data")
+        if secret is not None and key is not None:
+            refs[name] = SecretRef(secret, key)
+    return refs
 
 
 def secret_name(key: str) -> str:
@@ -87,23 +194,23 @@ def secret_name(key: str) -> str:
     return f"gpu-nodes-{name}"
 
 
-def _ref(source: dict[str, str]) -> dict[str, Any]:
-    return {"type": "Secret", "secret": {"name": source["secret"], "key": source["key"]}}
+def _ref(source: SecretRef) -> dict[str, Any]:
+    return {"type": "Secret", "secret": {"name": source.secret, "key": source.key}}
 
 
-def stack_object(stack: StackPlan, owner: str, settings: dict[str, Any]) -> dict[str, Any]:
+def stack_object(stack: StackPlan, owner: str, settings: OperatorSettings) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "stack": stack.name,
-        "projectRepo": settings["repository"],
-        "branch": settings["branch"],
-        "repoDir": settings["repoDir"],
-        "backend": settings["backend"],
+        "projectRepo": settings.repository,
+        "branch": settings.branch,
+        "repoDir": settings.repo_dir,
+        "backend": settings.backend,
         "config": {k: v for k, v in stack.config.items() if k not in LOCAL_ONLY},
-        "secretsRef": {key: _ref(source) for key, source in sorted(settings["secrets"].items())},
-        "envRefs": {name: _ref(source) for name, source in sorted(settings["env"].items())},
-        "serviceAccountName": settings["serviceAccount"],
+        "secretsRef": {key: _ref(source) for key, source in sorted(settings.secrets.items())},
+        "envRefs": {name: _ref(source) for name, source in sorted(settings.env.items())},
+        "serviceAccountName": settings.service_account,
         # Keep reconciling: re-run the stack every resyncFrequencySeconds, which repairs drift.
-        "resyncFrequencySeconds": settings["resyncFrequencySeconds"],
+        "resyncFrequencySeconds": settings.resync_frequency_seconds,
         "continueResyncOnCommitMatch": True,
         "refresh": True,
         "workspaceTemplate": {
@@ -119,13 +226,13 @@ def stack_object(stack: StackPlan, owner: str, settings: dict[str, Any]) -> dict
     return {
         "apiVersion": "pulumi.com/v1",
         "kind": "Stack",
-        "metadata": {"name": stack.name, "namespace": settings["namespace"]},
+        "metadata": {"name": stack.name, "namespace": settings.namespace},
         "spec": spec,
     }
 
 
-def operator_objects(plan: FleetPlan, settings: dict[str, Any]) -> list[dict[str, Any]]:
-    namespace, account = settings["namespace"], settings["serviceAccount"]
+def operator_objects(plan: FleetPlan, settings: OperatorSettings) -> list[dict[str, Any]]:
+    namespace, account = settings.namespace, settings.service_account
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": account}, "rules": RULES}
     binding = {
         "apiVersion": "rbac.authorization.k8s.io/v1",

@@ -35,6 +35,29 @@ _IMAGE_REFERENCE = re.compile(
 _MAX_IMAGE_NAME = 255
 
 
+# k8s.io/apimachinery pkg/util/validation/validation.go: IsEnvVarName (a container's variable)
+# and IsConfigMapKey (a key of a Secret's data, at most 253 characters).
+_ENV_VAR_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
+_CONFIG_MAP_KEY = re.compile(r"[-._a-zA-Z0-9]+")
+# A variable of the shell that runs the command: POSIX's "name" (Base Definitions, 3.235).
+_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def is_env_var_name(value: str) -> bool:
+    """A name Kubernetes takes for a container's environment variable."""
+    return bool(_ENV_VAR_NAME.fullmatch(value))
+
+
+def is_secret_key(value: str) -> bool:
+    """A key of a Secret's data, as the API server takes it."""
+    return len(value) <= 253 and bool(_CONFIG_MAP_KEY.fullmatch(value))
+
+
+def is_shell_name(value: str) -> bool:
+    """A name a shell takes for a variable (`export NAME=...`)."""
+    return bool(_SHELL_NAME.fullmatch(value))
+
+
 def is_dns_label(value: str) -> bool:
     return len(value) <= 63 and bool(_DNS_LABEL.fullmatch(value))
 

@@ -166,13 +166,13 @@ ARGUMENTS = {s.argument: s for s in _DECLARED.values() if s.argument}
 
 
 # The secret settings whose text has a shape to check (gpu_nodes/config/credentials.py).
-_SECRET_SHAPES = ((SSH_PRIVATE_KEY, private_key_problem), (IMAGE_PULL_SECRET, pull_secret_problem))
+SECRET_SHAPES = ((SSH_PRIVATE_KEY, private_key_problem), (IMAGE_PULL_SECRET, pull_secret_problem))
 
 
 def add_secret_problems(problems: Problems, value_of: Callable[[Setting], Any]) -> None:
     """Each secret given as text that is not what it must be, named by its length only (an
     Output is checked by no one here)."""
-    for s, problem in _SECRET_SHAPES:
+    for s, problem in SECRET_SHAPES:
         value = value_of(s)
         wrong = problem(value) if isinstance(value, str) else None
         if wrong:

@@ -26,6 +26,7 @@ def write_fleet(tmp_path: Path, raw: dict) -> Path:
     [
         (fleet_raw(group("a", "n1"), group("b", "n1")), "a node may belong to one group only"),
         (fleet_raw(group("a", "n1"), stacks={"rack a": ["a"]}), "stack name 'rack a'"),
+        (fleet_raw(group("a", "n1"), owner=["a"]), "owner: got ['a']; expected a string"),
         (
             fleet_raw(
                 group("a", "n1"),
@@ -35,7 +36,7 @@ def write_fleet(tmp_path: Path, raw: dict) -> Path:
             "namespace 'v-bc': used by groups b (stack b), c (stack c)",
         ),
     ],
-    ids=["node-in-two-groups", "stack-name", "namespace-another-stack-owns"],
+    ids=["node-in-two-groups", "stack-name", "owner-a-list", "namespace-another-stack-owns"],
 )
 def test_bad_input_is_refused_before_any_stack_runs_without_a_traceback(tmp_path: Path, raw: dict, expected: str):
     path = write_fleet(tmp_path, raw)
@@ -51,6 +52,32 @@ def test_bad_input_is_refused_before_any_stack_runs_without_a_traceback(tmp_path
     assert run.returncode == 2 and expected in run.stderr, f"exit {run.returncode}: {run.stderr}"
     assert "Traceback" not in run.stderr, run.stderr
     assert not list(ROOT.glob("Pulumi.rack*.yaml")) and not (tmp_path / "fleet-logs").exists()
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ("repository: [a, b\n", "operator.yaml: invalid operator settings:\n  - not YAML"),
+        (
+            "repository: https://git.example.com/p.git\nbackend: s3://state\nenv: {PULUMI_CONFIG_PASSPHRASE: 5}\n",
+            "env.PULUMI_CONFIG_PASSPHRASE: got 5; expected an object",
+        ),
+    ],
+    ids=["not-yaml", "env-value-a-number"],
+)
+def test_bad_operator_settings_are_refused_without_a_traceback(tmp_path: Path, settings: str, expected: str):
+    path = write_fleet(tmp_path, fleet_raw(group("a", "n1")))
+    (tmp_path / "operator.yaml").write_text(settings)
+    run = subprocess.run(
+        [sys.executable, "-m", "gpu_nodes.cli", "fleet", "export", "-f", str(path), "--operator"]
+        + ["--operator-settings", str(tmp_path / "operator.yaml"), "--out", str(tmp_path / "out.yaml")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2 and expected in run.stderr, f"exit {run.returncode}: {run.stderr}"
+    assert "Traceback" not in run.stderr and not (tmp_path / "out.yaml").exists(), run.stderr
 
 
 def test_a_missing_fleet_file_is_named(tmp_path: Path):

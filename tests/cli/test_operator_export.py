@@ -53,8 +53,90 @@ def test_missing_operator_settings_are_named(tmp_path):
     path.write_text(yaml.safe_dump({"backend": "s3://state", "surprise": 1}))
     with pytest.raises(FleetError) as caught:
         read_settings(path, read)
-    assert any(p.startswith("repository: got None") for p in caught.value.problems), caught.value.problems
-    assert any(p.startswith("surprise: unknown key") for p in caught.value.problems), caught.value.problems
+    assert any(p.startswith("repository: got nothing (the key is required)") for p in caught.value.problems), (
+        caught.value.problems
+    )
+    assert any(p.startswith("surprise: got 1; unknown key") for p in caught.value.problems), caught.value.problems
+
+
+def settings_problems(tmp_path, text: str) -> list[str]:
+    path = tmp_path / "operator.yaml"
+    path.write_text(text)
+    with pytest.raises(FleetError) as caught:
+        read_settings(path, fleet(group("a", "n1"), secrets={"gpu-nodes:sshPrivateKey": {"env": "SSH_KEY"}}))
+    return caught.value.problems
+
+
+_REQUIRED = "repository: https://git.example.com/gpu-nodes.git\nbackend: s3://state\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("repository: [a, b\n", "not YAML"),
+        ("- repository\n", "got ['repository']; expected a mapping with repository, backend"),
+        (_REQUIRED + "resyncFrequencySeconds: often\n", "resyncFrequencySeconds: got 'often'; expected a whole number"),
+        (_REQUIRED + "resyncFrequencySeconds: -5\n", "resyncFrequencySeconds: got -5; expected 60 or more"),
+        (_REQUIRED + "resyncFrequencySeconds: 30\n", "resyncFrequencySeconds: got 30; expected 60 or more"),
+        (_REQUIRED + "namespace: GPU_Fleet\n", "namespace: got 'GPU_Fleet'; expected a namespace name"),
+        (_REQUIRED + "serviceAccount: 'a b'\n", "serviceAccount: got 'a b'; expected a ServiceAccount name"),
+        (_REQUIRED + "env: {PULUMI_CONFIG_PASSPHRASE: 5}\n", "env.PULUMI_CONFIG_PASSPHRASE: got 5; expected an object"),
+        (_REQUIRED + "env: {1PASS: {secret: s, key: k}}\n", "env.1PASS: got {'secret': 's', 'key': 'k'}; expected an env"),
+        (_REQUIRED + "env: {PASS: {secret: s}}\n", "env.PASS.key: got nothing (the key is required)"),
+        (_REQUIRED + "env: {PASS: {secret: Bad_Name, key: k}}\n", "env.PASS.secret: got 'Bad_Name'; expected a Secret's name"),
+        (_REQUIRED + "env: {PASS: {secret: s, key: 'a/b'}}\n", "env.PASS.key: got 'a/b'; expected a key of the Secret's data"),
+        (_REQUIRED + "env: {PASS: {secret: s, key: k, name: x}}\n", "env.PASS.name: got 'x'; unknown key"),
+        (_REQUIRED + "env: [PASS]\n", "env: got ['PASS']; expected an object"),
+        (_REQUIRED + "secrets: {sshPrivateKey: {secret: s, key: k}}\n", "secrets.sshPrivateKey: got"),
+        (_REQUIRED + "backend: file:///tmp/state\n", "backend: got 'file:///tmp/state'; expected a backend the pods reach"),
+        (_REQUIRED + "repository: ''\n", "repository: got ''; expected a git URL"),
+        (_REQUIRED + "repoDir: /abs\n", "repoDir: got '/abs'; expected a relative path"),
+        (_REQUIRED + "resyncFrequency: 60\n", "resyncFrequency: got 60; unknown key; did you mean resyncFrequencySeconds?"),
+    ],
+    ids=[
+        "not-yaml",
+        "not-a-mapping",
+        "resync-a-word",
+        "resync-negative",
+        "resync-below-the-operators-minimum",
+        "namespace-no-dns-label",
+        "service-account-no-name",
+        "env-value-a-number",
+        "env-name-a-digit-first",
+        "env-without-key",
+        "env-secret-no-name",
+        "env-key-with-slash",
+        "env-unknown-field",
+        "env-a-list",
+        "secret-key-without-namespace",
+        "local-file-backend",
+        "empty-repository",
+        "absolute-repo-dir",
+        "typo",
+    ],
+)
+def test_bad_operator_settings_are_refused_naming_the_key(tmp_path, text: str, expected: str):
+    found = settings_problems(tmp_path, text)
+    assert any(expected in p for p in found), f"no problem says {expected!r}: {found}"
+
+
+def test_a_stack_name_the_operator_refuses_is_named(tmp_path):
+    path = tmp_path / "operator.yaml"
+    path.write_text(_REQUIRED)
+    read = fleet(group("a", "n1"), stacks={"Rack_A": ["a"]})
+    with pytest.raises(FleetError) as caught:
+        read_settings(path, read)
+    assert any("stack name 'Rack_A'; the operator's Stack takes a DNS-1123 subdomain" in p for p in caught.value.problems), (
+        caught.value.problems
+    )
+
+
+def test_one_export_does_not_change_the_next_ones_defaults(tmp_path):
+    path = tmp_path / "operator.yaml"
+    path.write_text(_REQUIRED)
+    read_settings(path, fleet(group("a", "n1"), secrets={"gpu-nodes:sshPrivateKey": {"env": "SSH_KEY"}}))
+    later = read_settings(path, fleet(group("a", "n1")))
+    assert later.secrets == {}, later.secrets
 
 
 def test_a_secret_names_its_default_secret_after_its_key():

@@ -1,4 +1,5 @@
-"""The README's config tables and Pulumi.yaml's config schema say what the declarations say.
+"""The README's config tables (stack config, the fleet file, the operator settings) and Pulumi.yaml's
+config schema say what the declarations say.
 
 Each config field is declared once (gpu_nodes/config/, one module per section); these tests fail when the README
 or Pulumi.yaml describes a field otherwise, lacks one or describes one that does not exist.
@@ -10,13 +11,20 @@ import re
 
 import yaml
 
+from gpu_nodes.cli.fleet_file import FleetFileSpec
+from gpu_nodes.cli.operator_export import OperatorSettings
 from gpu_nodes.config.fields import readme_rows
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.config.stack import STACK_SETTINGS
 from gpu_nodes.constants import NAMESPACE
 from tests.pulumi_mocks import ROOT
 
-_HEADERS = {"stack": "| key | type | default | meaning |", "group": "| field | type | default | meaning |"}
+_HEADERS = {
+    "stack": "| key | type | default | meaning |",
+    "group": "| field | type | default | meaning |",
+    "fleet": "| fleet file key | type | default | meaning |",
+    "operator": "| operator setting | type | default | meaning |",
+}
 
 
 def readme_table(header: str) -> list[tuple[str, str, str, str]]:
@@ -42,6 +50,14 @@ def test_readme_stack_table_matches_the_declarations():
 
 def test_readme_node_group_table_matches_the_declarations():
     assert readme_table(_HEADERS["group"]) == readme_rows(NodeGroupSpec)
+
+
+def test_readme_fleet_file_table_matches_the_declarations():
+    assert readme_table(_HEADERS["fleet"]) == readme_rows(FleetFileSpec)
+
+
+def test_readme_operator_settings_table_matches_the_declarations():
+    assert readme_table(_HEADERS["operator"]) == readme_rows(OperatorSettings)
 
 
 def test_pulumi_yaml_config_schema_matches_the_declarations():
