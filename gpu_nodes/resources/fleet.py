@@ -30,6 +30,7 @@ from gpu_nodes.errors import ConfigError
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.providers.claims import stack_label_value
 from gpu_nodes.providers.coexistence import DevicePluginCoexistence
+from gpu_nodes.resources.arguments import secret_argument_problem, stack_label_problem
 from gpu_nodes.resources.child_names import name_collisions
 from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.namespaces import declare_namespaces
@@ -92,6 +93,7 @@ class GpuFleetArgs:
         from stack config, by its key). The fleet calls it first; a program may call it earlier,
         before it registers anything of its own."""
         problems = self.stack_config.problems() if self.stack_config is not None else self._secret_problems()
+        problems += filter(None, [stack_label_problem(self.stack_label)])
         stack: StackSpec | None = None
         try:
             stack = parse_stack(**{name: getattr(self, name) for name in ARGUMENTS})
@@ -109,12 +111,15 @@ class GpuFleetArgs:
         return stack
 
     def _secret_problems(self) -> list[str]:
-        """A key or login given as plain text: what it must be."""
+        """A key or login given as plain text, or as no text at all: what it must be."""
         problems = Problems()
         add_secret_problems(problems, lambda s: getattr(self, s.argument or ""))
-        return problems.problems
+        wrong_types = (secret_argument_problem(name, getattr(self, name)) for name in SECRET_ARGUMENTS)
+        return [*problems.problems, *filter(None, wrong_types)]
 
 
+# The secret settings, as the GpuFleetArgs fields a program gives them in.
+SECRET_ARGUMENTS = [name for name, s in ARGUMENTS.items() if s.secret]
 # Each stack key, as the GpuFleetArgs field a program gives it in.
 _ARGUMENTS = {s.key: name for name, s in ARGUMENTS.items()}
 _STACK_KEY = re.compile("|".join(re.escape(key) for key in sorted(_ARGUMENTS, key=len, reverse=True)))

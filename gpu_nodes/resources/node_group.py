@@ -18,10 +18,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.errors import ConfigError
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.node_labels import node_labels
 from gpu_nodes.preflight.command import parse_report
 from gpu_nodes.providers.claims import stack_label_value
+from gpu_nodes.resources.arguments import secret_argument_problem, stack_label_problem
 from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.namespaces import SharedNamespace
 from gpu_nodes.resources.node_builders import (
@@ -59,20 +61,24 @@ class GpuNodeGroupArgs:
 
 
 def _preflight_key(name: str, args: GpuNodeGroupArgs) -> pulumi.Input[str] | None:
-    """The SSH key preflight logs in with; None when the group runs no preflight."""
-    if not args.spec.preflight.enabled:
-        return None
-    if args.ssh_private_key is None:
-        raise ValueError(f"{name}: preflight is enabled but no SSH private key was given")
-    return args.ssh_private_key
+    """The SSH key preflight logs in with; None when the group runs no preflight. A ConfigError,
+    before anything is registered, for arguments the API server or the machines would refuse."""
+    problems = [
+        p for p in (secret_argument_problem("ssh_private_key", args.ssh_private_key), stack_label_problem(args.stack_label)) if p
+    ]
+    if args.spec.preflight.enabled and args.ssh_private_key is None:
+        problems.append("ssh_private_key: not given; the group runs preflight, which logs in with it")
+    if problems:
+        raise ConfigError(problems, f"GpuNodeGroupArgs of {name}")
+    return args.ssh_private_key if args.spec.preflight.enabled else None
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
     nodes: pulumi.Output[dict[str, Any]]
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(TYPE, name, None, opts)
         ssh_key = _preflight_key(name, args)
+        super().__init__(TYPE, name, None, opts)
         # Named `<group>-<name>` and parented here, as the fleet's children are (node_builders.py).
         group = GroupContext(Children(self, name), args.spec, args.cluster)
         plugin_namespace, verification_namespace = args.device_plugin_namespace, args.verification_namespace

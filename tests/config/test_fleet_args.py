@@ -41,6 +41,12 @@ WRONG = [
     ("insecure a string", {"insecure_skip_host_key_check": "yes"}, "insecure_skip_host_key_check: got 'yes'"),
     ("a private key that is none", {"ssh_private_key": "hunter2"}, "ssh_private_key: got a value of 7 characters"),
     ("a pull secret that is none", {"image_pull_secret": "user:pass"}, "image_pull_secret: got a value of 9 characters"),
+    ("a private key that is a number", {"ssh_private_key": 42}, "ssh_private_key: got a value of type int; expected the text"),
+    ("a private key as bytes", {"ssh_private_key": SSH_KEY.encode()}, "ssh_private_key: got a value of type bytes"),
+    ("a pull secret that is a map", {"image_pull_secret": {"auths": {}}}, "image_pull_secret: got a value of type dict"),
+    ("a stack label too long", {"stack_label": "s" * 101}, f"stack_label: got {'s' * 101!r}; expected a label value"),
+    ("a stack label with a bang", {"stack_label": "rack-a!"}, "stack_label: got 'rack-a!'; expected a label value"),
+    ("an empty stack label", {"stack_label": ""}, "stack_label: got ''; expected a label value"),
 ]
 
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from gpu_nodes.errors import ConfigError
 from gpu_nodes.kube.node_health import CHECKLIST_ITEMS
 from gpu_nodes.manifests.verification import verification_jobs
 from gpu_nodes.preflight.command import passing_report
-from gpu_nodes.resources.node_group import TYPE
+from gpu_nodes.resources.arguments import STACK_LABEL_ALLOWED
+from gpu_nodes.resources.namespaces import SharedNamespace
+from gpu_nodes.resources.node_group import TYPE, GpuNodeGroup, GpuNodeGroupArgs
 from gpu_nodes.vocabulary import FACTS_ANNOTATION, GATE, GROUP_LABEL
 from tests.factories import group
 from tests.pulumi_mocks import (
@@ -17,6 +22,7 @@ from tests.pulumi_mocks import (
     Recorder,
     Registered,
     run_component,
+    run_inline,
 )
 from tests.specs import group_spec
 
@@ -347,3 +353,21 @@ def test_the_device_plugin_waits_for_its_service_account_in_its_namespace():
     assert account.inputs["automountServiceAccountToken"] is False, account.urn
     plugin = run.named("a100-device-plugin")
     assert "a100-device-plugin-service-account" in deps(run, plugin), plugin.urn
+
+
+def test_arguments_the_cluster_or_the_machines_would_refuse_fail_before_anything_is_registered():
+    def program() -> list[str]:
+        # Never reached: the arguments are checked first.
+        namespace = SharedNamespace("gpu-nodes", resource=None, owned=True)  # type: ignore[arg-type]
+        args = GpuNodeGroupArgs(group_spec(), namespace, namespace, ssh_private_key=42, stack_label="rack-a!")  # type: ignore[arg-type]
+        with pytest.raises(ConfigError) as caught:
+            GpuNodeGroup("a100", args)
+        return caught.value.problems
+
+    run = run_inline(program)
+    assert run.globals["result"] == [
+        "ssh_private_key: got a value of type int; expected the text as a string, best as a secret (pulumi.Output.secret)",
+        f"stack_label: got 'rack-a!'; {STACK_LABEL_ALLOWED}",
+    ], run.globals["result"]
+    registered = [r.urn for r in run.resources if r.type != "pulumi:pulumi:Stack"]
+    assert registered == [], registered
