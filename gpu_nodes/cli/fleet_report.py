@@ -4,6 +4,8 @@ result, the drift verdict, and the same as JSON for CI. Pure: progress and outpu
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
 from typing import Any
 
 from gpu_nodes.cli.node_table import HEADER, aligned, node_row
@@ -49,8 +51,14 @@ def stack_table(progress: list[StackProgress]) -> list[str]:
     return lines
 
 
-def drift_verdict(progress: list[StackProgress]) -> list[str]:
-    """One line per stack and node that drifted, or that could not be checked; `no drift` when none."""
+def repair_command(fleet_file: Path) -> str:
+    """What puts a drifted fleet back: each stack's `up` after a refresh (README, "Detect drift")."""
+    return f"gpu-nodes fleet up -f {shlex.quote(str(fleet_file))} --refresh"
+
+
+def drift_verdict(progress: list[StackProgress], repair: str) -> list[str]:
+    """One line per stack and node that drifted, or that could not be checked; `no drift` when none;
+    after drift, how to repair it."""
     lines = []
     for stack in progress:
         for change in stack.changes:
@@ -60,7 +68,10 @@ def drift_verdict(progress: list[StackProgress]) -> list[str]:
             lines.append(f"FAILED {stack.name}: {stack.reason or stack.state}")
     drifted = sorted({s.name for s in progress if s.changes or s.state != "passed"})
     verdict = f"drift in {len(drifted)} of {len(progress)} stacks: {', '.join(drifted)}" if drifted else "no drift"
-    return [*lines, f"{verdict} (logs: {', '.join(s.log for s in progress if s.log) or '-'})"]
+    lines.append(f"{verdict} (logs: {', '.join(s.log for s in progress if s.log) or '-'})")
+    if any(s.changes for s in progress):
+        lines.append(f"to repair it: {repair} (each stack reads the cluster, then sets back what differs from the program)")
+    return lines
 
 
 def as_json(command: str, plan: FleetPlan, progress: list[StackProgress], outputs: dict[str, dict[str, Any]]) -> dict:

@@ -15,7 +15,7 @@ from typing import Any
 from pulumi import automation as auto
 
 from gpu_nodes.cli.fleet_file import Fleet, SecretSource, load_fleet
-from gpu_nodes.cli.fleet_report import as_json, drift_verdict, node_table, stack_table
+from gpu_nodes.cli.fleet_report import as_json, drift_verdict, node_table, repair_command, stack_table
 from gpu_nodes.cli.live import LiveView
 from gpu_nodes.cli.orchestrate import objects_in_state, run_phases, shared_objects
 from gpu_nodes.cli.plan import FleetPlan, plan_fleet
@@ -52,6 +52,10 @@ def parser() -> argparse.ArgumentParser:
             action.add_argument("--engine-parallel", type=int, help="the engine's own --parallel within each stack")
         if name in ("up", "destroy"):
             action.add_argument("--continue-on-error", action="store_true", help="passed to each stack's pulumi up / destroy")
+        if name == "up":
+            action.add_argument(
+                "--refresh", action="store_true", help="passed to each stack's pulumi up: what was changed by hand is set back"
+            )
         if name == "export":
             action.add_argument("--operator", action="store_true", required=True, help="the Pulumi Kubernetes Operator's objects")
             action.add_argument("--out", type=Path, help="write the objects here (default: stdout)")
@@ -91,7 +95,7 @@ def _run(
     log_dir = args.log_dir or fleet.path.parent / "fleet-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     progress = {s.name: StackProgress(s.name, s.nodes, owner=s.owner) for s in plan.stacks}
-    options = RunOptions(getattr(args, "continue_on_error", False), args.engine_parallel)
+    options = RunOptions(getattr(args, "continue_on_error", False), args.engine_parallel, getattr(args, "refresh", False))
     runtime = fleet.stack.runtime_class
     needed = shared_objects(plan, runtime.name if runtime is not None and runtime.create else None)
 
@@ -120,7 +124,7 @@ def _run(
     if args.command == "up":
         lines = [*node_table(plan, outputs), "", *lines]
     elif args.command == "drift":
-        lines += ["", *drift_verdict(stacks)]
+        lines += ["", *drift_verdict(stacks, repair_command(args.file))]
     print("\n".join(lines))
     _write_json(args.json, as_json(args.command, plan, stacks, outputs))
     return 0 if all(s.state == "passed" for s in stacks) else FAILED

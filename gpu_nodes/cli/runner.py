@@ -19,6 +19,8 @@ class RunOptions:
     continue_on_error: bool = False
     # The engine's own --parallel within a stack (None: the engine's default).
     engine_parallel: int | None = None
+    # `up` reads the cluster first, so that what was changed by hand is set back (drift repaired).
+    refresh: bool = False
 
 
 def _last_lines(error: auto.errors.CommandError, count: int = 3) -> str:
@@ -49,7 +51,7 @@ def run_stack(stack: auto.Stack, command: str, progress: StackProgress, log_dir:
             common["parallel"] = options.engine_parallel
         try:
             if command == "up":
-                result = stack.up(continue_on_error=options.continue_on_error or None, **common)
+                result = stack.up(continue_on_error=options.continue_on_error or None, refresh=options.refresh or None, **common)
                 report = result.outputs.get("nodeGroups")
                 progress.outputs = report.value if report is not None and isinstance(report.value, dict) else None
             elif command == "destroy":

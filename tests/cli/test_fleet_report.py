@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from gpu_nodes.cli.fleet_report import as_json, drift_verdict, node_rows, stack_table
+from pathlib import Path
+
+from gpu_nodes.cli.fleet_report import as_json, drift_verdict, node_rows, repair_command, stack_table
 from gpu_nodes.cli.plan import plan_fleet
 from gpu_nodes.cli.progress import Change, StackProgress
 from tests.cli.fleets import fleet, group
@@ -12,6 +14,9 @@ ENTRY = {
     "checklist": dict.fromkeys(["labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded"], "pass"),
     "gate": "lifted",
 }
+
+
+REPAIR = repair_command(Path("fleet.yaml"))
 
 
 def plan():
@@ -29,15 +34,30 @@ def test_the_verdict_names_each_stack_and_node_that_drifted():
     a.changes.append(Change("gpu-nodes-a-n2-labels", "update", "n2", "refresh"))
     a.finish(False, "refresh: exit 255")
     b.finish(True)
-    lines = drift_verdict([a, b])
+    lines = drift_verdict([a, b], REPAIR)
     assert lines[0] == "DRIFT a: node n2: update gpu-nodes-a-n2-labels (found by refresh)", lines
-    assert lines[-1].startswith("drift in 1 of 2 stacks: a"), lines
+    assert lines[-2].startswith("drift in 1 of 2 stacks: a"), lines
+
+
+def test_drift_found_ends_with_the_command_that_repairs_it():
+    a = StackProgress("a", ("n1",))
+    a.changes.append(Change("gpu-nodes-a-n1-taints", "update", "n1", "refresh"))
+    a.finish(False, "refresh: exit 255")
+    lines = drift_verdict([a], repair_command(Path("racks/fleet 1.yaml")))
+    assert lines[-1].startswith("to repair it: gpu-nodes fleet up -f 'racks/fleet 1.yaml' --refresh"), lines
+
+
+def test_a_stack_that_could_not_be_checked_gets_no_repair_hint():
+    a = StackProgress("a", ("n1",))
+    a.finish(False, "preview: the backend refused")
+    lines = drift_verdict([a], REPAIR)
+    assert lines[-1].startswith("drift in 1 of 1 stacks: a") and not any("repair" in line for line in lines), lines
 
 
 def test_no_drift_is_said_once():
     a = StackProgress("a", ("n1",))
     a.finish(True)
-    assert drift_verdict([a])[-1].startswith("no drift"), drift_verdict([a])
+    assert drift_verdict([a], REPAIR)[-1].startswith("no drift"), drift_verdict([a], REPAIR)
 
 
 def test_a_failed_stack_names_its_failed_nodes():

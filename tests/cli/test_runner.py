@@ -1,5 +1,6 @@
-"""A stack's drift run: the README's two commands, both with --expect-no-changes, the second even
-when the first found drift (a stand-in stack records the calls; e2e runs the real ones)."""
+"""A stack's run: drift is the README's two commands, both with --expect-no-changes, the second even
+when the first found drift; `up --refresh` refreshes first (a stand-in stack records the calls;
+e2e runs the real ones)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from types import SimpleNamespace
 from pulumi.automation.errors import CommandError
 
 from gpu_nodes.cli.progress import StackProgress
-from gpu_nodes.cli.runner import drift_checks
+from gpu_nodes.cli.runner import RunOptions, drift_checks, run_stack
 from tests.cli.events import pre
 
 
@@ -51,3 +52,24 @@ def test_the_refresh_check_runs_even_when_the_preview_found_drift():
     passed, progress = run(stack)
     assert [name for name, _ in stack.calls] == ["preview", "preview_refresh"], stack.calls
     assert not passed and progress.state == "failed" and progress.changes[0].node == "n1", progress
+
+
+class UpStack:
+    def __init__(self) -> None:
+        self.up_kwargs: dict = {}
+
+    def up(self, **kwargs):
+        self.up_kwargs = kwargs
+        return SimpleNamespace(outputs={})
+
+
+def test_up_with_refresh_asks_the_engine_to_refresh_first(tmp_path):
+    stack = UpStack()
+    passed = run_stack(stack, "up", StackProgress("a", ("n1",)), tmp_path, RunOptions(refresh=True))  # type: ignore[arg-type]
+    assert passed and stack.up_kwargs["refresh"] is True, stack.up_kwargs
+
+
+def test_up_without_refresh_leaves_the_engines_default(tmp_path):
+    stack = UpStack()
+    run_stack(stack, "up", StackProgress("a", ("n1",)), tmp_path, RunOptions())  # type: ignore[arg-type]
+    assert stack.up_kwargs["refresh"] is None, stack.up_kwargs

@@ -3,7 +3,8 @@
 On nodes of their own (gpu-node-8..10, a fake machine behind sshd for each), with namespaces and
 a RuntimeClass of their own, beside the story's stack: `fleet up` brings every node in and
 reports them in one table; `fleet drift` passes; a label removed by hand fails it, naming the
-stack and the node; `fleet destroy` leaves no object of ours; a machine that fails preflight
+stack and the node; so does a taint removed by hand, and `fleet up --refresh` puts both back;
+`fleet destroy` leaves no object of ours; a machine that fails preflight
 fails its stack only, and the exit code says so. The operator export passes the API server's
 dry run against the operator's CRDs.
 """
@@ -26,6 +27,8 @@ NODES = {"fleet-a": "gpu-node-8", "fleet-b": "gpu-node-9", "fleet-c": "gpu-node-
 NAMESPACES = ["fleet-device-plugin", "fleet-verification"]
 RUNTIME_CLASS = "nvidia-fleet"
 WORK = STATE / "e2e-fleet"
+# The groups' default taint (gpu-nodes:nodeGroups[].taints), which tenants' pods tolerate.
+GPU_TAINT = "nvidia.com/gpu"
 # The operator's Stack CRD, test data of the repository (tests/e2e/fixtures/README.md names its source).
 CRDS = Path(os.environ.get("GPU_NODES_OPERATOR_CRDS", Path(__file__).resolve().parent / "fixtures"))
 
@@ -105,16 +108,31 @@ def test_fleet_drift_passes_on_the_deployed_fleet(fleet: Path, local: LocalEnv):
     assert result.returncode == 0 and "no drift" in result.stdout, local.explain("fleet drift failed", result)
 
 
-def test_a_label_removed_by_hand_fails_drift_naming_the_stack_and_the_node(fleet: Path, local: LocalEnv):
+def test_a_label_and_a_taint_removed_by_hand_fail_drift_naming_the_stack_the_node_and_the_repair(fleet: Path, local: LocalEnv):
     local.kubectl("label", "node", NODES["fleet-b"], "accelerator-")
+    local.kubectl("taint", "node", NODES["fleet-b"], f"{GPU_TAINT}-")
     result = gpu_nodes(local, fleet, "drift", "--parallel", "3", "--json", str(WORK / "drift.json"), check=False)
-    assert result.returncode == 1, local.explain("fleet drift passed with a label removed", result)
+    assert result.returncode == 1, local.explain("fleet drift passed with a label and a taint removed", result)
     lines = [line for line in result.stdout.splitlines() if line.startswith("DRIFT")]
     assert lines and all(line.startswith(f"DRIFT fleet-b: node {NODES['fleet-b']}:") for line in lines), result.stdout
     assert any(line.endswith("-labels (found by refresh)") for line in lines), lines
+    assert any(line.endswith("-taints (found by refresh)") for line in lines), lines
     assert "drift in 1 of 3 stacks: fleet-b" in result.stdout, result.stdout
+    assert f"to repair it: gpu-nodes fleet up -f {fleet} --refresh" in result.stdout, result.stdout
     drift = {s["name"]: s["drift"] for s in json.loads((WORK / "drift.json").read_text())["stacks"]}
     assert not drift["fleet-a"] and not drift["fleet-c"] and drift["fleet-b"][0]["node"] == NODES["fleet-b"], drift
+
+
+def test_fleet_up_refresh_repairs_what_drift_found(fleet: Path, local: LocalEnv):
+    result = gpu_nodes(local, fleet, "up", "--parallel", "3", "--refresh", check=False)
+    assert result.returncode == 0, local.explain("fleet up --refresh failed", result)
+    node = local.kubectl_json("get", "node", NODES["fleet-b"])
+    taints = [t["key"] for t in node["spec"].get("taints") or []]
+    assert "accelerator" in node["metadata"]["labels"] and GPU_TAINT in taints, (
+        f"{NODES['fleet-b']}: {node['metadata']}, {taints}"
+    )
+    again = gpu_nodes(local, fleet, "drift", "--parallel", "3", check=False)
+    assert again.returncode == 0 and "no drift" in again.stdout, local.explain("fleet drift after the repair", again)
 
 
 def test_fleet_destroy_leaves_no_object_of_ours(fleet: Path, local: LocalEnv):
