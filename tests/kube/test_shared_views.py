@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -56,6 +57,14 @@ def fake_connect(monkeypatch, api) -> Iterator[list[tuple[str | None, str | None
     monkeypatch.setattr(shared_views, "connect", connect)
     yield made
     shared_views.forget_shared_views()
+
+
+def until(condition: Any) -> None:
+    """For what no event announces (a waiter that has looked once): poll."""
+    deadline = time.monotonic() + 5
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met within 5s"
+        time.sleep(0.01)
 
 
 def names(objects: list[dict[str, Any]]) -> list[str]:
@@ -132,21 +141,36 @@ def test_the_groups_of_one_process_share_one_view_of_the_nodes(api, fake_connect
 
 
 def test_a_node_change_wakes_the_waiters_of_a_groups_view(api, fake_connect):
-    # The safety-net re-check (60 s) is far past the wait (5 s): only the node's event can end it in time.
+    # Neither the safety-net re-check nor the wait's timeout (60 s each) comes before the join gives
+    # up (5 s): only the node's event, delivered to the Nodes' view, can end the wait in time.
     nodes = api.view(None, recheck_seconds=60)
     view = api.view(A100, nodes, recheck_seconds=60)
     nodes.start()
     view.start()
+    checks: list[dict[str, Any] | None] = []
+    found: list[dict[str, Any] | None] = []
+
+    def check() -> dict[str, Any] | None:
+        checks.append(view.node("n1"))
+        return checks[-1]
+
+    def changed(seen: dict[str, Any] | None) -> bool:
+        return seen is not None and seen["metadata"]["annotations"].get("a") == "changed"
+
+    waiter = threading.Thread(target=lambda: found.append(view.wait_for(check, changed, 60)))
     try:
         view.wait_synced(5)
-        threading.Timer(0.1, api.kinds["nodes"].put, (node("n1", a="changed"),)).start()
+        waiter.start()
+        until(lambda: len(checks) >= 1)
+        api.kinds["nodes"].put(node("n1", a="changed"))
+        waiter.join(5)
 
-        found = view.wait_for(lambda: view.node("n1"), lambda n: n["metadata"]["annotations"].get("a") == "changed", 5)
-
-        assert found["metadata"]["annotations"] == {"a": "changed"}, "node n1 as the group's view last saw it"
+        assert not waiter.is_alive(), "the wait for node n1 to change went on after its event"
+        assert found and changed(found[0]), ("node n1", found)
     finally:
         view.stop()
         nodes.stop()
+        waiter.join(5)
 
 
 @pytest.mark.parametrize(
