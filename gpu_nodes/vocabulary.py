@@ -81,6 +81,15 @@ MANAGED_BY = "pulumi"
 # Both the device-plugin pods and the verification Jobs (and their pods) carry it.
 OWN_SELECTOR = f"{PART_OF_LABEL}={PART_OF}"
 
+
+def group_selector(group: str) -> str:
+    """Our pods and Jobs of one node group: the device-plugin pods (the DaemonSet's pod template)
+    and the verification Jobs and their pods all carry `instance=<group>` beside `part-of`
+    (gpu_nodes/manifests/naming.py `standard_labels`), so a provider process watches its groups'
+    objects and no other stack's (README, "Large fleets")."""
+    return f"{OWN_SELECTOR},{INSTANCE_LABEL}={group}"
+
+
 # --- Kubernetes' own ---------------------------------------------------------------------------
 
 # The label the Job controller puts on a Job's pods.

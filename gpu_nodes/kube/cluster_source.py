@@ -110,13 +110,29 @@ class KubernetesSource:
                 sock.shutdown(socket.SHUT_RDWR)
 
 
-def kubernetes_sources(client: ApiClient) -> dict[Kind, Source]:
-    """The three watches, all cluster-wide: every Node, our Pods and our Jobs."""
+def node_sources(client: ApiClient) -> dict[Kind, Source]:
+    """Every Node of the cluster, one watch per process and credentials.
+
+    Not narrower, for no selector names just a stack's nodes: a field selector takes only `=`, `==`
+    and `!=` (apimachinery pkg/fields/selector.go `parseSelector`), so one watch per node; a set of
+    `kubernetes.io/hostname` values misses nodes whose name is not their hostname (kubelet writes the
+    label from its hostname and names the node apart, pkg/kubelet/kubelet_node_status.go
+    `initialNode`), and the stack's node list in every resource's inputs would update them all
+    when a node is added; our group label is what a refresh must see removed, while a watch
+    selecting on it reports that node DELETED (apiserver pkg/storage/cacher/cache_watcher.go
+    `convertToWatchEvent`). README, "Large fleets", has the figures."""
+    from kubernetes.client import CoreV1Api
+
+    return {"nodes": KubernetesSource(CoreV1Api(client).list_node, "Node", "v1")}
+
+
+def own_sources(client: ApiClient, selector: str = OWN_SELECTOR) -> dict[Kind, Source]:
+    """Our Pods and Jobs that `selector` selects, in every namespace (a group's plugin and
+    verification namespaces differ): `vocabulary.group_selector`, one group's."""
     from kubernetes.client import BatchV1Api, CoreV1Api
 
     core, batch = CoreV1Api(client), BatchV1Api(client)
     return {
-        "nodes": KubernetesSource(core.list_node, "Node", "v1"),
-        "pods": KubernetesSource(core.list_pod_for_all_namespaces, "Pod", "v1", OWN_SELECTOR),
-        "jobs": KubernetesSource(batch.list_job_for_all_namespaces, "Job", "batch/v1", OWN_SELECTOR),
+        "pods": KubernetesSource(core.list_pod_for_all_namespaces, "Pod", "v1", selector),
+        "jobs": KubernetesSource(batch.list_job_for_all_namespaces, "Job", "batch/v1", selector),
     }

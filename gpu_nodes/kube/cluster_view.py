@@ -2,10 +2,10 @@
 
 The dynamic resources wait for things in the cluster: a node's allocatable `nvidia.com/gpu`,
 the device-plugin pod Running on a node, a verification Job succeeding. Polling the API server
-per waiter is O(nodes) requests every few seconds at fleet scale; instead one process-wide
-`ClusterView` per set of credentials (gpu_nodes/kube/shared_views.py) keeps Nodes, and our own Pods and Jobs (label
-`app.kubernetes.io/part-of=gpu-nodes`), as the API server last reported them, and wakes the
-waiters whenever a watch delivers a change.
+per waiter is O(nodes) requests every few seconds at fleet scale; instead the provider process
+keeps (gpu_nodes/kube/shared_views.py) one view of the Nodes per set of credentials, and one of
+each node group's own Pods and Jobs (`vocabulary.group_selector`) that reads its Nodes from the
+first: as the API server last reported them, waking the waiters whenever a watch delivers a change.
 
 The cache logic (`ClusterView`) knows nothing of HTTP: it reads a `Source` per kind, which
 lists and watches. `KubernetesSource` (gpu_nodes/kube/cluster_source.py) is the thin part that
@@ -111,7 +111,8 @@ def describe_error(error: BaseException) -> str:
 
 
 class ClusterView:
-    """Nodes, and our pods and Jobs, as the API server last reported them; one watch per kind.
+    """Nodes, and our pods and Jobs, as the API server last reported them; one watch per kind it
+    has a source for.
 
     Returned objects are the cache's own dicts (replaced on each event, never changed in
     place): read them, do not modify them.
@@ -123,8 +124,14 @@ class ClusterView:
         server: str = "the Kubernetes API server",
         backoff: tuple[float, float] = BACKOFF_SECONDS,
         recheck_seconds: float = RECHECK_SECONDS,
+        nodes: ClusterView | None = None,
     ):
+        """nodes: the view whose Nodes this one reads, and whose changes wake its waiters too (the
+        views of several groups' pods and Jobs share one node watch); None: its own "nodes" source's."""
         self._sources = dict(sources)
+        self._nodes = nodes
+        # Called, outside the lock, after each change: the views that read their Nodes from this one.
+        self._listeners: list[Callable[[], None]] = []
         self._server = server
         self._backoff = backoff
         self._recheck_seconds = recheck_seconds
@@ -147,6 +154,8 @@ class ClusterView:
         """Start one daemon thread per kind: list, then watch from the list's resourceVersion."""
         if self._threads:
             return
+        if self._nodes is not None:
+            self._nodes._listen(self._woken)
         for kind, source in self._sources.items():
             thread = threading.Thread(target=self._run, args=(kind, source), name=f"cluster-view-{kind}", daemon=True)
             self._threads.append(thread)
@@ -154,14 +163,20 @@ class ClusterView:
 
     def stop(self) -> None:
         self._stopped.set()
+        if self._nodes is not None:
+            self._nodes._unlisten(self._woken)
         for source in self._sources.values():
             source.close()
         with self._changed:
             self._changed.notify_all()
 
     def wait_synced(self, timeout: float) -> None:
-        """Return once every kind has been listed; raise ClusterViewUnavailableError naming the cause."""
-        if self._synced.wait(timeout):
+        """Return once every kind has been listed (the Nodes it reads too); raise
+        ClusterViewUnavailableError naming the cause."""
+        deadline = time.monotonic() + timeout
+        if self._nodes is not None:
+            self._nodes.wait_synced(timeout)
+        if self._synced.wait(max(deadline - time.monotonic(), 0.0)):
             return
         with self._changed:
             missing = [kind for kind in self._sources if kind not in self._listed]
@@ -176,11 +191,15 @@ class ClusterView:
 
     def node(self, name: str) -> dict[str, Any] | None:
         """The Node as a JSON dict (camelCase keys, as `kubectl get -o json`), None if absent."""
+        if self._nodes is not None:
+            return self._nodes.node(name)
         with self._changed:
             return self._objects["nodes"].get(("", name))
 
     def nodes_labelled(self, labels: Mapping[str, str]) -> list[dict[str, Any]]:
         """The Nodes whose labels include all of `labels`, sorted by name."""
+        if self._nodes is not None:
+            return self._nodes.nodes_labelled(labels)
         wanted = labels.items()
         with self._changed:
             found = [n for n in self._objects["nodes"].values() if wanted <= ((n["metadata"].get("labels") or {}).items())]
@@ -279,6 +298,9 @@ class ClusterView:
                 self._synced.set()
             self._generation += 1
             self._changed.notify_all()
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener()
 
     def _apply(self, kind: Kind, event: Mapping[str, Any]) -> str | None:
         """Apply one watch event; return the resourceVersion to resume from (None: unchanged)."""
@@ -307,7 +329,27 @@ class ClusterView:
                 self._file_pod(key, old, new)
             self._generation += 1
             self._changed.notify_all()
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener()
         return resource_version
+
+    # ------------------------------------------------------------------ the views that read our Nodes
+
+    def _listen(self, listener: Callable[[], None]) -> None:
+        with self._changed:
+            self._listeners.append(listener)
+
+    def _unlisten(self, listener: Callable[[], None]) -> None:
+        with self._changed:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+    def _woken(self) -> None:
+        """The view whose Nodes this one reads changed: this one's waiters look again."""
+        with self._changed:
+            self._generation += 1
+            self._changed.notify_all()
 
     def _file_pod(self, key: tuple[str, str], old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
         """Move a pod's index entries from its old version to its new one (None: absent). Under the lock."""

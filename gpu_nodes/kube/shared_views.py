@@ -1,4 +1,10 @@
-"""The process's one `ClusterView` per set of credentials, shared by every waiter of the provider process.
+"""The process's shared `ClusterView`s, shared by every waiter of the provider process: per set of
+credentials one of the cluster's Nodes, and per node group one of its own Pods and Jobs, which
+reads its Nodes from the first.
+
+One provider process serves one stack (its fleet's provider resource), and a fleet's stacks run
+side by side on one cluster: each process watches its own groups' pods and Jobs only, not every
+stack's (README, "Large fleets").
 
 Above the three it joins, which know nothing of each other: the cache (cluster_view.py), the
 API client (client.py) and the calls that list and watch (cluster_source.py).
@@ -11,31 +17,48 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpu_nodes.kube.client import api_client
-from gpu_nodes.kube.cluster_source import kubernetes_sources
+from gpu_nodes.kube.cluster_source import node_sources, own_sources
 from gpu_nodes.kube.cluster_view import ClusterView
+from gpu_nodes.vocabulary import INSTANCE_LABEL, OWN_SELECTOR, group_selector
 
 # How long `shared_view` waits for the initial lists; a module attribute so tests can shorten it.
 sync_timeout_seconds = 60.0
 
-_views: dict[tuple[str | None, str | None], ClusterView] = {}
+# (kubeconfig, context, label selector of the pods and Jobs; None for the view of the Nodes)
+ViewKey = tuple[str | None, str | None, str | None]
+
+_views: dict[ViewKey, ClusterView] = {}
 _lock = threading.Lock()
 
 
-def connect(kubeconfig: str | None, context: str | None) -> ClusterView:
-    """A view of the cluster these credentials reach, not yet started (tests replace this)."""
+def connect(kubeconfig: str | None, context: str | None, selector: str | None, nodes: ClusterView | None) -> ClusterView:
+    """A view of the cluster these credentials reach, not yet started (tests replace this): of
+    its Nodes when `selector` is None, else of the Pods and Jobs `selector` selects, reading its
+    Nodes from `nodes`."""
     client = api_client(kubeconfig, context)
-    return ClusterView(kubernetes_sources(client), server=str(client.configuration.host))
+    server = str(client.configuration.host)
+    if selector is None:
+        return ClusterView(node_sources(client), server=server)
+    return ClusterView(own_sources(client, selector), server=server, nodes=nodes)
 
 
-def shared_view(kubeconfig: str | None, context: str | None) -> ClusterView:
-    """The one view of this process for these credentials (created and started on first use)."""
-    key = (kubeconfig or None, context or None)
+def _started(key: ViewKey, nodes: ClusterView | None) -> ClusterView:
+    """The view under `key`, created and started if there is none yet. Under the lock."""
+    view = _views.get(key)
+    if view is None:
+        view = connect(*key, nodes)
+        view.start()
+        _views[key] = view
+    return view
+
+
+def shared_view(kubeconfig: str | None, context: str | None, selector: str = OWN_SELECTOR) -> ClusterView:
+    """The one view of this process for these credentials and the pods and Jobs `selector`
+    selects (created and started on first use), with the one view of the cluster's Nodes."""
+    credentials = (kubeconfig or None, context or None)
     with _lock:
-        view = _views.get(key)
-        if view is None:
-            view = connect(*key)
-            view.start()
-            _views[key] = view
+        nodes = _started((*credentials, None), None)
+        view = _started((*credentials, selector), nodes)
     # Outside the lock: concurrent first callers wait for the same sync in parallel. A view
     # that failed to sync stays registered and keeps retrying, so a later call may succeed.
     view.wait_synced(sync_timeout_seconds)
@@ -51,6 +74,15 @@ def forget_shared_views() -> None:
         view.stop()
 
 
+def watched_selector(props: Mapping[str, Any]) -> str:
+    """The pods and Jobs a resource of a group reads: its group's, named by the plugin selector's
+    instance label (`selector_labels(..., group.name)`, gpu_nodes/resources/node_builders.py
+    `node_target`), an input it has already: no input changes for it. Without one, all of ours."""
+    group = (props.get("pluginSelector") or {}).get(INSTANCE_LABEL)
+    return group_selector(group) if group else OWN_SELECTOR
+
+
 def cluster_view_from_props(props: Mapping[str, Any]) -> ClusterView:
-    """The process's shared watches for a dynamic resource whose inputs hold `ClusterAccess.props()`."""
-    return shared_view(props.get("kubeconfig") or None, props.get("context") or None)
+    """The process's shared watches for a dynamic resource whose inputs hold `ClusterAccess.props()`
+    and its node's target (`node_health.target_props`)."""
+    return shared_view(props.get("kubeconfig") or None, props.get("context") or None, watched_selector(props))

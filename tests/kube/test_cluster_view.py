@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from gpu_nodes.errors import ClusterViewUnavailableError, WatchExpiredError
-from gpu_nodes.kube import shared_views
 from gpu_nodes.kube.cluster_view import ClusterView, Listing
 
 PART_OF = {"app.kubernetes.io/part-of": "gpu-nodes"}
@@ -315,46 +314,3 @@ def test_stop_ends_the_watch_threads(cluster):
     for thread in view._threads:
         thread.join(2)
         assert not thread.is_alive(), thread.name
-
-
-@pytest.fixture
-def fake_connect(monkeypatch, cluster):
-    made: list[tuple[str | None, str | None]] = []
-
-    def connect(kubeconfig, context):
-        made.append((kubeconfig, context))
-        return cluster.view()
-
-    monkeypatch.setattr(shared_views, "connect", connect)
-    yield made
-    shared_views.forget_shared_views()
-
-
-def test_shared_returns_one_synced_view_per_credentials(fake_connect):
-    first = shared_views.shared_view("/kubeconfig", "ctx")
-
-    assert shared_views.shared_view("/kubeconfig", "ctx") is first
-    assert first.node("gpu-node-1") is not None
-    assert shared_views.shared_view("/kubeconfig", "other") is not first
-    assert fake_connect == [("/kubeconfig", "ctx"), ("/kubeconfig", "other")]
-
-
-def test_shared_gives_concurrent_first_callers_the_same_view(fake_connect):
-    views: list[ClusterView] = []
-    threads = [threading.Thread(target=lambda: views.append(shared_views.shared_view(None, None))) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(10)
-
-    assert len(views) == 8
-    assert all(view is views[0] for view in views)
-    assert fake_connect == [(None, None)]
-
-
-def test_shared_raises_when_the_server_does_not_answer_in_time(monkeypatch, cluster, fake_connect):
-    monkeypatch.setattr(shared_views, "sync_timeout_seconds", 0.2)
-    cluster.nodes.list_error = ConnectionRefusedError("connection refused")
-
-    with pytest.raises(ClusterViewUnavailableError, match="list of nodes"):
-        shared_views.shared_view(None, None)
