@@ -42,6 +42,8 @@ class SplitRow:
     command_s: float | None = None
     bare_s: float | None = None
     runbook_s: float | None = None
+    # After `up`: the stacks' state (`pulumi stack export`), in KB per node.
+    state_kb_per_node: float | None = None
 
 
 def stack_names(stacks: int) -> list[str]:
@@ -101,6 +103,11 @@ class SplitBench:
                 list(pool.map(lambda stack: self._pulumi(stack, commands), batch))
         return time.perf_counter() - started
 
+    def state_bytes(self, stacks: int) -> int:
+        """Every stack's state as `pulumi stack export` writes it (what each step saves)."""
+        exports = (self.bench.run("pulumi", "stack", "export", "--stack", s, "--non-interactive") for s in stack_names(stacks))
+        return sum(len(export.stdout.encode()) for export in exports)
+
     def _pulumi(self, stack: str, commands: tuple[tuple[str, ...], ...]) -> None:
         for args in commands:
             self.bench.run("pulumi", *args, "--stack", stack, "--non-interactive")
@@ -118,7 +125,10 @@ class SplitBench:
             for k in at_once:
                 up, down = SplitRow(f"up, {stacks} stacks", k), SplitRow(f"destroy, {stacks} stacks", k)
                 up.command_s = self.command("up", "--parallel", str(k))
-                log(f"{stacks} stacks, {k} at a time: fleet up {up.command_s:.0f} s")
+                up.state_kb_per_node = self.state_bytes(stacks) / 1024 / nodes
+                log(
+                    f"{stacks} stacks, {k} at a time: fleet up {up.command_s:.0f} s, state {up.state_kb_per_node:.1f} KB per node"
+                )
                 rows.append(up)
                 if k == at_once[0]:
                     drift = SplitRow(f"drift, {stacks} stacks", stacks)
@@ -174,12 +184,13 @@ def _cell(value: float | None, fmt: str = ".0f") -> str:
 
 def format_split(nodes: int, stacks: int, rows: Sequence[SplitRow]) -> str:
     """ratio: the command / the runbook; overhead: the command over the same bare `pulumi` calls."""
-    head = "| nodes | stacks | at once | step | fleet command s | bare pulumi s | runbook s | ratio | overhead |"
-    lines = [head, "|---|---|---|---|---|---|---|---|---|"]
+    head = "| nodes | stacks | at once | step | fleet command s | bare pulumi s | runbook s | ratio | overhead | state KB/node |"
+    lines = [head, "|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         ratio = row.command_s / row.runbook_s if row.command_s is not None and row.runbook_s else None
         overhead = row.command_s / row.bare_s - 1 if row.command_s is not None and row.bare_s else None
         cells = [str(nodes), str(stacks), str(row.at_once), row.step, _cell(row.command_s), _cell(row.bare_s)]
         cells += [_cell(row.runbook_s), _cell(ratio, ".2f"), "-" if overhead is None else f"{overhead:+.0%}"]
+        cells.append(_cell(row.state_kb_per_node, ".1f"))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -33,6 +33,7 @@ def test_the_bare_side_runs_the_owner_alone_first_on_up_and_last_on_destroy():
 
 
 def test_the_table_gives_the_ratio_to_the_runbook_and_the_commands_overhead():
-    table = format_split(30, 3, [SplitRow("up, 3 stacks", 1, command_s=110.0, bare_s=100.0, runbook_s=200.0)])
-    assert table.splitlines()[-1] == "| 30 | 3 | 1 | up, 3 stacks | 110 | 100 | 200 | 0.55 | +10% |", table
+    row = SplitRow("up, 3 stacks", 1, command_s=110.0, bare_s=100.0, runbook_s=200.0, state_kb_per_node=31.25)
+    table = format_split(30, 3, [row])
+    assert table.splitlines()[-1] == "| 30 | 3 | 1 | up, 3 stacks | 110 | 100 | 200 | 0.55 | +10% | 31.2 |", table
     assert Path(FLEET_FILE).name == "fleet.yaml"
