@@ -18,6 +18,7 @@ Preflight is off on both sides: the fake machines stop at 100 nodes (engine_benc
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -28,6 +29,7 @@ from typing import Any
 import yaml
 
 from bench.engine_bench import ROOT, VERIFICATION_TIMEOUT, Bench, node_names
+from bench.state_size import format_sizes, sizes_by_type
 from gpu_nodes.cli.fleet_file import read_fleet
 from gpu_nodes.cli.plan import phases, plan_fleet
 
@@ -103,10 +105,11 @@ class SplitBench:
                 list(pool.map(lambda stack: self._pulumi(stack, commands), batch))
         return time.perf_counter() - started
 
-    def state_bytes(self, stacks: int) -> int:
+    def state_exports(self, stacks: int) -> list[str]:
         """Every stack's state as `pulumi stack export` writes it (what each step saves)."""
-        exports = (self.bench.run("pulumi", "stack", "export", "--stack", s, "--non-interactive") for s in stack_names(stacks))
-        return sum(len(export.stdout.encode()) for export in exports)
+        return [
+            self.bench.run("pulumi", "stack", "export", "--stack", s, "--non-interactive").stdout for s in stack_names(stacks)
+        ]
 
     def _pulumi(self, stack: str, commands: tuple[tuple[str, ...], ...]) -> None:
         for args in commands:
@@ -125,10 +128,14 @@ class SplitBench:
             for k in at_once:
                 up, down = SplitRow(f"up, {stacks} stacks", k), SplitRow(f"destroy, {stacks} stacks", k)
                 up.command_s = self.command("up", "--parallel", str(k))
-                up.state_kb_per_node = self.state_bytes(stacks) / 1024 / nodes
+                exports = self.state_exports(stacks)
+                up.state_kb_per_node = sum(len(e.encode()) for e in exports) / 1024 / nodes
                 log(
                     f"{stacks} stacks, {k} at a time: fleet up {up.command_s:.0f} s, state {up.state_kb_per_node:.1f} KB per node"
                 )
+                if k == at_once[0]:
+                    # What one stack's state keeps, by resource type (bench/state_size.py).
+                    log(format_sizes(sizes_by_type(json.loads(exports[0])), len(slices(node_names(nodes), stacks)[0])))
                 rows.append(up)
                 if k == at_once[0]:
                     drift = SplitRow(f"drift, {stacks} stacks", stacks)
