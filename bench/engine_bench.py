@@ -37,6 +37,7 @@ from pathlib import Path
 
 import yaml
 
+from bench.state_size import stored_bytes
 from tools.local.environment import FILE_BACKEND_QUERY, local_environment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -291,7 +292,8 @@ class Bench:
             raise RuntimeError(f"pulumi {' '.join(args)} exited {proc.returncode}:\n{output[-4000:]}")
 
     def state_bytes(self) -> int:
-        return len(self.run("pulumi", "stack", "export", "--stack", STACK).stdout.encode())
+        """The stack's state as the backend stores it (bench/state_size.py: not the export's indented text)."""
+        return stored_bytes(self.run("pulumi", "stack", "export", "--stack", STACK).stdout)
 
     def timed(self, step: Step, what: str, action: Callable[[], None]) -> None:
         started = time.perf_counter()

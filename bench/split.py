@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 
 from bench.engine_bench import ROOT, VERIFICATION_TIMEOUT, Bench, node_names
-from bench.state_size import format_sizes, sizes_by_type
+from bench.state_size import format_sizes, sizes_by_type, stored_bytes
 from gpu_nodes.cli.fleet_file import read_fleet
 from gpu_nodes.cli.plan import phases, plan_fleet
 
@@ -129,7 +129,7 @@ class SplitBench:
                 up, down = SplitRow(f"up, {stacks} stacks", k), SplitRow(f"destroy, {stacks} stacks", k)
                 up.command_s = self.command("up", "--parallel", str(k))
                 exports = self.state_exports(stacks)
-                up.state_kb_per_node = sum(len(e.encode()) for e in exports) / 1024 / nodes
+                up.state_kb_per_node = sum(stored_bytes(e) for e in exports) / 1024 / nodes
                 log(
                     f"{stacks} stacks, {k} at a time: fleet up {up.command_s:.0f} s, state {up.state_kb_per_node:.1f} KB per node"
                 )

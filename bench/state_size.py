@@ -1,6 +1,10 @@
 """What a stack's state keeps, by resource type: how many, and the KB of each one's inputs, outputs
 and whole entry (URNs, dependencies and property dependencies included), from `pulumi stack export`.
 
+Sizes are of compact JSON, as the backend writes the state file: `pulumi stack export` indents
+its output, which makes the same state about 2.8 times as long (13.6 MB against the file's 4.9
+MB for a stack of 100 nodes).
+
     pulumi stack export --stack bench-1 > state.json && .venv/bin/python -m bench.state_size state.json --nodes 100
 """
 
@@ -23,15 +27,25 @@ class TypeSize:
     whole: int = 0
 
 
+def compact_bytes(data: Any) -> int:
+    """The length of `data` as compact JSON: what the backend writes for it."""
+    return len(json.dumps(data, separators=(",", ":")))
+
+
+def stored_bytes(export_text: str) -> int:
+    """The size of the state a `pulumi stack export` printed, as the backend stores it."""
+    return compact_bytes(json.loads(export_text))
+
+
 def sizes_by_type(export: Mapping[str, Any]) -> list[TypeSize]:
     """Each resource type's bytes in the state, the largest first."""
     found: dict[str, TypeSize] = {}
     for resource in export["deployment"]["resources"]:
         size = found.setdefault(resource["type"], TypeSize(resource["type"]))
         size.count += 1
-        size.inputs += len(json.dumps(resource.get("inputs") or {}))
-        size.outputs += len(json.dumps(resource.get("outputs") or {}))
-        size.whole += len(json.dumps(resource))
+        size.inputs += compact_bytes(resource.get("inputs") or {})
+        size.outputs += compact_bytes(resource.get("outputs") or {})
+        size.whole += compact_bytes(resource)
     return sorted(found.values(), key=lambda s: -s.whole)
 
 

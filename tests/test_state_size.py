@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from bench.state_size import format_sizes, sizes_by_type
+import json
+
+from bench.state_size import format_sizes, sizes_by_type, stored_bytes
 
 EXPORT = {
     "deployment": {
@@ -19,7 +21,12 @@ def test_each_type_is_counted_and_the_largest_comes_first():
     sizes = sizes_by_type(EXPORT)
     assert [(s.type, s.count) for s in sizes] == [("kubernetes:batch/v1:Job", 2), ("pulumi:pulumi:Stack", 1)], sizes
     job = sizes[0]
-    assert job.inputs == 2 * len('{"a": "' + "x" * 100 + '"}') and job.outputs > job.inputs, job
+    assert job.inputs == 2 * len('{"a":"' + "x" * 100 + '"}') and job.outputs > job.inputs, job
+
+
+def test_the_state_is_measured_as_stored_not_as_the_export_indents_it():
+    indented = json.dumps(EXPORT, indent=4)
+    assert stored_bytes(indented) == len(json.dumps(EXPORT, separators=(",", ":"))) < len(indented), indented
 
 
 def test_the_table_ends_with_the_whole_state_per_node():
