@@ -146,21 +146,30 @@ class Fleet:
     secrets: tuple[SecretSource, ...] = ()
 
 
-def load_fleet(path: Path) -> Fleet:
+def load_yaml(path: Path, what: str = "fleet file") -> Any:
+    """A file a user writes, as data; a FleetError naming the file when it cannot be read or is no YAML."""
     try:
-        raw = yaml.safe_load(path.read_text())
+        return yaml.safe_load(path.read_text())
     except OSError as error:
-        raise FleetError(path, [f"cannot read it: {error.strerror}"]) from None
+        raise FleetError(path, [f"cannot read it: {error.strerror}"], what) from None
     except yaml.YAMLError as error:
-        raise FleetError(path, [f"not YAML: {error}"]) from None
-    return read_fleet(path, raw)
+        raise FleetError(path, [f"not YAML: {error}"], what) from None
+
+
+def refuse_unless_mapping(path: Path | str, raw: Any, spec: type, what: str = "fleet file") -> None:
+    """A file whose top is no mapping: refused at once, naming the keys it may have."""
+    if not isinstance(raw, dict):
+        keys = ", ".join(s.key for _, s in settings(spec))
+        raise FleetError(path, [f"got {raw!r}; expected a mapping with {keys}"], what)
+
+
+def load_fleet(path: Path) -> Fleet:
+    return read_fleet(path, load_yaml(path))
 
 
 def read_fleet(path: Path, raw: Any) -> Fleet:
     """The fleet, checked whole: every mistake in one error, before any stack runs."""
-    if not isinstance(raw, dict):
-        keys = ", ".join(s.key for _, s in settings(FleetFileSpec))
-        raise FleetError(path, [f"got {raw!r}; expected a mapping with {keys}"])
+    refuse_unless_mapping(path, raw, FleetFileSpec)
     problems = Problems()
     section = Section(
         problems,
@@ -280,7 +289,7 @@ def _read_stacks(section: Section[FleetFileSpec], s: Setting) -> dict[str, tuple
     raw = section.fields.read(s)
     stacks: dict[str, tuple[str, ...]]
     if raw is None:
-        if s.key in section.fields.raw and section.fields.raw[s.key] is not None:
+        if section.fields.raw.get(s.key) is not None:
             return {}  # reported: not an object
         stacks = {name: (name,) for name in groups}
     elif not raw:

@@ -20,10 +20,10 @@ from typing import Any
 
 import yaml
 
-from gpu_nodes.cli.fleet_file import CONFIG_KEY, Fleet
+from gpu_nodes.cli.fleet_file import CONFIG_KEY, Fleet, load_yaml, refuse_unless_mapping
 from gpu_nodes.cli.plan import FleetPlan, StackPlan
 from gpu_nodes.config.checks import is_dns_label, is_dns_subdomain, is_env_var_name, is_label_value, is_secret_key
-from gpu_nodes.config.fields import INTEGER, MISSING, OBJECT, STRING, Check, Setting, setting, settings
+from gpu_nodes.config.fields import INTEGER, MISSING, OBJECT, STRING, Check, Setting, setting
 from gpu_nodes.config.reading import Fields, Problems, Section
 from gpu_nodes.config.stack import KUBE_CONTEXT, KUBECONFIG
 from gpu_nodes.errors import FleetError
@@ -135,20 +135,14 @@ RULES = [
 
 def read_settings(path: Path | None, fleet: Fleet) -> OperatorSettings:
     """The settings, checked whole; each secret of the fleet without a Secret named gets its default one."""
-    try:
-        raw = yaml.safe_load(path.read_text()) if path is not None else {}
-    except OSError as error:
-        raise FleetError(path or _WHAT, [f"cannot read it: {error.strerror}"], _WHAT) from None
-    except yaml.YAMLError as error:
-        raise FleetError(path or _WHAT, [f"not YAML: {error}"], _WHAT) from None
-    if raw is not None and not isinstance(raw, dict):
-        keys = ", ".join(s.key for _, s in settings(OperatorSettings))
-        raise FleetError(path or _WHAT, [f"got {raw!r}; expected a mapping with {keys}"], _WHAT)
+    raw = load_yaml(path, _WHAT) if path is not None else None
+    raw = {} if raw is None else raw  # an empty file: every default
+    refuse_unless_mapping(path or _WHAT, raw, OperatorSettings, _WHAT)
     problems = Problems()
     section = Section(
         problems,
         "",
-        raw or {},
+        raw,
         OperatorSettings,
         hooks={
             "env": lambda sec, s: _read_refs(sec, s, is_env_var_name, "expected an environment variable's name"),
