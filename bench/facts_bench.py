@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from gpu_nodes.preflight.facts import GpuFacts, annotation
-from gpu_nodes.providers.node_judgement import facts_problem
+from gpu_nodes.proof.judgement import facts_problem
 from gpu_nodes.vocabulary import FACTS_ANNOTATION
 
 

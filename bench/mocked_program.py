@@ -12,8 +12,8 @@ from typing import Any
 import pulumi
 from pulumi.runtime.mocks import MockMonitor
 
-from gpu_nodes.kube.node_health import CHECKLIST_ITEMS
 from gpu_nodes.preflight.command import passing_report
+from gpu_nodes.proof.checklist import CHECKLIST_ITEMS
 
 PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"
 # A throwaway ed25519 key pair (`ssh-keygen -t ed25519 -N ""`): it opens no machine, and the mocks connect nowhere.

@@ -49,7 +49,7 @@ GROUP_LABEL = f"{OWN_KEY_DOMAIN}/node-group"
 # Which stack created an object: `<project>.<stack>`, on each object a claim covers.
 STACK_LABEL = f"{OWN_KEY_DOMAIN}/stack"
 # The readiness gate: keeps GPU work off a node until its verification passed; only our device
-# plugin and verification pods tolerate it (gpu_nodes/kube/node_health.py).
+# plugin and verification pods tolerate it (gpu_nodes/proof/checklist.py).
 GATE = Taint(key=f"{OWN_KEY_DOMAIN}/unverified", value="true", effect="NoSchedule")
 # What preflight found on the machine's GPUs, as JSON on the node (gpu_nodes/preflight/facts.py).
 FACTS_ANNOTATION = f"{OWN_KEY_DOMAIN}/gpu-facts"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from gpu_nodes.kube.node_health import NodeTarget
+from gpu_nodes.proof.checklist import NodeTarget
 
 T = TypeVar("T")
 
@@ -174,6 +174,24 @@ def job(succeeded: int = 0, failed_reason: str | None = None, active: int = 1) -
     return {"metadata": {"namespace": VERIFICATION_NAMESPACE}, "status": status}
 
 
+UNSCHEDULABLE = (
+    "0/4 nodes are available: 1 node(s) had untolerated taint {example.com/dedicated: other-team}, "
+    "3 node(s) didn't match Pod's node affinity/selector."
+)
+# The verification Jobs of n1, one per GPU count.
+JOBS = ["gpu-verify-a100-n1-1gpu-aaaa", "gpu-verify-a100-n1-2gpu-bbbb"]
+
+
+def pending_pod(job_name: str = JOBS[0]) -> dict:
+    """A pod of the Job that the scheduler cannot place: the node is another team's."""
+    condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": UNSCHEDULABLE}
+    labels = {"batch.kubernetes.io/job-name": job_name}
+    return {
+        "metadata": {"name": f"{job_name}-x", "namespace": VERIFICATION_NAMESPACE, "labels": labels},
+        "status": {"phase": "Pending", "conditions": [condition]},
+    }
+
+
 class FakeCluster:
     """The shared watches' view of a cluster, whose events are played in order by `wait_for`.
 
@@ -211,7 +229,7 @@ class FakeCluster:
         return self.jobs.get((namespace, name))
 
     def on_node(self, node: str) -> list[dict[str, Any]]:
-        """`job_status.NodePods`: every pod bound to the node, of any namespace, not Succeeded or Failed."""
+        """`proof.reader.NodePods`: every pod bound to the node, of any namespace, not Succeeded or Failed."""
         return [
             p
             for p in self.pod_list
@@ -245,7 +263,7 @@ class FakeTaintApi:
     def read(self, node_name: str) -> Any:
         from gpu_nodes.errors import NodeNotFoundError
         from gpu_nodes.kube.node_taints import NodeTaintState
-        from gpu_nodes.kube.quarantine import quarantine_of
+        from gpu_nodes.proof.quarantine import quarantine_of
 
         found = self.cluster.node(node_name)
         if found is None:

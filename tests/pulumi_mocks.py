@@ -17,8 +17,8 @@ import pulumi
 from google.protobuf import json_format
 from pulumi.runtime.mocks import MockMonitor
 
-from gpu_nodes.kube.node_health import CHECKLIST_ITEMS
 from gpu_nodes.preflight.command import passing_report
+from gpu_nodes.proof.checklist import CHECKLIST_ITEMS
 from tests.factories import EXAMPLE_PROGRAM, example_project, example_stack
 
 # Our dynamic resources' types (each class names its own, `ClusterResource` subclasses).

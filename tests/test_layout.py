@@ -124,12 +124,14 @@ def test_every_key_we_write_or_read_is_named_in_the_vocabulary():
 
 # The package's layers, bottom first: a module imports only from its own layer or those below,
 # and no two modules import each other, directly or round a circle. Preflight sits below the
-# manifests, which write its facts as node labels (manifests/node_labels.py).
+# manifests, which write its facts as node labels (manifests/node_labels.py), and below the
+# proof, which compares a node's facts with its group's.
 LAYERS = (
     ("vocabulary", ("gpu_nodes.vocabulary", "gpu_nodes.errors", "gpu_nodes.pulumi_internals")),
     ("constants", ("gpu_nodes.constants", "gpu_nodes.advisories")),
     ("config", ("gpu_nodes.config",)),
     ("preflight", ("gpu_nodes.preflight",)),
+    ("proof", ("gpu_nodes.proof",)),
     ("manifests", ("gpu_nodes.manifests",)),
     ("kube", ("gpu_nodes.kube",)),
     ("providers", ("gpu_nodes.providers",)),
@@ -219,3 +221,27 @@ def test_no_module_imports_itself_round_a_circle():
     for module in sorted(graph):
         visit(module, [])
     assert not circles, "modules that import each other:\n" + "\n".join(circles)
+
+
+# What the proof judges with is what the cluster reader returns: it needs no engine, no client, no wire.
+NOT_IN_THE_PROOF = ("pulumi", "pulumi_kubernetes", "pulumi_command", "kubernetes", "urllib3", "requests", "http", "httpx")
+
+
+def test_the_proof_imports_neither_pulumi_nor_a_kubernetes_client_nor_http():
+    """gpu_nodes/proof/, and every module of ours it imports, down the layers."""
+    modules = program_modules()
+    graph = program_imports(modules)
+    reached: set[str] = set()
+    todo = [name for name in modules if name == "gpu_nodes.proof" or name.startswith("gpu_nodes.proof.")]
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo += sorted(graph.get(name, ()))
+    found = {
+        name: [m for m in imported_modules(modules[name]) if m.split(".")[0] in NOT_IN_THE_PROOF]
+        for name in sorted(reached)
+    }
+    found = {name: imports for name, imports in found.items() if imports}
+    assert len(reached) > 1, f"no proof modules found: {sorted(reached)}"
+    assert not found, f"the proof reaches the engine, a client or the wire: {found}"

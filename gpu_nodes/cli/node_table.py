@@ -1,5 +1,5 @@
 """The per-node report as a table: one row per node, what preflight found, the checklist, the gate,
-and someone else's quarantine of the node (NVSentinel's: who and in which state, gpu_nodes/kube/quarantine.py).
+and someone else's quarantine of the node (NVSentinel's: who and in which state, gpu_nodes/proof/quarantine.py).
 
 `make local-up` prints it for one stack (tools/local/report.py), `gpu-nodes fleet` for every
 stack of a fleet, with the stack in front. The input is the `nodeGroups` stack output
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-# Column headings for the checklist items of gpu_nodes/kube/node_health.py, in its order.
+# Column headings for the checklist items of gpu_nodes/proof/checklist.py, in its order.
 CHECKLIST_COLUMNS = {
     "labelled": "LABEL",
     "tainted": "TAINT",

@@ -61,21 +61,6 @@ class Source(Protocol):
         ...
 
 
-class ClusterReader(Protocol):
-    """What our providers read of the cluster: the process's shared watches (`ClusterView`),
-    or a fake in tests."""
-
-    def node(self, name: str) -> dict[str, Any] | None: ...
-
-    def nodes_labelled(self, labels: Mapping[str, str]) -> list[dict[str, Any]]: ...
-
-    def pods(self, namespace: str, labels: Mapping[str, str], node: str | None = None) -> list[dict[str, Any]]: ...
-
-    def job(self, namespace: str, name: str) -> dict[str, Any] | None: ...
-
-    def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T: ...
-
-
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
     metadata = obj.get("metadata") or {}
     return metadata.get("namespace") or "", metadata.get("name") or ""
@@ -112,7 +97,7 @@ def describe_error(error: BaseException) -> str:
 
 class ClusterView:
     """Nodes, and our pods and Jobs, as the API server last reported them; one watch per kind it
-    has a source for.
+    has a source for. The providers read it as a `ClusterReader` (gpu_nodes/proof/reader.py).
 
     Returned objects are the cache's own dicts (replaced on each event, never changed in
     place): read them, do not modify them.

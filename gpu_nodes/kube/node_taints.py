@@ -8,7 +8,7 @@ lifts the gate, and puts it back on a node that fails a new proof.
 
 The write carries the taint list and nothing else: never `spec.unschedulable`, so a cordon (NVSentinel's,
 an operator's) stays as it is. The gate is not lifted while NVSentinel has the node in quarantine
-(gpu_nodes/kube/quarantine.py), read in the same read as the taints: a quarantine that lands between our
+(gpu_nodes/proof/quarantine.py), read in the same read as the taints: a quarantine that lands between our
 read and our write changes the node's resourceVersion, so the write fails, and the next read sees it.
 """
 
@@ -24,7 +24,7 @@ from gpu_nodes.errors import (
     ResourceVersionConflictError,
     TaintConflictError,
 )
-from gpu_nodes.kube.quarantine import Quarantine, quarantine_of
+from gpu_nodes.proof.quarantine import Quarantine, quarantine_of
 from gpu_nodes.vocabulary import GATE, Taint
 
 if TYPE_CHECKING:

@@ -37,20 +37,20 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from gpu_nodes.errors import NodeNotReadyError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
-from gpu_nodes.kube.cluster_view import ClusterReader
-from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNodePods, NodePods, RecentNodePods
-from gpu_nodes.kube.node_health import PASS, TARGET_KEYS, NodeTarget, target_props
+from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNodePods, RecentNodePods
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, lift_gate, put_gate
 from gpu_nodes.kube.shared_views import cluster_view_from_props
-from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
-from gpu_nodes.providers.node_judgement import (
+from gpu_nodes.proof.checklist import PASS, TARGET_KEYS, NodeTarget, target_props
+from gpu_nodes.proof.judgement import (
     DEFERRED,
     Judgement,
     Stories,
     failure_message,
     judge,
 )
-from gpu_nodes.providers.recovery import restart_refused
+from gpu_nodes.proof.reader import ClusterReader, NodePods
+from gpu_nodes.proof.recovery import restart_refused
+from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 
 # How old a list of a node's pods may be when a waiting Job asks who holds its GPUs.
 NODE_PODS_MAX_AGE = 5.0
@@ -186,7 +186,7 @@ class NodeReadiness(ClusterResource, module="gpu-nodes", name="NodeReadiness"):
     gate: pulumi.Output[str]
     # What the check did to bring the node's GPUs back (a plugin pod restart), if anything.
     recovery: pulumi.Output[str | None]
-    # Someone else's quarantine of the node, as the last look found it (gpu_nodes/kube/quarantine.py); None when none.
+    # Someone else's quarantine of the node, as the last look found it (gpu_nodes/proof/quarantine.py); None when none.
     quarantine: pulumi.Output[dict[str, Any] | None]
 
     def __init__(

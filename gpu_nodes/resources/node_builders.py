@@ -20,7 +20,6 @@ from pulumi_command import remote
 
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
 from gpu_nodes.kube.client import ClusterAccess
-from gpu_nodes.kube.node_health import NodeTarget
 from gpu_nodes.manifests.device_plugin import APP_NAME as PLUGIN_APP_NAME
 from gpu_nodes.manifests.device_plugin import (
     config_map_manifest,
@@ -40,6 +39,7 @@ from gpu_nodes.manifests.verification import (
 )
 from gpu_nodes.preflight.command import node_preflight, waits_for
 from gpu_nodes.preflight.facts import GpuFacts, annotation, facts_from_report
+from gpu_nodes.proof.checklist import NodeTarget
 from gpu_nodes.providers.claims import CREATE, Claim, ObjectClaim
 from gpu_nodes.providers.readiness import NodeReadiness
 from gpu_nodes.providers.taints import NodeTaints

@@ -21,7 +21,7 @@ from gpu_nodes.kube.node_taints import (
     put_gate,
     reconcile,
 )
-from gpu_nodes.kube.quarantine import Quarantine, quarantine_of
+from gpu_nodes.proof.quarantine import Quarantine, quarantine_of
 from tests.fakes import GATE_TAINT, NVSENTINEL_TAINT, node, nvsentinel_quarantined
 
 GPU = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}

@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.errors import NodeNotReadyError
-from gpu_nodes.kube.job_status import job_verdict, pod_story
-from gpu_nodes.kube.node_health import FAIL, PASS, TARGET_KEYS
 from gpu_nodes.preflight.facts import GpuFacts, annotation
-from gpu_nodes.providers.node_judgement import Stories, judge
+from gpu_nodes.proof.checklist import FAIL, PASS, TARGET_KEYS
+from gpu_nodes.proof.judgement import Stories, judge
 from gpu_nodes.providers.readiness import GRACE_SECONDS, NodeReadinessProvider
 from gpu_nodes.vocabulary import FACTS_ANNOTATION
 from tests.fakes import (
     GATE_TAINT,
     GPU_TAINT,
+    JOBS,
     NVSENTINEL_TAINT,
     VERIFICATION_NAMESPACE,
     FakeCluster,
@@ -21,25 +21,11 @@ from tests.fakes import (
     job,
     node,
     nvsentinel_quarantined,
+    pending_pod,
     plugin_pod,
     target,
     tenant_pod,
 )
-
-UNSCHEDULABLE = (
-    "0/4 nodes are available: 1 node(s) had untolerated taint {example.com/dedicated: other-team}, "
-    "3 node(s) didn't match Pod's node affinity/selector."
-)
-JOBS = ["gpu-verify-a100-n1-1gpu-aaaa", "gpu-verify-a100-n1-2gpu-bbbb"]
-
-
-def pending_pod(job_name: str = JOBS[0]) -> dict:
-    condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": UNSCHEDULABLE}
-    labels = {"batch.kubernetes.io/job-name": job_name}
-    return {
-        "metadata": {"name": f"{job_name}-x", "namespace": VERIFICATION_NAMESPACE, "labels": labels},
-        "status": {"phase": "Pending", "conditions": [condition]},
-    }
 
 
 def gated_cluster(**node_fields) -> FakeCluster:
@@ -60,7 +46,7 @@ def jobs_succeed(cluster: FakeCluster) -> None:
 
 
 def props(**overrides) -> dict:
-    from gpu_nodes.kube.node_health import target_props
+    from gpu_nodes.proof.checklist import target_props
 
     return {
         **target_props(target()),
@@ -90,74 +76,6 @@ def taints_on(cluster: FakeCluster) -> list[dict]:
 
 
 # --- Jobs and their pods ------------------------------------------------------------------
-
-
-def test_verdicts():
-    assert job_verdict({"status": {"succeeded": 1}})[0] == "succeeded"
-    assert job_verdict(job(failed_reason="DeadlineExceeded")) == ("failed", "DeadlineExceeded: it failed")
-    assert job_verdict({"status": {"active": 1}})[0] == "running"
-
-
-def test_pending_pod_story_quotes_the_scheduler():
-    assert pod_story(pending_pod()) == f"pod {JOBS[0]}-x is Pending (Unschedulable): {UNSCHEDULABLE}"
-
-
-def test_failed_container_story_has_the_exit_code():
-    pod = {
-        "metadata": {"name": "p"},
-        "status": {
-            "phase": "Failed",
-            "containerStatuses": [{"name": "nvidia-smi", "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}],
-        },
-    }
-    assert pod_story(pod) == "pod p failed: container nvidia-smi exited 1 (Error)"
-
-
-# What cuda-samples' vectorAdd prints when cudaMalloc fails with error 802 (an NVSwitch machine
-# whose fabric manager has not trained the fabric): its fprintf of cudaGetErrorString's text.
-CUDA_802 = "[Vector addition of 50000 elements]\nFailed to allocate device vector A (error code system not yet initialized)!\n"
-
-
-def test_a_cuda_failure_is_told_in_cudas_own_words():
-    ended = {"exitCode": 1, "reason": "Error", "message": CUDA_802}
-    pod = {
-        "metadata": {"name": "p"},
-        "status": {
-            "phase": "Failed",
-            "initContainerStatuses": [{"name": "nvidia-smi", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}],
-            "containerStatuses": [{"name": "cuda", "state": {"terminated": ended}}],
-        },
-    }
-    story = pod_story(pod)
-    assert story is not None and story.startswith("pod p failed: container cuda exited 1 (Error)"), story
-    assert "error code system not yet initialized" in story, story
-
-
-def test_a_failed_init_container_is_the_story_not_the_cuda_container_that_never_ran():
-    pod = {
-        "metadata": {"name": "p"},
-        "status": {
-            "phase": "Failed",
-            "initContainerStatuses": [
-                {
-                    "name": "nvidia-smi",
-                    "state": {
-                        "terminated": {
-                            "exitCode": 1,
-                            "reason": "Error",
-                            "message": "nvidia-smi lists 1 GPU(s); this pod was given 2",
-                        }
-                    },
-                }
-            ],
-            "containerStatuses": [{"name": "cuda", "state": {"waiting": {"reason": "PodInitializing"}}}],
-        },
-    }
-    assert pod_story(pod) == "pod p failed: container nvidia-smi exited 1 (Error) nvidia-smi lists 1 GPU(s); this pod was given 2"
-
-
-def test_a_running_pod_has_no_story():
-    assert pod_story({"metadata": {"name": "p"}, "status": {"phase": "Running"}}) is None
 
 
 def test_a_failed_jobs_story_is_the_last_one_seen_of_its_pods():

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from gpu_nodes.kube.quarantine import quarantine_of
+from gpu_nodes.proof.quarantine import quarantine_of
 from gpu_nodes.vocabulary import GATE, GPU_RESOURCE, GPU_RESOURCE_PREFIX, Taint
 
 PASS, FAIL = "pass", "fail"
@@ -249,7 +249,7 @@ def not_ready(node: Mapping[str, Any] | None) -> str | None:
 
 def degradation(target: NodeTarget, node: Mapping[str, Any] | None, plugin_pods: Sequence[Mapping[str, Any]]) -> list[str]:
     """What went wrong with a node that passed its checks: the GPU health that drift covers, and
-    someone else's quarantine of it (NVSentinel's, gpu_nodes/kube/quarantine.py)."""
+    someone else's quarantine of it (NVSentinel's, gpu_nodes/proof/quarantine.py)."""
     quarantine = quarantine_of(node)
     found = [not_ready(node), plugin_problem(target, plugin_pods), gpu_problem(target, node), quarantine and str(quarantine)]
     return [problem for problem in found if problem]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_nodes.kube.node_health import (
+from gpu_nodes.proof.checklist import (
     FAIL,
     PASS,
     TARGET_KEYS,

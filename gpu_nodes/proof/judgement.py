@@ -13,9 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_nodes.kube.cluster_view import ClusterReader
-from gpu_nodes.kube.job_status import NodePods, gpu_requests, held_by_others, job_verdict, pod_story, waits_for_gpus
-from gpu_nodes.kube.node_health import (
+from gpu_nodes.preflight.facts import disagreement, node_facts
+from gpu_nodes.proof.checklist import (
     FAIL,
     PASS,
     NodeTarget,
@@ -26,8 +25,9 @@ from gpu_nodes.kube.node_health import (
     not_ready,
     settled_plugin_pod,
 )
-from gpu_nodes.kube.quarantine import Quarantine, quarantine_of
-from gpu_nodes.preflight.facts import disagreement, node_facts
+from gpu_nodes.proof.jobs import gpu_requests, held_by_others, job_verdict, pod_story, waits_for_gpus
+from gpu_nodes.proof.quarantine import Quarantine, quarantine_of
+from gpu_nodes.proof.reader import ClusterReader, NodePods
 from gpu_nodes.vocabulary import GATE, GPU_RESOURCE_PREFIX, JOB_NAME_LABEL
 
 # Not one of the runbook's five: only where the group's nodes are compared (README, "GPU facts").

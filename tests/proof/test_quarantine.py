@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from gpu_nodes.kube.quarantine import Quarantine, quarantine_of
+from gpu_nodes.proof.quarantine import Quarantine, quarantine_of
 from tests.fakes import GPU_TAINT, NVSENTINEL_STATE_LABEL, NVSENTINEL_TAINT, node, nvsentinel_quarantined
 
 
