@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from gpu_nodes.proof.checklist import NodeTarget
+from gpu_nodes.proof.target import NodeTarget
 
 T = TypeVar("T")
 

@@ -14,20 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_nodes.preflight.facts import disagreement, node_facts
-from gpu_nodes.proof.checklist import (
-    FAIL,
-    PASS,
-    NodeTarget,
-    allocatable_gpus,
-    checklist,
-    gated,
-    item_problems,
-    not_ready,
-    settled_plugin_pod,
-)
+from gpu_nodes.proof.checklist import FAIL, PASS, allocatable_gpus, checklist, gated, item_problems, not_ready, settled_plugin_pod
 from gpu_nodes.proof.jobs import gpu_requests, held_by_others, job_verdict, pod_story, waits_for_gpus
 from gpu_nodes.proof.quarantine import Quarantine, quarantine_of
 from gpu_nodes.proof.reader import ClusterReader, NodePods
+from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.vocabulary import GATE, GPU_RESOURCE_PREFIX, JOB_NAME_LABEL
 
 # Not one of the runbook's five: only where the group's nodes are compared (README, "GPU facts").

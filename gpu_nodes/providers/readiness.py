@@ -40,7 +40,7 @@ from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNodePods, RecentNodePods
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, lift_gate, put_gate
 from gpu_nodes.kube.shared_views import cluster_view_from_props
-from gpu_nodes.proof.checklist import PASS, TARGET_KEYS, NodeTarget, target_props
+from gpu_nodes.proof.checklist import PASS
 from gpu_nodes.proof.judgement import (
     DEFERRED,
     Judgement,
@@ -50,6 +50,7 @@ from gpu_nodes.proof.judgement import (
 )
 from gpu_nodes.proof.reader import ClusterReader, NodePods
 from gpu_nodes.proof.recovery import restart_refused
+from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget, target_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 
 # How old a list of a node's pods may be when a waiting Job asks who holds its GPUs.

@@ -23,8 +23,9 @@ from gpu_nodes.errors import NodeNotFoundError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, TaintDict, apply_taints, present
 from gpu_nodes.kube.shared_views import cluster_view_from_props
-from gpu_nodes.proof.checklist import TARGET_KEYS, NodeTarget, degradation, node_taints, target_props
+from gpu_nodes.proof.checklist import degradation, node_taints
 from gpu_nodes.proof.reader import ClusterReader
+from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget, target_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 from gpu_nodes.vocabulary import GATE
 

@@ -39,7 +39,7 @@ from gpu_nodes.manifests.verification import (
 )
 from gpu_nodes.preflight.command import node_preflight, waits_for
 from gpu_nodes.preflight.facts import GpuFacts, annotation, facts_from_report
-from gpu_nodes.proof.checklist import NodeTarget
+from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.providers.claims import CREATE, Claim, ObjectClaim
 from gpu_nodes.providers.readiness import NodeReadiness
 from gpu_nodes.providers.taints import NodeTaints

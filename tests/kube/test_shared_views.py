@@ -16,7 +16,7 @@ from gpu_nodes.errors import ClusterViewUnavailableError
 from gpu_nodes.kube import shared_views
 from gpu_nodes.kube.cluster_source import node_sources, own_sources
 from gpu_nodes.kube.cluster_view import ClusterView
-from gpu_nodes.proof.checklist import target_props
+from gpu_nodes.proof.target import target_props
 from gpu_nodes.resources.node_builders import node_target
 from gpu_nodes.vocabulary import OWN_SELECTOR, group_selector
 from tests.fake_watches import FakeApi

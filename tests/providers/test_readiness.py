@@ -6,8 +6,9 @@ import pytest
 
 from gpu_nodes.errors import NodeNotReadyError
 from gpu_nodes.preflight.facts import GpuFacts, annotation
-from gpu_nodes.proof.checklist import FAIL, PASS, TARGET_KEYS
+from gpu_nodes.proof.checklist import FAIL, PASS
 from gpu_nodes.proof.judgement import Stories, judge
+from gpu_nodes.proof.target import TARGET_KEYS
 from gpu_nodes.providers.readiness import GRACE_SECONDS, NodeReadinessProvider
 from gpu_nodes.vocabulary import FACTS_ANNOTATION
 from tests.fakes import (
@@ -46,7 +47,7 @@ def jobs_succeed(cluster: FakeCluster) -> None:
 
 
 def props(**overrides) -> dict:
-    from gpu_nodes.proof.checklist import target_props
+    from gpu_nodes.proof.target import target_props
 
     return {
         **target_props(target()),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.errors import GpuNodesError
-from gpu_nodes.proof.checklist import TARGET_KEYS, target_props
+from gpu_nodes.proof.target import TARGET_KEYS, target_props
 from gpu_nodes.providers import taints as taints_module
 from gpu_nodes.providers.taints import NodeTaintsProvider
 from tests.fakes import GATE_TAINT, FakeCluster, FakeTaintApi, node, plugin_pod, target

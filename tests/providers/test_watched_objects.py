@@ -19,8 +19,9 @@ from gpu_nodes.kube.cluster_view import ClusterView
 from gpu_nodes.manifests.device_plugin import daemonset_manifest
 from gpu_nodes.manifests.node_labels import label_patch
 from gpu_nodes.manifests.verification import VerificationJob, verification_jobs
-from gpu_nodes.proof.checklist import PASS, NodeTarget, target_props
+from gpu_nodes.proof.checklist import PASS
 from gpu_nodes.proof.judgement import Stories, judge
+from gpu_nodes.proof.target import NodeTarget, target_props
 from gpu_nodes.providers.taints import NodeTaintsProvider
 from gpu_nodes.resources.node_builders import expected_allocatable, node_target
 from gpu_nodes.vocabulary import GATE, JOB_NAME_LABEL

@@ -1,0 +1,77 @@
+"""A node's target: what the group declares it offers, and how it travels as inputs and back."""
+
+from __future__ import annotations
+
+from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget, target_props
+from gpu_nodes.resources.node_builders import expected_allocatable, node_target
+from tests.fakes import target
+from tests.specs import group_spec
+
+
+def test_expected_is_gpus_per_node_times_time_slicing_replicas():
+    assert expected_allocatable(group_spec(gpusPerNode=8)) == 8
+    assert expected_allocatable(group_spec(gpusPerNode=2, devicePlugin={"timeSlicingReplicas": 4})) == 8
+
+
+def test_single_mig_with_a_declared_layout_expects_each_device_as_one_gpu():
+    spec = group_spec(gpusPerNode=8, devicePlugin={"migStrategy": "single", "migDevices": {"1g.10gb": 7}})
+    assert node_target(spec, "n1").expected_gpus == 56
+
+
+def test_a_declared_mig_layout_survives_the_engine_round_trip():
+    spec = group_spec(
+        devicePlugin={"migStrategy": "mixed", "migDevices": {"1g.10gb": 7}},
+        verification={"migResources": {"nvidia.com/mig-1g.10gb": 1}},
+    )
+    props = target_props(node_target(spec, "n1"))
+    read_back = NodeTarget.from_props({**props, "expectedMigDevices": {"nvidia.com/mig-1g.10gb": 28.0}})
+    assert read_back.expected_mig_devices == {"nvidia.com/mig-1g.10gb": 28}, read_back
+
+
+def test_a_new_mig_layout_is_a_new_target_even_with_the_same_count():
+    """Under single both layouts give 4 nvidia.com/gpu; the node is proven again on the new one."""
+    one, two = ({"migStrategy": "single", "migDevices": {p: 2}} for p in ("1g.10gb", "2g.20gb"))
+    targets = [node_target(group_spec(gpusPerNode=2, devicePlugin=plugin), "n1") for plugin in (one, two)]
+    assert targets[0].expected_gpus == targets[1].expected_gpus == 4, targets
+    assert target_props(targets[0])["migDevices"] == {"1g.10gb": 2}, targets[0]
+    assert target_props(targets[0]) != target_props(targets[1]), targets
+
+
+def test_without_a_mig_layout_the_target_has_no_layout_input():
+    for spec in (group_spec(), group_spec(devicePlugin={"migStrategy": "single"})):
+        assert "migDevices" not in target_props(node_target(spec, "n1")), spec.device_plugin
+
+
+def test_the_target_reads_back_from_its_inputs_as_it_was():
+    mig = NodeTarget(
+        **{**vars(target(None)), "expected_mig_devices": {"nvidia.com/mig-1g.10gb": 7}, "mig_devices": {"1g.10gb": 7}}
+    )
+    for written in (target(), mig):
+        assert NodeTarget.from_props(target_props(written)) == written, target_props(written)
+
+
+def test_the_target_inputs_keep_their_keys():
+    """Every deployed stack's state holds them: a renamed key is a new proof of every node."""
+    mig = NodeTarget(
+        **{**vars(target(None)), "expected_mig_devices": {"nvidia.com/mig-1g.10gb": 7}, "mig_devices": {"1g.10gb": 7}}
+    )
+    assert TARGET_KEYS == (
+        "node",
+        "labels",
+        "taints",
+        "pluginNamespace",
+        "pluginSelector",
+        "expectedGpus",
+        "expectedMigDevices",
+        "migDevices",
+    )
+    assert tuple(target_props(mig)) == TARGET_KEYS
+
+
+def test_without_a_mig_layout_the_inputs_stay_as_before():
+    assert "expectedMigDevices" not in target_props(node_target(group_spec(), "n1"))
+
+
+def test_numbers_from_the_engine_read_as_whole_numbers():
+    read_back = NodeTarget.from_props({**target_props(target()), "expectedGpus": 4.0})
+    assert read_back.expected_gpus == 4 and isinstance(read_back.expected_gpus, int)
