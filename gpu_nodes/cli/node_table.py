@@ -3,7 +3,7 @@ and someone else's quarantine of the node (NVSentinel's: who and in which state,
 
 `make local-up` prints it for one stack (tools/local/report.py), `gpu-nodes fleet` for every
 stack of a fleet, with the stack in front. The input is the `nodeGroups` stack output
-(gpu_nodes/resources/node_group.py `_node_report`): {group: {node: entry}}.
+(gpu_nodes/resources/node_group.py `node_report`): {group: {node: entry}}.
 """
 
 from __future__ import annotations
@@ -11,14 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-# Column headings for the checklist items of gpu_nodes/proof/checklist.py, in its order.
-CHECKLIST_COLUMNS = {
-    "labelled": "LABEL",
-    "tainted": "TAINT",
-    "pluginRunning": "PLUGIN",
-    "gpusRegistered": "GPUS-REGISTERED",
-    "workloadSucceeded": "GPU-WORKLOAD",
-}
+from gpu_nodes.proof.checklist import ITEMS
+
+# Column headings of the checklist items that have one, in the checklist's order.
+CHECKLIST_COLUMNS = {item.key: item.column for item in ITEMS if item.column}
 HEADER = ["GROUP", "NODE", "PREFLIGHT", "DRIVER", "GPUS", "RUNTIME", *CHECKLIST_COLUMNS.values(), "GATE", "QUARANTINE"]
 
 

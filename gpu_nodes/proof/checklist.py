@@ -1,15 +1,19 @@
 """What a node of a group must show to carry GPU work, read off the objects the API server returns.
 
-The five items of the runbook's final checklist (labelled, tainted, plugin Running, GPUs
-registered with the exact count, a GPU workload that succeeded) and the readiness gate: the
-taint `gpu-nodes.dev/unverified=true:NoSchedule` that keeps GPU work off a node until its
-checks pass. Pure functions over dicts, so that the readiness check, the taints' refresh and
-the tests all judge a node the same way.
+The checklist is a list of named items (`Item`): the five of the runbook's final checklist
+(labelled, tainted, plugin Running, GPUs registered with the exact count, a GPU workload that
+succeeded), and where the group's nodes are compared, their GPU facts. Each item says how it
+judges one look at the node and how the readiness check treats it; the `checklist` output and the
+node report's columns are read off the items. Also here: the readiness gate, the taint
+`gpu-nodes.dev/unverified=true:NoSchedule` that keeps GPU work off a node until its checks pass.
+Pure functions over dicts, so that the readiness check, the taints' refresh and the tests all
+judge a node the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.proof.quarantine import quarantine_of
@@ -17,7 +21,8 @@ from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.vocabulary import GATE, GPU_RESOURCE, GPU_RESOURCE_PREFIX, Taint
 
 PASS, FAIL = "pass", "fail"
-CHECKLIST_ITEMS = ("labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded")
+# The workload check of a busy, open node, put off to the next run.
+DEFERRED = "deferred"
 
 
 def _taint_ids(taints: Sequence[Mapping[str, Any]]) -> set[Taint]:
@@ -169,23 +174,72 @@ def degradation(target: NodeTarget, node: Mapping[str, Any] | None, plugin_pods:
     return [problem for problem in found if problem]
 
 
-def item_problems(
-    target: NodeTarget,
-    node: Mapping[str, Any] | None,
-    plugin_pods: Sequence[Mapping[str, Any]],
-    workload_problem: str | None,
-) -> dict[str, str | None]:
-    """Why each of the runbook's five final checks fails (None: it passes), in its order."""
-    labels, taints = missing_labels(target, node), missing_taints(target, node)
-    return {
-        "labelled": f"missing {', '.join(labels)}" if labels else None,
-        "tainted": f"missing {', '.join(taints)}" if taints else None,
-        "pluginRunning": plugin_problem(target, plugin_pods),
-        "gpusRegistered": gpu_problem(target, node),
-        "workloadSucceeded": workload_problem,
-    }
+@dataclass(frozen=True)
+class Look:
+    """What one look at a node found, as its checklist's items judge it."""
+
+    target: NodeTarget
+    node: Mapping[str, Any] | None
+    plugin_pods: Sequence[Mapping[str, Any]]
+    # One line per verification Job of the node that has not succeeded.
+    workload: Sequence[str] = ()
+    # Why the node's GPU facts differ from its group's; None where they agree or were not compared.
+    facts: str | None = None
 
 
-def checklist(problems: Mapping[str, str | None]) -> dict[str, str]:
-    """Each check `pass` or `fail`, from `item_problems`."""
-    return {item: FAIL if problems[item] else PASS for item in CHECKLIST_ITEMS}
+@dataclass(frozen=True)
+class Item:
+    """One item of the checklist: its key in the `checklist` output, its column in the node report
+    (gpu_nodes/cli/node_table.py), why it fails on a look (no lines: it passes), and how the
+    readiness check treats it."""
+
+    key: str
+    # None: not in the report.
+    column: str | None
+    problems: Callable[[Look], list[str]]
+    # A busy, open node may put it off to the next run, the rest of the runbook proven (`DEFERRED`).
+    deferrable: bool = False
+    # Failing it ends the wait: waiting will not make it pass.
+    final: bool = False
+    # Judged only where the group's nodes are compared.
+    compares_group: bool = False
+
+
+def _missing(found: list[str]) -> list[str]:
+    return [f"missing {', '.join(found)}"] if found else []
+
+
+def _one(problem: str | None) -> list[str]:
+    return [problem] if problem else []
+
+
+LABELLED = Item("labelled", "LABEL", lambda look: _missing(missing_labels(look.target, look.node)))
+TAINTED = Item("tainted", "TAINT", lambda look: _missing(missing_taints(look.target, look.node)))
+PLUGIN_RUNNING = Item("pluginRunning", "PLUGIN", lambda look: _one(plugin_problem(look.target, look.plugin_pods)))
+GPUS_REGISTERED = Item("gpusRegistered", "GPUS-REGISTERED", lambda look: _one(gpu_problem(look.target, look.node)))
+WORKLOAD_SUCCEEDED = Item("workloadSucceeded", "GPU-WORKLOAD", lambda look: list(look.workload), deferrable=True)
+# Not one of the runbook's five: only where the group's nodes are compared (README, "GPU facts"). A node whose
+# GPUs are not the group's will not pass by waiting.
+GPU_FACTS_AGREE = Item("gpuFactsAgree", None, lambda look: _one(look.facts), final=True, compares_group=True)
+
+# The runbook's final checklist, in its order.
+RUNBOOK = (LABELLED, TAINTED, PLUGIN_RUNNING, GPUS_REGISTERED, WORKLOAD_SUCCEEDED)
+ITEMS = (*RUNBOOK, GPU_FACTS_AGREE)
+ITEMS_BY_KEY = {item.key: item for item in ITEMS}
+CHECKLIST_ITEMS = tuple(item.key for item in RUNBOOK)
+
+
+def items_of(compares_group: bool) -> tuple[Item, ...]:
+    """The items a node is judged by: those that compare its group only where the group's nodes are compared."""
+    return tuple(item for item in ITEMS if compares_group or not item.compares_group)
+
+
+def item_problems(look: Look, items: Sequence[Item] = RUNBOOK) -> dict[Item, list[str]]:
+    """Why each item fails on the look (no lines: it passes), in their order."""
+    return {item: item.problems(look) for item in items}
+
+
+def checklist(problems: Mapping[Item, Sequence[str]], deferred: bool = False) -> dict[str, str]:
+    """Each item's key and `pass` or `fail`, from `item_problems`; `deferred` for the deferrable items when the
+    node's workload check is put off."""
+    return {item.key: DEFERRED if deferred and item.deferrable else FAIL if lines else PASS for item, lines in problems.items()}

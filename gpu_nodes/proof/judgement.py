@@ -14,18 +14,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_nodes.preflight.facts import disagreement, node_facts
-from gpu_nodes.proof.checklist import FAIL, PASS, allocatable_gpus, checklist, gated, item_problems, not_ready, settled_plugin_pod
+from gpu_nodes.proof.checklist import (
+    GPUS_REGISTERED,
+    ITEMS_BY_KEY,
+    PLUGIN_RUNNING,
+    RUNBOOK,
+    Look,
+    allocatable_gpus,
+    checklist,
+    gated,
+    item_problems,
+    items_of,
+    not_ready,
+    settled_plugin_pod,
+)
 from gpu_nodes.proof.jobs import gpu_requests, held_by_others, job_verdict, pod_story, waits_for_gpus
 from gpu_nodes.proof.quarantine import Quarantine, quarantine_of
 from gpu_nodes.proof.reader import ClusterReader, NodePods
 from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.vocabulary import GATE, GPU_RESOURCE_PREFIX, JOB_NAME_LABEL
-
-# Not one of the runbook's five: only where the group's nodes are compared (README, "GPU facts").
-FACTS_ITEM = "gpuFactsAgree"
-
-# The workload check of a busy, open node, put off to the next run (a checklist value).
-DEFERRED = "deferred"
 
 # How long a plugin pod is Ready before its count is what it registers (it registers at start).
 PLUGIN_SETTLE_SECONDS = 10.0
@@ -61,10 +68,10 @@ class Judgement:
 
     @property
     def final(self) -> bool:
-        """Nothing more to wait for: passed, a Job failed, the GPUs are not the group's, or someone else holds the
-        node in quarantine (none of these passes on its own)."""
-        facts_differ = any(item == FACTS_ITEM for item, _ in self.problems)
-        return self.passed or bool(self.failed_jobs) or facts_differ or self.quarantine is not None
+        """Nothing more to wait for: passed, a Job failed, a final item fails (the GPUs are not the group's), or
+        someone else holds the node in quarantine (none of these passes on its own)."""
+        final_item = any(item and ITEMS_BY_KEY[item].final for item, _ in self.problems)
+        return self.passed or bool(self.failed_jobs) or final_item or self.quarantine is not None
 
 
 @dataclass
@@ -122,10 +129,13 @@ def judge(
         (failed if verdict == "failed" else unfinished).append(name)
         what = f"failed ({detail})" if verdict == "failed" else f"has not succeeded ({detail})"
         workload.append(f"verification Job {namespace}/{name} {what}; {stories.by_job[name] or 'no pod story'}")
-    items = item_problems(target, node, plugin_pods, "; ".join(workload) or None)
-    # An open node whose GPUs are all in use keeps serving: with everything else proven, its
+    # The comparison reads every node of the group: only where asked (see above).
+    facts = facts_problem(view, target.node, group) if group and compare else None
+    look = Look(target, node, plugin_pods, workload, facts)
+    items = item_problems(look, items_of(compares_group=bool(group)))
+    # An open node whose GPUs are all in use keeps serving: with the rest of the runbook proven, its
     # workload check waits for the next run (a new node, or one gated again, is proven in full).
-    node_sound = not any(text for item, text in items.items() if item != "workloadSucceeded")
+    node_sound = not any(lines for item, lines in items.items() if item in RUNBOOK and not item.deferrable)
     deferred = (
         bool(waiting)
         and list(waiting) == unfinished
@@ -135,27 +145,17 @@ def judge(
         and node_pods is not None
         and all(held_by_others(pod, free_gpus(node, node_pods, namespace, jobs)) for pods in waiting.values() for pod in pods)
     )
-    if deferred:
-        items["workloadSucceeded"] = None
-    # One line per failed item, and one per Job that has not succeeded; the node's readiness and
+    # One line per failed item (a Job that has not succeeded is one of its own), the node's readiness and
     # someone else's quarantine first.
     ready, quarantine = not_ready(node), quarantine_of(node)
     problems: list[tuple[str | None, str]] = [(None, ready)] if ready is not None else []
     problems += [(None, held_by(quarantine))] if quarantine else []
-    problems += [(item, text) for item, text in items.items() if text and item != "workloadSucceeded"]
-    problems += [] if deferred else [("workloadSucceeded", w) for w in workload]
+    problems += [(item.key, line) for item, lines in items.items() if not (deferred and item.deferrable) for line in lines]
     short_plugin = None
-    if items["gpusRegistered"] and not items["pluginRunning"] and ready is None and not failed:
+    if items[GPUS_REGISTERED] and not items[PLUGIN_RUNNING] and ready is None and not failed:
         short_plugin = settled_plugin_pod(target, plugin_pods, time.time(), PLUGIN_SETTLE_SECONDS)
-    items_checklist = checklist(items)
-    if deferred:
-        items_checklist["workloadSucceeded"] = DEFERRED
-    if group:
-        facts = facts_problem(view, target.node, group) if compare else None
-        items_checklist[FACTS_ITEM] = FAIL if facts else PASS
-        problems += [(FACTS_ITEM, facts)] if facts else []
     return Judgement(
-        checklist=items_checklist,
+        checklist=checklist(items, deferred),
         problems=problems,
         failed_jobs=failed,
         unfinished_jobs=unfinished,
@@ -198,7 +198,7 @@ def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpu
     gate = "stays gated" if judgement.gate_up else "is gated again"
     lines = [f"node {target.node} {gate} ({GATE}) after {waited:.0f}s; what failed:"]
     for item, problem in judgement.problems:
-        if item == "gpusRegistered":
+        if item == GPUS_REGISTERED.key:
             why = f"gpusPerNode {gpus_per_node}" + (f" x timeSlicingReplicas {replicas}" if replicas > 1 else "")
             if target.expected_mig_devices or target.expected_gpus not in (None, gpus_per_node * replicas):
                 why = f"gpusPerNode {gpus_per_node} x devicePlugin.migDevices"

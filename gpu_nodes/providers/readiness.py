@@ -40,9 +40,8 @@ from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNodePods, RecentNodePods
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, lift_gate, put_gate
 from gpu_nodes.kube.shared_views import cluster_view_from_props
-from gpu_nodes.proof.checklist import PASS
+from gpu_nodes.proof.checklist import DEFERRED, PASS, WORKLOAD_SUCCEEDED
 from gpu_nodes.proof.judgement import (
-    DEFERRED,
     Judgement,
     Stories,
     failure_message,
@@ -168,7 +167,7 @@ class NodeReadinessProvider(ClusterResourceProvider):
         return DiffResult(changes=bool(changed) or degraded)
 
     def update_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        deferred_before = (olds.get("checklist") or {}).get("workloadSucceeded") == DEFERRED
+        deferred_before = (olds.get("checklist") or {}).get(WORKLOAD_SUCCEEDED.key) == DEFERRED
         return UpdateResult(outs=self._prove(news, deferred_before, proven_run=olds.get("preflightRun")))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:

@@ -20,3 +20,22 @@ def test_a_node_someone_else_holds_says_who_and_in_which_state():
 def test_a_node_nobody_else_holds_and_a_report_without_the_field_show_a_dash():
     assert dict(zip(HEADER, node_row("a100", "n1", {**ENTRY, "quarantine": None}), strict=True))["QUARANTINE"] == "-"
     assert dict(zip(HEADER, node_row("a100", "n1", ENTRY), strict=True))["QUARANTINE"] == "-"
+
+
+def test_the_columns_stay_as_they_were():
+    """Scripts read the report by its columns: the checklist's come from its items (gpu_nodes/proof/checklist.py)."""
+    assert HEADER == [
+        "GROUP",
+        "NODE",
+        "PREFLIGHT",
+        "DRIVER",
+        "GPUS",
+        "RUNTIME",
+        "LABEL",
+        "TAINT",
+        "PLUGIN",
+        "GPUS-REGISTERED",
+        "GPU-WORKLOAD",
+        "GATE",
+        "QUARANTINE",
+    ], HEADER

@@ -5,13 +5,26 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.proof.checklist import (
+    CHECKLIST_ITEMS,
+    DEFERRED,
     FAIL,
+    GPU_FACTS_AGREE,
+    GPUS_REGISTERED,
+    ITEMS,
+    ITEMS_BY_KEY,
+    LABELLED,
     PASS,
+    PLUGIN_RUNNING,
+    RUNBOOK,
+    TAINTED,
+    WORKLOAD_SUCCEEDED,
+    Look,
     checklist,
     degradation,
     gated,
     gpu_problem,
     item_problems,
+    items_of,
     not_ready,
     plugin_problem,
 )
@@ -27,13 +40,13 @@ def test_the_gate_is_the_documented_taint():
 
 
 def test_a_healthy_node_passes_every_item():
-    items = checklist(item_problems(target(), node(), [plugin_pod()], None))
+    items = checklist(item_problems(Look(target(), node(), [plugin_pod()])))
     assert items == dict.fromkeys(("labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded"), PASS)
 
 
 def test_each_item_fails_on_its_own():
     bare = node(gpus=3, taints=[], **{"gpu-nodes.dev/node-group": "other"})
-    items = checklist(item_problems(target(), bare, [], "the Job failed"))
+    items = checklist(item_problems(Look(target(), bare, [], ["the Job failed"])))
     assert items == dict.fromkeys(items, FAIL), items
 
 
@@ -141,3 +154,87 @@ def test_a_quarantine_since_the_last_run_is_degradation():
 def test_gated_looks_for_the_gate_only():
     assert gated(node(taints=[GPU_TAINT, GATE_TAINT]))
     assert not gated(node())
+
+
+# --- the items as values ------------------------------------------------------------------
+
+# Every deployed stack's `checklist` output holds these keys, and the node report these columns.
+KEYS_AND_COLUMNS = [
+    ("labelled", "LABEL"),
+    ("tainted", "TAINT"),
+    ("pluginRunning", "PLUGIN"),
+    ("gpusRegistered", "GPUS-REGISTERED"),
+    ("workloadSucceeded", "GPU-WORKLOAD"),
+    ("gpuFactsAgree", None),
+]
+
+
+def test_the_items_keep_their_keys_columns_and_order():
+    found = [(item.key, item.column) for item in ITEMS]
+    assert found == KEYS_AND_COLUMNS, found
+
+
+def test_the_runbooks_checklist_is_its_five_items():
+    assert CHECKLIST_ITEMS == ("labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded"), CHECKLIST_ITEMS
+
+
+# A look at n1 that fails one item only, by item.
+def _unlabelled() -> Look:
+    return Look(target(), node(**{"gpu-nodes.dev/node-group": "other"}), [plugin_pod()])
+
+
+BROKEN_LOOKS = {
+    LABELLED: _unlabelled,
+    TAINTED: lambda: Look(target(), node(taints=[]), [plugin_pod()]),
+    PLUGIN_RUNNING: lambda: Look(target(), node(), []),
+    GPUS_REGISTERED: lambda: Look(target(), node(gpus=3), [plugin_pod()]),
+    WORKLOAD_SUCCEEDED: lambda: Look(target(), node(), [plugin_pod()], ["verification Job v/j failed"]),
+    GPU_FACTS_AGREE: lambda: Look(target(), node(), [plugin_pod()], facts="n1 has 4 x H100, the group 4 x A100"),
+}
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=lambda item: item.key)
+def test_a_look_that_breaks_one_item_fails_that_item_only(item):
+    found = checklist(item_problems(BROKEN_LOOKS[item](), ITEMS))
+    assert [key for key, value in found.items() if value == FAIL] == [item.key], (item.key, found)
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=lambda item: item.key)
+def test_a_healthy_look_passes_each_item(item):
+    lines = item.problems(Look(target(), node(), [plugin_pod()]))
+    assert lines == [], (item.key, lines)
+
+
+def test_a_failing_item_says_why_in_its_own_words():
+    lines = TAINTED.problems(BROKEN_LOOKS[TAINTED]())
+    assert lines == ["missing nvidia.com/gpu=present:NoSchedule"], (TAINTED.key, lines)
+
+
+def test_the_workload_item_has_one_line_per_job_that_has_not_succeeded():
+    lines = WORKLOAD_SUCCEEDED.problems(Look(target(), node(), [plugin_pod()], ["job a failed", "job b pending"]))
+    assert lines == ["job a failed", "job b pending"], (WORKLOAD_SUCCEEDED.key, lines)
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=lambda item: item.key)
+def test_only_the_workload_check_may_be_deferred(item):
+    assert item.deferrable == (item is WORKLOAD_SUCCEEDED), item.key
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=lambda item: item.key)
+def test_only_the_gpu_facts_end_the_wait_and_compare_the_group(item):
+    assert (item.final, item.compares_group) == ((item is GPU_FACTS_AGREE),) * 2, item.key
+
+
+def test_a_node_is_judged_by_the_group_comparison_only_where_the_group_is_compared():
+    assert items_of(compares_group=False) == RUNBOOK, items_of(compares_group=False)
+    assert items_of(compares_group=True) == ITEMS, items_of(compares_group=True)
+
+
+@pytest.mark.parametrize("item", RUNBOOK, ids=lambda item: item.key)
+def test_a_deferred_check_is_deferred_and_the_other_items_keep_their_verdict(item):
+    found = checklist(item_problems(BROKEN_LOOKS[WORKLOAD_SUCCEEDED]()), deferred=True)
+    assert found[item.key] == (DEFERRED if item.deferrable else PASS), (item.key, found)
+
+
+def test_the_items_are_found_by_their_key():
+    assert {key: item.key for key, item in ITEMS_BY_KEY.items()} == {key: key for key, _ in KEYS_AND_COLUMNS}, ITEMS_BY_KEY
