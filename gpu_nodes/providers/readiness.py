@@ -30,6 +30,8 @@ the last run. (The taints resource, upstream of the Jobs, gates the node again f
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import pulumi
@@ -47,6 +49,7 @@ from gpu_nodes.proof.judgement import (
     failure_message,
     judge,
 )
+from gpu_nodes.proof.next_step import Progress, answered, next_step, verdict
 from gpu_nodes.proof.reader import ClusterReader, NodePods
 from gpu_nodes.proof.recovery import restart_refused
 from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget, target_props
@@ -99,26 +102,21 @@ class NodeReadinessProvider(ClusterResourceProvider):
             return judge(view, target, props["namespace"], jobs, stories, group, compare, deferred_before, node_pods)
 
         judgement = look(compare=True)
-        restarted = refused = None
-        if not judgement.final:
-            # Without a restart to try, the Jobs of the new round still finish on the GPUs left.
-            judgement = view.wait_for(
-                lambda: look(compare=False), lambda j: j.final or bool(j.short_plugin and (fresh_run or j.jobs_done)), timeout
-            )
-            if not judgement.final and judgement.short_plugin and not fresh_run:
-                refused = restart_refused(props, judgement.short_plugin)
-            elif not judgement.final and judgement.short_plugin:
-                # Short of GPUs under a settled plugin: the plugin never takes back a GPU it marked
-                # unhealthy (an XID), only a new plugin pod does. Once per proof; then wait again,
-                # until the new pod has settled too.
-                restarted = judgement.short_plugin
-                self._deleter(props).delete_pod(target.plugin_namespace, restarted)
-                judgement = view.wait_for(
-                    lambda: look(compare=False), lambda j: j.final or j.short_plugin not in (None, restarted), timeout
-                )
-            if judgement.passed and group:
-                judgement = look(compare=True)  # the group's other nodes may have been checked meanwhile
-        if not judgement.passed:
+        progress = Progress(fresh_run=bool(fresh_run))
+        step, waited = next_step(judgement, progress), False
+        while step.action in ("wait", "restart"):
+            if step.action == "restart" and step.pod:
+                # Once per proof; then wait again, until the new pod has settled too.
+                self._deleter(props).delete_pod(target.plugin_namespace, step.pod)
+                progress = replace(progress, restarted=step.pod)
+            judgement = view.wait_for(lambda: look(compare=False), partial(answered, progress=progress), timeout)
+            step, waited = next_step(judgement, replace(progress, waited=True)), True
+        if step.action == "pass" and waited and group:
+            judgement = look(compare=True)  # the group's other nodes may have been checked meanwhile
+            step = verdict(judgement)
+        refused = restart_refused(props, step.pod) if step.action == "refuse" and step.pod else None
+        restarted = progress.restarted
+        if step.action != "pass":
             message = failure_message(target, judgement, timeout, int(props["gpusPerNode"]), int(props["replicas"]))
             if refused:
                 message += f"\n  - recovery: {refused}"
