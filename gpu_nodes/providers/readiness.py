@@ -29,10 +29,10 @@ the last run. (The taints resource, upstream of the Jobs, gates the node again f
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from functools import partial
-from typing import Any
+from functools import cache, partial
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
@@ -55,6 +55,12 @@ from gpu_nodes.proof.recovery import restart_refused
 from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget, target_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+# The proof's API client, made on first use (NodeReadinessProvider._api).
+Client = Callable[[], "ApiClient"]
+
 # How old a list of a node's pods may be when a waiting Job asks who holds its GPUs.
 NODE_PODS_MAX_AGE = 5.0
 
@@ -76,14 +82,19 @@ class NodeReadinessProvider(ClusterResourceProvider):
     def _view(self, props: dict[str, Any]) -> ClusterReader:
         return cluster_view_from_props(self.cluster_props(props))
 
-    def _taint_api(self, props: dict[str, Any]) -> NodeTaintApi:
-        return KubernetesNodeTaintApi(api_client_from_props(self.cluster_props(props)))
+    def _api(self, props: dict[str, Any]) -> Client:
+        """The one API client of a proof (a create, update or read), made when first used: it lists the
+        node's pods, and deletes and gates what the proof's outcome calls for."""
+        return cache(partial(api_client_from_props, self.cluster_props(props)))
 
-    def _deleter(self, props: dict[str, Any]) -> Deleter:
-        return KubernetesDeleter(api_client_from_props(self.cluster_props(props)))
+    def _taint_api(self, api: Client) -> NodeTaintApi:
+        return KubernetesNodeTaintApi(api())
 
-    def _node_pods(self, props: dict[str, Any]) -> NodePods:
-        return RecentNodePods(KubernetesNodePods(api_client_from_props(self.cluster_props(props))), NODE_PODS_MAX_AGE)
+    def _deleter(self, api: Client) -> Deleter:
+        return KubernetesDeleter(api())
+
+    def _node_pods(self, api: Client) -> NodePods:
+        return RecentNodePods(KubernetesNodePods(api()), NODE_PODS_MAX_AGE)
 
     def _prove(self, props: dict[str, Any], deferred_before: bool = False, proven_run: str | None = None) -> dict[str, Any]:
         """proven_run: the preflight run the node's last proof saw (None on create)."""
@@ -95,8 +106,8 @@ class NodeReadinessProvider(ClusterResourceProvider):
         stories = Stories()
         jobs = list(props["jobs"])
         group = dict(props.get("groupLabel") or {})
-
-        node_pods = self._node_pods(props)
+        api = self._api(props)
+        node_pods = self._node_pods(api)
 
         def look(compare: bool) -> Judgement:
             return judge(view, target, props["namespace"], jobs, stories, group, compare, deferred_before, node_pods)
@@ -107,7 +118,7 @@ class NodeReadinessProvider(ClusterResourceProvider):
         while step.action in ("wait", "restart"):
             if step.action == "restart" and step.pod:
                 # Once per proof; then wait again, until the new pod has settled too.
-                self._deleter(props).delete_pod(target.plugin_namespace, step.pod)
+                self._deleter(api).delete_pod(target.plugin_namespace, step.pod)
                 progress = replace(progress, restarted=step.pod)
             judgement = view.wait_for(lambda: look(compare=False), partial(answered, progress=progress), timeout)
             step, waited = next_step(judgement, replace(progress, waited=True)), True
@@ -126,16 +137,16 @@ class NodeReadinessProvider(ClusterResourceProvider):
                     "the old one marked unhealthy); the GPUs did not come back"
                 )
             if judgement.failed_jobs or judgement.unfinished_jobs:
-                self._delete_jobs(props, view, judgement.failed_jobs + judgement.unfinished_jobs)
+                self._delete_jobs(props, view, api, judgement.failed_jobs + judgement.unfinished_jobs)
                 message += f"\n{RERUN_HINT}"
             if not judgement.gate_up and view.node(target.node) is not None:
                 # An open node that fails a new proof (a new plugin or CUDA image, say) takes no new GPU work.
-                put_gate(self._taint_api(props), target.node)
+                put_gate(self._taint_api(api), target.node)
                 message += f"\n{REGATED_HINT}"
             raise NodeNotReadyError(message)
         # Deferred Jobs would run whenever GPUs free up, or fail at their deadline: a refresh makes new ones.
-        self._delete_jobs(props, view, judgement.deferred_jobs)
-        lift_gate(self._taint_api(props), target.node)
+        self._delete_jobs(props, view, api, judgement.deferred_jobs)
+        lift_gate(self._taint_api(api), target.node)
         recovery = (
             f"restarted device plugin pod {restarted} after preflight {fresh_run} found every GPU healthy: its GPUs came back"
             if restarted
@@ -143,11 +154,11 @@ class NodeReadinessProvider(ClusterResourceProvider):
         )
         return {**props, "checklist": judgement.checklist, "gate": "lifted", "recovery": recovery, "quarantine": None}
 
-    def _delete_jobs(self, props: dict[str, Any], view: ClusterReader, names: Sequence[str]) -> None:
+    def _delete_jobs(self, props: dict[str, Any], view: ClusterReader, api: Client, names: Sequence[str]) -> None:
         """Delete those of the node's Jobs that still exist, so that the next run makes them anew."""
         present = [name for name in names if view.job(props["namespace"], name) is not None]
         if present:
-            deleter = self._deleter(props)
+            deleter = self._deleter(api)
             for name in present:
                 deleter.delete_job(props["namespace"], name)
 
@@ -171,7 +182,8 @@ class NodeReadinessProvider(ClusterResourceProvider):
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         target = NodeTarget.from_props(props)
         jobs, group = list(props.get("jobs") or []), dict(props.get("groupLabel") or {})
-        judgement = judge(self._view(props), target, props["namespace"], jobs, Stories(), group, node_pods=self._node_pods(props))
+        node_pods = self._node_pods(self._api(props))
+        judgement = judge(self._view(props), target, props["namespace"], jobs, Stories(), group, node_pods=node_pods)
         quarantine = judgement.quarantine.as_output() if judgement.quarantine else None
         gate = "up" if judgement.gate_up else "lifted"
         return ReadResult(id_=id_, outs={**props, "checklist": judgement.checklist, "gate": gate, "quarantine": quarantine})

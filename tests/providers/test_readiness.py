@@ -422,6 +422,21 @@ def test_a_failed_job_ends_the_wait_and_is_deleted_to_run_again(cluster):
     assert "pulumi up --refresh" in str(failure.value)
 
 
+def test_a_proof_makes_one_api_client_for_all_it_does(cluster, monkeypatch):
+    """It lists n1's pods, deletes the failed Job and gates the open node again, all through one client."""
+    made, used = [], []
+    monkeypatch.setattr("gpu_nodes.providers.readiness.api_client_from_props", lambda access: made.append(access) or object())
+    monkeypatch.setattr(NodeReadinessProvider, "_node_pods", lambda self, api: used.append(api()) or cluster)
+    monkeypatch.setattr(NodeReadinessProvider, "_deleter", lambda self, api: used.append(api()) or cluster)
+    monkeypatch.setattr(NodeReadinessProvider, "_taint_api", lambda self, api: used.append(api()) or FakeTaintApi(cluster))
+    cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
+    cluster.jobs[(VERIFICATION_NAMESPACE, JOBS[0])] = job(failed_reason="BackoffLimitExceeded")
+    with pytest.raises(NodeNotReadyError):
+        NodeReadinessProvider().update("n1", {}, props())
+    assert len(made) == 1 and len(used) == 3, f"n1: {len(made)} clients made for {len(used)} uses"
+    assert all(api is used[0] for api in used), "n1: the uses got different clients"
+
+
 def test_a_missing_job_says_so(cluster):
     del cluster.jobs[(VERIFICATION_NAMESPACE, JOBS[0])]
     cluster.events = [plugin_lands]
