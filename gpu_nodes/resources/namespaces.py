@@ -8,7 +8,6 @@ listed in `gpu-nodes:existingNamespaces`, referenced: then the stack never creat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -16,16 +15,10 @@ import pulumi_kubernetes as k8s
 from gpu_nodes.config.stack import EXISTING_NAMESPACES, IMAGE_PULL_SECRET, StackSpec
 from gpu_nodes.constants import PULL_SECRET_NAME
 from gpu_nodes.kube.client import ClusterAccess
-from gpu_nodes.manifests.naming import claimed_labels
+from gpu_nodes.manifests.namespaces import PRIVILEGED, namespace_levels, namespace_manifest, pull_secret_metadata
 from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim, ObjectClaim
 from gpu_nodes.resources.children import Children, claim_child
 from gpu_nodes.resources.registration import register
-from gpu_nodes.vocabulary import POD_SECURITY_PREFIX
-
-# The device plugin mounts hostPath volumes, which only `privileged` admits.
-PRIVILEGED = "privileged"
-# Verification pods run as non-root with every capability dropped: `restricted` admits that.
-RESTRICTED = "restricted"
 
 
 @dataclass(frozen=True)
@@ -50,23 +43,6 @@ class SharedNamespace:
         return self.resource if self.owned else None
 
 
-def namespace_manifest(name: str, pod_security_level: str, stack: str) -> dict[str, Any]:
-    labels = claimed_labels(stack)
-    for mode in ("enforce", "audit", "warn"):
-        labels[f"{POD_SECURITY_PREFIX}{mode}"] = pod_security_level
-        labels[f"{POD_SECURITY_PREFIX}{mode}-version"] = "latest"
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
-
-
-def namespace_levels(stack: StackSpec) -> dict[str, str]:
-    """Every namespace the stack needs, by name in a stable order, with its Pod Security level."""
-    levels: dict[str, str] = {}
-    for group in stack.node_groups:
-        levels[group.device_plugin.namespace] = PRIVILEGED
-        levels[group.verification.namespace] = RESTRICTED
-    return dict(sorted(levels.items()))
-
-
 def namespace_claim(name: str, level: str, stack: StackSpec, owner: str) -> Claim:
     if name in stack.existing_namespaces:
         return Claim("Namespace", name, REFERENCE, owner, EXISTING_NAMESPACES.key, PRIVILEGED if level == PRIVILEGED else None)
@@ -75,10 +51,6 @@ def namespace_claim(name: str, level: str, stack: StackSpec, owner: str) -> Clai
         f"or list it in {EXISTING_NAMESPACES.key} to use it as it is"
     )
     return Claim("Namespace", name, CREATE, owner, setting)
-
-
-def pull_secret_metadata(namespace: str, stack: str) -> dict[str, Any]:
-    return {"name": PULL_SECRET_NAME, "namespace": namespace, "labels": claimed_labels(stack)}
 
 
 def declare_namespaces(
