@@ -33,5 +33,13 @@ def namespace_levels(stack: StackSpec) -> dict[str, str]:
     return dict(sorted(levels.items()))
 
 
-def pull_secret_metadata(namespace: str, stack: str) -> dict[str, Any]:
-    return {"name": PULL_SECRET_NAME, "namespace": namespace, "labels": claimed_labels(stack)}
+def pull_secret_manifest(namespace: str, stack: str, login: object) -> dict[str, Any]:
+    """The stack's pull Secret in `namespace`; `login` is the .dockerconfigjson (the caller passes
+    it as a secret, which the manifest carries as it is)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": PULL_SECRET_NAME, "namespace": namespace, "labels": claimed_labels(stack)},
+        "type": "kubernetes.io/dockerconfigjson",
+        "stringData": {".dockerconfigjson": login},
+    }

@@ -15,7 +15,7 @@ import pulumi_kubernetes as k8s
 from gpu_nodes.config.stack import EXISTING_NAMESPACES, IMAGE_PULL_SECRET, StackSpec
 from gpu_nodes.constants import PULL_SECRET_NAME
 from gpu_nodes.kube.client import ClusterAccess
-from gpu_nodes.manifests.namespaces import PRIVILEGED, namespace_levels, namespace_manifest, pull_secret_metadata
+from gpu_nodes.manifests.namespaces import PRIVILEGED, namespace_levels, namespace_manifest, pull_secret_manifest
 from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim, ObjectClaim
 from gpu_nodes.resources.children import Children, claim_child
 from gpu_nodes.resources.registration import register
@@ -95,12 +95,6 @@ def _pull_secret(
     name = f"pull-secret-{namespace}"
     claim_name = claim_child(name)
     checked = ObjectClaim(children.name(claim_name), claim, cluster, opts=children.opts(claim_name, depends_on=[after]))
-    manifest = {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": pull_secret_metadata(namespace, owner),
-        "type": "kubernetes.io/dockerconfigjson",
-        "stringData": {".dockerconfigjson": pulumi.Output.secret(login)},
-    }
+    manifest = pull_secret_manifest(namespace, owner, pulumi.Output.secret(login))
     opts = children.opts(name, depends_on=[checked], deleted_with=after if owned else None)
     return register(manifest, k8s.core.v1.Secret, children.name(name), opts)
