@@ -39,6 +39,13 @@ def test_the_benchmarks_depend_on_the_package_not_on_the_tests():
     assert not offenders, f"bench modules importing the tests: {offenders}"
 
 
+def test_the_runbook_renders_objects_with_the_pure_builders_not_the_pulumi_layers():
+    """bench/runbook.py is the by-hand side of the engine bench: kubectl, with no Pulumi in between."""
+    pulumi_layers = ("gpu_nodes.resources", "gpu_nodes.providers")
+    reached = [m for m in imported_modules(ROOT / "bench/runbook.py") if m.startswith(pulumi_layers)]
+    assert not reached, f"bench/runbook.py imports the Pulumi layers: {reached}"
+
+
 def test_every_kubernetes_object_is_registered_one_way():
     """gpu_nodes/resources/registration.py `register`: a manifest dict in, a typed resource out."""
     import re
