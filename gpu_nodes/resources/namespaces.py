@@ -16,9 +16,9 @@ from gpu_nodes.config.stack import EXISTING_NAMESPACES, IMAGE_PULL_SECRET, Stack
 from gpu_nodes.constants import PULL_SECRET_NAME
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.namespaces import PRIVILEGED, namespace_levels, namespace_manifest, pull_secret_manifest
-from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim, ObjectClaim
-from gpu_nodes.resources.children import Children, claim_child
-from gpu_nodes.resources.registration import register
+from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim
+from gpu_nodes.resources.children import Children
+from gpu_nodes.resources.registration import claim_object, register_claimed
 
 
 @dataclass(frozen=True)
@@ -64,18 +64,13 @@ def declare_namespaces(
     and put the stack's pull Secret in each (after its own claim) when there is one."""
     namespaces: dict[str, SharedNamespace] = {}
     for name, level in namespace_levels(stack).items():
-        claim = namespace_claim(name, level, stack, owner)
-        claim_name = claim_child(f"namespace-{name}")
-        checked = ObjectClaim(children.name(claim_name), claim, cluster, children.opts(claim_name))
-        namespace: pulumi.Resource = checked
-        if claim.mode == CREATE:
-            namespace = register(
-                namespace_manifest(name, level, owner),
-                k8s.core.v1.Namespace,
-                children.name(f"namespace-{name}"),
-                children.opts(f"namespace-{name}", depends_on=[checked]),
-            )
+        claim, child = namespace_claim(name, level, stack, owner), f"namespace-{name}"
         owned = claim.mode == CREATE
+        namespace: pulumi.Resource = (
+            register_claimed(namespace_manifest(name, level, owner), k8s.core.v1.Namespace, children, child, claim, cluster)
+            if owned
+            else claim_object(children, child, claim, cluster)
+        )
         secret = _pull_secret(name, namespace, owned, owner, children, cluster, pull_secret) if pull_secret else None
         namespaces[name] = SharedNamespace(name, namespace, owned=owned, pull_secret=secret)
     return namespaces
@@ -92,9 +87,6 @@ def _pull_secret(
 ) -> k8s.core.v1.Secret:
     setting = f"Rename or remove that Secret, or leave {IMAGE_PULL_SECRET.key} unset and give the pods none"
     claim = Claim("Secret", PULL_SECRET_NAME, CREATE, owner, setting, namespace=namespace)
-    name = f"pull-secret-{namespace}"
-    claim_name = claim_child(name)
-    checked = ObjectClaim(children.name(claim_name), claim, cluster, opts=children.opts(claim_name, depends_on=[after]))
     manifest = pull_secret_manifest(namespace, owner, pulumi.Output.secret(login))
-    opts = children.opts(name, depends_on=[checked], deleted_with=after if owned else None)
-    return register(manifest, k8s.core.v1.Secret, children.name(name), opts)
+    child, deleted_with = f"pull-secret-{namespace}", after if owned else None
+    return register_claimed(manifest, k8s.core.v1.Secret, children, child, claim, cluster, [after], deleted_with=deleted_with)

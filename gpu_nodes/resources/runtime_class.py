@@ -9,9 +9,9 @@ import pulumi_kubernetes as k8s
 from gpu_nodes.config.stack import CREATE_RUNTIME_CLASS, RUNTIME_CLASS, StackSpec
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.runtime_class import runtime_class_manifest
-from gpu_nodes.providers.claims import CREATE, Claim, ObjectClaim
-from gpu_nodes.resources.children import Children, claim_child
-from gpu_nodes.resources.registration import register
+from gpu_nodes.providers.claims import CREATE, Claim
+from gpu_nodes.resources.children import Children
+from gpu_nodes.resources.registration import register_claimed
 
 
 def declare_runtime_class(
@@ -23,10 +23,5 @@ def declare_runtime_class(
         return None
     name = manifest["metadata"]["name"]
     setting = f"Set {CREATE_RUNTIME_CLASS.key} false to name it as it is, or give {RUNTIME_CLASS.key} another name"
-    resource_name = f"runtime-class-{name}"
-    claim_name = claim_child(resource_name)
     claim = Claim("RuntimeClass", name, CREATE, owner, setting)
-    checked = ObjectClaim(children.name(claim_name), claim, cluster, children.opts(claim_name))
-    return register(
-        manifest, k8s.node.v1.RuntimeClass, children.name(resource_name), children.opts(resource_name, depends_on=[checked])
-    )
+    return register_claimed(manifest, k8s.node.v1.RuntimeClass, children, f"runtime-class-{name}", claim, cluster)
