@@ -17,6 +17,7 @@ from gpu_nodes.constants import PULL_SECRET_NAME
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.namespaces import PRIVILEGED, namespace_levels, namespace_manifest, pull_secret_manifest
 from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim
+from gpu_nodes.resources.child_names import namespace_child, pull_secret_child
 from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.registration import claim_object, register_claimed
 
@@ -64,7 +65,7 @@ def declare_namespaces(
     and put the stack's pull Secret in each (after its own claim) when there is one."""
     namespaces: dict[str, SharedNamespace] = {}
     for name, level in namespace_levels(stack).items():
-        claim, child = namespace_claim(name, level, stack, owner), f"namespace-{name}"
+        claim, child = namespace_claim(name, level, stack, owner), namespace_child(name)
         owned = claim.mode == CREATE
         namespace: pulumi.Resource = (
             register_claimed(namespace_manifest(name, level, owner), k8s.core.v1.Namespace, children, child, claim, cluster)
@@ -88,5 +89,5 @@ def _pull_secret(
     setting = f"Rename or remove that Secret, or leave {IMAGE_PULL_SECRET.key} unset and give the pods none"
     claim = Claim("Secret", PULL_SECRET_NAME, CREATE, owner, setting, namespace=namespace)
     manifest = pull_secret_manifest(namespace, owner, pulumi.Output.secret(login))
-    child, deleted_with = f"pull-secret-{namespace}", after if owned else None
+    child, deleted_with = pull_secret_child(namespace), after if owned else None
     return register_claimed(manifest, k8s.core.v1.Secret, children, child, claim, cluster, [after], deleted_with=deleted_with)

@@ -10,6 +10,7 @@ from gpu_nodes.config.stack import CREATE_RUNTIME_CLASS, RUNTIME_CLASS, StackSpe
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.runtime_class import runtime_class_manifest
 from gpu_nodes.providers.claims import CREATE, Claim
+from gpu_nodes.resources.child_names import runtime_class_child
 from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.registration import register_claimed
 
@@ -24,4 +25,4 @@ def declare_runtime_class(
     name = manifest["metadata"]["name"]
     setting = f"Set {CREATE_RUNTIME_CLASS.key} false to name it as it is, or give {RUNTIME_CLASS.key} another name"
     claim = Claim("RuntimeClass", name, CREATE, owner, setting)
-    return register_claimed(manifest, k8s.node.v1.RuntimeClass, children, f"runtime-class-{name}", claim, cluster)
+    return register_claimed(manifest, k8s.node.v1.RuntimeClass, children, runtime_class_child(name), claim, cluster)
