@@ -26,11 +26,11 @@ from typing import Any
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.config.stack import StackSpec
 from gpu_nodes.manifests.device_plugin import config_map_manifest, daemonset_manifest
+from gpu_nodes.manifests.namespaces import namespace_levels, namespace_manifest
 from gpu_nodes.manifests.priority_class import priority_class_manifest, verification_priority_class_manifest
+from gpu_nodes.manifests.runtime_class import runtime_class_manifest
 from gpu_nodes.manifests.verification import check_config_map_manifest, verification_jobs
 from gpu_nodes.preflight.command import preflight_arguments, preflight_script
-from gpu_nodes.resources.namespaces import namespace_levels, namespace_manifest
-from gpu_nodes.resources.runtime_class import runtime_class_manifest
 
 # SSH sessions at once for the runbook's preflight: what `xargs -P` in a script would use.
 SSH_PARALLEL = 16

@@ -13,7 +13,7 @@ and, for the command's own overhead, the same stacks by bare `pulumi` calls in t
 (`pulumi up`, `preview --expect-no-changes` and `refresh --preview-only --expect-no-changes`,
 `pulumi destroy`) on the stack files the command wrote.
 
-Preflight is off on both sides: the fake machines stop at 100 nodes (engine_bench.py).
+Preflight is off on both sides: the fake machines stop at 100 nodes (harness.py).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from bench.engine_bench import ROOT, VERIFICATION_TIMEOUT, Bench, node_names
+from bench.harness import ROOT, VERIFICATION_TIMEOUT, Bench, node_names
 from bench.state_size import format_sizes, sizes_by_type, stored_bytes
 from gpu_nodes.cli.fleet_file import read_fleet
 from gpu_nodes.cli.plan import phases, plan_fleet

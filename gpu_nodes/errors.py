@@ -3,7 +3,10 @@
 A `GpuNodesError` is meant for the operator: its message names what is wrong and the way out,
 and Pulumi shows it without a traceback (in the program: it is a `pulumi.RunError`; in the
 provider server: gpu_nodes/providers/provider_server.py). A program embedding gpu-nodes can
-catch it to tell its users' mistakes and their machines' faults from bugs.
+catch it to tell its users' mistakes and their machines' faults from bugs, and one of its three
+kinds to tell them apart: a `ConfigError` (the config is wrong: fix it and run again), a
+`ClusterError` (the cluster holds something in the way, or does not answer), a `NodeError` (a
+node failed, or cannot be marked).
 
 The internal signals below it are plain exceptions: the code that raises them also catches
 them, and a bug that lets one escape keeps its traceback.
@@ -26,57 +29,68 @@ class GpuNodesError(pulumi.RunError):
 
 
 class ConfigError(GpuNodesError):
-    """Invalid stack configuration (or fleet arguments); `problems` holds one line per mistake.
-    Raised by the config readers and `GpuFleet`; the operator reads it from `pulumi up` or `preview`."""
+    """Invalid stack configuration (or fleet arguments); `problems` holds one line per mistake,
+    each naming the key, the value and what is allowed. Raised by the config readers, `GpuFleet`
+    and `GpuNodeGroup`; the operator reads it from `pulumi up` or `preview`."""
 
-    def __init__(self, problems: list[str], what: str = "stack configuration"):
+    def __init__(self, problems: list[str], what: str = "stack configuration", where: Path | str | None = None):
         self.problems = problems
-        super().__init__(f"invalid {what}:\n" + "\n".join(f"  - {p}" for p in problems))
+        at = f"{where}: " if where is not None else ""
+        super().__init__(f"{at}invalid {what}:\n" + "\n".join(f"  - {p}" for p in problems))
 
 
-class FleetError(GpuNodesError):
+class FleetError(ConfigError):
     """A fleet file the `gpu-nodes` command refuses: each line names the key, the value and what is
     allowed. Raised by gpu_nodes/cli; the command prints it and exits."""
 
     def __init__(self, path: Path | str, problems: list[str], what: str = "fleet file"):
-        self.problems = problems
-        super().__init__(f"{path}: invalid {what}:\n" + "\n".join(f"  - {p}" for p in problems))
+        super().__init__(problems, what, where=path)
 
 
-class ClaimError(GpuNodesError):
+class ClusterError(GpuNodesError):
+    """The cluster is in the stack's way: it holds an object or a device plugin that is someone
+    else's, or its API server does not answer (or answers without what every object has). The
+    message names the object or the server."""
+
+
+class ClaimError(ClusterError):
     """An object the stack would create exists already and is someone else's (the claims provider)."""
 
 
-class OtherPluginError(GpuNodesError):
+class OtherPluginError(ClusterError):
     """Another GPU allocator would share the stack's nodes (the coexistence provider)."""
 
 
-class NodeNotReadyError(GpuNodesError):
+class ClusterViewUnavailableError(ClusterError):
+    """The API server did not answer the initial lists in time (gpu_nodes/kube/cluster_view.py);
+    every provider that waits on the cluster passes it on to the operator, naming the server."""
+
+
+class NodeError(GpuNodesError):
+    """A node failed its proof, or the stack cannot mark it: the message names the node."""
+
+
+class NodeNotReadyError(NodeError):
     """A node failed its proof and stays gated; the message lists what failed (the readiness provider)."""
 
 
 class NodeQuarantinedError(NodeNotReadyError):
     """Someone else (NVSentinel) has the node in quarantine: it keeps our gate, and theirs stay
-    (gpu_nodes/kube/quarantine.py). Raised where the gate would be lifted (gpu_nodes/kube/node_taints.py)."""
+    (gpu_nodes/proof/quarantine.py). Raised where the gate would be lifted (gpu_nodes/kube/node_taints.py)."""
 
 
-class TaintConflictError(GpuNodesError):
+class TaintConflictError(NodeError):
     """Someone else holds a taint with our key and effect but another value (the taints provider)."""
 
 
-class NodeKeptChangingError(GpuNodesError):
+class NodeKeptChangingError(NodeError):
     """The node's taints changed between our read and our write on every attempt: the taints
     provider gave up, and the operator runs `pulumi up` again."""
 
 
-class NodeNotFoundError(GpuNodesError):
+class NodeNotFoundError(NodeError):
     """The node is not in the cluster: the taints provider cannot mark it (its delete takes it as
     done). A node name in the stack config that the cluster does not know reaches the operator so."""
-
-
-class ClusterViewUnavailableError(GpuNodesError):
-    """The API server did not answer the initial lists in time (gpu_nodes/kube/cluster_view.py);
-    every provider that waits on the cluster passes it on to the operator, naming the server."""
 
 
 # --- internal signals: raised and caught inside the package, never meant for the operator

@@ -1,4 +1,4 @@
-"""bench/engine_bench.py's own arithmetic: ratios, the table, memory roles, CPU time (no cluster)."""
+"""bench/engine_bench.py's and bench/harness.py's own arithmetic: ratios, the table, memory roles, CPU time (no cluster)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.engine_bench import (
-    COLUMNS,
-    SizeResult,
-    Step,
-    cpu_seconds,
-    engine_settings,
-    format_table,
-    parse_sizes,
-    peaks_mib,
-    ratio,
-    role,
-)
+from bench.engine_bench import COLUMNS, engine_settings, format_table, parse_sizes, ratio
+from bench.harness import SizeResult, Step, cpu_seconds, peaks_mib, role
 
 
 def test_ratio_is_engine_over_runbook_and_missing_when_either_side_is():

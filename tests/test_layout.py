@@ -39,6 +39,13 @@ def test_the_benchmarks_depend_on_the_package_not_on_the_tests():
     assert not offenders, f"bench modules importing the tests: {offenders}"
 
 
+def test_the_runbook_renders_objects_with_the_pure_builders_not_the_pulumi_layers():
+    """bench/runbook.py is the by-hand side of the engine bench: kubectl, with no Pulumi in between."""
+    pulumi_layers = ("gpu_nodes.resources", "gpu_nodes.providers")
+    reached = [m for m in imported_modules(ROOT / "bench/runbook.py") if m.startswith(pulumi_layers)]
+    assert not reached, f"bench/runbook.py imports the Pulumi layers: {reached}"
+
+
 def test_every_kubernetes_object_is_registered_one_way():
     """gpu_nodes/resources/registration.py `register`: a manifest dict in, a typed resource out."""
     import re
@@ -203,14 +210,14 @@ def test_imports_point_down_the_layers():
     assert not violations, "imports pointing up the layers:\n" + "\n".join(violations)
 
 
-def test_no_module_imports_itself_round_a_circle():
-    graph = program_imports(program_modules())
-    circles = []
+def circles(graph: dict[str, set[str]]) -> list[str]:
+    """Each circle of imports in `graph`, as `a -> b -> a`."""
+    found = []
     done: set[str] = set()
 
     def visit(module: str, path: list[str]) -> None:
         if module in path:
-            circles.append(" -> ".join([*path[path.index(module) :], module]))
+            found.append(" -> ".join([*path[path.index(module) :], module]))
             return
         if module in done:
             return
@@ -220,7 +227,19 @@ def test_no_module_imports_itself_round_a_circle():
 
     for module in sorted(graph):
         visit(module, [])
-    assert not circles, "modules that import each other:\n" + "\n".join(circles)
+    return found
+
+
+def test_no_module_imports_itself_round_a_circle():
+    found = circles(program_imports(program_modules()))
+    assert not found, "modules that import each other:\n" + "\n".join(found)
+
+
+def test_no_bench_module_imports_itself_round_a_circle():
+    """bench/harness.py holds what the engine benches share, so neither imports the other."""
+    modules = {f"bench.{path.stem}": path for path in sorted(ROOT.glob("bench/*.py"))}
+    found = circles(program_imports(modules))
+    assert not found, "bench modules that import each other:\n" + "\n".join(found)
 
 
 # What the proof judges with is what the cluster reader returns: it needs no engine, no client, no wire.

@@ -63,7 +63,7 @@ class NodeSpec:
         check=Check(is_dns_subdomain, "expected a Kubernetes node name (DNS-1123 subdomain)"),
         row=False,
     )
-    # The SSH fields are required where preflight runs (config.py says so when reading them).
+    # The SSH fields are required where preflight runs (`_read_nodes`, below, says so when reading them).
     ssh_host: str | None = setting(
         "sshHost",
         STRING,

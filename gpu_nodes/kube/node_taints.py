@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from gpu_nodes.errors import (
+    ClusterError,
     NodeKeptChangingError,
     NodeNotFoundError,
     NodeQuarantinedError,
@@ -135,7 +136,7 @@ class KubernetesNodeTaintApi:
             for t in (obj.spec.taints if obj.spec else None) or []
         ]
         if obj.metadata is None or obj.metadata.resource_version is None:
-            raise ValueError(f"node {node}: the API server returned no resourceVersion")
+            raise ClusterError(f"node {node}: the API server returned no resourceVersion")
         quarantine = quarantine_of(self._api.sanitize_for_serialization(obj))
         return NodeTaintState(resource_version=obj.metadata.resource_version, taints=taints, quarantine=quarantine)
 

@@ -34,8 +34,10 @@ import pulumi
 from pulumi_command import remote
 
 from gpu_nodes.advisories import DRIVER_BULLETINS, PATCHED_DRIVER_BRANCHES, TOOLKIT_ADVISORIES
+from gpu_nodes.config.checks import SSH_HOST
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
 from gpu_nodes.config.preflight import DRIVER_ADVISORIES_REFUSE, PreflightSpec
+from gpu_nodes.errors import ConfigError
 
 # Package data: a directory on disk in a regular or editable install (FileArchive needs a path).
 SCRIPT_DIR = Path(str(resources.files("gpu_nodes") / "scripts" / "preflight"))
@@ -207,10 +209,15 @@ def triggers(group: NodeGroupSpec) -> list[str]:
     return [script_digest(), str(group.gpus_per_node), spec.container_runtime, spec.min_driver or "", *optional]
 
 
+def ssh_host_problem(key: str) -> str:
+    """What to say of a machine with no address where preflight runs."""
+    return f"{key}: got None; preflight logs in to the machine there: {SSH_HOST.allowed}"
+
+
 def connection(node: NodeSpec, spec: PreflightSpec, private_key: pulumi.Input[str]) -> remote.ConnectionArgs:
     if node.ssh_host is None:
-        # parse_stack requires sshHost wherever preflight runs.
-        raise ValueError(f"node {node.name}: preflight needs its sshHost")
+        # parse_stack requires sshHost wherever preflight runs; a spec built another way may lack it.
+        raise ConfigError([ssh_host_problem(f"node {node.name}: sshHost")], "node")
 
     def endpoint(host: str, port: int, user: str | None, host_key: str | None) -> dict[str, Any]:
         """The same key and dial timeout for the machine and its bastion."""

@@ -1,4 +1,5 @@
-"""The names of what a node group registers, and the check that no two are the same.
+"""The names of what a fleet and its node groups register, and the check that no two of a
+group's are the same.
 
 A child's name joins the group's name, a node's name and a role with `-`, so group `a` with node
 `b-c` and group `a-b` with node `c` both give `a-b-c-preflight`. The engine refuses the second
@@ -52,6 +53,24 @@ DEVICE_PLUGIN_CONFIG_CHILD = "device-plugin-config"
 DEVICE_PLUGIN_CHILD = "device-plugin"
 DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD = "device-plugin-service-account"
 VERIFICATION_CHECK_CHILD = "verification-check"
+
+
+# The fleet's own children, below the fleet (`Children.name` puts `<fleet>-` before each); a
+# group is named after itself.
+CLUSTER_ACCESS_CHILD = "cluster-access"
+COEXISTENCE_CHILD = "device-plugin-coexistence"
+
+
+def namespace_child(namespace: str) -> str:
+    return f"namespace-{namespace}"
+
+
+def pull_secret_child(namespace: str) -> str:
+    return f"pull-secret-{namespace}"
+
+
+def runtime_class_child(name: str) -> str:
+    return f"runtime-class-{name}"
 
 
 def node_child(node: str, role: str) -> str:

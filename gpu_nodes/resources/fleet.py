@@ -31,7 +31,7 @@ from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.providers.claims import stack_label_value
 from gpu_nodes.providers.coexistence import DevicePluginCoexistence
 from gpu_nodes.resources.arguments import secret_argument_problem, stack_label_problem
-from gpu_nodes.resources.child_names import name_collisions
+from gpu_nodes.resources.child_names import CLUSTER_ACCESS_CHILD, COEXISTENCE_CHILD, name_collisions
 from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.namespaces import declare_namespaces
 from gpu_nodes.resources.node_group import GpuNodeGroup, GpuNodeGroupArgs
@@ -156,15 +156,15 @@ class GpuFleet(pulumi.ComponentResource):
             before = [d for d in depends_on if isinstance(d, pulumi.Resource)]
         children = Children(self, name, args.legacy_root_names, before)
         # One copy of the credentials per fleet, current at every refresh and destroy (README, "Operations").
-        cluster = cluster.served(children.name("cluster-access"), pulumi.ResourceOptions(parent=self))
+        cluster = cluster.served(children.name(CLUSTER_ACCESS_CHILD), pulumi.ResourceOptions(parent=self))
         namespaces = declare_namespaces(stack, children, cluster, args.stack_label, args.image_pull_secret)
         nodes = [node.name for group in stack.node_groups for node in group.nodes]
         coexistence = DevicePluginCoexistence(
-            children.name("device-plugin-coexistence"),
+            children.name(COEXISTENCE_CHILD),
             nodes,
             stack.hand_over,
             cluster,
-            opts=children.opts("device-plugin-coexistence"),
+            opts=children.opts(COEXISTENCE_CHILD),
         )
         runtime_class = declare_runtime_class(stack, children, cluster, args.stack_label)
         self.groups = {

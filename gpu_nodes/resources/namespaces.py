@@ -8,7 +8,6 @@ listed in `gpu-nodes:existingNamespaces`, referenced: then the stack never creat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -16,16 +15,11 @@ import pulumi_kubernetes as k8s
 from gpu_nodes.config.stack import EXISTING_NAMESPACES, IMAGE_PULL_SECRET, StackSpec
 from gpu_nodes.constants import PULL_SECRET_NAME
 from gpu_nodes.kube.client import ClusterAccess
-from gpu_nodes.manifests.naming import claimed_labels
-from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim, ObjectClaim
-from gpu_nodes.resources.children import Children, claim_child
-from gpu_nodes.resources.registration import register
-from gpu_nodes.vocabulary import POD_SECURITY_PREFIX
-
-# The device plugin mounts hostPath volumes, which only `privileged` admits.
-PRIVILEGED = "privileged"
-# Verification pods run as non-root with every capability dropped: `restricted` admits that.
-RESTRICTED = "restricted"
+from gpu_nodes.manifests.namespaces import PRIVILEGED, namespace_levels, namespace_manifest, pull_secret_manifest
+from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim
+from gpu_nodes.resources.child_names import namespace_child, pull_secret_child
+from gpu_nodes.resources.children import Children
+from gpu_nodes.resources.registration import claim_object, register_claimed
 
 
 @dataclass(frozen=True)
@@ -50,23 +44,6 @@ class SharedNamespace:
         return self.resource if self.owned else None
 
 
-def namespace_manifest(name: str, pod_security_level: str, stack: str) -> dict[str, Any]:
-    labels = claimed_labels(stack)
-    for mode in ("enforce", "audit", "warn"):
-        labels[f"{POD_SECURITY_PREFIX}{mode}"] = pod_security_level
-        labels[f"{POD_SECURITY_PREFIX}{mode}-version"] = "latest"
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
-
-
-def namespace_levels(stack: StackSpec) -> dict[str, str]:
-    """Every namespace the stack needs, by name in a stable order, with its Pod Security level."""
-    levels: dict[str, str] = {}
-    for group in stack.node_groups:
-        levels[group.device_plugin.namespace] = PRIVILEGED
-        levels[group.verification.namespace] = RESTRICTED
-    return dict(sorted(levels.items()))
-
-
 def namespace_claim(name: str, level: str, stack: StackSpec, owner: str) -> Claim:
     if name in stack.existing_namespaces:
         return Claim("Namespace", name, REFERENCE, owner, EXISTING_NAMESPACES.key, PRIVILEGED if level == PRIVILEGED else None)
@@ -75,10 +52,6 @@ def namespace_claim(name: str, level: str, stack: StackSpec, owner: str) -> Clai
         f"or list it in {EXISTING_NAMESPACES.key} to use it as it is"
     )
     return Claim("Namespace", name, CREATE, owner, setting)
-
-
-def pull_secret_metadata(namespace: str, stack: str) -> dict[str, Any]:
-    return {"name": PULL_SECRET_NAME, "namespace": namespace, "labels": claimed_labels(stack)}
 
 
 def declare_namespaces(
@@ -92,18 +65,13 @@ def declare_namespaces(
     and put the stack's pull Secret in each (after its own claim) when there is one."""
     namespaces: dict[str, SharedNamespace] = {}
     for name, level in namespace_levels(stack).items():
-        claim = namespace_claim(name, level, stack, owner)
-        claim_name = claim_child(f"namespace-{name}")
-        checked = ObjectClaim(children.name(claim_name), claim, cluster, children.opts(claim_name))
-        namespace: pulumi.Resource = checked
-        if claim.mode == CREATE:
-            namespace = register(
-                namespace_manifest(name, level, owner),
-                k8s.core.v1.Namespace,
-                children.name(f"namespace-{name}"),
-                children.opts(f"namespace-{name}", depends_on=[checked]),
-            )
+        claim, child = namespace_claim(name, level, stack, owner), namespace_child(name)
         owned = claim.mode == CREATE
+        namespace: pulumi.Resource = (
+            register_claimed(namespace_manifest(name, level, owner), k8s.core.v1.Namespace, children, child, claim, cluster)
+            if owned
+            else claim_object(children, child, claim, cluster)
+        )
         secret = _pull_secret(name, namespace, owned, owner, children, cluster, pull_secret) if pull_secret else None
         namespaces[name] = SharedNamespace(name, namespace, owned=owned, pull_secret=secret)
     return namespaces
@@ -120,15 +88,6 @@ def _pull_secret(
 ) -> k8s.core.v1.Secret:
     setting = f"Rename or remove that Secret, or leave {IMAGE_PULL_SECRET.key} unset and give the pods none"
     claim = Claim("Secret", PULL_SECRET_NAME, CREATE, owner, setting, namespace=namespace)
-    name = f"pull-secret-{namespace}"
-    claim_name = claim_child(name)
-    checked = ObjectClaim(children.name(claim_name), claim, cluster, opts=children.opts(claim_name, depends_on=[after]))
-    manifest = {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": pull_secret_metadata(namespace, owner),
-        "type": "kubernetes.io/dockerconfigjson",
-        "stringData": {".dockerconfigjson": pulumi.Output.secret(login)},
-    }
-    opts = children.opts(name, depends_on=[checked], deleted_with=after if owned else None)
-    return register(manifest, k8s.core.v1.Secret, children.name(name), opts)
+    manifest = pull_secret_manifest(namespace, owner, pulumi.Output.secret(login))
+    child, deleted_with = pull_secret_child(namespace), after if owned else None
+    return register_claimed(manifest, k8s.core.v1.Secret, children, child, claim, cluster, [after], deleted_with=deleted_with)

@@ -40,7 +40,7 @@ from gpu_nodes.manifests.verification import (
 from gpu_nodes.preflight.command import node_preflight, waits_for
 from gpu_nodes.preflight.facts import GpuFacts, annotation, facts_from_report
 from gpu_nodes.proof.target import NodeTarget
-from gpu_nodes.providers.claims import CREATE, Claim, ObjectClaim
+from gpu_nodes.providers.claims import CREATE, Claim
 from gpu_nodes.providers.readiness import NodeReadiness
 from gpu_nodes.providers.taints import NodeTaints
 from gpu_nodes.resources.child_names import (
@@ -57,9 +57,9 @@ from gpu_nodes.resources.child_names import (
     job_child,
     node_child,
 )
-from gpu_nodes.resources.children import Children, claim_child
+from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.namespaces import SharedNamespace
-from gpu_nodes.resources.registration import register
+from gpu_nodes.resources.registration import register, register_claimed
 from gpu_nodes.vocabulary import GPU_RESOURCE, GROUP_LABEL
 
 
@@ -205,9 +205,7 @@ def _claimed_priority_class(
     """A PriorityClass, created once its claim finds the name free (or this stack's)."""
     setting = "Give the group another priorityClass.name"
     claim = Claim("PriorityClass", manifest["metadata"]["name"], CREATE, stack_label, setting)
-    children = group.children
-    checked = ObjectClaim(children.name(claim_child(child)), claim, group.cluster, opts=children.opts(claim_child(child)))
-    return register(manifest, k8s.scheduling.v1.PriorityClass, children.name(child), children.opts(child, depends_on=[checked]))
+    return register_claimed(manifest, k8s.scheduling.v1.PriorityClass, group.children, child, claim, group.cluster)
 
 
 def deploy_device_plugin(group: GroupContext, namespace: SharedNamespace, runtime_class: pulumi.Resource | None) -> DevicePlugin:
@@ -360,7 +358,7 @@ def expected_mig_devices(group: NodeGroupSpec) -> dict[str, int] | None:
 
 
 def node_target(group: NodeGroupSpec, node: str) -> NodeTarget:
-    """What a healthy node of the group looks like (see gpu_nodes/kube/node_health.py)."""
+    """What a healthy node of the group looks like (see gpu_nodes/proof/target.py)."""
     return NodeTarget(
         node=node,
         labels=group.node_labels,

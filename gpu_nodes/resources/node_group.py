@@ -21,7 +21,7 @@ from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.node_labels import node_labels
-from gpu_nodes.preflight.command import parse_report
+from gpu_nodes.preflight.command import parse_report, ssh_host_problem
 from gpu_nodes.providers.claims import stack_label_value
 from gpu_nodes.resources.arguments import secret_argument_problem, stack_label_problem
 from gpu_nodes.resources.children import Children
@@ -68,6 +68,9 @@ def _preflight_key(name: str, args: GpuNodeGroupArgs) -> pulumi.Input[str] | Non
     ]
     if args.spec.preflight.enabled and args.ssh_private_key is None:
         problems.append("ssh_private_key: not given; the group runs preflight, which logs in with it")
+    if args.spec.preflight.enabled:
+        unreachable = [i for i, node in enumerate(args.spec.nodes) if node.ssh_host is None]
+        problems += [ssh_host_problem(f"spec.nodes[{i}].ssh_host") for i in unreachable]
     if problems:
         raise ConfigError(problems, f"GpuNodeGroupArgs of {name}")
     return args.ssh_private_key if args.spec.preflight.enabled else None

@@ -1,11 +1,17 @@
-"""The one way our modules register a Kubernetes object: its manifest, as a typed resource."""
+"""The one way our modules register a Kubernetes object: its manifest, as a typed resource; and,
+for a shared object the stack may find someone else's, after its claim (providers/claims.py)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import pulumi
+
+from gpu_nodes.kube.client import ClusterAccess
+from gpu_nodes.providers.claims import Claim, ObjectClaim
+from gpu_nodes.resources.children import Children, claim_child
 
 Registered = TypeVar("Registered", bound=pulumi.CustomResource)
 
@@ -14,6 +20,30 @@ def register(manifest: dict[str, Any], cls: type[Registered], name: str, opts: p
     """Register a manifest dict as the typed resource `cls` (top-level fields become its arguments)."""
     fields = {_snake(k): v for k, v in manifest.items() if k not in ("apiVersion", "kind")}
     return cls(name, **fields, opts=opts)
+
+
+def claim_object(
+    children: Children, child: str, claim: Claim, cluster: ClusterAccess, after: Sequence[pulumi.Resource] = ()
+) -> ObjectClaim:
+    """The claim of child `child`'s object (named `claim_child(child)`), after `after`."""
+    name = claim_child(child)
+    return ObjectClaim(children.name(name), claim, cluster, children.opts(name, depends_on=after))
+
+
+def register_claimed(
+    manifest: dict[str, Any],
+    cls: type[Registered],
+    children: Children,
+    child: str,
+    claim: Claim,
+    cluster: ClusterAccess,
+    after: Sequence[pulumi.Resource] = (),
+    **extra: object,
+) -> Registered:
+    """Register `manifest` as child `child` once its claim (after `after`) finds the object free
+    or this stack's; `extra` are the child's other options."""
+    checked = claim_object(children, child, claim, cluster, after)
+    return register(manifest, cls, children.name(child), children.opts(child, depends_on=[checked], **extra))
 
 
 def _snake(camel: str) -> str:

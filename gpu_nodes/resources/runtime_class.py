@@ -1,42 +1,18 @@
-"""The RuntimeClass the device plugin and verification pods run under (one per stack).
-
-`nvidia-ctk runtime configure` without `--set-as-default` (NVIDIA's own instructions) adds a
-runtime `nvidia` but leaves runc the default: a pod then gets the NVIDIA hook only when it
-names a RuntimeClass whose handler is `nvidia`. Without it the plugin runs under runc, cannot
-load NVML and exits, and the Jobs find no `nvidia-smi`. So, as the GPU Operator does, the stack
-creates `nvidia` (handler `nvidia`) and every GPU pod of ours names it.
-
-No `scheduling`: the GPU Operator's class has only a handler, and so does ours. The class is
-cluster-wide and other teams' pods may name it on GPU nodes we do not manage; a nodeSelector
-would bind them to our nodes (and to labels each group may configure differently). Our own
-pods already select their group's nodes. No `overhead` either: the hook adds no pod overhead.
+"""The stack's RuntimeClass, created once after its claim (why it exists and what it holds:
+gpu_nodes/manifests/runtime_class.py).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import pulumi_kubernetes as k8s
 
-from gpu_nodes.config.stack import CREATE_RUNTIME_CLASS, RUNTIME_CLASS, RuntimeClassSpec, StackSpec
-from gpu_nodes.constants import RUNTIME_HANDLER
+from gpu_nodes.config.stack import CREATE_RUNTIME_CLASS, RUNTIME_CLASS, StackSpec
 from gpu_nodes.kube.client import ClusterAccess
-from gpu_nodes.manifests.naming import claimed_labels
-from gpu_nodes.providers.claims import CREATE, Claim, ObjectClaim
-from gpu_nodes.resources.children import Children, claim_child
-from gpu_nodes.resources.registration import register
-
-
-def runtime_class_manifest(spec: RuntimeClassSpec | None, stack: str) -> dict[str, Any] | None:
-    """The class to create, or None when it is off or someone else's."""
-    if spec is None or not spec.create:
-        return None
-    return {
-        "apiVersion": "node.k8s.io/v1",
-        "kind": "RuntimeClass",
-        "metadata": {"name": spec.name, "labels": claimed_labels(stack)},
-        "handler": RUNTIME_HANDLER,
-    }
+from gpu_nodes.manifests.runtime_class import runtime_class_manifest
+from gpu_nodes.providers.claims import CREATE, Claim
+from gpu_nodes.resources.child_names import runtime_class_child
+from gpu_nodes.resources.children import Children
+from gpu_nodes.resources.registration import register_claimed
 
 
 def declare_runtime_class(
@@ -48,10 +24,5 @@ def declare_runtime_class(
         return None
     name = manifest["metadata"]["name"]
     setting = f"Set {CREATE_RUNTIME_CLASS.key} false to name it as it is, or give {RUNTIME_CLASS.key} another name"
-    resource_name = f"runtime-class-{name}"
-    claim_name = claim_child(resource_name)
     claim = Claim("RuntimeClass", name, CREATE, owner, setting)
-    checked = ObjectClaim(children.name(claim_name), claim, cluster, children.opts(claim_name))
-    return register(
-        manifest, k8s.node.v1.RuntimeClass, children.name(resource_name), children.opts(resource_name, depends_on=[checked])
-    )
+    return register_claimed(manifest, k8s.node.v1.RuntimeClass, children, runtime_class_child(name), claim, cluster)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -12,8 +13,10 @@ import pytest
 from gpu_nodes.advisories import DRIVER_BULLETINS, PATCHED_DRIVER_BRANCHES, TOOLKIT_ADVISORIES
 from gpu_nodes.config.node_group import GPU_ACCESS
 from gpu_nodes.config.stack import parse_stack
+from gpu_nodes.errors import ConfigError
 from gpu_nodes.preflight.command import (
     SCRIPT_DIR,
+    connection,
     parse_report,
     passing_report,
     preflight_arguments,
@@ -61,6 +64,15 @@ def test_connects_with_the_node_ssh_fields_and_pinned_host_key():
     assert (connection["host"], connection["port"], connection["user"]) == ("10.1.2.3", 2222, "ops"), command.urn
     assert connection["hostKey"] == HOST_KEY, command.urn
     assert connection["privateKey"] == "test-key", command.urn
+
+
+def test_a_node_without_its_address_is_a_config_mistake_naming_it():
+    spec = group_spec()
+    node = dataclasses.replace(spec.nodes[0], ssh_host=None)
+    with pytest.raises(ConfigError) as caught:
+        connection(node, spec.preflight, "key")
+    (problem,) = caught.value.problems
+    assert problem.startswith(f"node {node.name}: sshHost: got None; preflight logs in to the machine there"), problem
 
 
 def test_private_key_is_secret():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -369,5 +370,23 @@ def test_arguments_the_cluster_or_the_machines_would_refuse_fail_before_anything
         "ssh_private_key: got a value of type int; expected the text as a string, best as a secret (pulumi.Output.secret)",
         f"stack_label: got 'rack-a!'; {STACK_LABEL_ALLOWED}",
     ], run.globals["result"]
+    registered = [r.urn for r in run.resources if r.type != "pulumi:pulumi:Stack"]
+    assert registered == [], registered
+
+
+def test_a_spec_with_a_machine_preflight_cannot_reach_fails_as_a_config_mistake():
+    """A spec built without parse_stack may lack a node's sshHost; the group says which, before anything is registered."""
+
+    def program() -> list[str]:
+        spec = group_spec()
+        spec = dataclasses.replace(spec, nodes=(dataclasses.replace(spec.nodes[0], ssh_host=None), *spec.nodes[1:]))
+        namespace = SharedNamespace("gpu-nodes", resource=None, owned=True)  # type: ignore[arg-type]
+        with pytest.raises(ConfigError) as caught:
+            GpuNodeGroup("a100", GpuNodeGroupArgs(spec, namespace, namespace, ssh_private_key="key"))
+        return caught.value.problems
+
+    run = run_inline(program)
+    (problem,) = run.globals["result"]
+    assert problem.startswith("spec.nodes[0].ssh_host: got None; preflight logs in to the machine there"), problem
     registered = [r.urn for r in run.resources if r.type != "pulumi:pulumi:Stack"]
     assert registered == [], registered

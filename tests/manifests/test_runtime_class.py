@@ -6,7 +6,7 @@ import pytest
 
 from gpu_nodes.config.stack import RuntimeClassSpec, parse_stack
 from gpu_nodes.errors import ConfigError
-from gpu_nodes.resources.runtime_class import runtime_class_manifest
+from gpu_nodes.manifests.runtime_class import runtime_class_manifest
 from tests.factories import group
 
 STACK = "gpu-nodes.test"

@@ -1,0 +1,322 @@
+"""What the engine benches run on: the local cluster and its fake machines, the stack `bench`
+in its own file backend, the runbook beside it, and each engine step timed and sampled (its
+peak RSS and CPU time per part, from /proc). bench/engine_bench.py and bench/split.py both
+measure with a `Bench`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from bench.state_size import stored_bytes
+from tools.local.environment import FILE_BACKEND_QUERY
+
+ROOT = Path(__file__).resolve().parent.parent
+
+STACK = "bench"
+GROUP = "bench-gpu"
+BACKEND = ROOT / ".state/bench-pulumi"
+FAKEHOSTS = ROOT / ".state/fakehosts"
+PREFLIGHT_MAX_NODES = 100  # fake machines (one sshd each, 127.0.10.x) up to here
+# Per Job and for each node's GPU count: generous, a timeout is not what is measured here.
+VERIFICATION_TIMEOUT = 1800
+SAMPLE_SECONDS = 0.2
+
+
+# -- peak memory of a command's process tree --------------------------------------------
+
+
+def role(comm: str, cmdline: str) -> str | None:
+    """Which part of a Pulumi run a process is: the CLI, the Python program, a provider."""
+    if comm == "pulumi":
+        return "cli"
+    # The language host starts the program as `python -u .../pulumi-language-python-exec ...`.
+    if "pulumi-language-python-exec" in cmdline:
+        return "program"
+    # pulumi-resource-kubernetes and -command (comm is cut at 15 characters); the program's
+    # dynamic providers (taints and gate, readiness checks) run `python -m pulumi.dynamic`.
+    if comm.startswith("pulumi-resource") or "-m pulumi.dynamic" in cmdline:
+        return "providers"
+    return None
+
+
+def peaks_mib(per_process: dict[int, tuple[str, int]]) -> dict[str, float]:
+    """Per role: the largest process's peak (CLI, program), the sum of peaks for providers."""
+    result: dict[str, float] = {}
+    for which, kib in per_process.values():
+        mib = kib / 1024
+        result[which] = result.get(which, 0) + mib if which == "providers" else max(result.get(which, 0), mib)
+    return result
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry.name}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        tree.setdefault(ppid, []).append(int(entry.name))
+    return tree
+
+
+def _descendants(pid: int) -> list[int]:
+    tree, found, todo = _children(), [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(tree.get(current, []))
+    return found
+
+
+# The local cluster's processes, as /proc/<pid>/comm names them (cut at 15 characters).
+CLUSTER_COMMS = ("kube-apiserver", "etcd", "kwok-controller", "kube-controller", "kube-scheduler")
+
+
+def cpu_seconds(stat: str) -> float:
+    """User plus system CPU time from a /proc/<pid>/stat line (fields 14 and 15 of proc(5))."""
+    # After the command name in parentheses the fields start at 3 (state).
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cluster_cpu_seconds() -> float:
+    """CPU time the local cluster's processes have used so far."""
+    total = 0.0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if Path(f"/proc/{entry.name}/comm").read_text().strip() in CLUSTER_COMMS:
+                total += cpu_seconds(Path(f"/proc/{entry.name}/stat").read_text())
+        except OSError:
+            continue
+    return total
+
+
+def _peak_kib(pid: int) -> int:
+    """The process's own high-water mark (VmHWM): its peak so far, even between samples."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+class PeakSampler(threading.Thread):
+    """Samples the tree under `pid` until stopped; keeps each process's role, peak RSS (KiB)
+    and CPU time so far (a process's last 0.2 s before it ends is missed)."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.per_process: dict[int, tuple[str, int]] = {}
+        self.cpu: dict[int, float] = {}
+        self.done = threading.Event()
+
+    def cpu_by_role(self) -> dict[str, float]:
+        result: dict[str, float] = {}
+        for pid, seconds in self.cpu.items():
+            which = self.per_process[pid][0]
+            result[which] = result.get(which, 0) + seconds
+        return result
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            for pid in _descendants(self.pid):
+                try:
+                    comm = Path(f"/proc/{pid}/comm").read_text().strip()
+                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                    which = role(comm, cmdline)
+                    if which:
+                        self.per_process[pid] = (which, max(self.per_process.get(pid, ("", 0))[1], _peak_kib(pid)))
+                        self.cpu[pid] = cpu_seconds(Path(f"/proc/{pid}/stat").read_text())
+                except OSError:
+                    continue  # it ended between the listing and the read
+            self.done.wait(SAMPLE_SECONDS)
+
+
+# -- results ---------------------------------------------------------------------------
+
+
+@dataclass
+class Step:
+    """One engine step, with the runbook's counterpart when there is one."""
+
+    name: str
+    engine_s: float | None = None
+    runbook_s: float | None = None
+    cli_mib: float | None = None
+    program_mib: float | None = None
+    providers_mib: float | None = None
+    cli_cpu_s: float | None = None
+    program_cpu_s: float | None = None
+    providers_cpu_s: float | None = None
+    cluster_cpu_s: float | None = None
+    state_bytes: int | None = None
+
+
+@dataclass
+class SizeResult:
+    nodes: int
+    preflight: bool
+    steps: list[Step] = field(default_factory=list)
+    error: str | None = None
+    # The file backend this size ran with, shown beside each step when a run compares backends.
+    backend: str = ""
+
+    def step(self, name: str) -> Step:
+        for step in self.steps:
+            if step.name == name:
+                return step
+        self.steps.append(Step(name))
+        return self.steps[-1]
+
+
+
+# -- running things ----------------------------------------------------------------------
+
+
+class Bench:
+    def __init__(self, env: dict[str, str], log: Callable[[str], None]) -> None:
+        self.env = env
+        self.log = log
+
+    def run(self, *args: str, stdin: str | None = None, timeout: int = 7200) -> subprocess.CompletedProcess:
+        result = subprocess.run(list(args), cwd=ROOT, env=self.env, input=stdin, capture_output=True, text=True, timeout=timeout)
+        if result.returncode != 0:
+            output = f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            raise RuntimeError(f"{' '.join(args[:3])} exited {result.returncode}:\n{output}")
+        return result
+
+    def pulumi(self, *args: str) -> subprocess.CompletedProcess:
+        return self.run("pulumi", *args, "--stack", STACK, "--non-interactive")
+
+    def measured_pulumi(self, step: Step, *args: str) -> None:
+        """Wall time and peak RSS of one `pulumi` command."""
+        command = ["pulumi", *args, "--stack", STACK, "--non-interactive"]
+        cluster_before = cluster_cpu_seconds()
+        started = time.perf_counter()
+        proc = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        sampler = PeakSampler(proc.pid)
+        sampler.start()
+        output, _ = proc.communicate()
+        step.engine_s = time.perf_counter() - started
+        step.cluster_cpu_s = cluster_cpu_seconds() - cluster_before
+        sampler.done.set()
+        sampler.join()
+        peaks = peaks_mib(sampler.per_process)
+        step.cli_mib, step.program_mib, step.providers_mib = (peaks.get(r) for r in ("cli", "program", "providers"))
+        cpu = sampler.cpu_by_role()
+        step.cli_cpu_s, step.program_cpu_s, step.providers_cpu_s = (cpu.get(r) for r in ("cli", "program", "providers"))
+        self.log(f"{step.name}: pulumi {args[0]} {step.engine_s:.1f} s")
+        if proc.returncode != 0:
+            raise RuntimeError(f"pulumi {' '.join(args)} exited {proc.returncode}:\n{output[-4000:]}")
+
+    def state_bytes(self) -> int:
+        """The stack's state as the backend stores it (bench/state_size.py: not the export's indented text)."""
+        return stored_bytes(self.run("pulumi", "stack", "export", "--stack", STACK).stdout)
+
+    def timed(self, step: Step, what: str, action: Callable[[], None]) -> None:
+        started = time.perf_counter()
+        action()
+        step.runbook_s = time.perf_counter() - started
+        self.log(f"{step.name}: runbook {what} {step.runbook_s:.1f} s")
+
+    # -- environment ----------------------------------------------------------------------
+
+    def fresh_environment(self, nodes: int, preflight: bool) -> None:
+        """A new cluster with `nodes` GPU nodes, fake machines when preflight is on, a new stack."""
+        self.teardown_environment()
+        self.run("tools/cluster/up.sh", "--nodes", str(nodes), "--timeout", "600")
+        if preflight:
+            self.run("tools/fakehost/up.sh", *node_names(nodes))
+        shutil.rmtree(BACKEND, ignore_errors=True)
+        BACKEND.mkdir(parents=True)
+        (ROOT / f"Pulumi.{STACK}.yaml").unlink(missing_ok=True)
+        self.pulumi("stack", "init")
+        self.log(f"fresh cluster: {nodes} GPU nodes, preflight {'on' if preflight else 'off'}")
+
+    def teardown_environment(self) -> None:
+        self.run("tools/fakehost/down.sh")
+        self.run("tools/cluster/down.sh")
+
+    def configure(self, nodes: int, preflight: bool) -> None:
+        from bench.runbook import SSH_PARALLEL
+
+        self.run(
+            str(ROOT / ".venv/bin/python"),
+            "tools/local/stack_config.py",
+            *("--stack", STACK, "--group", GROUP, "--nodes", str(nodes)),
+            *("--preflight", "on" if preflight else "off", "--timeout", str(VERIFICATION_TIMEOUT)),
+            # The same SSH bound on both sides.
+            *("--max-sessions", str(SSH_PARALLEL)),
+        )
+        if preflight:
+            key = (FAKEHOSTS / "id_ed25519").read_text()
+            self.run("pulumi", "config", "set", "--secret", "--stack", STACK, "gpu-nodes:sshPrivateKey", stdin=key)
+
+    def runbook(self):
+        from bench.runbook import Runbook
+        from gpu_nodes.config.stack import parse_stack
+
+        config = yaml.safe_load((ROOT / f"Pulumi.{STACK}.yaml").read_text())["config"]
+        stack = parse_stack(config["gpu-nodes:nodeGroups"])
+        known_hosts = ROOT / ".state/bench-known-hosts"
+        hosts = json.loads((FAKEHOSTS / "hosts.json").read_text()) if (FAKEHOSTS / "hosts.json").exists() else []
+        known_hosts.write_text("".join(f"[{h['sshHost']}]:{h['sshPort']} {h['hostKey']}\n" for h in hosts))
+        return Runbook(stack, self.env, FAKEHOSTS / "id_ed25519", known_hosts, self.log)
+
+    # -- one size -------------------------------------------------------------------------
+
+    def measure(
+        self, nodes: int, backend_query: str = FILE_BACKEND_QUERY, with_runbook: bool = True, label: bool = False
+    ) -> SizeResult:
+        """One size; the engine on a file backend with `backend_query` ("" for none), then the runbook.
+        label: name the backend beside each step (a run that compares backends)."""
+        preflight = nodes <= PREFLIGHT_MAX_NODES
+        shown = (f"?{backend_query}" if backend_query else "with sidecars") if label else ""
+        result = SizeResult(nodes, preflight, backend=shown)
+        self.env["PULUMI_BACKEND_URL"] = f"file://{BACKEND}" + (f"?{backend_query}" if backend_query else "")
+        try:
+            self.fresh_environment(nodes + 1, preflight)
+            self.configure(nodes, preflight)
+            up = result.step("up")
+            self.measured_pulumi(up, "up", "--yes", "--skip-preview")
+            up.state_bytes = self.state_bytes()
+            self.measured_pulumi(result.step("no-change preview"), "preview", "--expect-no-changes")
+            self.measured_pulumi(result.step("refresh"), "refresh", "--yes", "--skip-preview")
+            self.configure(nodes + 1, preflight)
+            add = result.step("add one node")
+            self.measured_pulumi(add, "up", "--yes", "--skip-preview")
+            add.state_bytes = self.state_bytes()
+            self.measured_pulumi(result.step("destroy"), "destroy", "--yes", "--skip-preview")
+            if not with_runbook:
+                return result
+
+            runbook = self.runbook()  # from the N+1 config; it applies N nodes first
+            names = node_names(nodes + 1)
+            self.timed(result.step("up"), "apply", lambda: runbook.apply(names[:-1]))
+            self.timed(result.step("add one node"), "add node", lambda: runbook.add_node(names[-1]))
+            self.timed(result.step("destroy"), "teardown", lambda: runbook.teardown(names))
+        except Exception as error:  # one size failing must not lose the others
+            result.error = str(error).splitlines()[0][:200]
+            self.log(f"size {nodes} failed: {error}")
+        return result
+
+
+def node_names(count: int) -> list[str]:
+    return [f"gpu-node-{i}" for i in range(1, count + 1)]
+
