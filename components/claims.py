@@ -1,4 +1,4 @@
-"""Where stacks deployed before the package was made find this provider (README, "Layout")."""
+"""Where stacks deployed before the package was made find this provider (docs/layout.md, "Layout")."""
 
 from gpu_nodes.providers.claims import ClaimProvider
 

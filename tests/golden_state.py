@@ -28,7 +28,7 @@ UPDATE_ENV = "GPU_NODES_UPDATE_GOLDEN"
 TEST_MODULE = "tests/resources/test_golden_state.py"
 HOW_TO_UPDATE = (
     f"If this change to deployed stacks is on purpose, run `{UPDATE_ENV}=1 .venv/bin/python -m pytest {TEST_MODULE}` "
-    'and commit tests/golden/ in a commit of its own that says why the state changes (README, "Tests").'
+    'and commit tests/golden/ in a commit of its own that says why the state changes (docs/testing.md, "Tests").'
 )
 
 SECRET = "[secret]"

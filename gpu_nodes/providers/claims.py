@@ -5,7 +5,7 @@ already: `pulumi up` would adopt another team's namespace (the device plugin cha
 namespace is our default) and `pulumi destroy` would delete it with everything in it. So before
 the stack creates a namespace, RuntimeClass or PriorityClass, a claim reads it: absent, it is
 ours to create; present, it must carry this stack's label (or our ownership labels and no stack
-label: README, "Upgrading deployed stacks"), else the run stops naming the object and the
+label: docs/upgrading.md, "Upgrading deployed stacks"), else the run stops naming the object and the
 setting that avoids it. A
 namespace listed in `gpu-nodes:existingNamespaces` is referenced instead: it must exist, the
 stack puts its objects in it, and never creates or deletes it.
@@ -70,7 +70,7 @@ def claim_problem(claim: Claim, found: Mapping[str, Any] | None) -> str | None:
         return None
     ours = all(labels.get(key) == value for key, value in ownership_labels().items())
     if owner is None and ours:
-        return None  # our ownership labels and no stack label: ours (README, "Upgrading deployed stacks")
+        return None  # our ownership labels and no stack label: ours (docs/upgrading.md, "Upgrading deployed stacks")
     by = f"stack {owner}" if owner else "someone else (it has no gpu-nodes labels)"
     return f"{what} exists already, created by {by}: this stack neither adopts nor deletes it. {claim.setting}"
 

@@ -21,7 +21,7 @@ import gpu_nodes.providers.provider_server  # noqa: F401
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.pulumi_internals import dynamic_provider_config, unwrap_secret
 
-# The type states may hold our resources under: each type is aliased from it (README, "Upgrading deployed stacks").
+# The type states may hold our resources under: each type is aliased from it (docs/upgrading.md, "Upgrading deployed stacks").
 UNTYPED = "pulumi-python:dynamic:Resource"
 
 ACCESS_KEYS = ("kubeconfig", "context")

@@ -167,7 +167,7 @@ class NodeReadinessProvider(ClusterResourceProvider):
 
     def diff_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         # A state that names the group's nodes (`groupNodes`) compares the same nodes as groupLabel
-        # (README, "Upgrading deployed stacks").
+        # (docs/upgrading.md, "Upgrading deployed stacks").
         migrated = "groupNodes" in olds and "groupLabel" not in olds and news.get("groupLabel")
         changed = [key for key in _WAIT_INPUTS if olds.get(key) != news.get(key) and not (migrated and key == "groupLabel")]
         # A refresh found the node failing an item, gated again or held in someone else's quarantine: prove it again.

@@ -32,7 +32,7 @@ CURRENT_PATHS = {
     "gpu_nodes.providers.coexistence.CoexistenceProvider": CoexistenceProvider,
 }
 
-# Where stacks deployed before the package find them (components/, README "Layout").
+# Where stacks deployed before the package find them (components/, docs/layout.md, "Layout").
 OLD_PATHS = {
     "components.taints.NodeTaintsProvider": NodeTaintsProvider,
     "components.readiness.NodeReadinessProvider": NodeReadinessProvider,

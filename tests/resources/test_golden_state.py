@@ -1,6 +1,6 @@
 """The golden state: for representative stacks, the URNs, inputs and options the program registers
 are recorded in tests/golden/ and must not change, except by a commit that updates them and says
-why (README, "Tests"). A changed URN is a replacement (or a delete and a create) on every
+why (docs/testing.md, "Tests"). A changed URN is a replacement (or a delete and a create) on every
 deployed stack; a changed input is an update, or a replacement where the provider says so."""
 
 from __future__ import annotations
