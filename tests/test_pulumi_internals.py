@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -16,12 +18,15 @@ from pulumi.runtime import rpc
 from gpu_nodes.pulumi_internals import (
     dynamic_provider_config,
     dynamic_provider_server,
+    keep_program_frames,
     provider_input,
     run_config,
     run_monitor,
     unwrap_secret,
 )
 from tests.pulumi_mocks import PROJECT, STACK, Recorder, RecordingMonitor, fresh_runtime, run_inline
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # The SDK's provider server as the engine starts it (`python -m pulumi.dynamic`), in a thread of
 # a process of its own: its module loads as `__main__` and waits in `main()` once its gRPC server
@@ -143,3 +148,24 @@ def test_the_runs_config_holds_every_key_and_its_secrets(monkeypatch):
     values, secret_keys = run_config()
     assert values == {"gpu-nodes:set": "1", "gpu-nodes:secretSet": "x", "gpu-nodes:fromEnv": "2", "gpu-nodes:secretFromEnv": "y"}
     assert secret_keys == {"gpu-nodes:secretSet", "gpu-nodes:secretFromEnv"}
+
+
+def _frames(run: Any, name: str) -> list[str]:
+    registered = next(r for r in run.resources if r.name == name)
+    return [frame.pc.uri for frame in registered.request.stackTrace.frames]
+
+
+def test_a_resources_stack_trace_keeps_where_it_was_made_and_the_programs_own_frames_only(monkeypatch):
+    from pulumi.runtime import resource
+
+    monkeypatch.setattr(resource, "_get_stack_trace", getattr(resource._get_stack_trace, "whole", resource._get_stack_trace))
+    whole = _frames(run_inline(lambda: k8s.core.v1.Namespace("whole")), "whole")
+    keep_program_frames(str(ROOT))
+    keep_program_frames(str(ROOT))  # a second fleet of the same program
+    kept = _frames(run_inline(lambda: k8s.core.v1.Namespace("kept")), "kept")
+
+    assert any("/site-packages/" in uri for uri in whole), f"Namespace whole: no installed package's frame to drop in {whole}"
+    assert kept[0] == whole[0] and kept[0].startswith(ROOT.as_uri()), f"Namespace kept: where it was made, not first: {kept}"
+    assert all(u.startswith(ROOT.as_uri() + "/") and "/site-packages/" not in u for u in kept), f"Namespace kept: {kept}"
+    assert len(kept) < len(whole), f"Namespace kept: {len(kept)} frames of {len(whole)}"
+    assert not hasattr(resource._get_stack_trace.whole, "whole"), "keep_program_frames wrapped its own wrapper"

@@ -13,6 +13,7 @@ tests/golden/*.json; README, "Use it in your own program").
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from gpu_nodes.errors import ConfigError
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.providers.claims import stack_label_value
 from gpu_nodes.providers.coexistence import DevicePluginCoexistence
+from gpu_nodes.pulumi_internals import keep_program_frames
 from gpu_nodes.resources.arguments import secret_argument_problem, stack_label_problem
 from gpu_nodes.resources.child_names import CLUSTER_ACCESS_CHILD, COEXISTENCE_CHILD, name_collisions
 from gpu_nodes.resources.children import Children
@@ -144,6 +146,8 @@ class GpuFleet(pulumi.ComponentResource):
         for warning in stack.warnings:
             pulumi.log.warn(warning if args.stack_config is not None else in_argument_words(warning))
         check_program_objects(name, stack)
+        # Each resource's stack trace, kept in the state, holds the program's frames only.
+        keep_program_frames(os.getcwd())
         super().__init__(TYPE, name, None, opts)
         provider = self.get_provider("kubernetes::")
         cluster = ClusterAccess.of_provider(provider) if provider is not None else ClusterAccess.from_stack_config()
@@ -187,7 +191,8 @@ class GpuFleet(pulumi.ComponentResource):
         self.node_groups = pulumi.Output.from_input({group: built.nodes for group, built in self.groups.items()})
         # What a tenant's GPU pod must say to get its GPUs on each group (README, "How tenants get their GPUs").
         self.tenant_access = {spec.name: tenant_access(spec) for spec in stack.node_groups}
-        self.register_outputs({"nodeGroups": self.node_groups, "tenantAccess": self.tenant_access})
+        # The report is the stack's output (`nodeGroups`, __main__.py); a copy here would be one more per node in the state.
+        self.register_outputs({"tenantAccess": self.tenant_access})
 
 
 def tenant_access(group: NodeGroupSpec) -> dict[str, str | None]:

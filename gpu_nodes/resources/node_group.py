@@ -10,6 +10,7 @@ them in order and reports.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.node_labels import node_labels
 from gpu_nodes.preflight.command import parse_report, ssh_host_problem
 from gpu_nodes.providers.claims import stack_label_value
+from gpu_nodes.pulumi_internals import keep_program_frames
 from gpu_nodes.resources.arguments import secret_argument_problem, stack_label_problem
 from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.namespaces import SharedNamespace
@@ -81,6 +83,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
         ssh_key = _preflight_key(name, args)
+        # Each resource's stack trace, kept in the state, holds the program's frames only.
+        keep_program_frames(os.getcwd())
         super().__init__(TYPE, name, None, opts)
         # Named `<group>-<name>` and parented here, as the fleet's children are (node_builders.py).
         group = GroupContext(Children(self, name), args.spec, args.cluster)
@@ -94,7 +98,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
         verification = run_verification(group, verification_namespace, args.runtime_class, nodes, plugin, priority)
         proven = prove_nodes(group, nodes, plugin, verification)
         self.nodes = pulumi.Output.from_input({p.node.name: node_report(args.spec, p) for p in proven})
-        self.register_outputs({"nodes": self.nodes})
+        # The report is the stack's output (`nodeGroups`); a copy here would be one more per node in the state.
+        self.register_outputs({})
 
 
 def node_report(spec: NodeGroupSpec, proven: ProvenNode) -> dict[str, Any]:
