@@ -114,23 +114,26 @@ def run_config() -> tuple[dict[str, Any], frozenset[str]]:
 
 
 def keep_program_frames(program_dir: str) -> None:
-    """From now on, keep in each resource's stack trace only the frames of the program's own files.
+    """From now on, keep in each resource's stack trace where it was made and the frames of the
+    program's own files, not this package's.
 
     The SDK sends the whole Python stack with every registration (runtime/resource.py,
     `_get_stack_trace`, read by `register_resource` and `read_resource` through the module's
     globals), and the engine keeps it in the state beside the resource (pkg/resource/deploy/
     source_eval.go `newStackTrace`, step.go): 18 frames, about 1.4 KB, on each of a node's five
-    resources, of which the language host's, asyncio's and the SDK's are 11. The first frame,
-    where the resource was made, is always kept: it is the resource's `sourcePosition` too
-    (`_get_source_position`). Calling it again changes nothing."""
+    resources, of which one says where the resource was made (its `sourcePosition` too,
+    `_get_source_position`) and one or two are the program's lines that made the fleet; the
+    rest are this package's, the SDK's, asyncio's and the language host's. Calling it again
+    changes nothing."""
     from pulumi.runtime import resource
 
     whole = getattr(resource._get_stack_trace, "whole", resource._get_stack_trace)
-    prefix = pathlib.Path(program_dir).resolve().as_uri() + "/"
+    program = pathlib.Path(program_dir).resolve().as_uri() + "/"
+    package = pathlib.Path(__file__).resolve().parent.as_uri() + "/"
 
     def program_frames() -> Any:
         trace = whole()
-        kept = [f for i, f in enumerate(trace.frames) if i == 0 or _in_program(f.pc.uri, prefix)]
+        kept = [f for i, f in enumerate(trace.frames) if i == 0 or _in_program(f.pc.uri, program, package)]
         del trace.frames[:]
         trace.frames.extend(kept)
         return trace
@@ -139,6 +142,6 @@ def keep_program_frames(program_dir: str) -> None:
     resource._get_stack_trace = program_frames
 
 
-def _in_program(uri: str, prefix: str) -> bool:
+def _in_program(uri: str, program: str, package: str) -> bool:
     # An installed package inside the program's directory (its .venv) is not the program.
-    return uri.startswith(prefix) and "/site-packages/" not in uri
+    return uri.startswith(program) and not uri.startswith(package) and "/site-packages/" not in uri

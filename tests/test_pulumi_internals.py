@@ -24,7 +24,8 @@ from gpu_nodes.pulumi_internals import (
     run_monitor,
     unwrap_secret,
 )
-from tests.pulumi_mocks import PROJECT, STACK, Recorder, RecordingMonitor, fresh_runtime, run_inline
+from tests.factories import SECRET_KEYS, local_stack
+from tests.pulumi_mocks import PROJECT, STACK, Recorder, RecordingMonitor, fresh_runtime, run_inline, run_program
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -155,17 +156,27 @@ def _frames(run: Any, name: str) -> list[str]:
     return [frame.pc.uri for frame in registered.request.stackTrace.frames]
 
 
-def test_a_resources_stack_trace_keeps_where_it_was_made_and_the_programs_own_frames_only(monkeypatch):
+def test_a_resources_stack_trace_keeps_where_it_was_made_and_the_programs_own_frames(monkeypatch):
     from pulumi.runtime import resource
 
     monkeypatch.setattr(resource, "_get_stack_trace", getattr(resource._get_stack_trace, "whole", resource._get_stack_trace))
     whole = _frames(run_inline(lambda: k8s.core.v1.Namespace("whole")), "whole")
-    keep_program_frames(str(ROOT))
-    keep_program_frames(str(ROOT))  # a second fleet of the same program
-    kept = _frames(run_inline(lambda: k8s.core.v1.Namespace("kept")), "kept")
+    run = run_program(local_stack(preflight=False), SECRET_KEYS, stack="local")  # the fleet keeps program frames
+    taints = _frames(run, "local-gpu-gpu-node-1-taints")
+    package = (ROOT / "gpu_nodes").as_uri() + "/"
 
-    assert any("/site-packages/" in uri for uri in whole), f"Namespace whole: no installed package's frame to drop in {whole}"
-    assert kept[0] == whole[0] and kept[0].startswith(ROOT.as_uri()), f"Namespace kept: where it was made, not first: {kept}"
-    assert all(u.startswith(ROOT.as_uri() + "/") and "/site-packages/" not in u for u in kept), f"Namespace kept: {kept}"
-    assert len(kept) < len(whole), f"Namespace kept: {len(kept)} frames of {len(whole)}"
+    assert any("/site-packages/" in uri for uri in whole), f"Namespace whole: no installed package's frame in {whole}"
+    assert taints[0] == f"{package}providers/cluster_resource.py", f"local-gpu-gpu-node-1-taints: not where it was made: {taints}"
+    # Below the program's line, this test's own frames: under mocks, the test is the program's caller.
+    assert taints[1] == (ROOT / "__main__.py").as_uri(), f"local-gpu-gpu-node-1-taints: the program's line is not next: {taints}"
+    others = [u for u in taints[1:] if u.startswith(package) or "/site-packages/" in u]
+    assert not others, f"local-gpu-gpu-node-1-taints: frames of the package or an installed one kept: {others}"
+
+
+def test_keeping_the_programs_frames_twice_wraps_the_sdk_once(monkeypatch):
+    from pulumi.runtime import resource
+
+    monkeypatch.setattr(resource, "_get_stack_trace", getattr(resource._get_stack_trace, "whole", resource._get_stack_trace))
+    keep_program_frames(str(ROOT))
+    keep_program_frames(str(ROOT))  # a second fleet in the same program
     assert not hasattr(resource._get_stack_trace.whole, "whole"), "keep_program_frames wrapped its own wrapper"

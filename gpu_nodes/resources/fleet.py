@@ -146,7 +146,7 @@ class GpuFleet(pulumi.ComponentResource):
         for warning in stack.warnings:
             pulumi.log.warn(warning if args.stack_config is not None else in_argument_words(warning))
         check_program_objects(name, stack)
-        # Each resource's stack trace, kept in the state, holds the program's frames only.
+        # Each resource's stack trace, kept in the state, holds where it was made and the program's own frames only.
         keep_program_frames(os.getcwd())
         super().__init__(TYPE, name, None, opts)
         provider = self.get_provider("kubernetes::")

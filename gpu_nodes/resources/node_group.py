@@ -83,7 +83,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
         ssh_key = _preflight_key(name, args)
-        # Each resource's stack trace, kept in the state, holds the program's frames only.
+        # Each resource's stack trace, kept in the state, holds where it was made and the program's own frames only.
         keep_program_frames(os.getcwd())
         super().__init__(TYPE, name, None, opts)
         # Named `<group>-<name>` and parented here, as the fleet's children are (node_builders.py).
