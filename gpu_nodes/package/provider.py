@@ -55,12 +55,16 @@ class GpuNodesProvider(ComponentProvider):
 
 
 def finish_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The inferred schema with the fleet's secret inputs marked secret, and its description one
-    paragraph (a docstring's line breaks and indentation are no part of it)."""
+    """The inferred schema with the fleet's secret inputs marked secret, its description one
+    paragraph (a docstring's line breaks and indentation are no part of it), and the Go SDK's
+    input structs for the object types (`NodeGroupArgs`, ...): Go's generator writes them only for
+    types used as non-plain inputs unless told to (pkg/codegen/go `generateExtraInputTypes`;
+    pulumi/pulumi issue 9427), and every object input here is plain."""
     fleet_resource = schema["resources"][fleet.TYPE]
     for name in SECRET_INPUTS:
         fleet_resource["inputProperties"][name]["secret"] = True
     fleet_resource["description"] = " ".join(fleet_resource["description"].split())
+    schema["language"].setdefault("go", {})["generateExtraInputTypes"] = True
     return schema
 
 

@@ -115,3 +115,8 @@ def test_the_tenant_access_type_names_every_key_tenant_access_has():
 def test_the_package_version_is_the_distributions():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert VERSION == pyproject["project"]["version"] == SCHEMA["version"], "package/provider.py VERSION"
+
+
+def test_the_go_sdk_gets_input_structs_for_the_plain_object_types():
+    """Without them the generated Go SDK does not compile (`undefined: NodeGroupArgs`)."""
+    assert SCHEMA["language"]["go"].get("generateExtraInputTypes") is True, SCHEMA["language"]["go"]
