@@ -144,6 +144,7 @@ LAYERS = (
     ("providers", ("gpu_nodes.providers",)),
     ("resources", ("gpu_nodes.resources",)),
     ("cli", ("gpu_nodes.cli",)),
+    ("package", ("gpu_nodes.package",)),
     ("top", ("gpu_nodes", "__main__")),
 )
 

@@ -87,6 +87,7 @@ class DevicePluginSpec:
         'checks the exact count (see "MIG")',
         default=None,
         default_text="the count is not checked",
+        annotation="dict[str, int]",
     )
     tolerations: tuple[dict[str, Any], ...] = setting(
         "tolerations",
@@ -96,6 +97,7 @@ class DevicePluginSpec:
         "`[{key: example.com/dedicated, operator: Exists}]`",
         default=None,
         default_text="none",
+        annotation="list[dict[str, Any]]",
     )
     resources: dict[str, dict[str, str]] = setting(
         "resources",
@@ -104,6 +106,7 @@ class DevicePluginSpec:
         "the plugin container's `requests` and `limits`, e.g. `{requests: {cpu: 50m, memory: 64Mi}}`",
         default=None,
         default_text="none (upstream's)",
+        annotation="dict[str, dict[str, str]]",
     )
     health_checks: bool = setting(
         "healthChecks",
@@ -121,6 +124,7 @@ class DevicePluginSpec:
         default=None,
         default_text="`1` (Kubernetes')",
         check=COUNT_OR_PERCENT,
+        annotation="Any",
     )
     ignored_xids: tuple[int, ...] = setting(
         "ignoredXids",
@@ -129,6 +133,7 @@ class DevicePluginSpec:
         "XIDs that do not make a GPU unhealthy, beside the plugin's own list (`DP_DISABLE_HEALTHCHECKS=109,...`)",
         default=None,
         default_text="none",
+        annotation="list[int]",
     )
     # A list of XIDs, or ALL_XIDS.
     enabled_xids: tuple[int, ...] | str = setting(
@@ -139,6 +144,7 @@ class DevicePluginSpec:
         "`ignoredXids` would; `all` for every XID (`DP_ENABLE_HEALTHCHECKS`, plugin v0.18+)",
         default=None,
         default_text="none",
+        annotation="Any",
     )
     driver_root: str = setting(
         "driverRoot",

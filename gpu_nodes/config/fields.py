@@ -86,6 +86,10 @@ class Setting:
     argument: str | None = None
     # A secret (a key, a login): never shown, only its length; taken from stack config as a Pulumi secret.
     secret: bool = False
+    # The value's type as a Python annotation, where the kind alone does not say it: a list's items,
+    # a map's values, a scalar of several types (`Any`), a section's type by its schema name. The
+    # component package's typed inputs are written from it (gpu_nodes/package/inputs.py).
+    annotation: str | None = None
 
     def readme_default(self) -> str:
         if self.default_text is not None:

@@ -155,6 +155,7 @@ class NodeGroupSpec:
         "`kubernetes.io/`, `k8s.io/` (and their subdomains) and `gpu-nodes.dev/` are reserved",
         default=DEFAULT_LABELS,
         default_text='`{accelerator: nvidia, nvidia.com/gpu.present: "true"}`',
+        annotation="dict[str, str]",
     )
     taints: tuple[Taint, ...] = setting(
         "taints",
@@ -163,6 +164,7 @@ class NodeGroupSpec:
         "`kubectl taint` syntax `key[=value]:Effect`; the same keys are reserved as for labels (the gate "
         "`gpu-nodes.dev/unverified` is the stack's own)",
         default=list(DEFAULT_TAINTS),
+        annotation="list[str]",
     )
     device_plugin: DevicePluginSpec = setting(
         "devicePlugin", OBJECT, "object", "", default={}, row=False, section=DevicePluginSpec

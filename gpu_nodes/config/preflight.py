@@ -89,6 +89,7 @@ class PreflightSpec:
         "open only to these passes, and its report names them",
         default=None,
         default_text="none",
+        annotation="list[str]",
     )
     proxy: SshProxySpec | None = setting(
         "proxy",

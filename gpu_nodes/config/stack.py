@@ -27,7 +27,16 @@ from gpu_nodes.errors import ConfigError
 
 def _names_setting(name: str, help: str, argument: str) -> Any:
     """A stack-level list of names, none by default."""
-    return setting(f"{NAMESPACE}:{name}", LIST, "list of strings", help, default=(), default_text="none", argument=argument)
+    return setting(
+        f"{NAMESPACE}:{name}",
+        LIST,
+        "list of strings",
+        help,
+        default=(),
+        default_text="none",
+        argument=argument,
+        annotation="list[str]",
+    )
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,12 @@ class StackSpec:
     (those with `pulumi_type`) all follow the declarations."""
 
     node_groups: tuple[NodeGroupSpec, ...] = setting(
-        f"{NAMESPACE}:nodeGroups", LIST, "list", "one entry per node group (below)", argument="node_groups"
+        f"{NAMESPACE}:nodeGroups",
+        LIST,
+        "list",
+        "one entry per node group (below)",
+        argument="node_groups",
+        annotation="list[NodeGroup]",
     )
     # Whether it is given: the key itself goes to the SSH sessions only, as a secret.
     ssh_private_key_given: bool = setting(

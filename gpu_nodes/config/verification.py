@@ -49,6 +49,7 @@ class VerificationSpec:
         "one Job per count requesting `nvidia.com/gpu`; `[1, 2]` adds a multi-GPU check; each ≤ `gpusPerNode` "
         "(≤ 7 × `gpusPerNode` with `migStrategy: single`); may be `[]` when `migResources` is set",
         default=[1],
+        annotation="list[int]",
     )
     # With migStrategy mixed: (resource, count) pairs, e.g. ("nvidia.com/mig-1g.5gb", 1).
     mig_resources: tuple[tuple[str, int], ...] = setting(
@@ -58,6 +59,7 @@ class VerificationSpec:
         "only with `migStrategy: mixed`, and then required: MIG resource → devices per Job, e.g. "
         '`{"nvidia.com/mig-1g.5gb": 1}`; one Job per resource, each count ≤ 7 × `gpusPerNode`',
         default=None,
+        annotation="dict[str, int]",
     )
     per_node: bool = setting(
         "perNode",

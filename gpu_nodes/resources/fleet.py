@@ -94,6 +94,17 @@ class GpuFleetArgs:
         """The validated stack; raises one ConfigError naming every mistake, by its argument (or,
         from stack config, by its key). The fleet calls it first; a program may call it earlier,
         before it registers anything of its own."""
+        stack, problems = self.check()
+        if problems:
+            if self.stack_config is not None:
+                raise ConfigError(problems)
+            raise ConfigError([in_argument_words(p) for p in problems], "GpuFleetArgs")
+        assert stack is not None
+        return stack
+
+    def check(self) -> tuple[StackSpec | None, list[str]]:
+        """The stack (None when it cannot be read) and every problem, each named by its stack key
+        (`gpu-nodes:nodeGroups[0].gpusPerNode: got 0; ...`)."""
         problems = self.stack_config.problems() if self.stack_config is not None else self._secret_problems()
         problems += filter(None, [stack_label_problem(self.stack_label)])
         stack: StackSpec | None = None
@@ -105,12 +116,7 @@ class GpuFleetArgs:
             problems += name_collisions(stack)
         if stack is not None and stack.missing_ssh_key:
             problems.append(stack.missing_ssh_key)
-        if problems:
-            if self.stack_config is not None:
-                raise ConfigError(problems)
-            raise ConfigError([in_argument_words(p) for p in problems], "GpuFleetArgs")
-        assert stack is not None
-        return stack
+        return stack, problems
 
     def _secret_problems(self) -> list[str]:
         """A key or login given as plain text, or as no text at all: what it must be."""
@@ -136,7 +142,7 @@ class GpuFleet(pulumi.ComponentResource):
     """The node groups of one cluster. Pass the Kubernetes provider in `opts` (`provider=` or
     `providers=`); without one, the default provider and `kubernetes:*` stack config are used."""
 
-    groups: dict[str, GpuNodeGroup]
+    # The outputs; the package's GpuFleet types them for the schema (gpu_nodes/package/components.py).
     node_groups: pulumi.Output[dict[str, Any]]
     tenant_access: dict[str, dict[str, str | None]]
 
@@ -171,7 +177,8 @@ class GpuFleet(pulumi.ComponentResource):
             opts=children.opts(COEXISTENCE_CHILD),
         )
         runtime_class = declare_runtime_class(stack, children, cluster, args.stack_label)
-        self.groups = {
+        # Not an output: the schema the SDK infers from class annotations has no type for a component.
+        self.groups: dict[str, GpuNodeGroup] = {
             spec.name: GpuNodeGroup(
                 children.name(spec.name),
                 GpuNodeGroupArgs(

@@ -1,0 +1,317 @@
+"""The package's typed inputs, written by gpu_nodes/package/generate.py from the field declarations: do not edit.
+
+Keys are the stack config's own (camelCase, as the schema and every SDK spell them); the component
+maps them onto `GpuFleetArgs` (gpu_nodes/package/components.py).
+"""
+
+from typing import Any, NotRequired, TypedDict
+
+import pulumi
+
+
+class Node(TypedDict):
+    "One machine, already joined to the cluster as a node."
+
+    name: str
+    "The Kubernetes node name."
+    sshHost: NotRequired[str]
+    "Address of the machine: a host name or an IP address. Required with preflight."
+    sshPort: NotRequired[int]
+    "SSH port. Default: `22`."
+    sshUser: NotRequired[str]
+    "SSH user: `root` (see \"Privileges\"). Required with preflight."
+    hostKey: NotRequired[str]
+    (
+        "The machine's public ed25519 or ecdsa host key, `ssh-ed25519 AAAA...` (`ssh-keyscan -t ed25519 "
+        "HOST`). Required with preflight."
+    )
+
+
+class DevicePlugin(TypedDict):
+    "The group's NVIDIA device plugin DaemonSet."
+
+    image: NotRequired[str]
+    "Pinned by tag (not `latest`) or digest. Default: `nvcr.io/nvidia/k8s-device-plugin:v0.20.0`."
+    namespace: NotRequired[str]
+    "Shared by groups; Pod Security `privileged` (the plugin mounts hostPath). Default: `nvidia-device-plugin`."
+    migStrategy: NotRequired[str]
+    "The plugin's MIG strategy; `mixed` needs `verification.migResources` (see \"MIG\"). Default: `none`."
+    timeSlicingReplicas: NotRequired[int]
+    "Share each GPU N ways. Default: `1` (off)."
+    failOnInitError: NotRequired[bool]
+    "The plugin's own default: exit when no GPU can be initialised. Default: `true`."
+    migDevices: NotRequired[dict[str, int]]
+    (
+        "The MIG devices each GPU is split into, e.g. `{\"1g.10gb\": 7}`: preflight counts them on each GPU and"
+        " the readiness checks the exact count (see \"MIG\"). Default: the count is not checked."
+    )
+    tolerations: NotRequired[list[dict[str, Any]]]
+    (
+        "More tolerations for the plugin's pods, beside the group's taints and the gate, e.g. `[{key: "
+        "example.com/dedicated, operator: Exists}]`. Default: none."
+    )
+    resources: NotRequired[dict[str, dict[str, str]]]
+    (
+        "The plugin container's `requests` and `limits`, e.g. `{requests: {cpu: 50m, memory: 64Mi}}`. "
+        "Default: none (upstream's)."
+    )
+    healthChecks: NotRequired[bool]
+    (
+        "The plugin's XID health checks; `false` (`DP_DISABLE_HEALTHCHECKS=all`) for passthrough or vGPU "
+        "hosts. Default: `true`."
+    )
+    imagePullPolicy: NotRequired[str]
+    (
+        "The plugin's `imagePullPolicy`; `Never` or `IfNotPresent` where images are loaded onto the machines "
+        "(air-gapped). Default: Kubernetes' (`IfNotPresent` for a tag)."
+    )
+    maxUnavailable: NotRequired[Any]
+    (
+        "How many nodes' plugin pods a rollout replaces at once (the DaemonSet's `maxUnavailable`). Default: "
+        "`1` (Kubernetes')."
+    )
+    ignoredXids: NotRequired[list[int]]
+    (
+        "XIDs that do not make a GPU unhealthy, beside the plugin's own list "
+        "(`DP_DISABLE_HEALTHCHECKS=109,...`). Default: none."
+    )
+    enabledXids: NotRequired[Any]
+    (
+        "XIDs that make a GPU unhealthy although the plugin's own list ignores them (13, 31, 43, 45, 68, 109)"
+        " or `ignoredXids` would; `all` for every XID (`DP_ENABLE_HEALTHCHECKS`, plugin v0.18+). Default: "
+        "none."
+    )
+    driverRoot: NotRequired[str]
+    (
+        "Where the NVIDIA driver is installed on the machines: `/`, or `/run/nvidia/driver` where the driver "
+        "runs in a container (the GPU Operator's); with `gpuAccess: cdi` it is mounted at `/driver-root` for "
+        "the plugin's CDI specs (see \"How tenants get their GPUs\"). Default: `/`."
+    )
+    cdiHookPath: NotRequired[str]
+    (
+        "With `gpuAccess: cdi`: the `nvidia-ctk` (or `nvidia-cdi-hook`) on the machines that the CDI specs' "
+        "hooks run; preflight checks each machine has it. Default: `/usr/bin/nvidia-ctk`."
+    )
+
+
+class PriorityClass(TypedDict):
+    "The PriorityClass of the group's GPU workloads."
+
+    name: NotRequired[str]
+    "Not `system-*`, at most 240 characters: `<name>-verification` is created too. Default: `gpu-<group>`."
+    value: NotRequired[int]
+    "At most 1000000000 (above is reserved for system classes). Default: `1000000`."
+
+
+class Verification(TypedDict):
+    "The verification Jobs that prove the group's GPUs as a tenant's pod gets them."
+
+    image: NotRequired[str]
+    "Pinned image with `nvidia-smi`. Default: `nvcr.io/nvidia/cuda:13.0.2-base-ubuntu24.04`."
+    cudaImage: NotRequired[str]
+    (
+        "Pinned image whose own command runs a CUDA kernel (NVIDIA's CUDA sample `vectorAdd`), after "
+        "`nvidia-smi`; the `cudaX.Y` in its tag is the CUDA version preflight weighs against the driver and "
+        "the toolkit mode (see \"CUDA\"). Default: "
+        "`nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04`."
+    )
+    namespace: NotRequired[str]
+    "Shared by groups; Pod Security `restricted`. Default: `gpu-verification`."
+    gpusPerPod: NotRequired[list[int]]
+    (
+        "One Job per count requesting `nvidia.com/gpu`; `[1, 2]` adds a multi-GPU check; each ≤ `gpusPerNode`"
+        " (≤ 7 × `gpusPerNode` with `migStrategy: single`); may be `[]` when `migResources` is set. Default: "
+        "`[1]`."
+    )
+    migResources: NotRequired[dict[str, int]]
+    (
+        "Only with `migStrategy: mixed`, and then required: MIG resource → devices per Job, e.g. "
+        "`{\"nvidia.com/mig-1g.5gb\": 1}`; one Job per resource, each count ≤ 7 × `gpusPerNode`. Default: none."
+    )
+    perNode: NotRequired[bool]
+    "One Job per node and count, pinned to that node; `false`: per count, any node of the group. Default: `true`."
+    timeoutSeconds: NotRequired[int]
+    (
+        "How long `pulumi up` waits for each Job (also its `activeDeadlineSeconds`) and for each node's GPU "
+        "count to be exact. Default: `600`."
+    )
+    imagePullPolicy: NotRequired[str]
+    (
+        "The verification pods' `imagePullPolicy`; `Never` or `IfNotPresent` where images are loaded onto the"
+        " machines (air-gapped). Default: Kubernetes' (`IfNotPresent` for a tag)."
+    )
+
+
+class SshProxy(TypedDict):
+    "A bastion the machines are reached through."
+
+    host: str
+    "The bastion's address."
+    port: NotRequired[int]
+    "Its SSH port. Default: `22`."
+    user: str
+    "Its SSH user."
+    hostKey: NotRequired[str]
+    "Its public host key. Default: none."
+
+
+class Preflight(TypedDict):
+    "The checks run on each machine over SSH before it is brought in."
+
+    enabled: NotRequired[bool]
+    "Run the SSH checks before bringing a node in. Default: `true`."
+    containerRuntime: NotRequired[str]
+    (
+        "Which runtime's nvidia configuration to check; `docker` is Docker behind cri-dockerd; `k3s`/`rke2` "
+        "read their own containerd config under `/var/lib/rancher/<name>/agent/etc/containerd`; `auto` "
+        "follows kubelet's `--container-runtime-endpoint` (or `containerRuntimeEndpoint`), then the CRI "
+        "socket that listens. Default: `containerd`."
+    )
+    maxSessions: NotRequired[int]
+    (
+        "Machines of the group checked at once, each over one SSH connection at a time (the copy, then the "
+        "command); the default stays within a stock sshd's `MaxStartups`, also on a bastion. Default: `10`."
+    )
+    minDriver: NotRequired[str]
+    "Minimum driver version, e.g. `\"550.54\"`. Default: none."
+    driverAdvisories: NotRequired[str]
+    (
+        "A driver open to one of NVIDIA's display-driver security bulletins, or on a branch NVIDIA no longer "
+        "patches, is named per node as a warning; `refuse` keeps such machines out (see \"Driver advisories\")."
+        " Default: `warn`."
+    )
+    minToolkit: NotRequired[str]
+    (
+        "A minimum NVIDIA Container Toolkit (`nvidia-ctk --version`) above the floor NVIDIA's advisories set;"
+        " one below it is refused unless `acceptToolkitAdvisories` names every CVE it lets in (see \"Toolkit "
+        "advisories\"). Default: `1.19.1`, the advisories' floor."
+    )
+    acceptToolkitAdvisories: NotRequired[list[str]]
+    (
+        "NVIDIA Container Toolkit advisories accepted as a risk on these machines, e.g. `[CVE-2026-24260]`: a"
+        " toolkit open only to these passes, and its report names them. Default: none."
+    )
+    proxy: NotRequired[SshProxy]
+    "Bastion `{host, port (22), user, hostKey}`, reached with the same key. Default: none."
+    become: NotRequired[str]
+    (
+        "Run the checks as root through `sudo -n` when `sshUser` is not root; the script is then copied to "
+        "the user's home (see \"Privileges\"). Default: none (log in as root)."
+    )
+    recheck: NotRequired[str]
+    (
+        "1-64 printable characters; a new value runs preflight again on every node of the group (see "
+        "\"Re-check the machines\"). Default: none."
+    )
+    sshTimeoutSeconds: NotRequired[int]
+    (
+        "Seconds each SSH connection attempt may take, to the machine and to the bastion (pulumi-command's "
+        "`perDialTimeout`; it tries up to 10 times); raise it for slow links. Default: `15` "
+        "(pulumi-command's)."
+    )
+
+
+class NodeGroup(TypedDict):
+    "One group of like GPU machines: an entry of `nodeGroups`."
+
+    name: str
+    "DNS-1123 label; names the group's objects and its node label value."
+    nodes: list[Node]
+    (
+        "`{name, sshHost, sshPort, sshUser, hostKey}`; `name` is the Kubernetes node name; a node may belong "
+        "to one group only."
+    )
+    gpusPerNode: int
+    "GPUs each node must expose."
+    labels: NotRequired[dict[str, str]]
+    (
+        "Labels for every node (a map given here replaces the default); `gpu-nodes.dev/node-group` is added; "
+        "keys under `kubernetes.io/`, `k8s.io/` (and their subdomains) and `gpu-nodes.dev/` are reserved. "
+        "Default: `{accelerator: nvidia, nvidia.com/gpu.present: \"true\"}`."
+    )
+    taints: NotRequired[list[str]]
+    (
+        "`kubectl taint` syntax `key[=value]:Effect`; the same keys are reserved as for labels (the gate "
+        "`gpu-nodes.dev/unverified` is the stack's own). Default: `[\"nvidia.com/gpu=present:NoSchedule\"]`."
+    )
+    devicePlugin: NotRequired[DevicePlugin]
+    "The group's NVIDIA device plugin DaemonSet. Default: `{}`."
+    priorityClass: NotRequired[PriorityClass]
+    "The PriorityClass of the group's GPU workloads. Default: `{}`."
+    verification: NotRequired[Verification]
+    "The verification Jobs that prove the group's GPUs as a tenant's pod gets them. Default: `{}`."
+    preflight: NotRequired[Preflight]
+    "The checks run on each machine over SSH before it is brought in. Default: `{}`."
+    gpuAccess: NotRequired[str]
+    (
+        "How a tenant's pod gets its GPUs, and so what preflight requires and how the verification pods run: "
+        "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
+        "(the plugin's `cdi-cri` strategy). See \"How tenants get their GPUs\". Default: `defaultRuntime`."
+    )
+    isolation: NotRequired[str]
+    (
+        "Whether a pod may see GPUs it was not given: `default` keeps the container toolkit as it ships (a "
+        "pod that sets `NVIDIA_VISIBLE_DEVICES=all`, as CUDA images do, sees every GPU under the nvidia "
+        "runtime); `strict` needs NVIDIA's hardened toolkit settings, which preflight checks, and proves that"
+        " a pod given no GPU sees none. See \"How tenants get their GPUs\". Default: `default`."
+    )
+    gpuModel: NotRequired[str]
+    (
+        "The GPU model every node must have, as `nvidia-smi` names it (`NVIDIA H100 80GB HBM3`); without it "
+        "the group's nodes must agree with each other (see \"GPU facts\"). Default: most nodes' model."
+    )
+    gpuFeatureLabels: NotRequired[bool]
+    (
+        "Label each node with GPU Feature Discovery's keys (`nvidia.com/gpu.product`, ...) from preflight's "
+        "facts; turn off where GFD itself runs. Default: `true`."
+    )
+
+
+class GpuFleetInputs(TypedDict):
+    "What a GPU fleet asks for: the stack config's `gpu-nodes:*` settings."
+
+    node_groups: list[NodeGroup]
+    "One entry per node group (below)."
+    ssh_private_key: NotRequired[pulumi.Input[str]]
+    "Private key for the machines (and the bastion). Required when any group runs preflight."
+    insecure_skip_host_key_check: NotRequired[bool]
+    "Accept any SSH host key for nodes without `hostKey` (see \"Host keys\"). Default: `false`."
+    runtime_class: NotRequired[str]
+    (
+        "The RuntimeClass the device plugin names, and tenants' pods with `gpuAccess: runtimeClass`; `\"\"` or "
+        "`false`: none (see \"How tenants get their GPUs\"). Default: `nvidia`."
+    )
+    create_runtime_class: NotRequired[bool]
+    (
+        "Create the class (handler `nvidia`), or only name one that exists already. Default: `true` for "
+        "`nvidia`, `false` for another name."
+    )
+    existing_namespaces: NotRequired[list[str]]
+    (
+        "Namespaces the groups use that exist already: the stack puts its objects in them but never creates "
+        "or deletes them (see \"Objects the stack did not create\"). Default: none."
+    )
+    hand_over: NotRequired[list[str]]
+    (
+        "Other NVIDIA device plugin or DRA driver installs allowed on the cluster, kept off this stack's "
+        "nodes: `<namespace>/<DaemonSet>`, `ClusterPolicy/<name>` or `GPUCluster/<name>` (see \"Another device"
+        " plugin on the cluster\"). Default: none."
+    )
+    image_pull_secret: NotRequired[pulumi.Input[str]]
+    (
+        "A registry login (`.dockerconfigjson`, as `docker login` writes `~/.docker/config.json`): the stack "
+        "puts it in a Secret `gpu-nodes-pull` in each namespace it uses, before the pods that name it (see "
+        "\"Private registries\"). Default: none."
+    )
+
+
+__all__ = [
+    "Node",
+    "DevicePlugin",
+    "PriorityClass",
+    "Verification",
+    "SshProxy",
+    "Preflight",
+    "NodeGroup",
+    "GpuFleetInputs",
+]

@@ -1,0 +1,96 @@
+"""The component provider the plugin (`package/` at the repository's root) serves.
+
+It is the Python SDK's own `ComponentProvider` (pulumi/provider/experimental/component.py), which
+infers the schema from the components' annotations and constructs them, with two additions the
+annotations cannot carry:
+- the schema marks the secret inputs `secret` (the SSH key, the registry login), as their
+  declarations do (`Setting.secret`), so every SDK and the engine keep them secret;
+- `construct` reads the inputs as stack config is read before anything is registered, and
+  refuses a mistake as Pulumi's `InputPropertiesError`, one error per problem with its property
+  path as the program wrote it (`nodeGroups[0].gpusPerNode`). The SDK's own server reports that
+  error as such (pulumi/provider/server.py, `Construct`); raised from a component's `__init__`,
+  it would reach the user wrapped, under a Python traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
+from pulumi.provider import ConstructResult
+from pulumi.provider.experimental.component import ComponentProvider
+from pulumi.provider.server import main
+from pulumi.resource import ResourceOptions
+
+from gpu_nodes.config.stack import ARGUMENTS
+from gpu_nodes.constants import NAMESPACE
+from gpu_nodes.package.components import GpuFleet, fleet_args
+from gpu_nodes.resources import fleet
+
+# The package's name: its types are `gpu-nodes:index:<name>`, and the fleet's own type is one of them.
+PACKAGE = "gpu-nodes"
+# pyproject.toml's version (tests/package/test_schema.py holds them together).
+VERSION = "0.2.0"
+# Each input of the fleet by its schema name (`sshPrivateKey`), as its stack key without the namespace.
+SCHEMA_INPUTS = {s.key.removeprefix(f"{NAMESPACE}:"): argument for argument, s in ARGUMENTS.items()}
+SECRET_INPUTS = sorted(name for name, argument in SCHEMA_INPUTS.items() if ARGUMENTS[argument].secret)
+
+
+class GpuNodesProvider(ComponentProvider):
+    """The SDK's component provider for gpu-nodes' components, with secrets marked and inputs read first."""
+
+    def __init__(self) -> None:
+        super().__init__([GpuFleet], PACKAGE, version=VERSION)
+        self.schema = json.dumps(finish_schema(json.loads(self.schema or "{}")))
+
+    def construct(
+        self, name: str, resource_type: str, inputs: Mapping[str, Any], options: ResourceOptions | None = None
+    ) -> ConstructResult:
+        if resource_type == fleet.TYPE:
+            refuse_mistakes(inputs)
+        return super().construct(name, resource_type, inputs, options)
+
+
+def finish_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The inferred schema with the fleet's secret inputs marked secret, and its description one
+    paragraph (a docstring's line breaks and indentation are no part of it)."""
+    fleet_resource = schema["resources"][fleet.TYPE]
+    for name in SECRET_INPUTS:
+        fleet_resource["inputProperties"][name]["secret"] = True
+    fleet_resource["description"] = " ".join(fleet_resource["description"].split())
+    return schema
+
+
+def refuse_mistakes(inputs: Mapping[str, Any]) -> None:
+    """Raise one InputPropertiesError naming every mistake in the fleet's inputs, as the stack config's
+    reader finds them; nothing when there is none."""
+    unknown = sorted(set(inputs) - set(SCHEMA_INPUTS))
+    details: list[InputPropertyErrorDetails] = [{"property_path": key, "reason": "unknown input"} for key in unknown]
+    args = fleet_args({SCHEMA_INPUTS[key]: value for key, value in inputs.items() if key in SCHEMA_INPUTS})
+    details += [in_schema_words(problem) for problem in args.check()[1]]
+    if details:
+        lines = "\n".join(f"  - {': '.join(filter(None, (d['property_path'], d['reason'])))}" for d in details)
+        raise InputPropertiesError(f"invalid inputs of {fleet.TYPE}:\n{lines}", details)
+
+
+def in_schema_words(problem: str) -> InputPropertyErrorDetails:
+    """A reader's problem (`gpu-nodes:nodeGroups[0].gpusPerNode: got 0; ...`) as the property path a
+    program wrote (`nodeGroups[0].gpusPerNode`) and the reason."""
+    path, found, reason = problem.removeprefix(f"{NAMESPACE}:").partition(": ")
+    if not found or " " in path:
+        return {"property_path": "", "reason": problem}
+    return {"property_path": path, "reason": reason}
+
+
+def serve() -> None:
+    """Serve the components to the engine: the plugin's `__main__.py`."""
+    main(GpuNodesProvider(), sys.argv[1:])
+
+
+def package_schema() -> dict[str, Any]:
+    """The package's schema, as the plugin serves it (GetSchema)."""
+    schema: dict[str, Any] = json.loads(GpuNodesProvider().schema or "{}")
+    return schema

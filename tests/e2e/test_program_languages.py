@@ -1,0 +1,148 @@
+"""gpu-nodes from a Pulumi YAML program: `examples/yaml`, with the component package added from this
+checkout, run by the real engine with Pulumi YAML's own language host on the local cluster.
+
+The example is copied out of the checkout with its node and namespaces replaced by a fake machine of
+its own (gpu-node-11) and namespaces no other stack uses; the rest is the example as a user reads
+it. Up proves the node as the seed's checklist does (kubectl: labels, taints, the plugin, the Jobs,
+the gate lifted); preview and refresh are then clean; a wrong value stops a run naming its property
+path with nothing registered; destroy leaves nothing of the stack's on the cluster.
+
+Runs after test_package.py (file order), on a node of its own, beside the story's stack.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.e2e.conftest import GATE, ROOT, STATE, LocalEnv, taints_of
+
+NODE = "gpu-node-11"
+STACK = "yaml"
+GROUP = "a100"
+NAMESPACES = {"devicePlugin": "yaml-device-plugin", "verification": "yaml-verification"}
+RUNTIME_CLASS = "nvidia-yaml"
+WORK = STATE / "e2e-yaml"
+KUBECONFIG = STATE / "cluster/kubeconfig"
+OUR_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+
+
+def example(node: dict[str, Any], **group_changes: Any) -> dict[str, Any]:
+    """examples/yaml's program for this cluster: the package from this checkout, our node, our namespaces."""
+    program = yaml.safe_load((ROOT / "examples/yaml/Pulumi.yaml").read_text())
+    program["packages"]["gpu-nodes"] = str(ROOT / "package")
+    properties = program["resources"]["gpus"]["properties"]
+    (group,) = properties["nodeGroups"]
+    group["nodes"] = [node]
+    group["devicePlugin"] = {"namespace": NAMESPACES["devicePlugin"]}
+    group.setdefault("verification", {})["namespace"] = NAMESPACES["verification"]
+    group["verification"]["timeoutSeconds"] = 120
+    group["priorityClass"] = {"name": "gpu-yaml"}
+    group.update(group_changes)
+    properties["runtimeClass"] = RUNTIME_CLASS
+    properties["createRuntimeClass"] = True
+    return program
+
+
+def write_program(where: Path, program: dict[str, Any]) -> Path:
+    shutil.rmtree(where, ignore_errors=True)
+    where.mkdir(parents=True)
+    (where / "Pulumi.yaml").write_text(yaml.safe_dump(program, sort_keys=False))
+    return where
+
+
+def pulumi(local: LocalEnv, cwd: Path, *args: str, check: bool = True, stack: str = STACK, timeout: int = 1200):
+    return local.run("pulumi", *args, "--stack", stack, "--non-interactive", check=check, timeout=timeout, cwd=cwd)
+
+
+def init_stack(local: LocalEnv, program: Path, stack: str) -> None:
+    pulumi(local, program, "stack", "init", stack=stack)
+    pulumi(local, program, "config", "set", "--secret", "kubeconfig", str(KUBECONFIG), stack=stack)
+    key = (STATE / "fakehosts/id_ed25519").read_text()
+    local.run("pulumi", "config", "set", "--secret", "--stack", stack, "sshPrivateKey", stdin=key, cwd=program)
+
+
+def fake_machine() -> dict[str, Any]:
+    hosts = {h["name"]: h for h in json.loads((STATE / "fakehosts/hosts.json").read_text())}
+    return {k: hosts[NODE][k] for k in ("name", "sshHost", "sshPort", "sshUser", "hostKey")}
+
+
+@pytest.fixture(scope="module")
+def program(local: LocalEnv) -> Iterator[Path]:
+    local.run("tools/cluster/up.sh", "--nodes", "11", timeout=600)
+    local.run("tools/fakehost/up.sh", NODE)
+    shutil.rmtree(WORK, ignore_errors=True)
+    path = write_program(WORK / "program", example(fake_machine()))
+    init_stack(local, path, STACK)
+    yield path
+    pulumi(local, path, "destroy", "--yes", "--skip-preview", check=False)
+    pulumi(local, path, "stack", "rm", "--yes", check=False)
+
+
+@pytest.fixture(scope="module")
+def deployed(program: Path, local: LocalEnv) -> Path:
+    pulumi(local, program, "up", "--yes", "--skip-preview")
+    return program
+
+
+def test_the_yaml_program_proves_its_node_and_lifts_the_gate(deployed: Path, local: LocalEnv):
+    report = json.loads(pulumi(local, deployed, "stack", "output", "nodeGroups", "--json").stdout)
+    assert report[GROUP][NODE]["gate"] == "lifted", f"{NODE}: {report[GROUP][NODE]}"
+    assert report[GROUP][NODE]["preflight"]["passed"] is True, f"{NODE}: {report[GROUP][NODE]['preflight']}"
+    node = local.node(NODE)
+    labels = node["metadata"]["labels"]
+    assert labels.get("accelerator") == "nvidia" and labels.get("gpu-nodes.dev/node-group") == GROUP, f"{NODE}: {labels}"
+    taints = taints_of(node)
+    assert OUR_TAINT in taints and GATE not in taints, local.explain(f"{NODE}: taints {taints}")
+    plugin = local.kubectl_json("get", "daemonsets", "-n", NAMESPACES["devicePlugin"])["items"]
+    assert [d["status"].get("numberReady") for d in plugin] == [1], local.explain(f"device plugin: {plugin}")
+    jobs = local.kubectl_json("get", "jobs", "-n", NAMESPACES["verification"])["items"]
+    assert jobs and all(j["status"].get("succeeded") == 1 for j in jobs), local.explain(f"jobs: {[j['status'] for j in jobs]}")
+    access = json.loads(pulumi(local, deployed, "stack", "output", "tenantAccess", "--json").stdout)
+    assert access == {GROUP: {"gpuAccess": "defaultRuntime", "runtimeClassName": None, "isolation": "default"}}, access
+
+
+def test_the_deployed_yaml_stack_previews_and_refreshes_clean(deployed: Path, local: LocalEnv):
+    pulumi(local, deployed, "preview", "--expect-no-changes")
+    pulumi(local, deployed, "refresh", "--preview-only", "--expect-no-changes")
+
+
+def test_the_ssh_key_stays_secret_in_the_state(deployed: Path, local: LocalEnv):
+    state = pulumi(local, deployed, "stack", "export").stdout
+    key = (STATE / "fakehosts/id_ed25519").read_text().strip().splitlines()[1]
+    assert key not in state, "a line of the SSH key is in the state in plain text"
+
+
+def test_a_wrong_value_stops_the_yaml_program_naming_its_property_path(program: Path, local: LocalEnv):
+    wrong = write_program(WORK / "wrong", example(fake_machine(), gpusPerNode=0, isolation="tight"))
+    init_stack(local, wrong, "yaml-wrong")
+    try:
+        result = pulumi(local, wrong, "preview", check=False, stack="yaml-wrong")
+        output = result.stdout + result.stderr
+        assert result.returncode != 0, f"a preview with gpusPerNode 0 passed:\n{output[-3000:]}"
+        assert "nodeGroups[0].gpusPerNode" in output and "nodeGroups[0].isolation" in output, output[-3000:]
+        assert "Traceback" not in output, f"a Python traceback for a user's mistake:\n{output[-3000:]}"
+        up = pulumi(local, wrong, "up", "--yes", "--skip-preview", check=False, stack="yaml-wrong")
+        assert up.returncode != 0, up.stdout[-3000:]
+        state = json.loads(pulumi(local, wrong, "stack", "export", stack="yaml-wrong").stdout)
+        kinds = {r["type"] for r in state["deployment"].get("resources", [])}
+        assert not kinds & {"gpu-nodes:index:GpuFleet", "kubernetes:core/v1:Namespace"}, f"registered: {sorted(kinds)}"
+    finally:
+        pulumi(local, wrong, "destroy", "--yes", "--skip-preview", check=False, stack="yaml-wrong")
+        pulumi(local, wrong, "stack", "rm", "--yes", check=False, stack="yaml-wrong")
+
+
+def test_destroying_the_yaml_stack_leaves_nothing_of_it(deployed: Path, local: LocalEnv):
+    pulumi(local, deployed, "destroy", "--yes", "--skip-preview")
+    for namespace in NAMESPACES.values():
+        assert local.kubectl("get", "namespace", namespace, check=False).returncode != 0, f"namespace {namespace} left"
+    assert local.kubectl("get", "runtimeclass", RUNTIME_CLASS, check=False).returncode != 0, f"{RUNTIME_CLASS} left"
+    node = local.node(NODE)
+    assert OUR_TAINT not in taints_of(node) and GATE not in taints_of(node), f"{NODE}: {taints_of(node)}"
+    assert "accelerator" not in node["metadata"]["labels"], f"{NODE}: {node['metadata']['labels']}"

@@ -1,0 +1,57 @@
+"""gpu_nodes/package/inputs.py: written from the field declarations, one typed input per setting."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpu_nodes.config.fields import MISSING, settings
+from gpu_nodes.config.stack import ARGUMENTS
+from gpu_nodes.package import inputs
+from gpu_nodes.package.generate import FLEET_INPUTS, INPUT_TYPES, INPUTS_FILE, annotation, inputs_source
+
+
+def test_inputs_py_is_what_the_declarations_write():
+    assert INPUTS_FILE.read_text() == inputs_source(), (
+        f"{INPUTS_FILE} is stale: run .venv/bin/python -m gpu_nodes.package.generate and commit it"
+    )
+
+
+@pytest.mark.parametrize("input_type", INPUT_TYPES, ids=lambda t: t.name)
+def test_each_input_type_has_its_sections_keys_in_order(input_type):
+    typed = getattr(inputs, input_type.name)
+    declared = [s.key for _, s in settings(input_type.spec)]
+    assert list(typed.__annotations__) == declared, f"{input_type.name}: keys differ from {input_type.spec.__name__}"
+
+
+@pytest.mark.parametrize("input_type", INPUT_TYPES, ids=lambda t: t.name)
+def test_a_key_without_a_default_is_required_and_every_other_optional(input_type):
+    typed = getattr(inputs, input_type.name)
+    required = {s.key for _, s in settings(input_type.spec) if s.default is MISSING}
+    assert set(typed.__required_keys__) == required, f"{input_type.name}: required keys"
+
+
+def test_the_fleets_inputs_are_the_python_apis_arguments():
+    typed = getattr(inputs, FLEET_INPUTS)
+    assert list(typed.__annotations__) == list(ARGUMENTS), f"{FLEET_INPUTS}: not GpuFleetArgs' stack arguments"
+    assert set(typed.__required_keys__) == {"node_groups"}, f"{FLEET_INPUTS}: required keys"
+
+
+@pytest.mark.parametrize(
+    ("setting_key", "expected"),
+    [
+        ("gpu-nodes:nodeGroups", "list[NodeGroup]"),
+        ("gpu-nodes:sshPrivateKey", "pulumi.Input[str]"),
+        ("gpu-nodes:handOver", "list[str]"),
+    ],
+)
+def test_a_stack_settings_annotation(setting_key, expected):
+    (s,) = [s for s in ARGUMENTS.values() if s.key == setting_key]
+    assert annotation(s) == expected, setting_key
+
+
+def test_a_section_is_typed_by_its_schema_name():
+    from gpu_nodes.config.node_group import NodeGroupSpec
+
+    declared = dict(settings(NodeGroupSpec))
+    assert annotation(declared["nodes"]) == "list[Node]", "nodeGroups[].nodes"
+    assert annotation(declared["device_plugin"]) == "DevicePlugin", "nodeGroups[].devicePlugin"

@@ -1,0 +1,94 @@
+"""The plugin's provider: a program's mistakes refused before anything is registered, each by its
+property path; a program's inputs building what the Python API builds."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+from pulumi.errors import InputPropertiesError
+
+from gpu_nodes import GpuFleet as PythonGpuFleet
+from gpu_nodes import GpuFleetArgs
+from gpu_nodes.package.components import GpuFleet
+from gpu_nodes.package.provider import in_schema_words, refuse_mistakes
+from tests.factories import SSH_KEY, group
+from tests.pulumi_mocks import run_inline
+
+
+def inputs(*groups: dict, **more: object) -> dict:
+    """A fleet's inputs as a program sends them: schema names, numbers as floats."""
+    return {"nodeGroups": list(groups) or [group("a100")], "sshPrivateKey": pulumi.Output.secret(SSH_KEY), **more}
+
+
+def refused(values: dict) -> list[tuple[str, str]]:
+    with pytest.raises(InputPropertiesError) as raised:
+        refuse_mistakes(values)
+    return [(d["property_path"], d["reason"]) for d in raised.value.errors or []]
+
+
+@pytest.mark.parametrize(
+    ("values", "path", "reason"),
+    [
+        (inputs(group("a100", gpusPerNode=0)), "nodeGroups[0].gpusPerNode", "got 0; expected at least 1"),
+        (inputs(group("a100", isolation="tight")), "nodeGroups[0].isolation", "got 'tight'; expected one of default, strict"),
+        (inputs(group("A100")), "nodeGroups[0].name", "got 'A100'"),
+        (inputs(runtimeClass="No Such"), "runtimeClass", "got 'No Such'"),
+        (inputs(handOver=["nowhere"]), "handOver[0]", "got 'nowhere'"),
+        (inputs(group("a100", devicePlugin={"migStrategy": "some"})), "nodeGroups[0].devicePlugin.migStrategy", "got 'some'"),
+        (inputs(group("a100", colour="red")), "nodeGroups[0].colour", "unknown key"),
+        (inputs(gpuNodes=1), "gpuNodes", "unknown input"),
+        ({"nodeGroups": [group("a100")]}, "sshPrivateKey", "not set; a group runs preflight"),
+    ],
+    ids=lambda v: v if isinstance(v, str) and "." in v or v in ("runtimeClass", "gpuNodes", "sshPrivateKey") else "",
+)
+def test_a_mistake_is_refused_by_the_property_path_the_program_wrote(values, path, reason):
+    found = refused(values)
+    assert any(p == path and reason in r for p, r in found), f"{path}: expected {reason!r}, found {found}"
+
+
+def test_every_mistake_is_refused_at_once():
+    found = refused(inputs(group("a100", gpusPerNode=0), group("l4", isolation="tight"), runtimeClass="No Such"))
+    paths = [p for p, _ in found]
+    assert {"nodeGroups[0].gpusPerNode", "nodeGroups[1].isolation", "runtimeClass"} <= set(paths), found
+
+
+def test_the_message_names_each_mistake_and_never_the_secret():
+    with pytest.raises(InputPropertiesError) as raised:
+        refuse_mistakes(inputs(group("a100", gpusPerNode=0), sshPrivateKey="not a key"))
+    message = str(raised.value)
+    assert "nodeGroups[0].gpusPerNode: got 0" in message, message
+    assert "not a key" not in message, f"the key's text shown: {message}"
+
+
+def test_whole_numbers_sent_as_floats_are_counts():
+    refuse_mistakes(inputs(group("a100", gpusPerNode=4.0, verification={"gpusPerPod": [1.0, 2.0]})))
+
+
+def test_valid_inputs_pass():
+    refuse_mistakes(inputs(group("a100"), group("l4")))
+
+
+@pytest.mark.parametrize(
+    ("problem", "path", "reason"),
+    [
+        ("gpu-nodes:nodeGroups[0].gpusPerNode: got 0; expected ≥ 1", "nodeGroups[0].gpusPerNode", "got 0; expected ≥ 1"),
+        ("gpu-nodes:runtimeClass: got 'x y'; expected a name", "runtimeClass", "got 'x y'; expected a name"),
+        ("two groups share a name: a100", "", "two groups share a name: a100"),
+    ],
+)
+def test_a_readers_problem_in_the_programs_words(problem, path, reason):
+    assert in_schema_words(problem) == {"property_path": path, "reason": reason}, problem
+
+
+def test_a_programs_inputs_build_what_the_python_api_builds():
+    """The same children, names and inputs: a YAML or TypeScript program gets the Python program's fleet."""
+    groups = [group("a100", preflight={"enabled": False}), group("l4", preflight={"enabled": False})]
+
+    from_python = run_inline(lambda: PythonGpuFleet("gpus", GpuFleetArgs(node_groups=groups)))
+    # As the SDK's provider maps them: the fleet's keys by GpuFleetInputs, the rest as the program wrote them.
+    from_package = run_inline(lambda: GpuFleet("gpus", {"node_groups": groups}))
+
+    def registered(run):
+        return {r.urn: r.inputs for r in run.resources}
+
+    assert registered(from_package) == registered(from_python), "the package's fleet differs from the Python API's"
