@@ -20,18 +20,20 @@ func main() {
 		if err != nil {
 			return err
 		}
+		// The fleet's settings are plain values (the schema marks them plain: the component reads
+		// them before it registers anything); only the secrets are inputs.
 		fleet, err := gpunodes.NewGpuFleet(ctx, "gpus", &gpunodes.GpuFleetArgs{
-			NodeGroups: gpunodes.NodeGroupArray{
-				gpunodes.NodeGroupArgs{
-					Name:        pulumi.String("a100"),
-					GpusPerNode: pulumi.Int(8),
-					Nodes: gpunodes.NodeArray{
-						gpunodes.NodeArgs{
-							Name:    pulumi.String("gpu-a-01"),
-							SshHost: pulumi.String("10.0.0.11"),
-							SshUser: pulumi.String("root"),
+			NodeGroups: []gpunodes.NodeGroupArgs{
+				{
+					Name:        "a100",
+					GpusPerNode: 8,
+					Nodes: []gpunodes.NodeArgs{
+						{
+							Name:    "gpu-a-01",
+							SshHost: pulumi.StringRef("10.0.0.11"),
+							SshUser: pulumi.StringRef("root"),
 							// ssh-keyscan -t ed25519 10.0.0.11
-							HostKey: pulumi.String("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICgOWx8GZAYwVo1DljYmxSdegqKZ4tjslNMpHdImvYML"),
+							HostKey: pulumi.StringRef("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICgOWx8GZAYwVo1DljYmxSdegqKZ4tjslNMpHdImvYML"),
 						},
 					},
 				},

@@ -200,3 +200,17 @@ def broken_go_copy(tmp: Path, replace: tuple[str, str]) -> Path:
     (tmp / "main.go").write_text(source.replace(old, new, 1))
     (tmp / "sdks").symlink_to(GO / "sdks")
     return tmp
+
+
+def go_sdk_hint(step: Step, schema_file: Path) -> str:
+    """Why a Go SDK may not compile: Go's code generator writes `<Type>Args` for an object type
+    only where the type is an input, so one given only plain (`"plain": true`) is left undefined
+    unless the schema asks for every type's input types."""
+    go = json.loads(schema_file.read_text()).get("language", {}).get("go", {})
+    if "undefined: " in step.output and "sdks/gpu-nodes" in step.output and not go.get("generateExtraInputTypes"):
+        return (
+            "\nThe generated SDK itself does not compile: an object type the schema gives only plain has no"
+            " `<Type>Args` struct unless the schema sets language.go.generateExtraInputTypes: true."
+        )
+    return ""
+
