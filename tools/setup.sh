@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepares this machine for the tests and the local environment: the Python virtualenv
-# with the pinned requirements, and OpenSSH's server for the SSH tests and fake machines.
+# with the pinned requirements, OpenSSH's server for the SSH tests and fake machines, and
+# Node.js with npm for the TypeScript example (tests/package/test_sdks.py).
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,4 +23,13 @@ if [[ ! -x /usr/sbin/sshd || ! -x /usr/bin/sudo || ! -x /usr/bin/shellcheck ]]; 
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends openssh-server openssh-client sudo shellcheck >/dev/null
+fi
+
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  # tests/package/test_sdks.py installs examples/typescript with npm and compiles it with tsc.
+  # A machine that already has Node.js (and its npm) keeps it; Debian's are the fallback.
+  echo "setup: installing nodejs and npm" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi

@@ -65,6 +65,18 @@ def test_a_stand_in_is_cached_under_a_digest_of_its_source(tmp_path: Path, varia
     assert before != after, f"{folder}: the same cache folder {before} before and after an edit"
 
 
+def test_our_sdk_generator_is_cached_under_a_digest_of_its_source(tmp_path: Path):
+    engine = tmp_path / "engine"
+    shutil.copytree(ENGINE, engine, ignore=shutil.ignore_patterns("kubernetes", "pulumi"))
+    cache, home = tmp_path / "cache", tmp_path / "home"
+    before = variable("ENGINE_SDKGEN_BIN_DIR", cache, home, engine)
+    with (engine / "sdkgen" / "main.go").open("a") as main:
+        main.write("\n// an edit\n")
+    after = variable("ENGINE_SDKGEN_BIN_DIR", cache, home, engine)
+    assert Path(before).parent.name.startswith("gpu-nodes-sdkgen-"), before
+    assert before != after, f"sdkgen: the same cache folder {before} before and after an edit"
+
+
 def test_builds_of_an_earlier_cache_layout_are_removed_never_used(tmp_path: Path, fake_cli: Path):
     cache, home = tmp_path / "cache", tmp_path / "home"
     retired = [

@@ -12,7 +12,8 @@
 #   tools/engine/build.sh pulumi kubernetes
 #
 # Tools: pulumi (the CLI), python (the Python language host and its scripts),
-#        kubernetes (pulumi-resource-kubernetes), command (pulumi-resource-command).
+#        kubernetes (pulumi-resource-kubernetes), command (pulumi-resource-command),
+#        sdkgen (gpu-nodes-sdkgen, our own TypeScript and Go SDK generator, sdkgen/).
 # Exit status is non-zero when a requested tool could not be built; the others
 # are still built. See README.md beside this file.
 set -euo pipefail
@@ -124,6 +125,16 @@ build_command() {
   go_build "$dir" "$ENGINE_COMMAND_PROVIDER_BIN_DIR/pulumi-resource-command" . ""
 }
 
+# ------------------------------------------------------------ gpu-nodes-sdkgen
+# Our own tool (sdkgen/) over pkg/v3's codegen/nodejs and codegen/go: `pulumi package gen-sdk`
+# asks the Node.js and Go language hosts to generate, and the module proxy refuses both. It
+# requires the CLI's pkg/v3, so it reuses the CLI's compiled packages.
+build_sdkgen() {
+  local dir
+  dir="$(copy_wrapper "$here/sdkgen" "gpu-nodes-sdkgen-$ENGINE_SDKGEN_KEY")"
+  go_build "$dir" "$ENGINE_SDKGEN_BIN_DIR/gpu-nodes-sdkgen" . ""
+}
+
 # Builds of the two parts under their upstream names (pulumi-language-python-*,
 # pulumi-resource-command-*) in this cache come from source brought in outside the registries:
 # they are removed, never used. Ours are named standin-*.
@@ -148,7 +159,7 @@ remove_retired_builds() {
 # ---------------------------------------------------------------------- main
 remove_retired_builds
 want=("$@")
-[[ ${#want[@]} -gt 0 ]] || want=(pulumi python kubernetes command)
+[[ ${#want[@]} -gt 0 ]] || want=(pulumi python kubernetes command sdkgen)
 
 for tool in "${want[@]}"; do
   case "$tool" in
@@ -193,8 +204,16 @@ for tool in "${want[@]}"; do
         timed "pulumi-resource-command $ENGINE_COMMAND_PROVIDER_VERSION (stand-in $ENGINE_COMMAND_PROVIDER_KEY)" build_command
       fi
       ;;
+    sdkgen)
+      if [[ -x "$ENGINE_SDKGEN_BIN_DIR/gpu-nodes-sdkgen" ]]; then
+        report+=("gpu-nodes-sdkgen ($ENGINE_SDKGEN_KEY, ours): cached")
+      else
+        log "building gpu-nodes-sdkgen, our SDK generator"
+        timed "gpu-nodes-sdkgen ($ENGINE_SDKGEN_KEY, ours)" build_sdkgen
+      fi
+      ;;
     *)
-      log "unknown tool '$tool' (pulumi, python, kubernetes, command)"
+      log "unknown tool '$tool' (pulumi, python, kubernetes, command, sdkgen)"
       failed=1
       ;;
   esac

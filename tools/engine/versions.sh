@@ -26,6 +26,9 @@ ENGINE_KUBERNETES_PROVIDER_MODULE_VERSION="v4.0.0-20260115033456-f47bc2d6f199"
 ENGINE_COMMAND_PROVIDER_VERSION="1.2.1"
 ENGINE_PYTHON_HOST_KEY="$(engine_source_key "$_engine_versions_dir/python-host")"
 ENGINE_COMMAND_PROVIDER_KEY="$(engine_source_key "$_engine_versions_dir/command-provider")"
+# Our own SDK generator over pkg/v3's code generators (sdkgen/): the CLI's `package gen-sdk` asks
+# the Node.js and Go language hosts, which the module proxy refuses.
+ENGINE_SDKGEN_KEY="$(engine_source_key "$_engine_versions_dir/sdkgen")"
 
 # Where a user's own Pulumi install keeps its plugins (env.sh points PULUMI_HOME elsewhere).
 if [[ -n "${PULUMI_HOME:-}" && "$PULUMI_HOME" != "$GPU_NODES_CACHE/pulumi-home" ]]; then
@@ -40,4 +43,5 @@ ENGINE_PULUMI_BIN_DIR="$GPU_NODES_CACHE/pulumi-$ENGINE_PULUMI_VERSION/bin"
 ENGINE_KUBERNETES_PROVIDER_BIN_DIR="$GPU_NODES_CACHE/pulumi-resource-kubernetes-$ENGINE_KUBERNETES_PROVIDER_VERSION/bin"
 ENGINE_PYTHON_HOST_BIN_DIR="$GPU_NODES_CACHE/standin-pulumi-language-python-$ENGINE_PYTHON_HOST_KEY/bin"
 ENGINE_COMMAND_PROVIDER_BIN_DIR="$GPU_NODES_CACHE/standin-pulumi-resource-command-$ENGINE_COMMAND_PROVIDER_VERSION-$ENGINE_COMMAND_PROVIDER_KEY/bin"
+ENGINE_SDKGEN_BIN_DIR="$GPU_NODES_CACHE/gpu-nodes-sdkgen-$ENGINE_SDKGEN_KEY/bin"
 unset _engine_versions_dir

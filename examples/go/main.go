@@ -1,0 +1,49 @@
+// A team's own Go program with a GPU fleet in it (README, "Use it in your own program").
+// The gpunodes package is the SDK generated from the gpu-nodes package's schema into
+// sdks/gpu-nodes, which go.mod's replace points at.
+package main
+
+import (
+	"example.com/pulumi-gpu-nodes/sdk/go/gpunodes"
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+)
+
+func main() {
+	pulumi.Run(func(ctx *pulumi.Context) error {
+		cfg := config.New(ctx, "")
+		// The team's own provider: the fleet reaches the cluster through it and nothing else.
+		cluster, err := kubernetes.NewProvider(ctx, "cluster", &kubernetes.ProviderArgs{
+			Kubeconfig: cfg.RequireSecret("kubeconfig"),
+		})
+		if err != nil {
+			return err
+		}
+		// The fleet's settings are plain values (the schema marks them plain: the component reads
+		// them before it registers anything); only the secrets are inputs.
+		fleet, err := gpunodes.NewGpuFleet(ctx, "gpus", &gpunodes.GpuFleetArgs{
+			NodeGroups: []gpunodes.NodeGroupArgs{
+				{
+					Name:        "a100",
+					GpusPerNode: 8,
+					Nodes: []gpunodes.NodeArgs{
+						{
+							Name:    "gpu-a-01",
+							SshHost: pulumi.StringRef("10.0.0.11"),
+							SshUser: pulumi.StringRef("root"),
+							// ssh-keyscan -t ed25519 10.0.0.11
+							HostKey: pulumi.StringRef("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICgOWx8GZAYwVo1DljYmxSdegqKZ4tjslNMpHdImvYML"),
+						},
+					},
+				},
+			},
+			SshPrivateKey: cfg.RequireSecret("sshPrivateKey"),
+		}, pulumi.Providers(cluster))
+		if err != nil {
+			return err
+		}
+		ctx.Export("gpuNodes", fleet.NodeGroups)
+		return nil
+	})
+}
