@@ -8,11 +8,14 @@ cd "$(dirname "$0")/.."
 
 python=${PYTHON:-python3}
 stamp=.venv/.requirements.sha256
-wanted=$(cat requirements.txt requirements-dev.txt policy/requirements.txt | sha256sum | cut -d' ' -f1)
+wanted=$(cat requirements.txt requirements-dev.txt policy/requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [[ ! -x .venv/bin/python || "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]]; then
   echo "setup: installing Python requirements into .venv" >&2
   "$python" -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+  # gpu-nodes itself, editable: the component package's plugin (package/) and the dynamic providers
+  # a Pulumi YAML program's fleet runs import it from this virtualenv, outside this folder.
+  .venv/bin/pip install --quiet --disable-pip-version-check --no-deps -e .
   echo "$wanted" >"$stamp"
 fi
 

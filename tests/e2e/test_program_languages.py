@@ -37,6 +37,7 @@ def example(node: dict[str, Any], **group_changes: Any) -> dict[str, Any]:
     """examples/yaml's program for this cluster: the package from this checkout, our node, our namespaces."""
     program = yaml.safe_load((ROOT / "examples/yaml/Pulumi.yaml").read_text())
     program["packages"]["gpu-nodes"] = str(ROOT / "package")
+    program["runtime"]["options"]["virtualenv"] = str(ROOT / ".venv")
     properties = program["resources"]["gpus"]["properties"]
     (group,) = properties["nodeGroups"]
     group["nodes"] = [node]
