@@ -4,7 +4,8 @@
 # Build the Pulumi engine pieces from Go modules, once per machine, into
 #   ${GPU_NODES_CACHE:-$HOME/.cache/gpu-nodes}/<tool>-<version>/bin/          (upstream modules)
 #   ${GPU_NODES_CACHE:-$HOME/.cache/gpu-nodes}/standin-<tool>-<source key>/bin/ (our stand-ins)
-# The module proxy refuses Pulumi's Python language host and pulumi-command's provider, so those
+# Pulumi YAML's language host is built from its module (github.com/pulumi/pulumi-yaml) beside
+# the CLI. The module proxy refuses Pulumi's Python language host and pulumi-command's provider, so those
 # two are stand-ins of our own (python-host/, command-provider/), built only where the real part
 # is not installed. A tool whose cached binary exists is skipped, so running this again is cheap.
 #
@@ -12,7 +13,8 @@
 #   tools/engine/build.sh pulumi kubernetes
 #
 # Tools: pulumi (the CLI), python (the Python language host and its scripts),
-#        kubernetes (pulumi-resource-kubernetes), command (pulumi-resource-command).
+#        yaml (pulumi-language-yaml), kubernetes (pulumi-resource-kubernetes),
+#        command (pulumi-resource-command).
 # Exit status is non-zero when a requested tool could not be built; the others
 # are still built. See README.md beside this file.
 set -euo pipefail
@@ -106,6 +108,23 @@ link_python_host() {
   done
 }
 
+# -------------------------------------------------------- YAML language host
+# Upstream's own host, github.com/pulumi/pulumi-yaml cmd/pulumi-language-yaml, through our wrapper
+# yaml/ (the module has no replace directives; the wrapper pins the CLI's pkg/sdk v3, so the
+# CLI's compiled packages are reused). Its version is pkg/version.Version, as its release sets it.
+build_yaml_host() {
+  local dir
+  dir="$(copy_wrapper "$here/yaml" "pulumi-language-yaml-$ENGINE_YAML_HOST_VERSION")"
+  go_build "$dir" "$ENGINE_YAML_HOST_BIN_DIR/pulumi-language-yaml" github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml \
+    "-X github.com/pulumi/pulumi-yaml/pkg/version.Version=v$ENGINE_YAML_HOST_VERSION"
+}
+
+# Beside the CLI, where it finds bundled language hosts (as link_python_host does).
+link_yaml_host() {
+  mkdir -p "$ENGINE_PULUMI_BIN_DIR"
+  ln -sfn "$ENGINE_YAML_HOST_BIN_DIR/pulumi-language-yaml" "$ENGINE_PULUMI_BIN_DIR/pulumi-language-yaml"
+}
+
 # --------------------------------------------------- pulumi-resource-kubernetes
 build_kubernetes() {
   local dir src
@@ -148,7 +167,7 @@ remove_retired_builds() {
 # ---------------------------------------------------------------------- main
 remove_retired_builds
 want=("$@")
-[[ ${#want[@]} -gt 0 ]] || want=(pulumi python kubernetes command)
+[[ ${#want[@]} -gt 0 ]] || want=(pulumi python yaml kubernetes command)
 
 for tool in "${want[@]}"; do
   case "$tool" in
@@ -175,6 +194,18 @@ for tool in "${want[@]}"; do
       fi
       [[ ! -x "$ENGINE_PYTHON_HOST_BIN_DIR/pulumi-language-python" ]] || link_python_host
       ;;
+    yaml)
+      if [[ ! -x "$ENGINE_PULUMI_BIN_DIR/pulumi" ]]; then
+        # As for python: an installed Pulumi brings its own YAML host beside it.
+        report+=("pulumi-language-yaml: not built (no CLI of ours to put it beside; an installed Pulumi brings its own)")
+      elif [[ -x "$ENGINE_YAML_HOST_BIN_DIR/pulumi-language-yaml" ]]; then
+        report+=("pulumi-language-yaml $ENGINE_YAML_HOST_VERSION: cached")
+      else
+        log "building pulumi-language-yaml $ENGINE_YAML_HOST_VERSION"
+        timed "pulumi-language-yaml $ENGINE_YAML_HOST_VERSION" build_yaml_host
+      fi
+      [[ ! -x "$ENGINE_YAML_HOST_BIN_DIR/pulumi-language-yaml" ]] || link_yaml_host
+      ;;
     kubernetes)
       if [[ -x "$ENGINE_KUBERNETES_PROVIDER_BIN_DIR/pulumi-resource-kubernetes" ]]; then
         report+=("pulumi-resource-kubernetes $ENGINE_KUBERNETES_PROVIDER_VERSION: cached")
@@ -194,7 +225,7 @@ for tool in "${want[@]}"; do
       fi
       ;;
     *)
-      log "unknown tool '$tool' (pulumi, python, kubernetes, command)"
+      log "unknown tool '$tool' (pulumi, python, yaml, kubernetes, command)"
       failed=1
       ;;
   esac
