@@ -119,10 +119,17 @@ build_yaml_host() {
     "-X github.com/pulumi/pulumi-yaml/pkg/version.Version=v$ENGINE_YAML_HOST_VERSION"
 }
 
-# Beside the CLI, where it finds bundled language hosts (as link_python_host does).
-link_yaml_host() {
+# Beside the CLI, where it finds bundled language hosts, as a copy and not a link: the YAML host
+# itself runs the plugins a program's packages name (to read their schemas), and finds the
+# Python host for a Python plugin beside its own executable, symlinks resolved. From a folder of
+# its own it would take the one on PATH, warning "using pulumi-language-python from $PATH".
+install_yaml_host() {
+  local built="$ENGINE_YAML_HOST_BIN_DIR/pulumi-language-yaml" dest="$ENGINE_PULUMI_BIN_DIR/pulumi-language-yaml"
   mkdir -p "$ENGINE_PULUMI_BIN_DIR"
-  ln -sfn "$ENGINE_YAML_HOST_BIN_DIR/pulumi-language-yaml" "$ENGINE_PULUMI_BIN_DIR/pulumi-language-yaml"
+  if [[ -L "$dest" ]] || ! cmp -s "$built" "$dest"; then
+    rm -f "$dest"
+    install -m 0755 "$built" "$dest"
+  fi
 }
 
 # --------------------------------------------------- pulumi-resource-kubernetes
@@ -204,7 +211,7 @@ for tool in "${want[@]}"; do
         log "building pulumi-language-yaml $ENGINE_YAML_HOST_VERSION"
         timed "pulumi-language-yaml $ENGINE_YAML_HOST_VERSION" build_yaml_host
       fi
-      [[ ! -x "$ENGINE_YAML_HOST_BIN_DIR/pulumi-language-yaml" ]] || link_yaml_host
+      [[ ! -x "$ENGINE_YAML_HOST_BIN_DIR/pulumi-language-yaml" ]] || install_yaml_host
       ;;
     kubernetes)
       if [[ -x "$ENGINE_KUBERNETES_PROVIDER_BIN_DIR/pulumi-resource-kubernetes" ]]; then

@@ -74,14 +74,16 @@ case "$_gpu_nodes_host" in
   "") _gpu_nodes_host_part="pulumi-language-python: missing" ;;
   *) _gpu_nodes_host_part="pulumi-language-python: real ($_gpu_nodes_host)" ;;
 esac
-# So is the YAML host: ours (built from pulumi-yaml's module) beside our CLI, a user's beside theirs.
+# So is the YAML host: ours (built from pulumi-yaml's module; build.sh copies it beside our CLI)
+# or a user's beside theirs.
 _gpu_nodes_yaml="$(dirname "${_gpu_nodes_cli:-/nonexistent}")/pulumi-language-yaml"
-if [[ -x "$_gpu_nodes_yaml" ]]; then _gpu_nodes_yaml="$(readlink -f "$_gpu_nodes_yaml")"; else _gpu_nodes_yaml=''; fi
-case "$_gpu_nodes_yaml" in
-  "$ENGINE_YAML_HOST_BIN_DIR"/*) _gpu_nodes_yaml_part="pulumi-language-yaml $ENGINE_YAML_HOST_VERSION: real, built from Go modules" ;;
-  "") _gpu_nodes_yaml_part="pulumi-language-yaml: missing" ;;
-  *) _gpu_nodes_yaml_part="pulumi-language-yaml: real ($_gpu_nodes_yaml)" ;;
-esac
+if [[ ! -x "$_gpu_nodes_yaml" ]]; then
+  _gpu_nodes_yaml_part="pulumi-language-yaml: missing"
+elif cmp -s "$_gpu_nodes_yaml" "$ENGINE_YAML_HOST_BIN_DIR/pulumi-language-yaml"; then
+  _gpu_nodes_yaml_part="pulumi-language-yaml $ENGINE_YAML_HOST_VERSION: real, built from Go modules"
+else
+  _gpu_nodes_yaml_part="pulumi-language-yaml: real ($(readlink -f "$_gpu_nodes_yaml"))"
+fi
 case "$_gpu_nodes_cli" in
   "$GPU_NODES_CACHE"/*) _gpu_nodes_cli_part="pulumi $ENGINE_PULUMI_VERSION: real, built from Go modules" ;;
   "") _gpu_nodes_cli_part="pulumi: missing" ;;
