@@ -171,6 +171,16 @@ def test_a_package_that_names_no_virtualenv_runs_in_venv_beside_it(tmp_path: Pat
     assert "greeter:index:Greeter" in json.loads(result.stdout)["resources"], result.stdout
 
 
+def test_a_package_that_exits_before_serving_fails_with_its_exit_status(tmp_path: Path):
+    """RunPlugin sends the plugin's exit code; the CLI, which got no port, reports it."""
+    package = make_package(tmp_path)
+    (package.dir / "__main__.py").write_text("import sys\n\nsys.exit(3)\n")
+    project = engine_project(tmp_path, "pulumi-language-python")
+    result = project.run("pulumi", "package", "get-schema", str(package.dir), timeout=600)
+    assert result.returncode != 0, explain("get-schema passed", result)
+    assert f"could not read plugin [{package.dir}]: exit status 3" in result.stderr, explain("no exit status", result)
+
+
 def test_a_yaml_program_gets_the_components_output(deployed: Deployed):
     assert deployed.project.outputs() == {"greeting": "hello, world"}
 
