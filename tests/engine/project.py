@@ -67,17 +67,32 @@ def explain(what: str, result: subprocess.CompletedProcess[str]) -> str:
 def new_project(workdir: Path, program: str, name: str = "engine-parts-test") -> Project:
     """A Python project in workdir running `program`, with the repository's virtualenv, its own
     file backend and the stack `test` initialised."""
+    project = engine_project(workdir, "pulumi-language-python")
+    (project.dir / "Pulumi.yaml").write_text(
+        f"name: {name}\nruntime:\n  name: python\n  options:\n    toolchain: pip\n    virtualenv: {ROOT / '.venv'}\n"
+    )
+    (project.dir / "__main__.py").write_text(program)
+    project.pulumi("stack", "init")
+    return project
+
+
+def new_yaml_project(workdir: Path, pulumi_yaml: str) -> Project:
+    """A Pulumi YAML project in workdir whose Pulumi.yaml (name, `runtime: yaml`, the program) is
+    `pulumi_yaml`, with its own file backend and the stack `test` initialised."""
+    project = engine_project(workdir, "pulumi-language-yaml")
+    (project.dir / "Pulumi.yaml").write_text(pulumi_yaml)
+    project.pulumi("stack", "init")
+    return project
+
+
+def engine_project(workdir: Path, language_host: str) -> Project:
+    """An empty project folder, workdir/project, and the engine's environment with a file backend
+    in workdir/backend; fails when the CLI or the language host is not built."""
     env = local_environment(workdir / "backend")
-    missing = [tool for tool in ("pulumi", "pulumi-language-python") if shutil.which(tool, path=env["PATH"]) is None]
+    missing = [tool for tool in ("pulumi", language_host) if shutil.which(tool, path=env["PATH"]) is None]
     if missing:
         pytest.fail(f"{', '.join(missing)} not built: run tools/engine/build.sh (make test does)")
     (workdir / "backend").mkdir(parents=True, exist_ok=True)
     project_dir = workdir / "project"
     project_dir.mkdir(parents=True, exist_ok=True)
-    (project_dir / "Pulumi.yaml").write_text(
-        f"name: {name}\nruntime:\n  name: python\n  options:\n    toolchain: pip\n    virtualenv: {ROOT / '.venv'}\n"
-    )
-    (project_dir / "__main__.py").write_text(program)
-    project = Project(project_dir, env)
-    project.pulumi("stack", "init")
-    return project
+    return Project(project_dir, env)

@@ -125,3 +125,28 @@ def test_every_run_names_the_stand_ins(tmp_path: Path, fake_cli: Path):
 def test_a_missing_host_is_named_missing_not_real(tmp_path: Path, fake_cli: Path):
     result = shell("source ./env.sh", tmp_path / "cache", tmp_path / "home")
     assert "pulumi-language-python: missing" in result.stderr, result.stderr
+    assert "pulumi-language-yaml: missing" in result.stderr, result.stderr
+
+
+def test_the_yaml_host_goes_beside_the_cli_as_a_file_not_a_link(tmp_path: Path, fake_cli: Path):
+    """The YAML host looks for the Python host beside its own executable, symlinks resolved: a
+    link into its cache folder would send it to PATH. A link left by an earlier build is replaced."""
+    cache, home = tmp_path / "cache", tmp_path / "home"
+    built = executable(Path(variable("ENGINE_YAML_HOST_BIN_DIR", cache, home)) / "pulumi-language-yaml", "#!/bin/sh\n# yaml\n")
+    (fake_cli / "pulumi-language-yaml").symlink_to(built)
+    result = shell("./build.sh yaml", cache, home)
+    assert result.returncode == 0, result
+    beside = fake_cli / "pulumi-language-yaml"
+    assert not beside.is_symlink(), f"{beside} is a link"
+    assert beside.read_bytes() == built.read_bytes(), "not the built host"
+    parts = shell("source ./env.sh", cache, home)
+    assert "pulumi-language-yaml 1.25.0: real, built from Go modules" in parts.stderr, parts.stderr
+
+
+def test_no_yaml_host_is_built_without_a_cli_of_ours(tmp_path: Path):
+    """An installed Pulumi brings its own YAML host beside it, as it does its Python host."""
+    cache, home = tmp_path / "cache", tmp_path / "home"
+    result = shell("./build.sh yaml", cache, home)
+    assert result.returncode == 0, result
+    assert "pulumi-language-yaml: not built" in result.stdout, result.stdout
+    assert not Path(variable("ENGINE_YAML_HOST_BIN_DIR", cache, home)).exists(), "built anyway"

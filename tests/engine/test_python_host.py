@@ -5,6 +5,12 @@ policy pack. Real engine; no cluster or machine needed."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pulumi
 
 from tests.engine.project import ROOT, explain, new_project
 
@@ -111,3 +117,38 @@ def test_a_policy_pack_runs_and_its_mandatory_policy_stops_the_preview(tmp_path)
     project.pulumi("config", "set", "color", "blue")
     passed = project.pulumi("preview", "--policy-pack", str(policy), check=False)
     assert passed.returncode == 0, explain("a blue thing failed the policy", passed)
+
+
+def installed(venv: Path, module: str, version: str, plugin_json: dict[str, object] | None = None) -> None:
+    """A package `module` (distribution name with dashes) at `version` in venv, with a
+    `<module>/pulumi-plugin.json` when given: what pip list and the host see of an installed one."""
+    site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
+    (site / module).mkdir()
+    (site / module / "__init__.py").write_text("")
+    if plugin_json is not None:
+        (site / module / "pulumi-plugin.json").write_text(json.dumps(plugin_json))
+    info = site / f"{module}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: {version}\n")
+
+
+def test_the_plugins_a_program_needs_are_those_of_its_virtualenvs_pulumi_packages(tmp_path):
+    """GetRequiredPackages, as `pulumi about` shows it: pulumi-plugin.json's name and version
+    when the package has one (and no plugin when it says `resource: false`), else the package's
+    name less `pulumi-` and its version made semver."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
+    (site / "sdk.pth").write_text(f"{Path(pulumi.__file__).resolve().parents[1]}\n")  # the SDK and pip
+    installed(venv, "pulumi_fakething", "1.2.3rc4")
+    installed(venv, "acme_widgets", "0.1", {"resource": True, "name": "widgets", "version": "0.9.0"})
+    installed(venv, "pulumi_nothing", "2.0", {"resource": False})
+    project = new_project(tmp_path, "import pulumi\n")
+    (project.dir / "Pulumi.yaml").write_text(
+        f"name: required-plugins\nruntime:\n  name: python\n  options:\n    virtualenv: {venv}\n"
+    )
+    about = json.loads(project.pulumi("about", "--json").stdout)
+    plugins = {p["name"]: p["version"] for p in about["plugins"] if p["kind"] == "resource"}
+    assert plugins.get("fakething") == "1.2.3-rc.4", plugins
+    assert plugins.get("widgets") == "0.9.0", plugins
+    assert "nothing" not in plugins, plugins

@@ -4,7 +4,8 @@
 # Build the Pulumi engine pieces from Go modules, once per machine, into
 #   ${GPU_NODES_CACHE:-$HOME/.cache/gpu-nodes}/<tool>-<version>/bin/          (upstream modules)
 #   ${GPU_NODES_CACHE:-$HOME/.cache/gpu-nodes}/standin-<tool>-<source key>/bin/ (our stand-ins)
-# The module proxy refuses Pulumi's Python language host and pulumi-command's provider, so those
+# Pulumi YAML's language host is built from its module (github.com/pulumi/pulumi-yaml) beside
+# the CLI. The module proxy refuses Pulumi's Python language host and pulumi-command's provider, so those
 # two are stand-ins of our own (python-host/, command-provider/), built only where the real part
 # is not installed. A tool whose cached binary exists is skipped, so running this again is cheap.
 #
@@ -12,7 +13,8 @@
 #   tools/engine/build.sh pulumi kubernetes
 #
 # Tools: pulumi (the CLI), python (the Python language host and its scripts),
-#        kubernetes (pulumi-resource-kubernetes), command (pulumi-resource-command),
+#        yaml (pulumi-language-yaml), kubernetes (pulumi-resource-kubernetes),
+#        command (pulumi-resource-command),
 #        sdkgen (gpu-nodes-sdkgen, our own TypeScript and Go SDK generator, sdkgen/).
 # Exit status is non-zero when a requested tool could not be built; the others
 # are still built. See README.md beside this file.
@@ -107,6 +109,30 @@ link_python_host() {
   done
 }
 
+# -------------------------------------------------------- YAML language host
+# Upstream's own host, github.com/pulumi/pulumi-yaml cmd/pulumi-language-yaml, through our wrapper
+# yaml/ (the module has no replace directives; the wrapper pins the CLI's pkg/sdk v3, so the
+# CLI's compiled packages are reused). Its version is pkg/version.Version, as its release sets it.
+build_yaml_host() {
+  local dir
+  dir="$(copy_wrapper "$here/yaml" "pulumi-language-yaml-$ENGINE_YAML_HOST_VERSION")"
+  go_build "$dir" "$ENGINE_YAML_HOST_BIN_DIR/pulumi-language-yaml" github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml \
+    "-X github.com/pulumi/pulumi-yaml/pkg/version.Version=v$ENGINE_YAML_HOST_VERSION"
+}
+
+# Beside the CLI, where it finds bundled language hosts, as a copy and not a link: the YAML host
+# itself runs the plugins a program's packages name (to read their schemas), and finds the
+# Python host for a Python plugin beside its own executable, symlinks resolved. From a folder of
+# its own it would take the one on PATH, warning "using pulumi-language-python from $PATH".
+install_yaml_host() {
+  local built="$ENGINE_YAML_HOST_BIN_DIR/pulumi-language-yaml" dest="$ENGINE_PULUMI_BIN_DIR/pulumi-language-yaml"
+  mkdir -p "$ENGINE_PULUMI_BIN_DIR"
+  if [[ -L "$dest" ]] || ! cmp -s "$built" "$dest"; then
+    rm -f "$dest"
+    install -m 0755 "$built" "$dest"
+  fi
+}
+
 # --------------------------------------------------- pulumi-resource-kubernetes
 build_kubernetes() {
   local dir src
@@ -159,7 +185,7 @@ remove_retired_builds() {
 # ---------------------------------------------------------------------- main
 remove_retired_builds
 want=("$@")
-[[ ${#want[@]} -gt 0 ]] || want=(pulumi python kubernetes command sdkgen)
+[[ ${#want[@]} -gt 0 ]] || want=(pulumi python yaml kubernetes command sdkgen)
 
 for tool in "${want[@]}"; do
   case "$tool" in
@@ -185,6 +211,18 @@ for tool in "${want[@]}"; do
         timed "pulumi-language-python (stand-in $ENGINE_PYTHON_HOST_KEY)" build_python_host
       fi
       [[ ! -x "$ENGINE_PYTHON_HOST_BIN_DIR/pulumi-language-python" ]] || link_python_host
+      ;;
+    yaml)
+      if [[ ! -x "$ENGINE_PULUMI_BIN_DIR/pulumi" ]]; then
+        # As for python: an installed Pulumi brings its own YAML host beside it.
+        report+=("pulumi-language-yaml: not built (no CLI of ours to put it beside; an installed Pulumi brings its own)")
+      elif [[ -x "$ENGINE_YAML_HOST_BIN_DIR/pulumi-language-yaml" ]]; then
+        report+=("pulumi-language-yaml $ENGINE_YAML_HOST_VERSION: cached")
+      else
+        log "building pulumi-language-yaml $ENGINE_YAML_HOST_VERSION"
+        timed "pulumi-language-yaml $ENGINE_YAML_HOST_VERSION" build_yaml_host
+      fi
+      [[ ! -x "$ENGINE_YAML_HOST_BIN_DIR/pulumi-language-yaml" ]] || install_yaml_host
       ;;
     kubernetes)
       if [[ -x "$ENGINE_KUBERNETES_PROVIDER_BIN_DIR/pulumi-resource-kubernetes" ]]; then
@@ -213,7 +251,7 @@ for tool in "${want[@]}"; do
       fi
       ;;
     *)
-      log "unknown tool '$tool' (pulumi, python, kubernetes, command, sdkgen)"
+      log "unknown tool '$tool' (pulumi, python, yaml, kubernetes, command, sdkgen)"
       failed=1
       ;;
   esac

@@ -3,7 +3,8 @@
 # engine:   source tools/engine/env.sh
 #
 # - puts the cached CLI first on PATH (build.sh links the Python language host
-#   and its scripts beside it, where the CLI finds bundled plugins);
+#   and its scripts, and the YAML language host, beside it, where the CLI finds
+#   bundled plugins);
 # - isolates the plugin cache in $GPU_NODES_CACHE/pulumi-home and installs the
 #   provider binaries there once, under their exact versions, so the CLI
 #   resolves kubernetes 4.25.0 / command 1.2.1 without downloading anything.
@@ -73,13 +74,24 @@ case "$_gpu_nodes_host" in
   "") _gpu_nodes_host_part="pulumi-language-python: missing" ;;
   *) _gpu_nodes_host_part="pulumi-language-python: real ($_gpu_nodes_host)" ;;
 esac
+# So is the YAML host: ours (built from pulumi-yaml's module; build.sh copies it beside our CLI)
+# or a user's beside theirs.
+_gpu_nodes_yaml="$(dirname "${_gpu_nodes_cli:-/nonexistent}")/pulumi-language-yaml"
+if [[ ! -x "$_gpu_nodes_yaml" ]]; then
+  _gpu_nodes_yaml_part="pulumi-language-yaml: missing"
+elif cmp -s "$_gpu_nodes_yaml" "$ENGINE_YAML_HOST_BIN_DIR/pulumi-language-yaml"; then
+  _gpu_nodes_yaml_part="pulumi-language-yaml $ENGINE_YAML_HOST_VERSION: real, built from Go modules"
+else
+  _gpu_nodes_yaml_part="pulumi-language-yaml: real ($(readlink -f "$_gpu_nodes_yaml"))"
+fi
 case "$_gpu_nodes_cli" in
   "$GPU_NODES_CACHE"/*) _gpu_nodes_cli_part="pulumi $ENGINE_PULUMI_VERSION: real, built from Go modules" ;;
   "") _gpu_nodes_cli_part="pulumi: missing" ;;
   *) _gpu_nodes_cli_part="pulumi: real, installed ($_gpu_nodes_cli)" ;;
 esac
-export GPU_NODES_ENGINE_PARTS="$_gpu_nodes_cli_part; $_gpu_nodes_host_part; pulumi-resource-kubernetes $ENGINE_KUBERNETES_PROVIDER_VERSION: real, built from Go modules; $_gpu_nodes_command_part"
+export GPU_NODES_ENGINE_PARTS="$_gpu_nodes_cli_part; $_gpu_nodes_host_part; $_gpu_nodes_yaml_part; pulumi-resource-kubernetes $ENGINE_KUBERNETES_PROVIDER_VERSION: real, built from Go modules; $_gpu_nodes_command_part"
 echo "[engine] parts: $GPU_NODES_ENGINE_PARTS" >&2
 
 unset -f _gpu_nodes_install_plugin
-unset _gpu_nodes_engine_dir _gpu_nodes_cli _gpu_nodes_host _gpu_nodes_cli_part _gpu_nodes_host_part _gpu_nodes_command_part
+unset _gpu_nodes_engine_dir _gpu_nodes_cli _gpu_nodes_host _gpu_nodes_cli_part _gpu_nodes_host_part _gpu_nodes_command_part \
+  _gpu_nodes_yaml _gpu_nodes_yaml_part

@@ -16,6 +16,10 @@ engine_source_key() {
 # by the module proxy here; v3.274.1 is served).
 ENGINE_PULUMI_VERSION="3.274.1"
 
+# Pulumi YAML's language host: github.com/pulumi/pulumi-yaml (cmd/pulumi-language-yaml), built
+# through our wrapper yaml/ on the CLI's pkg/sdk. v1.25.0 is the newest the module proxy serves.
+ENGINE_YAML_HOST_VERSION="1.25.0"
+
 # pulumi-kubernetes provider 4.25.0: only this pseudo-version is served.
 ENGINE_KUBERNETES_PROVIDER_VERSION="4.25.0"
 ENGINE_KUBERNETES_PROVIDER_MODULE_VERSION="v4.0.0-20260115033456-f47bc2d6f199"
@@ -40,6 +44,7 @@ fi
 ENGINE_REAL_COMMAND_PROVIDER="$ENGINE_USER_PULUMI_HOME/plugins/resource-command-v$ENGINE_COMMAND_PROVIDER_VERSION/pulumi-resource-command"
 
 ENGINE_PULUMI_BIN_DIR="$GPU_NODES_CACHE/pulumi-$ENGINE_PULUMI_VERSION/bin"
+ENGINE_YAML_HOST_BIN_DIR="$GPU_NODES_CACHE/pulumi-language-yaml-$ENGINE_YAML_HOST_VERSION/bin"
 ENGINE_KUBERNETES_PROVIDER_BIN_DIR="$GPU_NODES_CACHE/pulumi-resource-kubernetes-$ENGINE_KUBERNETES_PROVIDER_VERSION/bin"
 ENGINE_PYTHON_HOST_BIN_DIR="$GPU_NODES_CACHE/standin-pulumi-language-python-$ENGINE_PYTHON_HOST_KEY/bin"
 ENGINE_COMMAND_PROVIDER_BIN_DIR="$GPU_NODES_CACHE/standin-pulumi-resource-command-$ENGINE_COMMAND_PROVIDER_VERSION-$ENGINE_COMMAND_PROVIDER_KEY/bin"

@@ -1,20 +1,29 @@
 // Command pulumi-language-python is gpu-nodes' own stand-in for Pulumi's Python language
 // host, whose Go module the module proxy refuses; a user's Pulumi install brings the real one.
-// It is not upstream code. It serves the part of the LanguageRuntime gRPC service that
-// `pulumi up/preview/refresh/destroy` ask of a Python program and a Python policy pack:
+// It is not upstream code. It serves what the CLI asks of a Python program, a Python policy
+// pack and a source-based Python plugin (a component provider: a folder with PulumiPlugin.yaml
+// `runtime: python`), behaving as Pulumi's host does (sdk/python/cmd/pulumi-language-python/
+// main.go in pulumi/pulumi: Run, RunPlugin, InstallDependencies, GetRequiredPackages):
 //
 //   - Run: starts `python -u pulumi-language-python-exec ...` (the script from sdk/v3,
 //     installed next to this binary) in the project's virtualenv, resolved with sdk/v3's
 //     python/toolchain package from the runtime options in Pulumi.yaml (virtualenv, toolchain);
-//   - RunPlugin: runs a Python plugin (a policy pack) as `python <its directory> ARGS...` in
-//     its own virtualenv, streaming its output back to the engine;
-//   - GetPluginInfo, Handshake, GetRequiredPlugins/Packages (none: the engine then loads
-//     each provider when the program registers its first resource, at the version the SDK
-//     package declares), About, GetProgramDependencies, RuntimeOptionsPrompts.
+//   - RunPlugin: runs a plugin folder (a policy pack, a component provider) as `python <its
+//     directory> ARGS...` in the virtualenv its PulumiPlugin.yaml / PulumiPolicy.yaml names
+//     (`venv` beside it when none is named and the toolchain is pip), in the engine's working
+//     directory and environment, streaming its output back (the first line of a provider's
+//     stdout is its port) and reporting its exit code; a folder with no __main__.py but a
+//     buildable pyproject.toml runs as `python -m pulumi.run.plugin <project name> ARGS...`;
+//   - InstallDependencies: creates the virtualenv and installs requirements.txt into it
+//     (sdk/v3's toolchain), as `pulumi install`, `pulumi package add <dir>` and `pulumi package
+//     get-schema <dir>` ask before running a plugin;
+//   - GetRequiredPackages: the resource plugins of the Pulumi packages installed in the
+//     virtualenv (pulumi-plugin.json, else the package's name and version);
+//   - GetPluginInfo, Handshake, About, GetProgramDependencies, RuntimeOptionsPrompts.
 //
 // Dynamic providers do not pass through it: the engine starts pulumi-resource-pulumi-python
-// itself. Everything else (pulumi new/convert/package codegen, `pulumi install`) answers
-// Unimplemented: create and fill the virtualenv yourself (tools/setup.sh does).
+// itself, with the *program's* runtime options as PULUMI_RUNTIME_* variables (see README.md).
+// pulumi new/convert/package code generation answer Unimplemented.
 package main
 
 import (
@@ -134,11 +143,6 @@ func (h *pythonHost) GetRequiredPlugins(context.Context, *pulumirpc.GetRequiredP
 	return &pulumirpc.GetRequiredPluginsResponse{}, nil
 }
 
-func (h *pythonHost) GetRequiredPackages(context.Context, *pulumirpc.GetRequiredPackagesRequest,
-) (*pulumirpc.GetRequiredPackagesResponse, error) {
-	return &pulumirpc.GetRequiredPackagesResponse{}, nil
-}
-
 func (h *pythonHost) RuntimeOptionsPrompts(context.Context, *pulumirpc.RuntimeOptionsRequest,
 ) (*pulumirpc.RuntimeOptionsResponse, error) {
 	return &pulumirpc.RuntimeOptionsResponse{}, nil
@@ -152,10 +156,18 @@ func pythonOptions(info *pulumirpc.ProgramInfo) (toolchain.PythonOptions, error)
 		Toolchain:  toolchain.Auto,
 	}
 	m := info.GetOptions().AsMap()
-	if v, ok := m["virtualenv"].(string); ok {
+	if raw, ok := m["virtualenv"]; ok {
+		v, isString := raw.(string)
+		if !isString {
+			return opts, errors.New("virtualenv option must be a string")
+		}
 		opts.Virtualenv = v
 	}
-	if v, ok := m["toolchain"].(string); ok {
+	if raw, ok := m["toolchain"]; ok {
+		v, isString := raw.(string)
+		if !isString {
+			return opts, errors.New("toolchain option must be a string")
+		}
 		switch strings.ToLower(v) {
 		case "pip":
 			opts.Toolchain = toolchain.Pip
@@ -164,7 +176,7 @@ func pythonOptions(info *pulumirpc.ProgramInfo) (toolchain.PythonOptions, error)
 		case "uv":
 			opts.Toolchain = toolchain.Uv
 		default:
-			return opts, fmt.Errorf("unsupported python toolchain %q", v)
+			return opts, fmt.Errorf("unsupported toolchain option: %s", v)
 		}
 	}
 	return opts, nil
@@ -200,41 +212,6 @@ func (h *pythonHost) GetProgramDependencies(ctx context.Context, req *pulumirpc.
 		deps = append(deps, &pulumirpc.DependencyInfo{Name: p.Name, Version: p.Version})
 	}
 	return &pulumirpc.GetProgramDependenciesResponse{Dependencies: deps}, nil
-}
-
-// RunPlugin runs a Python plugin directory (a policy pack: its __main__.py) with the
-// engine's arguments and environment; a non-zero exit is reported as the plugin's exit code.
-func (h *pythonHost) RunPlugin(req *pulumirpc.RunPluginRequest, server pulumirpc.LanguageRuntime_RunPluginServer) error {
-	tc, err := resolveToolchain(req.GetInfo())
-	if err != nil {
-		return err
-	}
-	args := append([]string{req.GetInfo().GetProgramDirectory()}, req.GetArgs()...)
-	cmd, err := tc.Command(server.Context(), args...)
-	if err != nil {
-		return err
-	}
-	closer, stdout, stderr, err := rpcutil.MakeRunPluginStreams(server, false)
-	if err != nil {
-		return err
-	}
-	defer closer.Close()
-	if cmd.Env == nil {
-		cmd.Env = os.Environ()
-	}
-	cmd.Env = append(cmd.Env, req.GetEnv()...)
-	cmd.Dir = req.GetPwd()
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Run(); err != nil {
-		var exitErr *exec.ExitError
-		if !errors.As(err, &exitErr) {
-			return fmt.Errorf("running the plugin in %s: %w", req.GetInfo().GetProgramDirectory(), err)
-		}
-		return server.Send(&pulumirpc.RunPluginResponse{
-			Output: &pulumirpc.RunPluginResponse_Exitcode{Exitcode: int32(exitErr.ExitCode())}, //nolint:gosec // an exit code
-		})
-	}
-	return closer.Close()
 }
 
 // resolveToolchain: the Python (pip, poetry or uv, with its virtualenv) that the runtime
@@ -303,11 +280,10 @@ func (h *pythonHost) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulum
 	if err != nil {
 		return nil, fmt.Errorf("serializing secret keys: %w", err)
 	}
+	// No PULUMI_RUNTIME_VIRTUALENV here: the program's dynamic providers run in
+	// pulumi-resource-pulumi-python, which the engine starts with the project's runtime options
+	// as PULUMI_RUNTIME_* (pkg/v3 resource/plugin/provider_plugin.go, NewProvider).
 	cmd.Env = append(cmd.Env, "PULUMI_CONFIG="+string(config), "PULUMI_CONFIG_SECRET_KEYS="+string(secretKeys))
-	if venv, err := tc.VirtualEnvPath(ctx); err == nil && venv != "" {
-		// Read by pulumi-resource-pulumi-python (dynamic providers).
-		cmd.Env = append(cmd.Env, "PULUMI_RUNTIME_VIRTUALENV="+venv)
-	}
 	if req.GetPwd() != "" {
 		cmd.Dir = req.GetPwd()
 	}
