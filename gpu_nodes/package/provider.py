@@ -76,8 +76,11 @@ def refuse_mistakes(inputs: Mapping[str, Any]) -> None:
     args = fleet_args({SCHEMA_INPUTS[key]: value for key, value in inputs.items() if key in SCHEMA_INPUTS})
     details += [in_schema_words(problem) for problem in args.check()[1]]
     if details:
-        lines = "\n".join(f"  - {': '.join(filter(None, (d['property_path'], d['reason'])))}" for d in details)
-        raise InputPropertiesError(f"invalid inputs of {fleet.TYPE}:\n{lines}", details)
+        # The engine lists each property's problem under the message (`- property <path> with value
+        # <value> has a problem: <reason>`), its value shown as the program gave it (a secret hidden):
+        # the message itself names only what has no property path.
+        unplaced = [f"\n  - {d['reason']}" for d in details if not d["property_path"]]
+        raise InputPropertiesError(f"invalid inputs of {fleet.TYPE}{''.join(unplaced)}", details)
 
 
 def in_schema_words(problem: str) -> InputPropertyErrorDetails:

@@ -52,12 +52,19 @@ def test_every_mistake_is_refused_at_once():
     assert {"nodeGroups[0].gpusPerNode", "nodeGroups[1].isolation", "runtimeClass"} <= set(paths), found
 
 
-def test_the_message_names_each_mistake_and_never_the_secret():
+def test_the_message_names_only_the_mistakes_without_a_property_path():
+    """The engine lists the others under it, by property (see provider.py)."""
     with pytest.raises(InputPropertiesError) as raised:
-        refuse_mistakes(inputs(group("a100", gpusPerNode=0), sshPrivateKey="not a key"))
+        refuse_mistakes({"nodeGroups": [group("a100", gpusPerNode=0)]})
     message = str(raised.value)
-    assert "nodeGroups[0].gpusPerNode: got 0" in message, message
-    assert "not a key" not in message, f"the key's text shown: {message}"
+    assert message.startswith("invalid inputs of gpu-nodes:index:GpuFleet"), message
+    assert "gpusPerNode" not in message, f"a property's problem in the message too: {message}"
+
+
+def test_a_secret_given_as_text_is_named_by_its_length_never_its_text():
+    found = refused(inputs(sshPrivateKey="not a key"))
+    assert any(path == "sshPrivateKey" and "9 characters" in reason for path, reason in found), found
+    assert "not a key" not in repr(found), f"the key's text shown: {found}"
 
 
 def test_whole_numbers_sent_as_floats_are_counts():
