@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from gpu_nodes.config.args import NodeGroupArgs
 from gpu_nodes.config.fields import Setting
@@ -35,7 +36,7 @@ from gpu_nodes.pulumi_internals import keep_program_frames
 from gpu_nodes.resources.arguments import secret_argument_problem, stack_label_problem
 from gpu_nodes.resources.child_names import CLUSTER_ACCESS_CHILD, COEXISTENCE_CHILD, name_collisions
 from gpu_nodes.resources.children import Children
-from gpu_nodes.resources.namespaces import declare_namespaces
+from gpu_nodes.resources.namespaces import SharedNamespace, declare_namespaces
 from gpu_nodes.resources.node_group import GpuNodeGroup, GpuNodeGroupArgs
 from gpu_nodes.resources.program_objects import check_program_objects
 from gpu_nodes.resources.runtime_class import declare_runtime_class
@@ -155,43 +156,11 @@ class GpuFleet(pulumi.ComponentResource):
         # Each resource's stack trace, kept in the state, holds where it was made and the program's own frames only.
         keep_program_frames(os.getcwd())
         super().__init__(TYPE, name, None, opts)
-        provider = self.get_provider("kubernetes::")
-        cluster = ClusterAccess.of_provider(provider) if provider is not None else ClusterAccess.from_stack_config()
-        # The fleet's own depends_on holds back what it checks first (another fleet's namespaces, say).
-        depends_on = opts.depends_on if opts else None
-        before: list[pulumi.Resource] = []
-        if isinstance(depends_on, pulumi.Resource):
-            before = [depends_on]
-        elif isinstance(depends_on, (list, tuple)):
-            before = [d for d in depends_on if isinstance(d, pulumi.Resource)]
-        children = Children(self, name, args.legacy_root_names, before)
-        # One copy of the credentials per fleet, current at every refresh and destroy (README, "Operations").
-        cluster = cluster.served(children.name(CLUSTER_ACCESS_CHILD), pulumi.ResourceOptions(parent=self))
-        namespaces = declare_namespaces(stack, children, cluster, args.stack_label, args.image_pull_secret)
-        nodes = [node.name for group in stack.node_groups for node in group.nodes]
-        coexistence = DevicePluginCoexistence(
-            children.name(COEXISTENCE_CHILD),
-            nodes,
-            stack.hand_over,
-            cluster,
-            opts=children.opts(COEXISTENCE_CHILD),
-        )
-        runtime_class = declare_runtime_class(stack, children, cluster, args.stack_label)
+        shared = declare_shared(self, name, stack, args, opts)
         # Not an output: the schema the SDK infers from class annotations has no type for a component.
         self.groups: dict[str, GpuNodeGroup] = {
             spec.name: GpuNodeGroup(
-                children.name(spec.name),
-                GpuNodeGroupArgs(
-                    spec=spec,
-                    device_plugin_namespace=namespaces[spec.device_plugin.namespace],
-                    verification_namespace=namespaces[spec.verification.namespace],
-                    runtime_class=runtime_class,
-                    ssh_private_key=args.ssh_private_key,
-                    cluster=cluster,
-                    stack_label=args.stack_label,
-                    before_nodes=[coexistence],
-                ),
-                opts=children.opts(spec.name),
+                shared.children.name(spec.name), group_args(spec, shared, args), opts=shared.children.opts(spec.name)
             )
             for spec in stack.node_groups
         }
@@ -200,6 +169,65 @@ class GpuFleet(pulumi.ComponentResource):
         self.tenant_access = {spec.name: tenant_access(spec) for spec in stack.node_groups}
         # The report is the stack's output (`nodeGroups`, __main__.py); a copy here would be one more per node in the state.
         self.register_outputs({"tenantAccess": self.tenant_access})
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What a fleet's groups share, registered once under the component that holds them."""
+
+    children: Children
+    cluster: ClusterAccess
+    namespaces: dict[str, SharedNamespace]
+    coexistence: DevicePluginCoexistence
+    runtime_class: k8s.node.v1.RuntimeClass | None
+
+
+def declare_shared(
+    component: pulumi.ComponentResource,
+    name: str,
+    stack: StackSpec,
+    args: GpuFleetArgs,
+    opts: pulumi.ResourceOptions | None,
+) -> Shared:
+    """Register, as children of `component` named `<name>-...`, what its groups share: the cluster's
+    access, the namespaces, the coexistence check and the RuntimeClass."""
+    provider = component.get_provider("kubernetes::")
+    cluster = ClusterAccess.of_provider(provider) if provider is not None else ClusterAccess.from_stack_config()
+    # The component's own depends_on holds back what it checks first (another fleet's namespaces, say).
+    depends_on = opts.depends_on if opts else None
+    before: list[pulumi.Resource] = []
+    if isinstance(depends_on, pulumi.Resource):
+        before = [depends_on]
+    elif isinstance(depends_on, (list, tuple)):
+        before = [d for d in depends_on if isinstance(d, pulumi.Resource)]
+    children = Children(component, name, args.legacy_root_names, before)
+    # One copy of the credentials per fleet, current at every refresh and destroy (README, "Operations").
+    cluster = cluster.served(children.name(CLUSTER_ACCESS_CHILD), pulumi.ResourceOptions(parent=component))
+    namespaces = declare_namespaces(stack, children, cluster, args.stack_label, args.image_pull_secret)
+    nodes = [node.name for group in stack.node_groups for node in group.nodes]
+    coexistence = DevicePluginCoexistence(
+        children.name(COEXISTENCE_CHILD),
+        nodes,
+        stack.hand_over,
+        cluster,
+        opts=children.opts(COEXISTENCE_CHILD),
+    )
+    runtime_class = declare_runtime_class(stack, children, cluster, args.stack_label)
+    return Shared(children, cluster, namespaces, coexistence, runtime_class)
+
+
+def group_args(spec: NodeGroupSpec, shared: Shared, args: GpuFleetArgs) -> GpuNodeGroupArgs:
+    """A group's arguments: its spec, and what it shares with the fleet's other groups."""
+    return GpuNodeGroupArgs(
+        spec=spec,
+        device_plugin_namespace=shared.namespaces[spec.device_plugin.namespace],
+        verification_namespace=shared.namespaces[spec.verification.namespace],
+        runtime_class=shared.runtime_class,
+        ssh_private_key=args.ssh_private_key,
+        cluster=shared.cluster,
+        stack_label=args.stack_label,
+        before_nodes=[shared.coexistence],
+    )
 
 
 def tenant_access(group: NodeGroupSpec) -> dict[str, str | None]:
