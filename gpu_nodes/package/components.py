@@ -7,13 +7,19 @@ reads the outputs from the attributes its class annotations name (`get_state`).
 """
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 
-from gpu_nodes.package.inputs import GpuFleetInputs
+from gpu_nodes.config.fields import settings
+from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.package.inputs import GpuFleetInputs, GpuNodeGroupInputs
 from gpu_nodes.package.outputs import NodeReport, TenantAccess
-from gpu_nodes.resources import fleet
+from gpu_nodes.resources import fleet, node_group
+from gpu_nodes.resources.program_objects import check_program_objects
+
+# A group's own keys (`gpusPerNode`, ...), as GpuNodeGroupInputs has them beside the fleet's.
+GROUP_KEYS = tuple(s.key for _, s in settings(NodeGroupSpec))
 
 
 class GpuFleet(fleet.GpuFleet):
@@ -29,6 +35,38 @@ class GpuFleet(fleet.GpuFleet):
 
     def __init__(self, name: str, args: GpuFleetInputs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(name, fleet_args(args), opts)
+
+
+class GpuNodeGroup(node_group.GpuNodeGroup):
+    """One group of like GPU machines on its own: its nodes labelled, tainted and checked over SSH, its
+    NVIDIA device plugin, PriorityClasses and verification Jobs, and what a fleet's groups share
+    (the namespaces, the RuntimeClass, the check for other device plugins), as a GpuFleet of this one
+    group builds them. Pass the Kubernetes provider in the resource options."""
+
+    nodes: pulumi.Output[dict[str, NodeReport]]
+    "Per node: what was checked, applied and verified, and the readiness gate."
+    tenant_access: TenantAccess
+    "What a tenant's GPU pod must say to get its GPUs on this group."
+
+    def __init__(self, name: str, args: GpuNodeGroupInputs, opts: pulumi.ResourceOptions | None = None):
+        arguments = group_fleet_args(args)
+        stack = arguments.validate()
+        (spec,) = stack.node_groups
+        check_program_objects(name, stack)
+        # Registered as the Python API's group is, then the fleet's shared objects as its own children.
+        pulumi.ComponentResource.__init__(self, node_group.TYPE, name, None, opts)
+        shared = fleet.declare_shared(self, name, stack, arguments, opts)
+        parts = fleet.group_args(spec, shared, arguments)
+        self.declare_parts(name, parts, node_group.preflight_key(name, parts))
+        self.tenant_access = cast(TenantAccess, fleet.tenant_access(spec))
+        self.register_outputs({"tenantAccess": self.tenant_access})
+
+
+def group_fleet_args(inputs: Mapping[str, Any]) -> fleet.GpuFleetArgs:
+    """A group's inputs as the fleet of that one group: its own keys the group, the others the fleet's."""
+    group = {key: value for key, value in inputs.items() if key in GROUP_KEYS}
+    rest = {name: value for name, value in inputs.items() if name not in GROUP_KEYS}
+    return fleet_args({**rest, "node_groups": [group]})
 
 
 def fleet_args(inputs: Mapping[str, Any]) -> fleet.GpuFleetArgs:

@@ -47,8 +47,10 @@ INPUT_TYPES = (
     InputType("Preflight", PreflightSpec, "The checks run on each machine over SSH before it is brought in."),
     InputType("NodeGroup", NodeGroupSpec, "One group of like GPU machines: an entry of `nodeGroups`."),
 )
-# The component's own inputs: the stack's settings, as `GpuFleetArgs` names them.
+# The components' own inputs: the fleet's are the stack's settings, as `GpuFleetArgs` names them;
+# a group on its own takes its keys and the fleet's others beside them.
 FLEET_INPUTS = "GpuFleetInputs"
+GROUP_INPUTS = "GpuNodeGroupInputs"
 _SCALARS = {STRING: "str", INTEGER: "int", BOOLEAN: "bool"}
 
 
@@ -119,7 +121,10 @@ def inputs_source() -> str:
         lines += _class(input_type.name, input_type.description, [(s.key, s) for _, s in settings(input_type.spec)])
     fleet = list(ARGUMENTS.items())
     lines += _class(FLEET_INPUTS, "What a GPU fleet asks for: the stack config's `gpu-nodes:*` settings.", fleet)
-    lines += ["__all__ = [", *(f'    "{t.name}",' for t in INPUT_TYPES), f'    "{FLEET_INPUTS}",', "]", ""]
+    group = [(s.key, s) for _, s in settings(NodeGroupSpec)] + [(name, s) for name, s in fleet if name != "node_groups"]
+    lines += _class(GROUP_INPUTS, "What one GPU node group asks for on its own: its keys, and the fleet's beside them.", group)
+    names = [*(t.name for t in INPUT_TYPES), FLEET_INPUTS, GROUP_INPUTS]
+    lines += ["__all__ = [", *(f'    "{name}",' for name in names), "]", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -305,6 +305,93 @@ class GpuFleetInputs(TypedDict):
     )
 
 
+class GpuNodeGroupInputs(TypedDict):
+    "What one GPU node group asks for on its own: its keys, and the fleet's beside them."
+
+    name: str
+    "DNS-1123 label; names the group's objects and its node label value."
+    nodes: list[Node]
+    (
+        "`{name, sshHost, sshPort, sshUser, hostKey}`; `name` is the Kubernetes node name; a node may belong "
+        "to one group only."
+    )
+    gpusPerNode: int
+    "GPUs each node must expose."
+    labels: NotRequired[dict[str, str]]
+    (
+        "Labels for every node (a map given here replaces the default); `gpu-nodes.dev/node-group` is added; "
+        "keys under `kubernetes.io/`, `k8s.io/` (and their subdomains) and `gpu-nodes.dev/` are reserved. "
+        "Default: `{accelerator: nvidia, nvidia.com/gpu.present: \"true\"}`."
+    )
+    taints: NotRequired[list[str]]
+    (
+        "`kubectl taint` syntax `key[=value]:Effect`; the same keys are reserved as for labels (the gate "
+        "`gpu-nodes.dev/unverified` is the stack's own). Default: `[\"nvidia.com/gpu=present:NoSchedule\"]`."
+    )
+    devicePlugin: NotRequired[DevicePlugin]
+    "The group's NVIDIA device plugin DaemonSet. Default: `{}`."
+    priorityClass: NotRequired[PriorityClass]
+    "The PriorityClass of the group's GPU workloads. Default: `{}`."
+    verification: NotRequired[Verification]
+    "The verification Jobs that prove the group's GPUs as a tenant's pod gets them. Default: `{}`."
+    preflight: NotRequired[Preflight]
+    "The checks run on each machine over SSH before it is brought in. Default: `{}`."
+    gpuAccess: NotRequired[str]
+    (
+        "How a tenant's pod gets its GPUs, and so what preflight requires and how the verification pods run: "
+        "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
+        "(the plugin's `cdi-cri` strategy). See \"How tenants get their GPUs\". Default: `defaultRuntime`."
+    )
+    isolation: NotRequired[str]
+    (
+        "Whether a pod may see GPUs it was not given: `default` keeps the container toolkit as it ships (a "
+        "pod that sets `NVIDIA_VISIBLE_DEVICES=all`, as CUDA images do, sees every GPU under the nvidia "
+        "runtime); `strict` needs NVIDIA's hardened toolkit settings, which preflight checks, and proves that"
+        " a pod given no GPU sees none. See \"How tenants get their GPUs\". Default: `default`."
+    )
+    gpuModel: NotRequired[str]
+    (
+        "The GPU model every node must have, as `nvidia-smi` names it (`NVIDIA H100 80GB HBM3`); without it "
+        "the group's nodes must agree with each other (see \"GPU facts\"). Default: most nodes' model."
+    )
+    gpuFeatureLabels: NotRequired[bool]
+    (
+        "Label each node with GPU Feature Discovery's keys (`nvidia.com/gpu.product`, ...) from preflight's "
+        "facts; turn off where GFD itself runs. Default: `true`."
+    )
+    ssh_private_key: NotRequired[pulumi.Input[str]]
+    "Private key for the machines (and the bastion). Required when any group runs preflight."
+    insecure_skip_host_key_check: NotRequired[bool]
+    "Accept any SSH host key for nodes without `hostKey` (see \"Host keys\"). Default: `false`."
+    runtime_class: NotRequired[str]
+    (
+        "The RuntimeClass the device plugin names, and tenants' pods with `gpuAccess: runtimeClass`; `\"\"` or "
+        "`false`: none (see \"How tenants get their GPUs\"). Default: `nvidia`."
+    )
+    create_runtime_class: NotRequired[bool]
+    (
+        "Create the class (handler `nvidia`), or only name one that exists already. Default: `true` for "
+        "`nvidia`, `false` for another name."
+    )
+    existing_namespaces: NotRequired[list[str]]
+    (
+        "Namespaces the groups use that exist already: the stack puts its objects in them but never creates "
+        "or deletes them (see \"Objects the stack did not create\"). Default: none."
+    )
+    hand_over: NotRequired[list[str]]
+    (
+        "Other NVIDIA device plugin or DRA driver installs allowed on the cluster, kept off this stack's "
+        "nodes: `<namespace>/<DaemonSet>`, `ClusterPolicy/<name>` or `GPUCluster/<name>` (see \"Another device"
+        " plugin on the cluster\"). Default: none."
+    )
+    image_pull_secret: NotRequired[pulumi.Input[str]]
+    (
+        "A registry login (`.dockerconfigjson`, as `docker login` writes `~/.docker/config.json`): the stack "
+        "puts it in a Secret `gpu-nodes-pull` in each namespace it uses, before the pods that name it (see "
+        "\"Private registries\"). Default: none."
+    )
+
+
 __all__ = [
     "Node",
     "DevicePlugin",
@@ -314,4 +401,5 @@ __all__ = [
     "Preflight",
     "NodeGroup",
     "GpuFleetInputs",
+    "GpuNodeGroupInputs",
 ]

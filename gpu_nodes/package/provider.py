@@ -27,8 +27,8 @@ from pulumi.resource import ResourceOptions
 
 from gpu_nodes.config.stack import ARGUMENTS
 from gpu_nodes.constants import NAMESPACE
-from gpu_nodes.package.components import GpuFleet, fleet_args
-from gpu_nodes.resources import fleet
+from gpu_nodes.package.components import GROUP_KEYS, GpuFleet, GpuNodeGroup, fleet_args, group_fleet_args
+from gpu_nodes.resources import fleet, node_group
 
 # The package's name: its types are `gpu-nodes:index:<name>`, and the fleet's own type is one of them.
 PACKAGE = "gpu-nodes"
@@ -37,13 +37,17 @@ VERSION = "0.2.0"
 # Each input of the fleet by its schema name (`sshPrivateKey`), as its stack key without the namespace.
 SCHEMA_INPUTS = {s.key.removeprefix(f"{NAMESPACE}:"): argument for argument, s in ARGUMENTS.items()}
 SECRET_INPUTS = sorted(name for name, argument in SCHEMA_INPUTS.items() if ARGUMENTS[argument].secret)
+# A group on its own: its keys by their own name, and the fleet's others.
+GROUP_SCHEMA_INPUTS = {**{key: key for key in GROUP_KEYS}, **{k: v for k, v in SCHEMA_INPUTS.items() if v != "node_groups"}}
+# How a reader's key for the one group reads as the group component's own (`nodeGroups[0].gpusPerNode`: `gpusPerNode`).
+ONE_GROUP = "nodeGroups[0]"
 
 
 class GpuNodesProvider(ComponentProvider):
     """The SDK's component provider for gpu-nodes' components, with secrets marked and inputs read first."""
 
     def __init__(self) -> None:
-        super().__init__([GpuFleet], PACKAGE, version=VERSION)
+        super().__init__([GpuFleet, GpuNodeGroup], PACKAGE, version=VERSION)
         self.schema = json.dumps(finish_schema(json.loads(self.schema or "{}")))
 
     def construct(
@@ -51,19 +55,22 @@ class GpuNodesProvider(ComponentProvider):
     ) -> ConstructResult:
         if resource_type == fleet.TYPE:
             refuse_mistakes(inputs)
+        elif resource_type == node_group.TYPE:
+            refuse_group_mistakes(inputs)
         return super().construct(name, resource_type, inputs, options)
 
 
 def finish_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The inferred schema with the fleet's secret inputs marked secret, its description one
+    """The inferred schema with each component's secret inputs marked secret, its description one
     paragraph (a docstring's line breaks and indentation are no part of it), and the Go SDK's
     input structs for the object types (`NodeGroupArgs`, ...): Go's generator writes them only for
     types used as non-plain inputs unless told to (pkg/codegen/go `generateExtraInputTypes`;
     pulumi/pulumi issue 9427), and every object input here is plain."""
-    fleet_resource = schema["resources"][fleet.TYPE]
-    for name in SECRET_INPUTS:
-        fleet_resource["inputProperties"][name]["secret"] = True
-    fleet_resource["description"] = " ".join(fleet_resource["description"].split())
+    for component in (fleet.TYPE, node_group.TYPE):
+        resource = schema["resources"][component]
+        for name in SECRET_INPUTS:
+            resource["inputProperties"][name]["secret"] = True
+        resource["description"] = " ".join(resource["description"].split())
     schema["language"].setdefault("go", {})["generateExtraInputTypes"] = True
     return schema
 
@@ -71,24 +78,38 @@ def finish_schema(schema: dict[str, Any]) -> dict[str, Any]:
 def refuse_mistakes(inputs: Mapping[str, Any]) -> None:
     """Raise one InputPropertiesError naming every mistake in the fleet's inputs, as the stack config's
     reader finds them; nothing when there is none."""
-    unknown = sorted(set(inputs) - set(SCHEMA_INPUTS))
-    details: list[InputPropertyErrorDetails] = [{"property_path": key, "reason": "unknown input"} for key in unknown]
+    unknown = [key for key in inputs if key not in SCHEMA_INPUTS]
     args = fleet_args({SCHEMA_INPUTS[key]: value for key, value in inputs.items() if key in SCHEMA_INPUTS})
-    details += [in_schema_words(problem) for problem in args.check()[1]]
+    _refuse(fleet.TYPE, unknown, [in_schema_words(problem) for problem in args.check()[1]])
+
+
+def refuse_group_mistakes(inputs: Mapping[str, Any]) -> None:
+    """`refuse_mistakes` for a group on its own: its keys named as the program wrote them, without
+    the `nodeGroups[0].` of the fleet of that one group the reader reads."""
+    unknown = [key for key in inputs if key not in GROUP_SCHEMA_INPUTS]
+    args = group_fleet_args({GROUP_SCHEMA_INPUTS[key]: value for key, value in inputs.items() if key in GROUP_SCHEMA_INPUTS})
+    _refuse(node_group.TYPE, unknown, [in_schema_words(problem, ONE_GROUP) for problem in args.check()[1]])
+
+
+def _refuse(component: str, unknown: list[str], details: list[InputPropertyErrorDetails]) -> None:
+    unknowns: list[InputPropertyErrorDetails] = [{"property_path": key, "reason": "unknown input"} for key in sorted(unknown)]
+    details = unknowns + details
     if details:
         # The engine lists each property's problem under the message (`- property <path> with value
         # <value> has a problem: <reason>`), its value shown as the program gave it (a secret hidden):
         # the message itself names only what has no property path.
         unplaced = [f"\n  - {d['reason']}" for d in details if not d["property_path"]]
-        raise InputPropertiesError(f"invalid inputs of {fleet.TYPE}{''.join(unplaced)}", details)
+        raise InputPropertiesError(f"invalid inputs of {component}{''.join(unplaced)}", details)
 
 
-def in_schema_words(problem: str) -> InputPropertyErrorDetails:
+def in_schema_words(problem: str, within: str = "") -> InputPropertyErrorDetails:
     """A reader's problem (`gpu-nodes:nodeGroups[0].gpusPerNode: got 0; ...`) as the property path a
-    program wrote (`nodeGroups[0].gpusPerNode`) and the reason."""
+    program wrote (`nodeGroups[0].gpusPerNode`; with `within` the path inside it, `gpusPerNode`) and the reason."""
     path, found, reason = problem.removeprefix(f"{NAMESPACE}:").partition(": ")
     if not found or " " in path:
         return {"property_path": "", "reason": problem}
+    if within and (path == within or path.startswith((f"{within}.", f"{within}["))):
+        path = path.removeprefix(within).removeprefix(".")
     return {"property_path": path, "reason": reason}
 
 

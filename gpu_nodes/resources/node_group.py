@@ -62,7 +62,7 @@ class GpuNodeGroupArgs:
     before_nodes: Sequence[pulumi.Resource] = ()
 
 
-def _preflight_key(name: str, args: GpuNodeGroupArgs) -> pulumi.Input[str] | None:
+def preflight_key(name: str, args: GpuNodeGroupArgs) -> pulumi.Input[str] | None:
     """The SSH key preflight logs in with; None when the group runs no preflight. A ConfigError,
     before anything is registered, for arguments the API server or the machines would refuse."""
     problems = [
@@ -82,10 +82,16 @@ class GpuNodeGroup(pulumi.ComponentResource):
     nodes: pulumi.Output[dict[str, Any]]
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
-        ssh_key = _preflight_key(name, args)
+        ssh_key = preflight_key(name, args)
         # Each resource's stack trace, kept in the state, holds where it was made and the program's own frames only.
         keep_program_frames(os.getcwd())
         super().__init__(TYPE, name, None, opts)
+        self.declare_parts(name, args, ssh_key)
+        # The report is the stack's output (`nodeGroups`); a copy here would be one more per node in the state.
+        self.register_outputs({})
+
+    def declare_parts(self, name: str, args: GpuNodeGroupArgs, ssh_key: pulumi.Input[str] | None) -> None:
+        """Register the group's parts, in order, as children of this component; `self.nodes` their report."""
         # Named `<group>-<name>` and parented here, as the fleet's children are (node_builders.py).
         group = GroupContext(Children(self, name), args.spec, args.cluster)
         plugin_namespace, verification_namespace = args.device_plugin_namespace, args.verification_namespace
@@ -98,8 +104,6 @@ class GpuNodeGroup(pulumi.ComponentResource):
         verification = run_verification(group, verification_namespace, args.runtime_class, nodes, plugin, priority)
         proven = prove_nodes(group, nodes, plugin, verification)
         self.nodes = pulumi.Output.from_input({p.node.name: node_report(args.spec, p) for p in proven})
-        # The report is the stack's output (`nodeGroups`); a copy here would be one more per node in the state.
-        self.register_outputs({})
 
 
 def node_report(spec: NodeGroupSpec, proven: ProvenNode) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import pytest
 from gpu_nodes.config.fields import MISSING, settings
 from gpu_nodes.config.stack import ARGUMENTS
 from gpu_nodes.package import inputs
-from gpu_nodes.package.generate import FLEET_INPUTS, INPUT_TYPES, INPUTS_FILE, annotation, inputs_source
+from gpu_nodes.package.generate import FLEET_INPUTS, GROUP_INPUTS, INPUT_TYPES, INPUTS_FILE, annotation, inputs_source
 
 
 def test_inputs_py_is_what_the_declarations_write():
@@ -34,6 +34,16 @@ def test_the_fleets_inputs_are_the_python_apis_arguments():
     typed = getattr(inputs, FLEET_INPUTS)
     assert list(typed.__annotations__) == list(ARGUMENTS), f"{FLEET_INPUTS}: not GpuFleetArgs' stack arguments"
     assert set(typed.__required_keys__) == {"node_groups"}, f"{FLEET_INPUTS}: required keys"
+
+
+def test_a_groups_inputs_are_its_keys_and_the_fleets_others():
+    from gpu_nodes.config.node_group import NodeGroupSpec
+
+    typed = getattr(inputs, GROUP_INPUTS)
+    expected = [s.key for _, s in settings(NodeGroupSpec)] + [name for name in ARGUMENTS if name != "node_groups"]
+    assert list(typed.__annotations__) == expected, f"{GROUP_INPUTS}: keys"
+    required = {s.key for _, s in settings(NodeGroupSpec) if s.default is MISSING}
+    assert set(typed.__required_keys__) == required, f"{GROUP_INPUTS}: required keys"
 
 
 @pytest.mark.parametrize(

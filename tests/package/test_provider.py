@@ -3,16 +3,21 @@ property path; a program's inputs building what the Python API builds."""
 
 from __future__ import annotations
 
+import json
+
 import pulumi
 import pytest
 from pulumi.errors import InputPropertiesError
 
 from gpu_nodes import GpuFleet as PythonGpuFleet
 from gpu_nodes import GpuFleetArgs
-from gpu_nodes.package.components import GpuFleet
-from gpu_nodes.package.provider import in_schema_words, refuse_mistakes
+from gpu_nodes.package.components import GpuFleet, GpuNodeGroup
+from gpu_nodes.package.provider import in_schema_words, refuse_group_mistakes, refuse_mistakes
 from tests.factories import SSH_KEY, group
 from tests.pulumi_mocks import run_inline
+
+FLEET = "gpu-nodes:index:GpuFleet"
+GROUP = "gpu-nodes:index:GpuNodeGroup"
 
 
 def inputs(*groups: dict, **more: object) -> dict:
@@ -99,3 +104,45 @@ def test_a_programs_inputs_build_what_the_python_api_builds():
         return {r.urn: r.inputs for r in run.resources}
 
     assert registered(from_package) == registered(from_python), "the package's fleet differs from the Python API's"
+
+
+def refused_group(values: dict) -> list[tuple[str, str]]:
+    with pytest.raises(InputPropertiesError) as raised:
+        refuse_group_mistakes(values)
+    assert str(raised.value).startswith("invalid inputs of gpu-nodes:index:GpuNodeGroup"), str(raised.value)
+    return [(d["property_path"], d["reason"]) for d in raised.value.errors or []]
+
+
+@pytest.mark.parametrize(
+    ("changes", "path", "reason"),
+    [
+        ({"gpusPerNode": 0}, "gpusPerNode", "got 0"),
+        ({"devicePlugin": {"migStrategy": "some"}}, "devicePlugin.migStrategy", "got 'some'"),
+        ({"nodes": []}, "nodes", "got []"),
+        ({"runtimeClass": "No Such"}, "runtimeClass", "got 'No Such'"),
+        ({"nodeGroups": []}, "nodeGroups", "unknown input"),
+    ],
+    ids=["gpusPerNode", "devicePlugin.migStrategy", "nodes", "runtimeClass", "nodeGroups"],
+)
+def test_a_groups_mistake_is_refused_by_its_own_property_path(changes, path, reason):
+    found = refused_group({**group("a100"), "sshPrivateKey": pulumi.Output.secret(SSH_KEY), **changes})
+    assert any(p == path and reason in r for p, r in found), f"{path}: expected {reason!r}, found {found}"
+
+
+def test_a_groups_valid_inputs_pass():
+    refuse_group_mistakes({**group("a100"), "sshPrivateKey": pulumi.Output.secret(SSH_KEY)})
+
+
+def test_a_group_on_its_own_builds_what_a_fleet_of_that_group_builds():
+    """The same objects with the same inputs, the group's own children named `<name>-...` under it."""
+    one = group("a100", preflight={"enabled": False})
+    from_fleet = run_inline(lambda: GpuFleet("gpus", {"node_groups": [one]}))
+    alone = run_inline(lambda: GpuNodeGroup("gpus", one))
+
+    def objects(run):
+        return sorted((r.type, json.dumps(r.inputs, sort_keys=True, default=str)) for r in run.resources if r.type != FLEET)
+
+    assert objects(alone) == objects(from_fleet), "a group on its own differs from a fleet of that group"
+    (component,) = [r for r in alone.resources if r.type == GROUP and not r.parent.count(GROUP)]
+    names = [r.name for r in alone.resources if r.parent == component.urn]
+    assert names and all(n.startswith("gpus-") for n in names), f"{component.urn}: children {names}"

@@ -8,6 +8,7 @@ import tomllib
 import pytest
 
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, STRING, Setting, settings
+from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.config.stack import ARGUMENTS
 from gpu_nodes.package.generate import INPUT_TYPES, description
 from gpu_nodes.package.outputs import NodeReport, TenantAccess
@@ -18,6 +19,8 @@ from tests.pulumi_mocks import run_inline
 from tests.specs import group_spec
 
 FLEET_TYPE = "gpu-nodes:index:GpuFleet"
+GROUP_TYPE = "gpu-nodes:index:GpuNodeGroup"
+COMPONENTS = (FLEET_TYPE, GROUP_TYPE)
 SCHEMA = package_schema()
 SCALAR_TYPES = {STRING: "string", INTEGER: "integer", BOOLEAN: "boolean"}
 
@@ -25,6 +28,8 @@ SCALAR_TYPES = {STRING: "string", INTEGER: "integer", BOOLEAN: "boolean"}
 def declared_properties() -> list[tuple[str, str, Setting]]:
     """(where, property name, setting) for every input property the declarations make."""
     rows = [(FLEET_TYPE, name, ARGUMENTS[argument]) for name, argument in SCHEMA_INPUTS.items()]
+    rows += [(GROUP_TYPE, s.key, s) for _, s in settings(NodeGroupSpec)]
+    rows += [(GROUP_TYPE, name, ARGUMENTS[argument]) for name, argument in SCHEMA_INPUTS.items() if argument != "node_groups"]
     for t in INPUT_TYPES:
         rows += [(f"{PACKAGE}:index:{t.name}", s.key, s) for _, s in settings(t.spec)]
     return rows
@@ -32,8 +37,8 @@ def declared_properties() -> list[tuple[str, str, Setting]]:
 
 def schema_object(where: str) -> tuple[dict, list[str]]:
     """An object's properties and required names: the fleet's inputs, or a type's properties."""
-    if where == FLEET_TYPE:
-        resource = SCHEMA["resources"][FLEET_TYPE]
+    if where in COMPONENTS:
+        resource = SCHEMA["resources"][where]
         return resource["inputProperties"], resource.get("requiredInputs", [])
     return SCHEMA["types"][where]["properties"], SCHEMA["types"][where].get("required", [])
 
@@ -65,23 +70,25 @@ def test_an_input_is_required_exactly_when_its_setting_has_no_default(where, nam
 
 def test_every_input_property_is_declared():
     declared = {(where, name) for where, name, _ in declared_properties()}
-    found = {(FLEET_TYPE, name) for name in SCHEMA["resources"][FLEET_TYPE]["inputProperties"]}
+    found = {(c, name) for c in COMPONENTS for name in SCHEMA["resources"][c]["inputProperties"]}
     found |= {(f"{PACKAGE}:index:{t.name}", name) for t in INPUT_TYPES for name in schema_object(f"{PACKAGE}:index:{t.name}")[0]}
     assert found == declared, f"undeclared: {sorted(found - declared)}; missing: {sorted(declared - found)}"
 
 
-def test_the_ssh_key_and_the_registry_login_are_secret_inputs_and_nothing_else_is():
-    properties = SCHEMA["resources"][FLEET_TYPE]["inputProperties"]
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_the_ssh_key_and_the_registry_login_are_secret_inputs_and_nothing_else_is(component):
+    properties = SCHEMA["resources"][component]["inputProperties"]
     secret = sorted(name for name, prop in properties.items() if prop.get("secret"))
-    assert secret == ["imagePullSecret", "sshPrivateKey"], f"{FLEET_TYPE}: secret inputs {secret}"
+    assert secret == ["imagePullSecret", "sshPrivateKey"], f"{component}: secret inputs {secret}"
     for name in secret:
-        assert not properties[name].get("plain"), f"{FLEET_TYPE}.{name}: a plain input cannot carry a secret"
+        assert not properties[name].get("plain"), f"{component}.{name}: a plain input cannot carry a secret"
 
 
-def test_the_component_is_a_component_with_one_paragraph_of_description():
-    resource = SCHEMA["resources"][FLEET_TYPE]
-    assert resource["isComponent"] is True, FLEET_TYPE
-    assert "\n" not in resource["description"], f"{FLEET_TYPE}: {resource['description']!r}"
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_each_component_is_a_component_with_one_paragraph_of_description(component):
+    resource = SCHEMA["resources"][component]
+    assert resource["isComponent"] is True, component
+    assert "\n" not in resource["description"], f"{component}: {resource['description']!r}"
 
 
 def test_the_outputs_are_typed():
@@ -90,6 +97,13 @@ def test_the_outputs_are_typed():
     assert report["$ref"] == f"#/types/{PACKAGE}:index:NodeReport", f"{FLEET_TYPE}.nodeGroups: {report}"
     access = outputs["tenantAccess"]["additionalProperties"]
     assert access["$ref"] == f"#/types/{PACKAGE}:index:TenantAccess", f"{FLEET_TYPE}.tenantAccess: {access}"
+
+
+def test_a_groups_outputs_are_typed():
+    outputs = SCHEMA["resources"][GROUP_TYPE]["properties"]
+    report = outputs["nodes"]["additionalProperties"]
+    assert report["$ref"] == f"#/types/{PACKAGE}:index:NodeReport", f"{GROUP_TYPE}.nodes: {report}"
+    assert outputs["tenantAccess"]["$ref"] == f"#/types/{PACKAGE}:index:TenantAccess", f"{GROUP_TYPE}.tenantAccess"
 
 
 def test_the_node_report_type_names_every_key_the_report_has():
