@@ -2,12 +2,13 @@
 checkout, run by the real engine with Pulumi YAML's own language host on the local cluster.
 
 The example is copied out of the checkout with its node and namespaces replaced by a fake machine of
-its own (gpu-node-11) and namespaces no other stack uses; the rest is the example as a user reads
-it. Up proves the node as the seed's checklist does (kubectl: labels, taints, the plugin, the Jobs,
-the gate lifted); preview and refresh are then clean; a wrong value stops a run naming its property
-path with nothing registered; destroy leaves nothing of the stack's on the cluster.
+its own (gpu-node-11) and namespaces no other stack uses, and a `gpu-nodes:GpuNodeGroup` on
+gpu-node-12 added beside its fleet; the rest is the example as a user reads it. Up proves both
+nodes as the seed's checklist does (kubectl: labels, taints, the plugin, the Jobs, the gate
+lifted); preview and refresh are then clean; a wrong value stops a run naming its property path
+with nothing registered; destroy leaves nothing of the stack's on the cluster.
 
-Runs after test_package.py (file order), on a node of its own, beside the story's stack.
+Runs after test_package.py (file order), on nodes of its own, beside the story's stack.
 """
 
 from __future__ import annotations
@@ -24,17 +25,22 @@ import yaml
 from tests.e2e.conftest import GATE, ROOT, STATE, LocalEnv, taints_of
 
 NODE = "gpu-node-11"
+# A group on its own (gpu-nodes:GpuNodeGroup), beside the example's fleet in the same program.
+SOLO_NODE = "gpu-node-12"
 STACK = "yaml"
 GROUP = "a100"
 NAMESPACES = {"devicePlugin": "yaml-device-plugin", "verification": "yaml-verification"}
+SOLO_NAMESPACES = {"devicePlugin": "solo-device-plugin", "verification": "solo-verification"}
 RUNTIME_CLASS = "nvidia-yaml"
+SOLO_RUNTIME_CLASS = "nvidia-solo"
 WORK = STATE / "e2e-yaml"
 KUBECONFIG = STATE / "cluster/kubeconfig"
 OUR_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 
 
-def example(node: dict[str, Any], **group_changes: Any) -> dict[str, Any]:
-    """examples/yaml's program for this cluster: the package from this checkout, our node, our namespaces."""
+def example(node: dict[str, Any], solo: dict[str, Any] | None = None, **group_changes: Any) -> dict[str, Any]:
+    """examples/yaml's program for this cluster: the package from this checkout, our node, our
+    namespaces; with `solo`, a GpuNodeGroup on that node beside the fleet."""
     program = yaml.safe_load((ROOT / "examples/yaml/Pulumi.yaml").read_text())
     program["packages"]["gpu-nodes"] = str(ROOT / "package")
     program["runtime"]["options"]["virtualenv"] = str(ROOT / ".venv")
@@ -48,6 +54,23 @@ def example(node: dict[str, Any], **group_changes: Any) -> dict[str, Any]:
     group.update(group_changes)
     properties["runtimeClass"] = RUNTIME_CLASS
     properties["createRuntimeClass"] = True
+    if solo is not None:
+        program["resources"]["solo"] = {
+            "type": "gpu-nodes:GpuNodeGroup",
+            "properties": {
+                "name": "solo",
+                "gpusPerNode": 4,
+                "nodes": [solo],
+                "devicePlugin": {"namespace": SOLO_NAMESPACES["devicePlugin"]},
+                "verification": {"namespace": SOLO_NAMESPACES["verification"], "timeoutSeconds": 120},
+                "priorityClass": {"name": "gpu-solo"},
+                "runtimeClass": SOLO_RUNTIME_CLASS,
+                "createRuntimeClass": True,
+                "sshPrivateKey": "${sshPrivateKey}",
+            },
+            "options": {"providers": ["${cluster}"]},
+        }
+        program["outputs"]["solo"] = "${solo.nodes}"
     return program
 
 
@@ -69,17 +92,17 @@ def init_stack(local: LocalEnv, program: Path, stack: str) -> None:
     local.run("pulumi", "config", "set", "--secret", "--stack", stack, "sshPrivateKey", stdin=key, cwd=program)
 
 
-def fake_machine() -> dict[str, Any]:
+def fake_machine(name: str = NODE) -> dict[str, Any]:
     hosts = {h["name"]: h for h in json.loads((STATE / "fakehosts/hosts.json").read_text())}
-    return {k: hosts[NODE][k] for k in ("name", "sshHost", "sshPort", "sshUser", "hostKey")}
+    return {k: hosts[name][k] for k in ("name", "sshHost", "sshPort", "sshUser", "hostKey")}
 
 
 @pytest.fixture(scope="module")
 def program(local: LocalEnv) -> Iterator[Path]:
-    local.run("tools/cluster/up.sh", "--nodes", "11", timeout=600)
-    local.run("tools/fakehost/up.sh", NODE)
+    local.run("tools/cluster/up.sh", "--nodes", "12", timeout=600)
+    local.run("tools/fakehost/up.sh", NODE, SOLO_NODE)
     shutil.rmtree(WORK, ignore_errors=True)
-    path = write_program(WORK / "program", example(fake_machine()))
+    path = write_program(WORK / "program", example(fake_machine(), solo=fake_machine(SOLO_NODE)))
     init_stack(local, path, STACK)
     yield path
     pulumi(local, path, "destroy", "--yes", "--skip-preview", check=False)
@@ -107,6 +130,15 @@ def test_the_yaml_program_proves_its_node_and_lifts_the_gate(deployed: Path, loc
     assert jobs and all(j["status"].get("succeeded") == 1 for j in jobs), local.explain(f"jobs: {[j['status'] for j in jobs]}")
     access = json.loads(pulumi(local, deployed, "stack", "output", "tenantAccess", "--json").stdout)
     assert access == {GROUP: {"gpuAccess": "defaultRuntime", "runtimeClassName": None, "isolation": "default"}}, access
+
+
+def test_a_group_on_its_own_is_proven_beside_the_fleet(deployed: Path, local: LocalEnv):
+    report = json.loads(pulumi(local, deployed, "stack", "output", "solo", "--json").stdout)
+    assert report[SOLO_NODE]["gate"] == "lifted", f"{SOLO_NODE}: {report[SOLO_NODE]}"
+    taints = taints_of(local.node(SOLO_NODE))
+    assert OUR_TAINT in taints and GATE not in taints, local.explain(f"{SOLO_NODE}: taints {taints}")
+    jobs = local.kubectl_json("get", "jobs", "-n", SOLO_NAMESPACES["verification"])["items"]
+    assert jobs and all(j["status"].get("succeeded") == 1 for j in jobs), local.explain(f"jobs: {[j['status'] for j in jobs]}")
 
 
 def test_the_deployed_yaml_stack_previews_and_refreshes_clean(deployed: Path, local: LocalEnv):
@@ -141,9 +173,11 @@ def test_a_wrong_value_stops_the_yaml_program_naming_its_property_path(program: 
 
 def test_destroying_the_yaml_stack_leaves_nothing_of_it(deployed: Path, local: LocalEnv):
     pulumi(local, deployed, "destroy", "--yes", "--skip-preview")
-    for namespace in NAMESPACES.values():
+    for namespace in (*NAMESPACES.values(), *SOLO_NAMESPACES.values()):
         assert local.kubectl("get", "namespace", namespace, check=False).returncode != 0, f"namespace {namespace} left"
-    assert local.kubectl("get", "runtimeclass", RUNTIME_CLASS, check=False).returncode != 0, f"{RUNTIME_CLASS} left"
-    node = local.node(NODE)
-    assert OUR_TAINT not in taints_of(node) and GATE not in taints_of(node), f"{NODE}: {taints_of(node)}"
-    assert "accelerator" not in node["metadata"]["labels"], f"{NODE}: {node['metadata']['labels']}"
+    for runtime_class in (RUNTIME_CLASS, SOLO_RUNTIME_CLASS):
+        assert local.kubectl("get", "runtimeclass", runtime_class, check=False).returncode != 0, f"{runtime_class} left"
+    for name in (NODE, SOLO_NODE):
+        node = local.node(name)
+        assert OUR_TAINT not in taints_of(node) and GATE not in taints_of(node), f"{name}: {taints_of(node)}"
+        assert "accelerator" not in node["metadata"]["labels"], f"{name}: {node['metadata']['labels']}"
