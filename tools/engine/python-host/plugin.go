@@ -177,7 +177,7 @@ var packagesWithoutPlugins = map[string]bool{"pulumi-policy": true, "pulumi-esc-
 // package's own name (less `pulumi-`) and version (PEP 440 made semver; a version that cannot be
 // made semver drops the package). Upstream lists the packages with the toolchain (`pip list`)
 // and then reads each file; one Python process reading the installed distributions' metadata
-// finds the same, in a fifth of the time.
+// finds the same, faster (a trivial preview: 1.2 s against 1.6 s with `pip list`, 1.0 s with no lookup).
 func (h *pythonHost) GetRequiredPackages(ctx context.Context, req *pulumirpc.GetRequiredPackagesRequest,
 ) (*pulumirpc.GetRequiredPackagesResponse, error) {
 	opts, err := pythonOptions(req.GetInfo())
