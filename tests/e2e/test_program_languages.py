@@ -129,7 +129,8 @@ def test_the_yaml_program_proves_its_node_and_lifts_the_gate(deployed: Path, loc
     jobs = local.kubectl_json("get", "jobs", "-n", NAMESPACES["verification"])["items"]
     assert jobs and all(j["status"].get("succeeded") == 1 for j in jobs), local.explain(f"jobs: {[j['status'] for j in jobs]}")
     access = json.loads(pulumi(local, deployed, "stack", "output", "tenantAccess", "--json").stdout)
-    assert access == {GROUP: {"gpuAccess": "defaultRuntime", "runtimeClassName": None, "isolation": "default"}}, access
+    # A remote component's outputs reach the program without their null values (seen on the real engine).
+    assert access == {GROUP: {"gpuAccess": "defaultRuntime", "isolation": "default"}}, access
 
 
 def test_a_group_on_its_own_is_proven_beside_the_fleet(deployed: Path, local: LocalEnv):
