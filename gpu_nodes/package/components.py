@@ -13,6 +13,7 @@ import pulumi
 
 from gpu_nodes.config.fields import settings
 from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.constants import NAMESPACE
 from gpu_nodes.package.inputs import GpuFleetInputs, GpuNodeGroupInputs
 from gpu_nodes.package.outputs import NodeReport, TenantAccess
 from gpu_nodes.resources import fleet, node_group
@@ -20,6 +21,8 @@ from gpu_nodes.resources.program_objects import check_program_objects
 
 # A group's own keys (`gpusPerNode`, ...), as GpuNodeGroupInputs has them beside the fleet's.
 GROUP_KEYS = tuple(s.key for _, s in settings(NodeGroupSpec))
+# Where the reader of a group on its own, the fleet of that one group, puts the group's keys.
+ONE_GROUP = "nodeGroups[0]"
 
 
 class GpuFleet(fleet.GpuFleet):
@@ -35,6 +38,9 @@ class GpuFleet(fleet.GpuFleet):
 
     def __init__(self, name: str, args: GpuFleetInputs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(name, fleet_args(args), opts)
+
+    def in_program_words(self, text: str, args: fleet.GpuFleetArgs) -> str:
+        return in_schema_words(text)
 
 
 class GpuNodeGroup(node_group.GpuNodeGroup):
@@ -52,6 +58,8 @@ class GpuNodeGroup(node_group.GpuNodeGroup):
         arguments = group_fleet_args(args)
         stack = arguments.validate()
         (spec,) = stack.node_groups
+        for warning in stack.warnings:
+            pulumi.log.warn(in_schema_words(warning, ONE_GROUP))
         check_program_objects(name, stack)
         # Registered as the Python API's group is, then the fleet's shared objects as its own children.
         pulumi.ComponentResource.__init__(self, node_group.TYPE, name, None, opts)
@@ -60,6 +68,16 @@ class GpuNodeGroup(node_group.GpuNodeGroup):
         self.declare_parts(name, parts, node_group.preflight_key(name, parts))
         self.tenant_access = cast(TenantAccess, fleet.tenant_access(spec))
         self.register_outputs({"tenantAccess": self.tenant_access})
+
+
+def in_schema_words(text: str, within: str = "") -> str:
+    """A reader's line that starts with a stack key (`gpu-nodes:nodeGroups[0].gpusPerNode: ...`) as
+    a program in another language wrote it (`nodeGroups[0].gpusPerNode: ...`); with `within`, the
+    path inside that property (`gpusPerNode: ...`)."""
+    text = text.removeprefix(f"{NAMESPACE}:")
+    if within and text.startswith((f"{within}.", f"{within}[", f"{within}:")):
+        text = text.removeprefix(within).removeprefix(".")
+    return text
 
 
 def group_fleet_args(inputs: Mapping[str, Any]) -> fleet.GpuFleetArgs:

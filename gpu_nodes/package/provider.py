@@ -27,7 +27,15 @@ from pulumi.resource import ResourceOptions
 
 from gpu_nodes.config.stack import ARGUMENTS
 from gpu_nodes.constants import NAMESPACE
-from gpu_nodes.package.components import GROUP_KEYS, GpuFleet, GpuNodeGroup, fleet_args, group_fleet_args
+from gpu_nodes.package.components import (
+    GROUP_KEYS,
+    ONE_GROUP,
+    GpuFleet,
+    GpuNodeGroup,
+    fleet_args,
+    group_fleet_args,
+    in_schema_words,
+)
 from gpu_nodes.resources import fleet, node_group
 
 # The package's name: its types are `gpu-nodes:index:<name>`, and the fleet's own type is one of them.
@@ -39,8 +47,6 @@ SCHEMA_INPUTS = {s.key.removeprefix(f"{NAMESPACE}:"): argument for argument, s i
 SECRET_INPUTS = sorted(name for name, argument in SCHEMA_INPUTS.items() if ARGUMENTS[argument].secret)
 # A group on its own: its keys by their own name, and the fleet's others.
 GROUP_SCHEMA_INPUTS = {**{key: key for key in GROUP_KEYS}, **{k: v for k, v in SCHEMA_INPUTS.items() if v != "node_groups"}}
-# How a reader's key for the one group reads as the group component's own (`nodeGroups[0].gpusPerNode`: `gpusPerNode`).
-ONE_GROUP = "nodeGroups[0]"
 
 
 class GpuNodesProvider(ComponentProvider):
@@ -80,7 +86,7 @@ def refuse_mistakes(inputs: Mapping[str, Any]) -> None:
     reader finds them; nothing when there is none."""
     unknown = [key for key in inputs if key not in SCHEMA_INPUTS]
     args = fleet_args({SCHEMA_INPUTS[key]: value for key, value in inputs.items() if key in SCHEMA_INPUTS})
-    _refuse(fleet.TYPE, unknown, [in_schema_words(problem) for problem in args.check()[1]])
+    _refuse(fleet.TYPE, unknown, [problem_details(problem) for problem in args.check()[1]])
 
 
 def refuse_group_mistakes(inputs: Mapping[str, Any]) -> None:
@@ -88,7 +94,7 @@ def refuse_group_mistakes(inputs: Mapping[str, Any]) -> None:
     the `nodeGroups[0].` of the fleet of that one group the reader reads."""
     unknown = [key for key in inputs if key not in GROUP_SCHEMA_INPUTS]
     args = group_fleet_args({GROUP_SCHEMA_INPUTS[key]: value for key, value in inputs.items() if key in GROUP_SCHEMA_INPUTS})
-    _refuse(node_group.TYPE, unknown, [in_schema_words(problem, ONE_GROUP) for problem in args.check()[1]])
+    _refuse(node_group.TYPE, unknown, [problem_details(problem, ONE_GROUP) for problem in args.check()[1]])
 
 
 def _refuse(component: str, unknown: list[str], details: list[InputPropertyErrorDetails]) -> None:
@@ -102,14 +108,12 @@ def _refuse(component: str, unknown: list[str], details: list[InputPropertyError
         raise InputPropertiesError(f"invalid inputs of {component}{''.join(unplaced)}", details)
 
 
-def in_schema_words(problem: str, within: str = "") -> InputPropertyErrorDetails:
+def problem_details(problem: str, within: str = "") -> InputPropertyErrorDetails:
     """A reader's problem (`gpu-nodes:nodeGroups[0].gpusPerNode: got 0; ...`) as the property path a
     program wrote (`nodeGroups[0].gpusPerNode`; with `within` the path inside it, `gpusPerNode`) and the reason."""
-    path, found, reason = problem.removeprefix(f"{NAMESPACE}:").partition(": ")
-    if not found or " " in path:
+    path, found, reason = in_schema_words(problem, within).partition(": ")
+    if not found or not path or " " in path:
         return {"property_path": "", "reason": problem}
-    if within and (path == within or path.startswith((f"{within}.", f"{within}["))):
-        path = path.removeprefix(within).removeprefix(".")
     return {"property_path": path, "reason": reason}
 
 

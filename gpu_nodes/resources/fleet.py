@@ -151,7 +151,7 @@ class GpuFleet(pulumi.ComponentResource):
         # A mistake fails here, before the fleet or anything in it is registered.
         stack = args.validate()
         for warning in stack.warnings:
-            pulumi.log.warn(warning if args.stack_config is not None else in_argument_words(warning))
+            pulumi.log.warn(self.in_program_words(warning, args))
         check_program_objects(name, stack)
         # Each resource's stack trace, kept in the state, holds where it was made and the program's own frames only.
         keep_program_frames(os.getcwd())
@@ -169,6 +169,11 @@ class GpuFleet(pulumi.ComponentResource):
         self.tenant_access = {spec.name: tenant_access(spec) for spec in stack.node_groups}
         # The report is the stack's output (`nodeGroups`, __main__.py); a copy here would be one more per node in the state.
         self.register_outputs({"tenantAccess": self.tenant_access})
+
+    def in_program_words(self, text: str, args: GpuFleetArgs) -> str:
+        """A reader's line (a warning) as the program wrote its settings: by stack key from stack
+        config, by argument name from Python."""
+        return text if args.stack_config is not None else in_argument_words(text)
 
 
 @dataclass(frozen=True)

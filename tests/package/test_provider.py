@@ -4,6 +4,7 @@ property path; a program's inputs building what the Python API builds."""
 from __future__ import annotations
 
 import json
+import logging
 
 import pulumi
 import pytest
@@ -12,7 +13,7 @@ from pulumi.errors import InputPropertiesError
 from gpu_nodes import GpuFleet as PythonGpuFleet
 from gpu_nodes import GpuFleetArgs
 from gpu_nodes.package.components import GpuFleet, GpuNodeGroup
-from gpu_nodes.package.provider import in_schema_words, refuse_group_mistakes, refuse_mistakes
+from gpu_nodes.package.provider import problem_details, refuse_group_mistakes, refuse_mistakes
 from tests.factories import SSH_KEY, group
 from tests.pulumi_mocks import run_inline
 
@@ -89,7 +90,7 @@ def test_valid_inputs_pass():
     ],
 )
 def test_a_readers_problem_in_the_programs_words(problem, path, reason):
-    assert in_schema_words(problem) == {"property_path": path, "reason": reason}, problem
+    assert problem_details(problem) == {"property_path": path, "reason": reason}, problem
 
 
 def test_a_programs_inputs_build_what_the_python_api_builds():
@@ -146,3 +147,19 @@ def test_a_group_on_its_own_builds_what_a_fleet_of_that_group_builds():
     (component,) = [r for r in alone.resources if r.type == GROUP and not r.parent.count(GROUP)]
     names = [r.name for r in alone.resources if r.parent == component.urn]
     assert names and all(n.startswith("gpus-") for n in names), f"{component.urn}: children {names}"
+
+
+@pytest.mark.parametrize(
+    ("build", "expected"),
+    [
+        (lambda raw: GpuFleet("gpus", {"node_groups": [raw]}), "nodeGroups[0].preflight.minDriver: '550' has no effect"),
+        (lambda raw: GpuNodeGroup("gpus", raw), "preflight.minDriver: '550' has no effect"),
+    ],
+    ids=["GpuFleet", "GpuNodeGroup"],
+)
+def test_a_setting_with_no_effect_is_warned_about_by_its_property_path(caplog, build, expected):
+    raw = group("a100", preflight={"enabled": False, "minDriver": "550"})
+    with caplog.at_level(logging.WARNING):
+        run_inline(lambda: build(raw))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(w.startswith(expected) for w in warnings), warnings
