@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
@@ -49,6 +50,23 @@ SECRET_INPUTS = sorted(name for name, argument in SCHEMA_INPUTS.items() if ARGUM
 GROUP_SCHEMA_INPUTS = {**{key: key for key in GROUP_KEYS}, **{k: v for k, v in SCHEMA_INPUTS.items() if v != "node_groups"}}
 
 
+@dataclass(frozen=True)
+class InputsReader:
+    """How a component's inputs are read as a fleet's arguments, and its problems named."""
+
+    # Each input by its schema name, as the Python name the arguments builder takes.
+    inputs: dict[str, str]
+    arguments: Callable[[Mapping[str, Any]], fleet.GpuFleetArgs]
+    # Where the reader puts the component's own keys (`nodeGroups[0]` for a group on its own).
+    within: str = ""
+
+
+READERS = {
+    fleet.TYPE: InputsReader(SCHEMA_INPUTS, fleet_args),
+    node_group.TYPE: InputsReader(GROUP_SCHEMA_INPUTS, group_fleet_args, ONE_GROUP),
+}
+
+
 class GpuNodesProvider(ComponentProvider):
     """The SDK's component provider for gpu-nodes' components, with secrets marked and inputs read first."""
 
@@ -59,10 +77,8 @@ class GpuNodesProvider(ComponentProvider):
     def construct(
         self, name: str, resource_type: str, inputs: Mapping[str, Any], options: ResourceOptions | None = None
     ) -> ConstructResult:
-        if resource_type == fleet.TYPE:
-            refuse_mistakes(inputs)
-        elif resource_type == node_group.TYPE:
-            refuse_group_mistakes(inputs)
+        if resource_type in READERS:
+            refuse_mistakes(resource_type, inputs)
         return super().construct(name, resource_type, inputs, options)
 
 
@@ -81,25 +97,17 @@ def finish_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def refuse_mistakes(inputs: Mapping[str, Any]) -> None:
-    """Raise one InputPropertiesError naming every mistake in the fleet's inputs, as the stack config's
-    reader finds them; nothing when there is none."""
-    unknown = [key for key in inputs if key not in SCHEMA_INPUTS]
-    args = fleet_args({SCHEMA_INPUTS[key]: value for key, value in inputs.items() if key in SCHEMA_INPUTS})
-    _refuse(fleet.TYPE, unknown, [problem_details(problem) for problem in args.check()[1]])
-
-
-def refuse_group_mistakes(inputs: Mapping[str, Any]) -> None:
-    """`refuse_mistakes` for a group on its own: its keys named as the program wrote them, without
-    the `nodeGroups[0].` of the fleet of that one group the reader reads."""
-    unknown = [key for key in inputs if key not in GROUP_SCHEMA_INPUTS]
-    args = group_fleet_args({GROUP_SCHEMA_INPUTS[key]: value for key, value in inputs.items() if key in GROUP_SCHEMA_INPUTS})
-    _refuse(node_group.TYPE, unknown, [problem_details(problem, ONE_GROUP) for problem in args.check()[1]])
-
-
-def _refuse(component: str, unknown: list[str], details: list[InputPropertyErrorDetails]) -> None:
-    unknowns: list[InputPropertyErrorDetails] = [{"property_path": key, "reason": "unknown input"} for key in sorted(unknown)]
-    details = unknowns + details
+def refuse_mistakes(component: str, inputs: Mapping[str, Any]) -> None:
+    """Raise one InputPropertiesError naming every mistake in a component's inputs, as the stack
+    config's reader finds them, each by the property path the program wrote (a group on its own:
+    without the `nodeGroups[0].` of the fleet of that one group the reader reads); nothing when
+    there is none."""
+    reader = READERS[component]
+    unknown: list[InputPropertyErrorDetails] = [
+        {"property_path": key, "reason": "unknown input"} for key in sorted(inputs) if key not in reader.inputs
+    ]
+    args = reader.arguments({reader.inputs[key]: value for key, value in inputs.items() if key in reader.inputs})
+    details = unknown + [problem_details(problem, reader.within) for problem in args.check()[1]]
     if details:
         # The engine lists each property's problem under the message (`- property <path> with value
         # <value> has a problem: <reason>`), its value shown as the program gave it (a secret hidden):

@@ -13,7 +13,7 @@ from pulumi.errors import InputPropertiesError
 from gpu_nodes import GpuFleet as PythonGpuFleet
 from gpu_nodes import GpuFleetArgs
 from gpu_nodes.package.components import GpuFleet, GpuNodeGroup
-from gpu_nodes.package.provider import problem_details, refuse_group_mistakes, refuse_mistakes
+from gpu_nodes.package.provider import problem_details, refuse_mistakes
 from tests.factories import SSH_KEY, group
 from tests.pulumi_mocks import run_inline
 
@@ -28,7 +28,7 @@ def inputs(*groups: dict, **more: object) -> dict:
 
 def refused(values: dict) -> list[tuple[str, str]]:
     with pytest.raises(InputPropertiesError) as raised:
-        refuse_mistakes(values)
+        refuse_mistakes(FLEET, values)
     return [(d["property_path"], d["reason"]) for d in raised.value.errors or []]
 
 
@@ -61,7 +61,7 @@ def test_every_mistake_is_refused_at_once():
 def test_the_message_names_only_the_mistakes_without_a_property_path():
     """The engine lists the others under it, by property (see provider.py)."""
     with pytest.raises(InputPropertiesError) as raised:
-        refuse_mistakes({"nodeGroups": [group("a100", gpusPerNode=0)]})
+        refuse_mistakes(FLEET, {"nodeGroups": [group("a100", gpusPerNode=0)]})
     message = str(raised.value)
     assert message.startswith("invalid inputs of gpu-nodes:index:GpuFleet"), message
     assert "gpusPerNode" not in message, f"a property's problem in the message too: {message}"
@@ -74,11 +74,11 @@ def test_a_secret_given_as_text_is_named_by_its_length_never_its_text():
 
 
 def test_whole_numbers_sent_as_floats_are_counts():
-    refuse_mistakes(inputs(group("a100", gpusPerNode=4.0, verification={"gpusPerPod": [1.0, 2.0]})))
+    refuse_mistakes(FLEET, inputs(group("a100", gpusPerNode=4.0, verification={"gpusPerPod": [1.0, 2.0]})))
 
 
 def test_valid_inputs_pass():
-    refuse_mistakes(inputs(group("a100"), group("l4")))
+    refuse_mistakes(FLEET, inputs(group("a100"), group("l4")))
 
 
 @pytest.mark.parametrize(
@@ -109,7 +109,7 @@ def test_a_programs_inputs_build_what_the_python_api_builds():
 
 def refused_group(values: dict) -> list[tuple[str, str]]:
     with pytest.raises(InputPropertiesError) as raised:
-        refuse_group_mistakes(values)
+        refuse_mistakes(GROUP, values)
     assert str(raised.value).startswith("invalid inputs of gpu-nodes:index:GpuNodeGroup"), str(raised.value)
     return [(d["property_path"], d["reason"]) for d in raised.value.errors or []]
 
@@ -131,7 +131,7 @@ def test_a_groups_mistake_is_refused_by_its_own_property_path(changes, path, rea
 
 
 def test_a_groups_valid_inputs_pass():
-    refuse_group_mistakes({**group("a100"), "sshPrivateKey": pulumi.Output.secret(SSH_KEY)})
+    refuse_mistakes(GROUP, {**group("a100"), "sshPrivateKey": pulumi.Output.secret(SSH_KEY)})
 
 
 def test_a_group_on_its_own_builds_what_a_fleet_of_that_group_builds():
