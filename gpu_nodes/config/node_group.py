@@ -42,6 +42,11 @@ GPU_ACCESS = ("defaultRuntime", "runtimeClass", "cdi")
 # leaves the container toolkit as it ships, which honours NVIDIA_VISIBLE_DEVICES in any container;
 # `strict` is NVIDIA's hardening, where only the device plugin's volume mounts (or CDI) give GPUs.
 ISOLATION = ("default", "strict")
+# Who hands out the group's GPUs (README, "DRA"): NVIDIA's device plugin, which registers
+# `nvidia.com/gpu` with kubelet, or NVIDIA's DRA driver, whose kubelet plugin publishes the GPUs as
+# ResourceSlices that the scheduler allocates to ResourceClaims. NVIDIA refuses both on one node.
+DEVICE_PLUGIN_ALLOCATOR, DRA_ALLOCATOR = "devicePlugin", "dra"
+ALLOCATORS = (DEVICE_PLUGIN_ALLOCATOR, DRA_ALLOCATOR)
 DEFAULT_PRIORITY_VALUE = 1_000_000
 # Kubernetes reserves values above one billion for the system classes.
 MAX_USER_PRIORITY = 1_000_000_000
@@ -207,6 +212,15 @@ class NodeGroupSpec:
         default_text="most nodes' model",
         check=GPU_MODEL,
     )
+    allocator: str = setting(
+        "allocator",
+        STRING,
+        "`devicePlugin`/`dra`",
+        "who hands out the group's GPUs: NVIDIA's device plugin (`nvidia.com/gpu`), or NVIDIA's DRA driver "
+        '(ResourceClaims of the DeviceClass `gpu.nvidia.com`). See "DRA"',
+        default=DEVICE_PLUGIN_ALLOCATOR,
+        check=one_of(ALLOCATORS),
+    )
     gpu_feature_labels: bool = setting(
         "gpuFeatureLabels",
         BOOLEAN,
@@ -224,6 +238,10 @@ class NodeGroupSpec:
     def tenant_runtime_class(self) -> str | None:
         """The RuntimeClass a tenant's GPU pod must name: only with gpuAccess runtimeClass."""
         return self.runtime_class if self.gpu_access == "runtimeClass" else None
+
+    @property
+    def uses_dra(self) -> bool:
+        return self.allocator == DRA_ALLOCATOR
 
     @property
     def node_labels(self) -> dict[str, str]:

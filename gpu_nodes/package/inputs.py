@@ -260,6 +260,11 @@ class NodeGroup(TypedDict):
         "The GPU model every node must have, as `nvidia-smi` names it (`NVIDIA H100 80GB HBM3`); without it "
         "the group's nodes must agree with each other (see \"GPU facts\"). Default: most nodes' model."
     )
+    allocator: NotRequired[str]
+    (
+        "Who hands out the group's GPUs: NVIDIA's device plugin (`nvidia.com/gpu`), or NVIDIA's DRA driver "
+        "(ResourceClaims of the DeviceClass `gpu.nvidia.com`). See \"DRA\". Default: `devicePlugin`."
+    )
     gpuFeatureLabels: NotRequired[bool]
     (
         "Label each node with GPU Feature Discovery's keys (`nvidia.com/gpu.product`, ...) from preflight's "
@@ -353,6 +358,11 @@ class GpuNodeGroupInputs(TypedDict):
     (
         "The GPU model every node must have, as `nvidia-smi` names it (`NVIDIA H100 80GB HBM3`); without it "
         "the group's nodes must agree with each other (see \"GPU facts\"). Default: most nodes' model."
+    )
+    allocator: NotRequired[str]
+    (
+        "Who hands out the group's GPUs: NVIDIA's device plugin (`nvidia.com/gpu`), or NVIDIA's DRA driver "
+        "(ResourceClaims of the DeviceClass `gpu.nvidia.com`). See \"DRA\". Default: `devicePlugin`."
     )
     gpuFeatureLabels: NotRequired[bool]
     (
