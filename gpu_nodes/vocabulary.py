@@ -105,6 +105,10 @@ GPU_RESOURCE_PREFIX = "nvidia.com/"
 # The resource the device plugin registers for whole GPUs (and, with migStrategy single, MIG
 # devices); NVIDIA's chart tolerates a taint of the same key.
 GPU_RESOURCE = f"{GPU_RESOURCE_PREFIX}gpu"
+# The driver name under which NVIDIA's DRA driver publishes GPUs as ResourceSlices, and the
+# DeviceClass its chart makes for them (dra-driver-nvidia-gpu `cmd/gpu-kubelet-plugin/main.go`
+# `DriverName`, `deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-gpu.yaml`).
+DRA_GPU_DRIVER = "gpu.nvidia.com"
 
 
 def mig_resource(profile: str) -> str:

@@ -34,11 +34,20 @@ WATCH_READ_SLACK_SECONDS = 60
 class KubernetesSource:
     """Lists and watches one kind with the `kubernetes` client, as raw JSON (no model classes)."""
 
-    def __init__(self, call: Callable[..., Any], kind: str, api_version: str, label_selector: str | None = None):
+    def __init__(
+        self,
+        call: Callable[..., Any],
+        kind: str,
+        api_version: str,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ):
         self._call = call
         self._kind = kind
         self._api_version = api_version
         self._selector = {"label_selector": label_selector} if label_selector else {}
+        if field_selector:
+            self._selector["field_selector"] = field_selector
         self._response: Any = None
 
     def list(self) -> Listing:
@@ -135,4 +144,20 @@ def own_sources(client: ApiClient, selector: str = OWN_SELECTOR) -> dict[Kind, S
     return {
         "pods": KubernetesSource(core.list_pod_for_all_namespaces, "Pod", "v1", selector),
         "jobs": KubernetesSource(batch.list_job_for_all_namespaces, "Job", "batch/v1", selector),
+    }
+
+
+def slice_sources(client: ApiClient, driver: str) -> dict[Kind, Source]:
+    """The ResourceSlices one DRA driver publishes, every node's: one per node and driver (a
+    node's pool may span several), so a watch of them all is the size of the fleet's GPU list.
+    The API server selects ResourceSlices by `spec.driver` ("A field selector can be used to list
+    only ResourceSlice objects with a certain driver name", k8s.io/api `resource/v1/types.go`,
+    `ResourceSliceSpec.Driver`)."""
+    from kubernetes.client import ResourceV1Api
+
+    resource = ResourceV1Api(client)
+    return {
+        "resourceslices": KubernetesSource(
+            resource.list_resource_slice, "ResourceSlice", "resource.k8s.io/v1", field_selector=f"spec.driver={driver}"
+        )
     }

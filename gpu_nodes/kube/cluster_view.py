@@ -24,8 +24,8 @@ from typing import Any, Literal, Protocol, TypeVar
 from gpu_nodes.errors import ClusterViewUnavailableError, WatchExpiredError
 from gpu_nodes.vocabulary import JOB_NAME_LABEL
 
-Kind = Literal["nodes", "pods", "jobs"]
-KINDS: tuple[Kind, ...] = ("nodes", "pods", "jobs")
+Kind = Literal["nodes", "pods", "jobs", "resourceslices"]
+KINDS: tuple[Kind, ...] = ("nodes", "pods", "jobs", "resourceslices")
 
 # Waiters re-check at least this often even without events: a safety net, not the mechanism.
 RECHECK_SECONDS = 5.0
@@ -110,11 +110,14 @@ class ClusterView:
         backoff: tuple[float, float] = BACKOFF_SECONDS,
         recheck_seconds: float = RECHECK_SECONDS,
         nodes: ClusterView | None = None,
+        slices: ClusterView | None = None,
     ):
         """nodes: the view whose Nodes this one reads, and whose changes wake its waiters too (the
-        views of several groups' pods and Jobs share one node watch); None: its own "nodes" source's."""
+        views of several groups' pods and Jobs share one node watch); None: its own "nodes" source's.
+        slices: likewise, the view whose ResourceSlices this one reads (DRA groups only)."""
         self._sources = dict(sources)
         self._nodes = nodes
+        self._slices = slices
         # Called, outside the lock, after each change: the views that read their Nodes from this one.
         self._listeners: list[Callable[[], None]] = []
         self._server = server
@@ -139,8 +142,8 @@ class ClusterView:
         """Start one daemon thread per kind: list, then watch from the list's resourceVersion."""
         if self._threads:
             return
-        if self._nodes is not None:
-            self._nodes._listen(self._woken)
+        for other in self._others():
+            other._listen(self._woken)
         for kind, source in self._sources.items():
             thread = threading.Thread(target=self._run, args=(kind, source), name=f"cluster-view-{kind}", daemon=True)
             self._threads.append(thread)
@@ -148,8 +151,8 @@ class ClusterView:
 
     def stop(self) -> None:
         self._stopped.set()
-        if self._nodes is not None:
-            self._nodes._unlisten(self._woken)
+        for other in self._others():
+            other._unlisten(self._woken)
         for source in self._sources.values():
             source.close()
         with self._changed:
@@ -159,8 +162,8 @@ class ClusterView:
         """Return once every kind has been listed (the Nodes it reads too); raise
         ClusterViewUnavailableError naming the cause."""
         deadline = time.monotonic() + timeout
-        if self._nodes is not None:
-            self._nodes.wait_synced(timeout)
+        for other in self._others():
+            other.wait_synced(timeout)
         if self._synced.wait(max(deadline - time.monotonic(), 0.0)):
             return
         with self._changed:
@@ -171,6 +174,10 @@ class ClusterView:
             f"within {timeout:g}s ({causes}). Check kubernetes:kubeconfig and kubernetes:context, "
             "and that the API server is reachable from here"
         )
+
+    def _others(self) -> list[ClusterView]:
+        """The views this one reads Nodes or ResourceSlices from."""
+        return [view for view in (self._nodes, self._slices) if view is not None]
 
     # ------------------------------------------------------------------ reads
 
@@ -207,6 +214,14 @@ class ClusterView:
     def job(self, namespace: str, name: str) -> dict[str, Any] | None:
         with self._changed:
             return self._objects["jobs"].get((namespace, name))
+
+    def resource_slices(self, node: str) -> list[dict[str, Any]]:
+        """The ResourceSlices that name `node` (`spec.nodeName`), sorted by name."""
+        if self._slices is not None:
+            return self._slices.resource_slices(node)
+        with self._changed:
+            found = [s for s in self._objects["resourceslices"].values() if (s.get("spec") or {}).get("nodeName") == node]
+        return sorted(found, key=lambda item: str(item["metadata"].get("name")))
 
     def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T:
         """Evaluate `check()` now and again after each change the watches deliver (and at least

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_nodes.proof.dra import dra_gpu_problem
 from gpu_nodes.proof.quarantine import quarantine_of
 from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.vocabulary import GATE, GPU_RESOURCE, GPU_RESOURCE_PREFIX, Taint
@@ -73,15 +74,21 @@ def _timestamp(value: Any) -> float | None:
         return None
 
 
+def plugin_name(target: NodeTarget) -> str:
+    """What hands out the node's GPUs, as messages name it."""
+    return "DRA driver's kubelet plugin" if target.uses_dra else "device plugin"
+
+
 def plugin_problem(target: NodeTarget, pods: Sequence[Mapping[str, Any]]) -> str | None:
-    """Why the group's device plugin is not Running on the node; None when one of its pods is."""
+    """Why the group's device plugin (or DRA kubelet plugin) is not Running on the node; None when one of its pods is."""
     mine = plugin_pods_on(target, pods)
+    what = plugin_name(target)
     if not mine:
-        return f"no device plugin pod on it (DaemonSet pods in {target.plugin_namespace} with {_selector(target)})"
+        return f"no {what} pod on it (DaemonSet pods in {target.plugin_namespace} with {_selector(target)})"
     found = [pod_not_running(p) for p in mine]
     if any(problem is None for problem in found):
         return None
-    return f"the device plugin pod is not Running ({', '.join(p for p in found if p)})"
+    return f"the {what} pod is not Running ({', '.join(p for p in found if p)})"
 
 
 def pod_not_running(pod: Mapping[str, Any]) -> str | None:
@@ -132,8 +139,17 @@ def allocatable_gpus(node: Mapping[str, Any] | None, resource: str = GPU_RESOURC
         return None
 
 
-def gpu_problem(target: NodeTarget, node: Mapping[str, Any] | None) -> str | None:
-    """Why the node does not offer the GPUs the group declares; None when it does."""
+def gpu_problem(
+    target: NodeTarget,
+    node: Mapping[str, Any] | None,
+    slices: Sequence[Mapping[str, Any]] = (),
+    devices: Sequence[Mapping[str, Any]] | None = None,
+) -> str | None:
+    """Why the node does not offer the GPUs the group declares; None when it does. Under DRA, its
+    ResourceSlices must list exactly the GPUs its preflight found (`devices`), or the group's count
+    and model without preflight (gpu_nodes/proof/dra.py)."""
+    if target.dra_gpus is not None:
+        return dra_gpu_problem(target.node, target.dra_gpus, slices, devices)
     if target.expected_gpus is not None:
         return _count_problem(node, GPU_RESOURCE, target.expected_gpus)
     if target.expected_mig_devices:
@@ -166,11 +182,19 @@ def not_ready(node: Mapping[str, Any] | None) -> str | None:
     return "NotReady (no Ready condition)"
 
 
-def degradation(target: NodeTarget, node: Mapping[str, Any] | None, plugin_pods: Sequence[Mapping[str, Any]]) -> list[str]:
-    """What went wrong with a node that passed its checks: the GPU health that drift covers, and
-    someone else's quarantine of it (NVSentinel's, gpu_nodes/proof/quarantine.py)."""
+def degradation(
+    target: NodeTarget,
+    node: Mapping[str, Any] | None,
+    plugin_pods: Sequence[Mapping[str, Any]],
+    slices: Sequence[Mapping[str, Any]] = (),
+    devices: Sequence[Mapping[str, Any]] | None = None,
+) -> list[str]:
+    """What went wrong with a node that passed its checks: the GPU health that drift covers (under
+    DRA, a GPU gone from its ResourceSlices), and someone else's quarantine of it (NVSentinel's,
+    gpu_nodes/proof/quarantine.py)."""
     quarantine = quarantine_of(node)
-    found = [not_ready(node), plugin_problem(target, plugin_pods), gpu_problem(target, node), quarantine and str(quarantine)]
+    gpus = gpu_problem(target, node, slices, devices)
+    found = [not_ready(node), plugin_problem(target, plugin_pods), gpus, quarantine and str(quarantine)]
     return [problem for problem in found if problem]
 
 
@@ -185,6 +209,9 @@ class Look:
     workload: Sequence[str] = ()
     # Why the node's GPU facts differ from its group's; None where they agree or were not compared.
     facts: str | None = None
+    # Under DRA: the node's ResourceSlices, and the GPUs its preflight found (None without preflight).
+    slices: Sequence[Mapping[str, Any]] = ()
+    devices: Sequence[Mapping[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -216,7 +243,9 @@ def _one(problem: str | None) -> list[str]:
 LABELLED = Item("labelled", "LABEL", lambda look: _missing(missing_labels(look.target, look.node)))
 TAINTED = Item("tainted", "TAINT", lambda look: _missing(missing_taints(look.target, look.node)))
 PLUGIN_RUNNING = Item("pluginRunning", "PLUGIN", lambda look: _one(plugin_problem(look.target, look.plugin_pods)))
-GPUS_REGISTERED = Item("gpusRegistered", "GPUS-REGISTERED", lambda look: _one(gpu_problem(look.target, look.node)))
+GPUS_REGISTERED = Item(
+    "gpusRegistered", "GPUS-REGISTERED", lambda look: _one(gpu_problem(look.target, look.node, look.slices, look.devices))
+)
 WORKLOAD_SUCCEEDED = Item("workloadSucceeded", "GPU-WORKLOAD", lambda look: list(look.workload), deferrable=True)
 # Not one of the runbook's five: only where the group's nodes are compared (README, "GPU facts"). A node whose
 # GPUs are not the group's will not pass by waiting.

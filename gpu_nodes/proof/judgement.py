@@ -98,11 +98,13 @@ def judge(
     compare: bool = True,
     deferred_before: bool = False,
     node_pods: NodePods | None = None,
+    devices: Sequence[Mapping[str, Any]] | None = None,
 ) -> Judgement:
     """One look at the node. With `group` (its group's label), its GPU facts are compared with those nodes' too,
     unless `compare` is off: the comparison reads every node of the group, so a wait compares
     before it starts and once more when the rest passes, not on every event. `node_pods` tells
-    whose pods hold the node's GPUs; without it no Job is deferred."""
+    whose pods hold the node's GPUs; without it no Job is deferred. `devices`: under DRA, the GPUs
+    the node's preflight found, which its ResourceSlices must list."""
     node = view.node(target.node)
     plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
     failed: list[str] = []
@@ -131,7 +133,8 @@ def judge(
         workload.append(f"verification Job {namespace}/{name} {what}; {stories.by_job[name] or 'no pod story'}")
     # The comparison reads every node of the group: only where asked (see above).
     facts = facts_problem(view, target.node, group) if group and compare else None
-    look = Look(target, node, plugin_pods, workload, facts)
+    slices = view.resource_slices(target.node) if target.uses_dra else []
+    look = Look(target, node, plugin_pods, workload, facts, slices, devices)
     items = item_problems(look, items_of(compares_group=bool(group)))
     # An open node whose GPUs are all in use keeps serving: with the rest of the runbook proven, its
     # workload check waits for the next run (a new node, or one gated again, is proven in full).

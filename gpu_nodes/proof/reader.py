@@ -22,6 +22,10 @@ class ClusterReader(Protocol):
 
     def job(self, namespace: str, name: str) -> dict[str, Any] | None: ...
 
+    def resource_slices(self, node: str) -> list[dict[str, Any]]:
+        """The ResourceSlices of NVIDIA's DRA driver (`gpu.nvidia.com`) that name `node`; read only for DRA groups."""
+        ...
+
     def wait_for(self, check: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T: ...
 
 

@@ -43,6 +43,12 @@ def _counts(value: Any) -> dict[str, int] | None:
     return {k: int(v) for k, v in value.items()} if value else None
 
 
+def _dra_gpus(value: Any) -> dict[str, Any] | None:
+    if not value:
+        return None
+    return {**value, "count": int(value["count"])}
+
+
 def _as_input(key: str, write: Callable[[Any], Any], read: Callable[[Any], Any], **how: bool) -> dict[str, TargetInput]:
     return {"input": TargetInput(key, write, read, **how)}
 
@@ -71,6 +77,17 @@ class NodeTarget:
         default=None,
         metadata=_as_input("migDevices", lambda m: dict(sorted(m.items())), _counts, only_when_set=True),
     )
+
+    # Under allocator dra: what each node's ResourceSlices must list, `{"count": N}` and, with the
+    # group's gpuModel, `"model"`. None for a device-plugin group (no such input: tests/golden/*.json).
+    dra_gpus: Mapping[str, Any] | None = field(
+        default=None,
+        metadata=_as_input("draGpus", lambda m: dict(sorted(m.items())), _dra_gpus, only_when_set=True),
+    )
+
+    @property
+    def uses_dra(self) -> bool:
+        return self.dra_gpus is not None
 
     @classmethod
     def from_props(cls, props: Mapping[str, Any]) -> NodeTarget:

@@ -33,7 +33,7 @@ CREATE, REFERENCE = "create", "reference"
 
 @dataclass(frozen=True)
 class Claim:
-    kind: str  # Namespace, RuntimeClass or PriorityClass
+    kind: str  # Namespace, RuntimeClass, PriorityClass, DeviceClass or Secret
     name: str
     mode: str  # CREATE or REFERENCE
     stack: str  # this stack, as STACK_LABEL writes it
@@ -84,6 +84,7 @@ def read_object(api: Any, kind: str, name: str, namespace: str | None = None) ->
         "Namespace": lambda: client.CoreV1Api(api).read_namespace(name),
         "RuntimeClass": lambda: client.NodeV1Api(api).read_runtime_class(name),
         "PriorityClass": lambda: client.SchedulingV1Api(api).read_priority_class(name),
+        "DeviceClass": lambda: client.ResourceV1Api(api).read_device_class(name),
         "Secret": lambda: client.CoreV1Api(api).read_namespaced_secret(name, namespace or "default"),
     }
     try:

@@ -56,13 +56,12 @@ from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_nodes.vocabulary import GPU_RESOURCE, NAME_LABEL, PART_OF, PART_OF_LABEL
+from gpu_nodes.vocabulary import DRA_GPU_DRIVER, GPU_RESOURCE, NAME_LABEL, PART_OF, PART_OF_LABEL
 
 PLUGIN_IMAGE = "k8s-device-plugin"
 # The other programs of the plugin image: none serves kubelet's device plugin socket.
 NEIGHBOUR_PROGRAMS = frozenset({"gpu-feature-discovery", "mps-control-daemon", "config-manager"})
 DRA_GPU_PROGRAM = "gpu-kubelet-plugin"
-DRA_GPU_DRIVER = "gpu.nvidia.com"
 DEVICE_PLUGIN = "device-plugin"
 DRA = "dra"
 OPERATOR = "operator"

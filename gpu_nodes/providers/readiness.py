@@ -73,7 +73,7 @@ RERUN_HINT = "Failed Jobs were deleted so that they run again: fix the cause, th
 
 # What makes a new wait necessary: another target (node, figure, plugin), Job, timeout, the
 # group's facts or a new preflight run.
-_WAIT_INPUTS = (*TARGET_KEYS, "namespace", "jobs", "timeoutSeconds", "groupLabel", "gpuFacts", "preflightRun")
+_WAIT_INPUTS = (*TARGET_KEYS, "namespace", "jobs", "timeoutSeconds", "groupLabel", "gpuFacts", "preflightRun", "gpuDevices")
 
 
 class NodeReadinessProvider(ClusterResourceProvider):
@@ -110,7 +110,9 @@ class NodeReadinessProvider(ClusterResourceProvider):
         node_pods = self._node_pods(api)
 
         def look(compare: bool) -> Judgement:
-            return judge(view, target, props["namespace"], jobs, stories, group, compare, deferred_before, node_pods)
+            return judge(
+                view, target, props["namespace"], jobs, stories, group, compare, deferred_before, node_pods, props.get("gpuDevices")
+            )
 
         judgement = look(compare=True)
         progress = Progress(fresh_run=bool(fresh_run))
@@ -183,7 +185,9 @@ class NodeReadinessProvider(ClusterResourceProvider):
         target = NodeTarget.from_props(props)
         jobs, group = list(props.get("jobs") or []), dict(props.get("groupLabel") or {})
         node_pods = self._node_pods(self._api(props))
-        judgement = judge(self._view(props), target, props["namespace"], jobs, Stories(), group, node_pods=node_pods)
+        judgement = judge(
+            self._view(props), target, props["namespace"], jobs, Stories(), group, node_pods=node_pods, devices=props.get("gpuDevices")
+        )
         quarantine = judgement.quarantine.as_output() if judgement.quarantine else None
         gate = "up" if judgement.gate_up else "lifted"
         return ReadResult(id_=id_, outs={**props, "checklist": judgement.checklist, "gate": gate, "quarantine": quarantine})
@@ -212,9 +216,11 @@ class NodeReadiness(ClusterResource, module="gpu-nodes", name="NodeReadiness"):
         group_label: Mapping[str, str] | None = None,
         facts: pulumi.Input[str | None] | None = None,
         preflight: tuple[str, pulumi.Input[str]] | None = None,
+        devices: pulumi.Input[list[dict[str, str]]] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
-        """preflight: the machine's preflight command, its resource name and id (new on each run)."""
+        """preflight: the machine's preflight command, its resource name and id (new on each run).
+        devices: under DRA with preflight, the GPUs it reported, which the node's ResourceSlices must list."""
         # Only where facts are compared: a group that compares none has no such inputs (tests/golden/*.json). The
         # node's own facts (from its preflight) are an input so that new facts prove it again.
         compared = {"groupLabel": dict(group_label), "gpuFacts": facts} if group_label else {}
@@ -224,6 +230,7 @@ class NodeReadiness(ClusterResource, module="gpu-nodes", name="NodeReadiness"):
             **target_props(target),
             **compared,
             **checked,
+            **({"gpuDevices": devices} if devices is not None else {}),
             "namespace": namespace,
             "jobs": jobs,
             "timeoutSeconds": timeout_seconds,

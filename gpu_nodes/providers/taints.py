@@ -31,7 +31,7 @@ from gpu_nodes.vocabulary import GATE
 
 # What the health check on refresh compares the node with: its target, less the node (another
 # one replaces the resource) and our taints (compared as taints).
-_HEALTH_INPUTS = tuple(key for key in TARGET_KEYS if key not in ("node", "taints"))
+_HEALTH_INPUTS = (*(key for key in TARGET_KEYS if key not in ("node", "taints")), "gpuDevices")
 
 
 def _ours(props: dict[str, Any]) -> list[TaintDict]:
@@ -78,9 +78,9 @@ class NodeTaintsProvider(ClusterResourceProvider):
         outs = {**props, "taints": present(node_taints(node), _ours(props))}
         if props.get("gate"):
             target = NodeTarget.from_props(props)
-            outs["health"] = degradation(
-                target, node, view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
-            )
+            plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
+            slices = view.resource_slices(target.node) if target.uses_dra else []
+            outs["health"] = degradation(target, node, plugin_pods, slices, props.get("gpuDevices"))
         return ReadResult(id_=id_, outs=outs)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
@@ -103,10 +103,13 @@ class NodeTaints(ClusterResource, module="gpu-nodes", name="NodeTaints"):
         name: str,
         target: NodeTarget,
         cluster: ClusterAccess,
+        devices: pulumi.Input[list[dict[str, str]]] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
+        """devices: under DRA with preflight, the GPUs the machine reported: a refresh names one gone from its slices."""
         props = {
             **target_props(target),
+            **({"gpuDevices": devices} if devices is not None else {}),
             "gate": GATE.to_k8s(),
             "round": None,
             "health": None,

@@ -31,6 +31,9 @@ CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 JOB = "kubernetes:batch/v1:Job"
+CLUSTER_ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
+CLUSTER_ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"
+CLAIM_TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 
 # What each node gets, by the role its name ends in (`<node>-<role>`). The preflight's copy of
 # the script is named after the command, by gpu_nodes/preflight/command.py.
@@ -53,6 +56,11 @@ DEVICE_PLUGIN_CONFIG_CHILD = "device-plugin-config"
 DEVICE_PLUGIN_CHILD = "device-plugin"
 DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD = "device-plugin-service-account"
 VERIFICATION_CHECK_CHILD = "verification-check"
+# Under allocator dra, in place of the device plugin's: NVIDIA's DRA driver's kubelet plugin.
+DRA_PLUGIN_CHILD = "dra-kubelet-plugin"
+DRA_SERVICE_ACCOUNT_CHILD = "dra-kubelet-plugin-service-account"
+DRA_ROLE_CHILD = "dra-kubelet-plugin-role"
+DRA_ROLE_BINDING_CHILD = "dra-kubelet-plugin-role-binding"
 
 
 # The fleet's own children, below the fleet (`Children.name` puts `<fleet>-` before each); a
@@ -71,6 +79,14 @@ def pull_secret_child(namespace: str) -> str:
 
 def runtime_class_child(name: str) -> str:
     return f"runtime-class-{name}"
+
+
+def device_class_child(name: str) -> str:
+    return f"device-class-{name}"
+
+
+def claim_template_child(gpus: int) -> str:
+    return f"verify-claim-{gpus}-gpus"
 
 
 def node_child(node: str, role: str) -> str:
@@ -101,10 +117,18 @@ def group_children(index: int, group: NodeGroupSpec) -> Iterator[Child]:
     for pc in (PRIORITY_CLASS_CHILD, VERIFICATION_PRIORITY_CLASS_CHILD):
         yield Child(PRIORITY_CLASS, child_name(g, pc), f"{key}.name", g)
         yield Child(CLAIM, child_name(g, claim_child(pc)), f"{key}.name", g)
-    if group.device_plugin.needs_config_file:
-        yield Child(CONFIG_MAP, child_name(g, DEVICE_PLUGIN_CONFIG_CHILD), f"{key}.name", g)
-    yield Child(SERVICE_ACCOUNT, child_name(g, DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD), f"{key}.name", g)
-    yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), f"{key}.name", g)
+    if group.uses_dra:
+        yield Child(SERVICE_ACCOUNT, child_name(g, DRA_SERVICE_ACCOUNT_CHILD), f"{key}.name", g)
+        yield Child(CLUSTER_ROLE, child_name(g, DRA_ROLE_CHILD), f"{key}.name", g)
+        yield Child(CLUSTER_ROLE_BINDING, child_name(g, DRA_ROLE_BINDING_CHILD), f"{key}.name", g)
+        yield Child(DAEMON_SET, child_name(g, DRA_PLUGIN_CHILD), f"{key}.name", g)
+        for gpus in sorted({count for _, count in requests(group)}):
+            yield Child(CLAIM_TEMPLATE, child_name(g, claim_template_child(gpus)), f"{key}.name", g)
+    else:
+        if group.device_plugin.needs_config_file:
+            yield Child(CONFIG_MAP, child_name(g, DEVICE_PLUGIN_CONFIG_CHILD), f"{key}.name", g)
+        yield Child(SERVICE_ACCOUNT, child_name(g, DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD), f"{key}.name", g)
+        yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), f"{key}.name", g)
     yield Child(CONFIG_MAP, child_name(g, VERIFICATION_CHECK_CHILD), f"{key}.name", g)
     for resource, count in requests(group):
         slug = request_slug(resource, count)

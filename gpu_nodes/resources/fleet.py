@@ -30,6 +30,7 @@ from gpu_nodes.config.stack import ARGUMENTS, StackSpec, add_secret_problems, pa
 from gpu_nodes.config.stack_config import StackConfig
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.kube.client import ClusterAccess
+from gpu_nodes.manifests.dra_driver import dra_tenant_access
 from gpu_nodes.providers.claims import stack_label_value
 from gpu_nodes.providers.coexistence import DevicePluginCoexistence
 from gpu_nodes.pulumi_internals import keep_program_frames
@@ -39,6 +40,7 @@ from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.namespaces import SharedNamespace, declare_namespaces
 from gpu_nodes.resources.node_group import GpuNodeGroup, GpuNodeGroupArgs
 from gpu_nodes.resources.program_objects import check_program_objects
+from gpu_nodes.resources.device_classes import declare_device_classes
 from gpu_nodes.resources.runtime_class import declare_runtime_class
 
 TYPE = "gpu-nodes:index:GpuFleet"
@@ -185,6 +187,8 @@ class Shared:
     namespaces: dict[str, SharedNamespace]
     coexistence: DevicePluginCoexistence
     runtime_class: k8s.node.v1.RuntimeClass | None
+    # The DeviceClasses of NVIDIA's DRA driver, when a group uses it.
+    device_classes: tuple[pulumi.Resource, ...] = ()
 
 
 def declare_shared(
@@ -210,15 +214,18 @@ def declare_shared(
     cluster = cluster.served(children.name(CLUSTER_ACCESS_CHILD), pulumi.ResourceOptions(parent=component))
     namespaces = declare_namespaces(stack, children, cluster, args.stack_label, args.image_pull_secret)
     nodes = [node.name for group in stack.node_groups for node in group.nodes]
+    dra_nodes = [node.name for group in stack.node_groups if group.uses_dra for node in group.nodes]
     coexistence = DevicePluginCoexistence(
         children.name(COEXISTENCE_CHILD),
         nodes,
         stack.hand_over,
         cluster,
+        dra_nodes=dra_nodes,
         opts=children.opts(COEXISTENCE_CHILD),
     )
     runtime_class = declare_runtime_class(stack, children, cluster, args.stack_label)
-    return Shared(children, cluster, namespaces, coexistence, runtime_class)
+    device_classes = declare_device_classes(stack, children, cluster, args.stack_label)
+    return Shared(children, cluster, namespaces, coexistence, runtime_class, device_classes)
 
 
 def group_args(spec: NodeGroupSpec, shared: Shared, args: GpuFleetArgs) -> GpuNodeGroupArgs:
@@ -232,10 +239,19 @@ def group_args(spec: NodeGroupSpec, shared: Shared, args: GpuFleetArgs) -> GpuNo
         cluster=shared.cluster,
         stack_label=args.stack_label,
         before_nodes=[shared.coexistence],
+        device_classes=shared.device_classes,
     )
 
 
-def tenant_access(group: NodeGroupSpec) -> dict[str, str | None]:
+def tenant_access(group: NodeGroupSpec) -> dict[str, Any]:
     """How a tenant's GPU pod gets its GPUs on this group: the path, the RuntimeClass it must name,
-    and whether a pod can see GPUs it was not given (`default`) or cannot (`strict`)."""
-    return {"gpuAccess": group.gpu_access, "runtimeClassName": group.tenant_runtime_class, "isolation": group.isolation}
+    and whether a pod can see GPUs it was not given (`default`) or cannot (`strict`); for a DRA
+    group also the DeviceClass and a ResourceClaimTemplate to copy (README, "DRA")."""
+    access: dict[str, Any] = {
+        "gpuAccess": group.gpu_access,
+        "runtimeClassName": group.tenant_runtime_class,
+        "isolation": group.isolation,
+    }
+    if group.uses_dra:
+        access.update(dra_tenant_access(group))
+    return access

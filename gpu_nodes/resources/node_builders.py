@@ -27,12 +27,14 @@ from gpu_nodes.manifests.device_plugin import (
     rollout_timeout,
     service_account_manifest,
 )
+from gpu_nodes.manifests import dra_driver
 from gpu_nodes.manifests.naming import selector_labels
 from gpu_nodes.manifests.node_labels import label_patch
 from gpu_nodes.manifests.priority_class import priority_class_manifest, verification_priority_class_manifest
 from gpu_nodes.manifests.verification import (
     VerificationJob,
     check_config_map_manifest,
+    claim_template_manifests,
     combined_round,
     job_manifest,
     verification_jobs,
@@ -45,6 +47,10 @@ from gpu_nodes.providers.readiness import NodeReadiness
 from gpu_nodes.providers.taints import NodeTaints
 from gpu_nodes.resources.child_names import (
     DEVICE_PLUGIN_CHILD,
+    DRA_PLUGIN_CHILD,
+    DRA_ROLE_BINDING_CHILD,
+    DRA_ROLE_CHILD,
+    DRA_SERVICE_ACCOUNT_CHILD,
     DEVICE_PLUGIN_CONFIG_CHILD,
     DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD,
     LABELS_CHILD,
@@ -54,12 +60,13 @@ from gpu_nodes.resources.child_names import (
     TAINTS_CHILD,
     VERIFICATION_CHECK_CHILD,
     VERIFICATION_PRIORITY_CLASS_CHILD,
+    claim_template_child,
     job_child,
     node_child,
 )
 from gpu_nodes.resources.children import Children
 from gpu_nodes.resources.namespaces import SharedNamespace
-from gpu_nodes.resources.registration import register, register_claimed
+from gpu_nodes.resources.registration import generic_object, register, register_claimed
 from gpu_nodes.vocabulary import GPU_RESOURCE, GROUP_LABEL
 
 
@@ -81,6 +88,11 @@ class Preflight:
     command: remote.Command
     # Its node's labels, readiness check and report all read them (gpu_nodes/preflight/facts.py).
     facts: pulumi.Output[GpuFacts | None]
+
+    @property
+    def devices(self) -> pulumi.Output[list[dict[str, str]]]:
+        """The GPUs the machine reported, by UUID and model: a DRA node's ResourceSlices must list exactly these."""
+        return self.command.stdout.apply(_reported_devices)
 
 
 @dataclass(frozen=True)
@@ -178,6 +190,7 @@ def mark_node(group: GroupContext, node: str, preflight: Preflight | None, befor
         group.children.name(taints_child),
         target=target,
         cluster=group.cluster,
+        devices=_dra_devices(group.spec, preflight),
         opts=group.children.opts(taints_child, depends_on=[*checked, *before]),
     )
     labels = register(
@@ -232,6 +245,36 @@ def deploy_device_plugin(group: GroupContext, namespace: SharedNamespace, runtim
     return DevicePlugin(register(daemonset_manifest(spec), k8s.apps.v1.DaemonSet, children.name(DEVICE_PLUGIN_CHILD), opts))
 
 
+def deploy_dra_driver(
+    group: GroupContext, namespace: SharedNamespace, device_classes: Sequence[pulumi.Resource]
+) -> DevicePlugin:
+    """Under allocator dra, in place of the device plugin: NVIDIA's DRA driver's kubelet plugin on
+    the group's nodes (gpu_nodes/manifests/dra_driver.py), after its ServiceAccount, the RBAC it
+    publishes ResourceSlices with, its namespace and the stack's DeviceClasses."""
+    children, spec = group.children, group.spec
+    account_opts = children.opts(DRA_SERVICE_ACCOUNT_CHILD, depends_on=namespace.ready, deleted_with=namespace.deleted_with)
+    account = register(
+        dra_driver.service_account_manifest(spec), k8s.core.v1.ServiceAccount, children.name(DRA_SERVICE_ACCOUNT_CHILD), account_opts
+    )
+    role = register(
+        dra_driver.cluster_role_manifest(spec), k8s.rbac.v1.ClusterRole, children.name(DRA_ROLE_CHILD), children.opts(DRA_ROLE_CHILD)
+    )
+    binding = register(
+        dra_driver.cluster_role_binding_manifest(spec),
+        k8s.rbac.v1.ClusterRoleBinding,
+        children.name(DRA_ROLE_BINDING_CHILD),
+        children.opts(DRA_ROLE_BINDING_CHILD, depends_on=[role, account]),
+    )
+    rollout = rollout_timeout(spec)
+    opts = children.opts(
+        DRA_PLUGIN_CHILD,
+        depends_on=[*namespace.ready, account, binding, *device_classes],
+        deleted_with=namespace.deleted_with,
+        custom_timeouts=pulumi.CustomTimeouts(create=rollout, update=rollout),
+    )
+    return DevicePlugin(register(dra_driver.daemonset_manifest(spec), k8s.apps.v1.DaemonSet, children.name(DRA_PLUGIN_CHILD), opts))
+
+
 def _plugin_service_account(group: GroupContext, namespace: SharedNamespace) -> k8s.core.v1.ServiceAccount:
     children, child = group.children, DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD
     opts = children.opts(child, depends_on=namespace.ready, deleted_with=namespace.deleted_with)
@@ -254,6 +297,7 @@ def run_verification(
     check = register(check_config_map_manifest(spec), k8s.core.v1.ConfigMap, children.name(VERIFICATION_CHECK_CHILD), opts)
     shared = [plugin.daemonset, priority.verification, *namespace.ready, check]
     shared += [runtime_class] if runtime_class is not None else []
+    shared += _claim_templates(group, namespace)
     jobs = []
     for job in verification_jobs(spec):
         runs_on = [n for n in nodes if job.node in (None, n.name)]
@@ -274,6 +318,19 @@ def run_verification(
         )
         jobs.append(RegisteredJob(job, resource))
     return Verification(check, tuple(jobs))
+
+
+def _claim_templates(group: GroupContext, namespace: SharedNamespace) -> list[pulumi.Resource]:
+    """Under allocator dra, the ResourceClaimTemplates the verification Jobs' pods take their GPUs
+    through, one per count. pulumi-kubernetes 4.25 has no typed resource.k8s.io/v1 classes (its
+    newest is v1beta2), so each is a generic object of that apiVersion and kind."""
+    children = group.children
+    templates: list[pulumi.Resource] = []
+    for gpus, manifest in claim_template_manifests(group.spec):
+        child = claim_template_child(gpus)
+        opts = children.opts(child, depends_on=namespace.ready, deleted_with=namespace.deleted_with)
+        templates.append(generic_object(manifest, children.name(child), opts))
+    return templates
 
 
 def prove_nodes(
@@ -299,6 +356,7 @@ def prove_nodes(
             facts=node.preflight.facts.apply(_annotation_of) if compared and node.preflight else None,
             # A fresh preflight proves the node again, and only one may bring a GPU back (readiness.py).
             preflight=(node.preflight.name, node.preflight.command.id) if node.preflight else None,
+            devices=_dra_devices(spec, node.preflight),
             opts=group.children.opts(
                 child, depends_on=[plugin.daemonset, node.labels, node.taints, *(job.resource for job in jobs)]
             ),
@@ -318,6 +376,16 @@ def _compared_group(spec: NodeGroupSpec) -> dict[str, str] | None:
 
 def _reported_facts(stdout: str) -> GpuFacts | None:
     return facts_from_report(json.loads(stdout))
+
+
+def _reported_devices(stdout: str) -> list[dict[str, str]]:
+    gpus = json.loads(stdout).get("gpus") or []
+    return [{"uuid": str(gpu.get("uuid")), "model": str(gpu.get("name"))} for gpu in gpus]
+
+
+def _dra_devices(spec: NodeGroupSpec, preflight: Preflight | None) -> pulumi.Output[list[dict[str, str]]] | None:
+    """Under allocator dra with preflight, the GPUs the machine reported; else None (no such input)."""
+    return preflight.devices if spec.uses_dra and preflight is not None else None
 
 
 def _annotation_of(facts: GpuFacts | None) -> str | None:
@@ -359,6 +427,16 @@ def expected_mig_devices(group: NodeGroupSpec) -> dict[str, int] | None:
 
 def node_target(group: NodeGroupSpec, node: str) -> NodeTarget:
     """What a healthy node of the group looks like (see gpu_nodes/proof/target.py)."""
+    if group.uses_dra:
+        return NodeTarget(
+            node=node,
+            labels=group.node_labels,
+            taints=[t.to_k8s() for t in group.taints],
+            plugin_namespace=group.device_plugin.namespace,
+            plugin_selector=selector_labels(dra_driver.APP_NAME, group.name),
+            expected_gpus=None,
+            dra_gpus={"count": group.gpus_per_node, **({"model": group.gpu_model} if group.gpu_model else {})},
+        )
     return NodeTarget(
         node=node,
         labels=group.node_labels,

@@ -33,6 +33,7 @@ from gpu_nodes.resources.node_builders import (
     ProvenNode,
     claim_priority_classes,
     deploy_device_plugin,
+    deploy_dra_driver,
     expected_allocatable,
     expected_mig_devices,
     prepare_nodes,
@@ -60,6 +61,8 @@ class GpuNodeGroupArgs:
     stack_label: str = field(default_factory=stack_label_value)
     # What must pass before anything of ours lands on a node (the coexistence check).
     before_nodes: Sequence[pulumi.Resource] = ()
+    # The stack's DeviceClasses, which a DRA group's kubelet plugin and claims name (created once).
+    device_classes: Sequence[pulumi.Resource] = ()
 
 
 def preflight_key(name: str, args: GpuNodeGroupArgs) -> pulumi.Input[str] | None:
@@ -100,7 +103,10 @@ class GpuNodeGroup(pulumi.ComponentResource):
         before_nodes = [plugin_namespace.resource, verification_namespace.resource, *args.before_nodes]
         nodes = prepare_nodes(group, ssh_key, before_nodes)
         priority = claim_priority_classes(group, args.stack_label)
-        plugin = deploy_device_plugin(group, plugin_namespace, args.runtime_class)
+        if args.spec.uses_dra:
+            plugin = deploy_dra_driver(group, plugin_namespace, args.device_classes)
+        else:
+            plugin = deploy_device_plugin(group, plugin_namespace, args.runtime_class)
         verification = run_verification(group, verification_namespace, args.runtime_class, nodes, plugin, priority)
         proven = prove_nodes(group, nodes, plugin, verification)
         self.nodes = pulumi.Output.from_input({p.node.name: node_report(args.spec, p) for p in proven})

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.providers.claims import Claim, ObjectClaim
@@ -20,6 +21,16 @@ def register(manifest: dict[str, Any], cls: type[Registered], name: str, opts: p
     """Register a manifest dict as the typed resource `cls` (top-level fields become its arguments)."""
     fields = {_snake(k): v for k, v in manifest.items() if k not in ("apiVersion", "kind")}
     return cls(name, **fields, opts=opts)
+
+
+def generic_object(manifest: dict[str, Any], name: str, opts: pulumi.ResourceOptions) -> k8s.apiextensions.CustomResource:
+    """Register an object of a kind pulumi-kubernetes has no class for (resource.k8s.io/v1 in
+    4.25: its newest typed DRA classes are v1beta2), by its apiVersion and kind as the API server
+    takes it; the provider reaches any kind the server serves."""
+    rest = {k: v for k, v in manifest.items() if k not in ("apiVersion", "kind", "metadata")}
+    return k8s.apiextensions.CustomResource(
+        name, api_version=manifest["apiVersion"], kind=manifest["kind"], metadata=manifest["metadata"], opts=opts, **rest
+    )
 
 
 def claim_object(
