@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gpu_nodes.kube.cluster_view import ClusterView, Kind, Listing
+from gpu_nodes.kube.shared_views import SLICES
 
 _END = object()
 _IN = re.compile(r"^\s*(?P<key>[^\s=!(),]+)\s+in\s+\((?P<values>[^()]*)\)\s*$")
@@ -119,18 +120,28 @@ class FakeApi:
     """The fake cluster's Nodes, Pods and Jobs; `view` is what `shared_views.connect` makes of it."""
 
     def __init__(self) -> None:
-        self.kinds: dict[Kind, FakeKind] = {"nodes": FakeKind(), "pods": FakeKind(), "jobs": FakeKind()}
+        self.kinds: dict[Kind, FakeKind] = {
+            "nodes": FakeKind(),
+            "pods": FakeKind(),
+            "jobs": FakeKind(),
+            "resourceslices": FakeKind(),
+        }
         # The selector of each view made, in order: None for the view of the Nodes.
         self.connected: list[str | None] = []
 
-    def view(self, selector: str | None, nodes: ClusterView | None = None, **options: Any) -> ClusterView:
-        """The Nodes' view when `selector` is None, else the view of the pods and Jobs it selects."""
+    def view(
+        self, selector: str | None, nodes: ClusterView | None = None, slices: ClusterView | None = None, **options: Any
+    ) -> ClusterView:
+        """The Nodes' view when `selector` is None, the ResourceSlices' when it is `shared_views.SLICES`, else
+        the view of the pods and Jobs it selects."""
         self.connected.append(selector)
         options.setdefault("backoff", (0.01, 0.05))
         if selector is None:
             return ClusterView({"nodes": self.kinds["nodes"].source()}, server="https://fake:6443", **options)
+        if selector == SLICES:
+            return ClusterView({"resourceslices": self.kinds["resourceslices"].source()}, server="https://fake:6443", **options)
         sources = {kind: self.kinds[kind].source(selector) for kind in ("pods", "jobs")}
-        return ClusterView(sources, server="https://fake:6443", nodes=nodes, **options)
+        return ClusterView(sources, server="https://fake:6443", nodes=nodes, slices=slices, **options)
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:

@@ -50,9 +50,15 @@ def api() -> FakeApi:
 def fake_connect(monkeypatch, api) -> Iterator[list[tuple[str | None, str | None, str | None]]]:
     made: list[tuple[str | None, str | None, str | None]] = []
 
-    def connect(kubeconfig: str | None, context: str | None, selector: str | None, nodes: ClusterView | None) -> ClusterView:
+    def connect(
+        kubeconfig: str | None,
+        context: str | None,
+        selector: str | None,
+        nodes: ClusterView | None,
+        slices: ClusterView | None = None,
+    ) -> ClusterView:
         made.append((kubeconfig, context, selector))
-        return api.view(selector, nodes)
+        return api.view(selector, nodes, slices)
 
     monkeypatch.setattr(shared_views, "connect", connect)
     yield made
@@ -214,3 +220,43 @@ def test_the_nodes_are_listed_without_a_selector():
     node_sources(client)["nodes"].list()
 
     assert [q.get("labelSelector") for q in client.queries] == [None]
+
+
+def gpu_slice(name: str, node: str) -> dict[str, Any]:
+    spec = {"driver": "gpu.nvidia.com", "nodeName": node, "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}}
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def test_a_dra_groups_view_reads_the_drivers_slices_of_its_node(api, fake_connect):
+    api.kinds["resourceslices"].put(gpu_slice("n1-gpu.nvidia.com-x", "n1"))
+    api.kinds["resourceslices"].put(gpu_slice("n2-gpu.nvidia.com-y", "n2"))
+
+    view = shared_views.shared_view(None, None, A100, dra=True)
+
+    assert names(view.resource_slices("n1")) == ["n1-gpu.nvidia.com-x"], "slices of node n1 in group a100's view"
+
+
+def test_a_device_plugin_group_never_asks_for_resource_slices(api, fake_connect):
+    """A cluster without DRA (before 1.34) has no resourceslices to list: such a list would keep the view from syncing."""
+    api.kinds["resourceslices"].list_error = ConnectionRefusedError("the server could not find the requested resource")
+
+    shared_views.shared_view(None, None, A100)
+
+    assert fake_connect == [(None, None, None), (None, None, A100)], "views made for a device-plugin group"
+
+
+def test_a_slice_published_later_wakes_the_groups_waiters(api, fake_connect):
+    view = shared_views.shared_view(None, None, A100, dra=True)
+    api.kinds["resourceslices"].put(gpu_slice("n3-gpu.nvidia.com-z", "n3"))
+
+    found = view.wait_for(lambda: view.resource_slices("n3"), bool, 5)
+
+    assert names(found) == ["n3-gpu.nvidia.com-z"], "slices of node n3 after it published"
+
+
+def test_a_dra_targets_inputs_choose_the_view_with_slices(api, fake_connect):
+    props = target_props(node_target(group_spec(name="a100", allocator="dra"), "n1"))
+
+    shared_views.cluster_view_from_props(props)
+
+    assert fake_connect[-2:] == [(None, None, shared_views.SLICES), (None, None, A100)], "views made for a DRA group"

@@ -64,8 +64,9 @@ def test_the_target_inputs_keep_their_keys():
         "expectedGpus",
         "expectedMigDevices",
         "migDevices",
+        "draGpus",
     )
-    assert tuple(target_props(mig)) == TARGET_KEYS
+    assert tuple(target_props(mig)) == TARGET_KEYS[:-1]
 
 
 def test_without_a_mig_layout_the_inputs_stay_as_before():
@@ -75,3 +76,22 @@ def test_without_a_mig_layout_the_inputs_stay_as_before():
 def test_numbers_from_the_engine_read_as_whole_numbers():
     read_back = NodeTarget.from_props({**target_props(target()), "expectedGpus": 4.0})
     assert read_back.expected_gpus == 4 and isinstance(read_back.expected_gpus, int)
+
+
+def test_a_dra_groups_target_asks_its_slices_for_the_groups_count_and_model():
+    spec = group_spec(allocator="dra", gpusPerNode=8, gpuModel="NVIDIA H100 80GB HBM3")
+    found = node_target(spec, "n1")
+    assert found.dra_gpus == {"count": 8, "model": "NVIDIA H100 80GB HBM3"}, found
+    assert found.expected_gpus is None, found
+    assert found.plugin_selector["app.kubernetes.io/name"] == "dra-driver-nvidia-gpu", found
+
+
+def test_a_dra_target_reads_back_from_its_inputs_with_a_whole_count():
+    written = node_target(group_spec(allocator="dra"), "n1")
+    props = target_props(written)
+    read_back = NodeTarget.from_props({**props, "draGpus": {"count": 4.0}})
+    assert read_back == written and isinstance(read_back.dra_gpus["count"], int), props
+
+
+def test_a_device_plugin_groups_target_has_no_dra_input():
+    assert "draGpus" not in target_props(node_target(group_spec(), "n1"))

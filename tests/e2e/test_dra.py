@@ -1,0 +1,199 @@
+"""A group whose GPUs NVIDIA's DRA driver allocates (`allocator: dra`), on the local cluster.
+
+The simulated machines publish ResourceSlices as the driver's kubelet plugin does while its pod
+runs on them (tools/cluster/gpu-registrar.py, README "DRA"); the real kube-controller-manager makes
+the verification pods' ResourceClaims from their templates and the real kube-scheduler allocates
+them. One stack of this repository's program, on nodes of its own (gpu-node-13..17) beside the
+story's stack: a DRA group of four nodes, one of whose slices lists 3 of its 4 GPUs, and a
+device-plugin group of one node.
+
+- `up` proves the three whole DRA nodes and the device-plugin node, and keeps the short one
+  gated, naming it and the GPU its slice does not list.
+- Once its slice lists every GPU, `up` proves it; preview is then clean, and `tenantAccess` gives
+  the DeviceClass and a ResourceClaimTemplate.
+- A GPU gone from a proven node's slice is drift: refresh names the node and the GPU, and
+  `up --refresh` gates the node again.
+- destroy leaves nothing of ours: no kubelet plugin, slice, DeviceClass, claim or gate.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+import yaml
+
+from tests.e2e.conftest import GATE, ROOT, STATE, LocalEnv, failed_resources, taints_of
+
+STACK = "dra"
+DRA_NODES = ["gpu-node-13", "gpu-node-14", "gpu-node-15", "gpu-node-16"]
+PLUGIN_NODE = "gpu-node-17"
+# Its slice lists 3 of its 4 GPUs at first.
+SHORT_NODE = "gpu-node-16"
+# A proven node that loses a GPU from its slice after `up`.
+DRIFTING_NODE = "gpu-node-14"
+HIDDEN = "gpu-nodes.dev/simulated-dra-hidden-gpus"
+NAMESPACES = {"plugins": "dra-plugins", "verification": "dra-verification"}
+DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com")
+STACK_FILE = ROOT / f"Pulumi.{STACK}.yaml"
+
+
+def last_gpu(node: str) -> str:
+    """The UUID the simulated machine's nvidia-smi gives its last GPU (tools/fakehost/fakehost.py)."""
+    return f"GPU-{uuid.uuid5(uuid.NAMESPACE_DNS, f'{node}.gpu3')}"
+
+
+def stack_config() -> dict:
+    hosts = {h["name"]: h for h in json.loads((STATE / "fakehosts/hosts.json").read_text())}
+
+    def nodes(names: list[str]) -> list[dict]:
+        return [{k: hosts[n][k] for k in ("name", "sshHost", "sshPort", "sshUser", "hostKey")} for n in names]
+
+    common = {
+        "gpusPerNode": 4,
+        "preflight": {"containerRuntime": "containerd"},
+        "verification": {"gpusPerPod": [1, 2], "timeoutSeconds": 90, "namespace": NAMESPACES["verification"]},
+        "devicePlugin": {"namespace": NAMESPACES["plugins"]},
+    }
+    groups = [
+        {"name": "dra", "allocator": "dra", "nodes": nodes(DRA_NODES), **common},
+        {"name": "plugin", "nodes": nodes([PLUGIN_NODE]), **common},
+    ]
+    return {
+        "kubernetes:kubeconfig": str(STATE / "cluster/kubeconfig"),
+        "gpu-nodes:runtimeClass": "nvidia-dra-e2e",
+        "gpu-nodes:createRuntimeClass": "true",
+        "gpu-nodes:nodeGroups": groups,
+    }
+
+
+def pulumi(local: LocalEnv, *args: str, check: bool = True, timeout: int = 900):
+    return local.run("pulumi", *args, "--stack", STACK, "--non-interactive", check=check, timeout=timeout)
+
+
+def gated(local: LocalEnv, node: str) -> bool:
+    return GATE in taints_of(local.node(node))
+
+
+def slices_of(local: LocalEnv, node: str) -> list[dict]:
+    found = local.kubectl_json("get", "resourceslices", "--field-selector", f"spec.nodeName={node}")
+    return found["items"]
+
+
+def settles(check: Callable[[], bool], seconds: float = 30) -> bool:
+    """Whether `check` holds within `seconds`: the registrar writes slices within a second or two."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+    return True
+
+
+@pytest.fixture(scope="module")
+def dra(local: LocalEnv) -> Iterator[LocalEnv]:
+    local.run("tools/cluster/up.sh", "--nodes", "17", timeout=600)
+    local.run("tools/fakehost/up.sh", *DRA_NODES, PLUGIN_NODE)
+    local.kubectl("annotate", "node", SHORT_NODE, f"{HIDDEN}=1", "--overwrite")
+    shutil.rmtree(STATE / "e2e-dra", ignore_errors=True)
+    pulumi(local, "stack", "init", check=False)
+    settings = yaml.safe_load(STACK_FILE.read_text()) or {}
+    settings["config"] = stack_config()
+    STACK_FILE.write_text(yaml.safe_dump(settings, sort_keys=True))
+    key = (STATE / "fakehosts/id_ed25519").read_text()
+    local.run("pulumi", "config", "set", "--secret", "--stack", STACK, "gpu-nodes:sshPrivateKey", stdin=key)
+    yield local
+    for node in DRA_NODES:
+        local.kubectl("annotate", "node", node, f"{HIDDEN}-", check=False)
+    pulumi(local, "destroy", "--yes", "--skip-preview", check=False, timeout=1200)
+    pulumi(local, "stack", "rm", "--yes", check=False)
+    STACK_FILE.unlink(missing_ok=True)
+
+
+def test_up_proves_the_whole_dra_nodes_and_keeps_the_short_one_gated_naming_its_gpu(dra: LocalEnv):
+    result = pulumi(dra, "up", "--yes", "--skip-preview", check=False, timeout=1200)
+
+    assert result.returncode != 0, dra.explain("up passed with a node whose slice lists 3 of its 4 GPUs", result)
+    assert failed_resources(result.stdout) == {f"gpu-nodes-dra-{SHORT_NODE}-readiness"}, dra.explain("failed", result)
+    assert SHORT_NODE in result.stdout and last_gpu(SHORT_NODE) in result.stdout, dra.explain("the missing GPU", result)
+    assert gated(dra, SHORT_NODE), dra.explain(f"{SHORT_NODE} is not gated")
+    for node in [n for n in DRA_NODES if n != SHORT_NODE] + [PLUGIN_NODE]:
+        assert not gated(dra, node), dra.explain(f"{node} is still gated")
+
+
+def test_the_dra_nodes_run_the_drivers_kubelet_plugin_and_no_device_plugin(dra: LocalEnv):
+    pods = dra.kubectl_json("get", "pods", "-n", NAMESPACES["plugins"])["items"]
+    by_node: dict[str, set[str]] = {}
+    for pod in pods:
+        name = pod["metadata"]["labels"].get("app.kubernetes.io/name", "")
+        by_node.setdefault(pod["spec"].get("nodeName", ""), set()).add(name)
+    for node in DRA_NODES:
+        assert by_node.get(node) == {"dra-driver-nvidia-gpu"}, f"{node}: plugin pods {by_node.get(node)}"
+    assert by_node.get(PLUGIN_NODE) == {"nvidia-device-plugin"}, f"{PLUGIN_NODE}: plugin pods {by_node.get(PLUGIN_NODE)}"
+    assert "nvidia.com/gpu" not in (dra.node(DRA_NODES[0])["status"].get("allocatable") or {}), DRA_NODES[0]
+
+
+def test_the_verification_pods_took_their_gpus_through_claims_the_scheduler_allocated(dra: LocalEnv):
+    claims = dra.kubectl_json("get", "resourceclaims", "-n", NAMESPACES["verification"])["items"]
+    allocated = {
+        c["metadata"]["name"]: [r["device"] for r in c["status"]["allocation"]["devices"]["results"]]
+        for c in claims
+        if (c.get("status") or {}).get("allocation")
+    }
+    jobs = dra.kubectl_json("get", "jobs", "-n", NAMESPACES["verification"])["items"]
+    dra_jobs = [j for j in jobs if j["metadata"]["labels"].get("app.kubernetes.io/instance") == "dra"]
+    assert dra_jobs and all(j["status"].get("succeeded") for j in dra_jobs if SHORT_NODE not in j["metadata"]["name"]), [
+        (j["metadata"]["name"], j["status"]) for j in dra_jobs
+    ]
+    for job in dra_jobs:
+        template = job["spec"]["template"]["spec"]
+        assert template.get("resourceClaims"), f"Job {job['metadata']['name']} takes no claim"
+        limits = template["containers"][0].get("resources", {}).get("limits", {})
+        assert "nvidia.com/gpu" not in limits, f"Job {job['metadata']['name']} asks for nvidia.com/gpu"
+    assert all(len(devices) in (1, 2) for devices in allocated.values()), allocated
+
+
+def test_once_its_slice_lists_every_gpu_up_proves_the_short_node_and_preview_is_clean(dra: LocalEnv):
+    dra.kubectl("annotate", "node", SHORT_NODE, f"{HIDDEN}-")
+
+    pulumi(dra, "up", "--yes", "--skip-preview", timeout=1200)
+
+    assert not gated(dra, SHORT_NODE), dra.explain(f"{SHORT_NODE} is still gated")
+    pulumi(dra, "preview", "--expect-no-changes")
+    access = json.loads(pulumi(dra, "stack", "output", "tenantAccess", "--json").stdout)["dra"]
+    assert access["deviceClassName"] == "gpu.nvidia.com", access
+    request = access["resourceClaimTemplate"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    assert request["deviceClassName"] == "gpu.nvidia.com" and request["count"] == 1, access
+
+
+def test_a_gpu_gone_from_a_slice_is_drift_that_up_refresh_gates(dra: LocalEnv):
+    dra.kubectl("annotate", "node", DRIFTING_NODE, f"{HIDDEN}=1", "--overwrite")
+    gone = last_gpu(DRIFTING_NODE)
+    assert settles(lambda: len(slices_of(dra, DRIFTING_NODE)[0]["spec"]["devices"]) == 3), slices_of(dra, DRIFTING_NODE)
+
+    refresh = pulumi(dra, "refresh", "--preview-only", "--expect-no-changes", "--diff", check=False)
+    assert refresh.returncode != 0, dra.explain("refresh found no drift", refresh)
+    assert DRIFTING_NODE in refresh.stdout and gone in refresh.stdout, dra.explain("the drift names", refresh)
+
+    result = pulumi(dra, "up", "--refresh", "--yes", "--skip-preview", check=False, timeout=1200)
+    assert result.returncode != 0 and gated(dra, DRIFTING_NODE), dra.explain(f"{DRIFTING_NODE} not gated", result)
+
+    dra.kubectl("annotate", "node", DRIFTING_NODE, f"{HIDDEN}-")
+    pulumi(dra, "up", "--refresh", "--yes", "--skip-preview", timeout=1200)
+    assert not gated(dra, DRIFTING_NODE), dra.explain(f"{DRIFTING_NODE} is still gated")
+
+
+def test_destroy_leaves_no_plugin_slice_class_claim_or_gate(dra: LocalEnv):
+    pulumi(dra, "destroy", "--yes", "--skip-preview", timeout=1200)
+
+    for node in DRA_NODES:
+        assert not gated(dra, node), f"{node} keeps the gate"
+        assert settles(lambda node=node: not slices_of(dra, node)), f"{node} keeps ResourceSlices {slices_of(dra, node)}"
+    for name in DEVICE_CLASSES:
+        assert dra.kubectl("get", "deviceclass", name, check=False).returncode != 0, f"DeviceClass {name} is left"
+    for namespace in NAMESPACES.values():
+        assert dra.kubectl("get", "namespace", namespace, check=False).returncode != 0, f"namespace {namespace} is left"
