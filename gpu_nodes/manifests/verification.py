@@ -9,6 +9,12 @@ wait for the Job (`pulumi.com/skipAwait`): the node's readiness check does
 (gpu_nodes/providers/readiness.py), and says why it did not succeed, so `pulumi up` fails when the GPUs
 cannot be used. The pods never preempt (their own PriorityClass) and run as a tenant's pod runs
 (with the RuntimeClass only where tenants must name it).
+
+A group whose GPUs NVIDIA's DRA driver allocates (`allocator: dra`) asks for them as its tenants
+do: the pod names a ResourceClaimTemplate (`spec.resourceClaims`), one per GPU count, of the
+DeviceClass `gpu.nvidia.com` with exactly that many devices, and each container takes the claim
+(`resources.claims`), with no `nvidia.com/gpu` limit. The scheduler allocates the claim from the
+node's ResourceSlices; the check is the same, against EXPECTED_GPUS, the count the claim asked for.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.manifests import dra_driver
 from gpu_nodes.manifests.device_plugin import (
     image_pull_policy,
     image_pull_secrets,
@@ -115,6 +122,9 @@ fi
 # times per Job.
 CHECK_KEY = "check.sh"
 CHECK_DIR = "/gpu-nodes"
+# The pod's name for its claim, and the request's name inside the claim: containers name the first.
+CLAIM_NAME = "gpus"
+RESOURCE_API_VERSION = dra_driver.RESOURCE_API_VERSION
 
 
 def check_script() -> str:
@@ -157,9 +167,13 @@ class VerificationJob:
 
 def requests(group: NodeGroupSpec) -> list[tuple[str, int]]:
     """What the Jobs ask for: each GPU count in config order, then each MIG resource (mixed);
-    under strict isolation last a pod that asks for none and must see none."""
+    under strict isolation last a pod that asks for none and must see none. A DRA group asks for
+    devices of the DeviceClass `gpu.nvidia.com` instead, and for no MIG resource: those are the
+    device plugin's names."""
     spec = group.verification
     no_gpu = [(GPU_RESOURCE, 0)] if group.isolation == "strict" else []
+    if group.uses_dra:
+        return [(dra_driver.GPU_DEVICE_CLASS, gpus) for gpus in spec.gpus_per_pod] + no_gpu
     return [(GPU_RESOURCE, gpus) for gpus in spec.gpus_per_pod] + list(spec.mig_resources) + no_gpu
 
 
@@ -167,7 +181,7 @@ def request_slug(resource: str, count: int) -> str:
     """`2gpu`, `no-gpu`, or `1x-mig-1g-5gb` for nvidia.com/mig-1g.5gb: part of a DNS label."""
     if count == 0:
         return "no-gpu"
-    if resource == GPU_RESOURCE:
+    if resource in (GPU_RESOURCE, dra_driver.GPU_DEVICE_CLASS):
         return f"{count}gpu"
     return f"{count}x-{resource.rpartition('/')[2].replace('.', '-').replace('_', '-').lower()}"
 
@@ -180,6 +194,38 @@ def verification_jobs(group: NodeGroupSpec) -> list[VerificationJob]:
         for node in targets
         for resource, count in requests(group)
     ]
+
+
+def claim_template_name(group: NodeGroupSpec, gpus: int) -> str:
+    """One template per GPU count: its spec is immutable, and the name says all it holds."""
+    return dns_label("gpu-verify", group.name, f"{gpus}gpu")
+
+
+def claim_template_manifest(group: NodeGroupSpec, gpus: int) -> dict[str, Any]:
+    """A ResourceClaimTemplate for exactly `gpus` devices of the DeviceClass `gpu.nvidia.com`, in the
+    Jobs' namespace (a pod may name only templates of its own namespace). Kubernetes'
+    `staging/src/k8s.io/api/resource/v1/types.go`: `ResourceClaimTemplateSpec.spec` is the claim's
+    spec, `DeviceRequest.exactly` an `ExactDeviceRequest` (`deviceClassName`, `allocationMode`
+    `ExactCount` with its `count`)."""
+    return {
+        "apiVersion": RESOURCE_API_VERSION,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {
+            "name": claim_template_name(group, gpus),
+            "namespace": group.verification.namespace,
+            "labels": standard_labels(APP_NAME, group.name, "verification"),
+        },
+        "spec": {"spec": {"devices": {"requests": [dra_driver.exact_gpu_request(CLAIM_NAME, gpus)]}}},
+    }
+
+
+def claim_templates(group: NodeGroupSpec) -> list[dict[str, Any]]:
+    """The templates a DRA group's Jobs name, one per distinct GPU count in config order; none for a
+    device plugin group."""
+    if not group.uses_dra:
+        return []
+    counts = dict.fromkeys(g for g in group.verification.gpus_per_pod if g > 0)
+    return [claim_template_manifest(group, gpus) for gpus in counts]
 
 
 def combined_round(rounds: list[int]) -> int:
@@ -220,6 +266,8 @@ def job_manifest(
         **image_pull_secrets(group),
         **(_gpu_containers(group, resource, gpus) if gpus else _no_gpu_containers(group)),
     }
+    if gpus and group.uses_dra:
+        pod_spec["resourceClaims"] = [{"name": CLAIM_NAME, "resourceClaimTemplateName": claim_template_name(group, gpus)}]
     if node is not None:
         # The same pinning DaemonSets use: by node name, which the hostname label need not match.
         pod_spec["affinity"] = {
@@ -271,16 +319,27 @@ def _gpu_containers(group: NodeGroupSpec, resource: str, gpus: int) -> dict[str,
                     # requirement must not refuse a node whose driver is older than the image.
                     {"name": "NVIDIA_DISABLE_REQUIRE", "value": "true"},
                 ],
-                _container_basics(resource, gpus, "128Mi", spec.image_pull_policy),
+                _gpu_basics(group, resource, gpus, "128Mi"),
             )
         ],
         "containers": [
             # The image's own command (vectorAdd), under its own CUDA requirement: preflight has
             # checked the driver against it (--min-cuda).
             # Loading the CUDA driver and runtime takes a few hundred MiB of host memory.
-            {"name": "cuda", "image": spec.cuda_image, **_container_basics(resource, gpus, "512Mi", spec.image_pull_policy)}
+            {"name": "cuda", "image": spec.cuda_image, **_gpu_basics(group, resource, gpus, "512Mi")}
         ],
     }
+
+
+def _gpu_basics(group: NodeGroupSpec, resource: str, gpus: int, memory: str) -> dict[str, Any]:
+    """A GPU container's basics: the GPUs as a limit of `resource`, or under DRA the pod's claim
+    (both containers take the one claim, so the CUDA sample runs on the GPUs nvidia-smi counted)."""
+    pull_policy = group.verification.image_pull_policy
+    if not group.uses_dra:
+        return _container_basics(resource, gpus, memory, pull_policy)
+    basics = _container_basics(None, 0, memory, pull_policy)
+    basics["resources"]["claims"] = [{"name": CLAIM_NAME}]
+    return basics
 
 
 def _no_gpu_containers(group: NodeGroupSpec) -> dict[str, Any]:
@@ -342,5 +401,6 @@ def _container_basics(resource: str | None, gpus: int, memory: str, pull_policy:
 def _template_annotations(group: NodeGroupSpec, verification_round: int) -> dict[str, str]:
     # Round 1 adds nothing: a Job's name ends in its spec's hash (job_name), and an annotation on
     # every first round would rename, and so replace, the Jobs of every stack (pinned by tests/golden/*.json).
-    annotations = {PLUGIN_REVISION_ANNOTATION: plugin_revision(group), CHECK_HASH_ANNOTATION: content_hash(_CHECK_SCRIPT)}
+    revision = dra_driver.plugin_revision(group) if group.uses_dra else plugin_revision(group)
+    annotations = {PLUGIN_REVISION_ANNOTATION: revision, CHECK_HASH_ANNOTATION: content_hash(_CHECK_SCRIPT)}
     return annotations | ({ROUND_ANNOTATION: str(verification_round)} if verification_round > 1 else {})

@@ -1,0 +1,330 @@
+"""NVIDIA's DRA driver for a group whose GPUs it allocates (`allocator: dra`): its kubelet plugin on
+exactly the group's nodes, the plugin's account and rights, and the two DeviceClasses.
+
+Rendered as kubernetes-sigs/dra-driver-nvidia-gpu's Helm chart renders them
+(`deployments/helm/dra-driver-nvidia-gpu/`: `values.yaml`, `templates/kubeletplugin.yaml`,
+`templates/rbac-kubeletplugin.yaml`, `templates/deviceclass-gpu.yaml`, `templates/deviceclass-mig.yaml`,
+`templates/_helpers.tpl`) with GPU allocation on and ComputeDomains off: `resources.gpus.enabled=true`
+with `gpuResourcesEnabledOverride=true`, which `templates/validation.yaml` demands because the
+driver's GPU part and the device plugin must not share a node, and
+`resources.computeDomains.enabled=false`, so the DaemonSet runs only the `gpus` container
+(`gpu-kubelet-plugin`). What we do as the device plugin's DaemonSet does (device_plugin.py), so that
+both allocators behave alike: the group's nodes by the group label instead of the chart's NFD
+affinity, the group's taints, the readiness gate and upstream's `nvidia.com/gpu` tolerated, our
+`app.kubernetes.io/*` labels, the stack's pull secret, `system-node-critical` (also the chart's).
+One DaemonSet, ServiceAccount, ClusterRole and ClusterRoleBinding per group, named after it, so
+that two DRA groups of a stack do not collide; the DeviceClasses are cluster-wide and shared by
+every DRA group (`device_classes`, created once).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_nodes.config.checks import image_tag
+from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.manifests.device_plugin import image_pull_secrets, tolerations
+from gpu_nodes.manifests.naming import content_hash, dns_label, ownership_labels, selector_labels, standard_labels
+from gpu_nodes.proof.dra import DRA_GPU_DRIVER, GPU_DEVICE_TYPE, MIG_DEVICE_TYPE
+from gpu_nodes.vocabulary import GATE, GPU_RESOURCE, GROUP_LABEL
+
+APP_NAME = "dra-driver-nvidia-gpu"
+COMPONENT = "kubelet-plugin"
+RESOURCE_API_VERSION = "resource.k8s.io/v1"
+
+
+@dataclass(frozen=True)
+class DriverRelease:
+    """One release of the driver: its chart, its image and where both were read."""
+
+    chart: str
+    version: str  # the chart's `version` and `appVersion` (the project releases them together)
+    repository: str  # values.yaml `image.repository`
+    pull_policy: str  # values.yaml `image.pullPolicy`
+    source: str
+
+    @property
+    def image(self) -> str:
+        """The chart's `fullimage`: `<repository>:v<appVersion>` (templates/_helpers.tpl)."""
+        return f"{self.repository}:v{self.version}"
+
+
+# The newest release: v0.5.0 (August 2026; kubernetes-sigs/dra-driver-nvidia-gpu issue 1365, PR 1367
+# "Bump versions for the release of v0.5.0"), its image and chart promoted to the Kubernetes project's
+# registry by kubernetes/k8s.io PR 9845 (image digest sha256:e1f104e64383ee693e982a5e6b7cf0b750023aaa5cc9b7dcc37c8e0549232933).
+# Before it: 0.4.1 (June 2026), 0.4.0 (May 2026), the first releases under this name.
+RELEASE = DriverRelease(
+    chart="dra-driver-nvidia-gpu",
+    version="0.5.0",
+    repository="registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu",
+    pull_policy="IfNotPresent",
+    source="kubernetes-sigs/dra-driver-nvidia-gpu v0.5.0, deployments/helm/dra-driver-nvidia-gpu",
+)
+
+# values.yaml `kubeletPlugin`: where kubelet finds plugins to register and the plugins' sockets.
+KUBELET_REGISTRAR_DIRECTORY = "/var/lib/kubelet/plugins_registry"
+KUBELET_PLUGINS_DIRECTORY = "/var/lib/kubelet/plugins"
+CDI_ROOT = "/var/run/cdi"
+# Where the plugin reads the host's driver (the chart mounts `nvidiaDriverRoot` there).
+CONTAINER_DRIVER_ROOT = "/driver-root"
+# values.yaml `kubeletPlugin.containers.gpus.healthcheckPort`: the gRPC health service its probes call.
+HEALTHCHECK_PORT = 51516
+# values.yaml `logVerbosity`, `kubeletPlugin.metrics`.
+LOG_VERBOSITY = "4"
+METRICS_ENDPOINT = ":8080"
+METRICS_PATH = "/metrics"
+
+# The DeviceClasses of templates/deviceclass-gpu.yaml and deviceclass-mig.yaml: by name, and the CEL
+# selector each renders (the driver, and the device's `type` attribute, deviceinfo.go).
+GPU_DEVICE_CLASS = "gpu.nvidia.com"
+MIG_DEVICE_CLASS = "mig.nvidia.com"
+_TYPE_SELECTOR = "device.driver == '{driver}' && device.attributes['{driver}'].type == '{type}'"
+
+
+def daemonset_name(group: NodeGroupSpec) -> str:
+    """The chart's `<name>-kubelet-plugin`, one per group."""
+    return dns_label(APP_NAME, COMPONENT, group.name)
+
+
+def service_account_name(group: NodeGroupSpec) -> str:
+    return daemonset_name(group)
+
+
+def cluster_role_name(group: NodeGroupSpec) -> str:
+    """The chart's `<name>-clusterrole-kubeletplugin`, one per group: a ClusterRole is cluster-wide."""
+    return dns_label(APP_NAME, COMPONENT, group.name)
+
+
+def namespace(group: NodeGroupSpec) -> str:
+    """The group's allocator's namespace: the device plugin's, which already enforces Pod Security
+    `privileged` for its hostPath mounts (the kubelet plugin mounts the kubelet's directories and
+    runs privileged, values.yaml `kubeletPlugin.containers.gpus.securityContext`)."""
+    return group.device_plugin.namespace
+
+
+def plugin_revision(group: NodeGroupSpec, release: DriverRelease = RELEASE) -> str:
+    """Changes whenever what the kubelet plugin publishes could change: its image or the driver root."""
+    return content_hash({"image": release.image, "driverRoot": group.device_plugin.driver_root})
+
+
+def service_account_manifest(group: NodeGroupSpec) -> dict[str, Any]:
+    """The kubelet plugin's ServiceAccount (the chart's `<fullname>-service-account-kubeletplugin`).
+    Its token is mounted: the plugin writes ResourceSlices and reads claims through the API."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": service_account_name(group), "namespace": namespace(group), "labels": _unversioned(group)},
+    }
+
+
+def cluster_role_manifest(group: NodeGroupSpec) -> dict[str, Any]:
+    """templates/rbac-kubeletplugin.yaml's ClusterRole, rule for rule. The ComputeDomain rule stays:
+    the chart renders it whichever parts are on. Its namespaced Role and RoleBinding (get
+    `computedomaincliques`, and Deployments under the MPSSupport gate) serve ComputeDomains and MPS,
+    both off here, and are not rendered."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": cluster_role_name(group), "labels": _unversioned(group)},
+        "rules": [
+            {"apiGroups": ["resource.nvidia.com"], "resources": ["computedomains"], "verbs": ["get", "list", "watch"]},
+            {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get", "list", "watch"]},
+            {
+                "apiGroups": ["resource.k8s.io"],
+                "resources": ["resourceslices"],
+                "verbs": ["get", "list", "watch", "create", "update", "delete"],
+            },
+            {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "update", "patch"]},
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
+            {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
+        ],
+    }
+
+
+def cluster_role_binding_manifest(group: NodeGroupSpec) -> dict[str, Any]:
+    """templates/rbac-kubeletplugin.yaml's ClusterRoleBinding: the group's account to its ClusterRole."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": cluster_role_name(group), "labels": _unversioned(group)},
+        "subjects": [{"kind": "ServiceAccount", "name": service_account_name(group), "namespace": namespace(group)}],
+        "roleRef": {"kind": "ClusterRole", "name": cluster_role_name(group), "apiGroup": "rbac.authorization.k8s.io"},
+    }
+
+
+def daemonset_manifest(group: NodeGroupSpec, release: DriverRelease = RELEASE) -> dict[str, Any]:
+    """templates/kubeletplugin.yaml with the values above: the init container that waits for the
+    driver (`kubelet-plugin-prestart.sh`), then the `gpus` container alone.
+
+    Left out of the chart's rendering: the empty `securityContext: {}` and `resources: {}`
+    (values.yaml's defaults), the NFD `affinity` (our nodeSelector instead), and the `bash -c`
+    script's nvkind branch with its MASK_NVIDIA_DRIVER_PARAMS, which the chart's values leave empty
+    (the branch runs only when it is "true"); the container still runs `gpu-kubelet-plugin` under
+    `bash -c`, which is how gpu_nodes/providers/gpu_allocators.py recognises the driver."""
+    root = group.device_plugin.driver_root
+    labels = _labels(group, release)
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": daemonset_name(group), "namespace": namespace(group), "labels": labels},
+        "spec": {
+            "selector": {"matchLabels": selector_labels(APP_NAME, group.name)},
+            # values.yaml `kubeletPlugin.updateStrategy`: all at once; a restarting kubelet plugin
+            # leaves running pods their GPUs.
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "priorityClassName": "system-node-critical",
+                    **image_pull_secrets(group),
+                    "serviceAccountName": service_account_name(group),
+                    "initContainers": [_init_container(root, release)],
+                    "containers": [_gpus_container(group, release)],
+                    "volumes": _volumes(root),
+                    "nodeSelector": {GROUP_LABEL: group.name},
+                    # The readiness gate too: the plugin must publish the node's GPUs for it to pass.
+                    "tolerations": [*tolerations((*group.taints, GATE)), *group.device_plugin.tolerations],
+                },
+            },
+        },
+    }
+
+
+def _init_container(root: str, release: DriverRelease) -> dict[str, Any]:
+    return {
+        "name": "init-container",
+        "image": release.image,
+        "securityContext": {"privileged": True},
+        "command": ["bash", "/usr/bin/kubelet-plugin-prestart.sh"],
+        "env": [
+            {"name": "NVIDIA_DRIVER_ROOT", "value": root},
+            # The chart's "Use runc: explicit void": the plugin gets no GPU from a runtime.
+            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"},
+            {"name": "KUBELET_REGISTRAR_DIRECTORY_PATH", "value": KUBELET_REGISTRAR_DIRECTORY},
+            {"name": "KUBELET_PLUGINS_DIRECTORY_PATH", "value": KUBELET_PLUGINS_DIRECTORY},
+        ],
+        "volumeMounts": [{"name": "driver-root-parent", "mountPath": "/driver-root-parent", **_parent_mount(root)}],
+    }
+
+
+def _parent_mount(root: str) -> dict[str, Any]:
+    """Read-only for a host driver; HostToContainer for a driver container's root, whose mount
+    appears after the pod starts (the chart's comment on `driver-root-parent`)."""
+    return {"readOnly": True} if root == "/" else {"mountPropagation": "HostToContainer"}
+
+
+def _gpus_container(group: NodeGroupSpec, release: DriverRelease) -> dict[str, Any]:
+    probe = {"grpc": {"port": HEALTHCHECK_PORT, "service": "liveness"}, "timeoutSeconds": 10}
+    return {
+        "name": "gpus",
+        "securityContext": {"privileged": True},
+        "image": release.image,
+        "imagePullPolicy": release.pull_policy,
+        "command": ["bash", "-c"],
+        "args": ["gpu-kubelet-plugin -v $(LOG_VERBOSITY)"],
+        "startupProbe": {**probe, "failureThreshold": 600, "periodSeconds": 1},
+        "livenessProbe": {**probe, "failureThreshold": 3, "periodSeconds": 30},
+        "env": _gpus_env(group, release),
+        "volumeMounts": [
+            {"name": "plugins-registry", "mountPath": KUBELET_REGISTRAR_DIRECTORY},
+            {"name": "plugins", "mountPath": KUBELET_PLUGINS_DIRECTORY, "mountPropagation": "Bidirectional"},
+            {"name": "cdi", "mountPath": CDI_ROOT},
+            {"name": "driver-root", "mountPath": CONTAINER_DRIVER_ROOT, "mountPropagation": "HostToContainer"},
+        ],
+    }
+
+
+def _gpus_env(group: NodeGroupSpec, release: DriverRelease) -> list[dict[str, Any]]:
+    """The `gpus` container's environment in the chart's order, with no feature gate, CDI hook path or
+    consumable shares set (values.yaml's defaults)."""
+
+    def field(name: str, path: str) -> dict[str, Any]:
+        return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
+
+    pull_secrets = [{"name": "IMAGE_PULL_SECRETS", "value": group.image_pull_secret}] if group.image_pull_secret else []
+    return [
+        {"name": "HTTP_ENDPOINT", "value": METRICS_ENDPOINT},
+        {"name": "METRICS_PATH", "value": METRICS_PATH},
+        {"name": "LOG_VERBOSITY", "value": LOG_VERBOSITY},
+        {"name": "NVIDIA_DRIVER_ROOT", "value": group.device_plugin.driver_root},
+        {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"},
+        {"name": "CDI_ROOT", "value": CDI_ROOT},
+        {"name": "NVIDIA_MIG_CONFIG_DEVICES", "value": "all"},
+        field("NODE_NAME", "spec.nodeName"),
+        field("NAMESPACE", "metadata.namespace"),
+        field("SERVICE_ACCOUNT_NAME", "spec.serviceAccountName"),
+        {"name": "IMAGE_NAME", "value": release.image},
+        *pull_secrets,
+        {"name": "IMAGE_PULL_POLICY", "value": release.pull_policy},
+        {"name": "KUBELET_REGISTRAR_DIRECTORY_PATH", "value": KUBELET_REGISTRAR_DIRECTORY},
+        {"name": "KUBELET_PLUGINS_DIRECTORY_PATH", "value": KUBELET_PLUGINS_DIRECTORY},
+        {"name": "HEALTHCHECK_PORT", "value": str(HEALTHCHECK_PORT)},
+    ]
+
+
+def _volumes(root: str) -> list[dict[str, Any]]:
+    """The chart's volumes, in its order: the driver root's parent is `/` for `/`, else the root
+    without its last element (sprig's `dir (trimSuffix "/" ...)`). Every hostPath with its type, as
+    the device plugin's (the chart leaves the first three untyped): kubelet makes its two
+    directories when it starts, so they must be there (`Directory`); /var/run/cdi is made when missing."""
+    parent = "/" if root == "/" else posixpath.dirname(root.rstrip("/"))
+    return [
+        {"name": "plugins-registry", "hostPath": {"path": KUBELET_REGISTRAR_DIRECTORY, "type": "Directory"}},
+        {"name": "plugins", "hostPath": {"path": KUBELET_PLUGINS_DIRECTORY, "type": "Directory"}},
+        {"name": "cdi", "hostPath": {"path": CDI_ROOT, "type": "DirectoryOrCreate"}},
+        {"name": "driver-root-parent", "hostPath": {"path": parent, "type": "DirectoryOrCreate"}},
+        {"name": "driver-root", "hostPath": {"path": root, "type": "DirectoryOrCreate"}},
+    ]
+
+
+def kubelet_plugin_manifests(group: NodeGroupSpec, release: DriverRelease = RELEASE) -> list[dict[str, Any]]:
+    """A DRA group's own objects, in the order they can be created: the account, its rights, the DaemonSet."""
+    return [
+        service_account_manifest(group),
+        cluster_role_manifest(group),
+        cluster_role_binding_manifest(group),
+        daemonset_manifest(group, release),
+    ]
+
+
+def device_class_manifest(name: str, device_type: str) -> dict[str, Any]:
+    """A DeviceClass as the chart renders it on `resource.k8s.io/v1`: every device of the driver
+    whose `type` attribute is `device_type`. The GPU class also serves `nvidia.com/gpu` as an
+    extended resource (`extendedResourceName`, rendered only on v1; Kubernetes' DRAExtendedResource),
+    so a pod that asks for `nvidia.com/gpu` on a node without the device plugin gets a DRA GPU."""
+    selector = _TYPE_SELECTOR.format(driver=DRA_GPU_DRIVER, type=device_type)
+    spec: dict[str, Any] = {"selectors": [{"cel": {"expression": selector}}]}
+    if device_type == GPU_DEVICE_TYPE:
+        spec["extendedResourceName"] = GPU_RESOURCE
+    return {
+        "apiVersion": RESOURCE_API_VERSION,
+        "kind": "DeviceClass",
+        "metadata": {"name": name, "labels": ownership_labels()},
+        "spec": spec,
+    }
+
+
+def exact_gpu_request(name: str, gpus: int) -> dict[str, Any]:
+    """One request of a claim: exactly `gpus` whole GPUs of the GPU DeviceClass (Kubernetes
+    `staging/src/k8s.io/api/resource/v1/types.go`: `DeviceRequest.exactly`, an `ExactDeviceRequest`
+    with `allocationMode: ExactCount` and its `count`)."""
+    return {"name": name, "exactly": {"deviceClassName": GPU_DEVICE_CLASS, "allocationMode": "ExactCount", "count": gpus}}
+
+
+def device_classes() -> list[dict[str, Any]]:
+    """`gpu.nvidia.com` and `mig.nvidia.com`, cluster-wide and shared by every DRA group: create them
+    once per stack, when it has a DRA group. Their names are the driver's own, which another
+    install of the driver (its chart, the GPU Operator's GPUCluster) creates as well: they are
+    claimed objects, like the shared namespaces."""
+    return [device_class_manifest(GPU_DEVICE_CLASS, GPU_DEVICE_TYPE), device_class_manifest(MIG_DEVICE_CLASS, MIG_DEVICE_TYPE)]
+
+
+def _labels(group: NodeGroupSpec, release: DriverRelease) -> dict[str, str]:
+    return standard_labels(APP_NAME, group.name, COMPONENT, image_tag(release.image))
+
+
+def _unversioned(group: NodeGroupSpec) -> dict[str, str]:
+    # No version label: these objects run no image, so a new plugin image leaves them as they are.
+    return standard_labels(APP_NAME, group.name, COMPONENT)

@@ -1,0 +1,147 @@
+"""What NVIDIA's DRA driver publishes of a node's GPUs, judged against what preflight found."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpu_nodes.proof.dra import (
+    ExpectedGpus,
+    attribute,
+    look_at_slices,
+    published_gpus,
+    slice_findings,
+    slice_problem,
+)
+from tests.dra_slices import (
+    A100,
+    H100,
+    gpu_device,
+    mig_device,
+    node_slices,
+    preflight_report,
+    resource_slice,
+    uuid,
+)
+
+NODE = "h100-node-1"
+EXPECTED = ExpectedGpus.from_report(preflight_report(4))
+
+
+def test_exactly_the_gpus_preflight_found_pass():
+    assert slice_problem(NODE, node_slices(NODE, 4), EXPECTED) is None, NODE
+
+
+def test_a_missing_gpu_is_named_by_its_uuid():
+    slices = [resource_slice(NODE, [gpu_device(i) for i in (0, 1, 3)])]
+    problem = slice_problem(NODE, slices, EXPECTED)
+    assert problem == f"node {NODE}: missing from its ResourceSlices: {uuid(2)}", problem
+
+
+def test_a_gpu_preflight_did_not_find_is_unexpected():
+    slices = [resource_slice(NODE, [*(gpu_device(i) for i in range(4)), gpu_device(4)])]
+    problem = slice_problem(NODE, slices, EXPECTED)
+    assert problem is not None and f"not found by preflight: gpu-4 {uuid(4)}" in problem, problem
+
+
+def test_a_gpu_of_another_model_is_named_with_both_models():
+    slices = [resource_slice(NODE, [gpu_device(0, A100), *(gpu_device(i) for i in (1, 2, 3))])]
+    problem = slice_problem(NODE, slices, EXPECTED)
+    assert problem == f"node {NODE}: {uuid(0)} is published as {A100}, preflight found {H100}", problem
+
+
+def test_no_slice_for_the_node_says_so():
+    problem = slice_problem(NODE, node_slices("other-node", 4), EXPECTED)
+    assert problem is not None and problem.startswith(f"node {NODE}: no ResourceSlice of driver gpu.nvidia.com"), problem
+
+
+def test_other_drivers_slices_are_ignored():
+    slices = [*node_slices(NODE, 4), resource_slice(NODE, [gpu_device(7)], driver="compute-domain.nvidia.com")]
+    assert slice_problem(NODE, slices, EXPECTED) is None, NODE
+
+
+def test_only_the_newest_generation_counts():
+    """types.go, ResourcePool.generation: consumers only consider the pool's highest generation."""
+    old = resource_slice(NODE, [gpu_device(i) for i in range(4)], generation=1, suffix="old")
+    new = resource_slice(NODE, [gpu_device(i) for i in range(3)], generation=2, suffix="new")
+    problem = slice_problem(NODE, [old, new], EXPECTED)
+    assert problem == f"node {NODE}: missing from its ResourceSlices: {uuid(3)}", problem
+
+
+def test_an_incomplete_pool_is_not_judged_by_its_devices():
+    """resourceSliceCount 2 at the newest generation, one slice seen: the driver is still writing."""
+    part = resource_slice(NODE, [gpu_device(i) for i in range(2)], generation=3, slice_count=2)
+    problem = slice_problem(NODE, [part], EXPECTED)
+    assert problem == f"node {NODE}: pool {NODE} is incomplete at generation 3: 1 of 2 ResourceSlices", problem
+
+
+def test_a_pool_of_several_slices_is_read_whole():
+    first = resource_slice(NODE, [gpu_device(0), gpu_device(1)], generation=2, slice_count=2, suffix="a")
+    second = resource_slice(NODE, [gpu_device(2), gpu_device(3)], generation=2, slice_count=2, suffix="b")
+    assert slice_problem(NODE, [first, second], EXPECTED) is None, NODE
+
+
+def test_mig_devices_are_not_gpus():
+    devices = [*(gpu_device(i) for i in range(4)), mig_device(0, 0), mig_device(0, 1)]
+    look = look_at_slices([resource_slice(NODE, devices)], NODE)
+    assert [d.name for d in look.gpus] == ["gpu-0", "gpu-1", "gpu-2", "gpu-3"], look
+    assert slice_problem(NODE, [resource_slice(NODE, devices)], EXPECTED) is None, NODE
+
+
+def test_without_preflight_the_count_decides():
+    problem = slice_problem(NODE, node_slices(NODE, 3), ExpectedGpus.counted(4))
+    assert problem == f"node {NODE}: 3 GPU device(s) published, expected 4", problem
+
+
+def test_without_preflight_the_groups_model_decides():
+    problem = slice_problem(NODE, node_slices(NODE, 4, A100), ExpectedGpus.counted(4, H100))
+    assert problem is not None and f"not of the group's model {H100}" in problem, problem
+    assert slice_problem(NODE, node_slices(NODE, 4, A100), ExpectedGpus.counted(4)) is None, NODE
+
+
+@pytest.mark.parametrize(
+    ("attributes", "value"),
+    [
+        ({"uuid": {"string": "GPU-1"}}, "GPU-1"),
+        ({"gpu.nvidia.com/uuid": {"string": "GPU-1"}}, "GPU-1"),
+        ({"numaNode": {"int": 1}}, None),
+        ({}, None),
+    ],
+)
+def test_an_attribute_is_read_by_its_short_or_qualified_name(attributes: dict, value: str | None):
+    """types.go, QualifiedName: a name without a domain is in the driver's domain."""
+    assert attribute({"attributes": attributes}, "uuid") == value, attributes
+
+
+def test_typed_values_of_every_kind_are_read():
+    device = gpu_device(1)
+    found = {name: attribute(device, name) for name in ("type", "cudaComputeCapability", "numaNode")}
+    assert found == {"type": "gpu", "cudaComputeCapability": "9.0.0", "numaNode": 0}, found
+
+
+def test_the_findings_name_a_gone_device():
+    slices = [resource_slice(NODE, [gpu_device(i) for i in (0, 1, 2)])]
+    lines = slice_findings(NODE, slices, EXPECTED)
+    assert lines == [f"device {uuid(3)} of node {NODE} is gone from its ResourceSlice"], lines
+
+
+def test_the_findings_name_a_new_device_and_its_slice():
+    slices = [resource_slice(NODE, [*(gpu_device(i) for i in range(4)), gpu_device(5)])]
+    lines = slice_findings(NODE, slices, EXPECTED)
+    assert lines == [f"device gpu-5 {uuid(5)} ({H100}) of node {NODE} is new in its ResourceSlice {NODE}-gpu.nvidia.com-x7k2p"], (
+        lines
+    )
+
+
+def test_no_findings_while_the_slices_agree():
+    assert slice_findings(NODE, node_slices(NODE, 4), EXPECTED) == [], NODE
+
+
+def test_what_a_proven_node_published_is_what_later_looks_are_compared_with():
+    proven = ExpectedGpus(count=4, gpus=tuple(published_gpus(look_at_slices(node_slices(NODE, 4), NODE))))
+    assert proven == EXPECTED, proven
+
+
+def test_preflight_gpus_are_read_in_index_order():
+    report = {"gpus": [{"index": 1, "name": H100, "uuid": uuid(1)}, {"index": 0, "name": H100, "uuid": uuid(0)}]}
+    expected = ExpectedGpus.from_report(report)
+    assert expected.gpus == ((uuid(0), H100), (uuid(1), H100)), expected
