@@ -26,9 +26,9 @@ from typing import Any
 from gpu_nodes.config.checks import image_tag
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.device_plugin import image_pull_secrets, tolerations
-from gpu_nodes.manifests.naming import content_hash, dns_label, ownership_labels, selector_labels, standard_labels
-from gpu_nodes.proof.dra import DRA_GPU_DRIVER, GPU_DEVICE_TYPE, MIG_DEVICE_TYPE
-from gpu_nodes.vocabulary import GATE, GPU_RESOURCE, GROUP_LABEL
+from gpu_nodes.manifests.naming import claimed_labels, content_hash, dns_label, selector_labels, standard_labels
+from gpu_nodes.proof.dra import GPU_DEVICE_TYPE, MIG_DEVICE_TYPE
+from gpu_nodes.vocabulary import DRA_GPU_DRIVER, GATE, GPU_RESOURCE, GROUP_LABEL
 
 APP_NAME = "dra-driver-nvidia-gpu"
 COMPONENT = "kubelet-plugin"
@@ -289,7 +289,7 @@ def kubelet_plugin_manifests(group: NodeGroupSpec, release: DriverRelease = RELE
     ]
 
 
-def device_class_manifest(name: str, device_type: str) -> dict[str, Any]:
+def device_class_manifest(name: str, device_type: str, stack: str) -> dict[str, Any]:
     """A DeviceClass as the chart renders it on `resource.k8s.io/v1`: every device of the driver
     whose `type` attribute is `device_type`. The GPU class also serves `nvidia.com/gpu` as an
     extended resource (`extendedResourceName`, rendered only on v1; Kubernetes' DRAExtendedResource),
@@ -301,7 +301,7 @@ def device_class_manifest(name: str, device_type: str) -> dict[str, Any]:
     return {
         "apiVersion": RESOURCE_API_VERSION,
         "kind": "DeviceClass",
-        "metadata": {"name": name, "labels": ownership_labels()},
+        "metadata": {"name": name, "labels": claimed_labels(stack)},
         "spec": spec,
     }
 
@@ -313,12 +313,15 @@ def exact_gpu_request(name: str, gpus: int) -> dict[str, Any]:
     return {"name": name, "exactly": {"deviceClassName": GPU_DEVICE_CLASS, "allocationMode": "ExactCount", "count": gpus}}
 
 
-def device_classes() -> list[dict[str, Any]]:
+def device_classes(stack: str) -> list[dict[str, Any]]:
     """`gpu.nvidia.com` and `mig.nvidia.com`, cluster-wide and shared by every DRA group: create them
     once per stack, when it has a DRA group. Their names are the driver's own, which another
     install of the driver (its chart, the GPU Operator's GPUCluster) creates as well: they are
-    claimed objects, like the shared namespaces."""
-    return [device_class_manifest(GPU_DEVICE_CLASS, GPU_DEVICE_TYPE), device_class_manifest(MIG_DEVICE_CLASS, MIG_DEVICE_TYPE)]
+    claimed objects, like the shared namespaces: they carry the stack that made them (`stack`)."""
+    return [
+        device_class_manifest(GPU_DEVICE_CLASS, GPU_DEVICE_TYPE, stack),
+        device_class_manifest(MIG_DEVICE_CLASS, MIG_DEVICE_TYPE, stack),
+    ]
 
 
 def _labels(group: NodeGroupSpec, release: DriverRelease) -> dict[str, str]:

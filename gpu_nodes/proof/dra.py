@@ -29,8 +29,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# The driver name of NVIDIA's DRA GPU driver, in its ResourceSlices (and its attributes' domain).
-DRA_GPU_DRIVER = "gpu.nvidia.com"
+from gpu_nodes.vocabulary import DRA_GPU_DRIVER
+
 # The values of a device's `type` attribute (deviceinfo.go; api/nvidia.com/resource `GpuDeviceType`, `MigDeviceType`).
 GPU_DEVICE_TYPE = "gpu"
 MIG_DEVICE_TYPE = "mig"
@@ -260,3 +260,23 @@ def published_gpus(look: SliceLook) -> Sequence[tuple[str, str]]:
     """The (uuid, model) of each GPU device a look found, in the form `ExpectedGpus.gpus` takes:
     what a proven node published, to compare later looks with."""
     return tuple((d.uuid or "", d.model or "") for d in look.gpus)
+
+
+def expected_gpus(dra_gpus: Mapping[str, Any], devices: Sequence[Mapping[str, Any]] | None) -> ExpectedGpus:
+    """What a node's slices must list: the GPUs its preflight reported (`devices`, `{uuid, model}`),
+    else the group's count and model (a node target's `dra_gpus`)."""
+    if devices:
+        gpus = tuple((str(d.get("uuid") or ""), str(d.get("model") or "")) for d in devices)
+        return ExpectedGpus(count=len(gpus), gpus=gpus, model=dra_gpus.get("model"))
+    return ExpectedGpus.counted(int(dra_gpus["count"]), dra_gpus.get("model"))
+
+
+def dra_gpu_problem(
+    node: str,
+    dra_gpus: Mapping[str, Any],
+    slices: Iterable[Mapping[str, Any]],
+    devices: Sequence[Mapping[str, Any]] | None = None,
+) -> str | None:
+    """The checklist's `gpusRegistered` for a DRA node: why its ResourceSlices do not list exactly
+    its GPUs, each named (`slice_problem`); None when they do."""
+    return slice_problem(node, slices, expected_gpus(dra_gpus, devices))

@@ -111,7 +111,16 @@ class NodeReadinessProvider(ClusterResourceProvider):
 
         def look(compare: bool) -> Judgement:
             return judge(
-                view, target, props["namespace"], jobs, stories, group, compare, deferred_before, node_pods, props.get("gpuDevices")
+                view,
+                target,
+                props["namespace"],
+                jobs,
+                stories,
+                group,
+                compare,
+                deferred_before,
+                node_pods,
+                props.get("gpuDevices"),
             )
 
         judgement = look(compare=True)
@@ -186,7 +195,14 @@ class NodeReadinessProvider(ClusterResourceProvider):
         jobs, group = list(props.get("jobs") or []), dict(props.get("groupLabel") or {})
         node_pods = self._node_pods(self._api(props))
         judgement = judge(
-            self._view(props), target, props["namespace"], jobs, Stories(), group, node_pods=node_pods, devices=props.get("gpuDevices")
+            self._view(props),
+            target,
+            props["namespace"],
+            jobs,
+            Stories(),
+            group,
+            node_pods=node_pods,
+            devices=props.get("gpuDevices"),
         )
         quarantine = judgement.quarantine.as_output() if judgement.quarantine else None
         gate = "up" if judgement.gate_up else "lifted"

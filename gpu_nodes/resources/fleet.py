@@ -30,17 +30,17 @@ from gpu_nodes.config.stack import ARGUMENTS, StackSpec, add_secret_problems, pa
 from gpu_nodes.config.stack_config import StackConfig
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.kube.client import ClusterAccess
-from gpu_nodes.manifests.dra_driver import dra_tenant_access
+from gpu_nodes.manifests.tenant_access import dra_tenant_access
 from gpu_nodes.providers.claims import stack_label_value
 from gpu_nodes.providers.coexistence import DevicePluginCoexistence
 from gpu_nodes.pulumi_internals import keep_program_frames
 from gpu_nodes.resources.arguments import secret_argument_problem, stack_label_problem
 from gpu_nodes.resources.child_names import CLUSTER_ACCESS_CHILD, COEXISTENCE_CHILD, name_collisions
 from gpu_nodes.resources.children import Children
+from gpu_nodes.resources.device_classes import declare_device_classes
 from gpu_nodes.resources.namespaces import SharedNamespace, declare_namespaces
 from gpu_nodes.resources.node_group import GpuNodeGroup, GpuNodeGroupArgs
 from gpu_nodes.resources.program_objects import check_program_objects
-from gpu_nodes.resources.device_classes import declare_device_classes
 from gpu_nodes.resources.runtime_class import declare_runtime_class
 
 TYPE = "gpu-nodes:index:GpuFleet"
@@ -247,11 +247,6 @@ def tenant_access(group: NodeGroupSpec) -> dict[str, Any]:
     """How a tenant's GPU pod gets its GPUs on this group: the path, the RuntimeClass it must name,
     and whether a pod can see GPUs it was not given (`default`) or cannot (`strict`); for a DRA
     group also the DeviceClass and a ResourceClaimTemplate to copy (README, "DRA")."""
-    access: dict[str, Any] = {
-        "gpuAccess": group.gpu_access,
-        "runtimeClassName": group.tenant_runtime_class,
-        "isolation": group.isolation,
-    }
     if group.uses_dra:
-        access.update(dra_tenant_access(group))
-    return access
+        return dra_tenant_access(group)
+    return {"gpuAccess": group.gpu_access, "runtimeClassName": group.tenant_runtime_class, "isolation": group.isolation}

@@ -20,6 +20,7 @@ from pulumi_command import remote
 
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
 from gpu_nodes.kube.client import ClusterAccess
+from gpu_nodes.manifests import dra_driver
 from gpu_nodes.manifests.device_plugin import APP_NAME as PLUGIN_APP_NAME
 from gpu_nodes.manifests.device_plugin import (
     config_map_manifest,
@@ -27,14 +28,13 @@ from gpu_nodes.manifests.device_plugin import (
     rollout_timeout,
     service_account_manifest,
 )
-from gpu_nodes.manifests import dra_driver
 from gpu_nodes.manifests.naming import selector_labels
 from gpu_nodes.manifests.node_labels import label_patch
 from gpu_nodes.manifests.priority_class import priority_class_manifest, verification_priority_class_manifest
 from gpu_nodes.manifests.verification import (
     VerificationJob,
     check_config_map_manifest,
-    claim_template_manifests,
+    claim_templates,
     combined_round,
     job_manifest,
     verification_jobs,
@@ -47,12 +47,12 @@ from gpu_nodes.providers.readiness import NodeReadiness
 from gpu_nodes.providers.taints import NodeTaints
 from gpu_nodes.resources.child_names import (
     DEVICE_PLUGIN_CHILD,
+    DEVICE_PLUGIN_CONFIG_CHILD,
+    DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD,
     DRA_PLUGIN_CHILD,
     DRA_ROLE_BINDING_CHILD,
     DRA_ROLE_CHILD,
     DRA_SERVICE_ACCOUNT_CHILD,
-    DEVICE_PLUGIN_CONFIG_CHILD,
-    DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD,
     LABELS_CHILD,
     PREFLIGHT_CHILD,
     PRIORITY_CLASS_CHILD,
@@ -245,19 +245,23 @@ def deploy_device_plugin(group: GroupContext, namespace: SharedNamespace, runtim
     return DevicePlugin(register(daemonset_manifest(spec), k8s.apps.v1.DaemonSet, children.name(DEVICE_PLUGIN_CHILD), opts))
 
 
-def deploy_dra_driver(
-    group: GroupContext, namespace: SharedNamespace, device_classes: Sequence[pulumi.Resource]
-) -> DevicePlugin:
+def deploy_dra_driver(group: GroupContext, namespace: SharedNamespace, device_classes: Sequence[pulumi.Resource]) -> DevicePlugin:
     """Under allocator dra, in place of the device plugin: NVIDIA's DRA driver's kubelet plugin on
     the group's nodes (gpu_nodes/manifests/dra_driver.py), after its ServiceAccount, the RBAC it
     publishes ResourceSlices with, its namespace and the stack's DeviceClasses."""
     children, spec = group.children, group.spec
     account_opts = children.opts(DRA_SERVICE_ACCOUNT_CHILD, depends_on=namespace.ready, deleted_with=namespace.deleted_with)
     account = register(
-        dra_driver.service_account_manifest(spec), k8s.core.v1.ServiceAccount, children.name(DRA_SERVICE_ACCOUNT_CHILD), account_opts
+        dra_driver.service_account_manifest(spec),
+        k8s.core.v1.ServiceAccount,
+        children.name(DRA_SERVICE_ACCOUNT_CHILD),
+        account_opts,
     )
     role = register(
-        dra_driver.cluster_role_manifest(spec), k8s.rbac.v1.ClusterRole, children.name(DRA_ROLE_CHILD), children.opts(DRA_ROLE_CHILD)
+        dra_driver.cluster_role_manifest(spec),
+        k8s.rbac.v1.ClusterRole,
+        children.name(DRA_ROLE_CHILD),
+        children.opts(DRA_ROLE_CHILD),
     )
     binding = register(
         dra_driver.cluster_role_binding_manifest(spec),
@@ -272,7 +276,9 @@ def deploy_dra_driver(
         deleted_with=namespace.deleted_with,
         custom_timeouts=pulumi.CustomTimeouts(create=rollout, update=rollout),
     )
-    return DevicePlugin(register(dra_driver.daemonset_manifest(spec), k8s.apps.v1.DaemonSet, children.name(DRA_PLUGIN_CHILD), opts))
+    return DevicePlugin(
+        register(dra_driver.daemonset_manifest(spec), k8s.apps.v1.DaemonSet, children.name(DRA_PLUGIN_CHILD), opts)
+    )
 
 
 def _plugin_service_account(group: GroupContext, namespace: SharedNamespace) -> k8s.core.v1.ServiceAccount:
@@ -326,7 +332,8 @@ def _claim_templates(group: GroupContext, namespace: SharedNamespace) -> list[pu
     newest is v1beta2), so each is a generic object of that apiVersion and kind."""
     children = group.children
     templates: list[pulumi.Resource] = []
-    for gpus, manifest in claim_template_manifests(group.spec):
+    for manifest in claim_templates(group.spec):
+        gpus = manifest["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
         child = claim_template_child(gpus)
         opts = children.opts(child, depends_on=namespace.ready, deleted_with=namespace.deleted_with)
         templates.append(generic_object(manifest, children.name(child), opts))

@@ -148,7 +148,7 @@ def test_a_new_driver_root_is_a_new_revision():
 
 def test_the_device_classes_are_the_charts():
     """templates/deviceclass-gpu.yaml and deviceclass-mig.yaml, rendered on resource.k8s.io/v1."""
-    found = {c["metadata"]["name"]: c["spec"] for c in device_classes()}
+    found = {c["metadata"]["name"]: c["spec"] for c in device_classes("gpu-nodes.test")}
     assert found == {
         "gpu.nvidia.com": {
             "selectors": [
@@ -165,6 +165,6 @@ def test_the_device_classes_are_the_charts():
 
 
 def test_the_device_classes_are_cluster_wide():
-    for device_class in device_classes():
+    for device_class in device_classes("gpu-nodes.test"):
         assert device_class["apiVersion"] == "resource.k8s.io/v1", device_class["metadata"]["name"]
         assert "namespace" not in device_class["metadata"], device_class["metadata"]["name"]

@@ -1,0 +1,80 @@
+"""A group whose GPUs NVIDIA's DRA driver allocates (`allocator: dra`): what it registers in place of
+the device plugin, what its Jobs and readiness checks take, and what its tenants are told."""
+
+from __future__ import annotations
+
+from gpu_nodes.manifests.dra_driver import APP_NAME as DRA_APP_NAME
+from gpu_nodes.preflight.command import passing_report
+from tests.factories import group, stack_config
+from tests.pulumi_mocks import READINESS_TYPE, TAINTS_TYPE, run_component, run_program
+
+DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
+JOB = "kubernetes:batch/v1:Job"
+GENERIC_DEVICE_CLASS = "kubernetes:resource.k8s.io/v1:DeviceClass"
+GENERIC_CLAIM_TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
+CLAIM = "pulumi-python:dynamic/gpu-nodes:ObjectClaim"
+COEXISTENCE = "pulumi-python:dynamic/gpu-nodes:DevicePluginCoexistence"
+
+
+def dra_group(name: str = "h100", **overrides: object) -> dict:
+    return group(name, allocator="dra", verification={"gpusPerPod": [1, 2]}, **overrides)
+
+
+def test_a_dra_group_runs_the_drivers_kubelet_plugin_and_no_device_plugin():
+    run = run_component(dra_group())
+    daemonsets = {r.name: r for r in run.of_type(DAEMON_SET)}
+    assert list(daemonsets) == ["h100-dra-kubelet-plugin"], list(daemonsets)
+    labels = daemonsets["h100-dra-kubelet-plugin"].inputs["spec"]["template"]["metadata"]["labels"]
+    assert labels["app.kubernetes.io/name"] == DRA_APP_NAME, labels
+
+
+def test_the_stack_creates_the_drivers_device_classes_once_each_after_its_claim():
+    run = run_component(dra_group())
+    classes = sorted(r.inputs["metadata"]["name"] for r in run.of_type(GENERIC_DEVICE_CLASS))
+    assert classes == ["gpu.nvidia.com", "mig.nvidia.com"], classes
+    claims = {r.inputs["name"] for r in run.of_type(CLAIM) if r.inputs["kind"] == "DeviceClass"}
+    assert claims == {"gpu.nvidia.com", "mig.nvidia.com"}, claims
+
+
+def test_a_device_plugin_stack_has_no_device_class():
+    run = run_component(group("a100"))
+    assert not run.of_type(GENERIC_DEVICE_CLASS), [r.urn for r in run.of_type(GENERIC_DEVICE_CLASS)]
+
+
+def test_the_jobs_take_their_gpus_through_a_template_registered_before_them():
+    run = run_component(dra_group())
+    templates = {r.inputs["metadata"]["name"]: r for r in run.of_type(GENERIC_CLAIM_TEMPLATE)}
+    assert len(templates) == 2, list(templates)
+    by_urn = {r.urn: r for r in run.resources}
+    for job in run.of_type(JOB):
+        pod = job.inputs["spec"]["template"]["spec"]
+        (claim,) = pod["resourceClaims"]
+        assert claim["resourceClaimTemplateName"] in templates, f"{job.urn}: {claim}"
+        before = {by_urn[u].type for u in job.dependencies}
+        assert GENERIC_CLAIM_TEMPLATE in before, f"{job.urn} does not wait for its template"
+
+
+def test_each_readiness_check_asks_the_slices_for_the_gpus_preflight_found():
+    run = run_component(dra_group())
+    expected = [{"uuid": g["uuid"], "model": g["name"]} for g in passing_report()["gpus"]]
+    for check in run.of_type(READINESS_TYPE):
+        assert check.inputs["draGpus"] == {"count": 4}, check.urn
+        assert check.inputs["gpuDevices"] == expected, check.urn
+        assert check.inputs.get("expectedGpus") is None, check.urn
+    for taints in run.of_type(TAINTS_TYPE):
+        assert taints.inputs["gpuDevices"] == expected, taints.urn
+
+
+def test_the_coexistence_check_expects_the_drivers_slices_on_dra_nodes_only():
+    run = run_component(dra_group(nodes=1))
+    (check,) = run.of_type(COEXISTENCE)
+    assert check.inputs["draNodes"] == ["h100-node-1"], check.urn
+
+
+def test_tenant_access_gives_a_dra_groups_device_class_and_a_template_to_copy():
+    run = run_program(stack_config(dra_group(), group("a100")), secret_keys=["gpu-nodes:sshPrivateKey"])
+    access = run.resolve(run.globals["fleet"].tenant_access)
+    assert access["h100"]["deviceClassName"] == "gpu.nvidia.com", access
+    request = access["h100"]["resourceClaimTemplate"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    assert request == {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}, access
+    assert "deviceClassName" not in access["a100"], access
