@@ -122,7 +122,7 @@ def test_the_node_report_type_names_every_key_the_report_has():
 
 
 def test_the_tenant_access_type_names_every_key_tenant_access_has():
-    keys = set(tenant_access(group_spec("a100")))
+    keys = set(tenant_access(group_spec("a100"))) | set(tenant_access(group_spec("h100", allocator="dra")))
     assert keys == set(TenantAccess.__annotations__), f"TenantAccess: {sorted(keys)}"
 
 
