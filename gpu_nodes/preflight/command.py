@@ -49,6 +49,8 @@ ACCEPTED_TOOLKIT_ADVISORY = "--accepted-toolkit-advisory"
 DRIVER_ADVISORY = "--driver-advisory"
 PATCHED_DRIVER_BRANCHES_FLAG = "--patched-driver-branches"
 REFUSE_DRIVER_ADVISORIES = "--refuse-driver-advisories"
+# NVIDIA's DRA driver hands out the group's GPUs: its prerequisites are checked (68-check-dra.sh).
+ALLOCATOR = "--allocator"
 # Root-owned, on every machine: one directory per script digest, so a new script never mixes with an old one.
 REMOTE_ROOT = "/var/lib/gpu-nodes/preflight"
 # With become, the login user copies the script into its own home (SFTP and the shell start there).
@@ -137,6 +139,9 @@ def _requirements(group: NodeGroupSpec) -> list[tuple[list[str], list[str]]]:
         found.append((["--mig-devices", layout], [f"mig-devices={layout}"]))
     if group.gpu_model:
         found.append((["--gpu-model", group.gpu_model], [f"gpu-model={group.gpu_model}"]))
+    if group.uses_dra:
+        # Only a DRA group says so: a device-plugin group's command line stays as it was.
+        found.append(([ALLOCATOR, group.allocator], [f"allocator={group.allocator}"]))
     return found
 
 

@@ -522,3 +522,24 @@ def test_a_new_isolation_reruns_preflight_and_default_keeps_the_triggers():
 def test_gpu_model_reaches_preflight():
     spec = parse_stack([group(gpuModel="NVIDIA H100 80GB HBM3")]).node_groups[0]
     assert preflight_arguments(spec)[-2:] == ["--gpu-model", "NVIDIA H100 80GB HBM3"], preflight_arguments(spec)
+
+
+# ------------------------------------------------ the group's allocator on the command line
+
+
+def test_a_dra_group_asks_preflight_for_the_dra_drivers_prerequisites():
+    spec = group_preflight(allocator="dra")
+    assert spec.uses_dra
+    args = preflight_arguments(spec)
+    assert args[-2:] == ["--allocator", "dra"], args
+    assert "allocator=dra" in triggers(spec)
+    assert "--allocator dra" in preflight_command(spec)
+
+
+def test_a_device_plugin_group_keeps_its_command_line_and_triggers():
+    # devicePlugin is the default: saying so changes nothing the machines see, nor what re-runs them.
+    default, explicit = group_preflight(), group_preflight(allocator="devicePlugin")
+    assert preflight_command(explicit) == preflight_command(default)
+    assert triggers(explicit) == triggers(default)
+    assert "--allocator" not in preflight_arguments(default)
+    assert not any(t.startswith("allocator=") for t in triggers(default))

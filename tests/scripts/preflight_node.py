@@ -57,6 +57,11 @@ CHECK_NAMES = [
     "dev-char-links",
     "device-plugin-socket",
     "kubelet-feature-gates",
+    "dra-kubelet",
+    "dra-driver-version",
+    "dra-toolkit",
+    "dra-cdi",
+    "dra-feature-gates",
 ]
 GPU_LINES = (
     "0, NVIDIA A100-SXM4-80GB, GPU-11111111-2222-3333-4444-555555555555, 550.54.15, 81920\n"

@@ -50,6 +50,9 @@ CASES = [
     ),
     Usage("--help", ("--help",), "help requested: no checks were run"),
     Usage(
+        "unknown --allocator", ("--allocator", "gpu-operator"), "--allocator wants devicePlugin or dra, got 'gpu-operator'", True
+    ),
+    Usage(
         "malformed --min-toolkit", ("--min-toolkit", "latest"), "--min-toolkit wants a version like 1.17.8, got 'latest'", True
     ),
     Usage(

@@ -1,6 +1,6 @@
 """The preflight script over real SSH, sent exactly as the component sends it, to fake machines:
 a healthy one, one switched to faults, one with private files, one for sudo, one with a hardened
-toolkit.
+toolkit, and machines for a DRA group, ready or short of one of the DRA driver's prerequisites.
 
 pulumi-command's remote.CopyToRemote copies the parts directory over SFTP to remote_dir(),
 then its remote.Command runs preflight_command() (which checks the copy against the
@@ -303,3 +303,36 @@ def test_default_isolation_refuses_a_hardened_machine_naming_the_setting(hardene
     assert code == FAILED_EXIT and check["ok"] is False, check
     assert "accept-nvidia-visible-devices-envvar-when-unprivileged = false" in check["detail"], check
     assert "set the group's isolation: strict" in check["detail"], check
+
+
+# ------------------------------------------------------------------ NVIDIA's DRA driver
+#
+# Fake machines for a DRA group (allocator: dra), checked with the component's own command line: one
+# as the DRA driver wants it (fakehost.dra_ready) passes every check; each knob turned back fails its
+# dra-* check, and only that one besides what it also breaks for everyone.
+
+DRA_COMMAND = preflight_command(group_spec(gpusPerNode=2, allocator="dra"))
+DRA_READY = fakehost.dra_ready(MachineSpec(hostname="gpu-dra", gpus=2))
+DRA_MACHINES = {
+    "ready": (DRA_READY, []),
+    "kubelet 1.33": (dataclasses.replace(DRA_READY, kubelet_version="v1.33.5"), ["dra-kubelet"]),
+    "driver R560": (dataclasses.replace(DRA_READY, driver="560.35.03", cuda_version="12.6"), ["dra-driver-version"]),
+    "toolkit 1.17.8": (dataclasses.replace(DRA_READY, toolkit_version="1.17.8"), ["container-toolkit", "dra-toolkit"]),
+    "CDI off": (dataclasses.replace(DRA_READY, cdi=False), ["dra-cdi"]),
+    "DRA gate off": (
+        dataclasses.replace(DRA_READY, kubelet_feature_gates=(("DynamicResourceAllocation", False),)),
+        ["dra-feature-gates"],
+    ),
+}
+
+
+@pytest.mark.parametrize("machine", list(DRA_MACHINES))
+def test_a_dra_machine_over_ssh(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, machine: str) -> None:
+    require_sshd()
+    spec, failed = DRA_MACHINES[machine]
+    with running_sshd(tmp_path_factory.mktemp("sshd"), spec) as server:
+        proc = run_ssh(server, pinned_copy(server, tmp_path), DRA_COMMAND)
+    report = parse_one_object(proc.stdout, proc.stderr)
+    assert [c["name"] for c in report["checks"]] == CHECK_NAMES
+    assert [c["name"] for c in report["checks"] if not c["ok"]] == failed, proc.stderr
+    assert proc.returncode == (FAILED_EXIT if failed else PASSED_EXIT), proc.stderr

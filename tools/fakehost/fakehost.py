@@ -87,6 +87,18 @@ class MachineSpec:
     sudoers: tuple[str, ...] = ()
     # The container toolkit hardened (isolation: strict) rather than as it ships.
     hardened_toolkit: bool = False
+    # containerd resolves CDI devices: its drop-in sets enable_cdi = true (containerd 1.7 needs it) and the
+    # running containerd has loaded it (crictl info: enableCDI), as NVIDIA's DRA driver needs.
+    cdi: bool = False
+    # Feature gates kubelet's config file sets (featureGates), e.g. (("DynamicResourceAllocation", False),).
+    kubelet_feature_gates: tuple[tuple[str, bool], ...] = ()
+
+
+def dra_ready(spec: MachineSpec) -> MachineSpec:
+    """The machine as NVIDIA's DRA driver wants it (gpu_nodes/scripts/preflight/68-check-dra.sh): kubelet
+    v1.34.2, an R580 driver (CUDA 13.0), CDI on in the running containerd. Each of its knobs, turned back,
+    fails one dra-* check."""
+    return replace(spec, kubelet_version="v1.34.2", driver="580.95.05", cuda_version="13.0", cdi=True)
 
 
 # ------------------------------------------------------------------ keys
@@ -286,7 +298,7 @@ CRICTL_DENIED = (
 )
 
 
-def _crictl(mode_file: Path) -> str:
+def _crictl(mode_file: Path, enable_cdi: bool = False) -> str:
     """crictl answering `info` as the running containerd: nvidia loaded and the default, as the
     drop-in says; in mode runtime-not-restarted, what containerd still runs when nobody restarted
     it after `nvidia-ctk runtime configure` (runc, no nvidia), while its files say nvidia."""
@@ -301,7 +313,7 @@ EOF
   exit 0
 fi
 cat <<'EOF'
-{crictl_info(default_runtime="nvidia", nvidia=True, systemd_cgroup=True)}
+{crictl_info(default_runtime="nvidia", nvidia=True, enable_cdi=enable_cdi, systemd_cgroup=True)}
 EOF
 """
 
@@ -429,17 +441,23 @@ def _nvidia_runtime(systemd_cgroup: bool) -> str:
     )
 
 
-def containerd_nvidia_dropin(systemd_cgroup: bool = False) -> str:
+def _enable_cdi(cdi: bool) -> str:
+    """The CRI plugin's enable_cdi = true, as `nvidia-ctk runtime configure --enable-cdi` writes it, when cdi."""
+    return '[plugins."io.containerd.grpc.v1.cri"]\n  enable_cdi = true\n\n' if cdi else ""
+
+
+def containerd_nvidia_dropin(systemd_cgroup: bool = False, cdi: bool = False) -> str:
     """What `nvidia-ctk runtime configure --runtime=containerd --set-as-default` drops in: a copy of runc's entry
-    (its SystemdCgroup included) with BinaryName set (pkg/config/engine/containerd/config.go, AddRuntimeWithOptions)."""
-    return f'version = 2\n\n{_CRI}]\n  default_runtime_name = "nvidia"\n\n' + _nvidia_runtime(systemd_cgroup)
+    (its SystemdCgroup included) with BinaryName set (pkg/config/engine/containerd/config.go, AddRuntimeWithOptions);
+    with cdi, and --enable-cdi, CDI turned on."""
+    return f'version = 2\n\n{_enable_cdi(cdi)}{_CRI}]\n  default_runtime_name = "nvidia"\n\n' + _nvidia_runtime(systemd_cgroup)
 
 
-def containerd_dump(systemd_cgroup: bool = False) -> str:
+def containerd_dump(systemd_cgroup: bool = False, cdi: bool = False) -> str:
     """The two merged, as `containerd config dump` prints them."""
     return (
         'version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n\n'
-        f'{_CRI}]\n  default_runtime_name = "nvidia"\n\n'
+        f'{_enable_cdi(cdi)}{_CRI}]\n  default_runtime_name = "nvidia"\n\n'
         + _nvidia_runtime(systemd_cgroup)
         + f'\n{_CRI}.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n'
         + _options("runc", systemd_cgroup)
@@ -520,6 +538,13 @@ cgroupDriver: systemd
 """
 
 
+def kubelet_config(feature_gates: tuple[tuple[str, bool], ...] = ()) -> str:
+    """KUBELET_CONFIG with these featureGates (KubeletConfiguration's map of gate to bool)."""
+    if not feature_gates:
+        return KUBELET_CONFIG
+    return KUBELET_CONFIG + "featureGates:\n" + "".join(f"  {gate}: {str(on).lower()}\n" for gate, on in feature_gates)
+
+
 def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     """Writes the layers laid over / (tree/etc, tree/var/lib, ...): a healthy node."""
     if tree.exists():
@@ -534,10 +559,10 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     dump = (
         "  'config dump')\n"
         f"    [ -r /etc/containerd/config.toml ] || {{ echo {shlex.quote(CONTAINERD_DUMP_DENIED)} >&2; exit 1; }}\n"
-        f"    cat <<'EOF'\n{containerd_dump(systemd_cgroup=True)}EOF\n    ;;\n"
+        f"    cat <<'EOF'\n{containerd_dump(systemd_cgroup=True, cdi=spec.cdi)}EOF\n    ;;\n"
     )
     _write(sbin / "containerd", _simple_stub("containerd", "containerd v1.7.27 fakehost", dump), 0o755)
-    _write(sbin / "crictl", _crictl(mode_file), 0o755)
+    _write(sbin / "crictl", _crictl(mode_file, spec.cdi), 0o755)
     _write(sbin / "kubelet", _simple_stub("kubelet", f"Kubernetes {spec.kubelet_version}"), 0o755)
     # The runtime the nvidia runtime's BinaryName names, as the toolkit's packages install it.
     runtime_version = f"NVIDIA Container Runtime version {spec.toolkit_version}"
@@ -548,11 +573,11 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     # device nodes (none on a machine without NVIDIA GPUs: nothing to link) and /proc/devices.
     # kubelet uses the systemd cgroup driver (KUBELET_CONFIG): so do runc and the nvidia runtime.
     _write(tree / "etc/containerd/config.toml", containerd_config(systemd_cgroup=True))
-    _write(tree / "etc/containerd/conf.d/99-nvidia.toml", containerd_nvidia_dropin(systemd_cgroup=True))
+    _write(tree / "etc/containerd/conf.d/99-nvidia.toml", containerd_nvidia_dropin(systemd_cgroup=True, cdi=spec.cdi))
     _write(tree / TOOLKIT_CONFIG_PATH.lstrip("/"), toolkit_config(spec.toolkit_mode, spec.hardened_toolkit))
     flags = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
     _write(tree / "var/lib/kubelet/kubeadm-flags.env", flags)
-    _write(tree / "var/lib/kubelet/config.yaml", KUBELET_CONFIG)
+    _write(tree / "var/lib/kubelet/config.yaml", kubelet_config(spec.kubelet_feature_gates))
     make_unix_socket(tree / "var/lib/kubelet/device-plugins/kubelet.sock")
     if spec.private_files:
         for private in (tree / "etc/containerd/config.toml", tree / "etc/containerd/conf.d/99-nvidia.toml"):

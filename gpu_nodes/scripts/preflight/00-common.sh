@@ -11,7 +11,7 @@
 #                     [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed]
 #                     [--mig-devices PROFILE=COUNT[,PROFILE=COUNT...]]
 #                     [--require-default-runtime] [--require-cdi [--cdi-hook-path PATH]]
-#                     [--isolation default|strict] [--min-toolkit X.Y.Z]
+#                     [--isolation default|strict] [--min-toolkit X.Y.Z] [--allocator devicePlugin|dra]
 #                     [--toolkit-advisory CVE-ID=FIXED[,FIXED...]]...
 #                     [--driver-advisory BULLETIN:CVE-ID[,CVE-ID...][,+N]=FIXED[,FIXED...]]...
 #                     [--patched-driver-branches BRANCH,...] [--refuse-driver-advisories] [--root DIR]
@@ -44,7 +44,10 @@
 #   "checks" always holds these, in this order: driver, gpu-count, gpu-model,
 #   driver-version, driver-advisories, cuda, mig, fabric, gpu-health, container-toolkit, runtime,
 #   runtime-entry, cdi, cdi-generation, isolation, dev-char-links, device-plugin-socket,
-#   kubelet-feature-gates. Without --min-driver,
+#   kubelet-feature-gates, dra-kubelet, dra-driver-version, dra-toolkit, dra-cdi, dra-feature-gates.
+#   The dra-* checks are "not requested" without --allocator dra; with it, device-plugin-socket
+#   passes with "not judged: ..." (the DRA driver registers with kubelet elsewhere) and cdi, when
+#   --require-cdi asks for it, leaves the device plugin's CDI hooks out. Without --min-driver,
 #   driver-version is ok with detail "not requested", and so are cuda without
 #   --min-cuda, mig without --mig-strategy and cdi without --require-cdi, so the
 #   list never changes shape; runtime-entry passes with nothing to judge when there is no nvidia
@@ -105,7 +108,7 @@ print_usage() {
 usage: bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expect-gpus N
                          [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed [--mig-devices PROFILE=COUNT,...]]
                          [--require-default-runtime] [--require-cdi [--cdi-hook-path PATH]]
-                         [--isolation default|strict] [--min-toolkit X.Y.Z]
+                         [--isolation default|strict] [--min-toolkit X.Y.Z] [--allocator devicePlugin|dra]
                          [--toolkit-advisory CVE-ID=FIXED[,FIXED...]]... [--accepted-toolkit-advisory CVE-ID=FIXED[,FIXED...]]...
                          [--driver-advisory BULLETIN:CVE-ID[,CVE-ID...][,+N]=FIXED[,FIXED...]]...
                          [--patched-driver-branches BRANCH[,BRANCH...]] [--refuse-driver-advisories]
@@ -114,7 +117,7 @@ EOF
 }
 
 init_state() {
-  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false ISOLATION=default MIN_CUDA='' MIG_STRATEGY='' MIG_DEVICES='' MIG_DEVICES_GIVEN=false MIG_WANT_ORDER=() GPU_MODEL='' MIN_TOOLKIT='' TK_ADVISORIES=() TK_ACCEPTED=() DRV_ADVISORIES=() DRV_PATCHED='' DRV_PATCHED_GIVEN=false DRV_REFUSE=false TK_OPEN=() TK_OPEN_IDS=() TK_OPEN_ACCEPTED=() KV_RC='' TK_ASKED='' TK_VERSION='' CDI_HOOK_PATH='' HOOK_PATH_GIVEN=false
+  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false ISOLATION=default MIN_CUDA='' MIG_STRATEGY='' MIG_DEVICES='' MIG_DEVICES_GIVEN=false MIG_WANT_ORDER=() GPU_MODEL='' MIN_TOOLKIT='' ALLOCATOR=devicePlugin TK_ADVISORIES=() TK_ACCEPTED=() DRV_ADVISORIES=() DRV_PATCHED='' DRV_PATCHED_GIVEN=false DRV_REFUSE=false TK_OPEN=() TK_OPEN_IDS=() TK_OPEN_ACCEPTED=() KV_RC='' TK_ASKED='' TK_VERSION='' CDI_HOOK_PATH='' HOOK_PATH_GIVEN=false
   SMI_TIMEOUT=${PREFLIGHT_NVIDIA_SMI_TIMEOUT:-20}
   CMD_TIMEOUT=${PREFLIGHT_CMD_TIMEOUT:-10}
   HOST_NAME=unknown DRIVER_VERSION='' CUDA_VERSION='' SMI_OK=false Q_DONE=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''

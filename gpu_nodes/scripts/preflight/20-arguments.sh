@@ -13,7 +13,7 @@ parse_args() {
   while (($#)); do
     opt=$1
     case $opt in
-      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --mig-devices | --gpu-model | --min-toolkit | --isolation | --cdi-hook-path | --root | --toolkit-advisory | --accepted-toolkit-advisory | --driver-advisory | --patched-driver-branches)
+      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --mig-devices | --gpu-model | --min-toolkit | --isolation | --cdi-hook-path | --root | --toolkit-advisory | --accepted-toolkit-advisory | --driver-advisory | --patched-driver-branches | --allocator)
         if (($# < 2)); then
           USAGE_ERROR="$opt needs a value"
           return 1
@@ -21,7 +21,7 @@ parse_args() {
         val=$2
         shift 2
         ;;
-      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --mig-devices=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --cdi-hook-path=* | --root=* | --toolkit-advisory=* | --accepted-toolkit-advisory=* | --driver-advisory=* | --patched-driver-branches=*)
+      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --mig-devices=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --cdi-hook-path=* | --root=* | --toolkit-advisory=* | --accepted-toolkit-advisory=* | --driver-advisory=* | --patched-driver-branches=* | --allocator=*)
         val=${opt#*=} opt=${opt%%=*}
         shift
         ;;
@@ -63,6 +63,7 @@ parse_args() {
       --driver-advisory) DRV_ADVISORIES+=("$val") ;;
       --patched-driver-branches) DRV_PATCHED=$val DRV_PATCHED_GIVEN=true ;;
       --isolation) ISOLATION=$val ;;
+      --allocator) ALLOCATOR=$val ;;
       --cdi-hook-path) CDI_HOOK_PATH=$val HOOK_PATH_GIVEN=true ;;
       --root) root=$val ;;
     esac
@@ -117,6 +118,12 @@ validate_args() {
   case $ISOLATION in
     default | strict) ;;
     *) USAGE_ERROR="--isolation wants default or strict, got '$ISOLATION'" && return 1 ;;
+  esac
+  # Who hands out the group's GPUs (the group's allocator): NVIDIA's device plugin, or NVIDIA's DRA
+  # driver, whose prerequisites the dra-* checks judge (68-check-dra.sh).
+  case $ALLOCATOR in
+    devicePlugin | dra) ;;
+    *) USAGE_ERROR="--allocator wants devicePlugin or dra, got '$ALLOCATOR'" && return 1 ;;
   esac
   if $HOOK_PATH_GIVEN && [[ $CDI_HOOK_PATH != /?* ]]; then
     USAGE_ERROR="--cdi-hook-path wants an absolute path like $DEFAULT_CDI_HOOK_PATH, got '$CDI_HOOK_PATH'"

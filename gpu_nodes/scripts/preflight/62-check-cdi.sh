@@ -23,8 +23,7 @@ cdi_fix() {
 }
 
 check_cdi() {
-  local -a cdi_problems=() cdi_found=() version_cmd=()
-  local major cdi_off
+  local -a cdi_problems=() cdi_found=()
   if ! $REQUIRE_CDI; then
     add_check cdi true "not requested"
     return
@@ -38,6 +37,27 @@ check_cdi() {
   else
     cdi_problems+=("$KV_WHY, so whether kubelet passes CDI devices is unknown")
   fi
+  runtime_cdi "use gpuAccess defaultRuntime there (nvidia-ctk runtime configure --runtime=docker --set-as-default, then restart docker)"
+  if [[ $ALLOCATOR == dra ]]; then
+    # The DRA driver's CDI specs run its own nvidia-cdi-hook, which its kubelet plugin copies to the
+    # host (dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/main.go, setNvidiaCDIHookPath), not the
+    # device plugin's cdiHookPath.
+    cdi_found+=("CDI hooks are the DRA driver's own nvidia-cdi-hook")
+  elif cdi_hook_program; then
+    cdi_found+=("$REPLY")
+  else
+    cdi_problems+=("$REPLY")
+  fi
+  list_check cdi "tenant pods would get no GPUs as CDI devices" "${#cdi_problems[@]}" "${cdi_problems[@]}" "${cdi_found[@]}"
+}
+
+# runtime_cdi DOCKER_FIX: whether the container runtime resolves CDI devices, as its running
+# daemon (61-running-runtime.sh) or its files say; appends what it found to the caller's
+# cdi_found, or a problem and its fix to the caller's cdi_problems (DOCKER_FIX: what to do
+# behind cri-dockerd, which passes none). The cdi and dra-cdi checks both ask.
+runtime_cdi() {
+  local -a version_cmd=()
+  local major cdi_off
   case $RT_NAME in
     containerd | k3s | rke2)
       if [[ $RT_NAME == containerd ]] && command -v containerd >/dev/null 2>&1; then
@@ -68,9 +88,7 @@ check_cdi() {
       fi
       ;;
     cri-o) cdi_found+=("cri-o resolves CDI devices") ;;
-    docker) cdi_problems+=("docker behind cri-dockerd: cri-dockerd passes no CDI devices from kubelet to docker; use gpuAccess defaultRuntime there (nvidia-ctk runtime configure --runtime=docker --set-as-default, then restart docker)") ;;
+    docker) cdi_problems+=("docker behind cri-dockerd: cri-dockerd passes no CDI devices from kubelet to docker; $1") ;;
     *) cdi_problems+=("no container runtime was found, so whether it resolves CDI devices is unknown") ;;
   esac
-  if cdi_hook_program; then cdi_found+=("$REPLY"); else cdi_problems+=("$REPLY"); fi
-  list_check cdi "tenant pods would get no GPUs as CDI devices" "${#cdi_problems[@]}" "${cdi_problems[@]}" "${cdi_found[@]}"
 }

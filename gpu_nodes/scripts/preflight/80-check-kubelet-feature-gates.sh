@@ -4,17 +4,19 @@
 # to start when it is still set.
 readonly GATE_REMOVED_MINOR=28
 
-# scan_gate LABEL TEXT: when TEXT sets the DevicePlugins gate, adds "LABEL
-# (DevicePlugins=VALUE)" to GATE_HITS. Finds it as a flag (--feature-gates=
+# scan_gate LABEL TEXT [GATE]: when TEXT sets feature gate GATE (default DevicePlugins), adds
+# "LABEL (GATE=VALUE)" to GATE_HITS and VALUE to GATE_VALUES. Finds it as a flag (--feature-gates=
 # DevicePlugins=true), as a YAML key, bare or quoted ("DevicePlugins": true,
 # 'DevicePlugins': true) and as a JSON member, one object per line or not (EKS
 # writes JSON). The name must stand alone: MyDevicePlugins is another gate.
 scan_gate() {
-  local line re="(^|[^A-Za-z0-9_])DevicePlugins[\"']?[[:space:]]*[=:][[:space:]]*[\"']?([A-Za-z]*)"
+  local line gate=${3:-DevicePlugins} re
+  re="(^|[^A-Za-z0-9_])${gate}[\"']?[[:space:]]*[=:][[:space:]]*[\"']?([A-Za-z]*)"
   while IFS='' read -r line; do
     [[ $line =~ ^[[:space:]]*# ]] && continue
     if [[ $line =~ $re ]]; then
-      GATE_HITS+=("$1 (DevicePlugins=${BASH_REMATCH[2]})")
+      GATE_HITS+=("$1 ($gate=${BASH_REMATCH[2]})")
+      GATE_VALUES+=("${BASH_REMATCH[2]}")
       return
     fi
   done <<<"$2"
@@ -22,7 +24,7 @@ scan_gate() {
 
 check_kubelet_gates() {
   local i where looked version
-  GATE_HITS=()
+  GATE_HITS=() GATE_VALUES=()
   for i in "${!KL_TEXTS[@]}"; do
     scan_gate "${KL_LABELS[i]}" "${KL_TEXTS[i]}"
   done

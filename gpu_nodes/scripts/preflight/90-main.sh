@@ -40,6 +40,11 @@ main() {
   check_dev_char
   check_socket
   check_kubelet_gates
+  check_dra_kubelet
+  check_dra_driver_version
+  check_dra_toolkit
+  check_dra_cdi
+  check_dra_gates
   summarize
   emit
   $ALL_OK
