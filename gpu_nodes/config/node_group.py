@@ -189,6 +189,7 @@ class NodeGroupSpec:
         "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
         '(the plugin\'s `cdi-cri` strategy). See "How tenants get their GPUs"',
         default="defaultRuntime",
+        default_text="`defaultRuntime` (`cdi` with allocator `dra`)",
         check=one_of(GPU_ACCESS),
     )
     isolation: str = setting(
@@ -301,6 +302,8 @@ def read_group(
             "device_plugin": device_plugin,
             "priority_class": priority_class,
             "verification": verification,
+            # NVIDIA's DRA driver gives containers their GPUs as CDI devices only: that is a DRA group's path.
+            "gpu_access": lambda g, s: g.fields.read(s, "cdi" if g["allocator"] == DRA_ALLOCATOR else "defaultRuntime"),
         },
     )
     # The order problems are reported in: what other fields depend on first.
@@ -308,7 +311,8 @@ def read_group(
         group[attr]
     group.read_all()
     access = group["gpu_access"]
-    if access in ("runtimeClass", "cdi") and runtime_class is None:
+    dra = group["allocator"] == DRA_ALLOCATOR
+    if access in ("runtimeClass", "cdi") and runtime_class is None and not dra:
         # With cdi the plugin itself needs the class: without nvidia as the default it has no NVML otherwise.
         who = "tenants must name" if access == "runtimeClass" else "the device plugin runs under"
         problems.add(
@@ -323,6 +327,7 @@ def read_group(
             "cannot work with preflight.containerRuntime 'docker': cri-dockerd passes no CDI devices to Docker; "
             "use defaultRuntime there",
         )
+    _check_dra_settings(problems, key, group)
     _check_mig_resources_in_layout(problems, key, group)
     _check_jobs_fit_the_sharing(problems, key, group)
     _check_gpu_facts_settings(problems, key, group)
@@ -420,6 +425,37 @@ def _read_taints(problems: Problems, key: str, raw: list[Any] | None) -> tuple[T
         seen.add((taint.key, taint.effect))
         taints.append(taint)
     return tuple(taints)
+
+
+def _check_dra_settings(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
+    """Under allocator dra: NVIDIA's DRA driver gives a container its GPUs as CDI devices only (its
+    docs' prerequisites), so tenants' pods take the CDI path; and the device plugin's ways of
+    sharing and splitting GPUs are not the driver's (README, "DRA")."""
+    if group["allocator"] != DRA_ALLOCATOR:
+        return
+    if group["gpu_access"] not in (None, "cdi"):
+        problems.add(
+            f"{key}.gpuAccess",
+            group["gpu_access"],
+            "expected cdi (its default) with allocator dra: NVIDIA's DRA driver gives containers their GPUs only as "
+            "CDI devices",
+        )
+    plugin, verification = group["device_plugin"], group["verification"]
+    if plugin.clean and plugin["mig_strategy"] != "none":
+        problems.add(
+            f"{key}.devicePlugin.migStrategy",
+            plugin["mig_strategy"],
+            "expected none with allocator dra: MIG devices of NVIDIA's DRA driver (DeviceClass mig.nvidia.com) are "
+            "not proven by gpu-nodes yet",
+        )
+    if plugin.clean and plugin["time_slicing_replicas"] != 1:
+        problems.add(
+            f"{key}.devicePlugin.timeSlicingReplicas",
+            plugin["time_slicing_replicas"],
+            "expected 1 with allocator dra: the DRA driver shares a GPU through its claims' config, not replicas",
+        )
+    if verification is not None and verification.mig_resources:
+        problems.add(f"{key}.verification.migResources", dict(verification.mig_resources), "expected none with allocator dra")
 
 
 def _check_gpu_facts_settings(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:

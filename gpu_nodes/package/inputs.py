@@ -246,7 +246,8 @@ class NodeGroup(TypedDict):
     (
         "How a tenant's pod gets its GPUs, and so what preflight requires and how the verification pods run: "
         "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
-        "(the plugin's `cdi-cri` strategy). See \"How tenants get their GPUs\". Default: `defaultRuntime`."
+        "(the plugin's `cdi-cri` strategy). See \"How tenants get their GPUs\". Default: `defaultRuntime` "
+        "(`cdi` with allocator `dra`)."
     )
     isolation: NotRequired[str]
     (
@@ -345,7 +346,8 @@ class GpuNodeGroupInputs(TypedDict):
     (
         "How a tenant's pod gets its GPUs, and so what preflight requires and how the verification pods run: "
         "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
-        "(the plugin's `cdi-cri` strategy). See \"How tenants get their GPUs\". Default: `defaultRuntime`."
+        "(the plugin's `cdi-cri` strategy). See \"How tenants get their GPUs\". Default: `defaultRuntime` "
+        "(`cdi` with allocator `dra`)."
     )
     isolation: NotRequired[str]
     (

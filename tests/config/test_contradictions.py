@@ -14,6 +14,24 @@ SINGLE = {"migStrategy": "single", "migDevices": {"3g.40gb": 2}}
 
 CONTRADICTIONS = [
     (
+        "DRA with nvidia as the default runtime",
+        group(allocator="dra", gpuAccess="defaultRuntime"),
+        f"{KEY}.gpuAccess",
+        "only as CDI devices",
+    ),
+    (
+        "DRA with the device plugin's MIG",
+        group(allocator="dra", gpuAccess="cdi", devicePlugin=SINGLE),
+        f"{KEY}.devicePlugin.migStrategy",
+        "mig.nvidia.com",
+    ),
+    (
+        "DRA with time-slicing",
+        group(allocator="dra", gpuAccess="cdi", devicePlugin={"timeSlicingReplicas": 2}),
+        f"{KEY}.devicePlugin.timeSlicingReplicas",
+        "allocator dra",
+    ),
+    (
         "time-slicing with a multi-GPU Job",
         group(devicePlugin={"timeSlicingReplicas": 4}, verification={"gpusPerPod": [1, 2]}),
         f"{KEY}.verification.gpusPerPod[1]",
