@@ -26,20 +26,36 @@ plugin pod running when it happened keeps K GPUs unhealthy; the registrar pins t
 pod (`gpu-nodes.dev/simulated-xid-pod: <uid>`), and once another plugin pod runs on the node it
 re-advertises them all and removes both annotations.
 
+It also plays the kubelet plugin of NVIDIA's DRA driver (driver `gpu.nvidia.com`):
+
+  for each node annotated `gpu-nodes.dev/simulated-gpus: "<N>"`:
+    a Running pod of a DaemonSet with a container that runs `gpu-kubelet-plugin` sits on the
+    node   -> one ResourceSlice `<node>-gpu.nvidia.com-<5 chars>` lists its GPUs gpu-0..gpu-<N-1>
+    the pod went, a slice of ours is left -> 30 s later (--dra-wipe-delay) every slice of the
+    driver on the node is deleted, as kubelet does when a DRA plugin unregisters
+
+`gpu-nodes.dev/simulated-dra-hidden-gpus: "<K>"` leaves the last K GPUs out of the slice (a GPU
+the driver cannot publish); `gpu-nodes.dev/simulated-gpu-model: "NVIDIA H100 PCIe"` publishes that
+model (the one tools/fakehost's `other-model` machine reports) in place of the A100. The slice's
+shape, field by field, and the upstream files it follows are in the DRA section below and in
+tools/cluster/README.md ("DRA").
+
 Stdlib only. Credentials come from a kubeconfig through `kubectl config view --raw --flatten`
 (our kubectl is on PATH after `source tools/cluster/env.sh`). The node status is changed with a
 JSON merge patch on the `status` subresource under its own field manager.
 
-Usage: gpu-registrar.py [--kubeconfig PATH] [--interval 1.0] [--once] [-v]
+Usage: gpu-registrar.py [--kubeconfig PATH] [--interval 1.0] [--dra-wipe-delay 30] [--once] [-v]
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import hashlib
 import json
 import logging
 import os
+import re
 import signal
 import ssl
 import subprocess
@@ -49,6 +65,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -237,6 +254,261 @@ def xid_patches(nodes: Iterable[Obj], pods: Iterable[Obj]) -> dict[str, dict]:
     return patches
 
 
+# --------------------------------------------------------------------------- DRA: pure functions
+#
+# What the kubelet plugin of NVIDIA's DRA driver publishes, read from upstream (kubernetes-sigs/
+# dra-driver-nvidia-gpu, the driver's home since it left NVIDIA/k8s-dra-driver-gpu) and from the
+# Kubernetes v1.35.4 sources this cluster is built from:
+#   cmd/gpu-kubelet-plugin/driver.go      publishResources: without the DynamicMIG gate, ONE slice
+#                                         holding every allocatable device, pool named after the
+#                                         node, through the kubeletplugin helper's PublishResources
+#   cmd/gpu-kubelet-plugin/deviceinfo.go  GpuInfo.CanonicalName/GetDevice/Attributes: name gpu-<minor>,
+#                                         the attributes below
+#   cmd/gpu-kubelet-plugin/allocatable.go fullGpuCapacity: capacity `memory`, bytes, BinarySI
+#   cmd/gpu-kubelet-plugin/nvlib.go       getGpuInfo: where each value comes from (NVML)
+#   cmd/gpu-kubelet-plugin/device_state.go, main.go: GpuDeviceType "gpu", DriverName "gpu.nvidia.com"
+#   k8s.io/dynamic-resource-allocation kubeletplugin/draplugin.go PublishResources: owner is the Node;
+#     resourceslice/resourceslicecontroller.go: generateName "<node>-<driver>-", pool generation 1 on
+#     creation and kept by an in-place update of a one-slice pool, resourceSliceCount 1
+#   k8s.io/api resource/v1/types.go       field names (attribute values: string, version, int, bool)
+#   kubernetes pkg/kubelet/cm/dra/manager.go defaultWipingDelay (30 s) and
+#     plugin/dra_plugin_manager.go sync/wipeResourceSlices: once a driver has no connected plugin on
+#     the node, kubelet deletes spec.nodeName=<node>,spec.driver=<driver> slices after that delay
+#     unless a plugin comes back first
+# Not published: resource.kubernetes.io/pcieRoot and the NUMA node attribute (upstream leaves each
+# out when sysfs cannot resolve it, and a fake machine has no sysfs topology), addressingMode
+# (only on coherent-memory platforms), MIG/VFIO devices (their feature gates are off by default).
+
+DRA_DRIVER = "gpu.nvidia.com"
+DRA_PROGRAM = "gpu-kubelet-plugin"
+DRA_HIDDEN_ANNOTATION = "gpu-nodes.dev/simulated-dra-hidden-gpus"
+GPU_MODEL_ANNOTATION = "gpu-nodes.dev/simulated-gpu-model"
+# kubelet's defaultWipingDelay (pkg/kubelet/cm/dra/manager.go).
+DRA_WIPE_DELAY = 30.0
+RESOURCE_API = "/apis/resource.k8s.io/v1"
+# The rule of gpu_nodes/providers/gpu_allocators.py (programs_of, runs_dra_gpu_plugin,
+# _long_running), repeated here because the registrar is stdlib-only and standalone.
+_SHELLS = frozenset({"sh", "bash", "ash", "dash"})
+_WORDS = re.compile(r"[^\s;&|()`'\"]+")
+# Kubernetes' generateName suffix alphabet (k8s.io/apimachinery/pkg/util/rand).
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """What NVML reports for a GPU model, as the driver turns it into attributes (nvlib.go)."""
+
+    product_name: str  # DeviceGetName
+    memory_mib: int  # DeviceGetMemoryInfo total, as nvidia-smi's memory.total prints it
+    compute_capability: str  # GetCudaComputeCapabilityAsString
+    architecture: str  # go-nvlib GetArchitectureAsString
+    brand: str = "Nvidia"  # go-nvlib GetBrandAsString of NVML_BRAND_NVIDIA (datacenter parts)
+
+
+# The models tools/fakehost/fakehost.py machines report: MachineSpec's default and other_model().
+GPU_MODELS = {
+    m.product_name: m
+    for m in (
+        GpuModel("NVIDIA A100-SXM4-80GB", 81920, "8.0", "Ampere"),
+        GpuModel("NVIDIA H100 PCIe", 81559, "9.0", "Hopper"),
+    )
+}
+DEFAULT_GPU_MODEL = "NVIDIA A100-SXM4-80GB"
+# fakehost MachineSpec.driver and cuda_version (what nvidia-smi's header says).
+DRIVER_VERSION = "550.54.15"
+CUDA_DRIVER_VERSION = "12.4"
+
+
+def programs_of(container: Obj) -> set[str] | None:
+    """The programs a container runs, by file name; None when it names none. A shell's `-c`
+    script is read word by word (gpu_allocators.programs_of)."""
+    if not container.get("command"):
+        return None
+    argv = [str(a) for a in [*(container.get("command") or []), *(container.get("args") or [])]]
+    if argv[0].rsplit("/", 1)[-1] in _SHELLS and "-c" in argv[1:]:
+        script = " ".join(argv[argv.index("-c") + 1 :])
+        return {word.rsplit("/", 1)[-1] for word in _WORDS.findall(script)}
+    return {argv[0].rsplit("/", 1)[-1]}
+
+
+def long_running_containers(pod_spec: Obj) -> list[Obj]:
+    """The pod's containers and its sidecars (init containers restarted `Always`)."""
+    sidecars = [c for c in pod_spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"]
+    return [*(pod_spec.get("containers") or []), *sidecars]
+
+
+def is_dra_plugin_pod(pod: Obj) -> bool:
+    """A DaemonSet's pod with a container that runs the DRA driver's gpu-kubelet-plugin."""
+    owners = pod.get("metadata", {}).get("ownerReferences") or []
+    if not any(o.get("kind") == "DaemonSet" and o.get("controller", True) for o in owners):
+        return False
+    return any(DRA_PROGRAM in (programs_of(c) or set()) for c in long_running_containers(pod.get("spec") or {}))
+
+
+def nodes_with_dra_plugin(pods: Iterable[Obj]) -> set[str]:
+    return {
+        p["spec"]["nodeName"]
+        for p in pods
+        if is_dra_plugin_pod(p) and is_running(p) and p.get("spec", {}).get("nodeName")
+    }
+
+
+def gpu_model(node: Obj) -> GpuModel | None:
+    """The node's GPU model (annotation, else fakehost's default); None for a model we do not know."""
+    annotations = node.get("metadata", {}).get("annotations") or {}
+    return GPU_MODELS.get(str(annotations.get(GPU_MODEL_ANNOTATION) or DEFAULT_GPU_MODEL).strip())
+
+
+def published_gpus(node: Obj) -> int | None:
+    """How many GPUs the driver publishes: the node's, less the hidden ones."""
+    total = simulated_gpus(node)
+    if total is None:
+        return None
+    annotations = node.get("metadata", {}).get("annotations") or {}
+    return max(total - (parse_count(annotations.get(DRA_HIDDEN_ANNOTATION)) or 0), 0)
+
+
+def semver(version: str) -> str:
+    """Masterminds semver's String() of a NVML version: "8.0" -> "8.0.0"."""
+    parts = version.split(".")
+    return ".".join(parts + ["0"] * (3 - len(parts)))
+
+
+def binary_si(n: int) -> str:
+    """A byte count as Kubernetes writes a BinarySI quantity: the largest exact power of 1024."""
+    for suffix, power in (("Ei", 6), ("Pi", 5), ("Ti", 4), ("Gi", 3), ("Mi", 2), ("Ki", 1)):
+        if n and n % 1024**power == 0:
+            return f"{n // 1024**power}{suffix}"
+    return str(n)
+
+
+def gpu_uuid(node_name: str, index: int) -> str:
+    """The UUID the node's fake machine prints (tools/fakehost/fakehost.py _gpu_lines; hostname = node name)."""
+    return f"GPU-{uuid.uuid5(uuid.NAMESPACE_DNS, f'{node_name}.gpu{index}')}"
+
+
+def pci_bus_id(index: int) -> str:
+    """go-nvlib GetPCIBusID (lower case, 4-digit domain) of fakehost's `GPU 00000000:<index+7>:00.0`."""
+    return f"0000:{index + 7:02x}:00.0"
+
+
+def gpu_device(node_name: str, index: int, model: GpuModel) -> dict:
+    """One full GPU as GpuInfo.GetDevice publishes it; its minor number is its index (/dev/nvidia<i>)."""
+    return {
+        "name": f"gpu-{index}",
+        "attributes": {
+            "type": {"string": "gpu"},
+            "uuid": {"string": gpu_uuid(node_name, index)},
+            "productName": {"string": model.product_name},
+            "brand": {"string": model.brand},
+            "architecture": {"string": model.architecture},
+            "cudaComputeCapability": {"version": semver(model.compute_capability)},
+            "driverVersion": {"version": semver(DRIVER_VERSION)},
+            "cudaDriverVersion": {"version": semver(CUDA_DRIVER_VERSION)},
+            "resource.kubernetes.io/pciBusID": {"string": pci_bus_id(index)},
+        },
+        "capacity": {"memory": {"value": binary_si(model.memory_mib * 1024 * 1024)}},
+    }
+
+
+def slice_name(node_name: str) -> str:
+    """`<node>-gpu.nvidia.com-<5 chars>`: the helper's generateName, with a suffix that is a hash
+    of the node name rather than random, so every pass finds the same slice."""
+    digest = hashlib.sha256(node_name.encode()).digest()
+    return f"{node_name}-{DRA_DRIVER}-" + "".join(_NAME_ALPHABET[b % len(_NAME_ALPHABET)] for b in digest[:5])
+
+
+def desired_slice(node: Obj) -> dict | None:
+    """The node's ResourceSlice while the plugin runs there; None when the node is not a simulated
+    GPU node or names a model we do not know."""
+    count, model = published_gpus(node), gpu_model(node)
+    if count is None or model is None:
+        return None
+    meta = node["metadata"]
+    name = meta["name"]
+    owner = {"apiVersion": "v1", "kind": "Node", "name": name, "controller": True}
+    if meta.get("uid"):
+        owner["uid"] = meta["uid"]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": slice_name(name), "generateName": f"{name}-{DRA_DRIVER}-", "ownerReferences": [owner]},
+        "spec": {
+            "driver": DRA_DRIVER,
+            "nodeName": name,
+            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+            "devices": [gpu_device(name, i, model) for i in range(count)],
+        },
+    }
+
+
+def _owners(obj: Obj) -> list[dict]:
+    keys = ("apiVersion", "kind", "name", "uid", "controller")
+    return [{k: o.get(k) for k in keys} for o in obj.get("metadata", {}).get("ownerReferences") or []]
+
+
+def slice_differs(current: Obj, desired: Obj) -> bool:
+    """The stored slice is not what the plugin would publish (spec or owner)."""
+    have = dict(current.get("spec") or {})
+    want = dict(desired["spec"])
+    # The pool generation is the API's to keep: an in-place update leaves it as it is.
+    have_pool, want_pool = dict(have.pop("pool", {}) or {}), dict(want.pop("pool"))
+    have_pool.pop("generation", None)
+    want_pool.pop("generation", None)
+    return have != want or have_pool != want_pool or _owners(current) != _owners(desired)
+
+
+@dataclass(frozen=True)
+class SliceAction:
+    """create / update (body is the slice to write) or wipe (every slice of the driver on the node)."""
+
+    kind: str
+    node: str
+    body: dict | None = None
+
+
+def dra_actions(
+    nodes: Iterable[Obj],
+    pods: Iterable[Obj],
+    slices: Iterable[Obj],
+    now: float,
+    gone_since: Mapping[str, float],
+    wipe_delay: float = DRA_WIPE_DELAY,
+) -> tuple[list[SliceAction], dict[str, float]]:
+    """What to write to the API, and the nodes whose plugin went (since when) with a wipe pending.
+
+    A node with a running plugin gets its slice (created, or updated when it differs; nothing when it
+    is equal). A node whose plugin went but whose slice of ours is still there waits wipe_delay
+    seconds from the first pass that saw it so, then has its driver's slices wiped; a plugin back in
+    time cancels that. Slices we did not make, on nodes where no plugin of ours ran, are left alone."""
+    plugins = nodes_with_dra_plugin(pods)
+    current = {s["metadata"]["name"]: s for s in slices if (s.get("spec") or {}).get("driver") == DRA_DRIVER}
+    actions: list[SliceAction] = []
+    pending: dict[str, float] = {}
+    for node in nodes:
+        want = desired_slice(node)
+        if want is None:
+            continue
+        name = node["metadata"]["name"]
+        have = current.get(want["metadata"]["name"])
+        if have is not None and (have.get("spec") or {}).get("nodeName") != name:
+            have = None
+        if name in plugins:
+            if have is None:
+                actions.append(SliceAction("create", name, want))
+            elif slice_differs(have, want):
+                body = json.loads(json.dumps(want))
+                body["metadata"]["resourceVersion"] = have["metadata"].get("resourceVersion")
+                body["spec"]["pool"]["generation"] = (have.get("spec") or {}).get("pool", {}).get("generation", 1)
+                actions.append(SliceAction("update", name, body))
+        elif have is not None:
+            since = gone_since.get(name, now)
+            pending[name] = since
+            if now - since >= wipe_delay:
+                actions.append(SliceAction("wipe", name))
+    return actions, pending
+
+
 # --------------------------------------------------------------------------- API access
 
 
@@ -300,15 +572,78 @@ class Client:
         path = f"/api/v1/nodes/{urllib.parse.quote(name)}/status?{q}"
         return self._request("PATCH", path, patch, "application/merge-patch+json")
 
+    def list_running_pods(self) -> list[dict]:
+        q = urllib.parse.urlencode({"fieldSelector": "status.phase=Running"})
+        return self._request("GET", f"/api/v1/pods?{q}")["items"]
+
+    def list_slices(self) -> list[dict]:
+        q = urllib.parse.urlencode({"fieldSelector": f"spec.driver={DRA_DRIVER}"})
+        return self._request("GET", f"{RESOURCE_API}/resourceslices?{q}")["items"]
+
+    def create_slice(self, body: dict) -> dict:
+        q = urllib.parse.urlencode({"fieldManager": FIELD_MANAGER})
+        return self._request("POST", f"{RESOURCE_API}/resourceslices?{q}", body, "application/json")
+
+    def replace_slice(self, body: dict) -> dict:
+        q = urllib.parse.urlencode({"fieldManager": FIELD_MANAGER})
+        path = f"{RESOURCE_API}/resourceslices/{urllib.parse.quote(body['metadata']['name'])}?{q}"
+        return self._request("PUT", path, body, "application/json")
+
+    def wipe_slices(self, node: str) -> dict:
+        """kubelet's call: DeleteCollection of the driver's slices on the node."""
+        q = urllib.parse.urlencode({"fieldSelector": f"spec.nodeName={node},spec.driver={DRA_DRIVER}"})
+        return self._request("DELETE", f"{RESOURCE_API}/resourceslices?{q}")
+
 
 # --------------------------------------------------------------------------- loop
 
 
 # Plugin pods already logged as exiting for want of a driver root: once each.
 _NO_CDI_SPEC: set[str] = set()
+# Nodes whose DRA plugin went, and since when (time.monotonic()): their slices' pending wipe.
+_DRA_GONE_SINCE: dict[str, float] = {}
+# Nodes already warned about for a GPU model we do not know; whether the resource API is served.
+_UNKNOWN_MODEL: set[str] = set()
+_NO_RESOURCE_API: list[bool] = []
 
 
-def run_once(client: Client) -> dict[str, dict]:
+def run_dra(client: Client, nodes: list[dict], wipe_delay: float) -> list[SliceAction]:
+    """One pass of the simulated DRA kubelet plugins (and of kubelet's wiping of their slices)."""
+    global _DRA_GONE_SINCE
+    try:
+        slices = client.list_slices()
+    except urllib.error.HTTPError as e:
+        if e.code != 404:
+            raise
+        if not _NO_RESOURCE_API:
+            _NO_RESOURCE_API.append(True)
+            log.warning("the API serves no %s: no ResourceSlices are published", RESOURCE_API)
+        return []
+    for node in nodes:
+        name = node["metadata"]["name"]
+        if simulated_gpus(node) is not None and gpu_model(node) is None and name not in _UNKNOWN_MODEL:
+            _UNKNOWN_MODEL.add(name)
+            log.warning("node %s: unknown %s, no ResourceSlice (known: %s)", name, GPU_MODEL_ANNOTATION, ", ".join(GPU_MODELS))
+    actions, pending = dra_actions(nodes, client.list_running_pods(), slices, time.monotonic(), _DRA_GONE_SINCE, wipe_delay)
+    for node in sorted(set(pending) - set(_DRA_GONE_SINCE)):
+        log.info("node %s: DRA plugin gone, its ResourceSlices go in %.0fs unless it comes back", node, wipe_delay)
+    _DRA_GONE_SINCE = pending
+    for action in actions:
+        if action.kind == "create":
+            client.create_slice(action.body)
+        elif action.kind == "update":
+            client.replace_slice(action.body)
+        else:
+            client.wipe_slices(action.node)
+        if action.body:
+            devices = len(action.body["spec"]["devices"])
+            log.info("node %s: %s ResourceSlice %s (%d devices)", action.node, action.kind, action.body["metadata"]["name"], devices)
+        else:
+            log.info("node %s: wiped the ResourceSlices of driver %s (its plugin went)", action.node, DRA_DRIVER)
+    return actions
+
+
+def run_once(client: Client, wipe_delay: float = DRA_WIPE_DELAY) -> dict[str, dict]:
     nodes, pods = client.list_nodes(), client.list_plugin_pods()
     for pod in pods:
         uid = pod.get("metadata", {}).get("uid", "")
@@ -322,6 +657,7 @@ def run_once(client: Client) -> dict[str, dict]:
     for name, patch in sorted(patches.items()):
         client.patch_node_status(name, patch)
         log.info("node %s: %s", name, json.dumps(patch["status"], sort_keys=True))
+    run_dra(client, nodes, wipe_delay)
     return patches
 
 
@@ -330,6 +666,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG"))
     ap.add_argument("--context")
     ap.add_argument("--interval", type=float, default=1.0, help="seconds between passes (default 1)")
+    ap.add_argument(
+        "--dra-wipe-delay",
+        type=float,
+        default=DRA_WIPE_DELAY,
+        help="seconds from a DRA plugin going to its slices being deleted (kubelet: 30)",
+    )
     ap.add_argument("--once", action="store_true", help="one pass, then exit (for tests)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
@@ -339,7 +681,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     client = Client(args.kubeconfig, args.context)
     if args.once:
-        run_once(client)
+        run_once(client, args.dra_wipe_delay)
         return 0
 
     stop = False
@@ -354,7 +696,7 @@ def main(argv: list[str] | None = None) -> int:
     failing = False
     while not stop:
         try:
-            run_once(client)
+            run_once(client, args.dra_wipe_delay)
             if failing:
                 log.info("API reachable again")
             failing = False

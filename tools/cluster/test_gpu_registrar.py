@@ -1,6 +1,7 @@
 """Unit tests for the pure functions of gpu-registrar.py (no cluster needed)."""
 
 import importlib.util
+import json
 import pathlib
 import sys
 
@@ -263,3 +264,236 @@ def test_the_driver_root_must_be_a_host_path_at_driver_root():
 
 def test_a_plugin_without_cdi_needs_no_driver_root():
     assert reg.reconcile([node()], [cdi_plugin("envvar", driver_root=None)]) != {}
+
+
+# ---------------------------------------------------------------- DRA: the simulated kubelet plugin of NVIDIA's DRA driver
+
+
+def dra_node(name="gpu-node-1", gpus="4", hidden=None, model=None, uid="node-uid-1"):
+    n = node(name=name, gpus=gpus)
+    n["metadata"]["uid"] = uid
+    if hidden is not None:
+        n["metadata"]["annotations"][reg.DRA_HIDDEN_ANNOTATION] = hidden
+    if model is not None:
+        n["metadata"]["annotations"][reg.GPU_MODEL_ANNOTATION] = model
+    return n
+
+
+def dra_pod(node_name="gpu-node-1", phase="Running", owner="DaemonSet", deleting=False, command=None, args=None, sidecar=False):
+    """A pod of the DRA driver's kubelet plugin DaemonSet: its `gpus` container runs the plugin
+    behind `bash -c`, as the chart's kubeletplugin.yaml does."""
+    p = pod(node_name=node_name, phase=phase, owner=owner, name_label="dra-driver-nvidia-gpu", deleting=deleting)
+    container = {
+        "name": "gpus",
+        "image": "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1",
+        "command": command if command is not None else ["bash", "-c"],
+        "args": args if args is not None else ["exec gpu-kubelet-plugin -v $(LOG_VERBOSITY)"],
+    }
+    if sidecar:
+        p["spec"]["initContainers"] = [{**container, "restartPolicy": "Always"}]
+        p["spec"]["containers"] = [{"name": "pause", "image": "registry.k8s.io/pause:3.10"}]
+    else:
+        p["spec"]["containers"] = [container]
+    return p
+
+
+def stored(slice_, resource_version="7", generation=1):
+    """A slice as the API hands it back: with a resourceVersion and the pool generation it keeps."""
+    s = json.loads(json.dumps(slice_))
+    s["metadata"]["resourceVersion"] = resource_version
+    s["metadata"]["uid"] = "slice-uid"
+    s["spec"]["pool"]["generation"] = generation
+    return s
+
+
+@pytest.mark.parametrize(
+    "container,expected",
+    [
+        ({"command": ["bash", "-c"], "args": ["exec gpu-kubelet-plugin -v 6"]}, True),
+        ({"command": ["bash", "-c", "set -e; /usr/bin/gpu-kubelet-plugin --node-name=$(NODE_NAME)"]}, True),
+        ({"command": ["gpu-kubelet-plugin"]}, True),
+        ({"command": ["bash", "-c"], "args": ["exec compute-domain-kubelet-plugin -v 6"]}, False),
+        ({"command": ["python3", "gpu-kubelet-plugin"]}, False),  # a program given the name as an argument
+        ({"image": "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1"}, False),  # the entrypoint
+    ],
+)
+def test_a_dra_plugin_container_is_one_that_runs_gpu_kubelet_plugin(container, expected):
+    assert (reg.DRA_PROGRAM in (reg.programs_of(container) or set())) is expected
+
+
+@pytest.mark.parametrize(
+    "p,expected",
+    [
+        (dra_pod(), True),
+        (dra_pod(sidecar=True), True),
+        (dra_pod(owner="ReplicaSet"), False),
+        (dra_pod(owner=None), False),
+        (dra_pod(phase="Pending"), False),
+        (dra_pod(deleting=True), False),
+        (dra_pod(args=["exec compute-domain-kubelet-plugin"]), False),
+        (pod(), False),  # the device plugin's pod
+    ],
+)
+def test_nodes_with_dra_plugin(p, expected):
+    assert reg.nodes_with_dra_plugin([p]) == ({"gpu-node-1"} if expected else set())
+
+
+def test_the_slice_is_the_one_the_driver_publishes_for_its_node():
+    s = reg.desired_slice(dra_node())
+    assert s["apiVersion"] == "resource.k8s.io/v1" and s["kind"] == "ResourceSlice"
+    meta = s["metadata"]
+    assert meta["name"].startswith("gpu-node-1-gpu.nvidia.com-") and len(meta["name"]) == len("gpu-node-1-gpu.nvidia.com-") + 5
+    assert meta["generateName"] == "gpu-node-1-gpu.nvidia.com-"
+    assert meta["ownerReferences"] == [{"apiVersion": "v1", "kind": "Node", "name": "gpu-node-1", "uid": "node-uid-1", "controller": True}]
+    spec = s["spec"]
+    assert spec["driver"] == "gpu.nvidia.com"
+    assert spec["nodeName"] == "gpu-node-1"
+    assert spec["pool"] == {"name": "gpu-node-1", "generation": 1, "resourceSliceCount": 1}
+    assert [d["name"] for d in spec["devices"]] == ["gpu-0", "gpu-1", "gpu-2", "gpu-3"]
+
+
+def test_a_device_has_the_attributes_and_capacity_of_a_full_gpu():
+    device = reg.desired_slice(dra_node())["spec"]["devices"][1]
+    assert device == {
+        "name": "gpu-1",
+        "attributes": {
+            "type": {"string": "gpu"},
+            "uuid": {"string": "GPU-94ede898-553c-5091-9abe-34d98a7ec87b"},
+            "productName": {"string": "NVIDIA A100-SXM4-80GB"},
+            "brand": {"string": "Nvidia"},
+            "architecture": {"string": "Ampere"},
+            "cudaComputeCapability": {"version": "8.0.0"},
+            "driverVersion": {"version": "550.54.15"},
+            "cudaDriverVersion": {"version": "12.4.0"},
+            "resource.kubernetes.io/pciBusID": {"string": "0000:08:00.0"},
+        },
+        "capacity": {"memory": {"value": "80Gi"}},
+    }
+
+
+def test_uuids_are_those_the_fake_machine_prints():
+    spec = importlib.util.spec_from_file_location("fakehost", pathlib.Path(__file__).parents[1] / "fakehost" / "fakehost.py")
+    fakehost = importlib.util.module_from_spec(spec)
+    sys.modules["fakehost"] = fakehost
+    spec.loader.exec_module(fakehost)
+    machine = fakehost.MachineSpec(hostname="gpu-node-2", gpus=8)
+    lines = [line.split(", ") for line in fakehost._gpu_lines(machine).splitlines()]
+    devices = reg.desired_slice(dra_node(name="gpu-node-2", gpus="8"))["spec"]["devices"]
+    assert [d["attributes"]["uuid"]["string"] for d in devices] == [fields[2] for fields in lines]
+    assert {d["attributes"]["productName"]["string"] for d in devices} == {machine.gpu_name}
+    assert {d["attributes"]["driverVersion"]["version"] for d in devices} == {machine.driver}
+    assert {d["capacity"]["memory"]["value"] for d in devices} == {f"{machine.memory_mib // 1024}Gi"}
+    other = fakehost.other_model(machine)
+    h100 = reg.desired_slice(dra_node(model=other.gpu_name))["spec"]["devices"][0]
+    assert h100["attributes"]["productName"] == {"string": other.gpu_name}
+    assert h100["attributes"]["cudaComputeCapability"] == {"version": other.compute_cap + ".0"}
+    assert h100["attributes"]["architecture"] == {"string": "Hopper"}
+    assert h100["capacity"]["memory"] == {"value": f"{other.memory_mib}Mi"}
+
+
+@pytest.mark.parametrize("n,expected", [(85899345920, "80Gi"), (81559 * 1024 * 1024, "81559Mi"), (1536, "1536"), (0, "0")])
+def test_binary_si(n, expected):
+    assert reg.binary_si(n) == expected
+
+
+@pytest.mark.parametrize("hidden,expected", [("1", ["gpu-0", "gpu-1", "gpu-2"]), ("0", ["gpu-0", "gpu-1", "gpu-2", "gpu-3"]), ("9", []), ("x", ["gpu-0", "gpu-1", "gpu-2", "gpu-3"])])
+def test_hidden_gpus_are_left_out_of_the_slice(hidden, expected):
+    assert [d["name"] for d in reg.desired_slice(dra_node(hidden=hidden))["spec"]["devices"]] == expected
+
+
+def test_a_node_that_is_not_a_simulated_gpu_node_or_of_an_unknown_model_gets_no_slice():
+    assert reg.desired_slice(dra_node(gpus=None)) is None
+    assert reg.desired_slice(dra_node(model="NVIDIA B200")) is None
+    assert reg.dra_actions([dra_node(gpus=None), dra_node(name="gpu-node-2", model="NVIDIA B200")], [dra_pod(), dra_pod("gpu-node-2")], [], 0.0, {}) == ([], {})
+
+
+def test_slice_names_are_deterministic_and_per_node():
+    assert reg.slice_name("gpu-node-1") == reg.slice_name("gpu-node-1")
+    assert reg.slice_name("gpu-node-1") != reg.slice_name("gpu-node-2")
+
+
+def test_a_running_plugin_creates_the_slice():
+    actions, pending = reg.dra_actions([dra_node(), dra_node(name="gpu-node-2", uid="u2")], [dra_pod()], [], 100.0, {})
+    assert [(a.kind, a.node) for a in actions] == [("create", "gpu-node-1")]
+    assert actions[0].body == reg.desired_slice(dra_node())
+    assert pending == {}
+
+
+def test_no_write_when_the_stored_slice_is_equal():
+    have = stored(reg.desired_slice(dra_node()))
+    assert reg.dra_actions([dra_node()], [dra_pod()], [have], 100.0, {}) == ([], {})
+
+
+def test_no_write_when_only_the_pool_generation_differs():
+    have = stored(reg.desired_slice(dra_node()), generation=3)
+    assert reg.dra_actions([dra_node()], [dra_pod()], [have], 100.0, {}) == ([], {})
+
+
+def test_a_hidden_gpu_after_publishing_updates_the_slice_in_place():
+    have = stored(reg.desired_slice(dra_node()), resource_version="42", generation=2)
+    actions, _ = reg.dra_actions([dra_node(hidden="1")], [dra_pod()], [have], 100.0, {})
+    assert [(a.kind, a.node) for a in actions] == [("update", "gpu-node-1")]
+    body = actions[0].body
+    assert body["metadata"]["name"] == have["metadata"]["name"]
+    assert body["metadata"]["resourceVersion"] == "42"
+    assert body["spec"]["pool"]["generation"] == 2  # an in-place update of a one-slice pool keeps it
+    assert len(body["spec"]["devices"]) == 3
+
+
+def test_a_recreated_node_gets_its_new_uid_as_owner():
+    have = stored(reg.desired_slice(dra_node(uid="old")))
+    actions, _ = reg.dra_actions([dra_node(uid="new")], [dra_pod()], [have], 100.0, {})
+    assert [a.kind for a in actions] == ["update"]
+    assert actions[0].body["metadata"]["ownerReferences"][0]["uid"] == "new"
+
+
+def test_plugin_gone_wipes_the_slices_after_kubelets_delay():
+    have = stored(reg.desired_slice(dra_node()))
+    # the first pass without the plugin starts the clock: nothing yet
+    actions, pending = reg.dra_actions([dra_node()], [], [have], 100.0, {})
+    assert (actions, pending) == ([], {"gpu-node-1": 100.0})
+    actions, pending = reg.dra_actions([dra_node()], [dra_pod(deleting=True)], [have], 129.0, pending)
+    assert (actions, pending) == ([], {"gpu-node-1": 100.0})
+    actions, pending = reg.dra_actions([dra_node()], [], [have], 130.0, pending)
+    assert [(a.kind, a.node, a.body) for a in actions] == [("wipe", "gpu-node-1", None)]
+    # once wiped, nothing is pending
+    assert reg.dra_actions([dra_node()], [], [], 131.0, pending) == ([], {})
+
+
+def test_a_plugin_back_before_the_delay_cancels_the_wipe():
+    have = stored(reg.desired_slice(dra_node()))
+    _, pending = reg.dra_actions([dra_node()], [], [have], 100.0, {})
+    actions, pending = reg.dra_actions([dra_node()], [dra_pod()], [have], 110.0, pending)
+    assert (actions, pending) == ([], {})
+    actions, pending = reg.dra_actions([dra_node()], [], [have], 135.0, pending)
+    assert (actions, pending) == ([], {"gpu-node-1": 135.0})
+
+
+def test_the_wipe_delay_is_kubelets_by_default_and_can_be_zero():
+    have = stored(reg.desired_slice(dra_node()))
+    assert reg.DRA_WIPE_DELAY == 30.0
+    actions, _ = reg.dra_actions([dra_node()], [], [have], 100.0, {}, wipe_delay=0)
+    assert [a.kind for a in actions] == ["wipe"]
+
+
+def test_slices_we_did_not_make_are_left_alone_where_no_plugin_of_ours_ran():
+    """A slice someone else wrote (a test standing in for a real driver) on a node where our
+    plugin never ran: kubelet would not wipe it either."""
+    theirs = {
+        "metadata": {"name": "gpu-node-1-gpu.nvidia.com-x7k2p", "resourceVersion": "3"},
+        "spec": {"driver": "gpu.nvidia.com", "nodeName": "gpu-node-1", "pool": {"name": "gpu-node-1", "generation": 1, "resourceSliceCount": 1}, "devices": [{"name": "gpu-0"}]},
+    }
+    assert reg.dra_actions([dra_node()], [], [theirs], 100.0, {}) == ([], {})
+    assert reg.dra_actions([dra_node()], [], [theirs], 1000.0, {"gpu-node-1": 0.0}) == ([], {})
+
+
+def test_other_drivers_slices_are_not_ours():
+    have = stored(reg.desired_slice(dra_node()))
+    have["spec"]["driver"] = "compute-domain.nvidia.com"
+    actions, _ = reg.dra_actions([dra_node()], [dra_pod()], [have], 100.0, {})
+    assert [a.kind for a in actions] == ["create"]
+
+
+def test_the_device_plugin_path_ignores_dra_plugin_pods():
+    """A DRA plugin pod registers no nvidia.com/gpu: reconcile leaves the node without it."""
+    assert reg.reconcile([node()], [dra_pod()]) == {}

@@ -12,6 +12,10 @@
 #   --nodes N    GPU nodes to create (default 3)
 #   --gpus G     GPUs per GPU node, the gpu-nodes.dev/simulated-gpus annotation (default 4)
 #   --timeout S  how long to wait for the API server and for nodes to be Ready (default 180)
+# Env: GPU_NODES_DRA_WIPE_DELAY  seconds a gone DRA plugin's ResourceSlices stay (default 30, as
+#      kubelet); read when the registrar starts
+#      GPU_NODES_FEATURE_GATES    Kubernetes feature gates for the control plane, e.g.
+#      DRAExtendedResource=true; read only when the cluster is created
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -30,7 +34,7 @@ while [ $# -gt 0 ]; do
     --gpus=*) GPUS=${1#*=}; shift ;;
     --timeout) TIMEOUT=$2; shift 2 ;;
     --timeout=*) TIMEOUT=${1#*=}; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "up.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -78,6 +82,12 @@ write_config() {
   # Every component (etcd has no auth) listens on loopback only; kwokctl's default is 0.0.0.0.
   printf '%s\n' "apiVersion: config.kwok.x-k8s.io/v1alpha1" "kind: KwokctlConfiguration" "options:" \
     "  bindAddress: 127.0.0.1" > "$CONFIG.tmp"
+  # Opt-in Kubernetes feature gates (kwokctl passes kubeFeatureGates to kube-apiserver,
+  # kube-controller-manager and kube-scheduler alike), e.g. DRAExtendedResource=true: see README
+  # "DRA". None by default: DRA itself (resource.k8s.io/v1) is GA and on in 1.35.
+  if [ -n "${GPU_NODES_FEATURE_GATES:-}" ]; then
+    printf '  kubeFeatureGates: "%s"\n' "$GPU_NODES_FEATURE_GATES" >> "$CONFIG.tmp"
+  fi
   mv -f "$CONFIG.tmp" "$CONFIG"
 }
 write_stages() {
@@ -246,7 +256,9 @@ registrar_running() {
 if registrar_running; then
   log "gpu-registrar running (pid $(cat "$PIDFILE"))"
 else
-  nohup "${PYTHON:-python3}" "$HERE/gpu-registrar.py" --kubeconfig "$KUBECONFIG" >>"$REGLOG" 2>&1 </dev/null &
+  # --dra-wipe-delay: how long the ResourceSlices of a DRA plugin that went stay (kubelet: 30 s).
+  nohup "${PYTHON:-python3}" "$HERE/gpu-registrar.py" --kubeconfig "$KUBECONFIG" \
+    --dra-wipe-delay "${GPU_NODES_DRA_WIPE_DELAY:-30}" >>"$REGLOG" 2>&1 </dev/null &
   echo $! > "$PIDFILE"
   sleep 1
   registrar_running || { echo "up.sh: gpu-registrar did not start, see $REGLOG" >&2; tail -20 "$REGLOG" >&2; exit 1; }
