@@ -97,7 +97,8 @@ def settles(check: Callable[[], bool], seconds: float = 30) -> bool:
 @pytest.fixture(scope="module")
 def dra(local: LocalEnv) -> Iterator[LocalEnv]:
     local.run("tools/cluster/up.sh", "--nodes", "17", timeout=600)
-    local.run("tools/fakehost/up.sh", *DRA_NODES, PLUGIN_NODE)
+    local.run("tools/fakehost/up.sh", "--dra", *DRA_NODES)
+    local.run("tools/fakehost/up.sh", PLUGIN_NODE)
     local.kubectl("annotate", "node", SHORT_NODE, f"{HIDDEN}=1", "--overwrite")
     shutil.rmtree(STATE / "e2e-dra", ignore_errors=True)
     pulumi(local, "stack", "init", check=False)

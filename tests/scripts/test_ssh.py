@@ -318,7 +318,8 @@ DRA_MACHINES = {
     "kubelet 1.33": (dataclasses.replace(DRA_READY, kubelet_version="v1.33.5"), ["dra-kubelet"]),
     "driver R560": (dataclasses.replace(DRA_READY, driver="560.35.03", cuda_version="12.6"), ["dra-driver-version"]),
     "toolkit 1.17.8": (dataclasses.replace(DRA_READY, toolkit_version="1.17.8"), ["container-toolkit", "dra-toolkit"]),
-    "CDI off": (dataclasses.replace(DRA_READY, cdi=False), ["dra-cdi"]),
+    # A DRA group takes the CDI path (gpuAccess cdi), whose own check fails too.
+    "CDI off": (dataclasses.replace(DRA_READY, cdi=False), ["cdi", "dra-cdi"]),
     "DRA gate off": (
         dataclasses.replace(DRA_READY, kubelet_feature_gates=(("DynamicResourceAllocation", False),)),
         ["dra-feature-gates"],

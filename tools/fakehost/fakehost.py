@@ -90,15 +90,18 @@ class MachineSpec:
     # containerd resolves CDI devices: its drop-in sets enable_cdi = true (containerd 1.7 needs it) and the
     # running containerd has loaded it (crictl info: enableCDI), as NVIDIA's DRA driver needs.
     cdi: bool = False
+    # containerd's default runtime: nvidia (`nvidia-ctk runtime configure --set-as-default`), or runc, as the
+    # CDI path needs (k8s-device-plugin docs/cdi.md), NVIDIA's DRA driver's included.
+    default_runtime: str = "nvidia"
     # Feature gates kubelet's config file sets (featureGates), e.g. (("DynamicResourceAllocation", False),).
     kubelet_feature_gates: tuple[tuple[str, bool], ...] = ()
 
 
 def dra_ready(spec: MachineSpec) -> MachineSpec:
     """The machine as NVIDIA's DRA driver wants it (gpu_nodes/scripts/preflight/68-check-dra.sh): kubelet
-    v1.34.2, an R580 driver (CUDA 13.0), CDI on in the running containerd. Each of its knobs, turned back,
-    fails one dra-* check."""
-    return replace(spec, kubelet_version="v1.34.2", driver="580.95.05", cuda_version="13.0", cdi=True)
+    v1.34.2, an R580 driver (CUDA 13.0), CDI on in the running containerd. Each of these knobs, turned back,
+    fails one dra-* check. runc stays containerd's default runtime, as the CDI path needs (`isolation`)."""
+    return replace(spec, kubelet_version="v1.34.2", driver="580.95.05", cuda_version="13.0", cdi=True, default_runtime="runc")
 
 
 # ------------------------------------------------------------------ keys
@@ -298,7 +301,7 @@ CRICTL_DENIED = (
 )
 
 
-def _crictl(mode_file: Path, enable_cdi: bool = False) -> str:
+def _crictl(mode_file: Path, enable_cdi: bool = False, default_runtime: str = "nvidia") -> str:
     """crictl answering `info` as the running containerd: nvidia loaded and the default, as the
     drop-in says; in mode runtime-not-restarted, what containerd still runs when nobody restarted
     it after `nvidia-ctk runtime configure` (runc, no nvidia), while its files say nvidia."""
@@ -313,7 +316,7 @@ EOF
   exit 0
 fi
 cat <<'EOF'
-{crictl_info(default_runtime="nvidia", nvidia=True, enable_cdi=enable_cdi, systemd_cgroup=True)}
+{crictl_info(default_runtime=default_runtime, nvidia=True, enable_cdi=enable_cdi, systemd_cgroup=True)}
 EOF
 """
 
@@ -446,18 +449,19 @@ def _enable_cdi(cdi: bool) -> str:
     return '[plugins."io.containerd.grpc.v1.cri"]\n  enable_cdi = true\n\n' if cdi else ""
 
 
-def containerd_nvidia_dropin(systemd_cgroup: bool = False, cdi: bool = False) -> str:
+def containerd_nvidia_dropin(systemd_cgroup: bool = False, cdi: bool = False, default_runtime: str = "nvidia") -> str:
     """What `nvidia-ctk runtime configure --runtime=containerd --set-as-default` drops in: a copy of runc's entry
     (its SystemdCgroup included) with BinaryName set (pkg/config/engine/containerd/config.go, AddRuntimeWithOptions);
-    with cdi, and --enable-cdi, CDI turned on."""
-    return f'version = 2\n\n{_enable_cdi(cdi)}{_CRI}]\n  default_runtime_name = "nvidia"\n\n' + _nvidia_runtime(systemd_cgroup)
+    with cdi, and --enable-cdi, CDI turned on. Without --set-as-default (`default_runtime` runc) it sets no default."""
+    default = f'{_CRI}]\n  default_runtime_name = "nvidia"\n\n' if default_runtime == "nvidia" else ""
+    return f"version = 2\n\n{_enable_cdi(cdi)}{default}" + _nvidia_runtime(systemd_cgroup)
 
 
-def containerd_dump(systemd_cgroup: bool = False, cdi: bool = False) -> str:
+def containerd_dump(systemd_cgroup: bool = False, cdi: bool = False, default_runtime: str = "nvidia") -> str:
     """The two merged, as `containerd config dump` prints them."""
     return (
         'version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n\n'
-        f'{_enable_cdi(cdi)}{_CRI}]\n  default_runtime_name = "nvidia"\n\n'
+        f'{_enable_cdi(cdi)}{_CRI}]\n  default_runtime_name = "{default_runtime}"\n\n'
         + _nvidia_runtime(systemd_cgroup)
         + f'\n{_CRI}.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n'
         + _options("runc", systemd_cgroup)
@@ -559,10 +563,10 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     dump = (
         "  'config dump')\n"
         f"    [ -r /etc/containerd/config.toml ] || {{ echo {shlex.quote(CONTAINERD_DUMP_DENIED)} >&2; exit 1; }}\n"
-        f"    cat <<'EOF'\n{containerd_dump(systemd_cgroup=True, cdi=spec.cdi)}EOF\n    ;;\n"
+        f"    cat <<'EOF'\n{containerd_dump(systemd_cgroup=True, cdi=spec.cdi, default_runtime=spec.default_runtime)}EOF\n    ;;\n"
     )
     _write(sbin / "containerd", _simple_stub("containerd", "containerd v1.7.27 fakehost", dump), 0o755)
-    _write(sbin / "crictl", _crictl(mode_file, spec.cdi), 0o755)
+    _write(sbin / "crictl", _crictl(mode_file, spec.cdi, spec.default_runtime), 0o755)
     _write(sbin / "kubelet", _simple_stub("kubelet", f"Kubernetes {spec.kubelet_version}"), 0o755)
     # The runtime the nvidia runtime's BinaryName names, as the toolkit's packages install it.
     runtime_version = f"NVIDIA Container Runtime version {spec.toolkit_version}"
@@ -573,7 +577,7 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     # device nodes (none on a machine without NVIDIA GPUs: nothing to link) and /proc/devices.
     # kubelet uses the systemd cgroup driver (KUBELET_CONFIG): so do runc and the nvidia runtime.
     _write(tree / "etc/containerd/config.toml", containerd_config(systemd_cgroup=True))
-    _write(tree / "etc/containerd/conf.d/99-nvidia.toml", containerd_nvidia_dropin(systemd_cgroup=True, cdi=spec.cdi))
+    _write(tree / "etc/containerd/conf.d/99-nvidia.toml", containerd_nvidia_dropin(systemd_cgroup=True, cdi=spec.cdi, default_runtime=spec.default_runtime))
     _write(tree / TOOLKIT_CONFIG_PATH.lstrip("/"), toolkit_config(spec.toolkit_mode, spec.hardened_toolkit))
     flags = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
     _write(tree / "var/lib/kubelet/kubeadm-flags.env", flags)
@@ -902,12 +906,15 @@ def _write_hosts_json() -> list[dict[str, object]]:
     return entries
 
 
-def cmd_up(names: list[str]) -> None:
+def cmd_up(names: list[str], dra: bool = False) -> None:
+    """Start the machines; with `dra`, each as NVIDIA's DRA driver wants it (`dra_ready`)."""
     ensure_key(CLIENT_KEY, "fakehost-client")
     client_public = CLIENT_KEY.with_suffix(".pub").read_text()
     for name in names:
         _assign_address(name)
         host = _e2e_host(name)
+        if dra:
+            host = replace(host, spec=dra_ready(host.spec))
         if host.running_pid():
             print(f"fakehost: {name} already up on {host.host}:{host.port}", file=sys.stderr)
             continue
@@ -934,7 +941,9 @@ def cmd_down() -> None:
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="fakehost", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("up").add_argument("nodes", nargs="+")
+    upper = sub.add_parser("up")
+    upper.add_argument("--dra", action="store_true", help="machines as NVIDIA's DRA driver wants them")
+    upper.add_argument("nodes", nargs="+")
     breaker = sub.add_parser("break")
     breaker.add_argument("node")
     breaker.add_argument("mode", choices=MODES)
@@ -945,7 +954,7 @@ def main(argv: list[str]) -> None:
     inner.add_argument("--hostname", required=True)
     args = parser.parse_args(argv)
     if args.command == "up":
-        cmd_up(args.nodes)
+        cmd_up(args.nodes, args.dra)
     elif args.command == "break":
         cmd_break(args.node, args.mode)
     elif args.command == "down":

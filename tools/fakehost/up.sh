@@ -2,6 +2,7 @@
 # Starts fake GPU machines for the e2e environment, one sshd per node on
 # 127.0.10.<i>:2222, and prints (and writes to .state/fakehosts/hosts.json) how to
 # reach each: name, sshHost, sshPort, sshUser, hostKey.
-# Usage: tools/fakehost/up.sh NODE...      (needs root; see fakehost.py)
+# Usage: tools/fakehost/up.sh [--dra] NODE...   (needs root; see fakehost.py)
+#   --dra: each machine as NVIDIA's DRA driver wants it (fakehost.dra_ready)
 set -euo pipefail
 exec python3 "$(dirname "$0")/fakehost.py" up "$@"
