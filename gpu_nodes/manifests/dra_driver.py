@@ -28,7 +28,7 @@ from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.device_plugin import image_pull_secrets, tolerations
 from gpu_nodes.manifests.naming import claimed_labels, content_hash, dns_label, selector_labels, standard_labels
 from gpu_nodes.proof.dra import GPU_DEVICE_TYPE, MIG_DEVICE_TYPE
-from gpu_nodes.vocabulary import DRA_GPU_DRIVER, GATE, GPU_RESOURCE, GROUP_LABEL
+from gpu_nodes.vocabulary import DRA_GPU_DRIVER, GATE, GROUP_LABEL
 
 APP_NAME = "dra-driver-nvidia-gpu"
 COMPONENT = "kubelet-plugin"
@@ -291,13 +291,15 @@ def kubelet_plugin_manifests(group: NodeGroupSpec, release: DriverRelease = RELE
 
 def device_class_manifest(name: str, device_type: str, stack: str) -> dict[str, Any]:
     """A DeviceClass as the chart renders it on `resource.k8s.io/v1`: every device of the driver
-    whose `type` attribute is `device_type`. The GPU class also serves `nvidia.com/gpu` as an
-    extended resource (`extendedResourceName`, rendered only on v1; Kubernetes' DRAExtendedResource),
-    so a pod that asks for `nvidia.com/gpu` on a node without the device plugin gets a DRA GPU."""
+    whose `type` attribute is `device_type`.
+
+    Without the chart's `extendedResourceName: nvidia.com/gpu` on the GPU class: Kubernetes'
+    DRAExtendedResource, which reads it, is alpha and off in 1.35 (`pkg/features/kube_features.go`),
+    and an API server without it drops the field, so every preview would offer to set it again
+    (tools/cluster/README.md, "DRA"). Where it is on, a plain `nvidia.com/gpu` request would be
+    served from the DRA groups' GPUs too, beside the device-plugin groups' (README, "DRA")."""
     selector = _TYPE_SELECTOR.format(driver=DRA_GPU_DRIVER, type=device_type)
     spec: dict[str, Any] = {"selectors": [{"cel": {"expression": selector}}]}
-    if device_type == GPU_DEVICE_TYPE:
-        spec["extendedResourceName"] = GPU_RESOURCE
     return {
         "apiVersion": RESOURCE_API_VERSION,
         "kind": "DeviceClass",

@@ -155,7 +155,8 @@ def judge(
     problems += [(None, held_by(quarantine))] if quarantine else []
     problems += [(item.key, line) for item, lines in items.items() if not (deferred and item.deferrable) for line in lines]
     short_plugin = None
-    if items[GPUS_REGISTERED] and not items[PLUGIN_RUNNING] and ready is None and not failed:
+    # The device plugin's own rule (readiness.py): NVIDIA's DRA driver is not restarted to bring a GPU back.
+    if items[GPUS_REGISTERED] and not items[PLUGIN_RUNNING] and ready is None and not failed and not target.uses_dra:
         short_plugin = settled_plugin_pod(target, plugin_pods, time.time(), PLUGIN_SETTLE_SECONDS)
     return Judgement(
         checklist=checklist(items, deferred),
@@ -201,7 +202,13 @@ def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpu
     gate = "stays gated" if judgement.gate_up else "is gated again"
     lines = [f"node {target.node} {gate} ({GATE}) after {waited:.0f}s; what failed:"]
     for item, problem in judgement.problems:
-        if item == GPUS_REGISTERED.key:
+        if item == GPUS_REGISTERED.key and target.uses_dra:
+            problem = (
+                f"{problem}. Its ResourceSlices must list every GPU its preflight found: see the log of NVIDIA's DRA "
+                f"driver's kubelet plugin on that node and `kubectl get resourceslices --field-selector "
+                f"spec.nodeName={target.node} -o yaml`; if the node really has fewer GPUs, change gpusPerNode"
+            )
+        elif item == GPUS_REGISTERED.key:
             why = f"gpusPerNode {gpus_per_node}" + (f" x timeSlicingReplicas {replicas}" if replicas > 1 else "")
             if target.expected_mig_devices or target.expected_gpus not in (None, gpus_per_node * replicas):
                 why = f"gpusPerNode {gpus_per_node} x devicePlugin.migDevices"

@@ -563,7 +563,7 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     dump = (
         "  'config dump')\n"
         f"    [ -r /etc/containerd/config.toml ] || {{ echo {shlex.quote(CONTAINERD_DUMP_DENIED)} >&2; exit 1; }}\n"
-        f"    cat <<'EOF'\n{containerd_dump(systemd_cgroup=True, cdi=spec.cdi, default_runtime=spec.default_runtime)}EOF\n    ;;\n"
+        f"    cat <<'EOF'\n{containerd_dump(True, spec.cdi, spec.default_runtime)}EOF\n    ;;\n"
     )
     _write(sbin / "containerd", _simple_stub("containerd", "containerd v1.7.27 fakehost", dump), 0o755)
     _write(sbin / "crictl", _crictl(mode_file, spec.cdi, spec.default_runtime), 0o755)
@@ -577,7 +577,7 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     # device nodes (none on a machine without NVIDIA GPUs: nothing to link) and /proc/devices.
     # kubelet uses the systemd cgroup driver (KUBELET_CONFIG): so do runc and the nvidia runtime.
     _write(tree / "etc/containerd/config.toml", containerd_config(systemd_cgroup=True))
-    _write(tree / "etc/containerd/conf.d/99-nvidia.toml", containerd_nvidia_dropin(systemd_cgroup=True, cdi=spec.cdi, default_runtime=spec.default_runtime))
+    _write(tree / "etc/containerd/conf.d/99-nvidia.toml", containerd_nvidia_dropin(True, spec.cdi, spec.default_runtime))
     _write(tree / TOOLKIT_CONFIG_PATH.lstrip("/"), toolkit_config(spec.toolkit_mode, spec.hardened_toolkit))
     flags = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
     _write(tree / "var/lib/kubelet/kubeadm-flags.env", flags)
