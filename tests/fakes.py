@@ -203,6 +203,8 @@ class FakeCluster:
         self.nodes = {n["metadata"]["name"]: n for n in nodes or []}
         self.pod_list = list(pods or [])
         self.jobs: dict[tuple[str, str], dict] = {}
+        # NVIDIA's DRA driver's ResourceSlices (tests/dra_slices.py makes them).
+        self.slices: list[dict] = []
         self.events: list[Callable[[FakeCluster], None]] = []
         self.checks = 0
         self.deleted_jobs: list[str] = []
@@ -227,6 +229,9 @@ class FakeCluster:
 
     def job(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self.jobs.get((namespace, name))
+
+    def resource_slices(self, node: str) -> list[dict[str, Any]]:
+        return [s for s in self.slices if s["spec"].get("nodeName") == node]
 
     def on_node(self, node: str) -> list[dict[str, Any]]:
         """`proof.reader.NodePods`: every pod bound to the node, of any namespace, not Succeeded or Failed."""

@@ -279,16 +279,6 @@ def _volumes(root: str) -> list[dict[str, Any]]:
     ]
 
 
-def kubelet_plugin_manifests(group: NodeGroupSpec, release: DriverRelease = RELEASE) -> list[dict[str, Any]]:
-    """A DRA group's own objects, in the order they can be created: the account, its rights, the DaemonSet."""
-    return [
-        service_account_manifest(group),
-        cluster_role_manifest(group),
-        cluster_role_binding_manifest(group),
-        daemonset_manifest(group, release),
-    ]
-
-
 def device_class_manifest(name: str, device_type: str, stack: str) -> dict[str, Any]:
     """A DeviceClass as the chart renders it on `resource.k8s.io/v1`: every device of the driver
     whose `type` attribute is `device_type`.

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_nodes.proof.dra import dra_gpu_problem
+from gpu_nodes.proof.dra import dra_gpu_drift, dra_gpu_problem
 from gpu_nodes.proof.quarantine import quarantine_of
 from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.vocabulary import GATE, GPU_RESOURCE, GPU_RESOURCE_PREFIX, Taint
@@ -193,8 +193,11 @@ def degradation(
     DRA, a GPU gone from its ResourceSlices), and someone else's quarantine of it (NVSentinel's,
     gpu_nodes/proof/quarantine.py)."""
     quarantine = quarantine_of(node)
-    gpus = gpu_problem(target, node, slices, devices)
-    found = [not_ready(node), plugin_problem(target, plugin_pods), gpus, quarantine and str(quarantine)]
+    if target.dra_gpus is not None:
+        gpus = dra_gpu_drift(target.node, target.dra_gpus, slices, devices)
+    else:
+        gpus = _one(gpu_problem(target, node))
+    found = [not_ready(node), plugin_problem(target, plugin_pods), *gpus, quarantine and str(quarantine)]
     return [problem for problem in found if problem]
 
 

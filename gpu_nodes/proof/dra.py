@@ -256,12 +256,6 @@ def slice_findings(
     return lines
 
 
-def published_gpus(look: SliceLook) -> Sequence[tuple[str, str]]:
-    """The (uuid, model) of each GPU device a look found, in the form `ExpectedGpus.gpus` takes:
-    what a proven node published, to compare later looks with."""
-    return tuple((d.uuid or "", d.model or "") for d in look.gpus)
-
-
 def expected_gpus(dra_gpus: Mapping[str, Any], devices: Sequence[Mapping[str, Any]] | None) -> ExpectedGpus:
     """What a node's slices must list: the GPUs its preflight reported (`devices`, `{uuid, model}`),
     else the group's count and model (a node target's `dra_gpus`)."""
@@ -280,3 +274,14 @@ def dra_gpu_problem(
     """The checklist's `gpusRegistered` for a DRA node: why its ResourceSlices do not list exactly
     its GPUs, each named (`slice_problem`); None when they do."""
     return slice_problem(node, slices, expected_gpus(dra_gpus, devices))
+
+
+def dra_gpu_drift(
+    node: str,
+    dra_gpus: Mapping[str, Any],
+    slices: Iterable[Mapping[str, Any]],
+    devices: Sequence[Mapping[str, Any]] | None = None,
+) -> list[str]:
+    """What a refresh finds of a proven DRA node's GPUs, a line per device (`slice_findings`): none while its
+    slices still list exactly its GPUs."""
+    return slice_findings(node, slices, expected_gpus(dra_gpus, devices))

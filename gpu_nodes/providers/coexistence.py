@@ -180,8 +180,6 @@ def _look(props: Mapping[str, Any]) -> tuple[list[OtherAllocator], list[str], li
     others = [*allocator_daemonsets(daemonsets), *operator_policies(policies), *operator_clusters(clusters)]
     handed_over = list(props.get("handOver") or [])
     nodes = set(props.get("nodes") or [])
-    # A DRA group's nodes carry the driver's slices by design: ours, published by its kubelet plugin.
-    dra_nodes = set(props.get("draNodes") or [])
 
     def pods_of(ds: Mapping[str, Any]) -> list[str]:
         metadata, spec = ds.get("metadata") or {}, ds.get("spec") or {}
@@ -198,10 +196,16 @@ def _look(props: Mapping[str, Any]) -> tuple[list[OtherAllocator], list[str], li
         others,
         handed_over,
         pods_on_our_nodes,
-        dra_slices_on(slices, nodes - dra_nodes),
+        slices_in_the_way(slices, nodes, set(props.get("draNodes") or [])),
         nodes_with_unexplained_gpus(node_items, nodes, explained),
     )
     return others, stops, [note] if note else []
+
+
+def slices_in_the_way(slices: Iterable[Mapping[str, Any]], nodes: Set[str], dra_nodes: Set[str]) -> list[tuple[str, str]]:
+    """(node, slice) for the DRA driver's ResourceSlices on this stack's device-plugin nodes; a DRA
+    group's nodes carry them by design (its kubelet plugin's, README "DRA")."""
+    return dra_slices_on(slices, nodes - dra_nodes)
 
 
 def _ref(ds: Mapping[str, Any]) -> str:

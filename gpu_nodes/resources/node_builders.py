@@ -41,6 +41,7 @@ from gpu_nodes.manifests.verification import (
 )
 from gpu_nodes.preflight.command import node_preflight, waits_for
 from gpu_nodes.preflight.facts import GpuFacts, annotation, facts_from_report
+from gpu_nodes.proof.dra import ExpectedGpus
 from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.providers.claims import CREATE, Claim
 from gpu_nodes.providers.readiness import NodeReadiness
@@ -386,8 +387,7 @@ def _reported_facts(stdout: str) -> GpuFacts | None:
 
 
 def _reported_devices(stdout: str) -> list[dict[str, str]]:
-    gpus = json.loads(stdout).get("gpus") or []
-    return [{"uuid": str(gpu.get("uuid")), "model": str(gpu.get("name"))} for gpu in gpus]
+    return [{"uuid": uuid, "model": model} for uuid, model in ExpectedGpus.from_report(json.loads(stdout)).gpus]
 
 
 def _dra_devices(spec: NodeGroupSpec, preflight: Preflight | None) -> pulumi.Output[list[dict[str, str]]] | None:

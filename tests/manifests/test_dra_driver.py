@@ -13,7 +13,6 @@ from gpu_nodes.manifests.dra_driver import (
     cluster_role_manifest,
     daemonset_manifest,
     device_classes,
-    kubelet_plugin_manifests,
     plugin_revision,
     service_account_manifest,
 )
@@ -60,6 +59,16 @@ def test_it_tolerates_the_groups_taints_the_gate_and_upstreams():
         {"key": "gpu-nodes.dev/unverified", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
     ], ds["metadata"]["name"]
+
+
+def kubelet_plugin_manifests(group) -> list[dict]:
+    """What the resource layer registers for a DRA group's kubelet plugin, in its order."""
+    return [
+        service_account_manifest(group),
+        cluster_role_manifest(group),
+        cluster_role_binding_manifest(group),
+        daemonset_manifest(group),
+    ]
 
 
 def test_two_groups_do_not_collide():

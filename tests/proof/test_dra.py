@@ -8,7 +8,6 @@ from gpu_nodes.proof.dra import (
     ExpectedGpus,
     attribute,
     look_at_slices,
-    published_gpus,
     slice_findings,
     slice_problem,
 )
@@ -134,11 +133,6 @@ def test_the_findings_name_a_new_device_and_its_slice():
 
 def test_no_findings_while_the_slices_agree():
     assert slice_findings(NODE, node_slices(NODE, 4), EXPECTED) == [], NODE
-
-
-def test_what_a_proven_node_published_is_what_later_looks_are_compared_with():
-    proven = ExpectedGpus(count=4, gpus=tuple(published_gpus(look_at_slices(node_slices(NODE, 4), NODE))))
-    assert proven == EXPECTED, proven
 
 
 def test_preflight_gpus_are_read_in_index_order():

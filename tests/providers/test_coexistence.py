@@ -7,15 +7,18 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from gpu_nodes.errors import OtherPluginError
+from gpu_nodes.manifests.dra_driver import daemonset_manifest
 from gpu_nodes.providers.coexistence import (
     CoexistenceProvider,
     pods_on_nodes,
     problems,
     read_gpu_slices,
     read_operator_configs,
+    slices_in_the_way,
 )
 from gpu_nodes.providers.gpu_allocators import OtherAllocator, allocator_daemonsets, operator_clusters, operator_policies
 from tests.providers.allocator_fixtures import dra_kubelet_plugin, gfd_static, operator_dra_kubelet_plugin, resource_slice
+from tests.specs import group_spec
 
 CHART = {
     "metadata": {
@@ -246,3 +249,14 @@ def test_the_provider_records_what_it_could_not_check(monkeypatch):
     monkeypatch.setattr(CoexistenceProvider, "_look", lambda self, props: ([], [], ["cannot list resourceslices"]))
     outs = CoexistenceProvider().create({"nodes": ["n1"], "handOver": []}).outs
     assert outs["unchecked"] == ["cannot list resourceslices"], outs
+
+
+def test_the_drivers_slices_on_a_dra_groups_node_stop_nothing_and_on_a_device_plugin_node_they_do():
+    slices = [resource_slice("dra-node"), resource_slice("plugin-node")]
+    found = slices_in_the_way(slices, {"dra-node", "plugin-node"}, {"dra-node"})
+    assert [node for node, _ in found] == ["plugin-node"], found
+
+
+def test_a_dra_groups_own_kubelet_plugin_is_no_other_allocator():
+    ours = daemonset_manifest(group_spec("h100", allocator="dra"))
+    assert allocator_daemonsets([ours]) == [], ours["metadata"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.errors import GpuNodesError
-from gpu_nodes.proof.target import TARGET_KEYS, target_props
+from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget, target_props
 from gpu_nodes.providers import taints as taints_module
 from gpu_nodes.providers.taints import NodeTaintsProvider
+from tests.dra_slices import H100, gpu_device, node_slices, resource_slice, uuid
 from tests.fakes import GATE_TAINT, FakeCluster, FakeTaintApi, node, plugin_pod, target
 
 GPU = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
@@ -88,6 +89,25 @@ def test_a_degraded_node_is_drift_and_up_gates_it_again_in_a_new_round(cluster):
     updated = provider.update("n1", read.outs, props(GPU))
     assert GATE_TAINT in taints_on(cluster), "the degraded node was not gated again"
     assert (updated.outs["round"], updated.outs["health"]) == (2, []), updated.outs
+
+
+def dra_props(*taints: dict) -> dict:
+    """Node n1 of a DRA group, whose preflight found four H100s."""
+    dra = NodeTarget(**{**vars(target(None)), "dra_gpus": {"count": 4}})
+    devices = [{"uuid": uuid(i), "model": H100} for i in range(4)]
+    return {**props(*taints), **target_props(dra), "gpuDevices": devices}
+
+
+def test_a_gpu_gone_from_a_dra_nodes_slice_is_drift_naming_the_node_and_the_device(cluster):
+    provider = NodeTaintsProvider()
+    cluster.slices = node_slices("n1", 4)
+    created = provider.create(dra_props(GPU))
+    taints_on(cluster).remove(GATE_TAINT)  # opened
+    assert provider.read("n1", created.outs).outs["health"] == [], "a DRA node whose slice lists its four GPUs"
+    cluster.slices = [resource_slice("n1", [gpu_device(i) for i in range(3)])]
+    read = provider.read("n1", created.outs)
+    assert read.outs["health"] == [f"device {uuid(3)} of node n1 is gone from its ResourceSlice"], read.outs
+    assert provider.diff("n1", read.outs, dra_props(GPU)).changes, "a GPU gone from a DRA node must be a pending change"
 
 
 def test_an_existing_node_from_before_the_gate_is_gated_once(cluster):
