@@ -42,16 +42,6 @@ class NodeReport(TypedDict):
     "What preflight found on the machine (driver, toolkit, runtime, GPUs, checks passed), or `{skipped: true}`."
     isolation: str
     "Whether a pod may see GPUs it was not given: `default` or `strict`."
-    allocator: NotRequired[str]
-    "Who hands out the group's GPUs, where it is NVIDIA's DRA driver: `dra`."
-    deviceClassName: NotRequired[str]
-    "The DeviceClass a DRA group's claims name: `gpu.nvidia.com`."
-    nodeSelector: NotRequired[dict[str, str]]
-    "The node selector that lands a pod on the DRA group's nodes."
-    tolerations: NotRequired[list[dict[str, str]]]
-    "The tolerations of the DRA group's taints."
-    resourceClaimTemplate: NotRequired[dict[str, Any]]
-    "A ResourceClaimTemplate for one GPU of the DRA group, to copy into the tenant's namespace."
     expectedGpus: NotRequired[int]
     "The `nvidia.com/gpu` the node must offer; none when MIG devices decide and none are declared."
     expectedMigDevices: NotRequired[dict[str, int]]
