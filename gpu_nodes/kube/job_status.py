@@ -1,6 +1,6 @@
 """What the readiness check deletes, failed Jobs (to run again) and a plugin pod (to re-advertise
-GPUs), and who holds a node's GPUs: the thin classes that call the API (what the Jobs and their
-pods say is gpu_nodes/proof/jobs.py).
+GPUs), who holds a node's GPUs, and the evictions of a node that changes allocator: the thin
+classes that call the API (what the Jobs and their pods say is gpu_nodes/proof/jobs.py).
 """
 
 from __future__ import annotations
@@ -81,3 +81,33 @@ class KubernetesDeleter:
         except ApiException as error:
             if error.status != 404:  # another node's check of a group-wide Job got there first
                 raise
+
+
+class Evictor(Protocol):
+    """Evicts a pod as `kubectl drain` does: through the Eviction API, which honours PodDisruptionBudgets."""
+
+    def evict(self, namespace: str, name: str) -> str | None:
+        """None once the eviction is accepted (or the pod is gone); else why it was refused."""
+        ...
+
+
+class KubernetesEvictor:
+    def __init__(self, api: ApiClient):
+        from kubernetes import client
+
+        self._core = client.CoreV1Api(api)
+
+    def evict(self, namespace: str, name: str) -> str | None:
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        body = client.V1Eviction(metadata=client.V1ObjectMeta(name=name, namespace=namespace))
+        try:
+            self._core.create_namespaced_pod_eviction(name, namespace, body)
+        except ApiException as error:
+            if error.status == 404:
+                return None
+            # 429: a PodDisruptionBudget allows no disruption now (kubernetes
+            # pkg/registry/core/pod/storage/eviction.go, the same answer `kubectl drain` retries on).
+            return f"eviction refused (HTTP {error.status} {error.reason})"
+        return None

@@ -1,15 +1,15 @@
-"""What the verification Jobs and their pods say, in the words the readiness check quotes, and
-what GPUs a pod asks for.
+"""What the verification Jobs and their pods say, in the words the readiness check quotes, what
+GPUs a pod asks for, and which pods a node sheds when its group changes allocator.
 
 Pure readers over the API's objects (gpu_nodes/kube/job_status.py calls the API).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpu_nodes.vocabulary import GPU_RESOURCE_PREFIX
+from gpu_nodes.vocabulary import GPU_RESOURCE_PREFIX, PART_OF, PART_OF_LABEL
 
 
 def job_verdict(job: dict[str, Any]) -> tuple[str, str]:
@@ -84,3 +84,21 @@ def held_by_others(pod: Mapping[str, Any], free: Mapping[str, int]) -> bool:
     """Whether the pod asks for more of a GPU resource than is left to it (`free`: the node's
     allocatable less what pods other than our Jobs' hold)."""
     return any(amount > free.get(resource, 0) for resource, amount in gpu_requests(pod).items())
+
+
+def holds_gpus_through(pod: Mapping[str, Any], dra: bool) -> bool:
+    """Whether someone else's pod holds GPUs on its node through that allocator: the device plugin's
+    `nvidia.com/*` resources, or (`dra`) ResourceClaims. Ours (the plugin's pods, our Jobs') are not."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    if labels.get(PART_OF_LABEL) == PART_OF:
+        return False
+    if dra:
+        return bool((pod.get("spec") or {}).get("resourceClaims"))
+    return bool(gpu_requests(pod))
+
+
+def to_drain(pods: Sequence[Mapping[str, Any]], old_dra: bool) -> list[tuple[str, str]]:
+    """(namespace, name) of the pods that hold a node's GPUs through the allocator its group leaves:
+    the new one would hand out the same GPUs again (NVIDIA refuses both allocators on one node)."""
+    found = [p for p in pods if holds_gpus_through(p, old_dra)]
+    return sorted((str(p["metadata"].get("namespace")), str(p["metadata"]["name"])) for p in found)

@@ -9,22 +9,30 @@ before our labels let the device plugin land; the node's readiness check lifts i
 also reports the node's GPU health, so a node that degraded since the last run (NotReady,
 plugin not Running, a GPU lost) is drift; `pulumi up --refresh` then puts the gate back and
 starts a new verification round, which the Jobs carry, so that they run again.
+
+A node whose group changes allocator (`allocator: devicePlugin` to `dra`, or back) is gated
+again, and the pods of others that hold its GPUs through the old allocator are evicted (as
+`kubectl drain` does, PodDisruptionBudgets honoured) before the new one hands the same GPUs out;
+its readiness check then proves it under the new one (README, "DRA").
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
-from gpu_nodes.errors import NodeNotFoundError
+from gpu_nodes.errors import NodeNotFoundError, NodeNotReadyError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
+from gpu_nodes.kube.job_status import Evictor, KubernetesEvictor, KubernetesNodePods
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, TaintDict, apply_taints, present
 from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.proof.checklist import degradation, node_taints
-from gpu_nodes.proof.reader import ClusterReader
+from gpu_nodes.proof.jobs import to_drain
+from gpu_nodes.proof.reader import ClusterReader, NodePods
 from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget, target_props
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
 from gpu_nodes.vocabulary import GATE
@@ -32,6 +40,15 @@ from gpu_nodes.vocabulary import GATE
 # What the health check on refresh compares the node with: its target, less the node (another
 # one replaces the resource) and our taints (compared as taints).
 _HEALTH_INPUTS = (*(key for key in TARGET_KEYS if key not in ("node", "taints")), "gpuDevices")
+
+
+# How long a node that changes allocator waits for the pods holding its GPUs through the old one to go.
+DRAIN_SECONDS = 300
+DRAIN_POLL_SECONDS = 2.0
+
+
+def _uses_dra(props: dict[str, Any]) -> bool:
+    return bool(props.get("draGpus"))
 
 
 def _ours(props: dict[str, Any]) -> list[TaintDict]:
@@ -63,14 +80,39 @@ class NodeTaintsProvider(ClusterResourceProvider):
         return DiffResult(changes=changed or bool(olds.get("health")), replaces=replaces, delete_before_replace=True)
 
     def update_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        regate = bool(olds.get("health")) or _gate(olds) != _gate(news)
+        switched = _uses_dra(olds) != _uses_dra(news)
+        regate = bool(olds.get("health")) or _gate(olds) != _gate(news) or switched
         desired = _ours(news) + (_gate(news) if regate else [])
         apply_taints(self._api(news), news["node"], desired, previous=_ours(olds))
+        if switched:
+            self._drain(news, old_dra=_uses_dra(olds))
         verification_round = int(olds.get("round") or 1) + (1 if olds.get("health") else 0)
         return UpdateResult(outs={**news, "round": verification_round, "health": []})
 
     def _view(self, props: dict[str, Any]) -> ClusterReader:
         return cluster_view_from_props(self.cluster_props(props))
+
+    def _pods(self, props: dict[str, Any]) -> tuple[NodePods, Evictor]:
+        api = api_client_from_props(self.cluster_props(props))
+        return KubernetesNodePods(api), KubernetesEvictor(api)
+
+    def _drain(self, props: dict[str, Any], old_dra: bool) -> None:
+        """The node's group changed allocator: with the gate on, evict the pods that hold its GPUs
+        through the old one, and wait until they are gone, before the new one hands the same GPUs out."""
+        node = props["node"]
+        pods, evictor = self._pods(props)
+        old = "NVIDIA's DRA driver" if old_dra else "the device plugin"
+        deadline = time.monotonic() + DRAIN_SECONDS
+        while held := to_drain(pods.on_node(node), old_dra):
+            refused = [f"{ns}/{name}: {why}" for ns, name in held if (why := evictor.evict(ns, name))]
+            if time.monotonic() >= deadline:
+                waiting = refused or [f"{ns}/{name}" for ns, name in held]
+                raise NodeNotReadyError(
+                    f"node {node} changes allocator and stays gated ({GATE}): pods still hold its GPUs through {old} "
+                    f"after {DRAIN_SECONDS}s: {', '.join(waiting)}. Move them off the node (a PodDisruptionBudget may "
+                    "hold them), then run `pulumi up` again"
+                )
+            time.sleep(DRAIN_POLL_SECONDS)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         view = self._view(props)

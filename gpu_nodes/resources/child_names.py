@@ -56,8 +56,8 @@ DEVICE_PLUGIN_CONFIG_CHILD = "device-plugin-config"
 DEVICE_PLUGIN_CHILD = "device-plugin"
 DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD = "device-plugin-service-account"
 VERIFICATION_CHECK_CHILD = "verification-check"
-# Under allocator dra, in place of the device plugin's: NVIDIA's DRA driver's kubelet plugin.
-DRA_PLUGIN_CHILD = "dra-kubelet-plugin"
+# Under allocator dra, in place of the device plugin's: NVIDIA's DRA driver's kubelet plugin, whose
+# DaemonSet is the group's `device-plugin` child all the same (node_builders.py, `deploy_dra_driver`).
 DRA_SERVICE_ACCOUNT_CHILD = "dra-kubelet-plugin-service-account"
 DRA_ROLE_CHILD = "dra-kubelet-plugin-role"
 DRA_ROLE_BINDING_CHILD = "dra-kubelet-plugin-role-binding"
@@ -121,7 +121,7 @@ def group_children(index: int, group: NodeGroupSpec) -> Iterator[Child]:
         yield Child(SERVICE_ACCOUNT, child_name(g, DRA_SERVICE_ACCOUNT_CHILD), f"{key}.name", g)
         yield Child(CLUSTER_ROLE, child_name(g, DRA_ROLE_CHILD), f"{key}.name", g)
         yield Child(CLUSTER_ROLE_BINDING, child_name(g, DRA_ROLE_BINDING_CHILD), f"{key}.name", g)
-        yield Child(DAEMON_SET, child_name(g, DRA_PLUGIN_CHILD), f"{key}.name", g)
+        yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), f"{key}.name", g)
         for gpus in sorted({count for _, count in requests(group)}):
             yield Child(CLAIM_TEMPLATE, child_name(g, claim_template_child(gpus)), f"{key}.name", g)
     else:

@@ -50,7 +50,6 @@ from gpu_nodes.resources.child_names import (
     DEVICE_PLUGIN_CHILD,
     DEVICE_PLUGIN_CONFIG_CHILD,
     DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD,
-    DRA_PLUGIN_CHILD,
     DRA_ROLE_BINDING_CHILD,
     DRA_ROLE_CHILD,
     DRA_SERVICE_ACCOUNT_CHILD,
@@ -237,12 +236,7 @@ def deploy_device_plugin(group: GroupContext, namespace: SharedNamespace, runtim
         opts = children.opts(DEVICE_PLUGIN_CONFIG_CHILD, deleted_with=namespace.deleted_with)
         needs.append(register(config_map, k8s.core.v1.ConfigMap, children.name(DEVICE_PLUGIN_CONFIG_CHILD), opts))
     rollout = rollout_timeout(spec)
-    opts = children.opts(
-        DEVICE_PLUGIN_CHILD,
-        depends_on=needs,
-        deleted_with=namespace.deleted_with,
-        custom_timeouts=pulumi.CustomTimeouts(create=rollout, update=rollout),
-    )
+    opts = children.opts(DEVICE_PLUGIN_CHILD, depends_on=needs, **_allocator_opts(namespace, rollout))
     return DevicePlugin(register(daemonset_manifest(spec), k8s.apps.v1.DaemonSet, children.name(DEVICE_PLUGIN_CHILD), opts))
 
 
@@ -270,16 +264,24 @@ def deploy_dra_driver(group: GroupContext, namespace: SharedNamespace, device_cl
         children.name(DRA_ROLE_BINDING_CHILD),
         children.opts(DRA_ROLE_BINDING_CHILD, depends_on=[role, account]),
     )
-    rollout = rollout_timeout(spec)
-    opts = children.opts(
-        DRA_PLUGIN_CHILD,
-        depends_on=[*namespace.ready, account, binding, *device_classes],
-        deleted_with=namespace.deleted_with,
-        custom_timeouts=pulumi.CustomTimeouts(create=rollout, update=rollout),
-    )
-    return DevicePlugin(
-        register(dra_driver.daemonset_manifest(spec), k8s.apps.v1.DaemonSet, children.name(DRA_PLUGIN_CHILD), opts)
-    )
+    # The group's one GPU allocator DaemonSet is the device plugin's child: a group that changes
+    # allocator replaces it, the old one deleted first (`_allocator_opts`).
+    needs = [*namespace.ready, account, binding, *device_classes]
+    opts = children.opts(DEVICE_PLUGIN_CHILD, depends_on=needs, **_allocator_opts(namespace, rollout_timeout(spec)))
+    manifest = dra_driver.daemonset_manifest(spec)
+    return DevicePlugin(register(manifest, k8s.apps.v1.DaemonSet, children.name(DEVICE_PLUGIN_CHILD), opts))
+
+
+def _allocator_opts(namespace: SharedNamespace, rollout: str) -> dict[str, Any]:
+    """The options of a group's GPU allocator DaemonSet, the device plugin's or the DRA driver's
+    kubelet plugin: one child, replaced when the group changes allocator and deleted before its
+    replacement, since NVIDIA refuses both allocators on one node (and two device plugins take
+    turns on one socket)."""
+    return {
+        "deleted_with": namespace.deleted_with,
+        "custom_timeouts": pulumi.CustomTimeouts(create=rollout, update=rollout),
+        "delete_before_replace": True,
+    }
 
 
 def _plugin_service_account(group: GroupContext, namespace: SharedNamespace) -> k8s.core.v1.ServiceAccount:

@@ -23,8 +23,8 @@ def dra_group(name: str = "h100", **overrides: object) -> dict:
 def test_a_dra_group_runs_the_drivers_kubelet_plugin_and_no_device_plugin():
     run = run_component(dra_group())
     daemonsets = {r.name: r for r in run.of_type(DAEMON_SET)}
-    assert list(daemonsets) == ["h100-dra-kubelet-plugin"], list(daemonsets)
-    labels = daemonsets["h100-dra-kubelet-plugin"].inputs["spec"]["template"]["metadata"]["labels"]
+    assert list(daemonsets) == ["h100-device-plugin"], list(daemonsets)
+    labels = daemonsets["h100-device-plugin"].inputs["spec"]["template"]["metadata"]["labels"]
     assert labels["app.kubernetes.io/name"] == DRA_APP_NAME, labels
 
 
