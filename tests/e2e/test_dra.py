@@ -61,7 +61,8 @@ def stack_config() -> dict:
     }
     groups = [
         {"name": "dra", "allocator": "dra", "nodes": nodes(DRA_NODES), **common},
-        {"name": "plugin", "nodes": nodes([PLUGIN_NODE]), **common},
+        # On the CDI path, so that the same machine suits both allocators when the group changes to dra.
+        {"name": "plugin", "gpuAccess": "cdi", "nodes": nodes([PLUGIN_NODE]), **common},
     ]
     return {
         "kubernetes:kubeconfig": str(STATE / "cluster/kubeconfig"),
@@ -97,8 +98,7 @@ def settles(check: Callable[[], bool], seconds: float = 30) -> bool:
 @pytest.fixture(scope="module")
 def dra(local: LocalEnv) -> Iterator[LocalEnv]:
     local.run("tools/cluster/up.sh", "--nodes", "17", timeout=600)
-    local.run("tools/fakehost/up.sh", "--dra", *DRA_NODES)
-    local.run("tools/fakehost/up.sh", PLUGIN_NODE)
+    local.run("tools/fakehost/up.sh", "--dra", *DRA_NODES, PLUGIN_NODE)
     local.kubectl("annotate", "node", SHORT_NODE, f"{HIDDEN}=1", "--overwrite")
     shutil.rmtree(STATE / "e2e-dra", ignore_errors=True)
     pulumi(local, "stack", "init", check=False)
@@ -190,6 +190,33 @@ def test_a_gpu_gone_from_a_slice_is_drift_that_up_refresh_gates(dra: LocalEnv):
     dra.kubectl("annotate", "node", DRIFTING_NODE, f"{HIDDEN}-")
     pulumi(dra, "up", "--refresh", "--yes", "--skip-preview", timeout=1200)
     assert not gated(dra, DRIFTING_NODE), dra.explain(f"{DRIFTING_NODE} is still gated")
+
+
+def test_a_group_that_changes_to_dra_sheds_the_pods_holding_its_gpus_and_is_proven_again(dra: LocalEnv):
+    tenant = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "tenant-trainer", "namespace": "default"},
+        "spec": {
+            "nodeName": PLUGIN_NODE,
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "containers": [{"name": "train", "image": "busybox:1.36", "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+        },
+    }
+    dra.run("kubectl", "apply", "-f", "-", stdin=json.dumps(tenant))
+    assert settles(lambda: dra.kubectl_json("get", "pod", "tenant-trainer")["status"].get("phase") == "Running")
+    settings = yaml.safe_load(STACK_FILE.read_text())
+    settings["config"]["gpu-nodes:nodeGroups"][1]["allocator"] = "dra"
+    STACK_FILE.write_text(yaml.safe_dump(settings, sort_keys=True))
+
+    pulumi(dra, "up", "--yes", "--skip-preview", timeout=1200)
+
+    assert dra.kubectl("get", "pod", "tenant-trainer", check=False).returncode != 0, "the tenant's pod was not evicted"
+    assert not gated(dra, PLUGIN_NODE), dra.explain(f"{PLUGIN_NODE} is still gated")
+    pods = dra.kubectl_json("get", "pods", "-n", NAMESPACES["plugins"], "--field-selector", f"spec.nodeName={PLUGIN_NODE}")
+    names = {p["metadata"]["labels"].get("app.kubernetes.io/name") for p in pods["items"]}
+    assert names == {"dra-driver-nvidia-gpu"}, f"{PLUGIN_NODE}: plugin pods {names}"
+    assert len(slices_of(dra, PLUGIN_NODE)) == 1, slices_of(dra, PLUGIN_NODE)
 
 
 def test_destroy_leaves_no_plugin_slice_class_claim_or_gate(dra: LocalEnv):

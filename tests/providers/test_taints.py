@@ -143,3 +143,82 @@ def test_a_change_of_the_nodes_target_is_work_not_only_state(key):
     olds = {**props(GPU), "round": 1, "health": []}
     news = {**props(GPU), key: [DEDICATED] if key == "taints" else "changed"}
     assert NodeTaintsProvider().diff_own("n1", olds, news).changes, key
+
+
+# --- a node whose group changes allocator ------------------------------------------------------
+
+
+def tenant_pod(name: str, gpus: int = 0, claims: bool = False, node_name: str = "n1") -> dict:
+    """Someone else's pod on the node: with `gpus` nvidia.com/gpu, or GPUs through ResourceClaims."""
+    resources = {"limits": {"nvidia.com/gpu": str(gpus)}} if gpus else {}
+    spec: dict = {"nodeName": node_name, "containers": [{"name": "work", "resources": resources}]}
+    if claims:
+        spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "h100-1gpu"}]
+    return {"metadata": {"name": name, "namespace": "team-a", "labels": {}}, "spec": spec, "status": {"phase": "Running"}}
+
+
+class FakeEvictor:
+    """The Eviction API over the fake cluster: an accepted eviction removes the pod; `refuse` names pods a
+    PodDisruptionBudget holds."""
+
+    def __init__(self, cluster: FakeCluster, refuse: set[str] = frozenset()) -> None:
+        self.cluster, self.refuse, self.evicted = cluster, refuse, []
+
+    def evict(self, namespace: str, name: str) -> str | None:
+        if name in self.refuse:
+            return "eviction refused (HTTP 429 Too Many Requests)"
+        self.evicted.append(name)
+        self.cluster.pod_list = [p for p in self.cluster.pod_list if p["metadata"]["name"] != name]
+        return None
+
+
+@pytest.fixture
+def evictor(cluster, monkeypatch) -> FakeEvictor:
+    made = FakeEvictor(cluster)
+    monkeypatch.setattr(taints_module.NodeTaintsProvider, "_pods", lambda self, props: (cluster, made))
+    monkeypatch.setattr(taints_module, "DRAIN_POLL_SECONDS", 0.0)
+    return made
+
+
+def test_a_node_that_changes_to_dra_sheds_the_pods_holding_gpus_through_the_device_plugin(cluster, evictor):
+    provider = NodeTaintsProvider()
+    created = provider.create(props(GPU))
+    taints_on(cluster).remove(GATE_TAINT)  # opened
+    cluster.pod_list += [tenant_pod("trainer", gpus=2), tenant_pod("web"), tenant_pod("claimer", claims=True)]
+
+    provider.update("n1", created.outs, dra_props(GPU))
+
+    assert evictor.evicted == ["trainer"], evictor.evicted
+    assert GATE_TAINT in taints_on(cluster), "a node that changes allocator must be gated again"
+
+
+def test_a_node_that_leaves_dra_sheds_the_pods_holding_gpus_through_claims(cluster, evictor):
+    provider = NodeTaintsProvider()
+    created = provider.create(dra_props(GPU))
+    cluster.pod_list += [tenant_pod("trainer", gpus=2), tenant_pod("claimer", claims=True)]
+
+    provider.update("n1", created.outs, props(GPU))
+
+    assert evictor.evicted == ["claimer"], evictor.evicted
+
+
+def test_a_pod_a_disruption_budget_holds_keeps_the_node_gated_and_is_named(cluster, evictor, monkeypatch):
+    monkeypatch.setattr(taints_module, "DRAIN_SECONDS", 0)
+    evictor.refuse = {"trainer"}
+    provider = NodeTaintsProvider()
+    created = provider.create(props(GPU))
+    cluster.pod_list.append(tenant_pod("trainer", gpus=1))
+
+    with pytest.raises(GpuNodesError, match=r"team-a/trainer: eviction refused \(HTTP 429"):
+        provider.update("n1", created.outs, dra_props(GPU))
+    assert GATE_TAINT in taints_on(cluster), "the node must stay gated"
+
+
+def test_the_same_allocator_evicts_nothing(cluster, evictor):
+    provider = NodeTaintsProvider()
+    created = provider.create(props(GPU))
+    cluster.pod_list.append(tenant_pod("trainer", gpus=1))
+
+    provider.update("n1", created.outs, props(GPU, DEDICATED))
+
+    assert evictor.evicted == [], evictor.evicted
