@@ -57,6 +57,12 @@ def wait_until(local: LocalEnv, what: str, check: Callable[[], bool], timeout: f
         time.sleep(1)
 
 
+def gpu_slices_on(local: LocalEnv, nodes: list[str]) -> list[str]:
+    """The names of the ResourceSlices of driver gpu.nvidia.com that name one of `nodes`."""
+    found = local.kubectl_json("get", "resourceslices", "--field-selector", "spec.driver=gpu.nvidia.com")["items"]
+    return [s["metadata"]["name"] for s in found if s["spec"].get("nodeName") in nodes]
+
+
 def stack_up(local: LocalEnv) -> None:
     local.pulumi("up", "--refresh", "--yes", "--skip-preview", timeout=900)
     assert local.pulumi("preview", "--expect-no-changes", check=False).returncode == 0, "preview shows changes after up"
@@ -111,12 +117,15 @@ def test_nvidias_dra_kubelet_plugin_on_our_nodes_stops_the_run_naming_it(deploye
             assert words in output, deployed.explain(f"the stop does not say {words!r}", stopped)
     finally:
         deployed.run("kubectl", "delete", "namespace", DRA_NAMESPACE, "--ignore-not-found", "--wait", check=False)
+    # Its slices outlive it by kubelet's grace period, as on a real node (tools/cluster/README.md, "DRA").
+    wait_until(deployed, "the DRA driver's slices to go", lambda: not gpu_slices_on(deployed, NODES), timeout=90)
     stack_up(deployed)
 
 
 def test_a_gpu_resource_slice_for_our_node_stops_the_run_naming_node_and_slice(deployed):
     """A ResourceSlice of driver gpu.nvidia.com for one of our nodes (what the DRA driver's `gpus`
-    container publishes; nothing publishes one on kwok, so the test writes it): `pulumi up` stops
+    container publishes; the test writes one of its own, which the local cluster's registrar leaves
+    alone): `pulumi up` stops
     naming the slice and the node. The API server serves resource.k8s.io/v1 (Kubernetes 1.34+)."""
     versions = json.loads(deployed.kubectl("get", "--raw", "/apis/resource.k8s.io").stdout)
     assert "v1" in [v["version"] for v in versions["versions"]], versions
