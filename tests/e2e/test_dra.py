@@ -116,7 +116,8 @@ def dra(local: LocalEnv) -> Iterator[LocalEnv]:
 
 
 def test_up_proves_the_whole_dra_nodes_and_keeps_the_short_one_gated_naming_its_gpu(dra: LocalEnv):
-    result = pulumi(dra, "up", "--yes", "--skip-preview", check=False, timeout=1200)
+    # --continue-on-error: the short node's failure would otherwise end the run before the others are proven.
+    result = pulumi(dra, "up", "--yes", "--skip-preview", "--continue-on-error", check=False, timeout=1200)
 
     assert result.returncode != 0, dra.explain("up passed with a node whose slice lists 3 of its 4 GPUs", result)
     failed = {name for name in failed_resources(result.stdout) if name.endswith("-readiness")}
@@ -124,7 +125,7 @@ def test_up_proves_the_whole_dra_nodes_and_keeps_the_short_one_gated_naming_its_
     assert SHORT_NODE in result.stdout and last_gpu(SHORT_NODE) in result.stdout, dra.explain("the missing GPU", result)
     assert gated(dra, SHORT_NODE), dra.explain(f"{SHORT_NODE} is not gated")
     for node in [n for n in DRA_NODES if n != SHORT_NODE] + [PLUGIN_NODE]:
-        assert not gated(dra, node), dra.explain(f"{node} is still gated")
+        assert not gated(dra, node), dra.explain(f"{node} is still gated", result)
 
 
 def test_the_dra_nodes_run_the_drivers_kubelet_plugin_and_no_device_plugin(dra: LocalEnv):
