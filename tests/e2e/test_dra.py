@@ -62,7 +62,14 @@ def stack_config() -> dict:
     groups = [
         {"name": "dra", "allocator": "dra", "nodes": nodes(DRA_NODES), **common},
         # On the CDI path, so that the same machine suits both allocators when the group changes to dra.
-        {"name": "plugin", "gpuAccess": "cdi", "nodes": nodes([PLUGIN_NODE]), **common},
+        {
+            "name": "plugin",
+            "gpuAccess": "cdi",
+            "nodes": nodes([PLUGIN_NODE]),
+            **common,
+            # Where the fake machines keep the hook program (preflight's `cdi` check names it).
+            "devicePlugin": {"namespace": NAMESPACES["plugins"], "cdiHookPath": "/usr/local/sbin/nvidia-ctk"},
+        },
     ]
     return {
         "kubernetes:kubeconfig": str(STATE / "cluster/kubeconfig"),
