@@ -221,14 +221,19 @@ def _claimed_priority_class(
     return register_claimed(manifest, k8s.scheduling.v1.PriorityClass, group.children, child, claim, group.cluster)
 
 
-def deploy_device_plugin(group: GroupContext, namespace: SharedNamespace, runtime_class: pulumi.Resource | None) -> DevicePlugin:
+def deploy_device_plugin(
+    group: GroupContext,
+    namespace: SharedNamespace,
+    runtime_class: pulumi.Resource | None,
+    after: Sequence[pulumi.Resource] = (),
+) -> DevicePlugin:
     """The device plugin DaemonSet, after its ServiceAccount, its ConfigMap (when its settings
-    need one), its namespace and the RuntimeClass its pods name."""
+    need one), its namespace, the RuntimeClass its pods name and `after`."""
     # Destroying the stack deletes the namespaces, and the cluster deletes what is in them: the
     # engine need not delete (and wait for) each object first. Removing only a group still
     # deletes its objects one by one.
     children, spec = group.children, group.spec
-    needs: list[pulumi.Resource] = [*namespace.ready, *([runtime_class] if runtime_class is not None else [])]
+    needs: list[pulumi.Resource] = [*namespace.ready, *([runtime_class] if runtime_class is not None else []), *after]
     # The ServiceAccount admission plugin refuses a pod that names an account not there yet.
     needs.append(_plugin_service_account(group, namespace))
     config_map = config_map_manifest(spec)
@@ -240,10 +245,15 @@ def deploy_device_plugin(group: GroupContext, namespace: SharedNamespace, runtim
     return DevicePlugin(register(daemonset_manifest(spec), k8s.apps.v1.DaemonSet, children.name(DEVICE_PLUGIN_CHILD), opts))
 
 
-def deploy_dra_driver(group: GroupContext, namespace: SharedNamespace, device_classes: Sequence[pulumi.Resource]) -> DevicePlugin:
+def deploy_dra_driver(
+    group: GroupContext,
+    namespace: SharedNamespace,
+    device_classes: Sequence[pulumi.Resource],
+    after: Sequence[pulumi.Resource] = (),
+) -> DevicePlugin:
     """Under allocator dra, in place of the device plugin: NVIDIA's DRA driver's kubelet plugin on
     the group's nodes (gpu_nodes/manifests/dra_driver.py), after its ServiceAccount, the RBAC it
-    publishes ResourceSlices with, its namespace and the stack's DeviceClasses."""
+    publishes ResourceSlices with, its namespace, the stack's DeviceClasses and `after`."""
     children, spec = group.children, group.spec
     account_opts = children.opts(DRA_SERVICE_ACCOUNT_CHILD, depends_on=namespace.ready, deleted_with=namespace.deleted_with)
     account = register(
@@ -266,7 +276,7 @@ def deploy_dra_driver(group: GroupContext, namespace: SharedNamespace, device_cl
     )
     # The group's one GPU allocator DaemonSet is the device plugin's child: a group that changes
     # allocator replaces it, the old one deleted first (`_allocator_opts`).
-    needs = [*namespace.ready, account, binding, *device_classes]
+    needs = [*namespace.ready, account, binding, *device_classes, *after]
     opts = children.opts(DEVICE_PLUGIN_CHILD, depends_on=needs, **_allocator_opts(namespace, rollout_timeout(spec)))
     manifest = dra_driver.daemonset_manifest(spec)
     return DevicePlugin(register(manifest, k8s.apps.v1.DaemonSet, children.name(DEVICE_PLUGIN_CHILD), opts))

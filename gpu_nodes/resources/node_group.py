@@ -103,10 +103,12 @@ class GpuNodeGroup(pulumi.ComponentResource):
         before_nodes = [plugin_namespace.resource, verification_namespace.resource, *args.before_nodes]
         nodes = prepare_nodes(group, ssh_key, before_nodes)
         priority = claim_priority_classes(group, args.stack_label)
+        # The allocator comes after the coexistence check too: a group that changes allocator has its old
+        # plugin deleted first, and the check must find the node's GPUs still explained by it.
         if args.spec.uses_dra:
-            plugin = deploy_dra_driver(group, plugin_namespace, args.device_classes)
+            plugin = deploy_dra_driver(group, plugin_namespace, args.device_classes, args.before_nodes)
         else:
-            plugin = deploy_device_plugin(group, plugin_namespace, args.runtime_class)
+            plugin = deploy_device_plugin(group, plugin_namespace, args.runtime_class, args.before_nodes)
         verification = run_verification(group, verification_namespace, args.runtime_class, nodes, plugin, priority)
         proven = prove_nodes(group, nodes, plugin, verification)
         self.nodes = pulumi.Output.from_input({p.node.name: node_report(args.spec, p) for p in proven})
