@@ -56,8 +56,7 @@ def _started(key: ViewKey, nodes: ClusterView | None, slices: ClusterView | None
     """The view under `key`, created and started if there is none yet. Under the lock."""
     view = _views.get(key)
     if view is None:
-        # Only a DRA group's view is given slices: the tests' connect takes no more than it needs.
-        view = connect(*key, nodes, slices=slices) if slices is not None else connect(*key, nodes)
+        view = connect(*key, nodes, slices)
         view.start()
         _views[key] = view
     return view

@@ -82,8 +82,14 @@ def unschedulable(message: str) -> dict[str, Any]:
 def api(monkeypatch) -> Iterator[FakeApi]:
     api = FakeApi()
 
-    def connect(kubeconfig: str | None, context: str | None, selector: str | None, nodes: ClusterView | None) -> ClusterView:
-        return api.view(selector, nodes)
+    def connect(
+        kubeconfig: str | None,
+        context: str | None,
+        selector: str | None,
+        nodes: ClusterView | None,
+        slices: ClusterView | None = None,
+    ) -> ClusterView:
+        return api.view(selector, nodes, slices)
 
     monkeypatch.setattr(shared_views, "connect", connect)
     for spec in (OURS, THEIRS):
