@@ -88,6 +88,14 @@ write_config() {
   if [ -n "${GPU_NODES_FEATURE_GATES:-}" ]; then
     printf '  kubeFeatureGates: "%s"\n' "$GPU_NODES_FEATURE_GATES" >> "$CONFIG.tmp"
   fi
+  # One controller manager and one scheduler, so no leader election. With it on (the default,
+  # for replicated control planes), either exits when the API server is slow to renew its lease
+  # ("leaderelection lost", kube-controller-manager's controllermanager.go), and kwokctl's binary
+  # runtime, unlike kubelet for kubeadm's static pods, never restarts it: seen with ten stacks'
+  # drift at once on 1000 nodes, after which no Job or DaemonSet could finish deleting.
+  printf '%s\n' "componentsPatches:" \
+    "- name: kube-controller-manager" "  extraArgs:" "  - key: leader-elect" '    value: "false"' \
+    "- name: kube-scheduler" "  extraArgs:" "  - key: leader-elect" '    value: "false"' >> "$CONFIG.tmp"
   mv -f "$CONFIG.tmp" "$CONFIG"
 }
 write_stages() {
