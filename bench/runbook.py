@@ -25,7 +25,7 @@ from typing import Any
 
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.config.stack import StackSpec
-from gpu_nodes.manifests.device_plugin import config_map_manifest, daemonset_manifest
+from gpu_nodes.manifests.device_plugin import config_map_manifest, daemonset_manifest, service_account_manifest
 from gpu_nodes.manifests.namespaces import namespace_levels, namespace_manifest
 from gpu_nodes.manifests.priority_class import priority_class_manifest, verification_priority_class_manifest
 from gpu_nodes.manifests.runtime_class import runtime_class_manifest
@@ -97,8 +97,9 @@ class Runbook:
         ]
 
     def plugin_objects(self) -> list[dict[str, Any]]:
+        # The ServiceAccount the plugin's pods run as: without it the DaemonSet makes no pod.
         config_map = config_map_manifest(self.group)
-        return [*([config_map] if config_map else []), daemonset_manifest(self.group)]
+        return [service_account_manifest(self.group), *([config_map] if config_map else []), daemonset_manifest(self.group)]
 
     def preflight(self, nodes: Sequence[str]) -> None:
         group: NodeGroupSpec = self.group

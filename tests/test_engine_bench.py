@@ -108,3 +108,16 @@ def test_stack_config_without_preflight_names_the_nodes_only():
 def test_checkpoints_are_skipped_only_when_asked():
     assert engine_settings(skip_checkpoints=False) == {}
     assert engine_settings(skip_checkpoints=True) == {"PULUMI_SKIP_CHECKPOINTS": "true"}
+
+
+def test_the_runbook_applies_the_service_account_its_daemonset_runs_as():
+    from bench.runbook import Runbook
+    from gpu_nodes.config.stack import parse_stack
+    from tools.local.stack_config import node_groups, select_hosts
+
+    groups = node_groups(select_hosts(1, preflight=False), "bench-gpu", 4, 600, preflight=False)
+    runbook = Runbook(parse_stack(groups), {}, Path("key"), Path("known_hosts"))
+    objects = {(o["kind"], o["metadata"]["name"]): o for o in runbook.plugin_objects()}
+    daemonset = next(o for (kind, _), o in objects.items() if kind == "DaemonSet")
+    account = daemonset["spec"]["template"]["spec"]["serviceAccountName"]
+    assert ("ServiceAccount", account) in objects, f"runbook applies {sorted(objects)}, not the DaemonSet's {account}"
