@@ -128,6 +128,20 @@ class FakeApi:
         }
         # The selector of each view made, in order: None for the view of the Nodes.
         self.connected: list[str | None] = []
+        # What each call of `connect` was given: kubeconfig, context and selector.
+        self.connections: list[tuple[str | None, str | None, str | None]] = []
+
+    def connect(
+        self,
+        kubeconfig: str | None,
+        context: str | None,
+        selector: str | None,
+        nodes: ClusterView | None,
+        slices: ClusterView | None = None,
+    ) -> ClusterView:
+        """The stand-in for `shared_views.connect`, taking what it takes."""
+        self.connections.append((kubeconfig, context, selector))
+        return self.view(selector, nodes, slices)
 
     def view(
         self, selector: str | None, nodes: ClusterView | None = None, slices: ClusterView | None = None, **options: Any

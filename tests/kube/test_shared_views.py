@@ -48,20 +48,8 @@ def api() -> FakeApi:
 
 @pytest.fixture
 def fake_connect(monkeypatch, api) -> Iterator[list[tuple[str | None, str | None, str | None]]]:
-    made: list[tuple[str | None, str | None, str | None]] = []
-
-    def connect(
-        kubeconfig: str | None,
-        context: str | None,
-        selector: str | None,
-        nodes: ClusterView | None,
-        slices: ClusterView | None = None,
-    ) -> ClusterView:
-        made.append((kubeconfig, context, selector))
-        return api.view(selector, nodes, slices)
-
-    monkeypatch.setattr(shared_views, "connect", connect)
-    yield made
+    monkeypatch.setattr(shared_views, "connect", api.connect)
+    yield api.connections
     shared_views.forget_shared_views()
 
 

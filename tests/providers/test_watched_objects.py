@@ -81,17 +81,7 @@ def unschedulable(message: str) -> dict[str, Any]:
 @pytest.fixture
 def api(monkeypatch) -> Iterator[FakeApi]:
     api = FakeApi()
-
-    def connect(
-        kubeconfig: str | None,
-        context: str | None,
-        selector: str | None,
-        nodes: ClusterView | None,
-        slices: ClusterView | None = None,
-    ) -> ClusterView:
-        return api.view(selector, nodes, slices)
-
-    monkeypatch.setattr(shared_views, "connect", connect)
+    monkeypatch.setattr(shared_views, "connect", api.connect)
     for spec in (OURS, THEIRS):
         for node in spec.nodes:
             api.kinds["nodes"].put(gpu_node(spec, node.name))
