@@ -7,6 +7,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 
+import gpu_nodes
 from gpu_nodes import errors
 from gpu_nodes.errors import (
     ClaimError,
@@ -106,3 +107,9 @@ def test_a_fleet_file_error_reads_as_before():
     error = FleetError("fleet.yaml", ["owner: got 'c'; expected one of the stacks: a, b"])
     assert str(error) == "fleet.yaml: invalid fleet file:\n  - owner: got 'c'; expected one of the stacks: a, b"
     assert error.problems == ["owner: got 'c'; expected one of the stacks: a, b"]
+
+
+@pytest.mark.parametrize("error", [GpuNodesError, *KINDS], ids=lambda error: error.__name__)
+def test_the_root_and_each_kind_are_exported_by_the_package(error):
+    assert getattr(gpu_nodes, error.__name__, None) is error, f"gpu_nodes does not export {error.__name__}"
+    assert error.__name__ in gpu_nodes.__all__, f"{error.__name__} is missing from gpu_nodes.__all__"
