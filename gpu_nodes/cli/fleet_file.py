@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,10 @@ from typing import Any
 import yaml
 
 from gpu_nodes.config.checks import is_shell_name
-from gpu_nodes.config.fields import LIST, OBJECT, STRING, Setting, setting, settings
+from gpu_nodes.config.fields import LIST, OBJECT, STRING, setting, settings
 from gpu_nodes.config.node_group import NodeGroupSpec
-from gpu_nodes.config.reading import Fields, Problems, Section, Undisclosed, unknown_key
+from gpu_nodes.config.problems import Problem, Problems, Undisclosed
+from gpu_nodes.config.reading import Fields, cross_check, read_fields, unknown_key
 from gpu_nodes.config.stack import (
     ARGUMENTS,
     IMAGE_PULL_SECRET,
@@ -62,6 +64,11 @@ class SecretSource:
     file: str | None = None
     env: str | None = None
 
+    @property
+    def written(self) -> dict[str, str]:
+        """As the fleet file writes it: `{file: PATH}` or `{env: NAME}`."""
+        return {"file": self.file} if self.file is not None else {"env": self.env or ""}
+
     def read(self) -> str:
         """The value, checked for its shape (an SSH key, a registry login) by its length only."""
         if self.file is not None:
@@ -83,6 +90,106 @@ class SecretSource:
         return value
 
 
+def _read_config(problems: Problems, where: str, raw: dict[str, Any] | None) -> dict[str, Any]:
+    config = {}
+    for key, value in (raw or {}).items():
+        at = f"{where}.{key}"
+        if not isinstance(key, str) or not CONFIG_KEY.match(key):
+            problems.add(at, value, "not a stack setting; expected <namespace>:<name>, such as kubernetes:kubeconfig")
+        elif key in DERIVED:
+            problems.add(at, value, "set by the command for each stack; list the groups under nodeGroups")
+        elif key in SECRET_KEYS:
+            # Its value is a secret all the same: named by its length only.
+            shown = Undisclosed(len(value)) if isinstance(value, str) else value
+            problems.add(at, shown, "a secret; name where to read it under secrets ({file: PATH} or {env: NAME})")
+        elif key.startswith(f"{NAMESPACE}:") and key not in CONFIG_KEYS:
+            problems.add(at, value, unknown_key(key, CONFIG_KEYS, prefix=f"{NAMESPACE}:"))
+        elif key in _TYPED and value is not None and not _TYPED[key].kind.accepts(value):
+            problems.add(at, value, f"expected {_TYPED[key].kind.text}")
+        else:
+            config[key] = value
+    return config
+
+
+def _read_secrets(problems: Problems, name: str, raw: dict[str, Any] | None) -> tuple[SecretSource, ...]:
+    sources = []
+    for key, where in sorted((raw or {}).items(), key=lambda item: str(item[0])):
+        at = f"{name}.{key}"
+        if not isinstance(key, str) or not CONFIG_KEY.match(key):
+            problems.add(at, where, "not a stack setting; expected <namespace>:<name>")
+        elif key.startswith(f"{NAMESPACE}:") and key not in SECRET_KEYS:
+            not_secret = "not a secret: put it under config"
+            problems.add(at, where, not_secret if key in CONFIG_KEYS else unknown_key(key, sorted(SECRET_KEYS), f"{NAMESPACE}:"))
+        elif (source := _read_source(problems, at, key, where)) is not None:
+            sources.append(source)
+    return tuple(sources)
+
+
+def _read_source(problems: Problems, at: str, key: str, where: Any) -> SecretSource | None:
+    """`{file: PATH}` or `{env: NAME}`: its shape now; whether the file or variable exists, when it is read."""
+    expected = "expected {file: PATH} or {env: NAME}"
+    if not isinstance(where, dict):
+        problems.add(at, where, expected)
+        return None
+    before = len(problems)
+    fields = Fields(problems, at, where, ("file", "env"))
+    file, env = fields.get("file", None, STRING), fields.get("env", None, STRING)
+    fields.check("file", file, bool, "expected the path of the file that holds it")
+    fields.check("env", env, is_shell_name, "expected an environment variable's name: letters, digits and _, not a digit first")
+    if len(problems) == before and (file is None) == (env is None):
+        problems.add(at, where, f"{expected}, one of them")
+    return SecretSource(key, file=file, env=env) if len(problems) == before else None
+
+
+def _read_stacks(problems: Problems, key: str, raw: dict[Any, Any] | None) -> dict[str, tuple[str, ...]] | None:
+    """Stack name -> groups, as written; None when not given (one stack per group: `_stacks_or_one_per_group`)."""
+    if raw is None:
+        return None
+    if not raw:
+        problems.add(key, raw, "expected a mapping of stack name to its groups, such as rack-a: [a100]")
+        return {}
+    stacks: dict[str, tuple[str, ...]] = {}
+    for name, members in raw.items():
+        if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
+            problems.add(f"{key}.{name}", members, "expected a list of group names")
+        elif not STACK_NAME.match(str(name)):
+            problems.problems.append(
+                f"{key}: got stack name {name!r}; Pulumi takes 1 to 100 letters, digits, hyphens, underscores or periods"
+            )
+        else:
+            stacks[str(name)] = tuple(members)
+    return stacks
+
+
+def _group_names(node_groups: list[Any]) -> list[str]:
+    """The groups' names as written (the stack reader names a group without one)."""
+    return [g["name"] for g in node_groups if isinstance(g, dict) and isinstance(g.get("name"), str)]
+
+
+def _stacks_or_one_per_group(fleet: FleetFileSpec) -> dict[str, tuple[str, ...]]:
+    return fleet.stacks if fleet.stacks is not None else {name: (name,) for name in _group_names(fleet.node_groups)}
+
+
+def _placement_problems(fleet: FleetFileSpec) -> Iterator[Problem]:
+    """Each group in exactly one stack."""
+    groups = _group_names(fleet.node_groups)
+    placed: dict[str, str] = {}
+    for name, members in fleet.stacks.items():
+        for group in members:
+            if group not in groups:
+                yield Problem(f"stacks.{name}", group, f"expected a group under nodeGroups: {', '.join(groups)}")
+            elif group in placed:
+                yield Problem(
+                    f"stacks.{name}", group, f"a group has one stack, and {group!r} is already in stack {placed[group]!r}"
+                )
+            placed.setdefault(group, name)
+    for index, written in enumerate(fleet.node_groups):
+        group_name = written.get("name") if isinstance(written, dict) else None
+        if isinstance(group_name, str) and group_name not in placed:
+            stacks = ", ".join(fleet.stacks)
+            yield Problem(f"nodeGroups[{index}].name", group_name, f"in no stack; add it to one of {stacks}")
+
+
 @dataclass(frozen=True)
 class FleetFileSpec:
     """The fleet file's keys, declared as stack config's are (README, "The fleet command")."""
@@ -102,6 +209,7 @@ class FleetFileSpec:
         "the stack that creates what the stacks share",
         default=None,
         default_text="the first stack",
+        complete=lambda fleet: fleet.owner if fleet.owner is not None else next(iter(_stacks_or_one_per_group(fleet)), None),
     )
     config: dict[str, Any] = setting(
         "config",
@@ -111,6 +219,7 @@ class FleetFileSpec:
         "not `gpu-nodes:nodeGroups`, and no secret",
         default=None,
         default_text="none",
+        parse=_read_config,
     )
     secrets: tuple[SecretSource, ...] = setting(
         "secrets",
@@ -119,6 +228,7 @@ class FleetFileSpec:
         "secret stack settings, and where to read each: `{file: PATH}` or `{env: NAME}`",
         default=None,
         default_text="none",
+        parse=_read_secrets,
     )
     node_groups: list[Any] = setting("nodeGroups", LIST, "list", "the groups, as `gpu-nodes:nodeGroups` spells them")
     stacks: dict[str, tuple[str, ...]] = setting(
@@ -128,7 +238,25 @@ class FleetFileSpec:
         "stack name: its groups' names",
         default=None,
         default_text="one stack per group, named after it",
+        parse=_read_stacks,
+        complete=_stacks_or_one_per_group,
     )
+
+    def cross_checks(self) -> Iterator[Problem]:
+        for source in self.secrets:
+            if source.key in self.config:
+                yield Problem(f"secrets.{source.key}", source.written, "also under config; give it once")
+        yield from _placement_problems(self)
+        if self.owner is not None and self.owner not in self.stacks:
+            yield Problem("owner", self.owner, f"expected one of the stacks: {', '.join(self.stacks)}")
+        if len(self.stacks) > 1 and IMAGE_PULL_SECRET.key in {s.key for s in self.secrets}:
+            # README, "Several stacks on one cluster": each stack would create the pull Secret
+            # gpu-nodes-pull in the shared namespaces, and the second one's claim refuses it.
+            yield Problem(
+                f"secrets.{IMAGE_PULL_SECRET.key}",
+                next(s.written for s in self.secrets if s.key == IMAGE_PULL_SECRET.key),
+                "a private registry across stacks is not supported yet",
+            )
 
 
 @dataclass(frozen=True)
@@ -168,53 +296,35 @@ def load_fleet(path: Path) -> Fleet:
 
 
 def read_fleet(path: Path, raw: Any) -> Fleet:
-    """The fleet, checked whole: every mistake in one error, before any stack runs."""
+    """The fleet, checked whole: the fleet file's own keys first, then its groups as stack config."""
     refuse_unless_mapping(path, raw, FleetFileSpec)
     problems = Problems()
-    section = Section(
-        problems,
-        "",
-        raw,
-        FleetFileSpec,
-        hooks={
-            "config": lambda sec, s: _read_config(sec.problems, sec.fields.read(s)),
-            "secrets": lambda sec, s: _read_secrets(sec.problems, sec.fields.read(s), sec["config"]),
-            "node_groups": lambda sec, s: sec.fields.raw.get(s.key),
-            "stacks": _read_stacks,
-        },
-    )
-    config, secrets, groups = section["config"], section["secrets"], section["node_groups"]
+    spec = read_fields(problems, "", raw, FleetFileSpec)
+    if spec is None:
+        raise FleetError(path, problems.problems)
+    cross_check(problems, "", spec)
     stack: StackSpec | None = None
     try:
         # A secret's source stands in for its value: the reader only asks whether it is given.
-        given = {**{key: value for key, value in config.items() if key in DECLARED_KEYS}, **{s.key: s for s in secrets}}
-        stack = read_stack({**given, NODE_GROUPS.key: groups})
+        given = {**{key: value for key, value in spec.config.items() if key in DECLARED_KEYS}, **{s.key: s for s in spec.secrets}}
+        stack = read_stack({**given, NODE_GROUPS.key: spec.node_groups})
     except ConfigError as error:
-        problems.problems += [_in_fleet_words(p, secrets) for p in error.problems]
-    stacks = section["stacks"]
-    owner = section["owner"] if section["owner"] is not None else next(iter(stacks), None)
-    if stacks and isinstance(owner, str) and owner not in stacks:
-        problems.add("owner", owner, f"expected one of the stacks: {', '.join(stacks)}")
-    if len(stacks) > 1 and IMAGE_PULL_SECRET.key in {s.key for s in secrets}:
-        # README, "Several stacks on one cluster": each stack would create the pull Secret
-        # gpu-nodes-pull in the shared namespaces, and the second one's claim refuses it.
-        problems.problems.append(f"secrets.{IMAGE_PULL_SECRET.key}: a private registry across stacks is not supported yet")
-    program = section["program"]
-    program_dir = (path.parent / Path(program or ".").expanduser()).resolve()
-    if program is not None and not (program_dir / "Pulumi.yaml").is_file():
-        problems.add("program", program, f"{program_dir} has no Pulumi.yaml")
-    if problems or stack is None or not isinstance(owner, str):
+        problems.problems += [_in_fleet_words(p, spec.secrets) for p in error.problems]
+    program_dir = (path.parent / Path(spec.program).expanduser()).resolve()
+    if not (program_dir / "Pulumi.yaml").is_file():
+        problems.add("program", spec.program, f"{program_dir} has no Pulumi.yaml")
+    if problems or stack is None or spec.owner is None:
         raise FleetError(path, problems.problems)
     return Fleet(
         path=path,
         program=program_dir,
-        groups=tuple(groups),
+        groups=tuple(spec.node_groups),
         specs=stack.node_groups,
         stack=stack,
-        stacks=stacks,
-        owner=owner,
-        config=config,
-        secrets=secrets,
+        stacks=spec.stacks,
+        owner=spec.owner,
+        config=spec.config,
+        secrets=spec.secrets,
     )
 
 
@@ -225,98 +335,3 @@ def _in_fleet_words(problem: str, secrets: tuple[SecretSource, ...]) -> str:
     key = ":".join(problem.split(":", 2)[:2])
     where = "secrets" if key in SECRET_KEYS or key in {s.key for s in secrets} else "config"
     return f"{where}.{problem}"
-
-
-def _read_config(problems: Problems, raw: dict[str, Any] | None) -> dict[str, Any]:
-    config = {}
-    for key, value in (raw or {}).items():
-        at = f"config.{key}"
-        if not isinstance(key, str) or not CONFIG_KEY.match(key):
-            problems.add(at, value, "not a stack setting; expected <namespace>:<name>, such as kubernetes:kubeconfig")
-        elif key in DERIVED:
-            problems.add(at, value, "set by the command for each stack; list the groups under nodeGroups")
-        elif key in SECRET_KEYS:
-            # Its value is a secret all the same: named by its length only.
-            shown = Undisclosed(len(value)) if isinstance(value, str) else value
-            problems.add(at, shown, "a secret; name where to read it under secrets ({file: PATH} or {env: NAME})")
-        elif key.startswith(f"{NAMESPACE}:") and key not in CONFIG_KEYS:
-            problems.add(at, value, unknown_key(key, CONFIG_KEYS, prefix=f"{NAMESPACE}:"))
-        elif key in _TYPED and value is not None and not _TYPED[key].kind.accepts(value):
-            problems.add(at, value, f"expected {_TYPED[key].kind.text}")
-        else:
-            config[key] = value
-    return config
-
-
-def _read_secrets(problems: Problems, raw: dict[str, Any] | None, config: dict[str, Any]) -> tuple[SecretSource, ...]:
-    sources = []
-    for key, where in sorted((raw or {}).items(), key=lambda item: str(item[0])):
-        at = f"secrets.{key}"
-        if not isinstance(key, str) or not CONFIG_KEY.match(key):
-            problems.add(at, where, "not a stack setting; expected <namespace>:<name>")
-        elif key in config:
-            problems.add(at, where, "also under config; give it once")
-        elif key.startswith(f"{NAMESPACE}:") and key not in SECRET_KEYS:
-            not_secret = "not a secret: put it under config"
-            problems.add(at, where, not_secret if key in CONFIG_KEYS else unknown_key(key, sorted(SECRET_KEYS), f"{NAMESPACE}:"))
-        elif (source := _read_source(problems, at, key, where)) is not None:
-            sources.append(source)
-    return tuple(sources)
-
-
-def _read_source(problems: Problems, at: str, key: str, where: Any) -> SecretSource | None:
-    """`{file: PATH}` or `{env: NAME}`: its shape now; whether the file or variable exists, when it is read."""
-    expected = "expected {file: PATH} or {env: NAME}"
-    if not isinstance(where, dict):
-        problems.add(at, where, expected)
-        return None
-    before = len(problems)
-    fields = Fields(problems, at, where, ("file", "env"))
-    file, env = fields.get("file", None, STRING), fields.get("env", None, STRING)
-    fields.check("file", file, bool, "expected the path of the file that holds it")
-    fields.check("env", env, is_shell_name, "expected an environment variable's name: letters, digits and _, not a digit first")
-    if len(problems) == before and (file is None) == (env is None):
-        problems.add(at, where, f"{expected}, one of them")
-    return SecretSource(key, file=file, env=env) if len(problems) == before else None
-
-
-def _read_stacks(section: Section[FleetFileSpec], s: Setting) -> dict[str, tuple[str, ...]]:
-    """Stack name -> groups; by default one stack per group, named after the group."""
-    problems = section.problems
-    groups_raw = section["node_groups"]
-    written = groups_raw if isinstance(groups_raw, list) else []
-    groups: list[str] = [g["name"] for g in written if isinstance(g, dict) and isinstance(g.get("name"), str)]
-    raw = section.fields.read(s)
-    stacks: dict[str, tuple[str, ...]]
-    if raw is None:
-        if section.fields.raw.get(s.key) is not None:
-            return {}  # reported: not an object
-        stacks = {name: (name,) for name in groups}
-    elif not raw:
-        problems.add(s.key, raw, "expected a mapping of stack name to its groups, such as rack-a: [a100]")
-        return {}
-    else:
-        stacks = {}
-        for name, members in raw.items():
-            if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
-                problems.add(f"stacks.{name}", members, "expected a list of group names")
-                continue
-            stacks[str(name)] = tuple(members)
-    for name in stacks:
-        if not STACK_NAME.match(name):
-            problems.problems.append(
-                f"stacks: got stack name {name!r}; Pulumi takes 1 to 100 letters, digits, hyphens, underscores or periods"
-            )
-    placed: dict[str, str] = {}
-    for name, members in stacks.items():
-        for group in members:
-            if group not in groups:
-                problems.problems.append(f"stacks.{name}: group {group!r} is not under nodeGroups ({', '.join(groups)})")
-            elif group in placed:
-                problems.problems.append(
-                    f"stacks.{name}: group {group!r} is already in stack {placed[group]!r}; a group has one stack"
-                )
-            placed.setdefault(group, name)
-    if raw is not None:
-        problems.problems += [f"stacks: group {g!r} is in no stack; add it to one" for g in groups if g not in placed]
-    return stacks

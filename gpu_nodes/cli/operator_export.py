@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,9 @@ import yaml
 from gpu_nodes.cli.fleet_file import CONFIG_KEY, Fleet, load_yaml, refuse_unless_mapping
 from gpu_nodes.cli.plan import FleetPlan, StackPlan
 from gpu_nodes.config.checks import is_dns_label, is_dns_subdomain, is_env_var_name, is_label_value, is_secret_key
-from gpu_nodes.config.fields import INTEGER, MISSING, OBJECT, STRING, Check, Setting, setting
-from gpu_nodes.config.reading import Fields, Problems, Section
+from gpu_nodes.config.fields import INTEGER, MISSING, OBJECT, STRING, Check, Parse, setting
+from gpu_nodes.config.problems import Problems
+from gpu_nodes.config.reading import Fields, read_section
 from gpu_nodes.config.stack import KUBE_CONTEXT, KUBECONFIG
 from gpu_nodes.errors import FleetError
 from gpu_nodes.vocabulary import WORKSPACE_LABEL
@@ -36,6 +37,28 @@ class SecretRef:
 
     secret: str
     key: str
+
+
+def _refs(name_ok: Callable[[str], Any], name_allowed: str) -> Parse:
+    """Reads `NAME: {secret: SECRET, key: KEY}` per entry, each name and reference as Kubernetes takes them."""
+
+    def read(problems: Problems, key: str, raw: dict[Any, Any] | None) -> dict[str, SecretRef]:
+        refs = {}
+        for name, where in (raw or {}).items():
+            at = f"{key}.{name}"
+            if not isinstance(name, str) or not name_ok(name):
+                problems.add(at, where, name_allowed)
+                continue
+            fields = Fields(problems, at, where, ("secret", "key"))
+            secret = fields.check("secret", fields.get("secret", MISSING, STRING), is_dns_subdomain, "expected a Secret's name")
+            ref_key = fields.check(
+                "key", fields.get("key", MISSING, STRING), is_secret_key, "expected a key of the Secret's data"
+            )
+            if secret is not None and ref_key is not None:
+                refs[name] = SecretRef(secret, ref_key)
+        return refs
+
+    return read
 
 
 @dataclass(frozen=True)
@@ -103,6 +126,7 @@ class OperatorSettings:
         "environment variables of the workspace pods, each from a Secret: `NAME: {secret, key}`",
         default=None,
         default_text="none",
+        parse=_refs(is_env_var_name, "expected an environment variable's name"),
     )
     secrets: dict[str, SecretRef] = setting(
         "secrets",
@@ -111,6 +135,7 @@ class OperatorSettings:
         "each secret stack setting from a Secret: `gpu-nodes:sshPrivateKey: {secret, key}`",
         default=None,
         default_text="each of the fleet file's secrets from `gpu-nodes-<name>`, key `value`",
+        parse=_refs(CONFIG_KEY.fullmatch, "expected a stack setting, <namespace>:<name>"),
     )
 
 
@@ -139,16 +164,7 @@ def read_settings(path: Path | None, fleet: Fleet) -> OperatorSettings:
     raw = {} if raw is None else raw  # an empty file: every default
     refuse_unless_mapping(path or _WHAT, raw, OperatorSettings, _WHAT)
     problems = Problems()
-    section = Section(
-        problems,
-        "",
-        raw,
-        OperatorSettings,
-        hooks={
-            "env": lambda sec, s: _read_refs(sec, s, is_env_var_name, "expected an environment variable's name"),
-            "secrets": lambda sec, s: _read_refs(sec, s, CONFIG_KEY.fullmatch, "expected a stack setting, <namespace>:<name>"),
-        },
-    )
+    built = read_section(problems, "", raw, OperatorSettings)
     for name in fleet.stacks:
         # Each becomes a Stack object's name and its workspace pods' label value.
         if not (is_dns_subdomain(name) and is_label_value(name)):
@@ -156,30 +172,10 @@ def read_settings(path: Path | None, fleet: Fleet) -> OperatorSettings:
                 f"stacks: got stack name {name!r}; the operator's Stack takes a DNS-1123 subdomain of at most 63 "
                 "characters (lowercase letters, digits, - and .)"
             )
-    secrets = {s.key: SecretRef(secret_name(s.key), "value") for s in fleet.secrets} | section["secrets"]
-    built = section.build(secrets=secrets)
     if problems or built is None:
         raise FleetError(path or _WHAT, problems.problems, _WHAT)
-    return built
-
-
-def _read_refs(
-    section: Section[OperatorSettings], s: Setting, name_ok: Callable[[str], Any], name_allowed: str
-) -> dict[str, SecretRef]:
-    """`NAME: {secret: SECRET, key: KEY}` per entry, each name and reference as Kubernetes takes them."""
-    raw = section.fields.read(s)
-    refs = {}
-    for name, where in (raw or {}).items():
-        at = f"{s.key}.{name}"
-        if not isinstance(name, str) or not name_ok(name):
-            section.problems.add(at, where, name_allowed)
-            continue
-        fields = Fields(section.problems, at, where, ("secret", "key"))
-        secret = fields.check("secret", fields.get("secret", MISSING, STRING), is_dns_subdomain, "expected a Secret's name")
-        key = fields.check("key", fields.get("key", MISSING, STRING), is_secret_key, "expected a key of the Secret's data")
-        if secret is not None and key is not None:
-            refs[name] = SecretRef(secret, key)
-    return refs
+    defaults = {s.key: SecretRef(secret_name(s.key), "value") for s in fleet.secrets}
+    return replace(built, secrets=defaults | built.secrets)
 
 
 def secret_name(key: str) -> str:

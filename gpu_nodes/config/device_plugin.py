@@ -4,6 +4,7 @@ image, MIG strategy and layout, time-slicing, health checks, pod settings), and 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -19,8 +20,8 @@ from gpu_nodes.config.checks import (
     namespace_setting,
     pull_policy_setting,
 )
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, SCALAR, STRING, Setting, between, one_of, setting
-from gpu_nodes.config.reading import Problems, Section
+from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, SCALAR, STRING, between, one_of, setting
+from gpu_nodes.config.problems import Problem, Problems
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
 from gpu_nodes.vocabulary import GPU_RESOURCE, mig_resource
 
@@ -52,246 +53,46 @@ _QUANTITY = re.compile(r"[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTP
 _RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage")
 
 
-@dataclass(frozen=True)
-class DevicePluginSpec:
-    image: str = image_setting("pinned by tag (not `latest`) or digest", DEFAULT_DEVICE_PLUGIN_IMAGE)
-    namespace: str = namespace_setting(
-        "shared by groups; Pod Security `privileged` (the plugin mounts hostPath)", DEFAULT_DEVICE_PLUGIN_NAMESPACE
-    )
-    mig_strategy: str = setting(
-        "migStrategy",
-        STRING,
-        "`none`/`single`/`mixed`",
-        'the plugin\'s MIG strategy; `mixed` needs `verification.migResources` (see "MIG")',
-        default="none",
-        check=one_of(MIG_STRATEGIES),
-    )
-    time_slicing_replicas: int = setting(
-        "timeSlicingReplicas",
-        INTEGER,
-        "int 1-64",
-        "share each GPU N ways",
-        default=1,
-        default_text="`1` (off)",
-        check=between(1, 64, "expected 1 (time-slicing off) to 64"),
-    )
-    fail_on_init_error: bool = setting(
-        "failOnInitError", BOOLEAN, "bool", "the plugin's own default: exit when no GPU can be initialised", default=True
-    )
-    # Per GPU, as nvidia-mig-parted's `mig-devices` under `devices: all` (profile -> count).
-    mig_devices: tuple[tuple[str, int], ...] = setting(
-        "migDevices",
-        OBJECT,
-        "map",
-        'the MIG devices each GPU is split into, e.g. `{"1g.10gb": 7}`: preflight counts them on each GPU and the readiness '
-        'checks the exact count (see "MIG")',
-        default=None,
-        default_text="the count is not checked",
-        annotation="dict[str, int]",
-    )
-    tolerations: tuple[dict[str, Any], ...] = setting(
-        "tolerations",
-        LIST,
-        "list",
-        "more tolerations for the plugin's pods, beside the group's taints and the gate, e.g. "
-        "`[{key: example.com/dedicated, operator: Exists}]`",
-        default=None,
-        default_text="none",
-        annotation="list[dict[str, Any]]",
-    )
-    resources: dict[str, dict[str, str]] = setting(
-        "resources",
-        OBJECT,
-        "object",
-        "the plugin container's `requests` and `limits`, e.g. `{requests: {cpu: 50m, memory: 64Mi}}`",
-        default=None,
-        default_text="none (upstream's)",
-        annotation="dict[str, dict[str, str]]",
-    )
-    health_checks: bool = setting(
-        "healthChecks",
-        BOOLEAN,
-        "bool",
-        "the plugin's XID health checks; `false` (`DP_DISABLE_HEALTHCHECKS=all`) for passthrough or vGPU hosts",
-        default=True,
-    )
-    image_pull_policy: str | None = pull_policy_setting("the plugin's")
-    max_unavailable: int | str | None = setting(
-        "maxUnavailable",
-        SCALAR,
-        "int ≥ 1, or `N%`",
-        "how many nodes' plugin pods a rollout replaces at once (the DaemonSet's `maxUnavailable`)",
-        default=None,
-        default_text="`1` (Kubernetes')",
-        check=COUNT_OR_PERCENT,
-        annotation="Any",
-    )
-    ignored_xids: tuple[int, ...] = setting(
-        "ignoredXids",
-        LIST,
-        "list of ints",
-        "XIDs that do not make a GPU unhealthy, beside the plugin's own list (`DP_DISABLE_HEALTHCHECKS=109,...`)",
-        default=None,
-        default_text="none",
-        annotation="list[int]",
-    )
-    # A list of XIDs, or ALL_XIDS.
-    enabled_xids: tuple[int, ...] | str = setting(
-        "enabledXids",
-        SCALAR,
-        "list of ints, or `all`",
-        "XIDs that make a GPU unhealthy although the plugin's own list ignores them (13, 31, 43, 45, 68, 109) or "
-        "`ignoredXids` would; `all` for every XID (`DP_ENABLE_HEALTHCHECKS`, plugin v0.18+)",
-        default=None,
-        default_text="none",
-        annotation="Any",
-    )
-    driver_root: str = setting(
-        "driverRoot",
-        STRING,
-        "absolute path",
-        "where the NVIDIA driver is installed on the machines: `/`, or `/run/nvidia/driver` where the driver runs in "
-        "a container (the GPU Operator's); with `gpuAccess: cdi` it is mounted at `/driver-root` for the plugin's "
-        'CDI specs (see "How tenants get their GPUs")',
-        default="/",
-        check=DIRECTORY,
-    )
-    cdi_hook_path: str = setting(
-        "cdiHookPath",
-        STRING,
-        "absolute path",
-        "with `gpuAccess: cdi`: the `nvidia-ctk` (or `nvidia-cdi-hook`) on the machines that the CDI specs' hooks "
-        "run; preflight checks each machine has it",
-        default=DEFAULT_CDI_HOOK_PATH,
-        check=CDI_HOOK,
-    )
-
-    def mig_allocatable(self, gpus_per_node: int) -> dict[str, int] | None:
-        """What each node offers under the declared MIG layout; None when none is declared."""
-        if self.mig_strategy == "none" or not self.mig_devices:
-            return None
-        if self.mig_strategy == "single":
-            # One profile: every MIG device is one nvidia.com/gpu, shared like a whole GPU.
-            return {GPU_RESOURCE: gpus_per_node * sum(n for _, n in self.mig_devices) * self.time_slicing_replicas}
-        return {mig_resource(profile): gpus_per_node * n for profile, n in self.mig_devices}
-
-    @property
-    def mig_layout(self) -> str:
-        """The declared MIG layout of each GPU as preflight's --mig-devices takes it,
-        `1g.10gb=3,2g.20gb=2`; empty when none is declared."""
-        return ",".join(f"{profile}={count}" for profile, count in self.mig_devices)
-
-    @property
-    def needs_config_file(self) -> bool:
-        return self.mig_strategy != "none" or self.time_slicing_replicas > 1
-
-
-def read_device_plugin(problems: Problems, key: str, raw: Any) -> Section[DevicePluginSpec]:
-    section = Section(
-        problems,
-        key,
-        raw or {},
-        DevicePluginSpec,
-        hooks={
-            "mig_devices": _read_mig_devices,
-            "tolerations": lambda p, t: read_tolerations(problems, f"{p.key}.{t.key}", p.fields.read(t)),
-            "resources": lambda p, t: read_resources(problems, f"{p.key}.{t.key}", p.fields.read(t)),
-            "ignored_xids": _read_ignored_xids,
-            "enabled_xids": _read_enabled_xids,
-        },
-    )
-    section.read_all()
-    return section
-
-
-def _read_ignored_xids(section: Section[DevicePluginSpec], s: Setting) -> tuple[int, ...]:
-    key = f"{section.key}.{s.key}"
-    xids = read_xids(section.problems, key, section.fields.read(s))
-    if xids and section["health_checks"] is False:
-        section.problems.add(key, list(xids), "has no effect with healthChecks false (no XID is checked)")
-    return xids
-
-
-def _read_enabled_xids(section: Section[DevicePluginSpec], s: Setting) -> tuple[int, ...] | str:
-    """DP_ENABLE_HEALTHCHECKS as the plugin combines it with DP_DISABLE_HEALTHCHECKS
-    (k8s-device-plugin v0.20.0 internal/rm/health.go, getDisabledHealthCheckXids): an enabled XID
-    wins over the plugin's own list and over a disabled one; `all` enables every XID, the plugin's
-    own list and every disabled one included. With DP_DISABLE_HEALTHCHECKS=all the plugin checks
-    nothing whatever is enabled: IsAllDisabled looks only at the `all` entry (its comment says
-    otherwise), and the health provider is then a no-op. What has no effect, or undoes another
-    setting, is refused."""
-    key = f"{section.key}.{s.key}"
-    raw = section.fields.read(s)
-    if raw is None:
-        return ()
-    if raw == ALL_XIDS:
-        return _enabled_all_problems(section, key)
-    if not isinstance(raw, list):
-        section.problems.add(key, raw, "expected a list of XID numbers, e.g. [45], or all")
-        return ()
-    xids = read_xids(section.problems, key, raw)
-    ignored = set(section["ignored_xids"] or ())
-    if xids and section["health_checks"] is False:
-        section.problems.add(
-            key, list(xids), "has no effect with healthChecks false: with DP_DISABLE_HEALTHCHECKS=all the plugin checks no XID"
-        )
-    elif both := sorted(ignored & set(xids)):
-        section.problems.add(
-            key, list(xids), f"{', '.join(map(str, both))} also in ignoredXids: an XID is either ignored or enabled"
-        )
-    return xids
-
-
-def _enabled_all_problems(section: Section[DevicePluginSpec], key: str) -> str:
-    """`all`, and why it does not go with healthChecks false or ignoredXids."""
-    if section["health_checks"] is False:
-        section.problems.add(key, ALL_XIDS, "contradicts healthChecks false: the plugin would check every XID")
-    elif section["ignored_xids"]:
-        section.problems.add(key, ALL_XIDS, "leaves ignoredXids no effect: the plugin checks every XID, those too")
-    return ALL_XIDS
-
-
-def _read_mig_devices(section: Section[DevicePluginSpec], s: Setting) -> tuple[tuple[str, int], ...]:
-    """The MIG layout of each GPU, profile -> devices, as nvidia-mig-parted writes it."""
-    key = f"{section.key}.{s.key}"
-    raw = section.fields.read(s)
-    if not raw:
-        return ()
-    strategy = section["mig_strategy"]
-    if strategy == "none":
-        section.problems.add(key, raw, "only with devicePlugin.migStrategy 'single' or 'mixed'")
-        return ()
-    devices: list[tuple[str, int]] = []
-    for profile, count in sorted(raw.items(), key=lambda item: str(item[0])):
-        problem = mig_profile_problem(profile, strategy)
-        if problem:
-            section.problems.add(f"{key}.{profile}", profile, problem)
-        elif not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_MIG_DEVICES_PER_GPU:
-            section.problems.add(f"{key}.{profile}", count, f"expected 1 to {MAX_MIG_DEVICES_PER_GPU} devices per GPU")
-        else:
-            devices.append((profile, count))
-    if strategy == "single" and len(raw) > 1:
-        section.problems.add(key, raw, "migStrategy 'single' needs one profile on every GPU; use 'mixed' for several")
-    elif sum(n for _, n in devices) > MAX_MIG_DEVICES_PER_GPU:
-        section.problems.add(key, raw, f"expected at most {MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU in all")
-    return tuple(devices)
-
-
-def mig_profile_problem(profile: Any, strategy: str) -> str | None:
-    """Why profile is not a MIG profile the plugin can register under strategy; None when it is."""
+def mig_profile_problem(profile: Any) -> str | None:
+    """Why profile is not a MIG profile the plugin can name; None when it is."""
     found = _MIG_PROFILE.fullmatch(profile) if isinstance(profile, str) else None
     if found is None or (found["c"] is not None and int(found["c"]) >= int(found["g"])):
         return f"expected a MIG profile as the device plugin names it: {MIG_PROFILE_FORMS}"
-    if found["c"] is not None and strategy == "mixed":
-        # AddDefaultResourcesToConfig (k8s-device-plugin internal/rm/rm.go) adds a resource only for
-        # profiles whose C == G, and buildMigDeviceMap (internal/rm/device_map.go) stops on a MIG
-        # device that matches no resource: the plugin would not start on such a node.
-        return (
-            "under migStrategy mixed the device plugin registers no resource for a compute-instance profile and "
-            "does not start on a GPU that has one: use migStrategy single, or a GPU-instance profile such as "
-            f"{profile[found.end('c') + 2 :]}"
-        )
     return None
+
+
+def is_compute_instance_profile(profile: str) -> bool:
+    """`1c.3g.40gb`: a compute instance smaller than its GPU instance."""
+    found = _MIG_PROFILE.fullmatch(profile)
+    return found is not None and found["c"] is not None
+
+
+def read_mig_devices(problems: Problems, key: str, raw: dict[Any, Any] | None) -> tuple[tuple[str, int], ...]:
+    """The MIG layout of each GPU, profile -> devices, as nvidia-mig-parted writes it."""
+    devices: list[tuple[str, int]] = []
+    for profile, count in sorted((raw or {}).items(), key=lambda item: str(item[0])):
+        problem = mig_profile_problem(profile)
+        if problem:
+            problems.add(f"{key}.{profile}", profile, problem)
+        elif not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_MIG_DEVICES_PER_GPU:
+            problems.add(f"{key}.{profile}", count, f"expected 1 to {MAX_MIG_DEVICES_PER_GPU} devices per GPU")
+        else:
+            devices.append((profile, count))
+    if sum(n for _, n in devices) > MAX_MIG_DEVICES_PER_GPU:
+        problems.add(key, raw, f"expected at most {MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU in all")
+    return tuple(devices)
+
+
+def read_enabled_xids(problems: Problems, key: str, raw: Any) -> tuple[int, ...] | str:
+    """A list of XIDs, or `all` (ALL_XIDS)."""
+    if raw is None:
+        return ()
+    if raw == ALL_XIDS:
+        return ALL_XIDS
+    if not isinstance(raw, list):
+        problems.add(key, raw, "expected a list of XID numbers, e.g. [45], or all")
+        return ()
+    return read_xids(problems, key, raw)
 
 
 def read_tolerations(problems: Problems, key: str, raw: Any) -> tuple[dict[str, Any], ...]:
@@ -409,3 +210,198 @@ def read_xids(problems: Problems, key: str, raw: Any) -> tuple[int, ...]:
         elif xid not in xids:
             xids.append(xid)
     return tuple(sorted(xids))
+
+
+@dataclass(frozen=True)
+class DevicePluginSpec:
+    image: str = image_setting("pinned by tag (not `latest`) or digest", DEFAULT_DEVICE_PLUGIN_IMAGE)
+    namespace: str = namespace_setting(
+        "shared by groups; Pod Security `privileged` (the plugin mounts hostPath)", DEFAULT_DEVICE_PLUGIN_NAMESPACE
+    )
+    mig_strategy: str = setting(
+        "migStrategy",
+        STRING,
+        "`none`/`single`/`mixed`",
+        'the plugin\'s MIG strategy; `mixed` needs `verification.migResources` (see "MIG")',
+        default="none",
+        check=one_of(MIG_STRATEGIES),
+    )
+    time_slicing_replicas: int = setting(
+        "timeSlicingReplicas",
+        INTEGER,
+        "int 1-64",
+        "share each GPU N ways",
+        default=1,
+        default_text="`1` (off)",
+        check=between(1, 64, "expected 1 (time-slicing off) to 64"),
+    )
+    fail_on_init_error: bool = setting(
+        "failOnInitError", BOOLEAN, "bool", "the plugin's own default: exit when no GPU can be initialised", default=True
+    )
+    # Per GPU, as nvidia-mig-parted's `mig-devices` under `devices: all` (profile -> count).
+    mig_devices: tuple[tuple[str, int], ...] = setting(
+        "migDevices",
+        OBJECT,
+        "map",
+        'the MIG devices each GPU is split into, e.g. `{"1g.10gb": 7}`: preflight counts them on each GPU and the readiness '
+        'checks the exact count (see "MIG")',
+        default=None,
+        default_text="the count is not checked",
+        annotation="dict[str, int]",
+        parse=read_mig_devices,
+    )
+    tolerations: tuple[dict[str, Any], ...] = setting(
+        "tolerations",
+        LIST,
+        "list",
+        "more tolerations for the plugin's pods, beside the group's taints and the gate, e.g. "
+        "`[{key: example.com/dedicated, operator: Exists}]`",
+        default=None,
+        default_text="none",
+        annotation="list[dict[str, Any]]",
+        parse=read_tolerations,
+    )
+    resources: dict[str, dict[str, str]] = setting(
+        "resources",
+        OBJECT,
+        "object",
+        "the plugin container's `requests` and `limits`, e.g. `{requests: {cpu: 50m, memory: 64Mi}}`",
+        default=None,
+        default_text="none (upstream's)",
+        annotation="dict[str, dict[str, str]]",
+        parse=read_resources,
+    )
+    health_checks: bool = setting(
+        "healthChecks",
+        BOOLEAN,
+        "bool",
+        "the plugin's XID health checks; `false` (`DP_DISABLE_HEALTHCHECKS=all`) for passthrough or vGPU hosts",
+        default=True,
+    )
+    image_pull_policy: str | None = pull_policy_setting("the plugin's")
+    max_unavailable: int | str | None = setting(
+        "maxUnavailable",
+        SCALAR,
+        "int ≥ 1, or `N%`",
+        "how many nodes' plugin pods a rollout replaces at once (the DaemonSet's `maxUnavailable`)",
+        default=None,
+        default_text="`1` (Kubernetes')",
+        check=COUNT_OR_PERCENT,
+        annotation="Any",
+    )
+    ignored_xids: tuple[int, ...] = setting(
+        "ignoredXids",
+        LIST,
+        "list of ints",
+        "XIDs that do not make a GPU unhealthy, beside the plugin's own list (`DP_DISABLE_HEALTHCHECKS=109,...`)",
+        default=None,
+        default_text="none",
+        annotation="list[int]",
+        parse=read_xids,
+    )
+    # A list of XIDs, or ALL_XIDS.
+    enabled_xids: tuple[int, ...] | str = setting(
+        "enabledXids",
+        SCALAR,
+        "list of ints, or `all`",
+        "XIDs that make a GPU unhealthy although the plugin's own list ignores them (13, 31, 43, 45, 68, 109) or "
+        "`ignoredXids` would; `all` for every XID (`DP_ENABLE_HEALTHCHECKS`, plugin v0.18+)",
+        default=None,
+        default_text="none",
+        annotation="Any",
+        parse=read_enabled_xids,
+    )
+    driver_root: str = setting(
+        "driverRoot",
+        STRING,
+        "absolute path",
+        "where the NVIDIA driver is installed on the machines: `/`, or `/run/nvidia/driver` where the driver runs in "
+        "a container (the GPU Operator's); with `gpuAccess: cdi` it is mounted at `/driver-root` for the plugin's "
+        'CDI specs (see "How tenants get their GPUs")',
+        default="/",
+        check=DIRECTORY,
+    )
+    cdi_hook_path: str = setting(
+        "cdiHookPath",
+        STRING,
+        "absolute path",
+        "with `gpuAccess: cdi`: the `nvidia-ctk` (or `nvidia-cdi-hook`) on the machines that the CDI specs' hooks "
+        "run; preflight checks each machine has it",
+        default=DEFAULT_CDI_HOOK_PATH,
+        check=CDI_HOOK,
+    )
+
+    def cross_checks(self) -> Iterator[Problem]:
+        yield from _mig_layout_conflicts(self)
+        yield from _health_check_conflicts(self)
+
+    def mig_allocatable(self, gpus_per_node: int) -> dict[str, int] | None:
+        """What each node offers under the declared MIG layout; None when none is declared."""
+        if self.mig_strategy == "none" or not self.mig_devices:
+            return None
+        if self.mig_strategy == "single":
+            # One profile: every MIG device is one nvidia.com/gpu, shared like a whole GPU.
+            return {GPU_RESOURCE: gpus_per_node * sum(n for _, n in self.mig_devices) * self.time_slicing_replicas}
+        return {mig_resource(profile): gpus_per_node * n for profile, n in self.mig_devices}
+
+    @property
+    def mig_layout(self) -> str:
+        """The declared MIG layout of each GPU as preflight's --mig-devices takes it,
+        `1g.10gb=3,2g.20gb=2`; empty when none is declared."""
+        return ",".join(f"{profile}={count}" for profile, count in self.mig_devices)
+
+    @property
+    def needs_config_file(self) -> bool:
+        return self.mig_strategy != "none" or self.time_slicing_replicas > 1
+
+
+def _health_check_conflicts(plugin: DevicePluginSpec) -> Iterator[Problem]:
+    """DP_ENABLE_HEALTHCHECKS as the plugin combines it with DP_DISABLE_HEALTHCHECKS
+    (k8s-device-plugin v0.20.0 internal/rm/health.go, getDisabledHealthCheckXids): an enabled XID
+    wins over the plugin's own list and over a disabled one; `all` enables every XID, the plugin's
+    own list and every disabled one included. With DP_DISABLE_HEALTHCHECKS=all the plugin checks
+    nothing whatever is enabled: IsAllDisabled looks only at the `all` entry (its comment says
+    otherwise), and the health provider is then a no-op. What has no effect, or undoes another
+    setting, is refused."""
+    ignored, enabled = plugin.ignored_xids, plugin.enabled_xids
+    if ignored and not plugin.health_checks:
+        yield Problem("ignoredXids", list(ignored), "has no effect with healthChecks false (no XID is checked)")
+    if enabled == ALL_XIDS:
+        if not plugin.health_checks:
+            yield Problem("enabledXids", ALL_XIDS, "contradicts healthChecks false: the plugin would check every XID")
+        elif ignored:
+            yield Problem("enabledXids", ALL_XIDS, "leaves ignoredXids no effect: the plugin checks every XID, those too")
+    elif enabled and not plugin.health_checks:
+        yield Problem(
+            "enabledXids",
+            list(enabled),
+            "has no effect with healthChecks false: with DP_DISABLE_HEALTHCHECKS=all the plugin checks no XID",
+        )
+    elif both := sorted(set(ignored) & set(enabled)):
+        yield Problem(
+            "enabledXids", list(enabled), f"{', '.join(map(str, both))} also in ignoredXids: an XID is either ignored or enabled"
+        )
+
+
+def _mig_layout_conflicts(plugin: DevicePluginSpec) -> Iterator[Problem]:
+    """The layout under the strategy that registers it."""
+    layout = dict(plugin.mig_devices)
+    if not layout:
+        return
+    if plugin.mig_strategy == "none":
+        yield Problem("migDevices", layout, "only with devicePlugin.migStrategy 'single' or 'mixed'")
+    elif plugin.mig_strategy == "single" and len(layout) > 1:
+        yield Problem("migDevices", layout, "migStrategy 'single' needs one profile on every GPU; use 'mixed' for several")
+    elif plugin.mig_strategy == "mixed":
+        for profile in layout:
+            if is_compute_instance_profile(profile):
+                # AddDefaultResourcesToConfig (k8s-device-plugin internal/rm/rm.go) adds a resource only for
+                # profiles whose C == G, and buildMigDeviceMap (internal/rm/device_map.go) stops on a MIG
+                # device that matches no resource: the plugin would not start on such a node.
+                yield Problem(
+                    f"migDevices.{profile}",
+                    profile,
+                    "under migStrategy mixed the device plugin registers no resource for a compute-instance profile and "
+                    "does not start on a GPU that has one: use migStrategy single, or a GPU-instance profile such as "
+                    f"{profile.split('.', 1)[1]}",
+                )

@@ -1,9 +1,11 @@
 """How a config field is declared once: its key, type, default, check and help.
 
 Each field of a section's spec dataclass (gpu_nodes/config/: one module per section of the stack
-config) that comes from stack config carries one `setting(...)`. gpu_nodes/config/reading.py reads
-a config object by those declarations; the README's tables are tested against the same
-declarations (tests/config/test_docs.py).
+config) that comes from stack config carries one `setting(...)`: its key, its kind and check, how
+its value is read when the kind alone does not say (`parse`), and a default that follows the
+section's other fields (`complete`). gpu_nodes/config/reading.py reads a config object by those
+declarations; the reference tables in docs/ are tested against the same declarations
+(tests/config/test_docs.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,11 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+
+# Reads a field's value, after its kind, default and check, into what the spec holds (a list's
+# items, a map's entries): (problems, key, value) -> value, adding to `problems` (a
+# gpu_nodes/config/problems.py `Problems`, which imports this module) for each item that is wrong.
+Parse = Callable[[Any, str, Any], Any]
 
 
 class _Missing:
@@ -90,6 +97,11 @@ class Setting:
     # a map's values, a scalar of several types (`Any`), a section's type by its schema name. The
     # component package's typed inputs are written from it (gpu_nodes/package/inputs.py).
     annotation: str | None = None
+    # Reads the value beyond its kind and check (see `Parse`); without it the value is held as given.
+    parse: Parse | None = None
+    # The field's value once the section is read, from the spec as read: a default that follows
+    # another field (a DRA group's gpuAccess is cdi). Applied before the section's cross-checks.
+    complete: Callable[[Any], Any] | None = None
 
     def readme_default(self) -> str:
         if self.default_text is not None:
@@ -115,6 +127,14 @@ def settings(spec: type) -> Iterator[tuple[str, Setting]]:
     for field in dataclasses.fields(spec):
         if _SETTING in field.metadata:
             yield field.name, field.metadata[_SETTING]
+
+
+def as_written(value: Any) -> Any:
+    """A value as the config writes it, for a message: a spec as its keys (those that hold something)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        written = {s.key: as_written(getattr(value, attr)) for attr, s in settings(type(value))}
+        return {key: item for key, item in written.items() if item is not None}
+    return value
 
 
 def readme_rows(spec: type, prefix: str = "") -> list[tuple[str, str, str, str]]:

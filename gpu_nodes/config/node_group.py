@@ -1,10 +1,11 @@
 """The node group: its machines, labels, taints, how tenants get its GPUs, its priority class, the
-sections it holds (device plugin, verification, preflight), and its reader, where the sections'
-settings are weighed against each other."""
+sections it holds (device plugin, verification, preflight), and the checks that weigh the sections'
+settings against each other once each has been read."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpu_nodes.config.checks import (
@@ -21,12 +22,12 @@ from gpu_nodes.config.checks import (
     parse_taint,
     reserved_key_owner,
 )
-from gpu_nodes.config.device_plugin import DevicePluginSpec, read_device_plugin
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, STRING, Check, Setting, between, one_of, setting
-from gpu_nodes.config.preflight import PreflightSpec, read_host_key, read_preflight, warn_unused_preflight
-from gpu_nodes.config.reading import Problems, Section
-from gpu_nodes.config.verification import VerificationSpec, read_verification
-from gpu_nodes.constants import NAMESPACE, VERIFICATION_PRIORITY_SUFFIX
+from gpu_nodes.config.device_plugin import DevicePluginSpec
+from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, STRING, Check, between, one_of, setting
+from gpu_nodes.config.preflight import PreflightSpec, read_host_key
+from gpu_nodes.config.problems import Problem, Problems
+from gpu_nodes.config.verification import VerificationSpec
+from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU, NAMESPACE, VERIFICATION_PRIORITY_SUFFIX
 from gpu_nodes.vocabulary import FEATURE_LABEL_KEYS, GPU_PRESENT_LABEL, GPU_RESOURCE, GROUP_LABEL, Taint, mig_resource
 
 # `accelerator` is the runbook's; `nvidia.com/gpu.present` is NVIDIA's own (GPU Feature
@@ -58,6 +59,57 @@ MAX_PRIORITY_CLASS_NAME = 253 - len(VERIFICATION_PRIORITY_SUFFIX)
 RUNTIME_CLASS_KEY = f"{NAMESPACE}:runtimeClass"
 
 
+def read_labels(problems: Problems, key: str, raw: dict[Any, Any] | None) -> tuple[tuple[str, str], ...]:
+    labels: list[tuple[str, str]] = []
+    for label_key, value in sorted((raw or {}).items(), key=lambda item: str(item[0])):
+        here = f"{key}.{label_key}"
+        if label_key == GROUP_LABEL:
+            problems.add(here, value, "this label is set by gpu-nodes itself (to the group name)")
+        elif not isinstance(label_key, str) or not is_label_key(label_key):
+            problems.add(here, label_key, "expected a label key: [prefix/]name, name at most 63 characters")
+        elif reserved_key_owner(label_key):
+            problems.add(here, label_key, _reserved(label_key, "label"))
+        elif not isinstance(value, str) or not is_label_value(value):
+            problems.add(
+                here,
+                value,
+                "expected a label value (a string): at most 63 letters, digits, '-', '_' or '.', starting and ending "
+                "alphanumeric",
+            )
+        else:
+            labels.append((label_key, value))
+    return tuple(labels)
+
+
+def _reserved(key: str, what: str) -> str:
+    owner = reserved_key_owner(key)
+    domain = key.rpartition("/")[0]
+    return f"the {what} key prefix {domain}/ belongs to {owner}: a node's {what}s under it are not this config's to set"
+
+
+def read_taints(problems: Problems, key: str, raw: list[Any] | None) -> tuple[Taint, ...]:
+    taints: list[Taint] = []
+    seen: set[tuple[str, str]] = set()
+    for index, text in enumerate(raw or []):
+        taint = parse_taint(text) if isinstance(text, str) else None
+        if taint is None:
+            problems.add(
+                f"{key}[{index}]",
+                text,
+                f"expected 'key[=value]:Effect' as for kubectl taint, Effect one of {', '.join(TAINT_EFFECTS)}",
+            )
+            continue
+        if reserved_key_owner(taint.key):
+            problems.add(f"{key}[{index}]", text, _reserved(taint.key, "taint"))
+            continue
+        if (taint.key, taint.effect) in seen:
+            problems.add(f"{key}[{index}]", text, "a node has one taint per key and effect")
+            continue
+        seen.add((taint.key, taint.effect))
+        taints.append(taint)
+    return tuple(taints)
+
+
 @dataclass(frozen=True)
 class NodeSpec:
     name: str = setting(
@@ -68,7 +120,8 @@ class NodeSpec:
         check=Check(is_dns_subdomain, "expected a Kubernetes node name (DNS-1123 subdomain)"),
         row=False,
     )
-    # The SSH fields are required where preflight runs (`_read_nodes`, below, says so when reading them).
+    # The SSH fields are required where preflight runs: the group says so (`_ssh_problems`), and the stack
+    # for the host key, unless it accepts any (`gpu-nodes:insecureSkipHostKeyCheck`).
     ssh_host: str | None = setting(
         "sshHost",
         STRING,
@@ -96,6 +149,7 @@ class NodeSpec:
         default=None,
         default_text="required with preflight",
         check=HOST_KEY,
+        parse=read_host_key,
     )
 
 
@@ -106,7 +160,7 @@ class PriorityClassSpec:
         STRING,
         "string",
         "not `system-*`, at most 240 characters: `<name>-verification` is created too",
-        default=None,  # gpu-<group>, given by the group
+        default=None,  # gpu-<group>, completed by the group (`NodeGroupSpec.priority_class`)
         default_text="`gpu-<group>`",
         check=Check(
             lambda n: is_dns_subdomain(n) and not n.startswith("system-") and len(n) <= MAX_PRIORITY_CLASS_NAME,
@@ -143,6 +197,7 @@ class NodeGroupSpec:
         "list",
         "`{name, sshHost, sshPort, sshUser, hostKey}`; `name` is the Kubernetes node name; a node may belong to one group only",
         default_text="required, at least one",
+        check=Check(lambda nodes: len(nodes) >= 1, "expected at least one node"),
         section=NodeSpec,
     )
     gpus_per_node: int = setting(
@@ -161,6 +216,7 @@ class NodeGroupSpec:
         default=DEFAULT_LABELS,
         default_text='`{accelerator: nvidia, nvidia.com/gpu.present: "true"}`',
         annotation="dict[str, str]",
+        parse=read_labels,
     )
     taints: tuple[Taint, ...] = setting(
         "taints",
@@ -170,12 +226,20 @@ class NodeGroupSpec:
         "`gpu-nodes.dev/unverified` is the stack's own)",
         default=list(DEFAULT_TAINTS),
         annotation="list[str]",
+        parse=read_taints,
     )
     device_plugin: DevicePluginSpec = setting(
         "devicePlugin", OBJECT, "object", "", default={}, row=False, section=DevicePluginSpec
     )
     priority_class: PriorityClassSpec = setting(
-        "priorityClass", OBJECT, "object", "", default={}, row=False, section=PriorityClassSpec
+        "priorityClass",
+        OBJECT,
+        "object",
+        "",
+        default={},
+        row=False,
+        section=PriorityClassSpec,
+        complete=lambda group: replace(group.priority_class, name=group.priority_class.name or f"gpu-{group.name}"),
     )
     verification: VerificationSpec = setting(
         "verification", OBJECT, "object", "", default={}, row=False, section=VerificationSpec
@@ -188,9 +252,11 @@ class NodeGroupSpec:
         "how a tenant's pod gets its GPUs, and so what preflight requires and how the verification pods run: "
         "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
         '(the plugin\'s `cdi-cri` strategy). See "How tenants get their GPUs"',
-        default="defaultRuntime",
+        default=None,
         default_text="`defaultRuntime` (`cdi` with allocator `dra`)",
         check=one_of(GPU_ACCESS),
+        # NVIDIA's DRA driver gives containers their GPUs as CDI devices only: that is a DRA group's path.
+        complete=lambda group: group.gpu_access or ("cdi" if group.uses_dra else "defaultRuntime"),
     )
     isolation: str = setting(
         "isolation",
@@ -235,6 +301,21 @@ class NodeGroupSpec:
     # The pull secret every pod of the group names (gpu-nodes:imagePullSecret); None: none.
     image_pull_secret: str | None = None
 
+    def cross_checks(self) -> Iterator[Problem]:
+        yield from _ssh_problems(self)
+        yield from _verification_problems(self)
+        if self.gpu_access == "cdi" and self.preflight.container_runtime == "docker":
+            yield Problem(
+                "gpuAccess",
+                self.gpu_access,
+                "cannot work with preflight.containerRuntime 'docker': cri-dockerd passes no CDI devices to Docker; "
+                "use defaultRuntime there",
+            )
+        yield from _dra_problems(self)
+        yield from _mig_resources_outside_the_layout(self)
+        yield from _jobs_that_outgrow_the_sharing(self)
+        yield from _gpu_facts_problems(self)
+
     @property
     def tenant_runtime_class(self) -> str | None:
         """The RuntimeClass a tenant's GPU pod must name: only with gpuAccess runtimeClass."""
@@ -250,272 +331,136 @@ class NodeGroupSpec:
         return {**dict(self.labels), GROUP_LABEL: self.name}
 
 
-def read_group(
-    problems: Problems,
-    key: str,
-    raw: Any,
-    insecure_skip_host_key_check: bool,
-    runtime_class: str | None,
-    pull_secret: str | None = None,
-) -> NodeGroupSpec | None:
-    """One entry of nodeGroups; None (with its problems added) when anything in it is wrong.
-    `runtime_class` and `pull_secret`: the stack's RuntimeClass and pull Secret, None when there is none."""
-
-    def preflight(group: Section[NodeGroupSpec], s: Setting) -> Section[PreflightSpec]:
-        return read_preflight(problems, f"{key}.{s.key}", group.fields.read(s), insecure_skip_host_key_check)
-
-    def nodes(group: Section[NodeGroupSpec], s: Setting) -> tuple[NodeSpec, ...]:
-        # Unless the preflight settings are wrong: that is reported there, once.
-        preflight = group["preflight"]
-        needs_ssh = preflight.clean and preflight["enabled"] is True
-        return _read_nodes(problems, f"{key}.{s.key}", group.fields.read(s), needs_ssh, insecure_skip_host_key_check)
-
-    def device_plugin(group: Section[NodeGroupSpec], s: Setting) -> Section[DevicePluginSpec]:
-        return read_device_plugin(problems, f"{key}.{s.key}", group.fields.read(s))
-
-    def priority_class(group: Section[NodeGroupSpec], s: Setting) -> PriorityClassSpec | None:
-        # No default from an invalid group name: that mistake is reported once, on the name.
-        name = group["name"]
-        section = Section(
-            problems,
-            f"{key}.{s.key}",
-            group.fields.read(s) or {},
-            PriorityClassSpec,
-            hooks={"name": lambda pc, n: pc.fields.read(n, f"gpu-{name}" if name else None)},
-        )
-        return section.build()
-
-    def verification(group: Section[NodeGroupSpec], s: Setting) -> VerificationSpec | None:
-        mig_strategy = group["device_plugin"]["mig_strategy"]
-        return read_verification(problems, f"{key}.{s.key}", group.fields.read(s) or {}, group["gpus_per_node"], mig_strategy)
-
-    group = Section(
-        problems,
-        key,
-        raw,
-        NodeGroupSpec,
-        hooks={
-            "preflight": preflight,
-            "nodes": nodes,
-            "labels": lambda g, s: _read_labels(problems, f"{key}.{s.key}", g.fields.read(s)),
-            "taints": lambda g, s: _read_taints(problems, f"{key}.{s.key}", g.fields.read(s)),
-            "device_plugin": device_plugin,
-            "priority_class": priority_class,
-            "verification": verification,
-            # NVIDIA's DRA driver gives containers their GPUs as CDI devices only: that is a DRA group's path.
-            "gpu_access": lambda g, s: g.fields.read(s, "cdi" if g["allocator"] == DRA_ALLOCATOR else "defaultRuntime"),
-        },
-    )
-    # The order problems are reported in: what other fields depend on first.
-    for attr in ("name", "gpus_per_node", "preflight", "nodes", "labels", "taints", "device_plugin", "priority_class"):
-        group[attr]
-    group.read_all()
-    access = group["gpu_access"]
-    dra = group["allocator"] == DRA_ALLOCATOR
-    if access in ("runtimeClass", "cdi") and runtime_class is None and not dra:
-        # With cdi the plugin itself needs the class: without nvidia as the default it has no NVML otherwise.
-        who = "tenants must name" if access == "runtimeClass" else "the device plugin runs under"
-        problems.add(
-            f"{key}.gpuAccess",
-            access,
-            f"needs the RuntimeClass {who}, but {RUNTIME_CLASS_KEY} is off; set it, or use defaultRuntime",
-        )
-    if access == "cdi" and group["preflight"].clean and group["preflight"]["container_runtime"] == "docker":
-        problems.add(
-            f"{key}.gpuAccess",
-            access,
-            "cannot work with preflight.containerRuntime 'docker': cri-dockerd passes no CDI devices to Docker; "
-            "use defaultRuntime there",
-        )
-    _check_dra_settings(problems, key, group)
-    _check_mig_resources_in_layout(problems, key, group)
-    _check_jobs_fit_the_sharing(problems, key, group)
-    _check_gpu_facts_settings(problems, key, group)
-    warn_unused_preflight(problems, f"{key}.preflight", group["preflight"])
-    if not group.clean:
-        return None
-    return group.build(
-        preflight=group["preflight"].build(),
-        device_plugin=group["device_plugin"].build(),
-        runtime_class=runtime_class,
-        image_pull_secret=pull_secret,
-    )
-
-
-def _read_nodes(
-    problems: Problems, key: str, raw: list[Any] | None, needs_ssh: bool, insecure_skip_host_key_check: bool
-) -> tuple[NodeSpec, ...]:
-    if raw is None:
-        return ()
-    if not raw:
-        problems.add(key, raw, "expected at least one node")
-        return ()
-    nodes: list[NodeSpec] = []
+def _ssh_problems(group: NodeGroupSpec) -> Iterator[Problem]:
+    """Each machine listed once, and reachable where preflight runs."""
     seen: set[str] = set()
-    for index, item in enumerate(raw):
-        node = Section(
-            problems,
-            f"{key}[{index}]",
-            item,
-            NodeSpec,
-            hooks={
-                "ssh_host": lambda n, s: n.fields.read(s, MISSING if needs_ssh else None),
-                "ssh_user": lambda n, s: n.fields.read(s, MISSING if needs_ssh else None),
-                "host_key": lambda n, s: read_host_key(n, s, required=needs_ssh and not insecure_skip_host_key_check),
-            },
+    for index, node in enumerate(group.nodes):
+        if node.name in seen:
+            yield Problem(f"nodes[{index}].name", node.name, "each node may be listed once")
+        seen.add(node.name)
+        if group.preflight.enabled:
+            for key, value in (("sshHost", node.ssh_host), ("sshUser", node.ssh_user)):
+                if value is None:
+                    yield Problem(f"nodes[{index}].{key}", MISSING, "expected a string")
+
+
+def _verification_problems(group: NodeGroupSpec) -> Iterator[Problem]:
+    """What the Jobs ask for, against what a node offers under the device plugin's MIG strategy."""
+    verification, strategy = group.verification, group.device_plugin.mig_strategy
+    # Time-slicing replicas do not count: a pod must see as many distinct GPUs as it asks for.
+    # With single, every MIG device is one nvidia.com/gpu.
+    per_gpu = MAX_MIG_DEVICES_PER_GPU if strategy == "single" else 1
+    limit = group.gpus_per_node * per_gpu
+    limit_text = f"gpusPerNode ({group.gpus_per_node})" if per_gpu == 1 else f"{limit} ({per_gpu} MIG devices per GPU)"
+    for index, count in enumerate(verification.gpus_per_pod):
+        if count > limit:
+            yield Problem(f"verification.gpusPerPod[{index}]", count, f"expected at most {limit_text}")
+    resources = dict(verification.mig_resources)
+    if strategy == "mixed" and not resources:
+        yield Problem(
+            "verification.migResources",
+            MISSING,
+            "with devicePlugin.migStrategy 'mixed' MIG GPUs are advertised only as nvidia.com/mig-<profile>: list "
+            'the MIG resources to verify and how many each Job requests, e.g. {"nvidia.com/mig-1g.5gb": 1}',
         )
-        node.read_all()
-        name = node["name"]
-        if name is not None:
-            if name in seen:
-                problems.add(f"{key}[{index}].name", name, "each node may be listed once")
-            seen.add(name)
-        spec = node.build()
-        if spec is not None:
-            nodes.append(spec)
-    return tuple(nodes)
+    elif resources and strategy != "mixed":
+        yield Problem(
+            "verification.migResources",
+            resources,
+            "only with devicePlugin.migStrategy 'mixed' (with 'single' MIG devices are nvidia.com/gpu: use gpusPerPod)",
+        )
+    else:
+        mig_limit = group.gpus_per_node * MAX_MIG_DEVICES_PER_GPU
+        for resource, count in resources.items():
+            if count > mig_limit:
+                yield Problem(
+                    f"verification.migResources.{resource}",
+                    count,
+                    f"expected at most {mig_limit} ({MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU)",
+                )
 
 
-def _read_labels(problems: Problems, key: str, raw: dict[Any, Any] | None) -> tuple[tuple[str, str], ...]:
-    labels: list[tuple[str, str]] = []
-    for label_key, value in sorted((raw or {}).items(), key=lambda item: str(item[0])):
-        here = f"{key}.{label_key}"
-        if label_key == GROUP_LABEL:
-            problems.add(here, value, "this label is set by gpu-nodes itself (to the group name)")
-        elif not isinstance(label_key, str) or not is_label_key(label_key):
-            problems.add(here, label_key, "expected a label key: [prefix/]name, name at most 63 characters")
-        elif reserved_key_owner(label_key):
-            problems.add(here, label_key, _reserved(label_key, "label"))
-        elif not isinstance(value, str) or not is_label_value(value):
-            problems.add(
-                here,
-                value,
-                "expected a label value (a string): at most 63 letters, digits, '-', '_' or '.', starting and ending "
-                "alphanumeric",
-            )
-        else:
-            labels.append((label_key, value))
-    return tuple(labels)
-
-
-def _reserved(key: str, what: str) -> str:
-    owner = reserved_key_owner(key)
-    domain = key.rpartition("/")[0]
-    return f"the {what} key prefix {domain}/ belongs to {owner}: a node's {what}s under it are not this config's to set"
-
-
-def _read_taints(problems: Problems, key: str, raw: list[Any] | None) -> tuple[Taint, ...]:
-    taints: list[Taint] = []
-    seen: set[tuple[str, str]] = set()
-    for index, text in enumerate(raw or []):
-        taint = parse_taint(text) if isinstance(text, str) else None
-        if taint is None:
-            problems.add(
-                f"{key}[{index}]",
-                text,
-                f"expected 'key[=value]:Effect' as for kubectl taint, Effect one of {', '.join(TAINT_EFFECTS)}",
-            )
-            continue
-        if reserved_key_owner(taint.key):
-            problems.add(f"{key}[{index}]", text, _reserved(taint.key, "taint"))
-            continue
-        if (taint.key, taint.effect) in seen:
-            problems.add(f"{key}[{index}]", text, "a node has one taint per key and effect")
-            continue
-        seen.add((taint.key, taint.effect))
-        taints.append(taint)
-    return tuple(taints)
-
-
-def _check_dra_settings(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
+def _dra_problems(group: NodeGroupSpec) -> Iterator[Problem]:
     """Under allocator dra: NVIDIA's DRA driver gives a container its GPUs as CDI devices only (its
     docs' prerequisites), so tenants' pods take the CDI path; and the device plugin's ways of
     sharing and splitting GPUs are not the driver's (README, "DRA")."""
-    if group["allocator"] != DRA_ALLOCATOR:
+    if not group.uses_dra:
         return
-    if group["gpu_access"] not in (None, "cdi"):
-        problems.add(
-            f"{key}.gpuAccess",
-            group["gpu_access"],
-            "expected cdi (its default) with allocator dra: NVIDIA's DRA driver gives containers their GPUs only as "
-            "CDI devices",
+    if group.gpu_access != "cdi":
+        yield Problem(
+            "gpuAccess",
+            group.gpu_access,
+            "expected cdi (its default) with allocator dra: NVIDIA's DRA driver gives containers their GPUs only as CDI devices",
         )
-    plugin, verification = group["device_plugin"], group["verification"]
-    if plugin.clean and plugin["mig_strategy"] != "none":
-        problems.add(
-            f"{key}.devicePlugin.migStrategy",
-            plugin["mig_strategy"],
+    plugin = group.device_plugin
+    if plugin.mig_strategy != "none":
+        yield Problem(
+            "devicePlugin.migStrategy",
+            plugin.mig_strategy,
             "expected none with allocator dra: MIG devices of NVIDIA's DRA driver (DeviceClass mig.nvidia.com) are "
             "not proven by gpu-nodes yet",
         )
-    if plugin.clean and plugin["time_slicing_replicas"] != 1:
-        problems.add(
-            f"{key}.devicePlugin.timeSlicingReplicas",
-            plugin["time_slicing_replicas"],
+    if plugin.time_slicing_replicas != 1:
+        yield Problem(
+            "devicePlugin.timeSlicingReplicas",
+            plugin.time_slicing_replicas,
             "expected 1 with allocator dra: the DRA driver shares a GPU through its claims' config, not replicas",
         )
-    if verification is not None and verification.mig_resources:
-        problems.add(f"{key}.verification.migResources", dict(verification.mig_resources), "expected none with allocator dra")
+    if group.verification.mig_resources:
+        yield Problem("verification.migResources", dict(group.verification.mig_resources), "expected none with allocator dra")
 
 
-def _check_gpu_facts_settings(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
+def _gpu_facts_problems(group: NodeGroupSpec) -> Iterator[Problem]:
     """The GPU facts come from preflight; their labels are ours alone to write."""
-    preflight = group["preflight"]
-    preflight_on = preflight.clean and preflight["enabled"] is True
-    if group["gpu_model"] is not None and not preflight_on:
-        problems.add(f"{key}.gpuModel", group["gpu_model"], "needs preflight, which reads each machine's GPU model")
-    if group["gpu_feature_labels"] is True and preflight_on:
-        for label in sorted(dict(group["labels"] or ()).keys() & set(FEATURE_LABEL_KEYS)):
-            problems.add(
-                f"{key}.labels.{label}",
-                dict(group["labels"])[label],
+    if group.gpu_model is not None and not group.preflight.enabled:
+        yield Problem("gpuModel", group.gpu_model, "needs preflight, which reads each machine's GPU model")
+    if group.gpu_feature_labels and group.preflight.enabled:
+        labels = dict(group.labels)
+        for label in sorted(labels.keys() & set(FEATURE_LABEL_KEYS)):
+            yield Problem(
+                f"labels.{label}",
+                labels[label],
                 "is written from preflight's facts (gpuFeatureLabels): remove it here, or set gpuFeatureLabels false",
             )
 
 
-def _check_mig_resources_in_layout(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
+def _mig_resources_outside_the_layout(group: NodeGroupSpec) -> Iterator[Problem]:
     """Under mixed MIG, a Job that asks for a profile the declared layout lacks would never schedule."""
-    plugin, verification = group["device_plugin"], group["verification"]
-    if not plugin.clean or verification is None or not plugin["mig_devices"] or group["gpus_per_node"] is None:
+    plugin = group.device_plugin
+    if not plugin.mig_devices or plugin.mig_strategy != "mixed":
         return
-    offered = {mig_resource(profile): n * group["gpus_per_node"] for profile, n in plugin["mig_devices"]}
-    for resource, count in verification.mig_resources or ():
+    offered = {mig_resource(profile): n * group.gpus_per_node for profile, n in plugin.mig_devices}
+    for resource, count in group.verification.mig_resources:
         if resource not in offered:
             layout = ", ".join(sorted(offered))
-            problems.add(
-                f"{key}.verification.migResources.{resource}", resource, f"expected one of devicePlugin.migDevices: {layout}"
-            )
+            yield Problem(f"verification.migResources.{resource}", resource, f"expected one of devicePlugin.migDevices: {layout}")
         elif count > offered[resource]:
-            problems.add(
-                f"{key}.verification.migResources.{resource}",
+            yield Problem(
+                f"verification.migResources.{resource}",
                 count,
                 f"expected at most {offered[resource]}, the {resource} devicePlugin.migDevices puts on a node",
             )
 
 
-def _check_jobs_fit_the_sharing(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
+def _jobs_that_outgrow_the_sharing(group: NodeGroupSpec) -> Iterator[Problem]:
     """A Job must get as many distinct GPUs as it asks for: time-slicing may hand it one GPU twice
     (README, Troubleshooting), and a single MIG layout offers only so many devices per node."""
-    plugin, verification, gpus_per_node = group["device_plugin"], group["verification"], group["gpus_per_node"]
-    if not plugin.clean or verification is None or gpus_per_node is None:
-        return
-    replicas, layout = plugin["time_slicing_replicas"], plugin["mig_devices"]
-    for index, count in enumerate(verification.gpus_per_pod):
-        here = f"{key}.verification.gpusPerPod[{index}]"
+    plugin = group.device_plugin
+    replicas, layout = plugin.time_slicing_replicas, plugin.mig_devices
+    devices_per_node = group.gpus_per_node * sum(n for _, n in layout)
+    for index, count in enumerate(group.verification.gpus_per_pod):
+        here = f"verification.gpusPerPod[{index}]"
         if count > 1 and replicas > 1:
-            problems.add(
+            yield Problem(
                 here,
                 count,
                 f"with devicePlugin.timeSlicingReplicas {replicas} a multi-GPU pod may get one GPU twice: keep "
                 "gpusPerPod at [1] for a time-sliced group, or set timeSlicingReplicas to 1",
             )
-        elif plugin["mig_strategy"] == "single" and layout and count > gpus_per_node * sum(n for _, n in layout):
-            offered = gpus_per_node * sum(n for _, n in layout)
-            problems.add(
+        elif plugin.mig_strategy == "single" and layout and count > devices_per_node:
+            yield Problem(
                 here,
                 count,
-                f"expected at most {offered}: the MIG devices devicePlugin.migDevices puts on a node "
-                f"({gpus_per_node} GPUs x {sum(n for _, n in layout)})",
+                f"expected at most {devices_per_node}: the MIG devices devicePlugin.migDevices puts on a node "
+                f"({group.gpus_per_node} GPUs x {sum(n for _, n in layout)})",
             )
-
-

@@ -1,15 +1,16 @@
 """The group's `preflight` section: what preflight checks on a group's machines, how it reaches them
-(the bastion, the host keys), and its reader."""
+(the bastion, the host keys), how its values are read, and the checks between them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.advisories import TOOLKIT_ADVISORIES, TOOLKIT_CVES, TOOLKIT_FLOOR, open_advisories
 from gpu_nodes.config.checks import DRIVER_VERSION, HOST_KEY, PORT, RECHECK, SSH_HOST, SSH_USER, TOOLKIT_VERSION
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, STRING, Setting, between, one_of, setting
-from gpu_nodes.config.reading import Problems, Section
+from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, STRING, as_written, between, one_of, setting, settings
+from gpu_nodes.config.problems import Problem, Problems
 from gpu_nodes.constants import NAMESPACE
 
 # Machines of a group checked at once: OpenSSH's MaxStartups (default 10:30:100) starts refusing
@@ -24,12 +25,43 @@ DRIVER_ADVISORIES_REFUSE = "refuse"
 SKIP_HOST_KEY_CHECK = f"{NAMESPACE}:insecureSkipHostKeyCheck"
 
 
+def read_accepted_advisories(problems: Problems, key: str, raw: list[Any] | None) -> tuple[str, ...]:
+    """CVE ids of TOOLKIT_ADVISORIES, each once, in the table's order."""
+    for index, cve in enumerate(raw or ()):
+        if cve not in TOOLKIT_CVES:
+            problems.add(f"{key}[{index}]", cve, f"expected a CVE id of NVIDIA's toolkit advisories: {', '.join(TOOLKIT_CVES)}")
+    return tuple(cve for cve in TOOLKIT_CVES if cve in (raw or ()))
+
+
+def read_host_key(problems: Problems, key: str, host_key: str | None) -> str | None:
+    """A pinned host key, of a type pulumi-command can verify; whether one is required is the
+    stack's to say (gpu-nodes:insecureSkipHostKeyCheck, gpu_nodes/config/stack.py)."""
+    if host_key and host_key.split()[0] == "ssh-rsa":
+        # pulumi-command pins HostKeyAlgorithms to the key's type, and for RSA that is the SHA-1
+        # `ssh-rsa` signature, which OpenSSH 8.8 and later no longer offer: the session would fail.
+        problems.add(
+            key,
+            host_key.split()[0],
+            "an ed25519 or ecdsa host key (`ssh-keyscan -t ed25519 HOST`): pulumi-command verifies an RSA host key "
+            "only with the SHA-1 ssh-rsa algorithm, which OpenSSH 8.8 and later refuse",
+        )
+        return None
+    return host_key.strip() if host_key else None
+
+
+def host_key_missing() -> str:
+    """What is allowed where a machine's (or a bastion's) host key is missing."""
+    return f"pin the machine's SSH host key (ssh-keyscan), or set {SKIP_HOST_KEY_CHECK} to true to accept any host key"
+
+
 @dataclass(frozen=True)
 class SshProxySpec:
     host: str = setting("host", STRING, "string", "the bastion's address", row=False, check=SSH_HOST)
     port: int = setting("port", INTEGER, "int", "its SSH port", default=22, row=False, check=PORT)
     user: str = setting("user", STRING, "string", "its SSH user", row=False, check=SSH_USER)
-    host_key: str | None = setting("hostKey", STRING, "string", "its public host key", default=None, row=False, check=HOST_KEY)
+    host_key: str | None = setting(
+        "hostKey", STRING, "string", "its public host key", default=None, row=False, check=HOST_KEY, parse=read_host_key
+    )
 
 
 @dataclass(frozen=True)
@@ -67,7 +99,7 @@ class PreflightSpec:
         STRING,
         "`warn`/`refuse`",
         "a driver open to one of NVIDIA's display-driver security bulletins, or on a branch NVIDIA no longer "
-        "patches, is named per node as a warning; `refuse` keeps such machines out (see \"Driver advisories\")",
+        'patches, is named per node as a warning; `refuse` keeps such machines out (see "Driver advisories")',
         default=DRIVER_ADVISORIES_WARN,
         check=one_of((DRIVER_ADVISORIES_WARN, DRIVER_ADVISORIES_REFUSE)),
     )
@@ -76,10 +108,11 @@ class PreflightSpec:
         STRING,
         "string",
         "a minimum NVIDIA Container Toolkit (`nvidia-ctk --version`) above the floor NVIDIA's advisories set; one "
-        "below it is refused unless `acceptToolkitAdvisories` names every CVE it lets in (see \"Toolkit advisories\")",
+        'below it is refused unless `acceptToolkitAdvisories` names every CVE it lets in (see "Toolkit advisories")',
         default=None,
         default_text=f"`{TOOLKIT_FLOOR}`, the advisories' floor",
         check=TOOLKIT_VERSION,
+        parse=lambda _problems, _key, minimum: minimum or None,  # "" is none
     )
     accept_toolkit_advisories: tuple[str, ...] = setting(
         "acceptToolkitAdvisories",
@@ -90,6 +123,7 @@ class PreflightSpec:
         default=None,
         default_text="none",
         annotation="list[str]",
+        parse=read_accepted_advisories,
     )
     proxy: SshProxySpec | None = setting(
         "proxy",
@@ -129,99 +163,32 @@ class PreflightSpec:
         check=between(1, 600, "expected 1 to 600 seconds"),
     )
 
+    def cross_checks(self) -> Iterator[Problem]:
+        yield from _toolkit_floor_problems(self)
+        if not self.enabled:
+            yield from _unused_settings(self)
 
-def warn_unused_preflight(problems: Problems, key: str, preflight: Section[PreflightSpec]) -> None:
-    """Preflight settings given while preflight is off do nothing: say so, rather than ignore them."""
-    if not preflight.clean or preflight["enabled"] is not False:
+
+def _toolkit_floor_problems(preflight: PreflightSpec) -> Iterator[Problem]:
+    """A minimum of the group's own below the advisories' floor only with every CVE it lets in
+    accepted by name: a lower number alone would let them in silently."""
+    if not preflight.min_toolkit:
         return
-    for name in sorted(k for k in preflight.fields.raw if k != "enabled" and preflight.fields.raw[k] is not None):
-        problems.warn(f"{key}.{name}", preflight.fields.raw[name], "preflight.enabled is false")
-
-
-def read_preflight(
-    problems: Problems, key: str, raw: dict[str, Any] | None, insecure_skip_host_key_check: bool
-) -> Section[PreflightSpec]:
-    section = Section(
-        problems,
-        key,
-        raw or {},
-        PreflightSpec,
-        hooks={
-            "proxy": lambda p, s: _read_proxy(problems, f"{key}.{s.key}", p.fields.read(s), insecure_skip_host_key_check),
-            "accept_toolkit_advisories": _read_accepted_advisories,
-            "min_toolkit": _read_min_toolkit,
-        },
-    )
-    section.read_all()
-    return section
-
-
-def _read_accepted_advisories(section: Section[PreflightSpec], s: Setting) -> tuple[str, ...]:
-    """CVE ids of TOOLKIT_ADVISORIES, each once, in the table's order."""
-    key, raw = f"{section.key}.{s.key}", section.fields.read(s)
-    if not raw:
-        return ()
-    for index, cve in enumerate(raw):
-        if cve not in TOOLKIT_CVES:
-            known = ", ".join(TOOLKIT_CVES)
-            section.problems.add(f"{key}[{index}]", cve, f"expected a CVE id of NVIDIA's toolkit advisories: {known}")
-    return tuple(cve for cve in TOOLKIT_CVES if cve in raw)
-
-
-def _read_min_toolkit(section: Section[PreflightSpec], s: Setting) -> str | None:
-    """A minimum of the group's own; `""` is none. Below the advisories' floor only with every CVE
-    it lets in accepted by name: a lower number alone would let them in silently."""
-    minimum: str | None = section.fields.read(s) or None
-    if minimum is None:
-        return None
-    accepted = section["accept_toolkit_advisories"] or ()
-    let_in = [a for a in open_advisories(minimum, TOOLKIT_ADVISORIES) if a.cve not in accepted]
+    accepted = preflight.accept_toolkit_advisories
+    let_in = [a for a in open_advisories(preflight.min_toolkit, TOOLKIT_ADVISORIES) if a.cve not in accepted]
     if let_in:
         cves = ", ".join(f"{a.cve} (fixed in {' / '.join(a.fixed)})" for a in let_in)
-        section.problems.add(
-            f"{section.key}.{s.key}",
-            minimum,
-            f"at least {TOOLKIT_FLOOR}, the floor NVIDIA's advisories set: {minimum} is open to {cves}; to run such "
-            f"toolkits anyway, name each CVE in {section.key}.acceptToolkitAdvisories",
+        yield Problem(
+            "minToolkit",
+            preflight.min_toolkit,
+            f"at least {TOOLKIT_FLOOR}, the floor NVIDIA's advisories set: {preflight.min_toolkit} is open to {cves}; to run "
+            "such toolkits anyway, name each CVE in preflight.acceptToolkitAdvisories",
         )
-    return minimum
 
 
-def _read_proxy(
-    problems: Problems, key: str, raw: dict[str, Any] | None, insecure_skip_host_key_check: bool
-) -> SshProxySpec | None:
-    if raw is None:
-        return None
-    section = Section(
-        problems,
-        key,
-        raw,
-        SshProxySpec,
-        hooks={"host_key": lambda p, s: read_host_key(p, s, required=not insecure_skip_host_key_check)},
-    )
-    return section.build()
-
-
-def read_host_key(section: Section[Any], s: Setting, required: bool) -> str | None:
-    """A pinned host key; required unless the stack opted out of host key checking."""
-    if s.key not in section.fields.raw:
-        if required:
-            section.problems.add(
-                f"{section.key}.{s.key}",
-                MISSING,
-                f"pin the machine's SSH host key (ssh-keyscan), or set {SKIP_HOST_KEY_CHECK} to true "
-                "to accept any host key",
-            )
-        return None
-    host_key = section.fields.read(s)
-    if host_key and host_key.split()[0] == "ssh-rsa":
-        # pulumi-command pins HostKeyAlgorithms to the key's type, and for RSA that is the SHA-1
-        # `ssh-rsa` signature, which OpenSSH 8.8 and later no longer offer: the session would fail.
-        section.problems.add(
-            f"{section.key}.{s.key}",
-            host_key.split()[0],
-            "an ed25519 or ecdsa host key (`ssh-keyscan -t ed25519 HOST`): pulumi-command verifies an RSA host key "
-            "only with the SHA-1 ssh-rsa algorithm, which OpenSSH 8.8 and later refuse",
-        )
-        return None
-    return host_key.strip() if host_key else None
+def _unused_settings(preflight: PreflightSpec) -> Iterator[Problem]:
+    """Preflight settings set while preflight is off do nothing: say so, rather than ignore them."""
+    for attr, s in settings(PreflightSpec):
+        value = getattr(preflight, attr)
+        if attr != "enabled" and value not in (s.default, None, ()):
+            yield Problem(s.key, as_written(value), "preflight.enabled is false", warning=True)

@@ -1,47 +1,20 @@
-"""How a config object is read by its fields' declarations (gpu_nodes/config/fields.py): unknown
-keys, wrong types and failed checks reported in one shape, `<key>: got <value>; <what is allowed>`,
-all of them in one run.
+"""How a config object is read into its typed spec by its fields' declarations
+(gpu_nodes/config/fields.py): first each field on its own, in declaration order (unknown keys, wrong
+types, failed checks, the items of a list), then, once every field reads, the checks between fields
+on the typed spec (`CrossChecked.cross_checks`), as a section of pydantic's models runs its model
+validators after its field validators. Every problem in one shape, `<key>: got <value>; <what is
+allowed>`; every field's own problems in one run.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from dataclasses import replace
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from gpu_nodes.config.fields import MISSING, Kind, Setting, settings
-
-# Fields.read without a default of its own: the declared one.
-_DECLARED: Any = object()
-
-
-@dataclass(frozen=True)
-class Undisclosed:
-    """A secret's value in a message: its length only."""
-
-    length: int
-
-    def __repr__(self) -> str:
-        return f"a value of {self.length} character{'' if self.length == 1 else 's'}"
-
-
-class Problems:
-    """Collects problems so that one run reports every mistake, not just the first."""
-
-    def __init__(self) -> None:
-        self.problems: list[str] = []
-        # Settings that are valid but do nothing here: the run goes on, and says so.
-        self.warnings: list[str] = []
-
-    def add(self, key: str, value: Any, allowed: str) -> None:
-        self.problems.append(f"{key}: got {_show(value)}; {allowed}")
-
-    def warn(self, key: str, value: Any, why: str) -> None:
-        self.warnings.append(f"{key}: {_show(value)} has no effect: {why}")
-
-    def __len__(self) -> int:
-        return len(self.problems)
+from gpu_nodes.config.fields import LIST, MISSING, Kind, Setting, settings
+from gpu_nodes.config.problems import Problem, Problems
 
 
 def unknown_key(unknown: Any, allowed: Iterable[str], prefix: str = "") -> str:
@@ -52,12 +25,6 @@ def unknown_key(unknown: Any, allowed: Iterable[str], prefix: str = "") -> str:
     if close:
         return f"unknown key; did you mean {prefix}{close[0]}?"
     return f"unknown key; allowed keys: {', '.join(prefix + key for key in known)}"
-
-
-def _show(value: Any) -> str:
-    if value is MISSING:
-        return "nothing (the key is required)"
-    return repr(value)
 
 
 class Fields:
@@ -82,13 +49,11 @@ class Fields:
         A null is "not set": the default, or missing where the key is required; never "off"
         (`taints:` with nothing after it keeps the default taint; `[]` says none)."""
         value = self.raw.get(name)
-        if value is None:
-            value = default
-        if value is MISSING:
+        if value is None and default is MISSING:
             self.problems.add(self.at(name), MISSING, f"expected {kind.text}")
             return None
         if value is None:
-            return None
+            return default  # as declared: a program's tuple, say, where config gives a list
         if not kind.accepts(value):
             self.problems.add(self.at(name), value, f"expected {kind.text}")
             return None
@@ -100,56 +65,72 @@ class Fields:
             return None
         return value
 
-    def read(self, s: Setting, default: Any = _DECLARED) -> Any:
-        """Read a declared field: its type, then its check; a `default` given here replaces the declared one."""
-        value = self.get(s.key, s.default if default is _DECLARED else default, s.kind)
+    def read(self, s: Setting) -> Any:
+        """Read a declared field: its type (or its default), then its check."""
+        value = self.get(s.key, s.default, s.kind)
         return self.check(s.key, value, s.check.ok, s.check.allowed) if s.check is not None else value
 
 
 Spec = TypeVar("Spec")
 
 
-class Section(Generic[Spec]):
-    """A config object read into the fields of a spec dataclass, by the fields' settings.
+@runtime_checkable
+class CrossChecked(Protocol):
+    """A spec whose fields are weighed against each other once each reads on its own."""
 
-    Fields are read on first use (`section["attr"]`), so a hook may use another field: the
-    nodes of a group need its preflight settings. `build` makes the spec when nothing was wrong.
-    """
+    def cross_checks(self) -> Iterable[Problem]: ...
 
-    def __init__(
-        self,
-        problems: Problems,
-        key: str,
-        raw: Any,
-        spec: type[Spec],
-        hooks: Mapping[str, Callable[[Section[Spec], Setting], Any]] | None = None,
-    ):
-        self._spec = spec
-        self._settings = dict(settings(spec))
-        self._hooks = hooks or {}
-        self._values: dict[str, Any] = {}
-        self.fields = Fields(problems, key, raw, tuple(s.key for s in self._settings.values()))
-        self.problems = problems
-        self.key = key
-        self._before = len(problems)
 
-    def __getitem__(self, attr: str) -> Any:
-        if attr not in self._values:
-            s = self._settings[attr]
-            hook = self._hooks.get(attr)
-            self._values[attr] = hook(self, s) if hook is not None else self.fields.read(s)
-        return self._values[attr]
+def read_section(problems: Problems, key: str, raw: Any, spec: type[Spec], given: Mapping[str, Any] | None = None) -> Spec | None:
+    """A config object read into `spec`: each declared field on its own (`read_fields`), then, when
+    every field read, the spec's `cross_checks`. None (its problems added) when anything is wrong;
+    unknown keys are reported but do not stop the checks."""
+    before = len(problems)
+    built = read_fields(problems, key, raw, spec, given)
+    if built is None:
+        return None
+    cross_check(problems, key, built)
+    return built if len(problems) == before else None
 
-    def read_all(self) -> None:
-        for attr in self._settings:
-            self[attr]
 
-    @property
-    def clean(self) -> bool:
-        """True when reading its fields found nothing wrong (unknown keys aside: they are reported)."""
-        return len(self.problems) == self._before
+def read_fields(problems: Problems, key: str, raw: Any, spec: type[Spec], given: Mapping[str, Any] | None = None) -> Spec | None:
+    """Each declared field of `spec` on its own, in declaration order: its kind, default, check and
+    `parse`, a section within it read by `read_section`; then each field's `complete`. None (its
+    problems added) when a field is wrong. `given`: fields the caller supplies, not read from the
+    object (a secret, say)."""
+    given = dict(given or {})
+    declared = dict(settings(spec))
+    fields = Fields(problems, key, raw, tuple(s.key for s in declared.values()))
+    before = len(problems)
+    values = {attr: given[attr] if attr in given else _read_field(fields, s) for attr, s in declared.items()}
+    if len(problems) > before:
+        return None
+    built = spec(**{**given, **values})
+    completed = {attr: s.complete(built) for attr, s in declared.items() if s.complete is not None}
+    return replace(built, **completed) if completed else built  # type: ignore[type-var]
 
-    def build(self, **given: Any) -> Spec | None:
-        """The spec from its declared fields, `given` added or replacing some; None after a problem."""
-        self.read_all()
-        return self._spec(**{**self._values, **given}) if self.clean else None
+
+def cross_check(problems: Problems, key: str, spec: Any) -> None:
+    """The spec's checks between its fields (`CrossChecked`), each problem under the section's `key`."""
+    for problem in spec.cross_checks() if isinstance(spec, CrossChecked) else ():
+        at = f"{key}.{problem.key}" if key else problem.key
+        if problem.warning:
+            problems.warn(at, problem.value, problem.allowed)
+        else:
+            problems.add(at, problem.value, problem.allowed)
+
+
+def _read_field(fields: Fields, s: Setting) -> Any:
+    """One field: its kind, default and check, then its `parse`, or its section(s) read in turn."""
+    before = len(fields.problems)
+    value = fields.read(s)
+    if len(fields.problems) > before:
+        return None
+    here = fields.at(s.key)
+    if s.parse is not None:
+        return s.parse(fields.problems, here, value)
+    if s.section is None or value is None:
+        return value
+    if s.kind is LIST:
+        return tuple(read_section(fields.problems, f"{here}[{index}]", item, s.section) for index, item in enumerate(value))
+    return read_section(fields.problems, here, value, s.section)

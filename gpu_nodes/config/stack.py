@@ -11,21 +11,22 @@ stack fails before a single resource is registered.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpu_nodes.config.checks import is_dns_label, is_dns_subdomain
 from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
-from gpu_nodes.config.fields import BOOLEAN, LIST, STRING, Setting, setting, settings
-from gpu_nodes.config.node_group import RUNTIME_CLASS_KEY, NodeGroupSpec, read_group
-from gpu_nodes.config.preflight import SKIP_HOST_KEY_CHECK
-from gpu_nodes.config.reading import Problems, Section, Undisclosed
+from gpu_nodes.config.fields import BOOLEAN, LIST, MISSING, STRING, Check, Parse, Setting, setting, settings
+from gpu_nodes.config.node_group import RUNTIME_CLASS_KEY, NodeGroupSpec
+from gpu_nodes.config.preflight import SKIP_HOST_KEY_CHECK, host_key_missing
+from gpu_nodes.config.problems import Problem, Problems, Undisclosed
+from gpu_nodes.config.reading import read_section
 from gpu_nodes.constants import DEFAULT_RUNTIME_CLASS, NAMESPACE, PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
 from gpu_nodes.errors import ConfigError
 
 
-def _names_setting(name: str, help: str, argument: str) -> Any:
+def _names_setting(name: str, help: str, argument: str, parse: Parse) -> Any:
     """A stack-level list of names, none by default."""
     return setting(
         f"{NAMESPACE}:{name}",
@@ -36,7 +37,52 @@ def _names_setting(name: str, help: str, argument: str) -> Any:
         default_text="none",
         argument=argument,
         annotation="list[str]",
+        parse=parse,
     )
+
+
+_HAND_OVER_REF = re.compile(
+    r"((ClusterPolicy|GPUCluster)/[a-z0-9]([-a-z0-9.]*[a-z0-9])?|[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)"
+)
+
+
+def read_names(problems: Problems, key: str, raw: list[Any], problem: Callable[[str], str | None]) -> tuple[str, ...]:
+    """A stack-level list of names, each once, sorted; `problem` says what is wrong with one."""
+    names: list[str] = []
+    for index, name in enumerate(raw):
+        wrong = problem(name) if isinstance(name, str) else "expected a string"
+        if wrong:
+            problems.add(f"{key}[{index}]", name, wrong)
+        elif name not in names:
+            names.append(name)
+    return tuple(sorted(names))
+
+
+def read_hand_over(problems: Problems, key: str, raw: list[Any]) -> tuple[str, ...]:
+    """Other device plugin installs the stack may share the cluster with, by reference."""
+
+    def problem(ref: str) -> str | None:
+        expected = "expected <namespace>/<DaemonSet name>, ClusterPolicy/<name> or GPUCluster/<name>"
+        return None if _HAND_OVER_REF.fullmatch(ref) else expected
+
+    return read_names(problems, key, raw, problem)
+
+
+def read_namespaces(problems: Problems, key: str, raw: list[Any]) -> tuple[str, ...]:
+    """Namespaces to reference, not create; whether a group uses each is the stack's to weigh."""
+    return read_names(
+        problems, key, raw, lambda name: None if is_dns_label(name) else "expected a namespace name (DNS-1123 label)"
+    )
+
+
+def read_runtime_class_name(problems: Problems, key: str, name: str) -> str | None:
+    """A class's name; None for "" or "false" (no RuntimeClass: preflight then requires nvidia as the default runtime)."""
+    if name in ("", "false"):
+        return None
+    if name == "true" or not is_dns_subdomain(name):
+        problems.add(key, name, 'expected a RuntimeClass name (DNS-1123 subdomain), or "" / false to use no RuntimeClass')
+        return None
+    return name
 
 
 @dataclass(frozen=True)
@@ -59,6 +105,13 @@ class StackSpec:
         "one entry per node group (below)",
         argument="node_groups",
         annotation="list[NodeGroup]",
+        check=Check(lambda groups: len(groups) >= 1, "expected a list with at least one node group"),
+        section=NodeGroupSpec,
+        # The stack's RuntimeClass and pull Secret, which every group's pods name.
+        complete=lambda stack: tuple(
+            replace(group, runtime_class=stack.runtime_class_name, image_pull_secret=stack.pull_secret)
+            for group in stack.node_groups
+        ),
     )
     # Whether it is given: the key itself goes to the SSH sessions only, as a secret.
     ssh_private_key_given: bool = setting(
@@ -91,6 +144,7 @@ class StackSpec:
         '`""` or `false`: none (see "How tenants get their GPUs")',
         default=DEFAULT_RUNTIME_CLASS,
         argument="runtime_class",
+        parse=read_runtime_class_name,
     )
     # None: as the name decides (see `runtime_class`).
     create_runtime_class: bool | None = setting(
@@ -108,6 +162,7 @@ class StackSpec:
         "namespaces the groups use that exist already: the stack puts its objects in them but never creates or "
         'deletes them (see "Objects the stack did not create")',
         "existing_namespaces",
+        read_namespaces,
     )
     # Other device plugin installs the stack may share the cluster with (gpu_nodes/providers/coexistence.py).
     hand_over: tuple[str, ...] = _names_setting(
@@ -115,6 +170,7 @@ class StackSpec:
         "other NVIDIA device plugin or DRA driver installs allowed on the cluster, kept off this stack's nodes: "
         '`<namespace>/<DaemonSet>`, `ClusterPolicy/<name>` or `GPUCluster/<name>` (see "Another device plugin on the cluster")',
         "hand_over",
+        read_hand_over,
     )
     # The Secret that holds the login, which every pod names; None without a login.
     pull_secret: str | None = setting(
@@ -131,6 +187,15 @@ class StackSpec:
     )
     # Settings given that have no effect (preflight settings with preflight off): warned about.
     warnings: tuple[str, ...] = ()
+
+    def cross_checks(self) -> Iterator[Problem]:
+        yield from _across_groups(self.node_groups)
+        yield from _runtime_class_problems(self)
+        yield from _host_key_problems(self)
+        used = {name for group in self.node_groups for name in (group.device_plugin.namespace, group.verification.namespace)}
+        for name in self.existing_namespaces:
+            if name not in used:
+                yield Problem(EXISTING_NAMESPACES.key, name, f"no group uses it; the groups use {', '.join(sorted(used))}")
 
     @property
     def runtime_class(self) -> RuntimeClassSpec | None:
@@ -197,27 +262,33 @@ def read_stack(values: Mapping[str, Any]) -> StackSpec:
     """The stack from its settings by key (`gpu-nodes:nodeGroups`, ...); raises ConfigError naming
     every mistake. A secret's value is only looked at for whether it is given."""
     problems = Problems()
-    stack = Section(
-        problems,
-        "",
-        dict(values),
-        StackSpec,
-        hooks={
-            "node_groups": _read_groups,
-            "ssh_private_key_given": lambda st, s: st.fields.raw.get(s.key) is not None,
-            "runtime_class_name": _read_runtime_class_name,
-            "create_runtime_class": _read_create_runtime_class,
-            "existing_namespaces": _read_existing_namespaces,
-            "hand_over": _read_hand_over,
-            "pull_secret": lambda st, s: PULL_SECRET_NAME if st.fields.raw.get(s.key) is not None else None,
-        },
-    )
+    given = {SSH_PRIVATE_KEY.key: "ssh_private_key_given", IMAGE_PULL_SECRET.key: "pull_secret"}
+    secrets = {
+        "ssh_private_key_given": values.get(SSH_PRIVATE_KEY.key) is not None,
+        "pull_secret": PULL_SECRET_NAME if values.get(IMAGE_PULL_SECRET.key) is not None else None,
+    }
+    settings_read = {key: _as_config(key, value) for key, value in values.items() if key not in given}
     # Warnings are collected while reading: all of it first, then the spec with them.
-    stack.read_all()
-    built = stack.build(warnings=tuple(problems.warnings))
+    built = read_section(problems, "", settings_read, StackSpec, given=secrets)
     if built is None:
         raise ConfigError(problems.problems)
-    return built
+    return replace(built, warnings=tuple(problems.warnings))
+
+
+def _as_config(key: str, value: Any) -> Any:
+    """A setting as stack config writes it: a program's tuples and mappings as lists and dicts, and
+    the strings Pulumi's config hands over for YAML's true and false as booleans where a boolean
+    is meant (and `false` for the RuntimeClass as its "none")."""
+    if key == CREATE_RUNTIME_CLASS.key:
+        return {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
+    if key == RUNTIME_CLASS.key and value is False:
+        return ""
+    if isinstance(value, tuple):
+        value = list(value)
+    if key == NODE_GROUPS.key and isinstance(value, list):
+        # A program may pass each group as any mapping; the reader names whatever is no group.
+        return [dict(item) if isinstance(item, Mapping) else item for item in value]
+    return value
 
 
 def parse_stack(node_groups: Any, **arguments: Any) -> StackSpec:
@@ -225,35 +296,16 @@ def parse_stack(node_groups: Any, **arguments: Any) -> StackSpec:
     return read_stack({NODE_GROUPS.key: node_groups, **{ARGUMENTS[name].key: value for name, value in arguments.items()}})
 
 
-def _read_groups(stack: Section[StackSpec], s: Setting) -> tuple[NodeGroupSpec, ...]:
-    # What the groups depend on first, so that its problems come first.
-    insecure = stack["insecure_skip_host_key_check"]
-    stack["create_runtime_class"]
-    runtime_class = stack["runtime_class_name"]
-    pull_secret = stack["pull_secret"]
-    raw = stack.fields.raw.get(s.key)
-    if not isinstance(raw, (list, tuple)) or not raw:
-        stack.problems.add(s.key, raw, "expected a list with at least one node group")
-        return ()
-    groups = []
-    for index, item in enumerate(raw):
-        # A program may pass each group as any mapping; the reader names whatever is no group.
-        item = dict(item) if isinstance(item, Mapping) else item
-        group = read_group(stack.problems, f"{s.key}[{index}]", item, insecure is True, runtime_class, pull_secret)
-        if group is not None:
-            groups.append(group)
-    _check_across_groups(stack.problems, s.key, groups)
-    return tuple(groups)
-
-
-def _check_across_groups(problems: Problems, key: str, groups: list[NodeGroupSpec]) -> None:
+def _across_groups(groups: tuple[NodeGroupSpec, ...]) -> Iterator[Problem]:
+    """Names, nodes, priority classes and namespaces the groups cannot share."""
+    key = NODE_GROUPS.key
     seen_groups: dict[str, int] = {}
     seen_nodes: dict[str, str] = {}
     seen_priority: dict[str, str] = {}
     namespace_use: dict[str, str] = {}
     for index, group in enumerate(groups):
         if group.name in seen_groups:
-            problems.add(
+            yield Problem(
                 f"{key}[{index}].name",
                 group.name,
                 f"group names must be unique (also used by nodeGroups[{seen_groups[group.name]}])",
@@ -262,20 +314,20 @@ def _check_across_groups(problems: Problems, key: str, groups: list[NodeGroupSpe
         for node in group.nodes:
             owner = seen_nodes.setdefault(node.name, group.name)
             if owner != group.name:
-                problems.add(
+                yield Problem(
                     f"{key}[{index}].nodes", node.name, f"a node may belong to one group only (already in group {owner!r})"
                 )
         pc_name = group.priority_class.name
         for taken in (pc_name, pc_name + VERIFICATION_PRIORITY_SUFFIX):
             pc_owner = seen_priority.setdefault(taken, group.name)
             if pc_owner != group.name:
-                problems.add(f"{key}[{index}].priorityClass.name", pc_name, f"{taken!r} is already used by group {pc_owner!r}")
+                yield Problem(f"{key}[{index}].priorityClass.name", pc_name, f"{taken!r} is already used by group {pc_owner!r}")
                 break
         # One namespace cannot be both privileged (plugin) and restricted (verification).
         for namespace, use in ((group.device_plugin.namespace, "devicePlugin"), (group.verification.namespace, "verification")):
             other = namespace_use.setdefault(namespace, use)
             if other != use:
-                problems.add(
+                yield Problem(
                     f"{key}[{index}].{use}.namespace",
                     namespace,
                     "the device plugin namespace (Pod Security privileged) and the verification namespace "
@@ -283,81 +335,34 @@ def _check_across_groups(problems: Problems, key: str, groups: list[NodeGroupSpe
                 )
 
 
-_HAND_OVER_REF = re.compile(
-    r"((ClusterPolicy|GPUCluster)/[a-z0-9]([-a-z0-9.]*[a-z0-9])?|[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)"
-)
+def _runtime_class_problems(stack: StackSpec) -> Iterator[Problem]:
+    """What the stack's RuntimeClass setting leaves the groups and itself."""
+    if stack.create_runtime_class is True and stack.runtime_class_name is None:
+        yield Problem(CREATE_RUNTIME_CLASS.key, True, f'nothing to create: {RUNTIME_CLASS_KEY} is off ("" or false)')
+    if stack.runtime_class_name is not None:
+        return
+    for index, group in enumerate(stack.node_groups):
+        if group.gpu_access in ("runtimeClass", "cdi") and not group.uses_dra:
+            # With cdi the plugin itself needs the class: without nvidia as the default it has no NVML otherwise.
+            who = "tenants must name" if group.gpu_access == "runtimeClass" else "the device plugin runs under"
+            yield Problem(
+                f"{NODE_GROUPS.key}[{index}].gpuAccess",
+                group.gpu_access,
+                f"needs the RuntimeClass {who}, but {RUNTIME_CLASS_KEY} is off; set it, or use defaultRuntime",
+            )
 
 
-def _read_hand_over(stack: Section[StackSpec], s: Setting) -> tuple[str, ...]:
-    """Other device plugin installs the stack may share the cluster with, by reference."""
-
-    def problem(ref: str) -> str | None:
-        expected = "expected <namespace>/<DaemonSet name>, ClusterPolicy/<name> or GPUCluster/<name>"
-        return None if _HAND_OVER_REF.fullmatch(ref) else expected
-
-    return _read_names(stack, s, "a list such as [kube-system/nvdp-nvidia-device-plugin]", problem)
-
-
-def _read_existing_namespaces(stack: Section[StackSpec], s: Setting) -> tuple[str, ...]:
-    """Namespaces to reference, not create: each one a group uses."""
-    groups = stack["node_groups"]
-    used = {name for group in groups for name in (group.device_plugin.namespace, group.verification.namespace)}
-
-    def problem(name: str) -> str | None:
-        if not is_dns_label(name):
-            return "expected a namespace name (DNS-1123 label)"
-        return f"no group uses it; the groups use {', '.join(sorted(used))}" if groups and name not in used else None
-
-    return _read_names(stack, s, "a list of namespace names", problem)
-
-
-def _read_names(
-    stack: Section[StackSpec], s: Setting, expected: str, problem: Callable[[str], str | None]
-) -> tuple[str, ...]:
-    """A stack-level list of names, each once, sorted; `problem` says what is wrong with one."""
-    problems, key, raw = stack.problems, s.key, stack.fields.raw.get(s.key)
-    if raw is None:
-        return ()
-    if not isinstance(raw, (list, tuple)):
-        problems.add(key, raw, f"expected {expected}")
-        return ()
-    names: list[str] = []
-    for index, name in enumerate(raw):
-        wrong = problem(name) if isinstance(name, str) else "expected a string"
-        if wrong:
-            problems.add(f"{key}[{index}]", name, wrong)
-        elif name not in names:
-            names.append(name)
-    return tuple(sorted(names))
-
-
-def _read_runtime_class_name(stack: Section[StackSpec], s: Setting) -> str | None:
-    """A class's name; None for "" or false (no RuntimeClass: preflight then requires nvidia as the default runtime)."""
-    name = stack.fields.raw.get(s.key)
-    if name is None:
-        return DEFAULT_RUNTIME_CLASS
-    if _turned_off(name):
-        return None
-    if not isinstance(name, str) or name == "true" or not is_dns_subdomain(name):
-        stack.problems.add(s.key, name, 'expected a RuntimeClass name (DNS-1123 subdomain), or "" / false to use no RuntimeClass')
-        return None
-    return name
-
-
-def _read_create_runtime_class(stack: Section[StackSpec], s: Setting) -> bool | None:
-    # Stack config reaches the program as strings: YAML `false` arrives as "false".
-    create = _boolean_text(stack.fields.raw.get(s.key))
-    if create is not None and not isinstance(create, bool):
-        stack.problems.add(s.key, create, "expected true or false")
-        return None
-    if create is True and _turned_off(stack.fields.raw.get(RUNTIME_CLASS_KEY)):
-        stack.problems.add(s.key, create, f'nothing to create: {RUNTIME_CLASS_KEY} is off ("" or false)')
-    return bool(create) if create is not None else None
-
-
-def _turned_off(name: Any) -> bool:
-    return name is False or name in ("", "false")
-
-
-def _boolean_text(value: Any) -> Any:
-    return {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
+def _host_key_problems(stack: StackSpec) -> Iterator[Problem]:
+    """Every machine preflight reaches, and its bastion, with a pinned host key, unless the stack
+    accepts any."""
+    if stack.insecure_skip_host_key_check:
+        return
+    for index, group in enumerate(stack.node_groups):
+        if not group.preflight.enabled:
+            continue
+        here = f"{NODE_GROUPS.key}[{index}]"
+        for node_index, node in enumerate(group.nodes):
+            if node.host_key is None:
+                yield Problem(f"{here}.nodes[{node_index}].hostKey", MISSING, host_key_missing())
+        if group.preflight.proxy is not None and group.preflight.proxy.host_key is None:
+            yield Problem(f"{here}.preflight.proxy.hostKey", MISSING, host_key_missing())

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.config.fields import BOOLEAN, LIST, OBJECT, Setting
-from gpu_nodes.config.reading import Problems, Undisclosed, unknown_key
+from gpu_nodes.config.problems import Problems, Undisclosed
+from gpu_nodes.config.reading import unknown_key
 from gpu_nodes.config.stack import KUBECONFIG, STACK_SETTINGS, add_secret_problems
 from gpu_nodes.constants import NAMESPACE
 

@@ -1,16 +1,17 @@
 """The group's `verification` section: the Jobs that prove a tenant's pod gets its GPUs (images,
-GPU counts, MIG resources, timeout), and its reader."""
+GPU counts, MIG resources, timeout), and how its values are read; how many GPUs a Job may ask for is
+the group's to weigh (gpu_nodes/config/node_group.py)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.config.checks import CUDA_IN_TAG, image_setting, image_tag, namespace_setting, pull_policy_setting
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, Setting, between, setting
-from gpu_nodes.config.reading import Problems, Section
-from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
+from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, between, setting
+from gpu_nodes.config.problems import Problem, Problems
 
 # The images NVIDIA still publishes, amd64 and arm64 (GH200, GB200), chosen as README "CUDA" says.
 # nvidia-smi comes from the host; the image only has to exist. NVIDIA's CUDA image support policy
@@ -32,6 +33,35 @@ DEFAULT_VERIFICATION_TIMEOUT = 600
 _MIG_RESOURCE = re.compile(r"nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 
 
+def read_gpus_per_pod(problems: Problems, key: str, counts: list[Any] | None) -> tuple[int, ...]:
+    """GPU counts, each a whole number once; how many a node offers is the group's to weigh."""
+    gpus_per_pod: list[int] = []
+    for index, count in enumerate(counts or []):
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            problems.add(f"{key}[{index}]", count, "expected a whole number of at least 1")
+        elif count in gpus_per_pod:
+            problems.add(f"{key}[{index}]", count, "each GPU count may be listed once")
+        else:
+            gpus_per_pod.append(count)
+    return tuple(gpus_per_pod)
+
+
+def read_mig_resources(problems: Problems, key: str, raw: dict[Any, Any] | None) -> tuple[tuple[str, int], ...]:
+    """MIG resources the Jobs request, each a name and a count; whether the group may ask for them is
+    its device plugin's MIG strategy's to say."""
+    resources: list[tuple[str, int]] = []
+    for resource, count in sorted((raw or {}).items(), key=lambda item: str(item[0])):
+        if not isinstance(resource, str) or not _MIG_RESOURCE.fullmatch(resource) or len(resource) > 11 + 63:
+            problems.add(
+                f"{key}.{resource}", resource, "expected a MIG resource name nvidia.com/mig-<profile>, e.g. nvidia.com/mig-1g.5gb"
+            )
+        elif not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            problems.add(f"{key}.{resource}", count, "expected a whole number of at least 1")
+        else:
+            resources.append((resource, count))
+    return tuple(resources)
+
+
 @dataclass(frozen=True)
 class VerificationSpec:
     image: str = image_setting("pinned image with `nvidia-smi`", DEFAULT_VERIFICATION_IMAGE)
@@ -50,6 +80,7 @@ class VerificationSpec:
         "(≤ 7 × `gpusPerNode` with `migStrategy: single`); may be `[]` when `migResources` is set",
         default=[1],
         annotation="list[int]",
+        parse=read_gpus_per_pod,
     )
     # With migStrategy mixed: (resource, count) pairs, e.g. ("nvidia.com/mig-1g.5gb", 1).
     mig_resources: tuple[tuple[str, int], ...] = setting(
@@ -60,6 +91,7 @@ class VerificationSpec:
         '`{"nvidia.com/mig-1g.5gb": 1}`; one Job per resource, each count ≤ 7 × `gpusPerNode`',
         default=None,
         annotation="dict[str, int]",
+        parse=read_mig_resources,
     )
     per_node: bool = setting(
         "perNode",
@@ -78,94 +110,13 @@ class VerificationSpec:
     )
     image_pull_policy: str | None = pull_policy_setting("the verification pods'")
 
+    def cross_checks(self) -> Iterator[Problem]:
+        # With mixed MIG, a group whose GPUs are all in MIG mode has no nvidia.com/gpu to ask for.
+        if not self.gpus_per_pod and not self.mig_resources:
+            yield Problem("gpusPerPod", [], "expected at least one GPU count, e.g. [1] or [1, 2]")
+
     @property
     def cuda_version(self) -> str | None:
         """The CUDA version the CUDA image is built for, from its tag (`vectoradd-cuda11.7.1` -> 11.7)."""
         found = CUDA_IN_TAG.search(image_tag(self.cuda_image))
         return f"{int(found[1])}.{int(found[2])}" if found else None
-
-
-def read_verification(
-    problems: Problems, key: str, raw: dict[str, Any], gpus_per_node: int | None, mig_strategy: str | None
-) -> VerificationSpec | None:
-    section = Section(
-        problems,
-        key,
-        raw,
-        VerificationSpec,
-        hooks={
-            "mig_resources": lambda v, s: _read_mig_resources(v, s, gpus_per_node, mig_strategy),
-            "gpus_per_pod": lambda v, s: _read_gpus_per_pod(v, s, gpus_per_node, mig_strategy),
-        },
-    )
-    # In this order: gpusPerPod may be empty when migResources is not.
-    section["mig_resources"]
-    section["gpus_per_pod"]
-    return section.build()
-
-
-def _read_gpus_per_pod(
-    section: Section[VerificationSpec], s: Setting, gpus_per_node: int | None, mig_strategy: str | None
-) -> tuple[int, ...]:
-    key = f"{section.key}.{s.key}"
-    counts = section.fields.read(s)
-    # Time-slicing replicas do not count: a pod must see as many distinct GPUs as it asks for.
-    # With single, every MIG device is one nvidia.com/gpu.
-    per_gpu = MAX_MIG_DEVICES_PER_GPU if mig_strategy == "single" else 1
-    limit = gpus_per_node * per_gpu if gpus_per_node is not None else None
-    limit_text = f"gpusPerNode ({gpus_per_node})" if per_gpu == 1 else f"{limit} ({per_gpu} MIG devices per GPU)"
-    gpus_per_pod: list[int] = []
-    for index, count in enumerate(counts or []):
-        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            section.problems.add(f"{key}[{index}]", count, "expected a whole number of at least 1")
-        elif limit is not None and count > limit:
-            section.problems.add(f"{key}[{index}]", count, f"expected at most {limit_text}")
-        elif count in gpus_per_pod:
-            section.problems.add(f"{key}[{index}]", count, "each GPU count may be listed once")
-        else:
-            gpus_per_pod.append(count)
-    # With mixed, a group whose GPUs are all in MIG mode has no nvidia.com/gpu to ask for.
-    if counts is not None and not counts and not section["mig_resources"]:
-        section.problems.add(key, counts, "expected at least one GPU count, e.g. [1] or [1, 2]")
-    return tuple(gpus_per_pod)
-
-
-def _read_mig_resources(
-    section: Section[VerificationSpec], s: Setting, gpus_per_node: int | None, mig_strategy: str | None
-) -> tuple[tuple[str, int], ...]:
-    """MIG resources the Jobs request: needed with mixed, where MIG GPUs are no nvidia.com/gpu."""
-    key = f"{section.key}.{s.key}"
-    problems = section.problems
-    raw = section.fields.read(s)
-    if mig_strategy == "mixed" and not raw:
-        problems.add(
-            key,
-            MISSING if raw is None else raw,
-            "with devicePlugin.migStrategy 'mixed' MIG GPUs are advertised only as nvidia.com/mig-<profile>: list "
-            'the MIG resources to verify and how many each Job requests, e.g. {"nvidia.com/mig-1g.5gb": 1}',
-        )
-        return ()
-    if raw is None:
-        return ()
-    if mig_strategy != "mixed":
-        problems.add(
-            key,
-            raw,
-            "only with devicePlugin.migStrategy 'mixed' (with 'single' MIG devices are nvidia.com/gpu: use gpusPerPod)",
-        )
-        return ()
-    limit = gpus_per_node * MAX_MIG_DEVICES_PER_GPU if gpus_per_node is not None else None
-    resources: list[tuple[str, int]] = []
-    for resource, count in sorted(raw.items(), key=lambda item: str(item[0])):
-        if not isinstance(resource, str) or not _MIG_RESOURCE.fullmatch(resource) or len(resource) > 11 + 63:
-            problems.add(
-                f"{key}.{resource}", resource, "expected a MIG resource name nvidia.com/mig-<profile>, e.g. nvidia.com/mig-1g.5gb"
-            )
-        elif not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            problems.add(f"{key}.{resource}", count, "expected a whole number of at least 1")
-        elif limit is not None and count > limit:
-            per_gpu = f"{MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU"
-            problems.add(f"{key}.{resource}", count, f"expected at most {limit} ({per_gpu})")
-        else:
-            resources.append((resource, count))
-    return tuple(resources)

@@ -25,7 +25,7 @@ import pulumi_kubernetes as k8s
 from gpu_nodes.config.args import NodeGroupArgs
 from gpu_nodes.config.fields import Setting
 from gpu_nodes.config.node_group import NodeGroupSpec
-from gpu_nodes.config.reading import Problems
+from gpu_nodes.config.problems import Problems
 from gpu_nodes.config.stack import ARGUMENTS, StackSpec, add_secret_problems, parse_stack
 from gpu_nodes.config.stack_config import StackConfig
 from gpu_nodes.errors import ConfigError

@@ -37,9 +37,9 @@ def test_by_default_each_group_is_a_stack_named_after_it_and_the_first_owns():
         (one(group("b", "n1")), "nodeGroups[1].nodes: got 'n1'; a node may belong to one group"),
         (one(stacks={"rack/a": ["a"]}), "stacks: got stack name 'rack/a'; Pulumi takes 1 to 100"),
         (one(stacks={"x" * 101: ["a"]}), "Pulumi takes 1 to 100 letters"),
-        (one(group("b", "n2"), stacks={"s1": ["a"]}), "stacks: group 'b' is in no stack"),
-        (one(stacks={"s1": ["a"], "s2": ["a"]}), "stacks.s2: group 'a' is already in stack 's1'"),
-        (one(stacks={"s1": ["zz"]}), "stacks.s1: group 'zz' is not under nodeGroups"),
+        (one(group("b", "n2"), stacks={"s1": ["a"]}), "nodeGroups[1].name: got 'b'; in no stack; add it to one of s1"),
+        (one(stacks={"s1": ["a"], "s2": ["a"]}), "stacks.s2: got 'a'; a group has one stack, and 'a' is already in stack 's1'"),
+        (one(stacks={"s1": ["zz"]}), "stacks.s1: got 'zz'; expected a group under nodeGroups: a"),
         (one(owner="nope"), "owner: got 'nope'; expected one of the stacks: a"),
         (one(config={"gpu-nodes:nodeGroups": []}), "config.gpu-nodes:nodeGroups: got []; set by the command"),
         (one(config={"gpu-nodes:sshPrivateKey": "k"}), "config.gpu-nodes:sshPrivateKey: got a value of 1 character; a secret"),
@@ -75,7 +75,7 @@ def test_by_default_each_group_is_a_stack_named_after_it_and_the_first_owns():
         (one(config={"gpu-nodes:runtimeClass": "Bad_Name"}), "gpu-nodes:runtimeClass: got 'Bad_Name'"),
         (
             one(group("b", "n2"), secrets={"gpu-nodes:imagePullSecret": {"env": "PULL"}}),
-            "secrets.gpu-nodes:imagePullSecret: a private registry across stacks is not supported yet",
+            "secrets.gpu-nodes:imagePullSecret: got {'env': 'PULL'}; a private registry across stacks is not supported yet",
         ),
     ],
     ids=[

@@ -42,7 +42,7 @@ def test_every_mistake_is_reported_at_once():
 def test_missing_node_groups():
     with pytest.raises(ConfigError) as caught:
         parse_stack(None)
-    assert_one_problem(caught.value.problems, "gpu-nodes:nodeGroups", "at least one node group")
+    assert_one_problem(caught.value.problems, "gpu-nodes:nodeGroups", "the key is required", "a list")
 
 
 def test_node_in_two_groups():
@@ -71,10 +71,15 @@ def test_same_namespace_for_plugin_and_verification():
 
 def test_existing_namespaces_must_be_ones_the_groups_use():
     with pytest.raises(ConfigError) as caught:
-        parse_stack([group()], existing_namespaces=["team-gpu", "Bad_Name"])
+        parse_stack([group()], existing_namespaces=["team-gpu", "gpu-verification"])
     problems = caught.value.problems
-    assert_one_problem(problems, "gpu-nodes:existingNamespaces[0]", "'team-gpu'", "no group uses it", "nvidia-device-plugin")
-    assert_one_problem(problems, "gpu-nodes:existingNamespaces[1]", "DNS-1123 label")
+    assert_one_problem(problems, "gpu-nodes:existingNamespaces", "'team-gpu'", "no group uses it", "nvidia-device-plugin")
+
+
+def test_existing_namespaces_are_namespace_names():
+    with pytest.raises(ConfigError) as caught:
+        parse_stack([group()], existing_namespaces=["gpu-verification", "Bad_Name"])
+    assert_one_problem(caught.value.problems, "gpu-nodes:existingNamespaces[1]", "DNS-1123 label")
 
 
 def test_existing_namespaces_are_read_once_each_in_order():
@@ -85,7 +90,7 @@ def test_existing_namespaces_are_read_once_each_in_order():
 def test_existing_namespaces_is_a_list():
     with pytest.raises(ConfigError) as caught:
         parse_stack([group()], existing_namespaces="gpu-verification")
-    assert_one_problem(caught.value.problems, "gpu-nodes:existingNamespaces", "a list of namespace names")
+    assert_one_problem(caught.value.problems, "gpu-nodes:existingNamespaces", "'gpu-verification'", "expected a list")
 
 
 def test_hand_over_names_the_gpu_operators_gpu_cluster():

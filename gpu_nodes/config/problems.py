@@ -1,0 +1,56 @@
+"""How a mistake in what a user asked for is said: `<key>: got <value>; <what is allowed>`, every
+one of a run collected before any is shown (gpu_nodes/config/reading.py reads config by its
+declarations into them; the fleet command's files use them too)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_nodes.config.fields import MISSING
+
+
+@dataclass(frozen=True)
+class Undisclosed:
+    """A secret's value in a message: its length only."""
+
+    length: int
+
+    def __repr__(self) -> str:
+        return f"a value of {self.length} character{'' if self.length == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A mistake between fields, found on a section's typed spec: the key (within the section,
+    `devicePlugin.migStrategy`), the value and what is allowed. A `warning` is no mistake: the
+    setting is valid but does nothing here, and the run goes on saying so."""
+
+    key: str
+    value: Any
+    allowed: str
+    warning: bool = False
+
+
+class Problems:
+    """Collects problems so that one run reports every mistake, not just the first."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        # Settings that are valid but do nothing here: the run goes on, and says so.
+        self.warnings: list[str] = []
+
+    def add(self, key: str, value: Any, allowed: str) -> None:
+        self.problems.append(f"{key}: got {_show(value)}; {allowed}")
+
+    def warn(self, key: str, value: Any, why: str) -> None:
+        self.warnings.append(f"{key}: {_show(value)} has no effect: {why}")
+
+    def __len__(self) -> int:
+        return len(self.problems)
+
+
+def _show(value: Any) -> str:
+    if value is MISSING:
+        return "nothing (the key is required)"
+    return repr(value)
