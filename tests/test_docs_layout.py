@@ -1,5 +1,6 @@
-"""The README and docs/: the README's table of contents lists its sections, every docs/ file is linked
-from the README, and every relative link in them leads to a file and, with an `#anchor`, to a heading.
+"""The README and docs/: the README and each docs page open with a table of contents that lists their
+sections, every docs page is linked from the README, and every relative link in them leads to a
+file and, with an `#anchor`, to a heading.
 
 Anchors are made as GitHub makes them, so a link that passes here works on the rendered page.
 """
@@ -15,7 +16,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
+# The package's description on an index (pyproject.toml's `readme`): no contents, no links.
+PACKAGE_DESCRIPTION = ROOT / "docs/package.md"
+PAGES = [d for d in DOCS if d != PACKAGE_DESCRIPTION]
 CONTENTS = "**Contents**"
+README_MAX_LINES = 400
 
 _FENCE = re.compile(r"^```.*?^```[ \t]*$", re.M | re.S)
 _CODE_SPAN = re.compile(r"(`+).*?\1", re.S)
@@ -53,10 +58,10 @@ def anchors(text: str) -> set[str]:
     return result
 
 
-def contents(text: str) -> list[tuple[str, str]]:
-    """The README's table of contents: (title, link) for each entry of the list under its Contents line."""
+def contents(text: str, name: str = "README.md") -> list[tuple[str, str]]:
+    """A page's table of contents: (title, link) for each entry of the list under its Contents line."""
     lines = text.splitlines()
-    assert lines.count(CONTENTS) == 1, f"README.md: expected one {CONTENTS!r} line"
+    assert lines.count(CONTENTS) == 1, f"{name}: expected one {CONTENTS!r} line"
     entries = []
     for line in lines[lines.index(CONTENTS) + 2 :]:
         found = re.fullmatch(r"- \[(.+)\]\((\S+)\)", line)
@@ -71,10 +76,28 @@ def relative_links(path: Path) -> list[str]:
     return [t for t in _LINK.findall(prose(path.read_text())) if not _EXTERNAL.match(t)]
 
 
-def test_the_readme_contents_list_every_section_in_order():
-    text = README.read_text()
+def rel(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("path", [README, *PAGES], ids=rel)
+def test_the_contents_list_every_section_in_order(path: Path):
+    text = path.read_text()
     expected = [(title, f"#{anchor(title)}") for title in headings(text, level=2)]
-    assert contents(text) == expected
+    assert expected, f"{rel(path)}: no sections"
+    assert contents(text, rel(path)) == expected
+
+
+@pytest.mark.parametrize("path", [README, *PAGES], ids=rel)
+def test_the_contents_come_before_the_first_section(path: Path):
+    lines = path.read_text().splitlines()
+    first_section = next(i for i, line in enumerate(lines) if line.startswith("## "))
+    assert lines.index(CONTENTS) < first_section, f"{rel(path)}: the contents list is not at the top"
+
+
+def test_the_readme_is_read_in_ten_minutes():
+    lines = len(README.read_text().splitlines())
+    assert lines <= README_MAX_LINES, f"README.md: {lines} lines; move a subject to a page of docs/"
 
 
 def test_every_docs_file_is_linked_from_the_readme():
@@ -83,7 +106,7 @@ def test_every_docs_file_is_linked_from_the_readme():
     assert [d.name for d in DOCS if d.resolve() not in linked] == []
 
 
-@pytest.mark.parametrize("path", [README, *DOCS], ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", [README, *DOCS], ids=rel)
 def test_every_relative_link_leads_to_a_file_and_heading(path: Path):
     broken = []
     for target in relative_links(path):
@@ -101,3 +124,4 @@ def test_anchors_are_made_as_github_makes_them():
     assert anchor("The device plugin's pod") == "the-device-plugins-pod"
     assert anchor("Past one machine: the Pulumi Kubernetes Operator") == "past-one-machine-the-pulumi-kubernetes-operator"
     assert anchors("# A\n## A\n```\n# not a heading\n```\n") == {"a", "a-1"}
+
