@@ -1,6 +1,6 @@
 """The README and docs/: the README and each docs page open with a table of contents that lists their
 sections, every docs page is linked from the README, and every relative link in them leads to a
-file and, with an `#anchor`, to a heading.
+file and, with an `#anchor`, to a heading. docs/layout.md names every module of the package.
 
 Anchors are made as GitHub makes them, so a link that passes here works on the rendered page.
 """
@@ -124,4 +124,73 @@ def test_anchors_are_made_as_github_makes_them():
     assert anchor("The device plugin's pod") == "the-device-plugins-pod"
     assert anchor("Past one machine: the Pulumi Kubernetes Operator") == "past-one-machine-the-pulumi-kubernetes-operator"
     assert anchors("# A\n## A\n```\n# not a heading\n```\n") == {"a", "a-1"}
+
+
+# --- docs/layout.md names every module of the package
+
+
+def layout_bullets() -> list[tuple[int, str, str]]:
+    """docs/layout.md's bullets: (indent, the name in its first code span, its text up to the next bullet)."""
+    found: list[tuple[int, str, str]] = []
+    current: tuple[int, str, str] | None = None
+    for line in [*(ROOT / "docs/layout.md").read_text().splitlines(), ""]:
+        bullet = re.match(r"^( *)- `([^`]+)`", line)
+        if current and (bullet or not line.startswith(" ")):
+            found.append(current)
+            current = None
+        if bullet:
+            current = (len(bullet[1]), bullet[2], line)
+        elif current:
+            current = (current[0], current[1], f"{current[2]}\n{line}")
+    return found
+
+
+def named_in(text: str, name: str) -> bool:
+    return f"`{name}`" in text
+
+
+def package_modules() -> list[Path]:
+    """Every module of gpu_nodes/ but the subpackages' `__init__.py` (a subpackage is named by its folder)."""
+    modules = sorted((ROOT / "gpu_nodes").rglob("*.py"))
+    return [m for m in modules if m.name != "__init__.py" or m.parent == ROOT / "gpu_nodes"]
+
+
+def test_layout_names_every_subpackage():
+    names = {name for _, name, _ in layout_bullets()}
+    packages = sorted(p.parent.relative_to(ROOT / "gpu_nodes") for p in (ROOT / "gpu_nodes").glob("*/__init__.py"))
+    assert [f"{p}/" for p in packages if f"{p}/" not in names and f"gpu_nodes/{p}/" not in names] == []
+
+
+@pytest.mark.parametrize("module", package_modules(), ids=lambda m: str(m.relative_to(ROOT / "gpu_nodes")))
+def test_layout_names_every_module(module: Path):
+    """Named by its path (`config/reading.py`, `gpu_nodes/config/reading.py`) anywhere, or by its bare name in
+    its subpackage's bullet; a top-level module by its name in the `gpu_nodes/` bullet and those beneath it
+    that are not a subpackage's."""
+    path = module.relative_to(ROOT / "gpu_nodes")
+    layout = (ROOT / "docs/layout.md").read_text()
+    if named_in(layout, str(path)) or named_in(layout, f"gpu_nodes/{path}"):
+        return
+    bullets = layout_bullets()
+    if len(path.parts) == 1:
+        top = [i for i, (indent, name, _) in enumerate(bullets) if indent == 0 and name == "gpu_nodes/"]
+        assert top, "docs/layout.md: no bullet for gpu_nodes/"
+        own = [bullets[top[0]][2]]
+        for indent, name, text in bullets[top[0] + 1 :]:
+            if indent == 0:
+                break
+            if not name.endswith("/"):
+                own.append(text)
+        where = "\n".join(own)
+    else:
+        package = str(path.parent)
+        where = "\n".join(text for _, name, text in bullets if name in (f"{package}/", f"gpu_nodes/{package}/"))
+        assert where, f"docs/layout.md: no bullet for {package}/"
+    assert named_in(where, path.name), f"docs/layout.md does not name gpu_nodes/{path}"
+
+
+def test_layout_names_every_support_module_of_the_tests():
+    tests = "\n".join(text for _, name, text in layout_bullets() if name == "tests/")
+    support = [p.name for p in sorted((ROOT / "tests").glob("*.py")) if not p.name.startswith("test_")]
+    support = [name for name in support if name not in ("__init__.py", "conftest.py")]
+    assert [name for name in support if not named_in(tests, name)] == []
 
