@@ -1,12 +1,14 @@
 """The README and docs/: the README and each docs page open with a table of contents that lists their
 sections, every docs page is linked from the README, and every relative link in them leads to a
-file and, with an `#anchor`, to a heading. docs/layout.md names every module of the package.
+file and, with an `#anchor`, to a heading. docs/layout.md names every module of the package, and
+docs/upgrading.md names only resource types that deployed stacks hold.
 
 Anchors are made as GitHub makes them, so a link that passes here works on the rendered page.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from urllib.parse import unquote
@@ -194,3 +196,40 @@ def test_layout_names_every_support_module_of_the_tests():
     support = [name for name in support if name not in ("__init__.py", "conftest.py")]
     assert [name for name in support if not named_in(tests, name)] == []
 
+
+# --- docs/upgrading.md names resource types as deployed stacks hold them
+
+_PULUMI_TYPE = re.compile(r"`([a-z][\w.-]*:[\w./-]*:[A-Z]\w*)`")
+
+
+def golden_types() -> set[str]:
+    """Every resource type tests/golden/*.json holds: each resource's, and each alias's."""
+    found: set[str] = set()
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key == "type" and isinstance(item, str):
+                    found.add(item)
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for path in sorted((ROOT / "tests/golden").glob("*.json")):
+        walk(json.loads(path.read_text()))
+    return found
+
+
+def test_upgrading_names_only_types_the_golden_state_holds():
+    named = set(_PULUMI_TYPE.findall((ROOT / "docs/upgrading.md").read_text()))
+    assert named, "docs/upgrading.md names no resource type"
+    assert sorted(named - golden_types()) == []
+
+
+def test_the_type_pattern_finds_our_dynamic_types():
+    assert _PULUMI_TYPE.findall("`pulumi-python:dynamic/gpu-nodes:NodeTaints`, `gpu-nodes:index:GpuFleet`") == [
+        "pulumi-python:dynamic/gpu-nodes:NodeTaints",
+        "gpu-nodes:index:GpuFleet",
+    ]
+    assert "pulumi-python:dynamic/gpu-nodes:NodeTaints" in golden_types()
