@@ -1,7 +1,8 @@
 """The README and docs/: the README and each docs page open with a table of contents that lists their
 sections, every docs page is linked from the README, and every relative link in them leads to a
-file and, with an `#anchor`, to a heading. docs/layout.md names every module of the package, and
-docs/upgrading.md names only resource types that deployed stacks hold.
+file and, with an `#anchor`, to a heading. docs/layout.md names every module of the package,
+docs/upgrading.md names only resource types that deployed stacks hold, and docs/package.md (the
+package's description on an index) links nothing.
 
 Anchors are made as GitHub makes them, so a link that passes here works on the rendered page.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -126,6 +128,24 @@ def test_anchors_are_made_as_github_makes_them():
     assert anchor("The device plugin's pod") == "the-device-plugins-pod"
     assert anchor("Past one machine: the Pulumi Kubernetes Operator") == "past-one-machine-the-pulumi-kubernetes-operator"
     assert anchors("# A\n## A\n```\n# not a heading\n```\n") == {"a", "a-1"}
+
+
+# --- docs/package.md: shown on a package index, where links relative to the repository do not resolve
+
+
+def test_the_package_description_is_the_packages_readme():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["readme"] == rel(PACKAGE_DESCRIPTION)
+
+
+def test_the_package_description_links_nothing():
+    assert _LINK.findall(prose(PACKAGE_DESCRIPTION.read_text())) == []
+
+
+def test_the_files_the_package_description_names_exist():
+    named = re.findall(r"`((?:docs/)?[\w./-]+\.md)`", PACKAGE_DESCRIPTION.read_text())
+    assert named, "docs/package.md names no page"
+    assert [name for name in named if not (ROOT / name).exists()] == []
 
 
 # --- docs/layout.md names every module of the package
