@@ -110,7 +110,7 @@ def test_every_docs_file_is_linked_from_the_readme():
     assert [d.name for d in DOCS if d.resolve() not in linked] == []
 
 
-@pytest.mark.parametrize("path", [README, *DOCS], ids=rel)
+@pytest.mark.parametrize("path", [README, *DOCS, ROOT / "bench/README.md"], ids=rel)
 def test_every_relative_link_leads_to_a_file_and_heading(path: Path):
     broken = []
     for target in relative_links(path):
@@ -253,3 +253,57 @@ def test_the_type_pattern_finds_our_dynamic_types():
         "gpu-nodes:index:GpuFleet",
     ]
     assert "pulumi-python:dynamic/gpu-nodes:NodeTaints" in golden_types()
+
+
+# --- the sections the code, the tests and the tools name: `README, "Detect drift"`, `docs/tenants.md, "CUDA"`
+
+# The root README or a page of docs/ (not tools/cluster/README.md), then the section's title in quotes.
+_SECTION_REFERENCE = re.compile(r'(?<![\w/.])(README|docs/[\w-]+\.md)(?:\]\([^)\s]*\))?,\s*(?:#\s*)?\\?"([^"\\]{1,80}?)\\?"')
+REFERRING = [
+    *ROOT.glob("*.py"),
+    *(p for p in ROOT.glob("gpu_nodes/**/*") if p.suffix in (".py", ".sh")),
+    *(p for p in ROOT.glob("tests/**/*.py")),
+    *(p for p in ROOT.glob("tools/**/*") if p.suffix in (".py", ".sh", ".md") and ".cache" not in p.parts),
+    *ROOT.glob("bench/*"),
+    *(
+        p
+        for p in ROOT.glob("examples/**/*")
+        if p.suffix in (".py", ".ts", ".go", ".yml", ".yaml") and "node_modules" not in p.parts
+    ),
+    *ROOT.glob("package/*"),
+    ROOT / "pyproject.toml",
+]
+
+
+def section_references(text: str) -> list[tuple[str, str]]:
+    """(page, title) for each section a text names, the title's line breaks and comment marks taken out."""
+    found = _SECTION_REFERENCE.findall(text)
+    return [(page, " ".join(re.sub(r"^\s*#", " ", title, flags=re.M).split())) for page, title in found]
+
+
+def test_the_section_reference_pattern():
+    text = (
+        'x (README, "Detect drift"); # (docs/tenants.md,\n# "How tenants get their GPUs")'
+        ' "should hold (docs/operations.md, \\"Large fleets\\")"'
+    )
+    assert section_references(text) == [
+        ("README", "Detect drift"),
+        ("docs/tenants.md", "How tenants get their GPUs"),
+        ("docs/operations.md", "Large fleets"),
+    ]
+    assert section_references('(tools/cluster/README.md, "DRA")') == []
+
+
+@pytest.mark.parametrize("path", sorted({p for p in REFERRING if p.is_file()}), ids=rel)
+def test_every_section_a_file_names_is_a_heading(path: Path):
+    """A title may be the start of a longer heading ("Past one machine" for "Past one machine: the Pulumi
+    Kubernetes Operator"). A `docs/...` that is no page of ours is upstream's (NVIDIA's docs/cdi.md)."""
+    missing = []
+    ours = {"README", *(rel(d) for d in DOCS)}
+    for page, title in section_references(path.read_text(errors="replace")):
+        if page not in ours:
+            continue
+        titles = [t.replace("`", "") for t in headings((ROOT / ("README.md" if page == "README" else page)).read_text())]
+        if not any(t.startswith(title) for t in titles):
+            missing.append(f"{page}, {title!r}")
+    assert missing == [], f"{rel(path)} names sections that are not there"

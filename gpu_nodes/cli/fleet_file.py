@@ -10,7 +10,7 @@
     stacks:                    # stack name: its groups; default one stack per group, named after it
       rack-a: [a100]
 
-README, "The fleet command".
+docs/fleet.md, "The fleet command".
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class SecretSource:
 
 @dataclass(frozen=True)
 class FleetFileSpec:
-    """The fleet file's keys, declared as stack config's are (README, "The fleet command")."""
+    """The fleet file's keys, declared as stack config's are (docs/fleet.md, "The fleet command")."""
 
     program: str = setting(
         "program",
@@ -196,7 +196,7 @@ def read_fleet(path: Path, raw: Any) -> Fleet:
     if stacks and isinstance(owner, str) and owner not in stacks:
         problems.add("owner", owner, f"expected one of the stacks: {', '.join(stacks)}")
     if len(stacks) > 1 and IMAGE_PULL_SECRET.key in {s.key for s in secrets}:
-        # README, "Several stacks on one cluster": each stack would create the pull Secret
+        # docs/fleet.md, "Several stacks on one cluster": each stack would create the pull Secret
         # gpu-nodes-pull in the shared namespaces, and the second one's claim refuses it.
         problems.problems.append(f"secrets.{IMAGE_PULL_SECRET.key}: a private registry across stacks is not supported yet")
     program = section["program"]

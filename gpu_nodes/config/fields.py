@@ -2,7 +2,7 @@
 
 Each field of a section's spec dataclass (gpu_nodes/config/: one module per section of the stack
 config) that comes from stack config carries one `setting(...)`. gpu_nodes/config/reading.py reads
-a config object by those declarations; the README's tables are tested against the same
+a config object by those declarations; the docs' config tables are tested against the same
 declarations (tests/config/test_docs.py).
 """
 
@@ -68,16 +68,16 @@ def matching(pattern: re.Pattern[str], allowed: str) -> Check:
 
 @dataclass(frozen=True)
 class Setting:
-    """One config field: everything the reader and the README need to know about it."""
+    """One config field: everything the reader and the docs' tables need to know about it."""
 
     key: str
     kind: Kind
-    type_text: str  # the README's type column
-    help: str  # the README's meaning column
+    type_text: str  # the table's type column (docs/configuration.md)
+    help: str  # the table's meaning column
     default: Any = MISSING
     check: Check | None = None
-    default_text: str | None = None  # the README's default column, when the default alone does not say it
-    row: bool = True  # False: the README describes it in the row of the object that holds it
+    default_text: str | None = None  # the table's default column, when the default alone does not say it
+    row: bool = True  # False: the table describes it in the row of the object that holds it
     section: type | None = None  # an object (or list of objects) read by that spec's own settings
     # Stack keys only: declared in Pulumi.yaml's `config:` with this type and description.
     pulumi_type: str | None = None

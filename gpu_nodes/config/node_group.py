@@ -34,15 +34,15 @@ from gpu_nodes.vocabulary import FEATURE_LABEL_KEYS, GPU_PRESENT_LABEL, GPU_RESO
 # that a cluster that later adopts those tools schedules them on our nodes.
 DEFAULT_LABELS = {"accelerator": "nvidia", GPU_PRESENT_LABEL: "true"}
 DEFAULT_TAINTS = (f"{GPU_RESOURCE}=present:NoSchedule",)
-# How a tenant's pod gets its GPUs, and so the path the verification pods take (README, "How
-# tenants get their GPUs"): nvidia as the node's default runtime; a RuntimeClass that tenants
+# How a tenant's pod gets its GPUs, and so the path the verification pods take (docs/tenants.md,
+# "How tenants get their GPUs"): nvidia as the node's default runtime; a RuntimeClass that tenants
 # must name; or CDI devices that the plugin names (its cdi-cri strategy).
 GPU_ACCESS = ("defaultRuntime", "runtimeClass", "cdi")
-# Whether a pod may see GPUs it was not given (README, "How tenants get their GPUs"): `default`
+# Whether a pod may see GPUs it was not given (docs/tenants.md, "Isolation"): `default`
 # leaves the container toolkit as it ships, which honours NVIDIA_VISIBLE_DEVICES in any container;
 # `strict` is NVIDIA's hardening, where only the device plugin's volume mounts (or CDI) give GPUs.
 ISOLATION = ("default", "strict")
-# Who hands out the group's GPUs (README, "DRA"): NVIDIA's device plugin, which registers
+# Who hands out the group's GPUs (docs/dra.md): NVIDIA's device plugin, which registers
 # `nvidia.com/gpu` with kubelet, or NVIDIA's DRA driver, whose kubelet plugin publishes the GPUs as
 # ResourceSlices that the scheduler allocates to ResourceClaims. NVIDIA refuses both on one node.
 DEVICE_PLUGIN_ALLOCATOR, DRA_ALLOCATOR = "devicePlugin", "dra"
@@ -430,7 +430,7 @@ def _read_taints(problems: Problems, key: str, raw: list[Any] | None) -> tuple[T
 def _check_dra_settings(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
     """Under allocator dra: NVIDIA's DRA driver gives a container its GPUs as CDI devices only (its
     docs' prerequisites), so tenants' pods take the CDI path; and the device plugin's ways of
-    sharing and splitting GPUs are not the driver's (README, "DRA")."""
+    sharing and splitting GPUs are not the driver's (docs/dra.md)."""
     if group["allocator"] != DRA_ALLOCATOR:
         return
     if group["gpu_access"] not in (None, "cdi"):
@@ -495,7 +495,7 @@ def _check_mig_resources_in_layout(problems: Problems, key: str, group: Section[
 
 def _check_jobs_fit_the_sharing(problems: Problems, key: str, group: Section[NodeGroupSpec]) -> None:
     """A Job must get as many distinct GPUs as it asks for: time-slicing may hand it one GPU twice
-    (README, Troubleshooting), and a single MIG layout offers only so many devices per node."""
+    (docs/operations.md, "Troubleshooting"), and a single MIG layout offers only so many devices per node."""
     plugin, verification, gpus_per_node = group["device_plugin"], group["verification"], group["gpus_per_node"]
     if not plugin.clean or verification is None or gpus_per_node is None:
         return
