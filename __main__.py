@@ -1,7 +1,7 @@
 """gpu-nodes: bring the GPU node groups of this stack into service, and prove they work.
 
-The stack config maps onto `GpuFleetArgs` key for key (README, "Stack configuration"); a
-program of your own builds the fleet the same way (README, "Use it in your own program").
+The stack config maps onto `GpuFleetArgs` key for key (docs/configuration.md); a
+program of your own builds the fleet the same way (docs/own-program.md).
 """
 
 import pulumi
@@ -13,7 +13,7 @@ from gpu_nodes import GpuFleet, GpuFleetArgs
 args = GpuFleetArgs.from_stack_config(
     # Each resource is also aliased to its bare name at the stack's root, where this program's
     # stacks may hold it: found there, it moves under the fleet with no replacement (pinned by
-    # tests/golden/*.json; README, "Use it in your own program").
+    # tests/golden/*.json; docs/own-program.md, "In Python").
     legacy_root_names=True,
 )
 # A mistake stops the program here, before anything is registered (the provider neither), with
@@ -26,5 +26,5 @@ provider = k8s.Provider("k8s", kubeconfig=kubernetes.get_secret("kubeconfig"), c
 fleet = GpuFleet("gpu-nodes", args, opts=pulumi.ResourceOptions(provider=provider))
 
 pulumi.export("nodeGroups", fleet.node_groups)
-# What a tenant's GPU pod must say to get its GPUs on each group (README, "How tenants get their GPUs").
+# What a tenant's GPU pod must say to get its GPUs on each group (docs/tenants.md).
 pulumi.export("tenantAccess", fleet.tenant_access)

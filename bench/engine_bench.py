@@ -94,7 +94,7 @@ def parse_sizes(text: str) -> list[int]:
 def engine_settings(skip_checkpoints: bool) -> dict[str, str]:
     """The engine's own settings under test, as environment variables (printed with the table)."""
     # Saves the state once at the end of each command instead of after every step: faster,
-    # but a run that dies midway loses what it did from the state (see README, "Large fleets").
+    # but a run that dies midway loses what it did from the state (see docs/operations.md, "Large fleets").
     return {"PULUMI_SKIP_CHECKPOINTS": "true"} if skip_checkpoints else {}
 
 

@@ -2,7 +2,7 @@
 
 N nodes as S stacks of N/S (`bench-1` .. `bench-S`, one group each), described in one fleet
 file: `bench-1` owns the shared namespaces and RuntimeClass, the command derives the others'
-references (README, "The fleet command"). The engine's default settings (per-step state saves
+references (docs/fleet.md, "The fleet command"). The engine's default settings (per-step state saves
 on). Timed, on one fresh cluster, for each K of `--at-once`:
 
     gpu-nodes fleet up --parallel K        every stack, the owner first    runbook apply     N nodes

@@ -86,7 +86,7 @@ def group_selector(group: str) -> str:
     """Our pods and Jobs of one node group: the device-plugin pods (the DaemonSet's pod template)
     and the verification Jobs and their pods all carry `instance=<group>` beside `part-of`
     (gpu_nodes/manifests/naming.py `standard_labels`), so a provider process watches its groups'
-    objects and no other stack's (README, "Large fleets")."""
+    objects and no other stack's (docs/operations.md, "Large fleets")."""
     return f"{OWN_SELECTOR},{INSTANCE_LABEL}={group}"
 
 

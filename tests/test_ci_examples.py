@@ -1,6 +1,6 @@
-"""examples/ci: the scheduled drift check runs the fleet command's drift (which runs the README's two
-drift commands on every stack: tests/cli/test_runner.py) and passes actionlint, the linter for
-GitHub Actions workflows (built by tools/actionlint.sh)."""
+"""examples/ci: the scheduled drift check runs the fleet command's drift as docs/fleet.md shows it (which
+runs the README's two drift commands on every stack: tests/cli/test_runner.py) and passes actionlint, the
+linter for GitHub Actions workflows (built by tools/actionlint.sh)."""
 
 from __future__ import annotations
 
@@ -34,10 +34,10 @@ def test_actionlint_refuses_a_broken_workflow(tmp_path: Path):
     assert result.returncode != 0 and "runs-on" in result.stdout, result.stdout
 
 
-def test_the_workflow_runs_the_fleet_drift_command_of_the_readme():
-    readme = (ROOT / "README.md").read_text()
-    commands = re.findall(r"^ {4}gpu-nodes fleet drift\b.*$", readme, re.M)
-    assert commands, "README shows no `gpu-nodes fleet drift` command"
+def test_the_workflow_runs_the_fleet_drift_command_of_the_docs():
+    page = (ROOT / "docs/fleet.md").read_text()
+    commands = re.findall(r"^ {4}gpu-nodes fleet drift\b.*$", page, re.M)
+    assert commands, "docs/fleet.md shows no `gpu-nodes fleet drift` command"
     runs = [step.get("run", "") for step in steps()]
     assert any(re.search(r"gpu-nodes fleet drift -f \"\$FLEET\" .*--json", run) for run in runs), f"{WORKFLOW}: {runs}"
 

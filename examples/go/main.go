@@ -1,4 +1,4 @@
-// A team's own Go program with a GPU fleet in it (README, "Use it in your own program").
+// A team's own Go program with a GPU fleet in it (docs/own-program.md, "From any Pulumi language").
 // The gpunodes package is the SDK generated from the gpu-nodes package's schema into
 // sdks/gpu-nodes, which go.mod's replace points at.
 package main

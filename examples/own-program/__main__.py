@@ -1,4 +1,4 @@
-"""A platform team's own Pulumi program with a GPU fleet in it (README, "Use it in your own program").
+"""A platform team's own Pulumi program with a GPU fleet in it (docs/own-program.md).
 
 One stack per rack: the stack with `shared: own` creates the namespaces and the RuntimeClass
 the racks share, the others (`shared: reference`) only name them, and never delete them.

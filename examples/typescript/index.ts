@@ -1,4 +1,4 @@
-// A team's own TypeScript program with a GPU fleet in it (README, "Use it in your own program").
+// A team's own TypeScript program with a GPU fleet in it (docs/own-program.md, "From any Pulumi language").
 // `@pulumi/gpu-nodes` is the SDK generated from the gpu-nodes package's schema into sdks/gpu-nodes.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";

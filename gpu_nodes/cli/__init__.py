@@ -1,4 +1,4 @@
-"""The `gpu-nodes` command (README, "The fleet command"); `python -m gpu_nodes.cli` runs it too."""
+"""The `gpu-nodes` command (docs/fleet.md); `python -m gpu_nodes.cli` runs it too."""
 
 from gpu_nodes.cli.main import main
 

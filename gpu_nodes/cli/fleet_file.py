@@ -10,7 +10,7 @@
     stacks:                    # stack name: its groups; default one stack per group, named after it
       rack-a: [a100]
 
-README, "The fleet command".
+docs/fleet.md, "The fleet command".
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ def _placement_problems(fleet: FleetFileSpec) -> Iterator[Problem]:
 
 @dataclass(frozen=True)
 class FleetFileSpec:
-    """The fleet file's keys, declared as stack config's are (README, "The fleet command")."""
+    """The fleet file's keys, declared as stack config's are (docs/fleet.md, "The fleet command")."""
 
     program: str = setting(
         "program",
@@ -250,7 +250,7 @@ class FleetFileSpec:
         if self.owner is not None and self.owner not in self.stacks:
             yield Problem("owner", self.owner, f"expected one of the stacks: {', '.join(self.stacks)}")
         if len(self.stacks) > 1 and IMAGE_PULL_SECRET.key in {s.key for s in self.secrets}:
-            # README, "Several stacks on one cluster": each stack would create the pull Secret
+            # docs/fleet.md, "Several stacks on one cluster": each stack would create the pull Secret
             # gpu-nodes-pull in the shared namespaces, and the second one's claim refuses it.
             yield Problem(
                 f"secrets.{IMAGE_PULL_SECRET.key}",

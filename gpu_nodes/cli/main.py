@@ -1,6 +1,6 @@
 """`gpu-nodes fleet up | preview | drift | destroy | report | export`: one fleet, many stacks.
 
-README, "The fleet command".
+docs/fleet.md, "The fleet command".
 """
 
 from __future__ import annotations

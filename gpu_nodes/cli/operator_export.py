@@ -63,7 +63,7 @@ def _refs(name_ok: Callable[[str], Any], name_allowed: str) -> Parse:
 
 @dataclass(frozen=True)
 class OperatorSettings:
-    """`--operator-settings`, declared as stack config is (README, "Past one machine")."""
+    """`--operator-settings`, declared as stack config is (docs/fleet.md, "Past one machine")."""
 
     repository: str = setting(
         "repository",
@@ -142,10 +142,10 @@ class OperatorSettings:
 _WHAT = "operator settings"
 # What the workspace pod reads from the operator's side only: the cluster is its own.
 LOCAL_ONLY = (KUBECONFIG.key, KUBE_CONTEXT.key)
-# Memory per workspace pod: README "Large fleets" measured the CLI, program and providers at
+# Memory per workspace pod: docs/operations.md, "Large fleets", measured the CLI, program and providers at
 # about 4.5 GB for 1000 nodes; a stack of up to 100 nodes stays well under 2 GiB.
 WORKSPACE_MEMORY = "2Gi"
-# What the program does in the cluster (README, "What the program creates").
+# What the program does in the cluster (docs/what-it-creates.md).
 RULES = [
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "patch", "update"]},
     {"apiGroups": [""], "resources": ["namespaces", "configmaps", "secrets", "serviceaccounts"], "verbs": ["*"]},

@@ -1,6 +1,6 @@
 """The split of a fleet into stacks: what each stack owns, its derived config, and the order they run in.
 
-Pure: a `Fleet` in, data out (README, "Several stacks on one cluster" says why the owner
+Pure: a `Fleet` in, data out (docs/fleet.md, "Several stacks on one cluster" says why the owner
 goes first and comes down last).
 """
 
@@ -13,7 +13,7 @@ from gpu_nodes.cli.fleet_file import Fleet
 from gpu_nodes.config.stack import CREATE_RUNTIME_CLASS, EXISTING_NAMESPACES, NODE_GROUPS
 from gpu_nodes.errors import FleetError
 
-# README, "Large fleets": past this many nodes a stack is slower per node than several small ones.
+# docs/operations.md, "Large fleets": past this many nodes a stack is slower per node than several small ones.
 RECOMMENDED_STACK_NODES = 100
 # The commands that change the cluster run the owner alone: first on up, last on destroy.
 OWNER_FIRST = ("up",)
@@ -118,7 +118,7 @@ def _size_warnings(fleet: Fleet, stacks: list[StackPlan]) -> list[str]:
         if len(spec.nodes) > RECOMMENDED_STACK_NODES:
             warnings.append(
                 f"group {spec.name!r} has {len(spec.nodes)} nodes, more than the {RECOMMENDED_STACK_NODES} a stack "
-                "should hold (README, \"Large fleets\"): split it into groups of about that size, one stack each"
+                "should hold (docs/operations.md, \"Large fleets\"): split it into groups of about that size, one stack each"
             )
     for stack in stacks:
         if len(stack.groups) > 1 and len(stack.nodes) > RECOMMENDED_STACK_NODES:

@@ -1,10 +1,10 @@
 """The fleet's arguments for Python programs, in the stack config's own words.
 
-A program passes its node groups as these dicts, keyed as `gpu-nodes:nodeGroups` is (README,
-"Stack configuration"), so that one reference serves both and one reader validates both: a
+A program passes its node groups as these dicts, keyed as `gpu-nodes:nodeGroups` is (docs/configuration.md,
+"Node group settings"), so that one reference serves both and one reader validates both: a
 mistake fails before anything is registered, naming the key, the value and what is allowed.
 The nested sections (`devicePlugin`, `verification`, `priorityClass`, `preflight`) are maps
-keyed as in the README's tables.
+keyed as in the tables of docs/configuration.md.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each field of a section's spec dataclass (gpu_nodes/config/: one module per sect
 config) that comes from stack config carries one `setting(...)`: its key, its kind and check, how
 its value is read when the kind alone does not say (`parse`), and a default that follows the
 section's other fields (`complete`). gpu_nodes/config/reading.py reads a config object by those
-declarations; the reference tables in docs/ are tested against the same declarations
+declarations; the docs' config tables are tested against the same declarations
 (tests/config/test_docs.py).
 """
 
@@ -75,16 +75,16 @@ def matching(pattern: re.Pattern[str], allowed: str) -> Check:
 
 @dataclass(frozen=True)
 class Setting:
-    """One config field: everything the reader and the README need to know about it."""
+    """One config field: everything the reader and the docs' tables need to know about it."""
 
     key: str
     kind: Kind
-    type_text: str  # the README's type column
-    help: str  # the README's meaning column
+    type_text: str  # the table's type column (docs/configuration.md)
+    help: str  # the table's meaning column
     default: Any = MISSING
     check: Check | None = None
-    default_text: str | None = None  # the README's default column, when the default alone does not say it
-    row: bool = True  # False: the README describes it in the row of the object that holds it
+    default_text: str | None = None  # the table's default column, when the default alone does not say it
+    row: bool = True  # False: the table describes it in the row of the object that holds it
     section: type | None = None  # an object (or list of objects) read by that spec's own settings
     # Stack keys only: declared in Pulumi.yaml's `config:` with this type and description.
     pulumi_type: str | None = None

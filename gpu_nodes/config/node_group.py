@@ -35,15 +35,15 @@ from gpu_nodes.vocabulary import FEATURE_LABEL_KEYS, GPU_PRESENT_LABEL, GPU_RESO
 # that a cluster that later adopts those tools schedules them on our nodes.
 DEFAULT_LABELS = {"accelerator": "nvidia", GPU_PRESENT_LABEL: "true"}
 DEFAULT_TAINTS = (f"{GPU_RESOURCE}=present:NoSchedule",)
-# How a tenant's pod gets its GPUs, and so the path the verification pods take (README, "How
-# tenants get their GPUs"): nvidia as the node's default runtime; a RuntimeClass that tenants
+# How a tenant's pod gets its GPUs, and so the path the verification pods take (docs/tenants.md,
+# "How tenants get their GPUs"): nvidia as the node's default runtime; a RuntimeClass that tenants
 # must name; or CDI devices that the plugin names (its cdi-cri strategy).
 GPU_ACCESS = ("defaultRuntime", "runtimeClass", "cdi")
-# Whether a pod may see GPUs it was not given (README, "How tenants get their GPUs"): `default`
+# Whether a pod may see GPUs it was not given (docs/tenants.md, "Isolation"): `default`
 # leaves the container toolkit as it ships, which honours NVIDIA_VISIBLE_DEVICES in any container;
 # `strict` is NVIDIA's hardening, where only the device plugin's volume mounts (or CDI) give GPUs.
 ISOLATION = ("default", "strict")
-# Who hands out the group's GPUs (README, "DRA"): NVIDIA's device plugin, which registers
+# Who hands out the group's GPUs (docs/dra.md): NVIDIA's device plugin, which registers
 # `nvidia.com/gpu` with kubelet, or NVIDIA's DRA driver, whose kubelet plugin publishes the GPUs as
 # ResourceSlices that the scheduler allocates to ResourceClaims. NVIDIA refuses both on one node.
 DEVICE_PLUGIN_ALLOCATOR, DRA_ALLOCATOR = "devicePlugin", "dra"
@@ -383,7 +383,7 @@ def _verification_problems(group: NodeGroupSpec) -> Iterator[Problem]:
 def _dra_problems(group: NodeGroupSpec) -> Iterator[Problem]:
     """Under allocator dra: NVIDIA's DRA driver gives a container its GPUs as CDI devices only (its
     docs' prerequisites), so tenants' pods take the CDI path; and the device plugin's ways of
-    sharing and splitting GPUs are not the driver's (README, "DRA")."""
+    sharing and splitting GPUs are not the driver's (docs/dra.md)."""
     if not group.uses_dra:
         return
     if group.gpu_access != "cdi":
@@ -444,7 +444,7 @@ def _mig_resources_outside_the_layout(group: NodeGroupSpec) -> Iterator[Problem]
 
 def _jobs_that_outgrow_the_sharing(group: NodeGroupSpec) -> Iterator[Problem]:
     """A Job must get as many distinct GPUs as it asks for: time-slicing may hand it one GPU twice
-    (README, Troubleshooting), and a single MIG layout offers only so many devices per node."""
+    (docs/operations.md, "Troubleshooting"), and a single MIG layout offers only so many devices per node."""
     plugin = group.device_plugin
     replicas, layout = plugin.time_slicing_replicas, plugin.mig_devices
     devices_per_node = group.gpus_per_node * sum(n for _, n in layout)

@@ -94,8 +94,8 @@ class RuntimeClassSpec:
 @dataclass(frozen=True)
 class StackSpec:
     """A whole stack. Each field below with a `setting` is a stack setting, declared once, in the
-    README's order: `GpuFleetArgs` has a field named as its `argument`, and the stack config's
-    reading (`GpuFleetArgs.from_stack_config`), this reader, the README's table and Pulumi.yaml
+    table's order: `GpuFleetArgs` has a field named as its `argument`, and the stack config's
+    reading (`GpuFleetArgs.from_stack_config`), this reader, docs/configuration.md's table and Pulumi.yaml
     (those with `pulumi_type`) all follow the declarations."""
 
     node_groups: tuple[NodeGroupSpec, ...] = setting(
@@ -238,7 +238,7 @@ KUBECONFIG = Setting(
     secret=True,
 )
 KUBE_CONTEXT = Setting("kubernetes:context", STRING, "string", "kubeconfig context", default=None, default_text="current context")
-# Every stack setting, in the README's order.
+# Every stack setting, in the order of docs/configuration.md's table.
 STACK_SETTINGS = (*_DECLARED.values(), KUBECONFIG, KUBE_CONTEXT)
 # The stack's settings as `GpuFleetArgs` names them.
 ARGUMENTS = {s.argument: s for s in _DECLARED.values() if s.argument}

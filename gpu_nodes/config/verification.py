@@ -13,7 +13,7 @@ from gpu_nodes.config.checks import CUDA_IN_TAG, image_setting, image_tag, names
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, between, setting
 from gpu_nodes.config.problems import Problem, Problems
 
-# The images NVIDIA still publishes, amd64 and arm64 (GH200, GB200), chosen as README "CUDA" says.
+# The images NVIDIA still publishes, amd64 and arm64 (GH200, GB200), chosen as docs/tenants.md, "CUDA" says.
 # nvidia-smi comes from the host; the image only has to exist. NVIDIA's CUDA image support policy
 # (container-images/cuda doc/support-policy.md) ends a CUDA version's images with the driver branch
 # it shipped with and deletes their tags six months later: 12.4.1 shipped with R550, past its end.

@@ -129,7 +129,7 @@ def node_sources(client: ApiClient) -> dict[Kind, Source]:
     `initialNode`), and the stack's node list in every resource's inputs would update them all
     when a node is added; our group label is what a refresh must see removed, while a watch
     selecting on it reports that node DELETED (apiserver pkg/storage/cacher/cache_watcher.go
-    `convertToWatchEvent`). README, "Large fleets", has the figures."""
+    `convertToWatchEvent`). docs/operations.md, "Large fleets", has the figures."""
     from kubernetes.client import CoreV1Api
 
     return {"nodes": KubernetesSource(CoreV1Api(client).list_node, "Node", "v1")}

@@ -4,7 +4,7 @@ reads its Nodes from the first.
 
 One provider process serves one stack (its fleet's provider resource), and a fleet's stacks run
 side by side on one cluster: each process watches its own groups' pods and Jobs only, not every
-stack's (README, "Large fleets").
+stack's (docs/operations.md, "Large fleets").
 
 Above the three it joins, which know nothing of each other: the cache (cluster_view.py), the
 API client (client.py) and the calls that list and watch (cluster_source.py).

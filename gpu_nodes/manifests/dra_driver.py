@@ -287,7 +287,7 @@ def device_class_manifest(name: str, device_type: str, stack: str) -> dict[str, 
     DRAExtendedResource, which reads it, is alpha and off in 1.35 (`pkg/features/kube_features.go`),
     and an API server without it drops the field, so every preview would offer to set it again
     (tools/cluster/README.md, "DRA"). Where it is on, a plain `nvidia.com/gpu` request would be
-    served from the DRA groups' GPUs too, beside the device-plugin groups' (README, "DRA")."""
+    served from the DRA groups' GPUs too, beside the device-plugin groups' (docs/dra.md)."""
     selector = _TYPE_SELECTOR.format(driver=DRA_GPU_DRIVER, type=device_type)
     spec: dict[str, Any] = {"selectors": [{"cel": {"expression": selector}}]}
     return {

@@ -3,7 +3,7 @@
 The Python SDK infers a component's schema from the type annotations of its `args` and from the
 docstring under each annotation (pulumi/provider/experimental/analyzer.py, `analyze_type` and
 `get_docstring`). Both come from the same `setting(...)` declarations that drive the stack
-config's reader, the README's tables and Pulumi.yaml, so the schema cannot say other than they
+config's reader, the docs' config tables and Pulumi.yaml, so the schema cannot say other than they
 do. tests/package/test_inputs.py holds the file to what this writes.
 
     .venv/bin/python -m gpu_nodes.package.generate   # rewrites gpu_nodes/package/inputs.py
@@ -70,8 +70,8 @@ def annotation(s: Setting) -> str:
 
 
 def description(s: Setting) -> str:
-    """The README's meaning (a section's own, its type's), then its default: one text for the schema,
-    the README and a reader of inputs.py."""
+    """The table's meaning (a section's own, its type's), then its default: one text for the schema,
+    the docs' tables and a reader of inputs.py."""
     text = s.help or next((t.description for t in INPUT_TYPES if t.spec is s.section), "")
     text = text[:1].upper() + text[1:]
     if s.default is MISSING:

@@ -249,16 +249,16 @@ def parse_report(stdout: str) -> dict[str, Any]:
         "hostname": report.get("hostname"),
         "driverVersion": report.get("driverVersion"),
         # The driver's branch, whether NVIDIA still patches it, and the bulletins it is open to
-        # (README, "Driver advisories"; the driver-advisories check).
+        # (docs/machines.md, "Driver advisories"; the driver-advisories check).
         "driverAdvisories": report.get("driverAdvisories"),
         "cudaVersion": report.get("cudaVersion"),
         "gpuCount": len(gpus),
         "gpuModels": sorted({gpu.get("name", "") for gpu in gpus}),
         "runtime": report.get("runtime"),
-        # The settings under which running pods can lose their GPUs (README, "How tenants get their GPUs").
+        # The settings under which running pods can lose their GPUs (docs/tenants.md, "The three paths").
         "kubelet": report.get("kubelet"),
         # The toolkit's version, the advisories it is open to, its mode and whether a CDI spec could be built
-        # there (README, "Toolkit advisories"; the cdi-generation check).
+        # there (docs/machines.md, "Toolkit advisories"; the cdi-generation check).
         "toolkit": report.get("toolkit"),
         # With a MIG strategy, per GPU index the MIG devices nvidia-smi -L lists, by profile.
         "migDevices": report.get("mig"),

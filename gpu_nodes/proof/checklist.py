@@ -250,7 +250,7 @@ GPUS_REGISTERED = Item(
     "gpusRegistered", "GPUS-REGISTERED", lambda look: _one(gpu_problem(look.target, look.node, look.slices, look.devices))
 )
 WORKLOAD_SUCCEEDED = Item("workloadSucceeded", "GPU-WORKLOAD", lambda look: list(look.workload), deferrable=True)
-# Not one of the runbook's five: only where the group's nodes are compared (README, "GPU facts"). A node whose
+# Not one of the runbook's five: only where the group's nodes are compared (docs/tenants.md, "GPU facts"). A node whose
 # GPUs are not the group's will not pass by waiting.
 GPU_FACTS_AGREE = Item("gpuFactsAgree", None, lambda look: _one(look.facts), final=True, compares_group=True)
 

@@ -204,7 +204,7 @@ def _look(props: Mapping[str, Any]) -> tuple[list[OtherAllocator], list[str], li
 
 def slices_in_the_way(slices: Iterable[Mapping[str, Any]], nodes: Set[str], dra_nodes: Set[str]) -> list[tuple[str, str]]:
     """(node, slice) for the DRA driver's ResourceSlices on this stack's device-plugin nodes; a DRA
-    group's nodes carry them by design (its kubelet plugin's, README "DRA")."""
+    group's nodes carry them by design (its kubelet plugin's, docs/dra.md)."""
     return dra_slices_on(slices, nodes - dra_nodes)
 
 

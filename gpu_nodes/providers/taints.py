@@ -13,7 +13,7 @@ starts a new verification round, which the Jobs carry, so that they run again.
 A node whose group changes allocator (`allocator: devicePlugin` to `dra`, or back) is gated
 again, and the pods of others that hold its GPUs through the old allocator are evicted (as
 `kubectl drain` does, PodDisruptionBudgets honoured) before the new one hands the same GPUs out;
-its readiness check then proves it under the new one (README, "DRA").
+its readiness check then proves it under the new one (docs/dra.md).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ kubeconfig and context.
 Its children are named `<fleet>-...`. With `legacy_root_names`, each is also aliased to its bare
 name at the stack's root, where the stacks of this repository's program (`__main__.py`) may hold
 it: found there, it moves under the fleet with no replacement (the aliases are pinned by
-tests/golden/*.json; README, "Use it in your own program").
+tests/golden/*.json; docs/own-program.md, "In Python").
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ TYPE = "gpu-nodes:index:GpuFleet"
 
 @dataclass
 class GpuFleetArgs:
-    """What a fleet asks for; each field is the stack setting of the same name (README)."""
+    """What a fleet asks for; each field is the stack setting of the same name (docs/configuration.md)."""
 
     # gpu-nodes:nodeGroups: one entry per group.
     node_groups: Sequence[NodeGroupArgs | Mapping[str, Any]]
@@ -78,7 +78,7 @@ class GpuFleetArgs:
 
     @classmethod
     def from_stack_config(cls, stack_config: StackConfig | None = None, **extra: Any) -> GpuFleetArgs:
-        """The arguments as this stack's `gpu-nodes:*` config gives them (README, "Stack configuration").
+        """The arguments as this stack's `gpu-nodes:*` config gives them (docs/configuration.md).
 
         Secrets given in plain config are warned about here; mistakes are reported by `validate`."""
         config = stack_config or StackConfig.of_this_run()
@@ -167,7 +167,7 @@ class GpuFleet(pulumi.ComponentResource):
             for spec in stack.node_groups
         }
         self.node_groups = pulumi.Output.from_input({group: built.nodes for group, built in self.groups.items()})
-        # What a tenant's GPU pod must say to get its GPUs on each group (README, "How tenants get their GPUs").
+        # What a tenant's GPU pod must say to get its GPUs on each group (docs/tenants.md).
         self.tenant_access = {spec.name: tenant_access(spec) for spec in stack.node_groups}
         # The report is the stack's output (`nodeGroups`, __main__.py); a copy here would be one more per node in the state.
         self.register_outputs({"tenantAccess": self.tenant_access})
@@ -210,7 +210,7 @@ def declare_shared(
     elif isinstance(depends_on, (list, tuple)):
         before = [d for d in depends_on if isinstance(d, pulumi.Resource)]
     children = Children(component, name, args.legacy_root_names, before)
-    # One copy of the credentials per fleet, current at every refresh and destroy (README, "Operations").
+    # One copy of the credentials per fleet, current at every refresh and destroy (docs/operations.md, "State that stays true").
     cluster = cluster.served(children.name(CLUSTER_ACCESS_CHILD), pulumi.ResourceOptions(parent=component))
     namespaces = declare_namespaces(stack, children, cluster, args.stack_label, args.image_pull_secret)
     nodes = [node.name for group in stack.node_groups for node in group.nodes]
@@ -246,7 +246,7 @@ def group_args(spec: NodeGroupSpec, shared: Shared, args: GpuFleetArgs) -> GpuNo
 def tenant_access(group: NodeGroupSpec) -> dict[str, Any]:
     """How a tenant's GPU pod gets its GPUs on this group: the path, the RuntimeClass it must name,
     and whether a pod can see GPUs it was not given (`default`) or cannot (`strict`); for a DRA
-    group also the DeviceClass and a ResourceClaimTemplate to copy (README, "DRA")."""
+    group also the DeviceClass and a ResourceClaimTemplate to copy (docs/dra.md)."""
     if group.uses_dra:
         return dra_tenant_access(group)
     return {"gpuAccess": group.gpu_access, "runtimeClassName": group.tenant_runtime_class, "isolation": group.isolation}

@@ -11,7 +11,7 @@ _sequence = count(1)
 STACK = "urn:pulumi:a100::gpu-nodes::pulumi:pulumi:Stack::gpu-nodes-a100"
 
 
-def urn(name: str, type_: str = "gpu-nodes:index:NodeTaints") -> str:
+def urn(name: str, type_: str = "pulumi-python:dynamic/gpu-nodes:NodeTaints") -> str:
     return f"urn:pulumi:a100::gpu-nodes::gpu-nodes:index:GpuFleet$gpu-nodes:index:GpuNodeGroup${type_}::{name}"
 
 

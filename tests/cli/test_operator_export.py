@@ -159,7 +159,7 @@ def _rule_resource(resource_type: str) -> tuple[str, str, str]:
 
 def test_the_workspaces_role_lets_the_program_create_every_kind_it_registers():
     """What the program registers under mocks (every optional object: a pull Secret, the RuntimeClass)
-    is what the workspace pod's ClusterRole must allow (README, "What the program creates")."""
+    is what the workspace pod's ClusterRole must allow (docs/what-it-creates.md)."""
     pull_secret = "gpu-nodes:imagePullSecret"
     run = run_program(two_groups() | {pull_secret: REGISTRY_LOGIN}, [*SECRET_KEYS, pull_secret])
     kinds = {r.type for r in run.resources if r.type.startswith("kubernetes:") and not r.type.startswith("kubernetes:pulumi")}

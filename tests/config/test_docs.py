@@ -1,14 +1,17 @@
-"""The README's config tables (stack config, the fleet file, the operator settings) and Pulumi.yaml's
-config schema say what the declarations say.
+"""The config tables of the docs (stack config and node groups in docs/configuration.md, the fleet file
+and the operator settings in docs/fleet.md) and Pulumi.yaml's config schema say what the declarations say.
 
-Each config field is declared once (gpu_nodes/config/, one module per section); these tests fail when the README
-or Pulumi.yaml describes a field otherwise, lacks one or describes one that does not exist.
+Each config field is declared once (gpu_nodes/config/, one module per section); these tests fail when a
+table or Pulumi.yaml describes a field otherwise, lacks one or describes one that does not exist, and
+when a row names a section (`see "MIG"`) that the page of its table does not link to.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import pytest
 import yaml
 
 from gpu_nodes.cli.fleet_file import FleetFileSpec
@@ -19,45 +22,73 @@ from gpu_nodes.config.stack import STACK_SETTINGS
 from gpu_nodes.constants import NAMESPACE
 from tests.pulumi_mocks import ROOT
 
-_HEADERS = {
-    "stack": "| key | type | default | meaning |",
-    "group": "| field | type | default | meaning |",
-    "fleet": "| fleet file key | type | default | meaning |",
-    "operator": "| operator setting | type | default | meaning |",
-}
+CONFIGURATION = ROOT / "docs/configuration.md"
+FLEET = ROOT / "docs/fleet.md"
+# Each table: the page it is on, and its header line.
+STACK = (CONFIGURATION, "| key | type | default | meaning |")
+GROUP = (CONFIGURATION, "| field | type | default | meaning |")
+FLEET_FILE = (FLEET, "| fleet file key | type | default | meaning |")
+OPERATOR = (FLEET, "| operator setting | type | default | meaning |")
+
+Row = tuple[str, str, str, str]
 
 
-def readme_table(header: str) -> list[tuple[str, str, str, str]]:
-    """The rows of the README table under `header`: (key without backticks, type, default, meaning)."""
-    lines = (ROOT / "README.md").read_text().splitlines()
-    assert lines.count(header) == 1, f"README.md: expected one table headed {header!r}"
+def doc_table(table: tuple[Path, str]) -> list[Row]:
+    """The rows of the table under `header` in `page`: (key without backticks, type, default, meaning)."""
+    page, header = table
+    name = page.relative_to(ROOT)
+    lines = page.read_text().splitlines()
+    assert lines.count(header) == 1, f"{name}: expected one table headed {header!r}"
     rows = []
     for line in lines[lines.index(header) + 2 :]:
         if not line.startswith("|"):
             break
         cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
-        assert len(cells) == 4, f"README.md: expected 4 cells in {line!r}"
+        assert len(cells) == 4, f"{name}: expected 4 cells in {line!r}"
         key = cells[0]
-        assert key.startswith("`") and key.endswith("`"), f"README.md: key not in backticks: {line!r}"
+        assert key.startswith("`") and key.endswith("`"), f"{name}: key not in backticks: {line!r}"
         rows.append((key[1:-1], cells[1], cells[2], cells[3]))
     return rows
 
 
-def test_readme_stack_table_matches_the_declarations():
-    expected = [(s.key, s.type_text, s.readme_default(), s.help) for s in STACK_SETTINGS]
-    assert readme_table(_HEADERS["stack"]) == expected
+def stack_rows() -> list[Row]:
+    return [(s.key, s.type_text, s.readme_default(), s.help) for s in STACK_SETTINGS]
 
 
-def test_readme_node_group_table_matches_the_declarations():
-    assert readme_table(_HEADERS["group"]) == readme_rows(NodeGroupSpec)
+def test_stack_table_matches_the_declarations():
+    assert doc_table(STACK) == stack_rows()
 
 
-def test_readme_fleet_file_table_matches_the_declarations():
-    assert readme_table(_HEADERS["fleet"]) == readme_rows(FleetFileSpec)
+def test_node_group_table_matches_the_declarations():
+    assert doc_table(GROUP) == readme_rows(NodeGroupSpec)
 
 
-def test_readme_operator_settings_table_matches_the_declarations():
-    assert readme_table(_HEADERS["operator"]) == readme_rows(OperatorSettings)
+def test_fleet_file_table_matches_the_declarations():
+    assert doc_table(FLEET_FILE) == readme_rows(FleetFileSpec)
+
+
+def test_operator_settings_table_matches_the_declarations():
+    assert doc_table(OPERATOR) == readme_rows(OperatorSettings)
+
+
+# A section a row's meaning names: `see "MIG"`, `See "How tenants get their GPUs"`.
+_SEE = re.compile(r"\b[Ss]ee \"([^\"]+)\"")
+_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize(
+    "table, rows",
+    [(STACK, stack_rows), (GROUP, lambda: readme_rows(NodeGroupSpec)), (FLEET_FILE, lambda: readme_rows(FleetFileSpec)),
+     (OPERATOR, lambda: readme_rows(OperatorSettings))],
+    ids=["stack", "group", "fleet file", "operator"],
+)
+def test_each_section_a_row_names_is_linked_from_its_page(table, rows):
+    """The help texts name sections by their title alone (they are also the schema's descriptions): the page
+    the table is on links each such title (tests/test_docs_layout.py checks that the link leads to it)."""
+    page = table[0]
+    named = {title for *_, meaning in rows() for title in _SEE.findall(meaning)}
+    linked = {title for title, target in _LINK.findall(page.read_text()) if "#" in target}
+    assert sorted(named - linked) == [], f"{page.relative_to(ROOT)}: link these sections near the table"
 
 
 def test_pulumi_yaml_config_schema_matches_the_declarations():

@@ -1,7 +1,7 @@
 """A group whose GPUs NVIDIA's DRA driver allocates (`allocator: dra`), on the local cluster.
 
 The simulated machines publish ResourceSlices as the driver's kubelet plugin does while its pod
-runs on them (tools/cluster/gpu-registrar.py, README "DRA"); the real kube-controller-manager makes
+runs on them (tools/cluster/gpu-registrar.py, docs/dra.md); the real kube-controller-manager makes
 the verification pods' ResourceClaims from their templates and the real kube-scheduler allocates
 them. One stack of this repository's program, on nodes of its own (gpu-node-13..17) beside the
 story's stack: a DRA group of four nodes, one of whose slices lists 3 of its 4 GPUs, and a

@@ -3,7 +3,7 @@
 On the stack `e2e`, as one operator's story after one `pulumi up`: the state names today's
 types and import paths and keeps the kubeconfig once; a kubeconfig moved to a new path is
 what refresh and destroy use after the next `pulumi up`; runs killed with SIGKILL during
-preflight and during the readiness waits recover with the README's steps ("Operations").
+preflight and during the readiness waits recover with the steps of docs/operations.md ("After a killed run").
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ RECOVERY = (
 
 
 def recover_and_finish(local: LocalEnv, killed: str) -> None:
-    """The README's steps after a killed run ("Operations"), then a complete `pulumi up`."""
+    """The steps after a killed run (docs/operations.md), then a complete `pulumi up`."""
     for step in RECOVERY:
         local.pulumi(*step, timeout=900)
     local.pulumi("up", "--yes", "--skip-preview", timeout=1200)

@@ -4,7 +4,7 @@ Without `?metadata=skip`, each state save truncates and rewrites `<stack>.json.a
 renames the new state into place (gocloud.dev blob/fileblob fileblob.go, writerWithSidecar.Close,
 and attrs.go, setAttrs); every read decodes that sidecar (getAttrs). A run killed between the two
 leaves it empty. Pulumi's file backend never uses what it holds (pkg/backend/diy reads no blob
-attributes), so the local stacks skip it (tools/local/env.sh) and the README tells operators.
+attributes), so the local stacks skip it (tools/local/env.sh) and docs/operations.md tells operators.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def test_a_sidecar_left_empty_by_a_killed_save_stops_every_command_until_it_is_r
     broken = project.pulumi("stack", "export", check=False)
     assert broken.returncode != 0 and "failed to load checkpoint: EOF" in broken.stderr, broken.stderr
 
-    sidecar.unlink()  # the README's step: the backend never reads what it held
+    sidecar.unlink()  # docs/operations.md's step: the backend never reads what it held
     project.pulumi("stack", "export")
     project.up()
 

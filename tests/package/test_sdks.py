@@ -1,5 +1,5 @@
 """gpu-nodes from TypeScript and Go: both SDKs generate from the package's schema, and the example
-programs compile against them (README, "Use it in your own program").
+programs compile against them (docs/own-program.md, "From any Pulumi language").
 
 - The Node.js SDK is written into examples/typescript/sdks/gpu-nodes, `npm ci` installs the
   example's pinned packages and the SDK (whose postinstall compiles it), and `tsc --noEmit`

@@ -97,7 +97,7 @@ def test_ssh_timeout_reaches_the_connection_and_the_bastion():
 
 
 def test_without_ssh_timeout_the_connection_is_as_before():
-    """Unset, the SDK's own default goes out (the README's), as it did before the field existed."""
+    """Unset, the SDK's own default goes out (docs/configuration.md's), as it did before the field existed."""
     command = commands(group("a100", preflight={"proxy": {"host": "b", "user": "j", "hostKey": HOST_KEY}}))
     sent = command["a100-a100-node-1-preflight"].inputs["connection"]
     assert (sent["perDialTimeout"], sent["proxy"]["perDialTimeout"]) == (15, 15), sent

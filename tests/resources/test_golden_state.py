@@ -1,6 +1,6 @@
 """The golden state: for representative stacks, the URNs, inputs and options the program registers
 are recorded in tests/golden/ and must not change, except by a commit that updates them and says
-why (docs/testing.md, "Tests"). A changed URN is a replacement (or a delete and a create) on every
+why (docs/testing.md, "The golden state"). A changed URN is a replacement (or a delete and a create) on every
 deployed stack; a changed input is an update, or a replacement where the provider says so."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from tests.golden_state import (
 from tests.pulumi_mocks import ROOT, ProgramRun, run_example, run_program
 
 # The split `gpu-nodes fleet` makes of one fleet file: the owner, and a stack that references
-# its namespaces and RuntimeClass (README, "The fleet command", "Several stacks on one cluster").
+# its namespaces and RuntimeClass (docs/fleet.md, "The fleet command", "Several stacks on one cluster").
 FLEET = plan_fleet(
     fleet(
         fleet_group("a100-rack-1", "gpu-a-01", "gpu-a-02"),

@@ -84,7 +84,7 @@ def test_broken_driver_fails_over_ssh_without_restarting_sshd(server: SshServer,
 
 
 def test_a_machine_switched_to_other_gpus_reports_them_and_still_passes(server: SshServer, pinned: Path) -> None:
-    """Preflight alone has no group to compare with: the readiness check does that (README, "GPU facts")."""
+    """Preflight alone has no group to compare with: the readiness check does that (docs/tenants.md, "GPU facts")."""
     proc = preflight_in_mode(server, pinned, "other-model")
     report = parse_one_object(proc.stdout, proc.stderr)
     assert proc.returncode == PASSED_EXIT and report["ok"] is True, report["checks"]
@@ -172,7 +172,7 @@ def test_server_offers_every_host_key_type_and_ed25519_scans_as_the_pinned_key(s
 # ------------------------------------------------------- privileges (issue 9, item 7)
 #
 # A machine whose containerd config is 0600 and /var/lib/kubelet 0750 (root's), as many
-# distros ship them. Preflight must run as root (README: Privileges); a user who cannot
+# distros ship them. Preflight must run as root (docs/machines.md, "Privileges"); a user who cannot
 # read those files is told so, and is never told "no nvidia runtime" or "kubelet is not
 # running" on the strength of files it did not see.
 

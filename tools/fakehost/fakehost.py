@@ -80,7 +80,7 @@ class MachineSpec:
     toolkit_mode: str = "auto"
     kubelet_version: str = "v1.30.2"
     # Modes as many distros ship them: containerd's config 0600 and /var/lib/kubelet
-    # 0750, root's. Only root (or sudo) can read them: see README "Privileges".
+    # 0750, root's. Only root (or sudo) can read them: see docs/machines.md, "Privileges".
     private_files: bool = False
     # Login users who may run anything as root through sudo without a password (NOPASSWD),
     # as cloud images set up their default user.
@@ -894,7 +894,7 @@ def _entry(host: FakeHost) -> dict[str, object]:
         "sshHost": host.host,
         "sshPort": host.port,
         "sshUser": E2E_USER,
-        # What the README tells operators to pin: `ssh-keyscan -t ed25519 HOST`.
+        # What docs/configuration.md tells operators to pin: `ssh-keyscan -t ed25519 HOST`.
         "hostKey": scan_host_key(host.host, host.port),
     }
 
