@@ -1,11 +1,14 @@
 # The project's entry points; each target is one script under tools/.
-.PHONY: local-up local-down test bench bench-engine lint
+.PHONY: local-up local-down unit test bench bench-engine lint
 
 local-up:     ## local cluster + fake GPU machines + `pulumi up --stack local`, then the report
 	tools/local/up.sh
 
 local-down:   ## stop the local cluster and machines (state under .state/ is kept)
 	tools/local/down.sh
+
+unit:         ## the five-minute loop: every test that needs neither the engine nor the local cluster
+	tools/unit.sh
 
 test:         ## every test: unit (mocks), preflight script (bash, real sshd), e2e (real engine)
 	tools/test.sh

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.tiers import needs_the_engine
 from tools.local.environment import local_environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,6 +112,7 @@ def _toolchain_missing(env: dict[str, str]) -> str | None:
 
 @pytest.fixture(scope="session")
 def local() -> LocalEnv:
+    needs_the_engine("the local cluster")
     env = local_environment(STATE / "e2e-pulumi")
     missing = _toolchain_missing(env)
     if missing:

@@ -18,9 +18,12 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 import yaml
 
 from tests.e2e.conftest import ROOT, LocalEnv
+
+pytestmark = pytest.mark.cluster
 
 STACK = "cdi"
 NODE = "gpu-node-4"

@@ -14,6 +14,8 @@ from gpu_nodes.kube.cluster_view import ClusterView
 from gpu_nodes.kube.shared_views import forget_shared_views, shared_view
 from tests.e2e.conftest import NODES, LocalEnv
 
+pytestmark = pytest.mark.cluster
+
 NAMESPACE = "default"
 ANNOTATION = "gpu-nodes.dev/cluster-view-e2e"
 PART_OF = {"app.kubernetes.io/part-of": "gpu-nodes"}

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gpu_nodes.config.verification import DEFAULT_CUDA_IMAGE
 from gpu_nodes.preflight.command import SCRIPT_DIR, remote_dir, script_parts
 from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GATE, GROUP, NODES, OUR_TAINT, taints_of
 from tests.sshd import fakehost
+
+pytestmark = pytest.mark.cluster
 
 
 def test_every_group_node_has_our_labels_and_taint(deployed):

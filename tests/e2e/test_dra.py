@@ -29,6 +29,8 @@ import yaml
 
 from tests.e2e.conftest import GATE, ROOT, STATE, LocalEnv, failed_resources, taints_of
 
+pytestmark = pytest.mark.cluster
+
 STACK = "dra"
 DRA_NODES = ["gpu-node-13", "gpu-node-14", "gpu-node-15", "gpu-node-16"]
 PLUGIN_NODE = "gpu-node-17"

@@ -23,6 +23,8 @@ import yaml
 
 from tests.e2e.conftest import ROOT, STATE, LocalEnv
 
+pytestmark = pytest.mark.cluster
+
 NODES = {"fleet-a": "gpu-node-8", "fleet-b": "gpu-node-9", "fleet-c": "gpu-node-10"}
 NAMESPACES = ["fleet-device-plugin", "fleet-verification"]
 RUNTIME_CLASS = "nvidia-fleet"

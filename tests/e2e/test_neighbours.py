@@ -13,11 +13,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.e2e.conftest import NODES, LocalEnv
 from tests.e2e.stack_file import STACK_FILE, edit_group
 from tests.providers.allocator_fixtures import dra_kubelet_plugin, gfd_static, resource_slice
+
+pytestmark = pytest.mark.cluster
 
 # The chart gives GFD and the plugin this toleration (deployments/helm/nvidia-device-plugin/values.yaml
 # `tolerations`); the static GFD manifest has none, and our nodes carry nvidia.com/gpu:NoSchedule.

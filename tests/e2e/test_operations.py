@@ -12,6 +12,7 @@ import re
 import subprocess
 import time
 
+import pytest
 import yaml
 
 from gpu_nodes.kube.client import api_client
@@ -31,6 +32,8 @@ from tests.e2e.conftest import (
 )
 from tests.e2e.stack_file import STACK_FILE, edit_group, set_stack_config
 from tests.sshd import fakehost
+
+pytestmark = pytest.mark.cluster
 
 UNHEALTHY_GPUS = "gpu-nodes.dev/simulated-unhealthy-gpus"
 NOT_READY_STAGE = "node-not-ready.stage.kwok.x-k8s.io"
@@ -515,9 +518,7 @@ def test_preflight_runs_again_on_demand(deployed):
         assert every.returncode != 0, deployed.explain("re-checking the group missed gpu-node-3", every)
         assert f"{PREFIX}-gpu-node-3-preflight" in output and "driver" in output, deployed.explain("gpu-node-3 not named", every)
         for healthy in ("gpu-node-1", "gpu-node-2"):
-            assert f"{PREFIX}-{healthy}-preflight" not in failed_resources(output), deployed.explain(
-                f"{healthy} failed", every
-            )
+            assert f"{PREFIX}-{healthy}-preflight" not in failed_resources(output), deployed.explain(f"{healthy} failed", every)
     finally:
         deployed.run("tools/fakehost/break.sh", "gpu-node-3", "healthy")
         STACK_FILE.write_text(old)

@@ -26,6 +26,8 @@ import yaml
 from tests.e2e.conftest import ROOT, STATE, LocalEnv
 from tests.e2e.stack_state import DYNAMIC_TYPE_PREFIX, ours, provider_class
 
+pytestmark = pytest.mark.cluster
+
 KUBECONFIG = ROOT / ".state/cluster/kubeconfig"
 # The last commit of the root program before gpu_nodes/ and GpuFleet: its stacks are the ones to upgrade.
 UPGRADE_FROM = "5885b83"

@@ -24,6 +24,8 @@ import yaml
 
 from tests.e2e.conftest import GATE, ROOT, STATE, LocalEnv, taints_of
 
+pytestmark = pytest.mark.cluster
+
 NODE = "gpu-node-11"
 # A group on its own (gpu-nodes:GpuNodeGroup), beside the example's fleet in the same program.
 SOLO_NODE = "gpu-node-12"

@@ -14,9 +14,12 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 import yaml
 
 from tests.e2e.conftest import ROOT, LocalEnv
+
+pytestmark = pytest.mark.cluster
 
 STACK = "waits"
 NODES = [f"gpu-node-{i}" for i in range(4, 13)]

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
+pytestmark = pytest.mark.cluster
+
 TTL = "node.alpha.kubernetes.io/ttl"
 NODES = 101
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
 import yaml
 
 from tests.e2e.conftest import GATE, GROUP, NODES, OUR_TAINT, ROOT, STACK, STATE, LocalEnv
@@ -24,6 +25,8 @@ from tests.e2e.stack_state import (
     provider_class,
     resources,
 )
+
+pytestmark = pytest.mark.cluster
 
 STACK_FILE = ROOT / f"Pulumi.{STACK}.yaml"
 ROTATION = STATE / "e2e-rotation"

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.tiers import needs_the_engine
 from tools.local.environment import local_environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,6 +89,7 @@ def new_yaml_project(workdir: Path, pulumi_yaml: str) -> Project:
 def engine_project(workdir: Path, language_host: str) -> Project:
     """An empty project folder, workdir/project, and the engine's environment with a file backend
     in workdir/backend; fails when the CLI or the language host is not built."""
+    needs_the_engine("an engine project")
     env = local_environment(workdir / "backend")
     missing = [tool for tool in ("pulumi", language_host) if shutil.which(tool, path=env["PATH"]) is None]
     if missing:

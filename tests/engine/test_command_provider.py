@@ -17,6 +17,8 @@ from tests.engine.listener import counting_listener
 from tests.engine.project import Project, explain, new_project
 from tests.sshd import MachineSpec, SshServer, fakehost, require_sshd, running_sshd, throwaway_user
 
+pytestmark = pytest.mark.engine
+
 # Resources from spec.json beside the program, so that each test says what it deploys.
 PROGRAM = """
 import json

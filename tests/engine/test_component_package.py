@@ -24,6 +24,8 @@ import pytest
 
 from tests.engine.project import Project, engine_project, explain, new_yaml_project
 
+pytestmark = pytest.mark.engine
+
 MAIN = """
 from pulumi.provider.experimental import component_provider_host
 

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.engine.project import STACK, new_project
+
+pytestmark = pytest.mark.engine
 
 PROGRAM = """
 import pulumi

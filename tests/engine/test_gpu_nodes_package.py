@@ -9,8 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from gpu_nodes.package.provider import package_schema
 from tests.engine.project import engine_project, explain
+
+pytestmark = pytest.mark.engine
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,8 +11,11 @@ import sysconfig
 from pathlib import Path
 
 import pulumi
+import pytest
 
 from tests.engine.project import ROOT, explain, new_project
+
+pytestmark = pytest.mark.engine
 
 PROGRAM = """
 import pulumi

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from tests.engine.project import ROOT, explain, new_project
+
+pytestmark = pytest.mark.engine
 
 
 def test_a_typo_under_gpu_nodes_stops_the_real_run_naming_the_closest_key(tmp_path):

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.tiers import needs_the_engine
+
 ROOT = Path(__file__).resolve().parents[2]
 TYPESCRIPT = ROOT / "examples" / "typescript"
 GO = ROOT / "examples" / "go"
@@ -66,6 +68,7 @@ def package_schema() -> dict[str, Any]:
 
 def sdkgen() -> Path:
     """gpu-nodes-sdkgen, built (once per machine, then cached) by tools/engine/build.sh."""
+    needs_the_engine("gpu-nodes-sdkgen")
     script = 'source tools/engine/versions.sh && echo "$ENGINE_SDKGEN_BIN_DIR/gpu-nodes-sdkgen"'
     binary = Path(subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip())
     if not binary.is_file():
@@ -118,9 +121,7 @@ def install_typescript_example() -> Step:
     compiles it with tsc. Skipped when node_modules was installed from the same lock file and
     the same generated SDK (a stamp in node_modules says which), so a second run costs nothing."""
     stamp = TYPESCRIPT / "node_modules" / INSTALL_STAMP
-    wanted = digest(
-        (TYPESCRIPT / "package-lock.json").read_bytes(), sdk_digest(TYPESCRIPT / SDK_FOLDER), node_version().encode()
-    )
+    wanted = digest((TYPESCRIPT / "package-lock.json").read_bytes(), sdk_digest(TYPESCRIPT / SDK_FOLDER), node_version().encode())
     if stamp.is_file() and stamp.read_text() == wanted and (TYPESCRIPT / SDK_FOLDER / "bin" / "index.d.ts").is_file():
         return Step("npm ci (cached)", subprocess.CompletedProcess([], 0, "node_modules is up to date\n", ""))
     step = run(
@@ -213,4 +214,3 @@ def go_sdk_hint(step: Step, schema_file: Path) -> str:
             " `<Type>Args` struct unless the schema sets language.go.generateExtraInputTypes: true."
         )
     return ""
-

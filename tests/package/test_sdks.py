@@ -22,6 +22,8 @@ import pytest
 
 from tests.package import sdks
 
+pytestmark = pytest.mark.engine
+
 
 @pytest.fixture(scope="module")
 def schema_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
