@@ -65,14 +65,14 @@ def test_a_referenced_plugin_namespace_must_admit_privileged_pods():
 
 
 def test_the_provider_stops_the_run_on_a_foreign_object(monkeypatch):
-    monkeypatch.setattr(ClaimProvider, "_read", lambda self, props: namespace({"app.kubernetes.io/managed-by": "Helm"}))
+    monkeypatch.setattr(ClaimProvider, "_read", lambda self, props, claim: namespace({"app.kubernetes.io/managed-by": "Helm"}))
     props = {"kind": "Namespace", "name": "nvidia-device-plugin", "mode": CREATE, "stack": STACK, "setting": HINT}
     with pytest.raises(ClaimError, match="exists already, created by someone else"):
         ClaimProvider().create(props)
 
 
 def test_the_provider_keeps_the_verdict_of_a_free_name(monkeypatch):
-    monkeypatch.setattr(ClaimProvider, "_read", lambda self, props: None)
+    monkeypatch.setattr(ClaimProvider, "_read", lambda self, props, claim: None)
     props = {"kind": "Namespace", "name": "nvidia-device-plugin", "mode": CREATE, "stack": STACK, "setting": HINT}
     result = ClaimProvider().create(props)
     assert result.id == "Namespace/nvidia-device-plugin" and result.outs == props, result

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.errors import GpuNodesError
-from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget, target_props
+from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget
 from gpu_nodes.providers import taints as taints_module
 from gpu_nodes.providers.taints import NodeTaintsProvider
 from tests.dra_slices import H100, gpu_device, node_slices, resource_slice, uuid
@@ -29,7 +29,7 @@ def cluster(monkeypatch) -> FakeCluster:
 
 def props(*taints: dict, **overrides) -> dict:
     return {
-        **target_props(target()),
+        **target().to_props(),
         "taints": list(taints),
         "gate": GATE_TAINT,
         "kubeconfig": "secret",
@@ -95,7 +95,7 @@ def dra_props(*taints: dict) -> dict:
     """Node n1 of a DRA group, whose preflight found four H100s."""
     dra = NodeTarget(**{**vars(target(None)), "dra_gpus": {"count": 4}})
     devices = [{"uuid": uuid(i), "model": H100} for i in range(4)]
-    return {**props(*taints), **target_props(dra), "gpuDevices": devices}
+    return {**props(*taints), **dra.to_props(), "gpuDevices": devices}
 
 
 def test_a_gpu_gone_from_a_dra_nodes_slice_is_drift_naming_the_node_and_the_device(cluster):
