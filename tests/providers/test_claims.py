@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.errors import ClaimError
-from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim, ClaimProvider, claim_problem
+from gpu_nodes.proof.inputs import Change, keys
+from gpu_nodes.providers.claims import CREATE, REFERENCE, REPLACING_KEYS, Claim, ClaimProvider, claim_problem
 from gpu_nodes.vocabulary import STACK_LABEL
 
 STACK = "gpu-nodes.prod"
@@ -85,3 +86,14 @@ def test_another_name_or_mode_is_a_new_claim_the_hint_is_not():
     # New words are stored (the state tells this run's), with no new claim: not a replacement.
     hint = ClaimProvider().diff("x", olds, {**olds, "setting": "other words"})
     assert hint.changes is True and not hint.replaces, vars(hint)
+
+
+def test_another_object_or_mode_is_another_claim_as_the_claim_declares():
+    assert REPLACING_KEYS == ("kind", "name", "mode", "namespace"), REPLACING_KEYS
+    assert keys(Claim, Change.STATE_ONLY) == ("stack", "setting", "needsLevel"), keys(Claim, Change.STATE_ONLY)
+
+
+def test_a_claim_reads_back_from_its_inputs_as_it_was():
+    for written in (create(), Claim("Secret", "pull", CREATE, STACK, HINT, namespace="gpu-verification")):
+        assert Claim.from_props(written.to_props()) == written, written.to_props()
+    assert "namespace" not in create().to_props(), "a cluster-wide claim has no namespace input"

@@ -7,8 +7,10 @@ import pytest
 from gpu_nodes.errors import NodeNotReadyError
 from gpu_nodes.preflight.facts import GpuFacts, annotation
 from gpu_nodes.proof.checklist import CHECKLIST_ITEMS, FAIL, PASS
+from gpu_nodes.proof.inputs import Change, keys
 from gpu_nodes.proof.target import TARGET_KEYS
-from gpu_nodes.providers.readiness import GRACE_SECONDS, NodeReadinessProvider, ReadinessInputs
+from gpu_nodes.providers.cluster_resource import read_inputs
+from gpu_nodes.providers.readiness import GRACE_SECONDS, REPROVING_KEYS, NodeReadinessProvider, ReadinessInputs
 from gpu_nodes.vocabulary import FACTS_ANNOTATION
 from tests.fakes import (
     GATE_TAINT,
@@ -493,10 +495,90 @@ def test_what_makes_a_new_wait(change):
     assert NodeReadinessProvider().diff("n1", olds, props(**change)).changes, change
 
 
-@pytest.mark.parametrize("key", TARGET_KEYS)
-def test_a_change_of_the_nodes_target_makes_a_new_wait(key):
+# --- what the resource is given, and what a change of it does --------------------------------------
+
+# Every deployed stack's state holds them: a renamed key is a new proof of every node.
+READINESS_KEYS = (
+    *TARGET_KEYS,
+    "namespace",
+    "jobs",
+    "timeoutSeconds",
+    "gpusPerNode",
+    "replicas",
+    "groupLabel",
+    "gpuFacts",
+    "preflightResource",
+    "preflightRun",
+    "gpuDevices",
+)
+# Stored only: the group's figures for the message, and the preflight's name.
+STATE_ONLY_KEYS = ("gpusPerNode", "replicas", "preflightResource")
+
+
+def test_the_readiness_inputs_keep_their_keys():
+    assert keys(ReadinessInputs) == READINESS_KEYS, keys(ReadinessInputs)
+
+
+def test_what_proves_the_node_again_is_what_its_inputs_declare():
+    reproving = tuple(key for key in READINESS_KEYS if key not in STATE_ONLY_KEYS)
+    assert reproving == REPROVING_KEYS, REPROVING_KEYS
+    assert keys(ReadinessInputs, Change.STATE_ONLY) == STATE_ONLY_KEYS, keys(ReadinessInputs, Change.STATE_ONLY)
+
+
+@pytest.mark.parametrize("key", REPROVING_KEYS)
+def test_a_change_of_a_reproving_input_makes_a_new_wait(key):
     olds = {**props(), "checklist": dict.fromkeys(["labelled"], PASS), "gate": "lifted"}
-    assert NodeReadinessProvider().diff_own("n1", olds, {**props(), key: "changed"}).changes, key
+    assert NodeReadinessProvider().diff_own("n1", olds, {**props(), key: "changed"}).changes, f"n1: {key}"
+
+
+@pytest.mark.parametrize("key", STATE_ONLY_KEYS)
+def test_a_change_of_a_state_only_input_is_stored_and_the_last_proof_stands(key):
+    # No cluster fixture: a wait would fail to reach the API server.
+    olds = {**props(), "checklist": dict.fromkeys(["labelled"], PASS), "gate": "lifted"}
+    news = props(**{key: "changed"})
+    assert not NodeReadinessProvider().diff_own("n1", olds, news).changes, f"n1: {key}"
+    outs = NodeReadinessProvider().update("n1", olds, news).outs
+    assert outs == {**olds, key: "changed"}, f"n1: {outs}"
+
+
+def test_the_inputs_read_back_as_written():
+    written = ReadinessInputs(
+        target(),
+        VERIFICATION_NAMESPACE,
+        JOBS,
+        timeout_seconds=60,
+        gpus_per_node=4,
+        replicas=1,
+        group_label=GROUP,
+        gpu_facts='{"count":4}',
+        preflight_resource=PREFLIGHT["preflightResource"],
+        preflight_run=PREFLIGHT["preflightRun"],
+        gpu_devices=[{"uuid": "GPU-0", "model": "NVIDIA H100 80GB HBM3"}],
+    )
+    assert ReadinessInputs.from_props(written.to_props()) == written, written.to_props()
+
+
+def test_a_state_reads_with_whole_numbers_and_without_the_inputs_its_group_never_had():
+    """The engine hands numbers over as floats; a group without preflight or compared facts has no such inputs."""
+    state = {**props(), "timeoutSeconds": 60.0, "gpusPerNode": 4.0, "replicas": 1.0, "expectedGpus": 4.0}
+    read_back = read_inputs(ReadinessInputs, state)
+    figures = (read_back.timeout_seconds, read_back.gpus_per_node, read_back.replicas, read_back.target.expected_gpus)
+    assert figures == (60, 4, 1, 4) and all(isinstance(f, int) for f in figures), f"n1: {figures}"
+    absent = (read_back.group_label, read_back.gpu_facts, read_back.preflight_run, read_back.gpu_devices)
+    assert absent == (None, None, None, None), f"n1: {absent}"
+
+
+def test_a_group_without_preflight_or_compared_facts_gives_no_such_inputs():
+    """None stays off the wire: the state of such a group holds no key for them (tests/golden/*.json)."""
+    given = {key for key, value in props().items() if value is not None}
+    assert not given & {"groupLabel", "gpuFacts", "preflightResource", "preflightRun", "gpuDevices"}, sorted(given)
+
+
+def test_a_failure_message_says_the_groups_figures_as_whole_numbers(cluster):
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
+    cluster.events = [plugin_lands, jobs_succeed]
+    with pytest.raises(NodeNotReadyError, match=r"expected 4 \(gpusPerNode 4\)"):
+        NodeReadinessProvider().create(props(gpusPerNode=4.0, replicas=1.0, expectedGpus=4.0))
 
 
 def test_a_state_that_kept_the_group_as_a_node_list_takes_the_label_without_a_new_proof():
