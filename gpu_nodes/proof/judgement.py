@@ -155,10 +155,9 @@ def judge(
     problems: list[tuple[str | None, str]] = [(None, ready)] if ready is not None else []
     problems += [(None, held_by(quarantine))] if quarantine else []
     problems += [(item.key, line) for item, lines in items.items() if not (deferred and item.deferrable) for line in lines]
-    short_plugin = None
-    # The device plugin's own rule (readiness.py): NVIDIA's DRA driver is not restarted to bring a GPU back.
-    if items[GPUS_REGISTERED] and not items[PLUGIN_RUNNING] and ready is None and not jobs.failed and not target.uses_dra:
-        short_plugin = settled_plugin_pod(target, plugin_pods, now, PLUGIN_SETTLE_SECONDS)
+    # A node that fails for another reason than its GPUs is not cured by a new plugin pod.
+    sound = ready is None and not jobs.failed and not items[PLUGIN_RUNNING]
+    short_plugin = settled_short_plugin(target, plugin_pods, now) if items[GPUS_REGISTERED] and sound else None
     return Judgement(
         checklist=checklist(items, deferred),
         problems=problems,
@@ -171,6 +170,12 @@ def judge(
         quarantine=quarantine,
         stories=jobs.stories,
     )
+
+
+def settled_short_plugin(target: NodeTarget, plugin_pods: Sequence[Mapping[str, Any]], now: float) -> str | None:
+    """The settled plugin pod of a node short of GPUs, whose restart may bring back a GPU it marked unhealthy;
+    None under DRA: that rule is the device plugin's (readiness.py), NVIDIA's DRA driver is not restarted."""
+    return None if target.uses_dra else settled_plugin_pod(target, plugin_pods, now, PLUGIN_SETTLE_SECONDS)
 
 
 def look_at_jobs(view: ClusterReader, proof: Proof, seen: Stories, deferred_before: bool) -> JobsSeen:
