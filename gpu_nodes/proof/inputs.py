@@ -19,6 +19,9 @@ from enum import Enum
 from typing import Any, Self, TypeVar
 
 R = TypeVar("R")
+# How a record holds a value another resource computes: a `pulumi.Output` where the program builds it,
+# nothing (`Never`) where a provider reads it back from its inputs, for the engine has resolved it by then.
+Late = TypeVar("Late")
 
 _INPUT = "gpu_nodes_input"
 _CARRIED = "gpu_nodes_carried"

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
-from typing import TYPE_CHECKING, Any, Generic, Never, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Never
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
@@ -44,7 +44,7 @@ from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNode
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, lift_gate, put_gate
 from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.proof.checklist import DEFERRED, PASS, WORKLOAD_SUCCEEDED
-from gpu_nodes.proof.inputs import Change, DeclaredInputs, carried, count, declared, keys, listed, mapping, optional_mapping
+from gpu_nodes.proof.inputs import Change, DeclaredInputs, Late, carried, count, declared, keys, listed, mapping, optional_mapping
 from gpu_nodes.proof.judgement import Judgement, Proof, Stories, failure_message, judge
 from gpu_nodes.proof.next_step import Progress, answered, next_step, verdict
 from gpu_nodes.proof.reader import ClusterReader, NodePods
@@ -67,10 +67,6 @@ GRACE_SECONDS = 30
 REGATED_HINT = "It takes no new GPU work until it passes: fix the cause, then run `pulumi up --refresh`."
 RERUN_HINT = "Failed Jobs were deleted so that they run again: fix the cause, then run `pulumi up --refresh`."
 
-# How a value another resource computes is held: a `pulumi.Output` where the program builds the
-# record (`NodeReadiness`), nothing (`Never`) where the provider reads it back, resolved by then.
-Late = TypeVar("Late")
-
 
 @dataclass(frozen=True)
 class ReadinessInputs(DeclaredInputs, Generic[Late]):
@@ -79,7 +75,7 @@ class ReadinessInputs(DeclaredInputs, Generic[Late]):
 
     # What a healthy node of the group looks like: a change of any of it proves the node again.
     target: NodeTarget = field(metadata=carried(NodeTarget))
-    # The node's verification Jobs: new ones (a new plugin, a new round) prove it again, as a new wait does.
+    # The node's verification Jobs (new names for a new plugin or round), and how long they may take.
     namespace: str = field(metadata=declared("namespace", Change.RERUN, required=True))
     jobs: Sequence[str | Late] = field(metadata=declared("jobs", Change.RERUN, read=listed))
     timeout_seconds: int = field(metadata=declared("timeoutSeconds", Change.RERUN, read=count, required=True))

@@ -22,7 +22,7 @@ import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Never, TypeVar
+from typing import Any, Generic, Never
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
@@ -33,7 +33,7 @@ from gpu_nodes.kube.job_status import Evictor, KubernetesEvictor, KubernetesNode
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, TaintDict, apply_taints, present
 from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.proof.checklist import degradation, node_taints
-from gpu_nodes.proof.inputs import Change, DeclaredInputs, carried, declared, keys, optional_mapping
+from gpu_nodes.proof.inputs import Change, DeclaredInputs, Late, carried, declared, keys, optional_mapping
 from gpu_nodes.proof.jobs import to_drain
 from gpu_nodes.proof.reader import ClusterReader, NodePods
 from gpu_nodes.proof.target import NodeTarget
@@ -43,10 +43,6 @@ from gpu_nodes.vocabulary import GATE
 # How long a node that changes allocator waits for the pods holding its GPUs through the old one to go.
 DRAIN_SECONDS = 300
 DRAIN_POLL_SECONDS = 2.0
-
-# How a value another resource computes is held: a `pulumi.Output` where the program builds the
-# record (`NodeTaints`), nothing (`Never`) where the provider reads it back, resolved by then.
-Late = TypeVar("Late")
 
 
 @dataclass(frozen=True)
