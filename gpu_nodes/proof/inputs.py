@@ -55,7 +55,7 @@ def optional_mapping(value: Any) -> dict[str, Any] | None:
     return dict(value) if value else None
 
 
-def listed(value: Any) -> list[Any]:
+def as_list(value: Any) -> list[Any]:
     return list(value or [])
 
 

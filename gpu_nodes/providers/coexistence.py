@@ -38,7 +38,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 from gpu_nodes.config.stack import HAND_OVER
 from gpu_nodes.errors import OtherPluginError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
-from gpu_nodes.proof.inputs import Change, DeclaredInputs, declared, keys, listed
+from gpu_nodes.proof.inputs import Change, DeclaredInputs, as_list, declared, keys
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider, read_inputs
 from gpu_nodes.providers.gpu_allocators import (
     DEVICE_PLUGIN,
@@ -85,12 +85,12 @@ class CoexistenceInputs(DeclaredInputs):
     """What the allocator check is given: a change of any of it makes it look again."""
 
     # The stack's nodes.
-    nodes: Sequence[str] = field(metadata=declared("nodes", Change.RERUN, sorted, listed))
+    nodes: Sequence[str] = field(metadata=declared("nodes", Change.RERUN, sorted, as_list))
     # `gpu-nodes:handOver`: the other allocators kept off those nodes while gpu-nodes takes over.
-    hand_over: Sequence[str] = field(metadata=declared("handOver", Change.RERUN, sorted, listed))
+    hand_over: Sequence[str] = field(metadata=declared("handOver", Change.RERUN, sorted, as_list))
     # The nodes of groups whose GPUs NVIDIA's DRA driver (ours) allocates; a stack without one has no such
     # input (tests/golden/*.json).
-    dra_nodes: Sequence[str] = field(default=(), metadata=declared("draNodes", Change.RERUN, sorted, listed, only_when_set=True))
+    dra_nodes: Sequence[str] = field(default=(), metadata=declared("draNodes", Change.RERUN, sorted, as_list, only_when_set=True))
 
 
 # What makes the check look again (besides what a refresh found).

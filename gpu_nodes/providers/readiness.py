@@ -44,7 +44,18 @@ from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNode
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, lift_gate, put_gate
 from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.proof.checklist import DEFERRED, PASS, WORKLOAD_SUCCEEDED
-from gpu_nodes.proof.inputs import Change, DeclaredInputs, Late, carried, count, declared, keys, listed, mapping, optional_mapping
+from gpu_nodes.proof.inputs import (
+    Change,
+    DeclaredInputs,
+    Late,
+    as_list,
+    carried,
+    count,
+    declared,
+    keys,
+    mapping,
+    optional_mapping,
+)
 from gpu_nodes.proof.judgement import Judgement, Proof, Stories, failure_message, judge
 from gpu_nodes.proof.next_step import Progress, answered, next_step, verdict
 from gpu_nodes.proof.reader import ClusterReader, NodePods
@@ -77,7 +88,7 @@ class ReadinessInputs(DeclaredInputs, Generic[Late]):
     target: NodeTarget = field(metadata=carried(NodeTarget))
     # The node's verification Jobs (new names for a new plugin or round), and how long they may take.
     namespace: str = field(metadata=declared("namespace", Change.RERUN, required=True))
-    jobs: Sequence[str | Late] = field(metadata=declared("jobs", Change.RERUN, read=listed))
+    jobs: Sequence[str | Late] = field(metadata=declared("jobs", Change.RERUN, read=as_list))
     timeout_seconds: int = field(metadata=declared("timeoutSeconds", Change.RERUN, read=count, required=True))
     # The group's figures, for the failure message (expectedGpus, in the target, is what is compared).
     gpus_per_node: int = field(metadata=declared("gpusPerNode", Change.STATE_ONLY, read=count, required=True))

@@ -16,13 +16,13 @@ from gpu_nodes.proof.inputs import (
     Change,
     DeclaredInputs,
     Input,
+    as_list,
     carried,
     count,
     declarations,
     declared,
     inputs,
     keys,
-    listed,
     mapping,
 )
 
@@ -38,7 +38,7 @@ class Inner(DeclaredInputs):
 @dataclass(frozen=True)
 class Outer(DeclaredInputs):
     inner: Inner = field(metadata=carried(Inner))
-    jobs: Sequence[str] = field(metadata=declared("jobs", Change.RERUN, read=listed))
+    jobs: Sequence[str] = field(metadata=declared("jobs", Change.RERUN, read=as_list))
     hint: str | None = field(default=None, metadata=declared("hint", Change.STATE_ONLY))
     labels: Mapping[str, str] = field(
         default_factory=dict, metadata=declared("labels", Change.RERUN, mapping, mapping, only_when_set=True)
