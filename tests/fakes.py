@@ -290,3 +290,51 @@ def target(expected: int | None = 4) -> NodeTarget:
         plugin_selector=PLUGIN_SELECTOR,
         expected_gpus=expected,
     )
+
+
+# --- n1 in the states the proof meets: the readiness check's tests and the judgement's ------------
+
+# A time long before any test runs: a plugin pod Ready since then has settled.
+LONG_AGO = "2026-01-01T00:00:00Z"
+# The scheduler's message for a pod no free GPU is left for.
+BUSY = "0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 3 node(s) didn't match Pod's node affinity/selector."
+
+
+def gated_cluster(**node_fields: Any) -> FakeCluster:
+    """n1 as it is right after our taints and labels: gated, no plugin yet, Jobs just created."""
+    cluster = FakeCluster([node(taints=[GPU_TAINT, GATE_TAINT], **node_fields)])
+    for name in JOBS:
+        cluster.jobs[(VERIFICATION_NAMESPACE, name)] = job()
+    return cluster
+
+
+def plugin_lands(cluster: FakeCluster) -> None:
+    cluster.pod_list.append(plugin_pod())
+
+
+def jobs_succeed(cluster: FakeCluster) -> None:
+    for name in JOBS:
+        cluster.jobs[(VERIFICATION_NAMESPACE, name)] = job(succeeded=1)
+
+
+def busy_pod(job_name: str, gpus: int = 1) -> dict:
+    """A verification Job's pod the scheduler found no free GPU for."""
+    pod = pending_pod(job_name)
+    pod["status"]["conditions"][0]["message"] = BUSY
+    pod["spec"] = {"containers": [{"name": "cuda", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]}
+    return pod
+
+
+def open_busy_node(cluster: FakeCluster, tenant_gpus: int = 4) -> None:
+    """n1 proven before and open; a new plugin runs; a tenant's pod holds `tenant_gpus` of its 4 GPUs,
+    and the two Jobs' pods (1 and 2 GPUs) wait for free ones."""
+    cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
+    cluster.pod_list += [plugin_pod(), busy_pod(JOBS[0], gpus=1), busy_pod(JOBS[1], gpus=2)]
+    cluster.pod_list += [tenant_pod(gpus=tenant_gpus)] if tenant_gpus else []
+
+
+def short_node_with_settled_plugin(cluster: FakeCluster) -> None:
+    """n1 offers 3 of its 4 GPUs under a plugin pod Ready for long: an XID marked one unhealthy."""
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
+    cluster.pod_list.append(plugin_pod(ready_since=LONG_AGO))
+    jobs_succeed(cluster)

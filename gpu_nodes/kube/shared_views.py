@@ -98,6 +98,6 @@ def watched_selector(props: Mapping[str, Any]) -> str:
 
 def cluster_view_from_props(props: Mapping[str, Any]) -> ClusterView:
     """The process's shared watches for a dynamic resource whose inputs hold `ClusterAccess.props()`
-    and its node's target (`proof.target.target_props`)."""
+    and its node's target (`NodeTarget.to_props`, gpu_nodes/proof/target.py)."""
     dra = bool(props.get("draGpus"))
     return shared_view(props.get("kubeconfig") or None, props.get("context") or None, watched_selector(props), dra)

@@ -8,7 +8,6 @@ Pure over what `ClusterReader` returns (the shared watches, or a fake in tests),
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +18,7 @@ from gpu_nodes.proof.checklist import (
     ITEMS_BY_KEY,
     PLUGIN_RUNNING,
     RUNBOOK,
+    Item,
     Look,
     allocatable_gpus,
     checklist,
@@ -36,6 +36,33 @@ from gpu_nodes.vocabulary import GATE, GPU_RESOURCE_PREFIX, JOB_NAME_LABEL
 
 # How long a plugin pod is Ready before its count is what it registers (it registers at start).
 PLUGIN_SETTLE_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class Stories:
+    """The last story seen of each Job's pods: the Job controller deletes them at its deadline, so a
+    look carries the stories of the looks before it (`Judgement.stories`)."""
+
+    by_job: Mapping[str, str] = field(default_factory=dict)
+
+
+# What the first look of a proof has seen.
+NO_STORIES = Stories()
+
+
+@dataclass(frozen=True)
+class Proof:
+    """What proving a node asks: its target, and its verification Jobs succeeded; with `group`, its GPU
+    facts agree with those of the nodes so labelled; under DRA, its ResourceSlices list `devices`."""
+
+    target: NodeTarget
+    # The verification Jobs' namespace and names.
+    namespace: str
+    jobs: Sequence[str]
+    # The label of the node's group, where its GPU facts are compared with the group's (read from the cluster).
+    group: Mapping[str, str] | None = None
+    # Under DRA with preflight: the GPUs the node's preflight found.
+    devices: Sequence[Mapping[str, Any]] | None = None
 
 
 @dataclass
@@ -57,6 +84,8 @@ class Judgement:
     starved_jobs: list[str] = field(default_factory=list)
     # Someone else's quarantine of the node (NVSentinel's): the gate stays on while it holds.
     quarantine: Quarantine | None = None
+    # The stories of the Jobs' pods as of this look, for the next look to carry.
+    stories: Stories = field(default_factory=Stories)
 
     @property
     def jobs_done(self) -> bool:
@@ -74,11 +103,17 @@ class Judgement:
         return self.passed or bool(self.failed_jobs) or final_item or self.quarantine is not None
 
 
-@dataclass
-class Stories:
-    """The last story seen of each Job's pods: the Job controller deletes them at its deadline."""
+@dataclass(frozen=True)
+class JobsSeen:
+    """What one look found of the node's verification Jobs."""
 
-    by_job: dict[str, str] = field(default_factory=dict)
+    failed: list[str]
+    unfinished: list[str]
+    # One line per Job that has not succeeded, for the checklist's workload item.
+    workload: list[str]
+    # Jobs Pending only for want of free GPUs, and their pods (none for a Job deleted after a deferral).
+    waiting: dict[str, list[dict[str, Any]]]
+    stories: Stories
 
 
 def facts_problem(view: ClusterReader, node: str, group: Mapping[str, str]) -> str | None:
@@ -90,28 +125,68 @@ def facts_problem(view: ClusterReader, node: str, group: Mapping[str, str]) -> s
 
 def judge(
     view: ClusterReader,
-    target: NodeTarget,
-    namespace: str,
-    jobs: Sequence[str],
-    stories: Stories,
-    group: Mapping[str, str] | None = None,
+    proof: Proof,
+    now: float,
+    seen: Stories = NO_STORIES,
+    *,
     compare: bool = True,
     deferred_before: bool = False,
     node_pods: NodePods | None = None,
-    devices: Sequence[Mapping[str, Any]] | None = None,
 ) -> Judgement:
-    """One look at the node. With `group` (its group's label), its GPU facts are compared with those nodes' too,
-    unless `compare` is off: the comparison reads every node of the group, so a wait compares
-    before it starts and once more when the rest passes, not on every event. `node_pods` tells
-    whose pods hold the node's GPUs; without it no Job is deferred. `devices`: under DRA, the GPUs
-    the node's preflight found, which its ResourceSlices must list."""
+    """One look at the node at time `now`, carrying the Jobs' stories `seen` by the looks before.
+    With `proof.group`, its GPU facts are compared with the group's too, unless `compare` is off: the
+    comparison reads every node of the group, so a wait compares before it starts and once more
+    when the rest passes, not on every event. `deferred_before`: the last run deferred the node's
+    workload check (its Jobs were deleted then). `node_pods` tells whose pods hold the node's GPUs;
+    without it no Job is deferred."""
+    target = proof.target
     node = view.node(target.node)
     plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
+    jobs = look_at_jobs(view, proof, seen, deferred_before)
+    # The comparison reads every node of the group: only where asked (see above).
+    facts = facts_problem(view, target.node, proof.group) if proof.group and compare else None
+    slices = view.resource_slices(target.node) if target.uses_dra else []
+    look = Look(target, node, plugin_pods, jobs.workload, facts, slices, proof.devices)
+    items = item_problems(look, items_of(compares_group=bool(proof.group)))
+    deferred = node_pods is not None and workload_deferred(proof, node, items, jobs, node_pods)
+    # One line per failed item (a Job that has not succeeded is one of its own), the node's readiness and
+    # someone else's quarantine first.
+    ready, quarantine = not_ready(node), quarantine_of(node)
+    problems: list[tuple[str | None, str]] = [(None, ready)] if ready is not None else []
+    problems += [(None, held_by(quarantine))] if quarantine else []
+    problems += [(item.key, line) for item, lines in items.items() if not (deferred and item.deferrable) for line in lines]
+    # A node that fails for another reason than its GPUs is not cured by a new plugin pod.
+    sound = ready is None and not jobs.failed and not items[PLUGIN_RUNNING]
+    short_plugin = settled_short_plugin(target, plugin_pods, now) if items[GPUS_REGISTERED] and sound else None
+    return Judgement(
+        checklist=checklist(items, deferred),
+        problems=problems,
+        failed_jobs=jobs.failed,
+        unfinished_jobs=jobs.unfinished,
+        gate_up=gated(node),
+        short_plugin=short_plugin,
+        deferred_jobs=list(jobs.waiting) if deferred else [],
+        starved_jobs=list(jobs.waiting),
+        quarantine=quarantine,
+        stories=jobs.stories,
+    )
+
+
+def settled_short_plugin(target: NodeTarget, plugin_pods: Sequence[Mapping[str, Any]], now: float) -> str | None:
+    """The settled plugin pod of a node short of GPUs, whose restart may bring back a GPU it marked unhealthy;
+    None under DRA: that rule is the device plugin's (readiness.py), NVIDIA's DRA driver is not restarted."""
+    return None if target.uses_dra else settled_plugin_pod(target, plugin_pods, now, PLUGIN_SETTLE_SECONDS)
+
+
+def look_at_jobs(view: ClusterReader, proof: Proof, seen: Stories, deferred_before: bool) -> JobsSeen:
+    """Each of the node's Jobs that has not succeeded, and why, in its pods' last story seen."""
+    namespace = proof.namespace
     failed: list[str] = []
     unfinished: list[str] = []
     workload: list[str] = []
-    waiting: dict[str, list[dict[str, Any]]] = {}  # Jobs Pending only for want of free GPUs, and their pods
-    for name in jobs:
+    waiting: dict[str, list[dict[str, Any]]] = {}
+    stories = dict(seen.by_job)
+    for name in proof.jobs:
         job = view.job(namespace, name)
         if job is None:
             # Deleted when the last run deferred it: still unproven, not failed (a refresh makes it anew).
@@ -127,48 +202,26 @@ def judge(
         if verdict == "running" and pods and all(waits_for_gpus(p) for p in pods):
             waiting[name] = pods
         story = "; ".join(s for s in (pod_story(p) for p in pods) if s)
-        stories.by_job[name] = story or stories.by_job.get(name, "")
+        stories[name] = story or stories.get(name, "")
         (failed if verdict == "failed" else unfinished).append(name)
         what = f"failed ({detail})" if verdict == "failed" else f"has not succeeded ({detail})"
-        workload.append(f"verification Job {namespace}/{name} {what}; {stories.by_job[name] or 'no pod story'}")
-    # The comparison reads every node of the group: only where asked (see above).
-    facts = facts_problem(view, target.node, group) if group and compare else None
-    slices = view.resource_slices(target.node) if target.uses_dra else []
-    look = Look(target, node, plugin_pods, workload, facts, slices, devices)
-    items = item_problems(look, items_of(compares_group=bool(group)))
-    # An open node whose GPUs are all in use keeps serving: with the rest of the runbook proven, its
-    # workload check waits for the next run (a new node, or one gated again, is proven in full).
+        workload.append(f"verification Job {namespace}/{name} {what}; {stories[name] or 'no pod story'}")
+    return JobsSeen(failed, unfinished, workload, waiting, Stories(stories))
+
+
+def workload_deferred(
+    proof: Proof, node: Mapping[str, Any] | None, items: Mapping[Item, list[str]], jobs: JobsSeen, node_pods: NodePods
+) -> bool:
+    """An open node whose GPUs are all in use keeps serving: with the rest of the runbook proven, its
+    workload check waits for the next run (a new node, or one gated again, is proven in full). Only
+    when every Job that has not succeeded waits for GPUs that others' pods hold."""
     node_sound = not any(lines for item, lines in items.items() if item in RUNBOOK and not item.deferrable)
-    deferred = (
-        bool(waiting)
-        and list(waiting) == unfinished
-        and not failed
-        and not gated(node)
-        and node_sound
-        and node_pods is not None
-        and all(held_by_others(pod, free_gpus(node, node_pods, namespace, jobs)) for pods in waiting.values() for pod in pods)
-    )
-    # One line per failed item (a Job that has not succeeded is one of its own), the node's readiness and
-    # someone else's quarantine first.
-    ready, quarantine = not_ready(node), quarantine_of(node)
-    problems: list[tuple[str | None, str]] = [(None, ready)] if ready is not None else []
-    problems += [(None, held_by(quarantine))] if quarantine else []
-    problems += [(item.key, line) for item, lines in items.items() if not (deferred and item.deferrable) for line in lines]
-    short_plugin = None
-    # The device plugin's own rule (readiness.py): NVIDIA's DRA driver is not restarted to bring a GPU back.
-    if items[GPUS_REGISTERED] and not items[PLUGIN_RUNNING] and ready is None and not failed and not target.uses_dra:
-        short_plugin = settled_plugin_pod(target, plugin_pods, time.time(), PLUGIN_SETTLE_SECONDS)
-    return Judgement(
-        checklist=checklist(items, deferred),
-        problems=problems,
-        failed_jobs=failed,
-        unfinished_jobs=unfinished,
-        gate_up=gated(node),
-        short_plugin=short_plugin,
-        deferred_jobs=list(waiting) if deferred else [],
-        starved_jobs=list(waiting),
-        quarantine=quarantine,
-    )
+    if not (jobs.waiting and list(jobs.waiting) == jobs.unfinished and not jobs.failed and not gated(node) and node_sound):
+        return False
+    pods = [pod for waiting in jobs.waiting.values() for pod in waiting]
+    # Jobs deleted after a deferral have no pods: nothing to ask of the node's pods.
+    free = free_gpus(node, node_pods, proof.namespace, proof.jobs) if pods else {}
+    return all(held_by_others(pod, free) for pod in pods)
 
 
 def held_by(quarantine: Quarantine) -> str:

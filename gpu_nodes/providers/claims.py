@@ -16,7 +16,7 @@ The claim runs when it is created (first `pulumi up` of the object) and keeps it
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -25,24 +25,35 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult
 from gpu_nodes.errors import ClaimError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.manifests.naming import ownership_labels
-from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
+from gpu_nodes.proof.inputs import Change, DeclaredInputs, declared, keys
+from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider, read_inputs
 from gpu_nodes.vocabulary import PSA_ENFORCE, STACK_LABEL
 
 CREATE, REFERENCE = "create", "reference"
 
 
 @dataclass(frozen=True)
-class Claim:
-    kind: str  # Namespace, RuntimeClass, PriorityClass, DeviceClass or Secret
-    name: str
-    mode: str  # CREATE or REFERENCE
-    stack: str  # this stack, as STACK_LABEL writes it
+class Claim(DeclaredInputs):
+    """One claim, as its resource is given it: another object or another mode is another claim (`REPLACE`);
+    the stack's name and the hint are not."""
+
+    # Namespace, RuntimeClass, PriorityClass, DeviceClass or Secret
+    kind: str = field(metadata=declared("kind", Change.REPLACE, required=True))
+    name: str = field(metadata=declared("name", Change.REPLACE, required=True))
+    # CREATE or REFERENCE
+    mode: str = field(metadata=declared("mode", Change.REPLACE, required=True))
+    # This stack, as STACK_LABEL writes it.
+    stack: str = field(metadata=declared("stack", Change.STATE_ONLY, required=True))
     # The setting a user changes to avoid a foreign object, for the message.
-    setting: str
+    setting: str = field(metadata=declared("setting", Change.STATE_ONLY, required=True))
     # A referenced namespace must admit this Pod Security level (None: any).
-    needs_level: str | None = None
-    # Where a namespaced object (the pull Secret) lives.
-    namespace: str | None = None
+    needs_level: str | None = field(default=None, metadata=declared("needsLevel", Change.STATE_ONLY))
+    # Where a namespaced object (the pull Secret) lives; a cluster-wide claim has no such input (tests/golden/*.json).
+    namespace: str | None = field(default=None, metadata=declared("namespace", Change.REPLACE, only_when_set=True))
+
+
+# What makes another claim.
+REPLACING_KEYS = keys(Claim, Change.REPLACE)
 
 
 def stack_label_value() -> str:
@@ -99,28 +110,19 @@ def read_object(api: Any, kind: str, name: str, namespace: str | None = None) ->
 
 
 class ClaimProvider(ClusterResourceProvider):
-    def _read(self, props: dict[str, Any]) -> dict[str, Any] | None:
-        return read_object(api_client_from_props(self.cluster_props(props)), props["kind"], props["name"], props.get("namespace"))
+    def _read(self, props: dict[str, Any], claim: Claim) -> dict[str, Any] | None:
+        return read_object(api_client_from_props(self.cluster_props(props)), claim.kind, claim.name, claim.namespace)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
-        claim = Claim(
-            kind=props["kind"],
-            name=props["name"],
-            mode=props["mode"],
-            stack=props["stack"],
-            setting=props["setting"],
-            needs_level=props.get("needsLevel"),
-            namespace=props.get("namespace"),
-        )
-        problem = claim_problem(claim, self._read(props))
+        claim = read_inputs(Claim, props)
+        problem = claim_problem(claim, self._read(props, claim))
         if problem:
             raise ClaimError(problem)
         where = f"{claim.namespace}/" if claim.namespace else ""
         return CreateResult(id_=f"{claim.kind}/{where}{claim.name}", outs=props)
 
     def diff_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        # Another object or another mode is another claim; the stack's name and the hint are not.
-        replaces = [key for key in ("kind", "name", "namespace", "mode") if olds.get(key) != news.get(key)]
+        replaces = [key for key in REPLACING_KEYS if olds.get(key) != news.get(key)]
         return DiffResult(changes=bool(replaces), replaces=replaces, delete_before_replace=True)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -131,14 +133,4 @@ class ObjectClaim(ClusterResource, module="gpu-nodes", name="ObjectClaim"):
     """Checks, once, that the stack may create (or reference) one shared object."""
 
     def __init__(self, name: str, claim: Claim, cluster: ClusterAccess, opts: pulumi.ResourceOptions | None = None):
-        props = {
-            "kind": claim.kind,
-            "name": claim.name,
-            "mode": claim.mode,
-            "stack": claim.stack,
-            "setting": claim.setting,
-            "needsLevel": claim.needs_level,
-            # Only for namespaced objects: a cluster-wide claim has no such input (tests/golden/*.json).
-            **({"namespace": claim.namespace} if claim.namespace else {}),
-        }
-        super().__init__(ClaimProvider(), name, props, cluster, opts)
+        super().__init__(ClaimProvider(), name, claim.to_props(), cluster, opts)

@@ -10,7 +10,8 @@ any other, and its Update rewrites them only: new credentials never re-run the w
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 import pulumi
 from pulumi.dynamic import ConfigureRequest, DiffResult, Resource, ResourceProvider, UpdateResult
@@ -19,12 +20,21 @@ from pulumi.dynamic import ConfigureRequest, DiffResult, Resource, ResourceProvi
 # provider server, lift its four-call limit and send our failures as their message.
 import gpu_nodes.providers.provider_server  # noqa: F401
 from gpu_nodes.kube.client import ClusterAccess
+from gpu_nodes.proof.inputs import DeclaredInputs
 from gpu_nodes.pulumi_internals import dynamic_provider_config, unwrap_secret
 
 # The type states may hold our resources under: each type is aliased from it (docs/upgrading.md, "Upgrading deployed stacks").
 UNTYPED = "pulumi-python:dynamic:Resource"
 
 ACCESS_KEYS = ("kubeconfig", "context")
+
+Record = TypeVar("Record", bound=DeclaredInputs)
+
+
+def read_inputs(record: type[Record], props: Mapping[str, Any]) -> Record:
+    """What a resource was given, as its record, from the inputs or the state the provider server
+    hands over: a value the engine keeps as a secret comes wrapped, and is read unwrapped."""
+    return record.from_props({key: unwrap_secret(value) for key, value in props.items()})
 
 
 class ClusterResourceProvider(ResourceProvider):

@@ -29,6 +29,7 @@ shows what it finds as drift.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -37,7 +38,8 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 from gpu_nodes.config.stack import HAND_OVER
 from gpu_nodes.errors import OtherPluginError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
-from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
+from gpu_nodes.proof.inputs import Change, DeclaredInputs, as_list, declared, keys
+from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider, read_inputs
 from gpu_nodes.providers.gpu_allocators import (
     DEVICE_PLUGIN,
     DRA,
@@ -76,6 +78,23 @@ _TWO_ALLOCATORS = {
     OPERATOR_DRA: f"{_DRA_TWICE}; its GPUCluster deploys it always with its GPU part, and nvidia.com/gpu.deploy.dra-driver=false "
     "on a node keeps it off that node. Remove the GPUCluster",
 }
+
+
+@dataclass(frozen=True)
+class CoexistenceInputs(DeclaredInputs):
+    """What the allocator check is given: a change of any of it makes it look again."""
+
+    # The stack's nodes.
+    nodes: Sequence[str] = field(metadata=declared("nodes", Change.RERUN, sorted, as_list))
+    # `gpu-nodes:handOver`: the other allocators kept off those nodes while gpu-nodes takes over.
+    hand_over: Sequence[str] = field(metadata=declared("handOver", Change.RERUN, sorted, as_list))
+    # The nodes of groups whose GPUs NVIDIA's DRA driver (ours) allocates; a stack without one has no such
+    # input (tests/golden/*.json).
+    dra_nodes: Sequence[str] = field(default=(), metadata=declared("draNodes", Change.RERUN, sorted, as_list, only_when_set=True))
+
+
+# What makes the check look again (besides what a refresh found).
+RERUN_KEYS = keys(CoexistenceInputs, Change.RERUN)
 
 
 def problems(
@@ -167,19 +186,20 @@ def read_operator_configs(custom: Any) -> tuple[list[dict[str, Any]], list[dict[
     return listed(*CLUSTER_POLICIES), listed(*GPU_CLUSTERS)
 
 
-def _look(props: Mapping[str, Any]) -> tuple[list[OtherAllocator], list[str], list[str]]:
-    """What the cluster holds now: the other allocators, the lines that stop a run, what could not be checked."""
+def _look(access: Mapping[str, Any], inputs: CoexistenceInputs) -> tuple[list[OtherAllocator], list[str], list[str]]:
+    """What the cluster holds now: the other allocators, the lines that stop a run, what could not be checked.
+    `access`: the inputs that reach the cluster (`ClusterAccess.props()`)."""
     from kubernetes import client
 
-    api = api_client_from_props(props)
+    api = api_client_from_props(access)
     core = client.CoreV1Api(api)
     daemonsets = api.sanitize_for_serialization(client.AppsV1Api(api).list_daemon_set_for_all_namespaces()).get("items", [])
     custom = client.CustomObjectsApi(api)
     policies, clusters = read_operator_configs(custom)
     slices, note = read_gpu_slices(custom)
     others = [*allocator_daemonsets(daemonsets), *operator_policies(policies), *operator_clusters(clusters)]
-    handed_over = list(props.get("handOver") or [])
-    nodes = set(props.get("nodes") or [])
+    handed_over = list(inputs.hand_over)
+    nodes = set(inputs.nodes)
 
     def pods_of(ds: Mapping[str, Any]) -> list[str]:
         metadata, spec = ds.get("metadata") or {}, ds.get("spec") or {}
@@ -196,7 +216,7 @@ def _look(props: Mapping[str, Any]) -> tuple[list[OtherAllocator], list[str], li
         others,
         handed_over,
         pods_on_our_nodes,
-        slices_in_the_way(slices, nodes, set(props.get("draNodes") or [])),
+        slices_in_the_way(slices, nodes, set(inputs.dra_nodes)),
         nodes_with_unexplained_gpus(node_items, nodes, explained),
     )
     return others, stops, [note] if note else []
@@ -221,7 +241,7 @@ class CoexistenceProvider(ClusterResourceProvider):
     computed = ("handedOver", "found", "unchecked")
 
     def _look(self, props: Mapping[str, Any]) -> tuple[list[OtherAllocator], list[str], list[str]]:
-        return _look(self.cluster_props(dict(props)))
+        return _look(self.cluster_props(dict(props)), read_inputs(CoexistenceInputs, props))
 
     def _check(self, props: dict[str, Any]) -> dict[str, Any]:
         others, stops, unchecked = self._look(props)
@@ -234,7 +254,7 @@ class CoexistenceProvider(ClusterResourceProvider):
         return CreateResult(id_="device-plugin-coexistence", outs=self._check(props))
 
     def diff_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        changed = any(olds.get(k) != news.get(k) for k in ("nodes", "handOver", "draNodes")) or bool(olds.get("found"))
+        changed = any(olds.get(k) != news.get(k) for k in RERUN_KEYS) or bool(olds.get("found"))
         return DiffResult(changes=changed)
 
     def update_own(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
@@ -252,17 +272,6 @@ class DevicePluginCoexistence(ClusterResource, module="gpu-nodes", name="DeviceP
     found: pulumi.Output[list[str]]
     unchecked: pulumi.Output[list[str]]
 
-    def __init__(
-        self,
-        name: str,
-        nodes: Sequence[str],
-        hand_over: Sequence[str],
-        cluster: ClusterAccess,
-        dra_nodes: Sequence[str] = (),
-        opts: pulumi.ResourceOptions | None = None,
-    ):
-        """dra_nodes: the nodes of groups whose GPUs NVIDIA's DRA driver (ours) allocates."""
-        props = {"nodes": sorted(nodes), "handOver": sorted(hand_over), "handedOver": None, "found": [], "unchecked": None}
-        # Only where a group uses DRA: a stack without one has no such input (tests/golden/*.json).
-        props |= {"draNodes": sorted(dra_nodes)} if dra_nodes else {}
+    def __init__(self, name: str, inputs: CoexistenceInputs, cluster: ClusterAccess, opts: pulumi.ResourceOptions | None = None):
+        props = {**inputs.to_props(), "handedOver": None, "found": [], "unchecked": None}
         super().__init__(CoexistenceProvider(), name, props, cluster, opts)

@@ -29,10 +29,11 @@ the last run. (The taints resource, upstream of the Jobs, gates the node again f
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from functools import cache, partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Never
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
@@ -43,17 +44,24 @@ from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNode
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, lift_gate, put_gate
 from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.proof.checklist import DEFERRED, PASS, WORKLOAD_SUCCEEDED
-from gpu_nodes.proof.judgement import (
-    Judgement,
-    Stories,
-    failure_message,
-    judge,
+from gpu_nodes.proof.inputs import (
+    Change,
+    DeclaredInputs,
+    Late,
+    as_list,
+    carried,
+    count,
+    declared,
+    keys,
+    mapping,
+    optional_mapping,
 )
+from gpu_nodes.proof.judgement import Judgement, Proof, Stories, failure_message, judge
 from gpu_nodes.proof.next_step import Progress, answered, next_step, verdict
 from gpu_nodes.proof.reader import ClusterReader, NodePods
 from gpu_nodes.proof.recovery import restart_refused
-from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget, target_props
-from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
+from gpu_nodes.proof.target import NodeTarget
+from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider, read_inputs
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -71,9 +79,41 @@ REGATED_HINT = "It takes no new GPU work until it passes: fix the cause, then ru
 RERUN_HINT = "Failed Jobs were deleted so that they run again: fix the cause, then run `pulumi up --refresh`."
 
 
+@dataclass(frozen=True)
+class ReadinessInputs(DeclaredInputs, Generic[Late]):
+    """What a readiness resource is given. A change of a `RERUN` input proves the node again; of a
+    `STATE_ONLY` one, it is stored and the last proof stands."""
+
+    # What a healthy node of the group looks like: a change of any of it proves the node again.
+    target: NodeTarget = field(metadata=carried(NodeTarget))
+    # The node's verification Jobs (new names for a new plugin or round), and how long they may take.
+    namespace: str = field(metadata=declared("namespace", Change.RERUN, required=True))
+    jobs: Sequence[str | Late] = field(metadata=declared("jobs", Change.RERUN, read=as_list))
+    timeout_seconds: int = field(metadata=declared("timeoutSeconds", Change.RERUN, read=count, required=True))
+    # The group's figures, for the failure message (expectedGpus, in the target, is what is compared).
+    gpus_per_node: int = field(metadata=declared("gpusPerNode", Change.STATE_ONLY, read=count, required=True))
+    replicas: int = field(metadata=declared("replicas", Change.STATE_ONLY, read=count, required=True))
+    # Where facts are compared: the group's label, and the node's own facts (from its preflight), so
+    # that new facts prove it again. A group that compares none has no such inputs (tests/golden/*.json).
+    group_label: Mapping[str, str] | None = field(
+        default=None, metadata=declared("groupLabel", Change.RERUN, mapping, optional_mapping, only_when_set=True)
+    )
+    gpu_facts: str | None | Late = field(default=None, metadata=declared("gpuFacts", Change.RERUN))
+    # Where preflight runs: its resource's name, for the message, and its run (new each time it runs):
+    # a fresh run proves the node again, and only one may bring a GPU back. Elsewhere none.
+    preflight_resource: str | None = field(default=None, metadata=declared("preflightResource", Change.STATE_ONLY))
+    preflight_run: str | None | Late = field(default=None, metadata=declared("preflightRun", Change.RERUN))
+    # Under DRA with preflight: the GPUs it reported, which the node's ResourceSlices must list.
+    gpu_devices: Sequence[Mapping[str, str]] | None | Late = field(default=None, metadata=declared("gpuDevices", Change.RERUN))
+
+    def proof(self: ReadinessInputs[Never]) -> Proof:
+        """What proving the node asks."""
+        return Proof(self.target, self.namespace, self.jobs, self.group_label, self.gpu_devices)
+
+
 # What makes a new wait necessary: another target (node, figure, plugin), Job, timeout, the
-# group's facts or a new preflight run.
-_WAIT_INPUTS = (*TARGET_KEYS, "namespace", "jobs", "timeoutSeconds", "groupLabel", "gpuFacts", "preflightRun", "gpuDevices")
+# group's facts, a new preflight run or the GPUs it found.
+REPROVING_KEYS = keys(ReadinessInputs, Change.RERUN)
 
 
 class NodeReadinessProvider(ClusterResourceProvider):
@@ -96,32 +136,27 @@ class NodeReadinessProvider(ClusterResourceProvider):
     def _node_pods(self, api: Client) -> NodePods:
         return RecentNodePods(KubernetesNodePods(api()), NODE_PODS_MAX_AGE)
 
-    def _prove(self, props: dict[str, Any], deferred_before: bool = False, proven_run: str | None = None) -> dict[str, Any]:
+    def _prove(
+        self, props: dict[str, Any], inputs: ReadinessInputs[Never], deferred_before: bool = False, proven_run: str | None = None
+    ) -> dict[str, Any]:
         """proven_run: the preflight run the node's last proof saw (None on create)."""
-        target = NodeTarget.from_props(props)
+        target, proof = inputs.target, inputs.proof()
         # A restart may bring a GPU back only after a preflight since the last proof found every GPU healthy.
-        fresh_run = props.get("preflightRun") if props.get("preflightRun") != proven_run else None
+        fresh_run = inputs.preflight_run if inputs.preflight_run != proven_run else None
         view = self._view(props)
-        timeout = float(props["timeoutSeconds"]) + GRACE_SECONDS
-        stories = Stories()
-        jobs = list(props["jobs"])
-        group = dict(props.get("groupLabel") or {})
+        timeout = float(inputs.timeout_seconds) + GRACE_SECONDS
         api = self._api(props)
         node_pods = self._node_pods(api)
+        seen = Stories()
 
         def look(compare: bool) -> Judgement:
-            return judge(
-                view,
-                target,
-                props["namespace"],
-                jobs,
-                stories,
-                group,
-                compare,
-                deferred_before,
-                node_pods,
-                props.get("gpuDevices"),
+            # Each look carries the stories of the Jobs' pods seen so far: the Job controller deletes them at its deadline.
+            nonlocal seen
+            judgement = judge(
+                view, proof, time.time(), seen, compare=compare, deferred_before=deferred_before, node_pods=node_pods
             )
+            seen = judgement.stories
+            return judgement
 
         judgement = look(compare=True)
         progress = Progress(fresh_run=bool(fresh_run))
@@ -133,13 +168,15 @@ class NodeReadinessProvider(ClusterResourceProvider):
                 progress = replace(progress, restarted=step.pod)
             judgement = view.wait_for(lambda: look(compare=False), partial(answered, progress=progress), timeout)
             step, waited = next_step(judgement, replace(progress, waited=True)), True
-        if step.action == "pass" and waited and group:
+        if step.action == "pass" and waited and proof.group:
             judgement = look(compare=True)  # the group's other nodes may have been checked meanwhile
             step = verdict(judgement)
-        refused = restart_refused(props, step.pod) if step.action == "refuse" and step.pod else None
+        refused = None
+        if step.action == "refuse" and step.pod:
+            refused = restart_refused(target, step.pod, inputs.preflight_run, inputs.preflight_resource)
         restarted = progress.restarted
         if step.action != "pass":
-            message = failure_message(target, judgement, timeout, int(props["gpusPerNode"]), int(props["replicas"]))
+            message = failure_message(target, judgement, timeout, inputs.gpus_per_node, inputs.replicas)
             if refused:
                 message += f"\n  - recovery: {refused}"
             if restarted:
@@ -148,7 +185,7 @@ class NodeReadinessProvider(ClusterResourceProvider):
                     "the old one marked unhealthy); the GPUs did not come back"
                 )
             if judgement.failed_jobs or judgement.unfinished_jobs:
-                self._delete_jobs(props, view, api, judgement.failed_jobs + judgement.unfinished_jobs)
+                self._delete_jobs(proof, view, api, judgement.failed_jobs + judgement.unfinished_jobs)
                 message += f"\n{RERUN_HINT}"
             if not judgement.gate_up and view.node(target.node) is not None:
                 # An open node that fails a new proof (a new plugin or CUDA image, say) takes no new GPU work.
@@ -156,7 +193,7 @@ class NodeReadinessProvider(ClusterResourceProvider):
                 message += f"\n{REGATED_HINT}"
             raise NodeNotReadyError(message)
         # Deferred Jobs would run whenever GPUs free up, or fail at their deadline: a refresh makes new ones.
-        self._delete_jobs(props, view, api, judgement.deferred_jobs)
+        self._delete_jobs(proof, view, api, judgement.deferred_jobs)
         lift_gate(self._taint_api(api), target.node)
         recovery = (
             f"restarted device plugin pod {restarted} after preflight {fresh_run} found every GPU healthy: its GPUs came back"
@@ -165,45 +202,39 @@ class NodeReadinessProvider(ClusterResourceProvider):
         )
         return {**props, "checklist": judgement.checklist, "gate": "lifted", "recovery": recovery, "quarantine": None}
 
-    def _delete_jobs(self, props: dict[str, Any], view: ClusterReader, api: Client, names: Sequence[str]) -> None:
+    def _delete_jobs(self, proof: Proof, view: ClusterReader, api: Client, names: Sequence[str]) -> None:
         """Delete those of the node's Jobs that still exist, so that the next run makes them anew."""
-        present = [name for name in names if view.job(props["namespace"], name) is not None]
+        present = [name for name in names if view.job(proof.namespace, name) is not None]
         if present:
             deleter = self._deleter(api)
             for name in present:
-                deleter.delete_job(props["namespace"], name)
+                deleter.delete_job(proof.namespace, name)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
-        return CreateResult(id_=props["node"], outs=self._prove(props))  # its preflight ran in this deployment
+        inputs: ReadinessInputs[Never] = read_inputs(ReadinessInputs, props)
+        return CreateResult(id_=inputs.target.node, outs=self._prove(props, inputs))  # its preflight ran in this deployment
 
     def diff_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        # The inputs as given, not read into records: in a preview, those other resources compute may be unknown.
         # A state that names the group's nodes (`groupNodes`) compares the same nodes as groupLabel
         # (docs/upgrading.md, "Upgrading deployed stacks").
         migrated = "groupNodes" in olds and "groupLabel" not in olds and news.get("groupLabel")
-        changed = [key for key in _WAIT_INPUTS if olds.get(key) != news.get(key) and not (migrated and key == "groupLabel")]
+        changed = [key for key in REPROVING_KEYS if olds.get(key) != news.get(key) and not (migrated and key == "groupLabel")]
         # A refresh found the node failing an item, gated again or held in someone else's quarantine: prove it again.
         degraded = any(value != PASS for value in (olds.get("checklist") or {}).values()) or olds.get("gate") == "up"
         degraded = degraded or bool(olds.get("quarantine"))
         return DiffResult(changes=bool(changed) or degraded)
 
     def update_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        last: ReadinessInputs[Never] = read_inputs(ReadinessInputs, olds)
+        inputs: ReadinessInputs[Never] = read_inputs(ReadinessInputs, news)
         deferred_before = (olds.get("checklist") or {}).get(WORKLOAD_SUCCEEDED.key) == DEFERRED
-        return UpdateResult(outs=self._prove(news, deferred_before, proven_run=olds.get("preflightRun")))
+        return UpdateResult(outs=self._prove(news, inputs, deferred_before, proven_run=last.preflight_run))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        target = NodeTarget.from_props(props)
-        jobs, group = list(props.get("jobs") or []), dict(props.get("groupLabel") or {})
+        inputs: ReadinessInputs[Never] = read_inputs(ReadinessInputs, props)
         node_pods = self._node_pods(self._api(props))
-        judgement = judge(
-            self._view(props),
-            target,
-            props["namespace"],
-            jobs,
-            Stories(),
-            group,
-            node_pods=node_pods,
-            devices=props.get("gpuDevices"),
-        )
+        judgement = judge(self._view(props), inputs.proof(), time.time(), node_pods=node_pods)
         quarantine = judgement.quarantine.as_output() if judgement.quarantine else None
         gate = "up" if judgement.gate_up else "lifted"
         return ReadResult(id_=id_, outs={**props, "checklist": judgement.checklist, "gate": gate, "quarantine": quarantine})
@@ -222,39 +253,9 @@ class NodeReadiness(ClusterResource, module="gpu-nodes", name="NodeReadiness"):
     def __init__(
         self,
         name: str,
-        target: NodeTarget,
-        namespace: str,
-        jobs: pulumi.Input[Sequence[pulumi.Input[str]]],
-        timeout_seconds: int,
-        gpus_per_node: int,
-        replicas: int,
+        inputs: ReadinessInputs[pulumi.Output[Any]],
         cluster: ClusterAccess,
-        group_label: Mapping[str, str] | None = None,
-        facts: pulumi.Input[str | None] | None = None,
-        preflight: tuple[str, pulumi.Input[str]] | None = None,
-        devices: pulumi.Input[list[dict[str, str]]] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
-        """preflight: the machine's preflight command, its resource name and id (new on each run).
-        devices: under DRA with preflight, the GPUs it reported, which the node's ResourceSlices must list."""
-        # Only where facts are compared: a group that compares none has no such inputs (tests/golden/*.json). The
-        # node's own facts (from its preflight) are an input so that new facts prove it again.
-        compared = {"groupLabel": dict(group_label), "gpuFacts": facts} if group_label else {}
-        # Only where preflight runs: a group without it has no such inputs (tests/golden/*.json).
-        checked = {"preflightResource": preflight[0], "preflightRun": preflight[1]} if preflight else {}
-        props = {
-            **target_props(target),
-            **compared,
-            **checked,
-            **({"gpuDevices": devices} if devices is not None else {}),
-            "namespace": namespace,
-            "jobs": jobs,
-            "timeoutSeconds": timeout_seconds,
-            "gpusPerNode": gpus_per_node,
-            "replicas": replicas,
-            "checklist": None,
-            "gate": None,
-            "recovery": None,
-            "quarantine": None,
-        }
+        props = {**inputs.to_props(), **dict.fromkeys(NodeReadinessProvider.computed)}
         super().__init__(NodeReadinessProvider(), name, props, cluster, opts)

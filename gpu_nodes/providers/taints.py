@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Never
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
@@ -31,32 +33,44 @@ from gpu_nodes.kube.job_status import Evictor, KubernetesEvictor, KubernetesNode
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, TaintDict, apply_taints, present
 from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.proof.checklist import degradation, node_taints
+from gpu_nodes.proof.inputs import Change, DeclaredInputs, Late, carried, declared, keys, optional_mapping
 from gpu_nodes.proof.jobs import to_drain
 from gpu_nodes.proof.reader import ClusterReader, NodePods
-from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget, target_props
-from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider
+from gpu_nodes.proof.target import NodeTarget
+from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider, read_inputs
 from gpu_nodes.vocabulary import GATE
-
-# What the health check on refresh compares the node with: its target, less the node (another
-# one replaces the resource) and our taints (compared as taints).
-_HEALTH_INPUTS = (*(key for key in TARGET_KEYS if key not in ("node", "taints")), "gpuDevices")
-
 
 # How long a node that changes allocator waits for the pods holding its GPUs through the old one to go.
 DRAIN_SECONDS = 300
 DRAIN_POLL_SECONDS = 2.0
 
 
-def _uses_dra(props: dict[str, Any]) -> bool:
-    return bool(props.get("draGpus"))
+@dataclass(frozen=True)
+class TaintsInputs(DeclaredInputs, Generic[Late]):
+    """What a taints resource is given. A change of a `RERUN` input puts our taints on again and judges
+    the node's health anew (on refresh) against it; another node is another resource (the id is the node)."""
+
+    # What a healthy node of the group looks like: its taints are ours; a refresh judges its health by the rest.
+    target: NodeTarget = field(metadata=carried(NodeTarget))
+    # The readiness gate, put on with our taints; a state from before the gate has none, and it goes on once.
+    gate: Mapping[str, str] | None = field(
+        default_factory=GATE.to_k8s, metadata=declared("gate", Change.RERUN, optional_mapping, optional_mapping)
+    )
+    # Under DRA with preflight: the GPUs the machine reported: a refresh names one gone from its slices.
+    gpu_devices: Sequence[Mapping[str, str]] | None | Late = field(default=None, metadata=declared("gpuDevices", Change.RERUN))
+
+    @property
+    def ours(self) -> list[TaintDict]:
+        return [dict(t) for t in self.target.taints]
+
+    @property
+    def gate_taints(self) -> list[TaintDict]:
+        """The gate, as a list of taints to put on or take off with ours (none in a state from before it)."""
+        return [dict(self.gate)] if self.gate else []
 
 
-def _ours(props: dict[str, Any]) -> list[TaintDict]:
-    return [dict(t) for t in props.get("taints") or []]
-
-
-def _gate(props: dict[str, Any]) -> list[TaintDict]:
-    return [dict(props["gate"])] if props.get("gate") else []
+# The inputs whose change is work: our taints go on again, and the node's health is judged anew.
+RERUN_KEYS = keys(TaintsInputs, Change.RERUN)
 
 
 class NodeTaintsProvider(ClusterResourceProvider):
@@ -68,24 +82,28 @@ class NodeTaintsProvider(ClusterResourceProvider):
         return KubernetesNodeTaintApi(api_client_from_props(self.cluster_props(props)))
 
     def create(self, props: dict[str, Any]) -> CreateResult:
-        apply_taints(self._api(props), props["node"], _ours(props) + _gate(props), previous=[])
-        return CreateResult(id_=props["node"], outs={**props, "round": 1, "health": []})
+        inputs: TaintsInputs[Never] = read_inputs(TaintsInputs, props)
+        node = inputs.target.node
+        apply_taints(self._api(props), node, inputs.ours + inputs.gate_taints, previous=[])
+        return CreateResult(id_=node, outs={**props, "round": 1, "health": []})
 
     def diff_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        # The inputs as given, not read into records: in a preview, the GPUs a preflight reports may be unknown.
         # Credentials (kubeconfig, context) are how we reach the node, not what we own on it (see ClusterResourceProvider).
         replaces = ["node"] if olds.get("node") != news.get("node") else []
-        changed = bool(replaces) or _ours(olds) != _ours(news) or _gate(olds) != _gate(news)
-        changed = changed or any(olds.get(key) != news.get(key) for key in _HEALTH_INPUTS)
+        changed = bool(replaces) or any(olds.get(key) != news.get(key) for key in RERUN_KEYS)
         # A refresh found the node degraded: gate it and verify it again.
         return DiffResult(changes=changed or bool(olds.get("health")), replaces=replaces, delete_before_replace=True)
 
     def update_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        switched = _uses_dra(olds) != _uses_dra(news)
-        regate = bool(olds.get("health")) or _gate(olds) != _gate(news) or switched
-        desired = _ours(news) + (_gate(news) if regate else [])
-        apply_taints(self._api(news), news["node"], desired, previous=_ours(olds))
+        last: TaintsInputs[Never] = read_inputs(TaintsInputs, olds)
+        inputs: TaintsInputs[Never] = read_inputs(TaintsInputs, news)
+        switched = last.target.uses_dra != inputs.target.uses_dra
+        regate = bool(olds.get("health")) or last.gate_taints != inputs.gate_taints or switched
+        desired = inputs.ours + (inputs.gate_taints if regate else [])
+        apply_taints(self._api(news), inputs.target.node, desired, previous=last.ours)
         if switched:
-            self._drain(news, old_dra=_uses_dra(olds))
+            self._drain(news, inputs.target.node, old_dra=last.target.uses_dra)
         verification_round = int(olds.get("round") or 1) + (1 if olds.get("health") else 0)
         return UpdateResult(outs={**news, "round": verification_round, "health": []})
 
@@ -96,10 +114,9 @@ class NodeTaintsProvider(ClusterResourceProvider):
         api = api_client_from_props(self.cluster_props(props))
         return KubernetesNodePods(api), KubernetesEvictor(api)
 
-    def _drain(self, props: dict[str, Any], old_dra: bool) -> None:
+    def _drain(self, props: dict[str, Any], node: str, old_dra: bool) -> None:
         """The node's group changed allocator: with the gate on, evict the pods that hold its GPUs
         through the old one, and wait until they are gone, before the new one hands the same GPUs out."""
-        node = props["node"]
         pods, evictor = self._pods(props)
         old = "NVIDIA's DRA driver" if old_dra else "the device plugin"
         deadline = time.monotonic() + DRAIN_SECONDS
@@ -115,20 +132,22 @@ class NodeTaintsProvider(ClusterResourceProvider):
             time.sleep(DRAIN_POLL_SECONDS)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        inputs: TaintsInputs[Never] = read_inputs(TaintsInputs, props)
         view = self._view(props)
         node = view.node(id_)
-        outs = {**props, "taints": present(node_taints(node), _ours(props))}
-        if props.get("gate"):
-            target = NodeTarget.from_props(props)
+        outs = {**props, "taints": present(node_taints(node), inputs.ours)}
+        if inputs.gate:
+            target = inputs.target
             plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
             slices = view.resource_slices(target.node) if target.uses_dra else []
-            outs["health"] = degradation(target, node, plugin_pods, slices, props.get("gpuDevices"))
+            outs["health"] = degradation(target, node, plugin_pods, slices, inputs.gpu_devices)
         return ReadResult(id_=id_, outs=outs)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
+        inputs: TaintsInputs[Never] = read_inputs(TaintsInputs, props)
         # A node that is gone took our taints with it.
         with contextlib.suppress(NodeNotFoundError):
-            apply_taints(self._api(props), props["node"], desired=[], previous=_ours(props) + _gate(props))
+            apply_taints(self._api(props), inputs.target.node, desired=[], previous=inputs.ours + inputs.gate_taints)
 
 
 class NodeTaints(ClusterResource, module="gpu-nodes", name="NodeTaints"):
@@ -143,17 +162,9 @@ class NodeTaints(ClusterResource, module="gpu-nodes", name="NodeTaints"):
     def __init__(
         self,
         name: str,
-        target: NodeTarget,
+        inputs: TaintsInputs[pulumi.Output[Any]],
         cluster: ClusterAccess,
-        devices: pulumi.Input[list[dict[str, str]]] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
-        """devices: under DRA with preflight, the GPUs the machine reported: a refresh names one gone from its slices."""
-        props = {
-            **target_props(target),
-            **({"gpuDevices": devices} if devices is not None else {}),
-            "gate": GATE.to_k8s(),
-            "round": None,
-            "health": None,
-        }
+        props = {**inputs.to_props(), **dict.fromkeys(NodeTaintsProvider.computed)}
         super().__init__(NodeTaintsProvider(), name, props, cluster, opts)

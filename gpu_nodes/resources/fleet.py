@@ -32,7 +32,7 @@ from gpu_nodes.errors import ConfigError
 from gpu_nodes.kube.client import ClusterAccess
 from gpu_nodes.manifests.tenant_access import dra_tenant_access
 from gpu_nodes.providers.claims import stack_label_value
-from gpu_nodes.providers.coexistence import DevicePluginCoexistence
+from gpu_nodes.providers.coexistence import CoexistenceInputs, DevicePluginCoexistence
 from gpu_nodes.pulumi_internals import keep_program_frames
 from gpu_nodes.resources.arguments import secret_argument_problem, stack_label_problem
 from gpu_nodes.resources.child_names import CLUSTER_ACCESS_CHILD, COEXISTENCE_CHILD, name_collisions
@@ -217,10 +217,8 @@ def declare_shared(
     dra_nodes = [node.name for group in stack.node_groups if group.uses_dra for node in group.nodes]
     coexistence = DevicePluginCoexistence(
         children.name(COEXISTENCE_CHILD),
-        nodes,
-        stack.hand_over,
+        CoexistenceInputs(nodes, stack.hand_over, dra_nodes),
         cluster,
-        dra_nodes=dra_nodes,
         opts=children.opts(COEXISTENCE_CHILD),
     )
     runtime_class = declare_runtime_class(stack, children, cluster, args.stack_label)

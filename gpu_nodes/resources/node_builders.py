@@ -44,8 +44,8 @@ from gpu_nodes.preflight.facts import GpuFacts, annotation, facts_from_report
 from gpu_nodes.proof.dra import ExpectedGpus
 from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.providers.claims import CREATE, Claim
-from gpu_nodes.providers.readiness import NodeReadiness
-from gpu_nodes.providers.taints import NodeTaints
+from gpu_nodes.providers.readiness import NodeReadiness, ReadinessInputs
+from gpu_nodes.providers.taints import NodeTaints, TaintsInputs
 from gpu_nodes.resources.child_names import (
     DEVICE_PLUGIN_CHILD,
     DEVICE_PLUGIN_CONFIG_CHILD,
@@ -188,9 +188,8 @@ def mark_node(group: GroupContext, node: str, preflight: Preflight | None, befor
     checked = [preflight.command] if preflight else []
     taints = NodeTaints(
         group.children.name(taints_child),
-        target=target,
-        cluster=group.cluster,
-        devices=_dra_devices(group.spec, preflight),
+        TaintsInputs(target, gpu_devices=_dra_devices(group.spec, preflight)),
+        group.cluster,
         opts=group.children.opts(taints_child, depends_on=[*checked, *before]),
     )
     labels = register(
@@ -362,21 +361,26 @@ def prove_nodes(
     for node in nodes:
         jobs = verification.of_node(node.name)
         child = node_child(node.name, READINESS_CHILD)
-        readiness = NodeReadiness(
-            group.children.name(child),
-            target=node.target,
+        preflight = node.preflight
+        inputs = ReadinessInputs[pulumi.Output[Any]](
+            node.target,
             namespace=spec.verification.namespace,
             jobs=[job.name for job in jobs],
             timeout_seconds=spec.verification.timeout_seconds,
             gpus_per_node=spec.gpus_per_node,
             replicas=spec.device_plugin.time_slicing_replicas,
-            cluster=group.cluster,
             group_label=compared,
             # New facts prove the node again.
-            facts=node.preflight.facts.apply(_annotation_of) if compared and node.preflight else None,
+            gpu_facts=preflight.facts.apply(_annotation_of) if compared and preflight else None,
             # A fresh preflight proves the node again, and only one may bring a GPU back (readiness.py).
-            preflight=(node.preflight.name, node.preflight.command.id) if node.preflight else None,
-            devices=_dra_devices(spec, node.preflight),
+            preflight_resource=preflight.name if preflight else None,
+            preflight_run=preflight.command.id if preflight else None,
+            gpu_devices=_dra_devices(spec, preflight),
+        )
+        readiness = NodeReadiness(
+            group.children.name(child),
+            inputs,
+            group.cluster,
             opts=group.children.opts(
                 child, depends_on=[plugin.daemonset, node.labels, node.taints, *(job.resource for job in jobs)]
             ),

@@ -16,7 +16,6 @@ from gpu_nodes.errors import ClusterViewUnavailableError
 from gpu_nodes.kube import shared_views
 from gpu_nodes.kube.cluster_source import node_sources, own_sources
 from gpu_nodes.kube.cluster_view import ClusterView
-from gpu_nodes.proof.target import target_props
 from gpu_nodes.resources.node_builders import node_target
 from gpu_nodes.vocabulary import OWN_SELECTOR, group_selector
 from tests.fake_watches import FakeApi
@@ -170,8 +169,8 @@ def test_a_node_change_wakes_the_waiters_of_a_groups_view(api, fake_connect):
 @pytest.mark.parametrize(
     "props, selector",
     [
-        (target_props(node_target(group_spec("a100"), "a100-node-1")), A100),
-        (target_props(node_target(group_spec("h100"), "h100-node-1")), H100),
+        (node_target(group_spec("a100"), "a100-node-1").to_props(), A100),
+        (node_target(group_spec("h100"), "h100-node-1").to_props(), H100),
         ({"pluginSelector": {"app.kubernetes.io/name": "nvidia-device-plugin"}}, OWN_SELECTOR),
     ],
 )
@@ -243,7 +242,7 @@ def test_a_slice_published_later_wakes_the_groups_waiters(api, fake_connect):
 
 
 def test_a_dra_targets_inputs_choose_the_view_with_slices(api, fake_connect):
-    props = target_props(node_target(group_spec(name="a100", allocator="dra"), "n1"))
+    props = node_target(group_spec(name="a100", allocator="dra"), "n1").to_props()
 
     shared_views.cluster_view_from_props(props)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget, target_props
+from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget
 from gpu_nodes.resources.node_builders import expected_allocatable, node_target
 from tests.fakes import target
 from tests.specs import group_spec
@@ -23,7 +23,7 @@ def test_a_declared_mig_layout_survives_the_engine_round_trip():
         devicePlugin={"migStrategy": "mixed", "migDevices": {"1g.10gb": 7}},
         verification={"migResources": {"nvidia.com/mig-1g.10gb": 1}},
     )
-    props = target_props(node_target(spec, "n1"))
+    props = node_target(spec, "n1").to_props()
     read_back = NodeTarget.from_props({**props, "expectedMigDevices": {"nvidia.com/mig-1g.10gb": 28.0}})
     assert read_back.expected_mig_devices == {"nvidia.com/mig-1g.10gb": 28}, read_back
 
@@ -33,13 +33,13 @@ def test_a_new_mig_layout_is_a_new_target_even_with_the_same_count():
     one, two = ({"migStrategy": "single", "migDevices": {p: 2}} for p in ("1g.10gb", "2g.20gb"))
     targets = [node_target(group_spec(gpusPerNode=2, devicePlugin=plugin), "n1") for plugin in (one, two)]
     assert targets[0].expected_gpus == targets[1].expected_gpus == 4, targets
-    assert target_props(targets[0])["migDevices"] == {"1g.10gb": 2}, targets[0]
-    assert target_props(targets[0]) != target_props(targets[1]), targets
+    assert targets[0].to_props()["migDevices"] == {"1g.10gb": 2}, targets[0]
+    assert targets[0].to_props() != targets[1].to_props(), targets
 
 
 def test_without_a_mig_layout_the_target_has_no_layout_input():
     for spec in (group_spec(), group_spec(devicePlugin={"migStrategy": "single"})):
-        assert "migDevices" not in target_props(node_target(spec, "n1")), spec.device_plugin
+        assert "migDevices" not in node_target(spec, "n1").to_props(), spec.device_plugin
 
 
 def test_the_target_reads_back_from_its_inputs_as_it_was():
@@ -47,7 +47,7 @@ def test_the_target_reads_back_from_its_inputs_as_it_was():
         **{**vars(target(None)), "expected_mig_devices": {"nvidia.com/mig-1g.10gb": 7}, "mig_devices": {"1g.10gb": 7}}
     )
     for written in (target(), mig):
-        assert NodeTarget.from_props(target_props(written)) == written, target_props(written)
+        assert NodeTarget.from_props(written.to_props()) == written, written.to_props()
 
 
 def test_the_target_inputs_keep_their_keys():
@@ -66,15 +66,15 @@ def test_the_target_inputs_keep_their_keys():
         "migDevices",
         "draGpus",
     )
-    assert tuple(target_props(mig)) == TARGET_KEYS[:-1]
+    assert tuple(mig.to_props()) == TARGET_KEYS[:-1]
 
 
 def test_without_a_mig_layout_the_inputs_stay_as_before():
-    assert "expectedMigDevices" not in target_props(node_target(group_spec(), "n1"))
+    assert "expectedMigDevices" not in node_target(group_spec(), "n1").to_props()
 
 
 def test_numbers_from_the_engine_read_as_whole_numbers():
-    read_back = NodeTarget.from_props({**target_props(target()), "expectedGpus": 4.0})
+    read_back = NodeTarget.from_props({**target().to_props(), "expectedGpus": 4.0})
     assert read_back.expected_gpus == 4 and isinstance(read_back.expected_gpus, int)
 
 
@@ -88,10 +88,10 @@ def test_a_dra_groups_target_asks_its_slices_for_the_groups_count_and_model():
 
 def test_a_dra_target_reads_back_from_its_inputs_with_a_whole_count():
     written = node_target(group_spec(allocator="dra"), "n1")
-    props = target_props(written)
+    props = written.to_props()
     read_back = NodeTarget.from_props({**props, "draGpus": {"count": 4.0}})
     assert read_back == written and isinstance(read_back.dra_gpus["count"], int), props
 
 
 def test_a_device_plugin_groups_target_has_no_dra_input():
-    assert "draGpus" not in target_props(node_target(group_spec(), "n1"))
+    assert "draGpus" not in node_target(group_spec(), "n1").to_props()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.errors import ClaimError
-from gpu_nodes.providers.claims import CREATE, REFERENCE, Claim, ClaimProvider, claim_problem
+from gpu_nodes.proof.inputs import Change, keys
+from gpu_nodes.providers.claims import CREATE, REFERENCE, REPLACING_KEYS, Claim, ClaimProvider, claim_problem
 from gpu_nodes.vocabulary import STACK_LABEL
 
 STACK = "gpu-nodes.prod"
@@ -65,14 +66,14 @@ def test_a_referenced_plugin_namespace_must_admit_privileged_pods():
 
 
 def test_the_provider_stops_the_run_on_a_foreign_object(monkeypatch):
-    monkeypatch.setattr(ClaimProvider, "_read", lambda self, props: namespace({"app.kubernetes.io/managed-by": "Helm"}))
+    monkeypatch.setattr(ClaimProvider, "_read", lambda self, props, claim: namespace({"app.kubernetes.io/managed-by": "Helm"}))
     props = {"kind": "Namespace", "name": "nvidia-device-plugin", "mode": CREATE, "stack": STACK, "setting": HINT}
     with pytest.raises(ClaimError, match="exists already, created by someone else"):
         ClaimProvider().create(props)
 
 
 def test_the_provider_keeps_the_verdict_of_a_free_name(monkeypatch):
-    monkeypatch.setattr(ClaimProvider, "_read", lambda self, props: None)
+    monkeypatch.setattr(ClaimProvider, "_read", lambda self, props, claim: None)
     props = {"kind": "Namespace", "name": "nvidia-device-plugin", "mode": CREATE, "stack": STACK, "setting": HINT}
     result = ClaimProvider().create(props)
     assert result.id == "Namespace/nvidia-device-plugin" and result.outs == props, result
@@ -85,3 +86,14 @@ def test_another_name_or_mode_is_a_new_claim_the_hint_is_not():
     # New words are stored (the state tells this run's), with no new claim: not a replacement.
     hint = ClaimProvider().diff("x", olds, {**olds, "setting": "other words"})
     assert hint.changes is True and not hint.replaces, vars(hint)
+
+
+def test_another_object_or_mode_is_another_claim_as_the_claim_declares():
+    assert REPLACING_KEYS == ("kind", "name", "mode", "namespace"), REPLACING_KEYS
+    assert keys(Claim, Change.STATE_ONLY) == ("stack", "setting", "needsLevel"), keys(Claim, Change.STATE_ONLY)
+
+
+def test_a_claim_reads_back_from_its_inputs_as_it_was():
+    for written in (create(), Claim("Secret", "pull", CREATE, STACK, HINT, namespace="gpu-verification")):
+        assert Claim.from_props(written.to_props()) == written, written.to_props()
+    assert "namespace" not in create().to_props(), "a cluster-wide claim has no namespace input"

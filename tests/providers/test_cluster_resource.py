@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import pulumi
 import pytest
+from google.protobuf.struct_pb2 import Struct
 from pulumi.dynamic import Config, ConfigureRequest, UpdateResult
+from pulumi.runtime import rpc
 
 from gpu_nodes.providers.claims import ClaimProvider, ObjectClaim
-from gpu_nodes.providers.cluster_resource import UNTYPED, ClusterResourceProvider, untyped_aliases
-from gpu_nodes.providers.coexistence import CoexistenceProvider, DevicePluginCoexistence
+from gpu_nodes.providers.cluster_resource import UNTYPED, ClusterResourceProvider, read_inputs, untyped_aliases
+from gpu_nodes.providers.coexistence import CoexistenceInputs, CoexistenceProvider, DevicePluginCoexistence
 from gpu_nodes.providers.readiness import NodeReadiness, NodeReadinessProvider
 from gpu_nodes.providers.taints import NodeTaints, NodeTaintsProvider
 
@@ -139,3 +141,13 @@ def test_a_resource_from_the_stacks_root_is_found_under_its_old_type_there_too()
     found = [(a.name, a.parent, a.type_) for a in untyped_aliases(legacy)]
     # `...` keeps the resource's own value; a parent of ROOT_STACK_RESOURCE is the stack's root.
     assert found == [(..., ..., UNTYPED), ("device-plugin-coexistence", pulumi.ROOT_STACK_RESOURCE, UNTYPED)], found
+
+
+def test_a_record_is_read_from_the_inputs_with_the_secrets_the_engine_keeps_unwrapped():
+    # A secret on the wire (pulumi/pulumi, sdk/go/common/resource/sig/sig.go, Secret), decoded as the
+    # provider server decodes a Create's or an Update's inputs (pulumi/dynamic/__main__.py).
+    secret = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": ["gpu-0", "gpu-1"]}
+    wire = Struct()
+    wire.update({"nodes": secret, "handOver": []})
+    read = read_inputs(CoexistenceInputs, rpc.deserialize_properties(wire))
+    assert read == CoexistenceInputs(["gpu-0", "gpu-1"], [], []), read

@@ -8,7 +8,10 @@ from kubernetes.client.exceptions import ApiException
 
 from gpu_nodes.errors import OtherPluginError
 from gpu_nodes.manifests.dra_driver import daemonset_manifest
+from gpu_nodes.proof.inputs import keys
 from gpu_nodes.providers.coexistence import (
+    RERUN_KEYS,
+    CoexistenceInputs,
     CoexistenceProvider,
     pods_on_nodes,
     problems,
@@ -146,6 +149,16 @@ def test_a_refresh_shows_a_plugin_that_appeared_since_as_drift(monkeypatch):
     outs = CoexistenceProvider().read("x", {"nodes": ["n1"], "handOver": [], "found": []}).outs
     assert outs["found"] == ["a chart appeared"], outs
     assert CoexistenceProvider().diff("x", outs, {"nodes": ["n1"], "handOver": []}).changes is True
+
+
+def test_the_inputs_the_check_is_given_each_make_it_look_again():
+    assert RERUN_KEYS == keys(CoexistenceInputs) == ("nodes", "handOver", "draNodes"), keys(CoexistenceInputs)
+
+
+def test_the_inputs_are_written_sorted_and_without_dra_nodes_where_no_group_uses_dra():
+    written = CoexistenceInputs(["n2", "n1"], ["b/x", "a/y"]).to_props()
+    assert written == {"nodes": ["n1", "n2"], "handOver": ["a/y", "b/x"]}, written
+    assert CoexistenceInputs.from_props(written) == CoexistenceInputs(["n1", "n2"], ["a/y", "b/x"], []), written
 
 
 def test_nothing_new_is_no_change():

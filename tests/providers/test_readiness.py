@@ -6,60 +6,39 @@ import pytest
 
 from gpu_nodes.errors import NodeNotReadyError
 from gpu_nodes.preflight.facts import GpuFacts, annotation
-from gpu_nodes.proof.checklist import FAIL, PASS
-from gpu_nodes.proof.judgement import Stories, judge
+from gpu_nodes.proof.checklist import CHECKLIST_ITEMS, FAIL, PASS
+from gpu_nodes.proof.inputs import Change, keys
 from gpu_nodes.proof.target import TARGET_KEYS
-from gpu_nodes.providers.readiness import GRACE_SECONDS, NodeReadinessProvider
+from gpu_nodes.providers.cluster_resource import read_inputs
+from gpu_nodes.providers.readiness import GRACE_SECONDS, REPROVING_KEYS, NodeReadinessProvider, ReadinessInputs
 from gpu_nodes.vocabulary import FACTS_ANNOTATION
 from tests.fakes import (
     GATE_TAINT,
     GPU_TAINT,
     JOBS,
+    LONG_AGO,
     NVSENTINEL_TAINT,
     VERIFICATION_NAMESPACE,
     FakeCluster,
     FakeTaintApi,
+    busy_pod,
+    gated_cluster,
     job,
+    jobs_succeed,
     node,
     nvsentinel_quarantined,
-    pending_pod,
+    open_busy_node,
+    plugin_lands,
     plugin_pod,
+    short_node_with_settled_plugin,
     target,
-    tenant_pod,
 )
 
 
-def gated_cluster(**node_fields) -> FakeCluster:
-    """n1 as it is right after our taints and labels: gated, no plugin yet, Jobs just created."""
-    cluster = FakeCluster([node(taints=[GPU_TAINT, GATE_TAINT], **node_fields)])
-    for name in JOBS:
-        cluster.jobs[(VERIFICATION_NAMESPACE, name)] = job()
-    return cluster
-
-
-def plugin_lands(cluster: FakeCluster) -> None:
-    cluster.pod_list.append(plugin_pod())
-
-
-def jobs_succeed(cluster: FakeCluster) -> None:
-    for name in JOBS:
-        cluster.jobs[(VERIFICATION_NAMESPACE, name)] = job(succeeded=1)
-
-
 def props(**overrides) -> dict:
-    from gpu_nodes.proof.target import target_props
-
-    return {
-        **target_props(target()),
-        "namespace": VERIFICATION_NAMESPACE,
-        "jobs": JOBS,
-        "timeoutSeconds": 60,
-        "gpusPerNode": 4,
-        "replicas": 1,
-        "kubeconfig": "secret",
-        "context": None,
-        **overrides,
-    }
+    """n1's readiness inputs as the resource writes them (group a100, no preflight), with `overrides` by key."""
+    inputs = ReadinessInputs(target(), VERIFICATION_NAMESPACE, JOBS, timeout_seconds=60, gpus_per_node=4, replicas=1)
+    return {**inputs.to_props(), "kubeconfig": "secret", "context": None, **overrides}
 
 
 @pytest.fixture
@@ -76,21 +55,10 @@ def taints_on(cluster: FakeCluster) -> list[dict]:
     return cluster.nodes["n1"]["spec"]["taints"]
 
 
-# --- Jobs and their pods ------------------------------------------------------------------
-
-
-def test_a_failed_jobs_story_is_the_last_one_seen_of_its_pods():
-    cluster = gated_cluster()
-    cluster.pod_list.append(pending_pod())
-    stories = Stories()
-    judge(cluster, target(), VERIFICATION_NAMESPACE, JOBS[:1], stories)
-    cluster.pod_list.clear()  # the Job controller deletes them at the deadline
-    cluster.jobs[(VERIFICATION_NAMESPACE, JOBS[0])] = job(failed_reason="DeadlineExceeded")
-    judgement = judge(cluster, target(), VERIFICATION_NAMESPACE, JOBS[:1], stories)
-    assert judgement.failed_jobs == JOBS[:1], judgement
-    item, problem = judgement.problems[-1]
-    assert item == "workloadSucceeded", judgement.problems
-    assert "failed (DeadlineExceeded: it failed); pod" in problem and "untolerated taint" in problem, problem
+def opened_before() -> dict:
+    """n1's state from the proof that opened it, with the Jobs of an earlier round: this run's prove it again."""
+    earlier = props(jobs=["gpu-verify-a100-n1-1gpu-0000", "gpu-verify-a100-n1-2gpu-0000"])
+    return {**earlier, "checklist": dict.fromkeys(CHECKLIST_ITEMS, PASS), "gate": "lifted"}
 
 
 # --- create: wait, then lift the gate or fail ----------------------------------------------
@@ -214,16 +182,6 @@ def test_a_refresh_compares_the_node_with_the_whole_group(cluster):
     assert outs["checklist"]["gpuFactsAgree"] == "fail", outs
 
 
-LONG_AGO = "2026-01-01T00:00:00Z"
-
-
-def short_node_with_settled_plugin(cluster: FakeCluster) -> None:
-    """n1 offers 3 of its 4 GPUs under a plugin pod Ready for long: an XID marked one unhealthy."""
-    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
-    cluster.pod_list.append(plugin_pod(ready_since=LONG_AGO))
-    jobs_succeed(cluster)
-
-
 def new_plugin_pod(gpus: str):
     def land(cluster: FakeCluster) -> None:
         cluster.pod_list.append(plugin_pod(ready_since=LONG_AGO, suffix="-new"))
@@ -324,27 +282,9 @@ def test_a_plugin_that_only_just_started_is_not_restarted(cluster):
     assert cluster.deleted_pods == [], cluster.deleted_pods
 
 
-BUSY = "0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 3 node(s) didn't match Pod's node affinity/selector."
-
-
-def busy_pod(job_name: str, gpus: int = 1) -> dict:
-    """A verification Job's pod the scheduler found no free GPU for."""
-    pod = pending_pod(job_name)
-    pod["status"]["conditions"][0]["message"] = BUSY
-    pod["spec"] = {"containers": [{"name": "cuda", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]}
-    return pod
-
-
-def open_busy_node(cluster: FakeCluster, tenant_gpus: int = 4) -> None:
-    """n1 proven before and open; a new plugin runs; a tenant's pod holds `tenant_gpus` of its 4 GPUs."""
-    cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
-    cluster.pod_list += [plugin_pod(), busy_pod(JOBS[0], gpus=1), busy_pod(JOBS[1], gpus=2)]
-    cluster.pod_list += [tenant_pod(gpus=tenant_gpus)] if tenant_gpus else []
-
-
 def test_an_open_busy_node_keeps_serving_and_its_workload_check_is_deferred(cluster):
     open_busy_node(cluster)
-    outs = NodeReadinessProvider().update("n1", {}, props()).outs
+    outs = NodeReadinessProvider().update("n1", opened_before(), props()).outs
     assert outs["checklist"]["workloadSucceeded"] == "deferred", outs["checklist"]
     assert outs["checklist"]["gpusRegistered"] == PASS and outs["gate"] == "lifted", outs
     assert sorted(cluster.deleted_jobs) == sorted(JOBS), "the pending Jobs would run, or fail, later"
@@ -356,7 +296,7 @@ def test_jobs_that_waited_out_a_plugin_restart_are_waited_for_not_deferred(clust
     found unschedulable then; no one else holds the GPUs now, so the scheduler will place them."""
     open_busy_node(cluster, tenant_gpus=0)
     cluster.events = [jobs_succeed]
-    outs = NodeReadinessProvider().update("n1", {}, props()).outs
+    outs = NodeReadinessProvider().update("n1", opened_before(), props()).outs
     assert outs["checklist"]["workloadSucceeded"] == PASS, outs["checklist"]
     assert cluster.deleted_jobs == [], f"n1: Jobs deleted {cluster.deleted_jobs}"
 
@@ -365,7 +305,7 @@ def test_a_tenant_holding_too_few_gpus_to_block_every_job_defers_nothing(cluster
     """Three GPUs in use leave one: the 1-GPU Job runs and the 2-GPU one follows it, so the run waits."""
     open_busy_node(cluster, tenant_gpus=3)
     cluster.events = [jobs_succeed]
-    outs = NodeReadinessProvider().update("n1", {}, props()).outs
+    outs = NodeReadinessProvider().update("n1", opened_before(), props()).outs
     assert outs["checklist"]["workloadSucceeded"] == PASS, outs["checklist"]
 
 
@@ -405,7 +345,7 @@ def test_a_busy_node_short_of_gpus_is_not_deferred(cluster):
     open_busy_node(cluster)
     cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
     with pytest.raises(NodeNotReadyError, match=r"is 3, expected 4"):
-        NodeReadinessProvider().update("n1", {}, props())
+        NodeReadinessProvider().update("n1", opened_before(), props())
 
 
 def test_a_failed_job_ends_the_wait_and_is_deleted_to_run_again(cluster):
@@ -432,7 +372,7 @@ def test_a_proof_makes_one_api_client_for_all_it_does(cluster, monkeypatch):
     cluster.nodes["n1"]["spec"]["taints"] = [GPU_TAINT]
     cluster.jobs[(VERIFICATION_NAMESPACE, JOBS[0])] = job(failed_reason="BackoffLimitExceeded")
     with pytest.raises(NodeNotReadyError):
-        NodeReadinessProvider().update("n1", {}, props())
+        NodeReadinessProvider().update("n1", opened_before(), props())
     assert len(made) == 1 and len(used) == 3, f"n1: {len(made)} clients made for {len(used)} uses"
     assert all(api is used[0] for api in used), "n1: the uses got different clients"
 
@@ -555,10 +495,90 @@ def test_what_makes_a_new_wait(change):
     assert NodeReadinessProvider().diff("n1", olds, props(**change)).changes, change
 
 
-@pytest.mark.parametrize("key", TARGET_KEYS)
-def test_a_change_of_the_nodes_target_makes_a_new_wait(key):
+# --- what the resource is given, and what a change of it does --------------------------------------
+
+# Every deployed stack's state holds them: a renamed key is a new proof of every node.
+READINESS_KEYS = (
+    *TARGET_KEYS,
+    "namespace",
+    "jobs",
+    "timeoutSeconds",
+    "gpusPerNode",
+    "replicas",
+    "groupLabel",
+    "gpuFacts",
+    "preflightResource",
+    "preflightRun",
+    "gpuDevices",
+)
+# Stored only: the group's figures for the message, and the preflight's name.
+STATE_ONLY_KEYS = ("gpusPerNode", "replicas", "preflightResource")
+
+
+def test_the_readiness_inputs_keep_their_keys():
+    assert keys(ReadinessInputs) == READINESS_KEYS, keys(ReadinessInputs)
+
+
+def test_what_proves_the_node_again_is_what_its_inputs_declare():
+    reproving = tuple(key for key in READINESS_KEYS if key not in STATE_ONLY_KEYS)
+    assert reproving == REPROVING_KEYS, REPROVING_KEYS
+    assert keys(ReadinessInputs, Change.STATE_ONLY) == STATE_ONLY_KEYS, keys(ReadinessInputs, Change.STATE_ONLY)
+
+
+@pytest.mark.parametrize("key", REPROVING_KEYS)
+def test_a_change_of_a_reproving_input_makes_a_new_wait(key):
     olds = {**props(), "checklist": dict.fromkeys(["labelled"], PASS), "gate": "lifted"}
-    assert NodeReadinessProvider().diff_own("n1", olds, {**props(), key: "changed"}).changes, key
+    assert NodeReadinessProvider().diff_own("n1", olds, {**props(), key: "changed"}).changes, f"n1: {key}"
+
+
+@pytest.mark.parametrize("key", STATE_ONLY_KEYS)
+def test_a_change_of_a_state_only_input_is_stored_and_the_last_proof_stands(key):
+    # No cluster fixture: a wait would fail to reach the API server.
+    olds = {**props(), "checklist": dict.fromkeys(["labelled"], PASS), "gate": "lifted"}
+    news = props(**{key: "changed"})
+    assert not NodeReadinessProvider().diff_own("n1", olds, news).changes, f"n1: {key}"
+    outs = NodeReadinessProvider().update("n1", olds, news).outs
+    assert outs == {**olds, key: "changed"}, f"n1: {outs}"
+
+
+def test_the_inputs_read_back_as_written():
+    written = ReadinessInputs(
+        target(),
+        VERIFICATION_NAMESPACE,
+        JOBS,
+        timeout_seconds=60,
+        gpus_per_node=4,
+        replicas=1,
+        group_label=GROUP,
+        gpu_facts='{"count":4}',
+        preflight_resource=PREFLIGHT["preflightResource"],
+        preflight_run=PREFLIGHT["preflightRun"],
+        gpu_devices=[{"uuid": "GPU-0", "model": "NVIDIA H100 80GB HBM3"}],
+    )
+    assert ReadinessInputs.from_props(written.to_props()) == written, written.to_props()
+
+
+def test_a_state_reads_with_whole_numbers_and_without_the_inputs_its_group_never_had():
+    """The engine hands numbers over as floats; a group without preflight or compared facts has no such inputs."""
+    state = {**props(), "timeoutSeconds": 60.0, "gpusPerNode": 4.0, "replicas": 1.0, "expectedGpus": 4.0}
+    read_back = read_inputs(ReadinessInputs, state)
+    figures = (read_back.timeout_seconds, read_back.gpus_per_node, read_back.replicas, read_back.target.expected_gpus)
+    assert figures == (60, 4, 1, 4) and all(isinstance(f, int) for f in figures), f"n1: {figures}"
+    absent = (read_back.group_label, read_back.gpu_facts, read_back.preflight_run, read_back.gpu_devices)
+    assert absent == (None, None, None, None), f"n1: {absent}"
+
+
+def test_a_group_without_preflight_or_compared_facts_gives_no_such_inputs():
+    """None stays off the wire: the state of such a group holds no key for them (tests/golden/*.json)."""
+    given = {key for key, value in props().items() if value is not None}
+    assert not given & {"groupLabel", "gpuFacts", "preflightResource", "preflightRun", "gpuDevices"}, sorted(given)
+
+
+def test_a_failure_message_says_the_groups_figures_as_whole_numbers(cluster):
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"
+    cluster.events = [plugin_lands, jobs_succeed]
+    with pytest.raises(NodeNotReadyError, match=r"expected 4 \(gpusPerNode 4\)"):
+        NodeReadinessProvider().create(props(gpusPerNode=4.0, replicas=1.0, expectedGpus=4.0))
 
 
 def test_a_state_that_kept_the_group_as_a_node_list_takes_the_label_without_a_new_proof():

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.errors import GpuNodesError
-from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget, target_props
+from gpu_nodes.proof.inputs import Change, keys
+from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget
 from gpu_nodes.providers import taints as taints_module
-from gpu_nodes.providers.taints import NodeTaintsProvider
+from gpu_nodes.providers.taints import RERUN_KEYS, NodeTaintsProvider, TaintsInputs
 from tests.dra_slices import H100, gpu_device, node_slices, resource_slice, uuid
 from tests.fakes import GATE_TAINT, FakeCluster, FakeTaintApi, node, plugin_pod, target
 
@@ -29,7 +30,7 @@ def cluster(monkeypatch) -> FakeCluster:
 
 def props(*taints: dict, **overrides) -> dict:
     return {
-        **target_props(target()),
+        **target().to_props(),
         "taints": list(taints),
         "gate": GATE_TAINT,
         "kubeconfig": "secret",
@@ -95,7 +96,7 @@ def dra_props(*taints: dict) -> dict:
     """Node n1 of a DRA group, whose preflight found four H100s."""
     dra = NodeTarget(**{**vars(target(None)), "dra_gpus": {"count": 4}})
     devices = [{"uuid": uuid(i), "model": H100} for i in range(4)]
-    return {**props(*taints), **target_props(dra), "gpuDevices": devices}
+    return {**props(*taints), **dra.to_props(), "gpuDevices": devices}
 
 
 def test_a_gpu_gone_from_a_dra_nodes_slice_is_drift_naming_the_node_and_the_device(cluster):
@@ -138,11 +139,33 @@ def test_provider_diff_replaces_on_another_node():
     assert diff.replaces == ["node"] and diff.delete_before_replace, diff
 
 
-@pytest.mark.parametrize("key", TARGET_KEYS)
-def test_a_change_of_the_nodes_target_is_work_not_only_state(key):
+def test_every_input_is_work_the_nodes_target_the_gate_and_the_gpus_its_preflight_found():
+    """Each is what the node carries of ours or what its health on refresh is judged against."""
+    assert keys(TaintsInputs) == (*TARGET_KEYS, "gate", "gpuDevices"), keys(TaintsInputs)
+    assert keys(TaintsInputs) == RERUN_KEYS, keys(TaintsInputs, Change.STATE_ONLY)
+
+
+@pytest.mark.parametrize("key", RERUN_KEYS)
+def test_a_change_of_an_input_is_work_not_only_state(key):
     olds = {**props(GPU), "round": 1, "health": []}
     news = {**props(GPU), key: [DEDICATED] if key == "taints" else "changed"}
-    assert NodeTaintsProvider().diff_own("n1", olds, news).changes, key
+    assert NodeTaintsProvider().diff_own("n1", olds, news).changes, f"n1: {key}"
+
+
+def test_the_inputs_read_back_as_written():
+    written = TaintsInputs(NodeTarget(**{**vars(target()), "dra_gpus": {"count": 4}}), gpu_devices=[{"uuid": uuid(0)}])
+    assert TaintsInputs.from_props(written.to_props()) == written, written.to_props()
+
+
+def test_a_state_from_before_the_gate_is_gated_once_and_keeps_its_taints(cluster):
+    """Such a state holds the node and its taints only: the update puts the gate on with them."""
+    provider = NodeTaintsProvider()
+    cluster.nodes["n1"]["spec"]["taints"] = [FOREIGN, GPU, DEDICATED]
+    before_the_gate = {"node": "n1", "taints": [GPU, DEDICATED], "kubeconfig": "secret", "context": None}
+    assert provider.diff("n1", before_the_gate, props(GPU)).changes, "n1: from before the gate"
+    updated = provider.update("n1", before_the_gate, props(GPU))
+    assert taints_on(cluster) == [FOREIGN, GPU, GATE_TAINT], f"n1: {taints_on(cluster)}"
+    assert updated.outs["round"] == 1, f"n1: {updated.outs}"
 
 
 # --- a node whose group changes allocator ------------------------------------------------------

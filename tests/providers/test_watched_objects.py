@@ -9,6 +9,7 @@ verification Job and its pod template); a view is asked for the group's selector
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -20,8 +21,8 @@ from gpu_nodes.manifests.device_plugin import daemonset_manifest
 from gpu_nodes.manifests.node_labels import label_patch
 from gpu_nodes.manifests.verification import VerificationJob, verification_jobs
 from gpu_nodes.proof.checklist import PASS
-from gpu_nodes.proof.judgement import Stories, judge
-from gpu_nodes.proof.target import NodeTarget, target_props
+from gpu_nodes.proof.judgement import Proof, judge
+from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.providers.taints import NodeTaintsProvider
 from gpu_nodes.resources.node_builders import expected_allocatable, node_target
 from gpu_nodes.vocabulary import GATE, JOB_NAME_LABEL
@@ -31,6 +32,8 @@ from tests.specs import group_spec
 
 OURS, THEIRS = group_spec("a100"), group_spec("h100")
 NODE = "a100-node-1"
+# When the looks are taken: after the plugin pods settled.
+NOW = datetime(2026, 12, 1, 11, tzinfo=UTC).timestamp()
 
 
 def gpu_node(spec: NodeGroupSpec, name: str) -> dict[str, Any]:
@@ -96,14 +99,14 @@ def ours() -> NodeTarget:
 
 def view_of(target: NodeTarget) -> ClusterView:
     """The view a resource of the node reads, from the inputs it has (`cluster_view_from_props`)."""
-    return shared_views.cluster_view_from_props({**target_props(target), "kubeconfig": None, "context": None})
+    return shared_views.cluster_view_from_props({**target.to_props(), "kubeconfig": None, "context": None})
 
 
 def test_the_plugin_pod_and_a_succeeded_job_are_found_through_the_groups_view(api):
     job = verification_job(OURS, NODE)
     api.kinds["jobs"].put(job_object(job, {"succeeded": 1}))
 
-    judgement = judge(view_of(ours()), ours(), OURS.verification.namespace, [job.name], Stories())
+    judgement = judge(view_of(ours()), Proof(ours(), OURS.verification.namespace, [job.name]), NOW)
 
     assert judgement.checklist["pluginRunning"] == PASS, (NODE, judgement.problems)
     assert judgement.checklist["workloadSucceeded"] == PASS, (NODE, judgement.problems)
@@ -113,15 +116,14 @@ def test_a_waiting_jobs_pod_is_found_through_the_groups_view(api):
     job = verification_job(OURS, NODE)
     api.kinds["jobs"].put(job_object(job, {"active": 1}))
     api.kinds["pods"].put(job_pod(job, unschedulable("0/4 nodes are available: 4 Insufficient nvidia.com/gpu.")))
-    stories = Stories()
+    judgement = judge(view_of(ours()), Proof(ours(), OURS.verification.namespace, [job.name]), NOW)
 
-    judge(view_of(ours()), ours(), OURS.verification.namespace, [job.name], stories)
-
-    assert "Insufficient nvidia.com/gpu" in stories.by_job[job.name], (job.name, stories.by_job)
+    stories = judgement.stories.by_job
+    assert "Insufficient nvidia.com/gpu" in stories[job.name], (job.name, stories)
 
 
 def test_the_taints_refresh_finds_the_nodes_plugin_pod_through_the_groups_view(api):
-    props = {**target_props(ours()), "taints": [t.to_k8s() for t in OURS.taints], "gate": GATE.to_k8s()}
+    props = {**ours().to_props(), "taints": [t.to_k8s() for t in OURS.taints], "gate": GATE.to_k8s()}
     provider = NodeTaintsProvider()
 
     read = provider.read(NODE, {**props, "kubeconfig": None, "context": None, "round": 1, "health": []})
