@@ -14,6 +14,7 @@ annotations cannot carry:
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import sys
 from collections.abc import Callable, Mapping
@@ -41,8 +42,9 @@ from gpu_nodes.resources import fleet, node_group
 
 # The package's name: its types are `gpu-nodes:index:<name>`, and the fleet's own type is one of them.
 PACKAGE = "gpu-nodes"
-# pyproject.toml's version (tests/package/test_schema.py holds them together).
-VERSION = "0.2.0"
+# pyproject.toml's version, as the installed package's metadata holds it (tools/setup.sh installs the
+# checkout again when pyproject.toml changes).
+VERSION = importlib.metadata.version("gpu-nodes")
 # Each input of the fleet by its schema name (`sshPrivateKey`), as its stack key without the namespace.
 SCHEMA_INPUTS = {s.key.removeprefix(f"{NAMESPACE}:"): argument for argument, s in ARGUMENTS.items()}
 SECRET_INPUTS = sorted(name for name, argument in SCHEMA_INPUTS.items() if ARGUMENTS[argument].secret)
