@@ -12,7 +12,7 @@ from typing import Any
 import pulumi
 from pulumi.runtime.mocks import MockMonitor
 
-from gpu_nodes.preflight.command import passing_report
+from gpu_nodes.preflight.report import passing_report
 from gpu_nodes.proof.checklist import CHECKLIST_ITEMS
 
 PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"

@@ -17,7 +17,7 @@ import pulumi
 from google.protobuf import json_format
 from pulumi.runtime.mocks import MockMonitor
 
-from gpu_nodes.preflight.command import passing_report
+from gpu_nodes.preflight.report import passing_report
 from gpu_nodes.proof.checklist import CHECKLIST_ITEMS
 from tests.factories import EXAMPLE_PROGRAM, example_project, example_stack
 

@@ -4,7 +4,7 @@ the device plugin, what its Jobs and readiness checks take, and what its tenants
 from __future__ import annotations
 
 from gpu_nodes.manifests.dra_driver import APP_NAME as DRA_APP_NAME
-from gpu_nodes.preflight.command import passing_report
+from gpu_nodes.preflight.report import passing_report
 from tests.factories import group, stack_config
 from tests.pulumi_mocks import READINESS_TYPE, TAINTS_TYPE, run_component, run_program
 

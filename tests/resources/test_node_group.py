@@ -9,7 +9,7 @@ import pytest
 
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.manifests.verification import verification_jobs
-from gpu_nodes.preflight.command import passing_report
+from gpu_nodes.preflight.report import passing_report
 from gpu_nodes.proof.checklist import CHECKLIST_ITEMS
 from gpu_nodes.resources.arguments import STACK_LABEL_ALLOWED
 from gpu_nodes.resources.namespaces import SharedNamespace
