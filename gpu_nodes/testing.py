@@ -12,6 +12,7 @@ the gate lifted). A team whose tests have Mocks of their own calls `outputs(args
 
 from __future__ import annotations
 
+import copy
 import json
 import shlex
 from collections.abc import Collection, Mapping
@@ -76,6 +77,7 @@ class GpuNodesMocks(pulumi.runtime.Mocks):
         if problems:
             raise ValueError("; ".join(problems))
 
+    # The id and the outputs, as pulumi/runtime/mocks.py (Mocks.new_resource) takes them.
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         outputs = self.outputs(args)
         self.answered.append((args.typ, args.name, outputs))
@@ -88,7 +90,8 @@ class GpuNodesMocks(pulumi.runtime.Mocks):
         return {name: outputs for kind, name, outputs in self.answered if kind == typ}
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        """No function of a provider is called by the fleet: an empty result, no failures."""
+        """No function of a provider is called by the fleet: an empty result, no failures (the pair
+        MockMonitor.Invoke in pulumi/runtime/mocks.py takes)."""
         return {}, None
 
     def outputs(self, args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
@@ -97,14 +100,15 @@ class GpuNodesMocks(pulumi.runtime.Mocks):
         if args.typ == COMMAND and args.name.endswith(f"-{PREFLIGHT_CHILD}"):
             outputs["stdout"] = self.preflight_stdout(args)
         elif args.typ == TAINTS:
-            outputs.update(FIRST_ROUND)
+            outputs.update(copy.deepcopy(FIRST_ROUND))
         elif args.typ == READINESS and self.passes(self.node(args.name, READINESS_CHILD)):
-            outputs.update(PROVEN)
+            outputs.update(copy.deepcopy(PROVEN))
         return outputs
 
     def preflight_stdout(self, args: pulumi.runtime.MockResourceArgs) -> str | None:
         """What the machine's preflight prints: for the GPUs its group expects (`--expect-gpus`,
-        `--gpu-model` on the command line), healthy or failing; None when unchecked."""
+        `--gpu-model` on the command line), healthy or failing; None when unchecked, which an update
+        reads as None and a preview as unknown (pulumi/runtime/rpc.py, resolve_properties)."""
         node = self.node(args.name, PREFLIGHT_CHILD)
         if node in self.unchecked:
             return None

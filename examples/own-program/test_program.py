@@ -49,7 +49,8 @@ def stack_config(stack: str, secrets: dict[str, str]) -> dict[str, str]:
 
 def program(mocks: pulumi.runtime.Mocks, stack: str, secrets: dict[str, str], preview: bool = False):
     """The program (racks.py) imported afresh under `mocks` and the stack's config, in an update or a preview."""
-    # reset_options forgets the last test's stack resource, so that set_mocks makes this test's own.
+    # reset_options forgets the last test's stack resource (pulumi/runtime/settings.py), and set_mocks
+    # makes one only when there is none (pulumi/runtime/mocks.py): this test's own.
     pulumi.runtime.reset_options()
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=preview)
     pulumi.runtime.set_all_config(stack_config(stack, secrets), list(secrets))
@@ -157,8 +158,9 @@ def test_the_device_plugin_runs_on_the_racks_nodes_in_the_shared_namespace(previ
     """The fleet holds its DaemonSet as a child, not as an attribute: the mocks' record of what was registered has it."""
     mocks = GpuNodesMocks()
 
-    # Imported inside a test run, which returns once every registration is answered (the plugin's
-    # waits on nothing the program holds).
+    # Imported inside a test run, which returns once every registration is answered (pulumi/runtime/
+    # stack.py, run_pulumi_func waits for every RPC); in a preview the report is unknown, so no check
+    # on it would run.
     @pulumi.runtime.test
     def build():
         program(mocks, "rack-c", {**KUBECONFIG, **SSH_KEY}, preview=preview)

@@ -2,8 +2,10 @@
 
 The script prints one JSON object (10-report.sh, `emit`). A real run's stdout always holds it:
 when the script fails, the command fails and nothing reads its stdout. Under Pulumi's mocks,
-whose outputs are the resource's inputs (Pulumi's testing guide), stdout is None; a team's own
-mocks may answer anything. Such an answer is read as a machine not yet checked, never parsed
+whose outputs are the resource's inputs (Pulumi's testing guide), stdout is None in an update (an
+output the mocks leave out resolves to None, pulumi/runtime/rpc.py `resolve_properties`) and unknown
+in a preview, where the program's readers are not run at all (pulumi/output.py `apply`); a team's
+own mocks may answer anything. Such an answer is read as a machine not yet checked, never parsed
 blindly: no GPU facts, no devices, and a report that says so (`NOT_CHECKED`).
 """
 
