@@ -4,10 +4,11 @@ declarations into them; the fleet command's files use them too)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_nodes.config.fields import MISSING
+from gpu_nodes.config.fields import MISSING, is_output
 
 
 @dataclass(frozen=True)
@@ -35,10 +36,13 @@ class Problem:
 class Problems:
     """Collects problems so that one run reports every mistake, not just the first."""
 
-    def __init__(self) -> None:
+    def __init__(self, words: Callable[[str], str] | None = None) -> None:
         self.problems: list[str] = []
         # Settings that are valid but do nothing here: the run goes on, and says so.
         self.warnings: list[str] = []
+        # How the program names a key (`node_groups[0]` in Python), for a problem found later, when
+        # a value another resource gives resolves: those found now are named by whoever reads them.
+        self.words: Callable[[str], str] = words or (lambda text: text)
 
     def add(self, key: str, value: Any, allowed: str) -> None:
         self.problems.append(f"{key}: got {_show(value)}; {allowed}")
@@ -53,4 +57,6 @@ class Problems:
 def _show(value: Any) -> str:
     if value is MISSING:
         return "nothing (the key is required)"
+    if is_output(value):
+        return "another resource's output"
     return repr(value)

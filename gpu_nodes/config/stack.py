@@ -258,10 +258,12 @@ def add_secret_problems(problems: Problems, value_of: Callable[[Setting], Any]) 
             problems.add(s.key, Undisclosed(len(value)), wrong)
 
 
-def read_stack(values: Mapping[str, Any]) -> StackSpec:
+def read_stack(values: Mapping[str, Any], words: Callable[[str], str] | None = None) -> StackSpec:
     """The stack from its settings by key (`gpu-nodes:nodeGroups`, ...); raises ConfigError naming
-    every mistake. A secret's value is only looked at for whether it is given."""
-    problems = Problems()
+    every mistake. A secret's value is only looked at for whether it is given. `words`: how the
+    program names a key, for a mistake in a value another resource gives, found when it resolves
+    (`Problems.words`)."""
+    problems = Problems(words)
     given = {SSH_PRIVATE_KEY.key: "ssh_private_key_given", IMAGE_PULL_SECRET.key: "pull_secret"}
     secrets = {
         "ssh_private_key_given": values.get(SSH_PRIVATE_KEY.key) is not None,
@@ -291,9 +293,10 @@ def _as_config(key: str, value: Any) -> Any:
     return value
 
 
-def parse_stack(node_groups: Any, **arguments: Any) -> StackSpec:
+def parse_stack(node_groups: Any, words: Callable[[str], str] | None = None, **arguments: Any) -> StackSpec:
     """`read_stack`, the settings given as `GpuFleetArgs` names them (`runtime_class=...`)."""
-    return read_stack({NODE_GROUPS.key: node_groups, **{ARGUMENTS[name].key: value for name, value in arguments.items()}})
+    values = {NODE_GROUPS.key: node_groups, **{ARGUMENTS[name].key: value for name, value in arguments.items()}}
+    return read_stack(values, words)
 
 
 def _across_groups(groups: tuple[NodeGroupSpec, ...]) -> Iterator[Problem]:

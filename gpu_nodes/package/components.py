@@ -6,7 +6,7 @@ as `GpuFleetInputs` names them (pulumi/provider/experimental/component.py, `map_
 reads the outputs from the attributes its class annotations name (`get_state`).
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 import pulumi
@@ -84,18 +84,21 @@ def group_fleet_args(inputs: Mapping[str, Any]) -> fleet.GpuFleetArgs:
     """A group's inputs as the fleet of that one group: its own keys the group, the others the fleet's."""
     group = {key: value for key, value in inputs.items() if key in GROUP_KEYS}
     rest = {name: value for name, value in inputs.items() if name not in GROUP_KEYS}
-    return fleet_args({**rest, "node_groups": [group]})
+    return fleet_args({**rest, "node_groups": [group]}, lambda text: in_schema_words(text, ONE_GROUP))
 
 
-def fleet_args(inputs: Mapping[str, Any]) -> fleet.GpuFleetArgs:
-    """The Python API's arguments from a program's inputs, keyed by `GpuFleetArgs` field."""
-    return fleet.GpuFleetArgs(**{name: whole_numbers(value) for name, value in inputs.items()})
+def fleet_args(inputs: Mapping[str, Any], words: Callable[[str], str] = in_schema_words) -> fleet.GpuFleetArgs:
+    """The Python API's arguments from a program's inputs, keyed by `GpuFleetArgs` field; a mistake in
+    a value another resource gives, found when it resolves, is named as the program wrote it (`words`)."""
+    return fleet.GpuFleetArgs(**{name: whole_numbers(value) for name, value in inputs.items()}, problem_words=words)
 
 
 def whole_numbers(value: Any) -> Any:
     """The value with each whole float an int: numbers reach a provider as floats (a protobuf Value),
     and the reader takes a count only as a whole number. The SDK converts only the properties the
-    schema says are integers, not the items of a list or a map."""
+    schema says are integers, not the items of a list or a map, nor another resource's output (a port)."""
+    if isinstance(value, pulumi.Output):
+        return value.apply(whole_numbers)
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, Mapping):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +75,9 @@ class GpuFleetArgs:
     # Set by `from_stack_config`: the stack config these arguments came from. Its own problems
     # (unknown keys, secrets that are no key) are reported with the others, in its words.
     stack_config: StackConfig | None = field(default=None, repr=False)
+    # How a problem names a key when neither default fits: the component package's inputs, by the
+    # schema's names (gpu_nodes/package/components.py). Default: `words`.
+    problem_words: Callable[[str], str] | None = field(default=None, repr=False)
 
     @classmethod
     def from_stack_config(cls, stack_config: StackConfig | None = None, **extra: Any) -> GpuFleetArgs:
@@ -101,9 +104,16 @@ class GpuFleetArgs:
         if problems:
             if self.stack_config is not None:
                 raise ConfigError(problems)
-            raise ConfigError([in_argument_words(p) for p in problems], "GpuFleetArgs")
+            raise ConfigError([self.words(p) for p in problems], "GpuFleetArgs")
         assert stack is not None
         return stack
+
+    def words(self, text: str) -> str:
+        """A reader's line (`gpu-nodes:nodeGroups[0].gpusPerNode: ...`) as the program wrote its
+        settings: by stack key from stack config, by argument name from Python (`node_groups[0]...`)."""
+        if self.problem_words is not None:
+            return self.problem_words(text)
+        return text if self.stack_config is not None else in_argument_words(text)
 
     def check(self) -> tuple[StackSpec | None, list[str]]:
         """The stack (None when it cannot be read) and every problem, each named by its stack key
@@ -112,7 +122,8 @@ class GpuFleetArgs:
         problems += filter(None, [stack_label_problem(self.stack_label)])
         stack: StackSpec | None = None
         try:
-            stack = parse_stack(**{name: getattr(self, name) for name in ARGUMENTS})
+            # A value another resource gives is read when it resolves, its mistake in the program's words.
+            stack = parse_stack(words=self.words, **{name: getattr(self, name) for name in ARGUMENTS})
         except ConfigError as error:
             problems += error.problems
         if stack is not None:
@@ -173,9 +184,8 @@ class GpuFleet(pulumi.ComponentResource):
         self.register_outputs({"tenantAccess": self.tenant_access})
 
     def in_program_words(self, text: str, args: GpuFleetArgs) -> str:
-        """A reader's line (a warning) as the program wrote its settings: by stack key from stack
-        config, by argument name from Python."""
-        return text if args.stack_config is not None else in_argument_words(text)
+        """A reader's line (a warning) as the program wrote its settings (`GpuFleetArgs.words`)."""
+        return args.words(text)
 
 
 @dataclass(frozen=True)
