@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.config.fields import MISSING, is_output
+from gpu_nodes.errors import ConfigError
+
+# The error that tells the program of problems (each `<key>: got <value>; <what is allowed>`).
+Refusal = Callable[[list[str]], Exception]
 
 
 @dataclass(frozen=True)
@@ -36,13 +40,13 @@ class Problem:
 class Problems:
     """Collects problems so that one run reports every mistake, not just the first."""
 
-    def __init__(self, words: Callable[[str], str] | None = None) -> None:
+    def __init__(self, refuse_later: Refusal | None = None) -> None:
         self.problems: list[str] = []
         # Settings that are valid but do nothing here: the run goes on, and says so.
         self.warnings: list[str] = []
-        # How the program names a key (`node_groups[0]` in Python), for a problem found later, when
-        # a value another resource gives resolves: those found now are named by whoever reads them.
-        self.words: Callable[[str], str] = words or (lambda text: text)
+        # The error for problems found later, when a value another resource gives resolves, in the
+        # program's words (those found now are raised by whoever reads them).
+        self.refuse_later: Refusal = refuse_later or (lambda problems: ConfigError(problems, "value from another resource"))
 
     def add(self, key: str, value: Any, allowed: str) -> None:
         self.problems.append(f"{key}: got {_show(value)}; {allowed}")

@@ -23,7 +23,6 @@ import pulumi
 
 from gpu_nodes.config.fields import LIST, MISSING, Kind, Setting, is_output, settings
 from gpu_nodes.config.problems import Problem, Problems, Undisclosed
-from gpu_nodes.errors import ConfigError
 from gpu_nodes.pulumi_internals import with_secrecy
 
 
@@ -156,7 +155,7 @@ def _read_later(fields: Fields, s: Setting, value: Any) -> pulumi.Output[Any] | 
     if not s.from_resource:
         fields.problems.add(here, value, known_when_the_program_runs(s))
         return None
-    words = fields.problems.words
+    refuse = fields.problems.refuse_later
 
     def read(resolved: Any, secret: bool) -> Any:
         # A secret is named by its length only, as the secret settings are.
@@ -166,10 +165,9 @@ def _read_later(fields: Fields, s: Setting, value: Any) -> pulumi.Output[Any] | 
         else:
             resolved = _read_field(Fields(problems, fields.key, {s.key: resolved}, (s.key,)), s)
         if problems.problems:
-            # A GpuNodesError is a pulumi.RunError: Pulumi shows its message without a traceback, and the
-            # resources this value is an input of fail to register (docs/own-program.md, "Machines made by
-            # the same program").
-            raise ConfigError([words(problem) for problem in problems.problems], "value from another resource")
+            # In a program, a ConfigError: a pulumi.RunError, which Pulumi shows without a traceback; the
+            # resources this value is an input of fail to register (docs/own-program.md).
+            raise refuse(problems.problems)
         return resolved
 
     return with_secrecy(pulumi.Output.from_input(value)).apply(lambda pair: read(*pair))

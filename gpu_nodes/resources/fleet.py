@@ -75,9 +75,9 @@ class GpuFleetArgs:
     # Set by `from_stack_config`: the stack config these arguments came from. Its own problems
     # (unknown keys, secrets that are no key) are reported with the others, in its words.
     stack_config: StackConfig | None = field(default=None, repr=False)
-    # How a problem names a key when neither default fits: the component package's inputs, by the
-    # schema's names (gpu_nodes/package/components.py). Default: `words`.
-    problem_words: Callable[[str], str] | None = field(default=None, repr=False)
+    # How the program is told of a mistake in a value another resource gives, found when it resolves
+    # (`refuse_later`): the component package refuses it as it refuses its inputs (components.py).
+    refusal: Callable[[list[str]], Exception] | None = field(default=None, repr=False)
 
     @classmethod
     def from_stack_config(cls, stack_config: StackConfig | None = None, **extra: Any) -> GpuFleetArgs:
@@ -104,16 +104,17 @@ class GpuFleetArgs:
         if problems:
             if self.stack_config is not None:
                 raise ConfigError(problems)
-            raise ConfigError([self.words(p) for p in problems], "GpuFleetArgs")
+            raise ConfigError([in_argument_words(p) for p in problems], "GpuFleetArgs")
         assert stack is not None
         return stack
 
-    def words(self, text: str) -> str:
-        """A reader's line (`gpu-nodes:nodeGroups[0].gpusPerNode: ...`) as the program wrote its
-        settings: by stack key from stack config, by argument name from Python (`node_groups[0]...`)."""
-        if self.problem_words is not None:
-            return self.problem_words(text)
-        return text if self.stack_config is not None else in_argument_words(text)
+    def refuse_later(self, problems: list[str]) -> Exception:
+        """The error for mistakes in values other resources give, found when they resolve: a
+        ConfigError naming each as `validate` names them, or the program's own `refusal`."""
+        if self.refusal is not None:
+            return self.refusal(problems)
+        words = problems if self.stack_config is not None else [in_argument_words(p) for p in problems]
+        return ConfigError(words, "value from another resource")
 
     def check(self) -> tuple[StackSpec | None, list[str]]:
         """The stack (None when it cannot be read) and every problem, each named by its stack key
@@ -122,8 +123,7 @@ class GpuFleetArgs:
         problems += filter(None, [stack_label_problem(self.stack_label)])
         stack: StackSpec | None = None
         try:
-            # A value another resource gives is read when it resolves, its mistake in the program's words.
-            stack = parse_stack(words=self.words, **{name: getattr(self, name) for name in ARGUMENTS})
+            stack = parse_stack(refuse=self.refuse_later, **{name: getattr(self, name) for name in ARGUMENTS})
         except ConfigError as error:
             problems += error.problems
         if stack is not None:
@@ -184,8 +184,9 @@ class GpuFleet(pulumi.ComponentResource):
         self.register_outputs({"tenantAccess": self.tenant_access})
 
     def in_program_words(self, text: str, args: GpuFleetArgs) -> str:
-        """A reader's line (a warning) as the program wrote its settings (`GpuFleetArgs.words`)."""
-        return args.words(text)
+        """A reader's line (a warning) as the program wrote its settings: by stack key from stack
+        config, by argument name from Python."""
+        return text if args.stack_config is not None else in_argument_words(text)
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from pulumi.errors import InputPropertiesError
 
 from gpu_nodes import GpuFleet as PythonGpuFleet
 from gpu_nodes import GpuFleetArgs
-from gpu_nodes.package.components import GpuFleet, GpuNodeGroup
-from gpu_nodes.package.provider import problem_details, refuse_mistakes
+from gpu_nodes.package.components import GpuFleet, GpuNodeGroup, problem_details
+from gpu_nodes.package.provider import refuse_mistakes
 from tests.factories import SSH_KEY, group
 from tests.pulumi_mocks import run_inline
 
