@@ -168,6 +168,10 @@ def test_an_address_from_a_resource_of_a_yaml_program_reaches_its_connection_and
     machines.up()
     project.up()
     assert project.outputs()["hostnames"] == {"node-0": HOSTNAME, "node-1": HOSTNAME}, project.outputs()
+    # Each command waits for what gives its address, as a machine's must wait for the machine.
+    (reference,) = [r["urn"] for r in project.resources() if r["type"] == "pulumi:pulumi:StackReference"]
+    for name, command in commands(project).items():
+        assert reference in command.get("dependencies", []), f"{name}: does not depend on {reference}: {command}"
 
 
 def machines_program(first: str, second: str) -> str:
