@@ -136,6 +136,10 @@ _SETTING = "gpu_nodes_setting"
 FROM_RESOURCE = "from a program, may be another resource's output, checked when it resolves"
 
 
+# Another resource's output in a message, where a value would be.
+OUTPUT_WRITTEN = "another resource's output"
+
+
 def is_output(value: Any) -> bool:
     """A value another resource gives: a `pulumi.Output`, or (in the component package) a value the
     engine does not know yet (pulumi/runtime/rpc.py, `deserialize_property`, keeps it as `Unknown`)."""
@@ -155,7 +159,10 @@ def settings(spec: type) -> Iterator[tuple[str, Setting]]:
 
 
 def as_written(value: Any) -> Any:
-    """A value as the config writes it, for a message: a spec as its keys (those that hold something)."""
+    """A value as the config writes it, for a message: a spec as its keys (those that hold something),
+    another resource's output as such (its repr says nothing, and its value is not known yet)."""
+    if is_output(value):
+        return OUTPUT_WRITTEN
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         written = {s.key: as_written(getattr(value, attr)) for attr, s in settings(type(value))}
         return {key: item for key, item in written.items() if item is not None}

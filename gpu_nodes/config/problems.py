@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_nodes.config.fields import MISSING, is_output
+from gpu_nodes.config.fields import MISSING, OUTPUT_WRITTEN, is_output
 from gpu_nodes.errors import ConfigError
 
 # The error that tells the program of problems (each `<key>: got <value>; <what is allowed>`).
@@ -62,5 +62,5 @@ def _show(value: Any) -> str:
     if value is MISSING:
         return "nothing (the key is required)"
     if is_output(value):
-        return "another resource's output"
+        return OUTPUT_WRITTEN
     return repr(value)

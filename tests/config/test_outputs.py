@@ -189,3 +189,17 @@ def test_an_output_anywhere_else_is_refused_up_front_saying_why(change, key, say
     assert mine, f"{key}: not refused: {problems}"
     assert mine[0].startswith(f"{key}: got another resource's output; expected "), mine
     assert says in mine[0], mine
+
+
+def test_a_bastion_from_another_resource_with_preflight_off_is_warned_about_as_such():
+    """The warning shows what was given; an Output's repr would say nothing."""
+    warnings: list[str] = []
+
+    def program() -> None:
+        raw = raw_group()
+        raw["preflight"] = {"enabled": False, "proxy": {**PROXY, "host": pulumi.Output.from_input("10.0.1.9")}}
+        warnings.extend(GpuFleetArgs(node_groups=[raw]).validate().warnings)
+
+    run_inline(program)
+    shown = "gpu-nodes:nodeGroups[0].preflight.proxy: {'host': \"another resource's output\""
+    assert any(w.startswith(shown) for w in warnings), warnings
