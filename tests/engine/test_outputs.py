@@ -216,4 +216,3 @@ def yaml_program(plugin: Path, machine: SshServer) -> dict[str, Any]:
         },
         "outputs": {"hostnames": "${probes.hostnames}"},
     }
-
