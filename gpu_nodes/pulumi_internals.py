@@ -118,7 +118,7 @@ def with_secrecy(output: pulumi.Output[Any]) -> pulumi.Output[list[Any]]:
     what reads the value can tell a secret, which it must not show.
 
     An apply sees the value only; whether it is secret is `Output.is_secret()`, a coroutine among the
-    methods output.py marks "Private implementation details - do not document"."""
+    methods pulumi/output.py marks "Private implementation details - do not document"."""
     import asyncio
 
     import pulumi

@@ -165,8 +165,13 @@ def _read_later(fields: Fields, s: Setting, value: Any) -> pulumi.Output[Any] | 
         else:
             resolved = _read_field(Fields(problems, fields.key, {s.key: resolved}, (s.key,)), s)
         if problems.problems:
-            # In a program, a ConfigError: a pulumi.RunError, which Pulumi shows without a traceback; the
-            # resources this value is an input of fail to register (docs/own-program.md).
+            # Raised here, it fails the registration of every resource this value is an input of
+            # (pulumi/runtime/resource.py, `register_resource`: `prepare_resource` awaits the inputs, and
+            # the failure resolves the resource's outputs with it), and so of what depends on those; the
+            # program then ends with it (runtime/stack.py, `wait_for_rpcs`), and Pulumi's language host
+            # shows a RunError (a ConfigError is one) as its message alone (pulumi-language-python-exec).
+            # In the component package it is an InputPropertiesError, which the SDK's provider server
+            # reports by property path (pulumi/provider/server.py, `Construct`).
             raise refuse(problems.problems)
         return resolved
 
