@@ -220,11 +220,16 @@ def ssh_host_problem(key: str) -> str:
 
 
 def connection(node: NodeSpec, spec: PreflightSpec, private_key: pulumi.Input[str]) -> remote.ConnectionArgs:
+    """How the copy and the command reach the machine, through its bastion if any. A value another
+    resource gives (the machine's address, say) is an Output the reader checks when it resolves
+    (gpu_nodes/config/reading.py): a mistake then fails this connection's resources, and only theirs."""
     if node.ssh_host is None:
         # parse_stack requires sshHost wherever preflight runs; a spec built another way may lack it.
         raise ConfigError([ssh_host_problem(f"node {node.name}: sshHost")], "node")
 
-    def endpoint(host: str, port: int, user: str | None, host_key: str | None) -> dict[str, Any]:
+    def endpoint(
+        host: pulumi.Input[str], port: pulumi.Input[int], user: pulumi.Input[str] | None, host_key: pulumi.Input[str] | None
+    ) -> dict[str, Any]:
         """The same key and dial timeout for the machine and its bastion."""
         # ssh_timeout_seconds unset (None): no perDialTimeout, so pulumi-command's own default (15 s). Not
         # an explicit 15: that would be a new connection input, and so a re-check of every machine.
