@@ -7,6 +7,7 @@ reads the outputs from the attributes its class annotations name (`get_state`).
 """
 
 from collections.abc import Mapping
+from enum import Enum
 from typing import Any, cast
 
 import pulumi
@@ -89,17 +90,23 @@ def group_fleet_args(inputs: Mapping[str, Any]) -> fleet.GpuFleetArgs:
 
 def fleet_args(inputs: Mapping[str, Any]) -> fleet.GpuFleetArgs:
     """The Python API's arguments from a program's inputs, keyed by `GpuFleetArgs` field."""
-    return fleet.GpuFleetArgs(**{name: whole_numbers(value) for name, value in inputs.items()})
+    return fleet.GpuFleetArgs(**{name: as_written(value) for name, value in inputs.items()})
 
 
-def whole_numbers(value: Any) -> Any:
-    """The value with each whole float an int: numbers reach a provider as floats (a protobuf Value),
-    and the reader takes a count only as a whole number. The SDK converts only the properties the
-    schema says are integers, not the items of a list or a map."""
+def as_written(value: Any) -> Any:
+    """The value as a program wrote it, which the reader reads as it reads stack config:
+    - each whole float an int: numbers reach a provider as floats (a protobuf Value), and the reader
+      takes a count only as a whole number. The SDK converts only the properties the schema says are
+      integers, not the items of a list or a map;
+    - each enum member its word: the SDK hands a property of an enum type over as a member of
+      inputs.py's enum (component.py, map_input_properties), which the fleet would otherwise carry
+      into its manifests and state."""
+    if isinstance(value, Enum):
+        return value.value
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, Mapping):
-        return {key: whole_numbers(item) for key, item in value.items()}
+        return {key: as_written(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [whole_numbers(item) for item in value]
+        return [as_written(item) for item in value]
     return value
