@@ -1,6 +1,7 @@
 """The program (`__main__.py`) evaluated under Pulumi mocks, as program_bench measures it: no engine,
-no cluster, no machine. The mocks answer as a healthy fleet would: every resource's outputs are
-its inputs, each preflight command prints a passing report, each node's gate is lifted."""
+no cluster, no machine. The mocks are a team's (gpu_nodes/testing.py) and answer as a healthy fleet
+would: every resource's outputs are its inputs, each preflight command prints a passing report,
+each node's gate is lifted."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from typing import Any
 import pulumi
 from pulumi.runtime.mocks import MockMonitor
 
-from gpu_nodes.preflight.command import passing_report
-from gpu_nodes.proof.checklist import CHECKLIST_ITEMS
+from gpu_nodes.testing import GpuNodesMocks
 
 PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"
 # A throwaway ed25519 key pair (`ssh-keygen -t ed25519 -N ""`): it opens no machine, and the mocks connect nowhere.
@@ -35,21 +35,6 @@ def fleet_config(nodes: int, per_group: int) -> dict[str, Any]:
     return {"gpu-nodes:nodeGroups": groups, "gpu-nodes:sshPrivateKey": SSH_KEY}
 
 
-class HealthyFleet(pulumi.runtime.Mocks):
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
-        outputs = dict(args.inputs)
-        if args.typ == "command:remote:Command":
-            outputs["stdout"] = json.dumps(passing_report())
-        elif args.typ == "pulumi-python:dynamic/gpu-nodes:NodeTaints":
-            outputs.update({"round": 1, "health": []})
-        elif args.typ == "pulumi-python:dynamic/gpu-nodes:NodeReadiness":
-            outputs.update(checklist=dict.fromkeys(CHECKLIST_ITEMS, "pass"), gate="lifted")
-        return f"{args.name}-id", outputs
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
-        return {}
-
-
 class CountingMonitor(MockMonitor):
     """The mocks' monitor, counting what the program registers (the stack included)."""
 
@@ -65,7 +50,7 @@ class CountingMonitor(MockMonitor):
 
 def evaluate(config: dict[str, Any], secret_keys: list[str] = SECRET_KEYS) -> int:
     """Evaluates the program with this stack config, waiting for every registration; returns how many resources it registered."""
-    mocks = HealthyFleet()
+    mocks = GpuNodesMocks()
     monitor = CountingMonitor(mocks)
     pulumi.runtime.settings.set_root_resource(None)
     pulumi.runtime.set_mocks(mocks, project="gpu-nodes", stack="bench", preview=False, monitor=monitor)

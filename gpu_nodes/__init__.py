@@ -10,7 +10,7 @@ and one of three kinds a program can catch apart: `ConfigError` (what was asked 
 proof, or cannot be marked); gpu_nodes/errors.py says who raises each.
 """
 
-from gpu_nodes.config.args import NodeArgs, NodeGroupArgs
+from gpu_nodes.config.args import NodeArgs, NodeGroupArgs, SshProxyArgs
 from gpu_nodes.errors import ClusterError, ConfigError, GpuNodesError, NodeError
 from gpu_nodes.resources.fleet import GpuFleet, GpuFleetArgs
 from gpu_nodes.resources.node_group import GpuNodeGroup
@@ -25,4 +25,5 @@ __all__ = [
     "NodeArgs",
     "NodeError",
     "NodeGroupArgs",
+    "SshProxyArgs",
 ]

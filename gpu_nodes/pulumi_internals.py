@@ -113,6 +113,20 @@ def run_config() -> tuple[dict[str, Any], frozenset[str]]:
     return values, frozenset(secret)
 
 
+def with_secrecy(output: pulumi.Output[Any]) -> pulumi.Output[list[Any]]:
+    """`[value, is_secret]` of `output`, as one Output (a secret itself when `output` is one), so that
+    what reads the value can tell a secret, which it must not show.
+
+    An apply sees the value only; whether it is secret is `Output.is_secret()`, a coroutine among the
+    methods pulumi/output.py marks "Private implementation details - do not document"."""
+    import asyncio
+
+    import pulumi
+
+    secret: asyncio.Future[bool] = asyncio.ensure_future(output.is_secret())
+    return pulumi.Output.all(output, secret)
+
+
 def keep_program_frames(program_dir: str) -> None:
     """From now on, keep in each resource's stack trace where it was made and the frames of the
     program's own files, not this package's.

@@ -14,6 +14,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 # examples/own-program: a program of its own (project `gpu-racks`), one stack per rack.
 EXAMPLE_PROGRAM = ROOT / "examples/own-program"
+# The module of it that builds the fleet, which its __main__.py and its own tests import.
+EXAMPLE_MODULE = "racks"
 
 HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICgOWx8GZAYwVo1DljYmxSdegqKZ4tjslNMpHdImvYML"
 # Host keys of other types, as ssh-keygen made them (-t rsa -b 2048, -t ecdsa).

@@ -10,6 +10,7 @@ directory, as Pulumi runs it, so that the preflight scripts' path is the one a s
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import pickletools
@@ -28,8 +29,26 @@ UPDATE_ENV = "GPU_NODES_UPDATE_GOLDEN"
 TEST_MODULE = "tests/resources/test_golden_state.py"
 HOW_TO_UPDATE = (
     f"If this change to deployed stacks is on purpose, run `{UPDATE_ENV}=1 .venv/bin/python -m pytest {TEST_MODULE}` "
-    'and commit tests/golden/ in a commit of its own that says why the state changes (docs/testing.md, "Tests").'
+    "and commit tests/golden/ in a commit of its own that says why the state changes "
+    '(docs/testing.md, "The golden state"); a deployed stack changes on its next `pulumi up`, so the change is a new '
+    "version with its CHANGELOG.md entry (tests/test_release.py)."
 )
+# Which golden state each version deploys: `<version> <digest of tests/golden/*.json>` per line, oldest first.
+RELEASES = GOLDEN_DIR / "releases.txt"
+
+
+def golden_digest() -> str:
+    """One digest of every golden state file, by name and content."""
+    digest = hashlib.sha256()
+    for path in sorted(GOLDEN_DIR.glob("*.json")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"sha256:{digest.hexdigest()}"
+
+
+def recorded_releases() -> dict[str, str]:
+    """Each version's golden digest, as releases.txt records them, in its order."""
+    lines = [line.split() for line in RELEASES.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    return {version: digest for version, digest in lines}
 
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import runpy
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,10 @@ import pulumi
 from google.protobuf import json_format
 from pulumi.runtime.mocks import MockMonitor
 
-from gpu_nodes.preflight.command import passing_report
-from gpu_nodes.proof.checklist import CHECKLIST_ITEMS
-from tests.factories import EXAMPLE_PROGRAM, example_project, example_stack
+from gpu_nodes.preflight.report import passing_report
+from gpu_nodes.resources.child_names import PREFLIGHT_CHILD
+from gpu_nodes.testing import GpuNodesMocks
+from tests.factories import EXAMPLE_MODULE, EXAMPLE_PROGRAM, example_project, example_stack
 
 # Our dynamic resources' types (each class names its own, `ClusterResource` subclasses).
 TAINTS_TYPE = "pulumi-python:dynamic/gpu-nodes:NodeTaints"
@@ -58,25 +60,23 @@ class Registered:
     request: Any = None
 
 
-@dataclass
-class Recorder(pulumi.runtime.Mocks):
-    """Mocks that return inputs as outputs, plus what a real run would fill in."""
+class Recorder(GpuNodesMocks):
+    """The mocks a team's tests use (gpu_nodes/testing.py: outputs are the inputs, plus what a real run
+    fills in), recording every registration. A healthy machine answers passing_report(), whose facts
+    the golden state holds, whatever GPUs its group expects."""
 
-    preflight_stdout: Callable[[dict[str, Any]], str] = lambda _inputs: json.dumps(passing_report())
-    resources: dict[str, Registered] = field(default_factory=dict)
+    def __init__(self, failing: Mapping[str, str] | None = None, unchecked: Collection[str] = ()) -> None:
+        super().__init__(failing, unchecked)
+        self.resources: dict[str, Registered] = {}
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
-        outputs = dict(args.inputs)
-        if args.typ == "command:remote:Command":
-            outputs["stdout"] = self.preflight_stdout(args.inputs)
-        if args.typ == TAINTS_TYPE:
-            outputs.update({"round": 1, "health": []})
-        if args.typ == READINESS_TYPE:
-            outputs.update(checklist=dict.fromkeys(CHECKLIST_ITEMS, "pass"), gate="lifted")  # a healthy node
-        return f"{args.name}-id", outputs
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        # The golden state holds ids as `<name>-id` (a readiness check's preflightRun is one).
+        return f"{args.name}-id", self.outputs(args)
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
-        return {}
+    def preflight_stdout(self, args: pulumi.runtime.MockResourceArgs) -> str | None:
+        if self.passes(self.node(args.name, PREFLIGHT_CHILD)):
+            return json.dumps(passing_report())
+        return super().preflight_stdout(args)
 
 
 class RecordingMonitor(MockMonitor):
@@ -212,8 +212,17 @@ def run_inline(
 
 
 def run_example(stack: str) -> ProgramRun:
-    """examples/own-program (its own project, the package's Python API) with its `Pulumi.<stack>.yaml`."""
-    program = lambda: runpy.run_path(str(EXAMPLE_PROGRAM / "__main__.py"), run_name="__main__")  # noqa: E731
+    """examples/own-program (its own project, the package's Python API) with its `Pulumi.<stack>.yaml`,
+    run as Pulumi runs it: the directory, with it first on sys.path while its __main__.py runs (runpy)."""
+
+    def program() -> dict[str, Any]:
+        # Its __main__.py imports the fleet from racks.py: imported by an earlier run, it would register nothing.
+        sys.modules.pop(EXAMPLE_MODULE, None)
+        try:
+            return runpy.run_path(str(EXAMPLE_PROGRAM), run_name="__main__")
+        finally:
+            sys.modules.pop(EXAMPLE_MODULE, None)
+
     return run_inline(program, example_stack(stack), stack=stack, project=example_project())
 
 

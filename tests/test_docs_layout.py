@@ -20,6 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
+CHANGELOG = ROOT / "CHANGELOG.md"
 # The package's description on an index (pyproject.toml's `readme`): no contents, no links.
 PACKAGE_DESCRIPTION = ROOT / "docs/package.md"
 PAGES = [d for d in DOCS if d != PACKAGE_DESCRIPTION]
@@ -84,7 +85,7 @@ def rel(path: Path) -> str:
     return str(path.relative_to(ROOT))
 
 
-@pytest.mark.parametrize("path", [README, *PAGES], ids=rel)
+@pytest.mark.parametrize("path", [README, *PAGES, CHANGELOG], ids=rel)
 def test_the_contents_list_every_section_in_order(path: Path):
     text = path.read_text()
     expected = [(title, f"#{anchor(title)}") for title in headings(text, level=2)]
@@ -110,7 +111,7 @@ def test_every_docs_file_is_linked_from_the_readme():
     assert [d.name for d in DOCS if d.resolve() not in linked] == []
 
 
-@pytest.mark.parametrize("path", [README, *DOCS, ROOT / "bench/README.md"], ids=rel)
+@pytest.mark.parametrize("path", [README, *DOCS, CHANGELOG, ROOT / "bench/README.md"], ids=rel)
 def test_every_relative_link_leads_to_a_file_and_heading(path: Path):
     broken = []
     for target in relative_links(path):

@@ -23,6 +23,7 @@ from gpu_nodes.pulumi_internals import (
     run_config,
     run_monitor,
     unwrap_secret,
+    with_secrecy,
 )
 from tests.factories import SECRET_KEYS, local_stack
 from tests.pulumi_mocks import PROJECT, STACK, Recorder, RecordingMonitor, fresh_runtime, run_inline, run_program
@@ -180,3 +181,14 @@ def test_keeping_the_programs_frames_twice_wraps_the_sdk_once(monkeypatch):
     keep_program_frames(str(ROOT))
     keep_program_frames(str(ROOT))  # a second fleet in the same program
     assert not hasattr(resource._get_stack_trace.whole, "whole"), "keep_program_frames wrapped its own wrapper"
+
+
+def test_an_outputs_secrecy_is_read_beside_its_value():
+    found: list[Any] = []
+
+    def program() -> None:
+        with_secrecy(pulumi.Output.secret("10.0.0.2")).apply(found.append)
+        with_secrecy(pulumi.Output.from_input("10.0.0.3")).apply(found.append)
+
+    run_inline(program)
+    assert sorted(found) == [["10.0.0.2", True], ["10.0.0.3", False]], found

@@ -21,7 +21,8 @@ func main() {
 			return err
 		}
 		// The fleet's settings are plain values (the schema marks them plain: the component reads
-		// them before it registers anything); only the secrets are inputs.
+		// them before it registers anything); only the secrets and a node's connection are inputs:
+		// SshHost may be another resource's output (a machine this program creates), read when it resolves.
 		fleet, err := gpunodes.NewGpuFleet(ctx, "gpus", &gpunodes.GpuFleetArgs{
 			NodeGroups: []gpunodes.NodeGroupArgs{
 				{
@@ -30,10 +31,10 @@ func main() {
 					Nodes: []gpunodes.NodeArgs{
 						{
 							Name:    "gpu-a-01",
-							SshHost: pulumi.StringRef("10.0.0.11"),
-							SshUser: pulumi.StringRef("root"),
+							SshHost: pulumi.String("10.0.0.11"),
+							SshUser: pulumi.String("root"),
 							// ssh-keyscan -t ed25519 10.0.0.11
-							HostKey: pulumi.StringRef("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICgOWx8GZAYwVo1DljYmxSdegqKZ4tjslNMpHdImvYML"),
+							HostKey: pulumi.String("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICgOWx8GZAYwVo1DljYmxSdegqKZ4tjslNMpHdImvYML"),
 						},
 					},
 				},

@@ -21,6 +21,9 @@ HEADER = ["GROUP", "NODE", "PREFLIGHT", "DRIVER", "GPUS", "RUNTIME", *CHECKLIST_
 def _preflight(preflight: dict[str, Any]) -> list[str]:
     if preflight.get("skipped"):
         return ["skipped", "-", "-", "-"]
+    # Its command's stdout held no report (gpu_nodes/preflight/report.py): not a failure.
+    if preflight.get("checked") is False:
+        return ["not checked", "-", "-", "-"]
     checks = "passed" if preflight.get("passed") else "FAILED " + ",".join(preflight.get("failedChecks", []))
     gpus = f"{preflight.get('gpuCount', 0)} x {', '.join(preflight.get('gpuModels') or ['?'])}"
     runtime = (preflight.get("runtime") or {}).get("name") or "-"

@@ -11,15 +11,28 @@ from __future__ import annotations
 
 from typing import Any, Required, TypedDict
 
+import pulumi
+
 
 class NodeArgs(TypedDict, total=False):
-    """One machine, already joined to the cluster."""
+    """One machine, already joined to the cluster. Its connection may come from another resource of
+    the program (a machine it creates): each is read when it resolves. Its name may not: it names
+    resources, which need their names when the program runs."""
 
     name: Required[str]  # the Kubernetes node name
-    sshHost: str
-    sshPort: int
-    sshUser: str
-    hostKey: str
+    sshHost: pulumi.Input[str]
+    sshPort: pulumi.Input[int]
+    sshUser: pulumi.Input[str]
+    hostKey: pulumi.Input[str]
+
+
+class SshProxyArgs(TypedDict, total=False):
+    """A bastion, as `preflight.proxy`; its connection, as a node's, may come from another resource."""
+
+    host: Required[pulumi.Input[str]]
+    port: pulumi.Input[int]
+    user: Required[pulumi.Input[str]]
+    hostKey: pulumi.Input[str]
 
 
 class NodeGroupArgs(TypedDict, total=False):
@@ -37,4 +50,4 @@ class NodeGroupArgs(TypedDict, total=False):
     devicePlugin: dict[str, Any]
     priorityClass: dict[str, Any]
     verification: dict[str, Any]
-    preflight: dict[str, Any]
+    preflight: dict[str, Any]  # its `proxy` as SshProxyArgs

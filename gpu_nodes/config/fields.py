@@ -17,6 +17,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import pulumi
+from pulumi.output import Unknown
+
 # Reads a field's value, after its kind, default and check, into what the spec holds (a list's
 # items, a map's entries): (problems, key, value) -> value, adding to `problems` (a
 # gpu_nodes/config/problems.py `Problems`, which imports this module) for each item that is wrong.
@@ -106,6 +109,20 @@ class Setting:
     # The field's value once the section is read, from the spec as read: a default that follows
     # another field (a DRA group's gpuAccess is cdi). Applied before the section's cross-checks.
     complete: Callable[[Any], Any] | None = None
+    # The value may come from another resource of the program (a `pulumi.Output`; in the component
+    # package, an input unknown until the engine creates what it comes from): it is read when it
+    # resolves, by the same kind, check and parse (gpu_nodes/config/reading.py), and it is an Input,
+    # never a plain value, in the package's schema (gpu_nodes/package/generate.py). Only for values
+    # nothing needs while the program runs: never a name, which names resources.
+    from_resource: bool = False
+    # The value names resources (`<group>-<node>-preflight`): an Output there is refused saying so.
+    names_resources: bool = False
+
+    @property
+    def meaning(self) -> str:
+        """The help, and that the value may come from another resource where it may: the docs'
+        tables and the package's schema say it alike."""
+        return f"{self.help}; {FROM_RESOURCE}" if self.from_resource else self.help
 
     def readme_default(self) -> str:
         if self.default_text is not None:
@@ -119,6 +136,18 @@ class Setting:
 
 
 _SETTING = "gpu_nodes_setting"
+# What the docs and the schema add to the meaning of a field that may come from another resource.
+FROM_RESOURCE = "from a program, may be another resource's output, checked when it resolves"
+
+
+# Another resource's output in a message, where a value would be.
+OUTPUT_WRITTEN = "another resource's output"
+
+
+def is_output(value: Any) -> bool:
+    """A value another resource gives: a `pulumi.Output`, or (in the component package) a value the
+    engine does not know yet (pulumi/runtime/rpc.py, `deserialize_property`, keeps it as `Unknown`)."""
+    return isinstance(value, (pulumi.Output, Unknown))
 
 
 def setting(key: str, kind: Kind, type_text: str, help: str, **details: Any) -> Any:
@@ -134,7 +163,10 @@ def settings(spec: type) -> Iterator[tuple[str, Setting]]:
 
 
 def as_written(value: Any) -> Any:
-    """A value as the config writes it, for a message: a spec as its keys (those that hold something)."""
+    """A value as the config writes it, for a message: a spec as its keys (those that hold something),
+    another resource's output as such (its repr says nothing, and its value is not known yet)."""
+    if is_output(value):
+        return OUTPUT_WRITTEN
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         written = {s.key: as_written(getattr(value, attr)) for attr, s in settings(type(value))}
         return {key: item for key, item in written.items() if item is not None}
@@ -146,7 +178,7 @@ def readme_rows(spec: type, prefix: str = "") -> list[tuple[str, str, str, str]]
     rows = []
     for _, s in settings(spec):
         if s.row:
-            rows.append((f"{prefix}{s.key}", s.type_text, s.readme_default(), s.help))
+            rows.append((f"{prefix}{s.key}", s.type_text, s.readme_default(), s.meaning))
         if s.section is not None:
             rows += readme_rows(s.section, f"{prefix}{s.key}{'[].' if s.kind is LIST else '.'}")
     return rows

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import pulumi
+
 from gpu_nodes.config.checks import (
     GPU_MODEL,
     HOST_KEY,
@@ -119,10 +121,13 @@ class NodeSpec:
         "the Kubernetes node name",
         check=Check(is_dns_subdomain, "expected a Kubernetes node name (DNS-1123 subdomain)"),
         row=False,
+        names_resources=True,
     )
     # The SSH fields are required where preflight runs: the group says so (`_ssh_problems`), and the stack
-    # for the host key, unless it accepts any (`gpu-nodes:insecureSkipHostKeyCheck`).
-    ssh_host: str | None = setting(
+    # for the host key, unless it accepts any (`gpu-nodes:insecureSkipHostKeyCheck`). Each may be another
+    # resource's output (a machine the same program creates), read when it resolves: only the
+    # preflight's connection holds them (gpu_nodes/preflight/command.py), no name or report key.
+    ssh_host: str | pulumi.Output[str] | None = setting(
         "sshHost",
         STRING,
         "string",
@@ -130,9 +135,12 @@ class NodeSpec:
         default=None,
         default_text="required with preflight",
         check=SSH_HOST,
+        from_resource=True,
     )
-    ssh_port: int = setting("sshPort", INTEGER, "int", "SSH port", default=22, check=PORT)
-    ssh_user: str | None = setting(
+    ssh_port: int | pulumi.Output[int] = setting(
+        "sshPort", INTEGER, "int", "SSH port", default=22, check=PORT, from_resource=True
+    )
+    ssh_user: str | pulumi.Output[str] | None = setting(
         "sshUser",
         STRING,
         "string",
@@ -140,8 +148,9 @@ class NodeSpec:
         default=None,
         default_text="required with preflight",
         check=SSH_USER,
+        from_resource=True,
     )
-    host_key: str | None = setting(
+    host_key: str | pulumi.Output[str] | None = setting(
         "hostKey",
         STRING,
         "string",
@@ -150,6 +159,7 @@ class NodeSpec:
         default_text="required with preflight",
         check=HOST_KEY,
         parse=read_host_key,
+        from_resource=True,
     )
 
 
@@ -190,6 +200,7 @@ class NodeGroupSpec:
         "string",
         "DNS-1123 label; names the group's objects and its node label value",
         check=Check(is_dns_label, "expected a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters"),
+        names_resources=True,
     )
     nodes: tuple[NodeSpec, ...] = setting(
         "nodes",

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import pulumi
+
 from gpu_nodes.advisories import TOOLKIT_ADVISORIES, TOOLKIT_CVES, TOOLKIT_FLOOR, open_advisories
 from gpu_nodes.config.checks import DRIVER_VERSION, HOST_KEY, PORT, RECHECK, SSH_HOST, SSH_USER, TOOLKIT_VERSION
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, STRING, as_written, between, one_of, setting, settings
@@ -56,11 +58,26 @@ def host_key_missing() -> str:
 
 @dataclass(frozen=True)
 class SshProxySpec:
-    host: str = setting("host", STRING, "string", "the bastion's address", row=False, check=SSH_HOST)
-    port: int = setting("port", INTEGER, "int", "its SSH port", default=22, row=False, check=PORT)
-    user: str = setting("user", STRING, "string", "its SSH user", row=False, check=SSH_USER)
-    host_key: str | None = setting(
-        "hostKey", STRING, "string", "its public host key", default=None, row=False, check=HOST_KEY, parse=read_host_key
+    # As a node's: each may be another resource's output (a bastion the same program creates).
+    host: str | pulumi.Output[str] = setting(
+        "host", STRING, "string", "the bastion's address", row=False, check=SSH_HOST, from_resource=True
+    )
+    port: int | pulumi.Output[int] = setting(
+        "port", INTEGER, "int", "its SSH port", default=22, row=False, check=PORT, from_resource=True
+    )
+    user: str | pulumi.Output[str] = setting(
+        "user", STRING, "string", "its SSH user", row=False, check=SSH_USER, from_resource=True
+    )
+    host_key: str | pulumi.Output[str] | None = setting(
+        "hostKey",
+        STRING,
+        "string",
+        "its public host key",
+        default=None,
+        row=False,
+        check=HOST_KEY,
+        parse=read_host_key,
+        from_resource=True,
     )
 
 
@@ -129,7 +146,8 @@ class PreflightSpec:
         "proxy",
         OBJECT,
         "object",
-        "bastion `{host, port (22), user, hostKey}`, reached with the same key",
+        "bastion `{host, port (22), user, hostKey}`, reached with the same key; from a program, each of the four may be "
+        "another resource's output, checked when it resolves",
         default=None,
         section=SshProxySpec,
     )

@@ -4,10 +4,15 @@ declarations into them; the fleet command's files use them too)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_nodes.config.fields import MISSING
+from gpu_nodes.config.fields import MISSING, OUTPUT_WRITTEN, is_output
+from gpu_nodes.errors import ConfigError
+
+# The error that tells the program of problems (each `<key>: got <value>; <what is allowed>`).
+Refusal = Callable[[list[str]], Exception]
 
 
 @dataclass(frozen=True)
@@ -35,10 +40,13 @@ class Problem:
 class Problems:
     """Collects problems so that one run reports every mistake, not just the first."""
 
-    def __init__(self) -> None:
+    def __init__(self, refuse_later: Refusal | None = None) -> None:
         self.problems: list[str] = []
         # Settings that are valid but do nothing here: the run goes on, and says so.
         self.warnings: list[str] = []
+        # The error for problems found later, when a value another resource gives resolves, in the
+        # program's words (those found now are raised by whoever reads them).
+        self.refuse_later: Refusal = refuse_later or (lambda problems: ConfigError(problems, "value from another resource"))
 
     def add(self, key: str, value: Any, allowed: str) -> None:
         self.problems.append(f"{key}: got {_show(value)}; {allowed}")
@@ -53,4 +61,6 @@ class Problems:
 def _show(value: Any) -> str:
     if value is MISSING:
         return "nothing (the key is required)"
+    if is_output(value):
+        return OUTPUT_WRITTEN
     return repr(value)

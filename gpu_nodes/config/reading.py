@@ -4,6 +4,12 @@ types, failed checks, the items of a list), then, once every field reads, the ch
 on the typed spec (`CrossChecked.cross_checks`), as a section of pydantic's models runs its model
 validators after its field validators. Every problem in one shape, `<key>: got <value>; <what is
 allowed>`; every field's own problems in one run.
+
+A value another resource of the program gives (a `pulumi.Output`) is known only when the engine has
+created that resource. Where its setting takes one (`Setting.from_resource`: a node's and a bastion's
+address, port, user and host key), it is read when it resolves, by the same kind, check and parse,
+and a mistake then fails what consumes it (that node's preflight) with the same words; anywhere else
+it is refused now, as any other mistake.
 """
 
 from __future__ import annotations
@@ -13,8 +19,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from gpu_nodes.config.fields import LIST, MISSING, Kind, Setting, settings
-from gpu_nodes.config.problems import Problem, Problems
+import pulumi
+
+from gpu_nodes.config.fields import LIST, MISSING, Kind, Setting, is_output, settings
+from gpu_nodes.config.problems import Problem, Problems, Undisclosed
+from gpu_nodes.pulumi_internals import with_secrecy
 
 
 def unknown_key(unknown: Any, allowed: Iterable[str], prefix: str = "") -> str:
@@ -121,7 +130,10 @@ def cross_check(problems: Problems, key: str, spec: Any) -> None:
 
 
 def _read_field(fields: Fields, s: Setting) -> Any:
-    """One field: its kind, default and check, then its `parse`, or its section(s) read in turn."""
+    """One field: its kind, default and check, then its `parse`, or its section(s) read in turn;
+    another resource's output where the setting takes one, read when it resolves."""
+    if is_output(fields.raw.get(s.key)):
+        return _read_later(fields, s, fields.raw[s.key])
     before = len(fields.problems)
     value = fields.read(s)
     if len(fields.problems) > before:
@@ -134,3 +146,54 @@ def _read_field(fields: Fields, s: Setting) -> Any:
     if s.kind is LIST:
         return tuple(read_section(fields.problems, f"{here}[{index}]", item, s.section) for index, item in enumerate(value))
     return read_section(fields.problems, here, value, s.section)
+
+
+def _read_later(fields: Fields, s: Setting, value: Any) -> pulumi.Output[Any] | None:
+    """Another resource's output as the setting's value once it resolves, read then as now (its kind,
+    check and parse); refused now where the program needs the value while it runs."""
+    here = fields.at(s.key)
+    if not s.from_resource:
+        fields.problems.add(here, value, known_when_the_program_runs(s))
+        return None
+    refuse = fields.problems.refuse_later
+
+    def read(resolved: Any, secret: bool) -> Any:
+        # A secret is named by its length only, as the secret settings are.
+        problems = _Undisclosing() if secret else Problems()
+        if resolved is None:
+            problems.add(here, None, f"expected {s.kind.text}")
+        else:
+            resolved = _read_field(Fields(problems, fields.key, {s.key: resolved}, (s.key,)), s)
+        if problems.problems:
+            # Raised here, it fails the registration of every resource this value is an input of
+            # (pulumi/runtime/resource.py, `register_resource`: `prepare_resource` awaits the inputs, and
+            # the failure resolves the resource's outputs with it), and so of what depends on those; the
+            # program then ends with it (runtime/stack.py, `wait_for_rpcs`), and Pulumi's language host
+            # shows a RunError (a ConfigError is one) as its message alone (pulumi-language-python-exec).
+            # In the component package it is an InputPropertiesError, which the SDK's provider server
+            # reports by property path (pulumi/provider/server.py, `Construct`).
+            raise refuse(problems.problems)
+        return resolved
+
+    return with_secrecy(pulumi.Output.from_input(value)).apply(lambda pair: read(*pair))
+
+
+class _Undisclosing(Problems):
+    """Problems that name a text by its length only: a secret's."""
+
+    def add(self, key: str, value: Any, allowed: str) -> None:
+        super().add(key, Undisclosed(len(value)) if isinstance(value, str) else value, allowed)
+
+
+def known_when_the_program_runs(s: Setting) -> str:
+    """What is allowed where another resource's output is given for a value the program needs while it runs."""
+    if s.names_resources:
+        return (
+            f"expected {s.kind.text} given as it is: it names resources, and names of resources must be known when the "
+            "program runs"
+        )
+    return (
+        f"expected {s.kind.text} given as it is: the program needs it while it runs, to know what to register; only "
+        "a node's sshHost, sshPort, sshUser and hostKey and preflight.proxy's host, port, user and hostKey may be "
+        "another resource's output"
+    )

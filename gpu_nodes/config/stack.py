@@ -20,7 +20,7 @@ from gpu_nodes.config.credentials import private_key_problem, pull_secret_proble
 from gpu_nodes.config.fields import BOOLEAN, LIST, MISSING, STRING, Check, Parse, Setting, setting, settings
 from gpu_nodes.config.node_group import RUNTIME_CLASS_KEY, NodeGroupSpec
 from gpu_nodes.config.preflight import SKIP_HOST_KEY_CHECK, host_key_missing
-from gpu_nodes.config.problems import Problem, Problems, Undisclosed
+from gpu_nodes.config.problems import Problem, Problems, Refusal, Undisclosed
 from gpu_nodes.config.reading import read_section
 from gpu_nodes.constants import DEFAULT_RUNTIME_CLASS, NAMESPACE, PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
 from gpu_nodes.errors import ConfigError
@@ -258,10 +258,11 @@ def add_secret_problems(problems: Problems, value_of: Callable[[Setting], Any]) 
             problems.add(s.key, Undisclosed(len(value)), wrong)
 
 
-def read_stack(values: Mapping[str, Any]) -> StackSpec:
+def read_stack(values: Mapping[str, Any], refuse: Refusal | None = None) -> StackSpec:
     """The stack from its settings by key (`gpu-nodes:nodeGroups`, ...); raises ConfigError naming
-    every mistake. A secret's value is only looked at for whether it is given."""
-    problems = Problems()
+    every mistake. A secret's value is only looked at for whether it is given. `refuse`: the error
+    for a mistake in a value another resource gives, found when it resolves (`Problems.refuse_later`)."""
+    problems = Problems(refuse)
     given = {SSH_PRIVATE_KEY.key: "ssh_private_key_given", IMAGE_PULL_SECRET.key: "pull_secret"}
     secrets = {
         "ssh_private_key_given": values.get(SSH_PRIVATE_KEY.key) is not None,
@@ -291,9 +292,10 @@ def _as_config(key: str, value: Any) -> Any:
     return value
 
 
-def parse_stack(node_groups: Any, **arguments: Any) -> StackSpec:
+def parse_stack(node_groups: Any, refuse: Refusal | None = None, **arguments: Any) -> StackSpec:
     """`read_stack`, the settings given as `GpuFleetArgs` names them (`runtime_class=...`)."""
-    return read_stack({NODE_GROUPS.key: node_groups, **{ARGUMENTS[name].key: value for name, value in arguments.items()}})
+    values = {NODE_GROUPS.key: node_groups, **{ARGUMENTS[name].key: value for name, value in arguments.items()}}
+    return read_stack(values, refuse)
 
 
 def _across_groups(groups: tuple[NodeGroupSpec, ...]) -> Iterator[Problem]:

@@ -6,11 +6,13 @@ as `GpuFleetInputs` names them (pulumi/provider/experimental/component.py, `map_
 reads the outputs from the attributes its class annotations name (`get_state`).
 """
 
+import functools
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any, cast
 
 import pulumi
+from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
 
 from gpu_nodes.config.fields import settings
 from gpu_nodes.config.node_group import NodeGroupSpec
@@ -85,22 +87,48 @@ def group_fleet_args(inputs: Mapping[str, Any]) -> fleet.GpuFleetArgs:
     """A group's inputs as the fleet of that one group: its own keys the group, the others the fleet's."""
     group = {key: value for key, value in inputs.items() if key in GROUP_KEYS}
     rest = {name: value for name, value in inputs.items() if name not in GROUP_KEYS}
-    return fleet_args({**rest, "node_groups": [group]})
+    return fleet_args({**rest, "node_groups": [group]}, node_group.TYPE)
 
 
-def fleet_args(inputs: Mapping[str, Any]) -> fleet.GpuFleetArgs:
-    """The Python API's arguments from a program's inputs, keyed by `GpuFleetArgs` field."""
-    return fleet.GpuFleetArgs(**{name: as_written(value) for name, value in inputs.items()})
+def fleet_args(inputs: Mapping[str, Any], component: str = fleet.TYPE) -> fleet.GpuFleetArgs:
+    """The Python API's arguments from a program's inputs, keyed by `GpuFleetArgs` field; a mistake in
+    a value another resource gives, found when it resolves, is refused as `component`'s inputs are."""
+    arguments = {name: as_written(value) for name, value in inputs.items()}
+    return fleet.GpuFleetArgs(**arguments, refusal=functools.partial(inputs_error, component))
+
+
+def inputs_error(component: str, problems: list[str]) -> InputPropertiesError:
+    """A reader's problems as Pulumi's InputPropertiesError: one error per problem with its property
+    path as the program wrote it (a group on its own: within its own inputs). The SDK's provider server
+    reports it as such, also when an apply raises it (pulumi/provider/server.py, `Construct`); the engine
+    lists each property's problem under the message (`- property <path> with value <value> has a
+    problem: <reason>`), so the message itself names only what has no property path."""
+    within = ONE_GROUP if component == node_group.TYPE else ""
+    details = [problem_details(problem, within) for problem in problems]
+    unplaced = [f"\n  - {d['reason']}" for d in details if not d["property_path"]]
+    return InputPropertiesError(f"invalid inputs of {component}{''.join(unplaced)}", details)
+
+
+def problem_details(problem: str, within: str = "") -> InputPropertyErrorDetails:
+    """A reader's problem (`gpu-nodes:nodeGroups[0].gpusPerNode: got 0; ...`) as the property path a
+    program wrote (`nodeGroups[0].gpusPerNode`; with `within` the path inside it, `gpusPerNode`) and the reason."""
+    path, found, reason = in_schema_words(problem, within).partition(": ")
+    if not found or not path or " " in path:
+        return {"property_path": "", "reason": problem}
+    return {"property_path": path, "reason": reason}
 
 
 def as_written(value: Any) -> Any:
-    """The value as a program wrote it, which the reader reads as it reads stack config:
+    """The value as a program wrote it, which the reader reads as it reads stack config (another
+    resource's output as it resolves):
     - each whole float an int: numbers reach a provider as floats (a protobuf Value), and the reader
       takes a count only as a whole number. The SDK converts only the properties the schema says are
-      integers, not the items of a list or a map;
+      integers, not the items of a list or a map, nor another resource's output (a port);
     - each enum member its word: the SDK hands a property of an enum type over as a member of
       inputs.py's enum (component.py, map_input_properties), which the fleet would otherwise carry
-      into its manifests and state."""
+      into its messages and manifests."""
+    if isinstance(value, pulumi.Output):
+        return value.apply(as_written)
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, float) and value.is_integer():

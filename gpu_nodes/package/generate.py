@@ -63,7 +63,9 @@ def type_name(spec: type) -> str:
 
 
 def annotation(s: Setting) -> str:
-    """The value's type as a program passes it; a secret is an Input (it arrives as a secret Output)."""
+    """The value's type as a program passes it: an Input (not plain in the schema, so every SDK takes
+    an Output there) for a secret, which arrives as a secret Output, and for a value that may come
+    from another resource (`Setting.from_resource`); the rest plain, known when the component runs."""
     if s.annotation is not None:
         text = analyzer_annotation(s.annotation)
     elif s.section is not None:
@@ -72,13 +74,13 @@ def annotation(s: Setting) -> str:
         text = enum.name
     else:
         text = _SCALARS[s.kind]
-    return f"pulumi.Input[{text}]" if s.secret else text
+    return f"pulumi.Input[{text}]" if s.secret or s.from_resource else text
 
 
 def description(s: Setting) -> str:
     """The table's meaning (a section's own, its type's), then its default: one text for the schema,
     the docs' tables and a reader of inputs.py."""
-    text = s.help or next((t.description for t in INPUT_TYPES if t.spec is s.section), "")
+    text = s.meaning or next((t.description for t in INPUT_TYPES if t.spec is s.section), "")
     text = text[:1].upper() + text[1:]
     if s.default is MISSING:
         return text.rstrip(".") + "."

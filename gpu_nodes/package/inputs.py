@@ -116,16 +116,23 @@ class Node(TypedDict):
 
     name: str
     "The Kubernetes node name."
-    sshHost: NotRequired[str]
-    "Address of the machine: a host name or an IP address. Required with preflight."
-    sshPort: NotRequired[int]
-    "SSH port. Default: `22`."
-    sshUser: NotRequired[str]
-    "SSH user: `root` (see \"Privileges\"). Required with preflight."
-    hostKey: NotRequired[str]
+    sshHost: NotRequired[pulumi.Input[str]]
+    (
+        "Address of the machine: a host name or an IP address; from a program, may be another resource's "
+        "output, checked when it resolves. Required with preflight."
+    )
+    sshPort: NotRequired[pulumi.Input[int]]
+    "SSH port; from a program, may be another resource's output, checked when it resolves. Default: `22`."
+    sshUser: NotRequired[pulumi.Input[str]]
+    (
+        "SSH user: `root` (see \"Privileges\"); from a program, may be another resource's output, checked when "
+        "it resolves. Required with preflight."
+    )
+    hostKey: NotRequired[pulumi.Input[str]]
     (
         "The machine's public ed25519 or ecdsa host key, `ssh-ed25519 AAAA...` (`ssh-keyscan -t ed25519 "
-        "HOST`). Required with preflight."
+        "HOST`); from a program, may be another resource's output, checked when it resolves. Required with "
+        "preflight."
     )
 
 
@@ -247,14 +254,17 @@ class Verification(TypedDict):
 class SshProxy(TypedDict):
     "A bastion the machines are reached through."
 
-    host: str
-    "The bastion's address."
-    port: NotRequired[int]
-    "Its SSH port. Default: `22`."
-    user: str
-    "Its SSH user."
-    hostKey: NotRequired[str]
-    "Its public host key. Default: none."
+    host: pulumi.Input[str]
+    "The bastion's address; from a program, may be another resource's output, checked when it resolves."
+    port: NotRequired[pulumi.Input[int]]
+    "Its SSH port; from a program, may be another resource's output, checked when it resolves. Default: `22`."
+    user: pulumi.Input[str]
+    "Its SSH user; from a program, may be another resource's output, checked when it resolves."
+    hostKey: NotRequired[pulumi.Input[str]]
+    (
+        "Its public host key; from a program, may be another resource's output, checked when it resolves. "
+        "Default: none."
+    )
 
 
 class Preflight(TypedDict):
@@ -294,7 +304,10 @@ class Preflight(TypedDict):
         " toolkit open only to these passes, and its report names them. Default: none."
     )
     proxy: NotRequired[SshProxy]
-    "Bastion `{host, port (22), user, hostKey}`, reached with the same key. Default: none."
+    (
+        "Bastion `{host, port (22), user, hostKey}`, reached with the same key; from a program, each of the "
+        "four may be another resource's output, checked when it resolves. Default: none."
+    )
     become: NotRequired[Become]
     (
         "Run the checks as root through `sudo -n` when `sshUser` is not root; the script is then copied to "

@@ -14,6 +14,7 @@ annotations cannot carry:
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import re
 import sys
@@ -31,12 +32,11 @@ from gpu_nodes.config.stack import ARGUMENTS
 from gpu_nodes.constants import NAMESPACE
 from gpu_nodes.package.components import (
     GROUP_KEYS,
-    ONE_GROUP,
     GpuFleet,
     GpuNodeGroup,
     fleet_args,
     group_fleet_args,
-    in_schema_words,
+    inputs_error,
 )
 from gpu_nodes.package.generate import union_properties
 from gpu_nodes.package.metadata import LANGUAGES, PACKAGE_METADATA
@@ -44,8 +44,9 @@ from gpu_nodes.resources import fleet, node_group
 
 # The package's name: its types are `gpu-nodes:index:<name>`, and the fleet's own type is one of them.
 PACKAGE = "gpu-nodes"
-# pyproject.toml's version (tests/package/test_schema.py holds them together).
-VERSION = "0.2.0"
+# pyproject.toml's version, as the installed package's metadata holds it (tools/setup.sh installs the
+# checkout again when pyproject.toml changes).
+VERSION = importlib.metadata.version("gpu-nodes")
 # Each input of the fleet by its schema name (`sshPrivateKey`), as its stack key without the namespace.
 SCHEMA_INPUTS = {s.key.removeprefix(f"{NAMESPACE}:"): argument for argument, s in ARGUMENTS.items()}
 SECRET_INPUTS = sorted(name for name, argument in SCHEMA_INPUTS.items() if ARGUMENTS[argument].secret)
@@ -60,13 +61,11 @@ class InputsReader:
     # Each input by its schema name, as the Python name the arguments builder takes.
     inputs: dict[str, str]
     arguments: Callable[[Mapping[str, Any]], fleet.GpuFleetArgs]
-    # Where the reader puts the component's own keys (`nodeGroups[0]` for a group on its own).
-    within: str = ""
 
 
 READERS = {
     fleet.TYPE: InputsReader(SCHEMA_INPUTS, fleet_args),
-    node_group.TYPE: InputsReader(GROUP_SCHEMA_INPUTS, group_fleet_args, ONE_GROUP),
+    node_group.TYPE: InputsReader(GROUP_SCHEMA_INPUTS, group_fleet_args),
 }
 
 
@@ -159,22 +158,11 @@ def refuse_mistakes(component: str, inputs: Mapping[str, Any]) -> None:
         {"property_path": key, "reason": "unknown input"} for key in sorted(inputs) if key not in reader.inputs
     ]
     args = reader.arguments({reader.inputs[key]: value for key, value in inputs.items() if key in reader.inputs})
-    details = unknown + [problem_details(problem, reader.within) for problem in args.check()[1]]
-    if details:
-        # The engine lists each property's problem under the message (`- property <path> with value
-        # <value> has a problem: <reason>`), its value shown as the program gave it (a secret hidden):
-        # the message itself names only what has no property path.
-        unplaced = [f"\n  - {d['reason']}" for d in details if not d["property_path"]]
-        raise InputPropertiesError(f"invalid inputs of {component}{''.join(unplaced)}", details)
-
-
-def problem_details(problem: str, within: str = "") -> InputPropertyErrorDetails:
-    """A reader's problem (`gpu-nodes:nodeGroups[0].gpusPerNode: got 0; ...`) as the property path a
-    program wrote (`nodeGroups[0].gpusPerNode`; with `within` the path inside it, `gpusPerNode`) and the reason."""
-    path, found, reason = in_schema_words(problem, within).partition(": ")
-    if not found or not path or " " in path:
-        return {"property_path": "", "reason": problem}
-    return {"property_path": path, "reason": reason}
+    problems = args.check()[1]
+    if unknown or problems:
+        # The engine shows each value as the program gave it (a secret hidden).
+        error = inputs_error(component, problems)
+        raise InputPropertiesError(error.message, unknown + list(error.errors or []))
 
 
 def serve() -> None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import shlex
 from importlib import resources
@@ -38,6 +37,7 @@ from gpu_nodes.config.checks import SSH_HOST
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
 from gpu_nodes.config.preflight import DRIVER_ADVISORIES_REFUSE, PreflightSpec
 from gpu_nodes.errors import ConfigError
+from gpu_nodes.preflight.report import NOT_CHECKED, read_report
 
 # Package data: a directory on disk in a regular or editable install (FileArchive needs a path).
 SCRIPT_DIR = Path(str(resources.files("gpu_nodes") / "scripts" / "preflight"))
@@ -220,11 +220,16 @@ def ssh_host_problem(key: str) -> str:
 
 
 def connection(node: NodeSpec, spec: PreflightSpec, private_key: pulumi.Input[str]) -> remote.ConnectionArgs:
+    """How the copy and the command reach the machine, through its bastion if any. A value another
+    resource gives (the machine's address, say) is an Output the reader checks when it resolves
+    (gpu_nodes/config/reading.py): a mistake then fails this connection's resources, and only theirs."""
     if node.ssh_host is None:
         # parse_stack requires sshHost wherever preflight runs; a spec built another way may lack it.
         raise ConfigError([ssh_host_problem(f"node {node.name}: sshHost")], "node")
 
-    def endpoint(host: str, port: int, user: str | None, host_key: str | None) -> dict[str, Any]:
+    def endpoint(
+        host: pulumi.Input[str], port: pulumi.Input[int], user: pulumi.Input[str] | None, host_key: pulumi.Input[str] | None
+    ) -> dict[str, Any]:
         """The same key and dial timeout for the machine and its bastion."""
         # ssh_timeout_seconds unset (None): no perDialTimeout, so pulumi-command's own default (15 s). Not
         # an explicit 15: that would be a new connection input, and so a re-check of every machine.
@@ -239,9 +244,12 @@ def connection(node: NodeSpec, spec: PreflightSpec, private_key: pulumi.Input[st
     return remote.ConnectionArgs(**endpoint(node.ssh_host, node.ssh_port, node.ssh_user, node.host_key), proxy=proxy)
 
 
-def parse_report(stdout: str) -> dict[str, Any]:
-    """The per-node summary kept in outputs, from the script's JSON report."""
-    report = json.loads(stdout)
+def parse_report(stdout: object) -> dict[str, Any]:
+    """The per-node summary kept in outputs, from the script's JSON report; `NOT_CHECKED` when
+    stdout holds no report (report.py: Pulumi's mocks answer none)."""
+    report = read_report(stdout)
+    if report is None:
+        return dict(NOT_CHECKED)
     gpus = report.get("gpus") or []
     checks = report.get("checks") or []
     return {
@@ -266,21 +274,6 @@ def parse_report(stdout: str) -> dict[str, Any]:
         # Passed, but with a warning that `pulumi up` also prints (preflight_warnings).
         "warnedChecks": [c["name"] for c in checks if _warned(c)],
         "failedChecks": [c["name"] for c in checks if not c.get("ok")],
-    }
-
-
-def passing_report() -> dict[str, Any]:
-    """What a machine that passes prints (10-report.sh's object, trimmed to what parse_report and
-    facts_from_report read): one H100, containerd with nvidia as its default runtime. The mocked
-    runs (the tests', the benchmark's) answer every preflight with it."""
-    return {
-        "ok": True,
-        "hostname": "gpu-host",
-        "driverVersion": "550.54.15",
-        "cudaVersion": "12.4",
-        "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-0", "memoryMiB": 81559}],
-        "runtime": {"name": "containerd", "nvidiaDefault": True, "runtimeClassNeeded": False},
-        "checks": [{"name": "driver", "ok": True, "detail": "550.54.15"}],
     }
 
 
@@ -346,12 +339,10 @@ def node_preflight(
     return command
 
 
-def preflight_warnings(stdout: str) -> list[str]:
-    """The checks that passed with a warning (the script's "warning:" details), as `name: detail`."""
-    try:
-        checks = json.loads(stdout).get("checks") or []
-    except (ValueError, AttributeError):
-        return []
+def preflight_warnings(stdout: object) -> list[str]:
+    """The checks that passed with a warning (the script's "warning:" details), as `name: detail`;
+    none when stdout holds no report."""
+    checks = (read_report(stdout) or {}).get("checks") or []
     return [f"{c['name']}: {c['detail'][len(WARNING):]}" for c in checks if _warned(c)]
 
 
@@ -359,6 +350,6 @@ def _warned(check: dict[str, Any]) -> bool:
     return bool(check.get("ok")) and str(check.get("detail", "")).startswith(WARNING)
 
 
-def _warn(command: remote.Command, stdout: str) -> None:
+def _warn(command: remote.Command, stdout: object) -> None:
     for warning in preflight_warnings(stdout):
         pulumi.log.warn(f"preflight {warning}", resource=command)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +75,9 @@ class GpuFleetArgs:
     # Set by `from_stack_config`: the stack config these arguments came from. Its own problems
     # (unknown keys, secrets that are no key) are reported with the others, in its words.
     stack_config: StackConfig | None = field(default=None, repr=False)
+    # How the program is told of a mistake in a value another resource gives, found when it resolves
+    # (`refuse_later`): the component package refuses it as it refuses its inputs (components.py).
+    refusal: Callable[[list[str]], Exception] | None = field(default=None, repr=False)
 
     @classmethod
     def from_stack_config(cls, stack_config: StackConfig | None = None, **extra: Any) -> GpuFleetArgs:
@@ -105,6 +108,14 @@ class GpuFleetArgs:
         assert stack is not None
         return stack
 
+    def refuse_later(self, problems: list[str]) -> Exception:
+        """The error for mistakes in values other resources give, found when they resolve: a
+        ConfigError naming each as `validate` names them, or the program's own `refusal`."""
+        if self.refusal is not None:
+            return self.refusal(problems)
+        words = problems if self.stack_config is not None else [in_argument_words(p) for p in problems]
+        return ConfigError(words, "value from another resource")
+
     def check(self) -> tuple[StackSpec | None, list[str]]:
         """The stack (None when it cannot be read) and every problem, each named by its stack key
         (`gpu-nodes:nodeGroups[0].gpusPerNode: got 0; ...`)."""
@@ -112,7 +123,7 @@ class GpuFleetArgs:
         problems += filter(None, [stack_label_problem(self.stack_label)])
         stack: StackSpec | None = None
         try:
-            stack = parse_stack(**{name: getattr(self, name) for name in ARGUMENTS})
+            stack = parse_stack(refuse=self.refuse_later, **{name: getattr(self, name) for name in ARGUMENTS})
         except ConfigError as error:
             problems += error.problems
         if stack is not None:

@@ -9,7 +9,6 @@ from one builder to the next.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +40,7 @@ from gpu_nodes.manifests.verification import (
 )
 from gpu_nodes.preflight.command import node_preflight, waits_for
 from gpu_nodes.preflight.facts import GpuFacts, annotation, facts_from_report
+from gpu_nodes.preflight.report import read_report
 from gpu_nodes.proof.dra import ExpectedGpus
 from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.providers.claims import CREATE, Claim
@@ -398,12 +398,17 @@ def _compared_group(spec: NodeGroupSpec) -> dict[str, str] | None:
     return {GROUP_LABEL: spec.name}
 
 
-def _reported_facts(stdout: str) -> GpuFacts | None:
-    return facts_from_report(json.loads(stdout))
+def _reported_facts(stdout: object) -> GpuFacts | None:
+    """None when stdout holds no report: a machine not yet checked has no facts (preflight/report.py)."""
+    report = read_report(stdout)
+    return facts_from_report(report) if report is not None else None
 
 
-def _reported_devices(stdout: str) -> list[dict[str, str]]:
-    return [{"uuid": uuid, "model": model} for uuid, model in ExpectedGpus.from_report(json.loads(stdout)).gpus]
+def _reported_devices(stdout: object) -> list[dict[str, str]]:
+    """None of them when stdout holds no report: a machine not yet checked has reported no GPU."""
+    report = read_report(stdout)
+    gpus = ExpectedGpus.from_report(report).gpus if report is not None else ()
+    return [{"uuid": uuid, "model": model} for uuid, model in gpus]
 
 
 def _dra_devices(spec: NodeGroupSpec, preflight: Preflight | None) -> pulumi.Output[list[dict[str, str]]] | None:

@@ -39,3 +39,8 @@ def test_the_columns_stay_as_they_were():
         "GATE",
         "QUARANTINE",
     ], HEADER
+
+
+def test_a_machine_not_yet_checked_is_said_so_not_failed():
+    row = dict(zip(HEADER, node_row("a100", "n1", {**ENTRY, "preflight": {"checked": False}}), strict=True))
+    assert [row[c] for c in ("PREFLIGHT", "DRIVER", "GPUS", "RUNTIME")] == ["not checked", "-", "-", "-"], row

@@ -3,10 +3,13 @@ checkout, run by the real engine with Pulumi YAML's own language host on the loc
 
 The example is copied out of the checkout with its node and namespaces replaced by a fake machine of
 its own (gpu-node-11) and namespaces no other stack uses, and a `gpu-nodes:GpuNodeGroup` on
-gpu-node-12 added beside its fleet; the rest is the example as a user reads it. Up proves both
-nodes as the seed's checklist does (kubectl: labels, taints, the plugin, the Jobs, the gate
-lifted); preview and refresh are then clean; a wrong value stops a run naming its property path
-with nothing registered; destroy leaves nothing of the stack's on the cluster.
+gpu-node-12 added beside its fleet; the rest is the example as a user reads it, but that the fleet's
+machine is given as a team that creates its machines in the same program gives it: its address and
+host key are another resource's outputs (a ConfigMap's data, see `address_from_a_resource`). Up
+proves both nodes as the seed's checklist does (kubectl: labels, taints, the plugin, the Jobs, the
+gate lifted), the fleet's node's preflight having waited for that resource; preview and refresh are
+then clean; a wrong value stops a run naming its property path with nothing registered; destroy
+leaves nothing of the stack's on the cluster.
 
 Runs after test_package.py (file order), on nodes of its own, beside the story's stack.
 """
@@ -38,6 +41,9 @@ SOLO_RUNTIME_CLASS = "nvidia-solo"
 WORK = STATE / "e2e-yaml"
 KUBECONFIG = STATE / "cluster/kubeconfig"
 OUR_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+# The resource of the program that gives the fleet's machine (see address_from_a_resource).
+MACHINE = "machine"
+MACHINE_CONFIG_MAP = "gpu-nodes-yaml-machine"
 
 
 def example(node: dict[str, Any], solo: dict[str, Any] | None = None, **group_changes: Any) -> dict[str, Any]:
@@ -76,6 +82,27 @@ def example(node: dict[str, Any], solo: dict[str, Any] | None = None, **group_ch
     return program
 
 
+def address_from_a_resource(program: dict[str, Any], machine: dict[str, Any]) -> dict[str, Any]:
+    """The program with its fleet's machine given as a machine the same program creates would give it:
+    its address and host key as another resource's outputs, here the data of a ConfigMap the program
+    creates in the same `up` (a VM's resource would give its private IP so). The ConfigMap, because the
+    kubernetes provider is the real one this engine has: the command provider is a stand-in that gives
+    Pulumi YAML no schema and serves no `command:local:*` (tools/engine/README.md), and a
+    StackReference would need a second stack and its own `up`. The values are the fake machine's."""
+    program["resources"][MACHINE] = {
+        "type": "kubernetes:core/v1:ConfigMap",
+        "properties": {
+            "metadata": {"name": MACHINE_CONFIG_MAP, "namespace": "default"},
+            "data": {"sshHost": machine["sshHost"], "hostKey": machine["hostKey"]},
+        },
+        "options": {"provider": "${cluster}"},
+    }
+    (group,) = program["resources"]["gpus"]["properties"]["nodeGroups"]
+    (node,) = group["nodes"]
+    group["nodes"] = [{**node, "sshHost": f'${{{MACHINE}.data["sshHost"]}}', "hostKey": f'${{{MACHINE}.data["hostKey"]}}'}]
+    return program
+
+
 def write_program(where: Path, program: dict[str, Any]) -> Path:
     shutil.rmtree(where, ignore_errors=True)
     where.mkdir(parents=True)
@@ -104,7 +131,8 @@ def program(local: LocalEnv) -> Iterator[Path]:
     local.run("tools/cluster/up.sh", "--nodes", "12", timeout=600)
     local.run("tools/fakehost/up.sh", NODE, SOLO_NODE)
     shutil.rmtree(WORK, ignore_errors=True)
-    path = write_program(WORK / "program", example(fake_machine(), solo=fake_machine(SOLO_NODE)))
+    machine = fake_machine()
+    path = write_program(WORK / "program", address_from_a_resource(example(machine, solo=fake_machine(SOLO_NODE)), machine))
     init_stack(local, path, STACK)
     yield path
     pulumi(local, path, "destroy", "--yes", "--skip-preview", check=False)
@@ -133,6 +161,17 @@ def test_the_yaml_program_proves_its_node_and_lifts_the_gate(deployed: Path, loc
     access = json.loads(pulumi(local, deployed, "stack", "output", "tenantAccess", "--json").stdout)
     # A remote component's outputs reach the program without their null values (seen on the real engine).
     assert access == {GROUP: {"gpuAccess": "defaultRuntime", "isolation": "default"}}, access
+
+
+def test_the_fleets_machine_came_from_another_resource_and_its_preflight_waited_for_it(deployed: Path, local: LocalEnv):
+    """The node proven above was reached at the address another resource gave (the test above)."""
+    resources = json.loads(pulumi(local, deployed, "stack", "export").stdout)["deployment"]["resources"]
+    given = [r for r in resources if r["type"] == "kubernetes:core/v1:ConfigMap" and r["urn"].endswith(f"::{MACHINE}")]
+    assert len(given) == 1, f"the machine's resource: {[r['urn'] for r in resources]}"
+    assert given[0]["outputs"]["data"]["sshHost"] == fake_machine()["sshHost"], given[0]["outputs"]["data"]
+    preflight = [r for r in resources if r["type"] == "command:remote:Command" and r["urn"].endswith(f"-{NODE}-preflight")]
+    assert len(preflight) == 1, f"{NODE}'s preflight: {[r['urn'] for r in resources if r['type'].startswith('command:')]}"
+    assert given[0]["urn"] in preflight[0].get("dependencies", []), f"{NODE}'s preflight did not wait for {given[0]['urn']}"
 
 
 def test_a_group_on_its_own_is_proven_beside_the_fleet(deployed: Path, local: LocalEnv):
@@ -180,6 +219,8 @@ def test_destroying_the_yaml_stack_leaves_nothing_of_it(deployed: Path, local: L
         assert local.kubectl("get", "namespace", namespace, check=False).returncode != 0, f"namespace {namespace} left"
     for runtime_class in (RUNTIME_CLASS, SOLO_RUNTIME_CLASS):
         assert local.kubectl("get", "runtimeclass", runtime_class, check=False).returncode != 0, f"{runtime_class} left"
+    machine = local.kubectl("get", "configmap", "-n", "default", MACHINE_CONFIG_MAP, check=False)
+    assert machine.returncode != 0, f"configmap {MACHINE_CONFIG_MAP} left"
     for name in (NODE, SOLO_NODE):
         node = local.node(name)
         assert OUR_TAINT not in taints_of(node) and GATE not in taints_of(node), f"{name}: {taints_of(node)}"

@@ -14,8 +14,8 @@ from pulumi.provider.experimental.analyzer import Analyzer
 
 from gpu_nodes import GpuFleet as PythonGpuFleet
 from gpu_nodes import GpuFleetArgs
-from gpu_nodes.package.components import GpuFleet, GpuNodeGroup
-from gpu_nodes.package.provider import PACKAGE, GpuNodesProvider, problem_details, refuse_mistakes
+from gpu_nodes.package.components import GpuFleet, GpuNodeGroup, problem_details
+from gpu_nodes.package.provider import PACKAGE, GpuNodesProvider, refuse_mistakes
 from tests.factories import SSH_KEY, group
 from tests.pulumi_mocks import run_inline
 
@@ -219,3 +219,70 @@ def test_a_setting_with_no_effect_is_warned_about_by_its_property_path(caplog, b
         run_inline(lambda: build(raw))
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any(w.startswith(expected) for w in warnings), warnings
+
+
+def program_error(program) -> BaseException | None:
+    """What running `program` under mocks raised, if anything; asyncio kept quiet about the outputs a
+    failed registration leaves unread, as Pulumi's language host keeps it (tests/resources/test_outputs.py)."""
+    try:
+        run_inline(program)
+    except Exception as error:  # noqa: BLE001 -- the test reads it
+        return error
+    finally:
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    return None
+
+
+def fleet_of(raw: dict) -> GpuFleet:
+    """The package's fleet of one group, its inputs as the SDK's provider maps them."""
+    return GpuFleet("gpus", {"node_groups": [raw], "ssh_private_key": pulumi.Output.secret(SSH_KEY)})
+
+
+def two_nodes(address: object) -> dict:
+    """A group whose second machine's address another resource gives (as a program sends it: an Output)."""
+    raw = group("a100")
+    raw["nodes"][1]["sshHost"] = address
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("build", "path"),
+    [
+        (lambda raw: fleet_of(raw), "nodeGroups[0]."),
+        (lambda raw: GpuNodeGroup("gpus", {**raw, "ssh_private_key": pulumi.Output.secret(SSH_KEY)}), ""),
+    ],
+    ids=["GpuFleet", "GpuNodeGroup"],
+)
+def test_a_wrong_value_known_only_when_it_resolves_is_refused_by_its_property_path(build, path):
+    """As a wrong value known up front is (refuse_mistakes): the engine lists it under the component's error."""
+    error = program_error(lambda: build(two_nodes(pulumi.Output.from_input("gpu-a-02:22"))))
+    assert isinstance(error, InputPropertiesError), f"expected an InputPropertiesError, got {error!r}"
+    reason = "got 'gpu-a-02:22'; expected a host name or an IP address, without a port (that is sshPort) or a user"
+    assert error.errors == [{"property_path": f"{path}nodes[1].sshHost", "reason": reason}], error.errors
+    up_front = refused(inputs(two_nodes("gpu-a-02:22")))
+    assert up_front == [("nodeGroups[0].nodes[1].sshHost", reason)], up_front
+
+
+def test_a_port_from_another_resource_sent_as_a_float_is_a_port():
+    """Numbers reach the provider as floats, an Output's too."""
+    raw = group("a100")
+    raw["nodes"][1]["sshPort"] = pulumi.Output.from_input(2222.0)
+    assert program_error(lambda: fleet_of(raw)) is None
+
+
+def test_an_output_where_a_name_belongs_is_refused_by_its_property_path_saying_why():
+    found: list = []
+
+    def program() -> None:
+        raw = group("a100")
+        raw["nodes"][0]["name"] = pulumi.Output.from_input("a100-node-1")
+        found.extend(refused(inputs(raw)))
+
+    run_inline(program)
+    assert ("nodeGroups[0].nodes[0].name", NAME_FROM_A_RESOURCE) in found, found
+
+
+NAME_FROM_A_RESOURCE = (
+    "got another resource's output; expected a string given as it is: it names resources, and names of resources must "
+    "be known when the program runs"
+)

@@ -215,6 +215,27 @@ def test_the_ssh_key_and_the_registry_login_are_secret_inputs_and_nothing_else_i
         assert not properties[name].get("plain"), f"{component}.{name}: a plain input cannot carry a secret"
 
 
+@pytest.mark.parametrize(("where", "name", "s"), declared_properties(), ids=lambda v: v if isinstance(v, str) else "")
+def test_an_input_is_plain_unless_it_is_a_secret_or_may_come_from_another_resource(where, name, s):
+    """Plain: every SDK takes the value itself, known when the component runs; not plain: an Output too."""
+    plain = bool(schema_object(where)[0][name].get("plain"))
+    assert plain == (not s.secret and not s.from_resource), f"{where}.{name}: plain is {plain}"
+
+
+@pytest.mark.parametrize(
+    ("where", "may_be_outputs", "plain"),
+    [
+        ("Node", ["sshHost", "sshPort", "sshUser", "hostKey"], ["name"]),
+        ("SshProxy", ["host", "port", "user", "hostKey"], []),
+        ("NodeGroup", [], ["name", "nodes", "gpusPerNode", "preflight"]),
+    ],
+)
+def test_a_machines_connection_may_be_an_output_and_what_names_resources_may_not(where, may_be_outputs, plain):
+    properties = SCHEMA["types"][f"{PACKAGE}:index:{where}"]["properties"]
+    assert [name for name in may_be_outputs if properties[name].get("plain")] == [], f"{where}: {properties}"
+    assert [name for name in plain if not properties[name].get("plain")] == [], f"{where}: {properties}"
+
+
 @pytest.mark.parametrize("component", COMPONENTS)
 def test_each_component_is_a_component_with_one_paragraph_of_description(component):
     resource = SCHEMA["resources"][component]

@@ -18,7 +18,6 @@ from gpu_nodes.preflight.command import (
     SCRIPT_DIR,
     connection,
     parse_report,
-    passing_report,
     preflight_arguments,
     preflight_command,
     preflight_script,
@@ -28,6 +27,7 @@ from gpu_nodes.preflight.command import (
     script_root,
     triggers,
 )
+from gpu_nodes.preflight.report import passing_report
 from tests.factories import HOST_KEY, group
 from tests.pulumi_mocks import ROOT, run_component
 from tests.specs import group_spec

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_nodes.preflight.command import passing_report
 from gpu_nodes.preflight.facts import (
     GpuFacts,
     annotation,
@@ -14,6 +13,7 @@ from gpu_nodes.preflight.facts import (
     from_annotation,
     product_label,
 )
+from gpu_nodes.preflight.report import passing_report
 
 SXM = GpuFacts(models=("NVIDIA H100 80GB HBM3",), memory_mib=(81559,), count=8, driver_version="550.54.15", cuda_version="12.4")
 PCIE = GpuFacts(models=("NVIDIA H100 PCIe",), memory_mib=(81559,), count=8)

@@ -4,9 +4,9 @@ the device plugin, what its Jobs and readiness checks take, and what its tenants
 from __future__ import annotations
 
 from gpu_nodes.manifests.dra_driver import APP_NAME as DRA_APP_NAME
-from gpu_nodes.preflight.command import passing_report
+from gpu_nodes.preflight.report import passing_report
 from tests.factories import group, stack_config
-from tests.pulumi_mocks import READINESS_TYPE, TAINTS_TYPE, run_component, run_program
+from tests.pulumi_mocks import READINESS_TYPE, TAINTS_TYPE, Recorder, run_component, run_program
 
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 JOB = "kubernetes:batch/v1:Job"
@@ -63,6 +63,14 @@ def test_each_readiness_check_asks_the_slices_for_the_gpus_preflight_found():
         assert check.inputs.get("expectedGpus") is None, check.urn
     for taints in run.of_type(TAINTS_TYPE):
         assert taints.inputs["gpuDevices"] == expected, taints.urn
+
+
+def test_a_machine_not_yet_checked_has_reported_no_gpu_for_the_slices_to_list():
+    run = run_component(dra_group(), recorder=Recorder(unchecked={"h100-node-1"}))
+    expected = [{"uuid": g["uuid"], "model": g["name"]} for g in passing_report()["gpus"]]
+    for resource in [*run.of_type(READINESS_TYPE), *run.of_type(TAINTS_TYPE)]:
+        devices = [] if "-h100-node-1-" in resource.name else expected
+        assert resource.inputs["gpuDevices"] == devices, resource.urn
 
 
 def test_the_coexistence_check_expects_the_drivers_slices_on_dra_nodes_only():

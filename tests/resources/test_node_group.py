@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import pytest
 
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.manifests.verification import verification_jobs
-from gpu_nodes.preflight.command import passing_report
+from gpu_nodes.preflight.report import passing_report
 from gpu_nodes.proof.checklist import CHECKLIST_ITEMS
 from gpu_nodes.resources.arguments import STACK_LABEL_ALLOWED
 from gpu_nodes.resources.namespaces import SharedNamespace
 from gpu_nodes.resources.node_group import TYPE, GpuNodeGroup, GpuNodeGroupArgs
-from gpu_nodes.vocabulary import FACTS_ANNOTATION, GATE, GROUP_LABEL
+from gpu_nodes.vocabulary import FACTS_ANNOTATION, GATE, GFD_COUNT_LABEL, GFD_PRODUCT_LABEL, GROUP_LABEL
 from tests.factories import group
 from tests.pulumi_mocks import (
     DYNAMIC_PROVIDER_TYPE,
@@ -338,11 +337,28 @@ def test_outputs_report_each_node():
 
 
 def test_outputs_show_failed_checks_from_the_report():
-    failed = {**passing_report(), "ok": False, "checks": [{"name": "driver", "ok": False, "detail": "no driver"}]}
-    run = run_component(group("a100"), recorder=Recorder(preflight_stdout=lambda _inputs: json.dumps(failed)))
+    run = run_component(group("a100"), recorder=Recorder(failing={"a100-node-1": "driver"}))
     report = run.resolve(run.globals["component"].nodes)
     assert report["a100-node-1"]["preflight"]["passed"] is False, report
     assert report["a100-node-1"]["preflight"]["failedChecks"] == ["driver"], report
+    assert report["a100-node-2"]["preflight"]["passed"] is True, report
+
+
+def test_a_machine_not_yet_checked_has_no_gpu_facts_and_its_report_says_so():
+    """Its preflight's stdout holds no report (Pulumi's mocks answer None): the node is marked and
+    proven as one whose facts are not known, and its machine beside it is read as before."""
+    run = run_component(group("a100"), recorder=Recorder(unchecked={"a100-node-1"}))
+    patches = {p.name: p.inputs["metadata"] for p in run.of_type(NODE_PATCH)}
+    unchecked, checked = patches["a100-a100-node-1-labels"], patches["a100-a100-node-2-labels"]
+    assert unchecked["labels"][GROUP_LABEL] == "a100", unchecked
+    assert not {GFD_PRODUCT_LABEL, GFD_COUNT_LABEL} & set(unchecked["labels"]), unchecked
+    assert FACTS_ANNOTATION not in (unchecked.get("annotations") or {}), unchecked
+    assert FACTS_ANNOTATION in checked["annotations"] and {GFD_PRODUCT_LABEL, GFD_COUNT_LABEL} <= set(checked["labels"]), checked
+    facts = {c.name: c.inputs.get("gpuFacts") for c in readiness_checks(run)}
+    assert facts["a100-a100-node-1-readiness"] is None and facts["a100-a100-node-2-readiness"], facts
+    report = run.resolve(run.globals["component"].nodes)
+    assert report["a100-node-1"]["preflight"] == {"checked": False}, report
+    assert report["a100-node-2"]["preflight"]["passed"] is True, report
 
 
 def test_the_device_plugin_waits_for_its_service_account_in_its_namespace():

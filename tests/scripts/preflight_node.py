@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_nodes.preflight.command import SCRIPT_DIR, preflight_script, remote_dir
+from gpu_nodes.preflight.report import CHECKS
 from tests.sshd import fakehost
 
 # The script as every machine gets it: gpu_nodes/scripts/preflight/*.sh, joined.
@@ -38,31 +39,8 @@ BASH = shutil.which("bash") or "/bin/bash"
 SYSTEM_TOOLS = ("bash", "cat", "mktemp", "rm", "sleep", "timeout")
 # What the component's command lines use besides SYSTEM_TOOLS; only run_command_line() adds them.
 COMMAND_LINE_TOOLS = ("sha256sum",)
-CHECK_NAMES = [
-    "driver",
-    "gpu-count",
-    "gpu-model",
-    "driver-version",
-    "driver-advisories",
-    "cuda",
-    "mig",
-    "fabric",
-    "gpu-health",
-    "container-toolkit",
-    "runtime",
-    "runtime-entry",
-    "cdi",
-    "cdi-generation",
-    "isolation",
-    "dev-char-links",
-    "device-plugin-socket",
-    "kubelet-feature-gates",
-    "dra-kubelet",
-    "dra-driver-version",
-    "dra-toolkit",
-    "dra-cdi",
-    "dra-feature-gates",
-]
+# Every check, in the order the report lists them: the package's list, held to the script here.
+CHECK_NAMES = list(CHECKS)
 GPU_LINES = (
     "0, NVIDIA A100-SXM4-80GB, GPU-11111111-2222-3333-4444-555555555555, 550.54.15, 81920\n"
     "1, NVIDIA A100-SXM4-80GB, GPU-66666666-7777-8888-9999-000000000000, 550.54.15, 81920\n"
