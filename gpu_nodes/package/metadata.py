@@ -11,6 +11,7 @@ name equal to the name, the types and `language` options it sets itself
 
 from __future__ import annotations
 
+import importlib.metadata
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,19 +21,20 @@ from urllib.parse import urlsplit
 # repository and the Go SDK's import path follow it.
 REPOSITORY = "https://example.com/gpu-nodes"
 
-# As pyproject.toml's `description` (tests/package/test_schema.py holds them together).
-DESCRIPTION = (
-    "Bring GPU machines, already joined to a Kubernetes cluster, into service for GPU workloads, and prove that they work."
-)
+# pyproject.toml's description, licence and keywords, as the installed distribution has them (its
+# metadata, read as gpu_nodes/package/provider.py reads the version): one place for both indexes.
+_DISTRIBUTION = importlib.metadata.metadata("gpu-nodes")
+DESCRIPTION: str = _DISTRIBUTION["Summary"]
+# The keywords a Pulumi registry files a component package under, before the distribution's own.
+REGISTRY_KEYWORDS = ["kind/component", "category/infrastructure"]
 
 PACKAGE_METADATA: dict[str, Any] = {
     "displayName": "GPU Nodes",
     "description": DESCRIPTION,
-    # `kind/component` and `category/...` are the keywords a Pulumi registry files a package under.
-    "keywords": ["pulumi", "kind/component", "category/infrastructure", "kubernetes", "nvidia", "gpu"],
+    "keywords": [*REGISTRY_KEYWORDS, *_DISTRIBUTION["Keywords"].split(",")],
     "homepage": REPOSITORY,
     "repository": REPOSITORY,
-    "license": "Apache-2.0",
+    "license": _DISTRIBUTION["License-Expression"],
     "publisher": "gpu-nodes",
 }
 

@@ -268,11 +268,12 @@ def test_the_go_sdk_gets_input_structs_for_the_plain_object_types():
     assert SCHEMA["language"]["go"].get("generateExtraInputTypes") is True, SCHEMA["language"]["go"]
 
 
-def test_the_package_is_described_for_a_registry():
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert SCHEMA["description"] == pyproject["project"]["description"], "gpu_nodes/package/metadata.py DESCRIPTION"
-    assert {"kind/component", "category/infrastructure", "kubernetes", "nvidia", "gpu"} <= set(SCHEMA["keywords"])
-    assert SCHEMA["license"] == "Apache-2.0", SCHEMA["license"]
+def test_the_package_is_described_for_a_registry_as_pyproject_describes_the_distribution():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert SCHEMA["description"] == project["description"], "reinstall gpu-nodes: its metadata is not pyproject.toml's"
+    assert SCHEMA["keywords"] == ["kind/component", "category/infrastructure", *project["keywords"]], SCHEMA["keywords"]
+    assert {"kubernetes", "nvidia", "gpu"} <= set(SCHEMA["keywords"]), SCHEMA["keywords"]
+    assert SCHEMA["license"] == project["license"] == "Apache-2.0", SCHEMA["license"]
     assert SCHEMA["homepage"] == SCHEMA["repository"] == REPOSITORY, (SCHEMA["homepage"], SCHEMA["repository"])
     assert SCHEMA["publisher"] and SCHEMA["displayName"] not in ("", PACKAGE), SCHEMA["displayName"]
 
