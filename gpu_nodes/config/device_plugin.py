@@ -48,9 +48,13 @@ MIG_PROFILE_FORMS = (
 ALL_XIDS = "all"
 # The largest XID the plugin reads: strconv.ParseUint(…, 10, 64) in newHealthCheckXIDs; it skips others.
 _MAX_XID = 2**64 - 1
-_TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
+# A toleration's keys and operators, as the pod spec takes them (core/v1 Toleration).
+TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
+TOLERATION_OPERATORS = ("Equal", "Exists")
 _QUANTITY = re.compile(r"[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?")
 _RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage")
+# A container's resources, as the pod spec takes them: each a map of resource name to quantity.
+RESOURCE_PARTS = ("requests", "limits")
 
 
 def mig_profile_problem(profile: Any) -> str | None:
@@ -105,8 +109,8 @@ def read_tolerations(problems: Problems, key: str, raw: Any) -> tuple[dict[str, 
     found: list[dict[str, Any]] = []
     for index, item in enumerate(raw):
         here = f"{key}[{index}]"
-        if not isinstance(item, dict) or not item or set(item) - set(_TOLERATION_KEYS):
-            problems.add(here, item, f"expected an object with {', '.join(_TOLERATION_KEYS)}")
+        if not isinstance(item, dict) or not item or set(item) - set(TOLERATION_KEYS):
+            problems.add(here, item, f"expected an object with {', '.join(TOLERATION_KEYS)}")
             continue
         problem = _toleration_problem(item)
         if problem:
@@ -118,8 +122,8 @@ def read_tolerations(problems: Problems, key: str, raw: Any) -> tuple[dict[str, 
 
 def _toleration_problem(item: dict[str, Any]) -> str | None:
     operator = item.get("operator", "Equal")
-    if operator not in ("Equal", "Exists"):
-        return "expected operator Equal or Exists"
+    if operator not in TOLERATION_OPERATORS:
+        return f"expected operator {' or '.join(TOLERATION_OPERATORS)}"
     if "key" in item and not (isinstance(item["key"], str) and is_label_key(item["key"])):
         return "expected a label key as key"
     if "key" not in item and operator != "Exists":
@@ -147,11 +151,11 @@ def read_resources(problems: Problems, key: str, raw: Any) -> dict[str, dict[str
     """`{requests: {...}, limits: {...}}` with quantities as strings."""
     if not raw:
         return {}
-    if not isinstance(raw, dict) or set(raw) - {"requests", "limits"}:
+    if not isinstance(raw, dict) or set(raw) - set(RESOURCE_PARTS):
         problems.add(key, raw, 'expected {requests: {cpu: "50m", memory: 64Mi}, limits: {memory: 128Mi}}')
         return {}
     resources: dict[str, dict[str, str]] = {}
-    for part in ("requests", "limits"):
+    for part in RESOURCE_PARTS:
         values = raw.get(part)
         if values is None:
             continue
@@ -258,7 +262,7 @@ class DevicePluginSpec:
         "`[{key: example.com/dedicated, operator: Exists}]`",
         default=None,
         default_text="none",
-        annotation="list[dict[str, Any]]",
+        annotation="list[Toleration]",
         parse=read_tolerations,
     )
     resources: dict[str, dict[str, str]] = setting(
@@ -268,7 +272,7 @@ class DevicePluginSpec:
         "the plugin container's `requests` and `limits`, e.g. `{requests: {cpu: 50m, memory: 64Mi}}`",
         default=None,
         default_text="none (upstream's)",
-        annotation="dict[str, dict[str, str]]",
+        annotation="ResourceRequirements",
         parse=read_resources,
     )
     health_checks: bool = setting(
@@ -287,7 +291,7 @@ class DevicePluginSpec:
         default=None,
         default_text="`1` (Kubernetes')",
         check=COUNT_OR_PERCENT,
-        annotation="Any",
+        annotation="int | str",
     )
     ignored_xids: tuple[int, ...] = setting(
         "ignoredXids",
@@ -308,7 +312,7 @@ class DevicePluginSpec:
         "`ignoredXids` would; `all` for every XID (`DP_ENABLE_HEALTHCHECKS`, plugin v0.18+)",
         default=None,
         default_text="none",
-        annotation="Any",
+        annotation="list[int] | str",
         parse=read_enabled_xids,
     )
     driver_root: str = setting(
