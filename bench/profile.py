@@ -1,0 +1,293 @@
+"""Where a drift check's core-seconds go: one stack of N nodes on the local cluster, then the two
+commands `gpu-nodes fleet drift` runs on it, `pulumi preview --expect-no-changes` and `pulumi
+refresh --preview-only --expect-no-changes`.
+
+    .venv/bin/python -m bench.profile --nodes 100            # about 10 minutes; run it alone
+
+Each command runs twice on the same deployed stack: once bare, its processes' CPU time read from
+/proc (the CLI, the program, each provider, and the cluster's own processes, which are no child of
+the CLI), and once under py-spy (`record --subprocesses --nonblocking`), for where the Python
+processes (the program and the dynamic providers) spend theirs, by function and by package. Prints
+Markdown tables; progress goes to stderr. The stack, cluster and fake machines are the engine
+bench's (bench/harness.py), and are stopped when it ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.harness import BACKEND, CLUSTER_COMMS, ROOT, SAMPLE_SECONDS, STACK, Bench, cpu_seconds
+from tools.local.environment import FILE_BACKEND_QUERY, local_environment
+
+# What `gpu-nodes fleet drift` runs on each stack (gpu_nodes/cli/orchestrate.py).
+DRIFT_COMMANDS = {
+    "preview": ("preview", "--expect-no-changes"),
+    "refresh --preview-only": ("refresh", "--preview-only", "--expect-no-changes"),
+}
+SPY_RATE = 100  # samples per second; a sample of a busy thread is 1/SPY_RATE CPU seconds
+TOP_FUNCTIONS = 12
+
+
+def part(comm: str, cmdline: str) -> str | None:
+    """Which part of a Pulumi run a process is, finer than bench/harness.py's roles."""
+    if comm == "pulumi":
+        return "CLI"
+    if "pulumi-language-python-exec" in cmdline:
+        return "program"
+    if "pulumi-resource-kubernetes" in cmdline:
+        return "kubernetes provider"
+    if "pulumi-resource-command" in cmdline:
+        return "command provider"
+    # The dynamic providers' plugin runs `python -m pulumi.dynamic` (the SDK's pulumi-resource-pulumi-python).
+    if "-m pulumi.dynamic" in cmdline or "pulumi-resource-pulumi-python" in cmdline:
+        return "dynamic providers"
+    if comm.startswith("pulumi-language"):
+        return "language host"
+    return None
+
+
+def cluster_part(comm: str) -> str | None:
+    return next((f"cluster: {name}" for name in CLUSTER_COMMS if comm.startswith(name)), None)
+
+
+def _processes() -> dict[int, tuple[int, str, str]]:
+    """Every process: its parent, command name and command line."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry.name}/stat").read_text()
+            comm = Path(f"/proc/{entry.name}/comm").read_text().strip()
+            cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        found[int(entry.name)] = (int(stat.rsplit(")", 1)[1].split()[1]), comm, cmdline)
+    return found
+
+
+def _below(root: int, processes: dict[int, tuple[int, str, str]]) -> set[int]:
+    below, todo = {root}, [root]
+    while todo:
+        parent = todo.pop()
+        for pid, (ppid, _, _) in processes.items():
+            if ppid == parent and pid not in below:
+                below.add(pid)
+                todo.append(pid)
+    return below
+
+
+class CpuSampler(threading.Thread):
+    """CPU seconds per part: the command's own tree (each process's last reading before it ended;
+    the last SAMPLE_SECONDS of a process are missed) and the cluster's processes (the difference
+    over the command)."""
+
+    def __init__(self, root: int) -> None:
+        super().__init__(daemon=True)
+        self.root = root
+        self.cpu: dict[int, tuple[str, float]] = {}
+        self.cluster_before = self._cluster()
+        self.done = threading.Event()
+
+    @staticmethod
+    def _cluster() -> dict[int, tuple[str, float]]:
+        readings = {}
+        for pid, (_, comm, _) in _processes().items():
+            which = cluster_part(comm)
+            if which:
+                try:
+                    readings[pid] = (which, cpu_seconds(Path(f"/proc/{pid}/stat").read_text()))
+                except OSError:
+                    continue
+        return readings
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            processes = _processes()
+            for pid in _below(self.root, processes):
+                which = part(processes[pid][1], processes[pid][2])
+                if which:
+                    try:
+                        self.cpu[pid] = (which, cpu_seconds(Path(f"/proc/{pid}/stat").read_text()))
+                    except OSError:
+                        continue
+            self.done.wait(SAMPLE_SECONDS)
+
+    def by_part(self) -> dict[str, float]:
+        totals: dict[str, float] = {}
+        for which, seconds in self.cpu.values():
+            totals[which] = totals.get(which, 0.0) + seconds
+        for pid, (which, seconds) in self._cluster().items():
+            totals[which] = totals.get(which, 0.0) + seconds - self.cluster_before.get(pid, (which, 0.0))[1]
+        return totals
+
+
+@dataclass
+class Profiled:
+    """One command: its wall time, CPU seconds per part, and py-spy's samples per Python part."""
+
+    name: str
+    wall_s: float = 0.0
+    cpu_s: dict[str, float] = field(default_factory=dict)
+    # part -> (function, file) -> samples as the innermost frame; part -> package -> samples anywhere on the stack
+    own: dict[str, Counter[str]] = field(default_factory=dict)
+    packages: dict[str, Counter[str]] = field(default_factory=dict)
+    samples: Counter[str] = field(default_factory=Counter)
+
+
+def run_counted(bench: Bench, args: Sequence[str], result: Profiled) -> None:
+    command = ["pulumi", *args, "--stack", STACK, "--non-interactive"]
+    started = time.perf_counter()
+    proc = subprocess.Popen(command, cwd=ROOT, env=bench.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sampler = CpuSampler(proc.pid)
+    sampler.start()
+    output, _ = proc.communicate()
+    result.wall_s = time.perf_counter() - started
+    sampler.done.set()
+    sampler.join()
+    result.cpu_s = sampler.by_part()
+    if proc.returncode != 0:
+        raise RuntimeError(f"pulumi {' '.join(args)} exited {proc.returncode}:\n{output[-4000:]}")
+
+
+_FRAME = re.compile(r"^(?P<function>.*) \((?P<file>[^()]*):\d+\)$")
+
+
+def package_of(path: str) -> str:
+    """What a frame's file belongs to: a package of the virtualenv, gpu-nodes, or the standard library."""
+    if "site-packages/" in path:
+        return path.split("site-packages/", 1)[1].split("/", 1)[0].removesuffix(".py")
+    if "/gpu_nodes/" in path or path.startswith("gpu_nodes/"):
+        return "gpu_nodes"
+    if "/lib/python3" in path:
+        return "stdlib: " + path.split("/lib/python3", 1)[1].split("/", 2)[1].removesuffix(".py")
+    if path.startswith("<frozen "):
+        return "stdlib: " + path.removeprefix("<frozen ").removesuffix(">").split(".")[0]
+    return Path(path).name
+
+
+def read_spy(raw: str, which: str, result: Profiled) -> None:
+    """py-spy's raw output of one process of `which` part: `frame;frame;... count` per stack."""
+    for line in raw.splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not count_text.isdigit():
+            continue
+        count = int(count_text)
+        code = [m for f in stack.split(";") if (m := _FRAME.match(f))]
+        result.samples[which] += count
+        if code:
+            innermost = code[-1]
+            result.own.setdefault(which, Counter())[f"{innermost['function']} ({package_of(innermost['file'])})"] += count
+        for package in {package_of(m["file"]) for m in code}:
+            result.packages.setdefault(which, Counter())[package] += count
+
+
+SPIED_PARTS = ("program", "dynamic providers")
+
+
+def run_spied(bench: Bench, args: Sequence[str], result: Profiled, spy: Path) -> None:
+    """The command with py-spy attached to each of its Python processes as it starts (py-spy's own
+    --subprocesses polls too slowly for a program that runs a few seconds)."""
+    command = ["pulumi", *args, "--stack", STACK, "--non-interactive"]
+    proc = subprocess.Popen(command, cwd=ROOT, env=bench.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    spies: list[tuple[str, subprocess.Popen[str], Path]] = []
+    seen: set[int] = set()
+    with tempfile.TemporaryDirectory() as scratch:
+        while proc.poll() is None:
+            processes = _processes()
+            for pid in _below(proc.pid, processes) - seen:
+                seen.add(pid)
+                which = part(processes[pid][1], processes[pid][2])
+                if which in SPIED_PARTS:
+                    out = Path(scratch) / f"{pid}.txt"
+                    record = [str(spy), "record", "--pid", str(pid), "--nonblocking", "--full-filenames", "--format", "raw"]
+                    record += ["--rate", str(SPY_RATE), "--output", str(out)]
+                    spying = subprocess.Popen(record, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+                    spies.append((which, spying, out))
+            time.sleep(0.02)
+        output = proc.stdout.read() if proc.stdout else ""
+        for which, spy_proc, out in spies:
+            spy_proc.wait(timeout=60)
+            if out.exists():
+                read_spy(out.read_text(), which, result)
+    if proc.returncode != 0:
+        raise RuntimeError(f"pulumi {' '.join(args)} exited {proc.returncode}:\n{output[-4000:]}")
+
+
+def cpu_table(results: Sequence[Profiled]) -> str:
+    parts = sorted({p for r in results for p in r.cpu_s}, key=lambda p: (p.startswith("cluster"), p))
+    lines = ["| part | " + " | ".join(f"{r.name} CPU s" for r in results) + " |", "|---|" + "---|" * len(results)]
+    for which in parts:
+        lines.append(f"| {which} | " + " | ".join(f"{r.cpu_s.get(which, 0.0):.1f}" for r in results) + " |")
+    lines.append("| **all** | " + " | ".join(f"**{sum(r.cpu_s.values()):.1f}**" for r in results) + " |")
+    lines.append("| wall s | " + " | ".join(f"{r.wall_s:.1f}" for r in results) + " |")
+    return "\n".join(lines)
+
+
+def function_table(result: Profiled) -> str:
+    lines = [f"{result.name}, py-spy at {SPY_RATE} samples/s (a busy thread's sample is {1 / SPY_RATE:.2f} CPU s):", ""]
+    for which, total in result.samples.most_common():
+        seconds = total / SPY_RATE
+        lines += [f"**{which}**: {total} samples, about {seconds:.1f} CPU s", ""]
+        lines += ["| package (anywhere on the stack) | share |", "|---|---|"]
+        lines += [f"| {name} | {n / total:.0%} |" for name, n in result.packages.get(which, Counter()).most_common(8)]
+        lines += ["", "| function (innermost) | share |", "|---|---|"]
+        lines += [f"| `{name}` | {n / total:.0%} |" for name, n in result.own.get(which, Counter()).most_common(TOP_FUNCTIONS)]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=100, help="nodes in the stack (default 100)")
+    parser.add_argument("--preflight", choices=("on", "off"), default="off", help="as the fleet's 100-node stacks: off")
+    args = parser.parse_args(argv)
+    spy = Path(sys.executable).with_name("py-spy")
+    if not spy.exists():
+        parser.error(f"{spy} is missing: tools/setup.sh installs it (requirements-dev.txt)")
+    started = time.perf_counter()
+
+    def log(message: str) -> None:
+        print(f"[profile {time.perf_counter() - started:6.0f}s] {message}", file=sys.stderr, flush=True)
+
+    bench = Bench(local_environment(BACKEND), log)
+    bench.env["PULUMI_BACKEND_URL"] = f"file://{BACKEND}?{FILE_BACKEND_QUERY}"
+    preflight = args.preflight == "on"
+    results = []
+    try:
+        bench.fresh_environment(args.nodes + 1, preflight)
+        bench.configure(args.nodes, preflight)
+        bench.pulumi("up", "--yes", "--skip-preview")
+        log(f"deployed {args.nodes} nodes")
+        for name, command in DRIFT_COMMANDS.items():
+            result = Profiled(name)
+            run_counted(bench, command, result)
+            log(f"{name}: {result.wall_s:.1f} s, {sum(result.cpu_s.values()):.1f} CPU s")
+            run_spied(bench, command, result, spy)
+            results.append(result)
+        bench.pulumi("destroy", "--yes", "--skip-preview")
+    finally:
+        bench.teardown_environment()
+    print(f"drift check of one stack, {args.nodes} nodes, preflight {args.preflight}, ", end="")
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores")
+    print(f"engine parts: {bench.env.get('GPU_NODES_ENGINE_PARTS', 'unknown')}\n")
+    print(cpu_table(results))
+    for result in results:
+        print()
+        print(function_table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
