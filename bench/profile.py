@@ -200,10 +200,12 @@ def run_spied(bench: Bench, args: Sequence[str], result: Profiled, spy: Path) ->
     """The command with py-spy attached to each of its Python processes as it starts (py-spy's own
     --subprocesses polls too slowly for a program that runs a few seconds)."""
     command = ["pulumi", *args, "--stack", STACK, "--non-interactive"]
-    proc = subprocess.Popen(command, cwd=ROOT, env=bench.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     spies: list[tuple[str, subprocess.Popen[str], Path]] = []
     seen: set[int] = set()
     with tempfile.TemporaryDirectory() as scratch:
+        # Into a file, not a pipe: nothing reads a pipe while the loop below watches the processes.
+        log = (Path(scratch) / "pulumi.log").open("w+")
+        proc = subprocess.Popen(command, cwd=ROOT, env=bench.env, stdout=log, stderr=subprocess.STDOUT, text=True)
         while proc.poll() is None:
             processes = _processes()
             for pid in _below(proc.pid, processes) - seen:
@@ -211,12 +213,16 @@ def run_spied(bench: Bench, args: Sequence[str], result: Profiled, spy: Path) ->
                 which = part(processes[pid][1], processes[pid][2])
                 if which in SPIED_PARTS:
                     out = Path(scratch) / f"{pid}.txt"
-                    record = [str(spy), "record", "--pid", str(pid), "--nonblocking", "--full-filenames", "--format", "raw"]
+                    # --gil: only the thread that holds the GIL, so that a sample is Python at work, not a
+                    # thread waiting on a future, a lock or the network.
+                    record = [str(spy), "record", "--pid", str(pid), "--nonblocking", "--gil", "--full-filenames"]
+                    record += ["--format", "raw"]
                     record += ["--rate", str(SPY_RATE), "--output", str(out)]
                     spying = subprocess.Popen(record, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
                     spies.append((which, spying, out))
             time.sleep(0.02)
-        output = proc.stdout.read() if proc.stdout else ""
+        log.seek(0)
+        output = log.read()
         for which, spy_proc, out in spies:
             spy_proc.wait(timeout=60)
             if out.exists():
@@ -236,7 +242,7 @@ def cpu_table(results: Sequence[Profiled]) -> str:
 
 
 def function_table(result: Profiled) -> str:
-    lines = [f"{result.name}, py-spy at {SPY_RATE} samples/s (a busy thread's sample is {1 / SPY_RATE:.2f} CPU s):", ""]
+    lines = [f"{result.name}, py-spy at {SPY_RATE} samples/s of the thread holding the GIL ({1 / SPY_RATE:.2f} s each):", ""]
     for which, total in result.samples.most_common():
         seconds = total / SPY_RATE
         lines += [f"**{which}**: {total} samples, about {seconds:.1f} CPU s", ""]
