@@ -78,6 +78,9 @@ def _processes() -> dict[int, tuple[int, str, str]]:
 
 
 def _below(root: int, processes: dict[int, tuple[int, str, str]]) -> set[int]:
+    """`root` and its descendants, those of them that are still running."""
+    if root not in processes:
+        return set()
     below, todo = {root}, [root]
     while todo:
         parent = todo.pop()
