@@ -146,6 +146,8 @@ class Profiled:
     # part -> (function, file) -> samples as the innermost frame; part -> package -> samples anywhere on the stack
     own: dict[str, Counter[str]] = field(default_factory=dict)
     packages: dict[str, Counter[str]] = field(default_factory=dict)
+    # part -> gpu-nodes' own function -> samples with it anywhere on the stack (where our code leads the work)
+    ours: dict[str, Counter[str]] = field(default_factory=dict)
     samples: Counter[str] = field(default_factory=Counter)
 
 
@@ -194,6 +196,8 @@ def read_spy(raw: str, which: str, result: Profiled) -> None:
             result.own.setdefault(which, Counter())[f"{innermost['function']} ({package_of(innermost['file'])})"] += count
         for package in {package_of(m["file"]) for m in code}:
             result.packages.setdefault(which, Counter())[package] += count
+        for function in {f"{m['function']} ({Path(m['file']).name})" for m in code if package_of(m["file"]) == "gpu_nodes"}:
+            result.ours.setdefault(which, Counter())[function] += count
 
 
 SPIED_PARTS = ("program", "dynamic providers")
@@ -253,6 +257,9 @@ def function_table(result: Profiled) -> str:
         lines += [f"| {name} | {n / total:.0%} |" for name, n in result.packages.get(which, Counter()).most_common(8)]
         lines += ["", "| function (innermost) | share |", "|---|---|"]
         lines += [f"| `{name}` | {n / total:.0%} |" for name, n in result.own.get(which, Counter()).most_common(TOP_FUNCTIONS)]
+        if which in result.ours:
+            lines += ["", "| gpu-nodes function (anywhere on the stack) | share |", "|---|---|"]
+            lines += [f"| `{name}` | {n / total:.0%} |" for name, n in result.ours[which].most_common(TOP_FUNCTIONS)]
         lines.append("")
     return "\n".join(lines)
 
