@@ -23,7 +23,7 @@ class Node(TypedDict):
     "SSH port; from a program, may be another resource's output, checked when it resolves. Default: `22`."
     sshUser: NotRequired[pulumi.Input[str]]
     (
-        'SSH user: `root` (see "Privileges"); from a program, may be another resource\'s output, checked when '
+        "SSH user: `root` (see \"Privileges\"); from a program, may be another resource's output, checked when "
         "it resolves. Required with preflight."
     )
     hostKey: NotRequired[pulumi.Input[str]]
@@ -38,19 +38,29 @@ class DevicePlugin(TypedDict):
     "The group's NVIDIA device plugin DaemonSet."
 
     image: NotRequired[str]
-    "Pinned by tag (not `latest`) or digest. Default: `nvcr.io/nvidia/k8s-device-plugin:v0.20.0`."
+    (
+        "Pinned by tag (not `latest`) or digest; a release NVIDIA's advisories name for the strategy the "
+        "group uses is refused unless `acceptAdvisories` names its CVEs (see \"Device plugin advisories\"). "
+        "Default: `nvcr.io/nvidia/k8s-device-plugin:v0.20.1`."
+    )
+    acceptAdvisories: NotRequired[list[str]]
+    (
+        "NVIDIA's device plugin advisories accepted as a risk for this group's `image`, e.g. "
+        "`[CVE-2025-23266, CVE-2025-23267]`: a plugin open only to these is deployed, and a warning names "
+        "them. Default: none."
+    )
     namespace: NotRequired[str]
     "Shared by groups; Pod Security `privileged` (the plugin mounts hostPath). Default: `nvidia-device-plugin`."
     migStrategy: NotRequired[str]
-    'The plugin\'s MIG strategy; `mixed` needs `verification.migResources` (see "MIG"). Default: `none`.'
+    "The plugin's MIG strategy; `mixed` needs `verification.migResources` (see \"MIG\"). Default: `none`."
     timeSlicingReplicas: NotRequired[int]
     "Share each GPU N ways. Default: `1` (off)."
     failOnInitError: NotRequired[bool]
     "The plugin's own default: exit when no GPU can be initialised. Default: `true`."
     migDevices: NotRequired[dict[str, int]]
     (
-        'The MIG devices each GPU is split into, e.g. `{"1g.10gb": 7}`: preflight counts them on each GPU and'
-        ' the readiness checks the exact count (see "MIG"). Default: the count is not checked.'
+        "The MIG devices each GPU is split into, e.g. `{\"1g.10gb\": 7}`: preflight counts them on each GPU and"
+        " the readiness checks the exact count (see \"MIG\"). Default: the count is not checked."
     )
     tolerations: NotRequired[list[dict[str, Any]]]
     (
@@ -58,18 +68,30 @@ class DevicePlugin(TypedDict):
         "example.com/dedicated, operator: Exists}]`. Default: none."
     )
     resources: NotRequired[dict[str, dict[str, str]]]
-    ("The plugin container's `requests` and `limits`, e.g. `{requests: {cpu: 50m, memory: 64Mi}}`. Default: none (upstream's).")
+    (
+        "The plugin container's `requests` and `limits`, e.g. `{requests: {cpu: 50m, memory: 64Mi}}`. "
+        "Default: none (upstream's)."
+    )
     healthChecks: NotRequired[bool]
-    ("The plugin's XID health checks; `false` (`DP_DISABLE_HEALTHCHECKS=all`) for passthrough or vGPU hosts. Default: `true`.")
+    (
+        "The plugin's XID health checks; `false` (`DP_DISABLE_HEALTHCHECKS=all`) for passthrough or vGPU "
+        "hosts. Default: `true`."
+    )
     imagePullPolicy: NotRequired[str]
     (
         "The plugin's `imagePullPolicy`; `Never` or `IfNotPresent` where images are loaded onto the machines "
         "(air-gapped). Default: Kubernetes' (`IfNotPresent` for a tag)."
     )
     maxUnavailable: NotRequired[Any]
-    ("How many nodes' plugin pods a rollout replaces at once (the DaemonSet's `maxUnavailable`). Default: `1` (Kubernetes').")
+    (
+        "How many nodes' plugin pods a rollout replaces at once (the DaemonSet's `maxUnavailable`). Default: "
+        "`1` (Kubernetes')."
+    )
     ignoredXids: NotRequired[list[int]]
-    ("XIDs that do not make a GPU unhealthy, beside the plugin's own list (`DP_DISABLE_HEALTHCHECKS=109,...`). Default: none.")
+    (
+        "XIDs that do not make a GPU unhealthy, beside the plugin's own list "
+        "(`DP_DISABLE_HEALTHCHECKS=109,...`). Default: none."
+    )
     enabledXids: NotRequired[Any]
     (
         "XIDs that make a GPU unhealthy although the plugin's own list ignores them (13, 31, 43, 45, 68, 109)"
@@ -80,7 +102,7 @@ class DevicePlugin(TypedDict):
     (
         "Where the NVIDIA driver is installed on the machines: `/`, or `/run/nvidia/driver` where the driver "
         "runs in a container (the GPU Operator's); with `gpuAccess: cdi` it is mounted at `/driver-root` for "
-        'the plugin\'s CDI specs (see "How tenants get their GPUs"). Default: `/`.'
+        "the plugin's CDI specs (see \"How tenants get their GPUs\"). Default: `/`."
     )
     cdiHookPath: NotRequired[str]
     (
@@ -107,7 +129,7 @@ class Verification(TypedDict):
     (
         "Pinned image whose own command runs a CUDA kernel (NVIDIA's CUDA sample `vectorAdd`), after "
         "`nvidia-smi`; the `cudaX.Y` in its tag is the CUDA version preflight weighs against the driver and "
-        'the toolkit mode (see "CUDA"). Default: '
+        "the toolkit mode (see \"CUDA\"). Default: "
         "`nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04`."
     )
     namespace: NotRequired[str]
@@ -121,7 +143,7 @@ class Verification(TypedDict):
     migResources: NotRequired[dict[str, int]]
     (
         "Only with `migStrategy: mixed`, and then required: MIG resource → devices per Job, e.g. "
-        '`{"nvidia.com/mig-1g.5gb": 1}`; one Job per resource, each count ≤ 7 × `gpusPerNode`. Default: none.'
+        "`{\"nvidia.com/mig-1g.5gb\": 1}`; one Job per resource, each count ≤ 7 × `gpusPerNode`. Default: none."
     )
     perNode: NotRequired[bool]
     "One Job per node and count, pinned to that node; `false`: per count, any node of the group. Default: `true`."
@@ -147,7 +169,10 @@ class SshProxy(TypedDict):
     user: pulumi.Input[str]
     "Its SSH user; from a program, may be another resource's output, checked when it resolves."
     hostKey: NotRequired[pulumi.Input[str]]
-    ("Its public host key; from a program, may be another resource's output, checked when it resolves. Default: none.")
+    (
+        "Its public host key; from a program, may be another resource's output, checked when it resolves. "
+        "Default: none."
+    )
 
 
 class Preflight(TypedDict):
@@ -168,17 +193,17 @@ class Preflight(TypedDict):
         "command); the default stays within a stock sshd's `MaxStartups`, also on a bastion. Default: `10`."
     )
     minDriver: NotRequired[str]
-    'Minimum driver version, e.g. `"550.54"`. Default: none.'
+    "Minimum driver version, e.g. `\"550.54\"`. Default: none."
     driverAdvisories: NotRequired[str]
     (
         "A driver open to one of NVIDIA's display-driver security bulletins, or on a branch NVIDIA no longer "
-        'patches, is named per node as a warning; `refuse` keeps such machines out (see "Driver advisories").'
+        "patches, is named per node as a warning; `refuse` keeps such machines out (see \"Driver advisories\")."
         " Default: `warn`."
     )
     minToolkit: NotRequired[str]
     (
         "A minimum NVIDIA Container Toolkit (`nvidia-ctk --version`) above the floor NVIDIA's advisories set;"
-        ' one below it is refused unless `acceptToolkitAdvisories` names every CVE it lets in (see "Toolkit '
+        " one below it is refused unless `acceptToolkitAdvisories` names every CVE it lets in (see \"Toolkit "
         "advisories\"). Default: `1.19.1`, the advisories' floor."
     )
     acceptToolkitAdvisories: NotRequired[list[str]]
@@ -194,12 +219,12 @@ class Preflight(TypedDict):
     become: NotRequired[str]
     (
         "Run the checks as root through `sudo -n` when `sshUser` is not root; the script is then copied to "
-        'the user\'s home (see "Privileges"). Default: none (log in as root).'
+        "the user's home (see \"Privileges\"). Default: none (log in as root)."
     )
     recheck: NotRequired[str]
     (
         "1-64 printable characters; a new value runs preflight again on every node of the group (see "
-        '"Re-check the machines"). Default: none.'
+        "\"Re-check the machines\"). Default: none."
     )
     sshTimeoutSeconds: NotRequired[int]
     (
@@ -215,19 +240,22 @@ class NodeGroup(TypedDict):
     name: str
     "DNS-1123 label; names the group's objects and its node label value."
     nodes: list[Node]
-    ("`{name, sshHost, sshPort, sshUser, hostKey}`; `name` is the Kubernetes node name; a node may belong to one group only.")
+    (
+        "`{name, sshHost, sshPort, sshUser, hostKey}`; `name` is the Kubernetes node name; a node may belong "
+        "to one group only."
+    )
     gpusPerNode: int
     "GPUs each node must expose."
     labels: NotRequired[dict[str, str]]
     (
         "Labels for every node (a map given here replaces the default); `gpu-nodes.dev/node-group` is added; "
         "keys under `kubernetes.io/`, `k8s.io/` (and their subdomains) and `gpu-nodes.dev/` are reserved. "
-        'Default: `{accelerator: nvidia, nvidia.com/gpu.present: "true"}`.'
+        "Default: `{accelerator: nvidia, nvidia.com/gpu.present: \"true\"}`."
     )
     taints: NotRequired[list[str]]
     (
         "`kubectl taint` syntax `key[=value]:Effect`; the same keys are reserved as for labels (the gate "
-        '`gpu-nodes.dev/unverified` is the stack\'s own). Default: `["nvidia.com/gpu=present:NoSchedule"]`.'
+        "`gpu-nodes.dev/unverified` is the stack's own). Default: `[\"nvidia.com/gpu=present:NoSchedule\"]`."
     )
     devicePlugin: NotRequired[DevicePlugin]
     "The group's NVIDIA device plugin DaemonSet. Default: `{}`."
@@ -241,7 +269,7 @@ class NodeGroup(TypedDict):
     (
         "How a tenant's pod gets its GPUs, and so what preflight requires and how the verification pods run: "
         "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
-        '(the plugin\'s `cdi-cri` strategy). See "How tenants get their GPUs". Default: `defaultRuntime` '
+        "(the plugin's `cdi-cri` strategy). See \"How tenants get their GPUs\". Default: `defaultRuntime` "
         "(`cdi` with allocator `dra`)."
     )
     isolation: NotRequired[str]
@@ -249,7 +277,7 @@ class NodeGroup(TypedDict):
         "Whether a pod may see GPUs it was not given: `default` keeps the container toolkit as it ships (a "
         "pod that sets `NVIDIA_VISIBLE_DEVICES=all`, as CUDA images do, sees every GPU under the nvidia "
         "runtime); `strict` needs NVIDIA's hardened toolkit settings, which preflight checks, and proves that"
-        ' a pod given no GPU sees none. See "How tenants get their GPUs". Default: `default`.'
+        " a pod given no GPU sees none. See \"How tenants get their GPUs\". Default: `default`."
     )
     gpuModel: NotRequired[str]
     (
@@ -259,7 +287,7 @@ class NodeGroup(TypedDict):
     allocator: NotRequired[str]
     (
         "Who hands out the group's GPUs: NVIDIA's device plugin (`nvidia.com/gpu`), or NVIDIA's DRA driver "
-        '(ResourceClaims of the DeviceClass `gpu.nvidia.com`). See "DRA". Default: `devicePlugin`.'
+        "(ResourceClaims of the DeviceClass `gpu.nvidia.com`). See \"DRA\". Default: `devicePlugin`."
     )
     gpuFeatureLabels: NotRequired[bool]
     (
@@ -276,11 +304,11 @@ class GpuFleetInputs(TypedDict):
     ssh_private_key: NotRequired[pulumi.Input[str]]
     "Private key for the machines (and the bastion). Required when any group runs preflight."
     insecure_skip_host_key_check: NotRequired[bool]
-    'Accept any SSH host key for nodes without `hostKey` (see "Host keys"). Default: `false`.'
+    "Accept any SSH host key for nodes without `hostKey` (see \"Host keys\"). Default: `false`."
     runtime_class: NotRequired[str]
     (
-        'The RuntimeClass the device plugin names, and tenants\' pods with `gpuAccess: runtimeClass`; `""` or '
-        '`false`: none (see "How tenants get their GPUs"). Default: `nvidia`.'
+        "The RuntimeClass the device plugin names, and tenants' pods with `gpuAccess: runtimeClass`; `\"\"` or "
+        "`false`: none (see \"How tenants get their GPUs\"). Default: `nvidia`."
     )
     create_runtime_class: NotRequired[bool]
     (
@@ -290,19 +318,19 @@ class GpuFleetInputs(TypedDict):
     existing_namespaces: NotRequired[list[str]]
     (
         "Namespaces the groups use that exist already: the stack puts its objects in them but never creates "
-        'or deletes them (see "Objects the stack did not create"). Default: none.'
+        "or deletes them (see \"Objects the stack did not create\"). Default: none."
     )
     hand_over: NotRequired[list[str]]
     (
         "Other NVIDIA device plugin or DRA driver installs allowed on the cluster, kept off this stack's "
-        'nodes: `<namespace>/<DaemonSet>`, `ClusterPolicy/<name>` or `GPUCluster/<name>` (see "Another device'
-        ' plugin on the cluster"). Default: none.'
+        "nodes: `<namespace>/<DaemonSet>`, `ClusterPolicy/<name>` or `GPUCluster/<name>` (see \"Another device"
+        " plugin on the cluster\"). Default: none."
     )
     image_pull_secret: NotRequired[pulumi.Input[str]]
     (
         "A registry login (`.dockerconfigjson`, as `docker login` writes `~/.docker/config.json`): the stack "
         "puts it in a Secret `gpu-nodes-pull` in each namespace it uses, before the pods that name it (see "
-        '"Private registries"). Default: none.'
+        "\"Private registries\"). Default: none."
     )
 
 
@@ -312,19 +340,22 @@ class GpuNodeGroupInputs(TypedDict):
     name: str
     "DNS-1123 label; names the group's objects and its node label value."
     nodes: list[Node]
-    ("`{name, sshHost, sshPort, sshUser, hostKey}`; `name` is the Kubernetes node name; a node may belong to one group only.")
+    (
+        "`{name, sshHost, sshPort, sshUser, hostKey}`; `name` is the Kubernetes node name; a node may belong "
+        "to one group only."
+    )
     gpusPerNode: int
     "GPUs each node must expose."
     labels: NotRequired[dict[str, str]]
     (
         "Labels for every node (a map given here replaces the default); `gpu-nodes.dev/node-group` is added; "
         "keys under `kubernetes.io/`, `k8s.io/` (and their subdomains) and `gpu-nodes.dev/` are reserved. "
-        'Default: `{accelerator: nvidia, nvidia.com/gpu.present: "true"}`.'
+        "Default: `{accelerator: nvidia, nvidia.com/gpu.present: \"true\"}`."
     )
     taints: NotRequired[list[str]]
     (
         "`kubectl taint` syntax `key[=value]:Effect`; the same keys are reserved as for labels (the gate "
-        '`gpu-nodes.dev/unverified` is the stack\'s own). Default: `["nvidia.com/gpu=present:NoSchedule"]`.'
+        "`gpu-nodes.dev/unverified` is the stack's own). Default: `[\"nvidia.com/gpu=present:NoSchedule\"]`."
     )
     devicePlugin: NotRequired[DevicePlugin]
     "The group's NVIDIA device plugin DaemonSet. Default: `{}`."
@@ -338,7 +369,7 @@ class GpuNodeGroupInputs(TypedDict):
     (
         "How a tenant's pod gets its GPUs, and so what preflight requires and how the verification pods run: "
         "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
-        '(the plugin\'s `cdi-cri` strategy). See "How tenants get their GPUs". Default: `defaultRuntime` '
+        "(the plugin's `cdi-cri` strategy). See \"How tenants get their GPUs\". Default: `defaultRuntime` "
         "(`cdi` with allocator `dra`)."
     )
     isolation: NotRequired[str]
@@ -346,7 +377,7 @@ class GpuNodeGroupInputs(TypedDict):
         "Whether a pod may see GPUs it was not given: `default` keeps the container toolkit as it ships (a "
         "pod that sets `NVIDIA_VISIBLE_DEVICES=all`, as CUDA images do, sees every GPU under the nvidia "
         "runtime); `strict` needs NVIDIA's hardened toolkit settings, which preflight checks, and proves that"
-        ' a pod given no GPU sees none. See "How tenants get their GPUs". Default: `default`.'
+        " a pod given no GPU sees none. See \"How tenants get their GPUs\". Default: `default`."
     )
     gpuModel: NotRequired[str]
     (
@@ -356,7 +387,7 @@ class GpuNodeGroupInputs(TypedDict):
     allocator: NotRequired[str]
     (
         "Who hands out the group's GPUs: NVIDIA's device plugin (`nvidia.com/gpu`), or NVIDIA's DRA driver "
-        '(ResourceClaims of the DeviceClass `gpu.nvidia.com`). See "DRA". Default: `devicePlugin`.'
+        "(ResourceClaims of the DeviceClass `gpu.nvidia.com`). See \"DRA\". Default: `devicePlugin`."
     )
     gpuFeatureLabels: NotRequired[bool]
     (
@@ -366,11 +397,11 @@ class GpuNodeGroupInputs(TypedDict):
     ssh_private_key: NotRequired[pulumi.Input[str]]
     "Private key for the machines (and the bastion). Required when any group runs preflight."
     insecure_skip_host_key_check: NotRequired[bool]
-    'Accept any SSH host key for nodes without `hostKey` (see "Host keys"). Default: `false`.'
+    "Accept any SSH host key for nodes without `hostKey` (see \"Host keys\"). Default: `false`."
     runtime_class: NotRequired[str]
     (
-        'The RuntimeClass the device plugin names, and tenants\' pods with `gpuAccess: runtimeClass`; `""` or '
-        '`false`: none (see "How tenants get their GPUs"). Default: `nvidia`.'
+        "The RuntimeClass the device plugin names, and tenants' pods with `gpuAccess: runtimeClass`; `\"\"` or "
+        "`false`: none (see \"How tenants get their GPUs\"). Default: `nvidia`."
     )
     create_runtime_class: NotRequired[bool]
     (
@@ -380,19 +411,19 @@ class GpuNodeGroupInputs(TypedDict):
     existing_namespaces: NotRequired[list[str]]
     (
         "Namespaces the groups use that exist already: the stack puts its objects in them but never creates "
-        'or deletes them (see "Objects the stack did not create"). Default: none.'
+        "or deletes them (see \"Objects the stack did not create\"). Default: none."
     )
     hand_over: NotRequired[list[str]]
     (
         "Other NVIDIA device plugin or DRA driver installs allowed on the cluster, kept off this stack's "
-        'nodes: `<namespace>/<DaemonSet>`, `ClusterPolicy/<name>` or `GPUCluster/<name>` (see "Another device'
-        ' plugin on the cluster"). Default: none.'
+        "nodes: `<namespace>/<DaemonSet>`, `ClusterPolicy/<name>` or `GPUCluster/<name>` (see \"Another device"
+        " plugin on the cluster\"). Default: none."
     )
     image_pull_secret: NotRequired[pulumi.Input[str]]
     (
         "A registry login (`.dockerconfigjson`, as `docker login` writes `~/.docker/config.json`): the stack "
         "puts it in a Secret `gpu-nodes-pull` in each namespace it uses, before the pods that name it (see "
-        '"Private registries"). Default: none.'
+        "\"Private registries\"). Default: none."
     )
 
 
