@@ -124,7 +124,7 @@ class Verification(TypedDict):
     "The verification Jobs that prove the group's GPUs as a tenant's pod gets them."
 
     image: NotRequired[str]
-    "Pinned image with `nvidia-smi`. Default: `nvcr.io/nvidia/cuda:13.0.2-base-ubuntu24.04`."
+    "Pinned image with `nvidia-smi`. Default: `nvcr.io/nvidia/cuda:13.0.3-base-ubuntu24.04`."
     cudaImage: NotRequired[str]
     (
         "Pinned image whose own command runs a CUDA kernel (NVIDIA's CUDA sample `vectorAdd`), after "
