@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from gpu_nodes.advisories import DEVICE_PLUGIN_CVES
 from gpu_nodes.config.checks import (
     CDI_HOOK,
     COUNT_OR_PERCENT,
@@ -25,7 +26,11 @@ from gpu_nodes.config.problems import Problem, Problems
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
 from gpu_nodes.vocabulary import GPU_RESOURCE, mig_resource
 
-DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+# The newest release: v0.20.1 (2026-09-22; its changelog: NodeFeature CR delete rights and
+# component-specific selector labels in the chart, vGPU and GFD parsing guards, the toolkit module
+# bumped to v1.20.1; no environment variable or config field we set changed, and the chart's
+# device-plugin template keeps the defaults we follow).
+DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.1"
 DEFAULT_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
 # The program the device plugin's CDI specs run as hooks, by default (k8s-device-plugin
 # api/config/v1/consts.go, DefaultNvidiaCTKPath), where the toolkit's packages install it.
@@ -97,6 +102,16 @@ def read_enabled_xids(problems: Problems, key: str, raw: Any) -> tuple[int, ...]
         problems.add(key, raw, "expected a list of XID numbers, e.g. [45], or all")
         return ()
     return read_xids(problems, key, raw)
+
+
+def read_accepted_plugin_advisories(problems: Problems, key: str, raw: list[Any] | None) -> tuple[str, ...]:
+    """CVE ids of NVIDIA's device plugin advisories (DEVICE_PLUGIN_ADVISORIES), each once, in the table's order."""
+    for index, cve in enumerate(raw or ()):
+        if cve not in DEVICE_PLUGIN_CVES:
+            problems.add(
+                f"{key}[{index}]", cve, f"expected a CVE id of NVIDIA's device plugin advisories: {', '.join(DEVICE_PLUGIN_CVES)}"
+            )
+    return tuple(cve for cve in DEVICE_PLUGIN_CVES if cve in (raw or ()))
 
 
 def read_tolerations(problems: Problems, key: str, raw: Any) -> tuple[dict[str, Any], ...]:
@@ -218,7 +233,22 @@ def read_xids(problems: Problems, key: str, raw: Any) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class DevicePluginSpec:
-    image: str = image_setting("pinned by tag (not `latest`) or digest", DEFAULT_DEVICE_PLUGIN_IMAGE)
+    image: str = image_setting(
+        "pinned by tag (not `latest`) or digest; a release NVIDIA's advisories name for the strategy the group uses is "
+        'refused unless `acceptAdvisories` names its CVEs (see "Device plugin advisories")',
+        DEFAULT_DEVICE_PLUGIN_IMAGE,
+    )
+    accept_advisories: tuple[str, ...] = setting(
+        "acceptAdvisories",
+        LIST,
+        "list of CVE ids",
+        "NVIDIA's device plugin advisories accepted as a risk for this group's `image`, e.g. `[CVE-2025-23266, "
+        "CVE-2025-23267]`: a plugin open only to these is deployed, and a warning names them",
+        default=None,
+        default_text="none",
+        annotation="list[str]",
+        parse=read_accepted_plugin_advisories,
+    )
     namespace: str = namespace_setting(
         "shared by groups; Pod Security `privileged` (the plugin mounts hostPath)", DEFAULT_DEVICE_PLUGIN_NAMESPACE
     )

@@ -10,6 +10,14 @@ from typing import Any
 
 import pulumi
 
+from gpu_nodes.advisories import (
+    DEVICE_PLUGIN_ADVISORIES,
+    PLUGIN_REQUIREMENTS,
+    PluginRequirement,
+    open_component_advisories,
+    release_of,
+    version_key,
+)
 from gpu_nodes.config.checks import (
     GPU_MODEL,
     HOST_KEY,
@@ -17,6 +25,7 @@ from gpu_nodes.config.checks import (
     SSH_HOST,
     SSH_USER,
     TAINT_EFFECTS,
+    image_tag,
     is_dns_label,
     is_dns_subdomain,
     is_label_key,
@@ -326,11 +335,21 @@ class NodeGroupSpec:
         yield from _mig_resources_outside_the_layout(self)
         yield from _jobs_that_outgrow_the_sharing(self)
         yield from _gpu_facts_problems(self)
+        yield from _device_plugin_release_problems(self)
 
     @property
     def tenant_runtime_class(self) -> str | None:
         """The RuntimeClass a tenant's GPU pod must name: only with gpuAccess runtimeClass."""
         return self.runtime_class if self.gpu_access == "runtimeClass" else None
+
+    @property
+    def device_list_strategy(self) -> str:
+        """How the device plugin hands a container its GPUs (its DEVICE_LIST_STRATEGY, as
+        manifests/device_plugin.py `device_list_env` sets it): `cdi-cri` under gpuAccess cdi,
+        `volume-mounts` under isolation strict, else the plugin's default `envvar`."""
+        if self.gpu_access == "cdi":
+            return "cdi-cri"
+        return "volume-mounts" if self.isolation == "strict" else "envvar"
 
     @property
     def uses_dra(self) -> bool:
@@ -475,3 +494,81 @@ def _jobs_that_outgrow_the_sharing(group: NodeGroupSpec) -> Iterator[Problem]:
                 f"expected at most {devices_per_node}: the MIG devices devicePlugin.migDevices puts on a node "
                 f"({group.gpus_per_node} GPUs x {sum(n for _, n in layout)})",
             )
+
+
+# ------------------------------------------------- the device plugin release the group runs
+
+
+def _device_plugin_release_problems(group: NodeGroupSpec) -> Iterator[Problem]:
+    """The plugin image's release against NVIDIA's advisories for the strategy the group uses, and
+    against the releases its settings need; a tag that is no release is named as a warning where
+    either would apply. A DRA group runs no device plugin."""
+    if group.uses_dra:
+        return
+    plugin = group.device_plugin
+    tag = image_tag(plugin.image)
+    release = release_of(tag) if tag != "digest" else None
+    strategy = group.device_list_strategy
+    needs = plugin_requirements(group)
+    judged = [a for a in DEVICE_PLUGIN_ADVISORIES if not a.strategies or strategy in a.strategies]
+    if release is None:
+        if judged or any(key.startswith(("enabledXids", "gpuAccess: cdi")) for key in needs):
+            why = "it is pinned by digest only" if tag == "digest" else f"its tag {tag!r} names no release"
+            yield Problem(
+                "devicePlugin.image",
+                plugin.image,
+                f"cannot be judged: {why}, so neither NVIDIA's advisories for the {strategy} strategy "
+                f"({', '.join(sorted({a.bulletin for a in judged})) or 'none'}) nor the releases its settings need "
+                f"({', '.join(f'{k}: v{n.since}' for k, n in needs.items()) or 'none'}) are checked; pin a release tag "
+                "beside the digest (`...:v0.20.1@sha256:...`) to have it judged",
+                caution=True,
+            )
+        return
+    open_to = open_component_advisories(DEVICE_PLUGIN_ADVISORIES, release, (strategy,))
+    let_in = [a for a in open_to if a.cve not in plugin.accept_advisories]
+    if let_in:
+        cves = ", ".join(f"{a.cve} ({a.bulletin}, fixed in {' / '.join(a.fixed)})" for a in let_in)
+        yield Problem(
+            "devicePlugin.image",
+            plugin.image,
+            f"device plugin {release} with the {strategy} strategy (gpuAccess {group.gpu_access}) is open to {cves}: "
+            f"{let_in[0].condition}; use {let_in[0].fixed[-1]} or later, or name each CVE in devicePlugin.acceptAdvisories",
+        )
+    elif open_to:
+        yield Problem(
+            "devicePlugin.image",
+            plugin.image,
+            f"device plugin {release} is open to {', '.join(a.cve for a in open_to)} ({open_to[0].bulletin}), "
+            "accepted by devicePlugin.acceptAdvisories",
+            caution=True,
+        )
+    for key, need in needs.items():
+        if version_key(release) < version_key(need.since):
+            setting, value = _requiring_setting(group, key)
+            yield Problem(
+                setting,
+                value,
+                f"needs device plugin v{need.since} or later ({need.what}; {need.source}): devicePlugin.image "
+                f"{plugin.image} is {release}, which does not read it",
+            )
+
+
+def _requiring_setting(group: NodeGroupSpec, requirement: str) -> tuple[str, Any]:
+    """The key and value of the setting behind a PLUGIN_REQUIREMENTS entry, as a message names them."""
+    if requirement == "enabledXids":
+        xids = group.device_plugin.enabled_xids
+        return "devicePlugin.enabledXids", xids if isinstance(xids, str) else list(xids)
+    if requirement.startswith("isolation"):
+        return "isolation", group.isolation
+    return "gpuAccess", group.gpu_access
+
+
+def plugin_requirements(group: NodeGroupSpec) -> dict[str, PluginRequirement]:
+    """The settings of the group that need a device plugin release, and what each needs."""
+    used = {
+        "enabledXids": bool(group.device_plugin.enabled_xids),
+        "gpuAccess: cdi": group.device_list_strategy == "cdi-cri",
+        "isolation: strict": group.device_list_strategy == "volume-mounts",
+        "gpuAccess: defaultRuntime/runtimeClass": group.gpu_access != "cdi",
+    }
+    return {key: need for key, need in PLUGIN_REQUIREMENTS.items() if used[key]}

@@ -140,7 +140,17 @@ class DevicePlugin(TypedDict):
     "The group's NVIDIA device plugin DaemonSet."
 
     image: NotRequired[str]
-    "Pinned by tag (not `latest`) or digest. Default: `nvcr.io/nvidia/k8s-device-plugin:v0.20.0`."
+    (
+        "Pinned by tag (not `latest`) or digest; a release NVIDIA's advisories name for the strategy the "
+        "group uses is refused unless `acceptAdvisories` names its CVEs (see \"Device plugin advisories\"). "
+        "Default: `nvcr.io/nvidia/k8s-device-plugin:v0.20.1`."
+    )
+    acceptAdvisories: NotRequired[list[str]]
+    (
+        "NVIDIA's device plugin advisories accepted as a risk for this group's `image`, e.g. "
+        "`[CVE-2025-23266, CVE-2025-23267]`: a plugin open only to these is deployed, and a warning names "
+        "them. Default: none."
+    )
     namespace: NotRequired[str]
     "Shared by groups; Pod Security `privileged` (the plugin mounts hostPath). Default: `nvidia-device-plugin`."
     migStrategy: NotRequired[MigStrategy]
@@ -216,7 +226,7 @@ class Verification(TypedDict):
     "The verification Jobs that prove the group's GPUs as a tenant's pod gets them."
 
     image: NotRequired[str]
-    "Pinned image with `nvidia-smi`. Default: `nvcr.io/nvidia/cuda:13.0.2-base-ubuntu24.04`."
+    "Pinned image with `nvidia-smi`. Default: `nvcr.io/nvidia/cuda:13.0.3-base-ubuntu24.04`."
     cudaImage: NotRequired[str]
     (
         "Pinned image whose own command runs a CUDA kernel (NVIDIA's CUDA sample `vectorAdd`), after "

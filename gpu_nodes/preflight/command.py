@@ -343,7 +343,7 @@ def preflight_warnings(stdout: object) -> list[str]:
     """The checks that passed with a warning (the script's "warning:" details), as `name: detail`;
     none when stdout holds no report."""
     checks = (read_report(stdout) or {}).get("checks") or []
-    return [f"{c['name']}: {c['detail'][len(WARNING):]}" for c in checks if _warned(c)]
+    return [f"{c['name']}: {c['detail'][len(WARNING) :]}" for c in checks if _warned(c)]
 
 
 def _warned(check: dict[str, Any]) -> bool:

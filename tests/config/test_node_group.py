@@ -13,7 +13,7 @@ def test_defaults_follow_the_runbook_and_upstream():
     spec = parse_stack([group()]).node_groups[0]
     assert dict(spec.labels) == {"accelerator": "nvidia", "nvidia.com/gpu.present": "true"}, spec.labels
     assert [str(t) for t in spec.taints] == ["nvidia.com/gpu=present:NoSchedule"], spec.taints
-    assert spec.device_plugin.image == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0", spec.device_plugin
+    assert spec.device_plugin.image == "nvcr.io/nvidia/k8s-device-plugin:v0.20.1", spec.device_plugin
     assert spec.device_plugin.namespace == "nvidia-device-plugin", spec.device_plugin
     assert spec.device_plugin.fail_on_init_error is True, spec.device_plugin
     assert spec.device_plugin.needs_config_file is False, spec.device_plugin

@@ -394,7 +394,7 @@ spec:
   restartPolicy: Never
   containers:
   - name: train
-    image: nvcr.io/nvidia/cuda:13.0.2-base-ubuntu24.04
+    image: nvcr.io/nvidia/cuda:13.0.3-base-ubuntu24.04
     resources: {limits: {nvidia.com/gpu: "4"}}
 """
 

@@ -27,7 +27,7 @@ def test_upstream_defaults_are_kept():
     cdi = container(daemonset_manifest(group_spec(gpuAccess="cdi")))
     assert cdi["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}, name
     assert ds["spec"]["updateStrategy"] == {"type": "RollingUpdate"}, name
-    assert container(ds)["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0", name
+    assert container(ds)["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.1", name
     host_paths = {v["name"]: v["hostPath"]["path"] for v in pod_spec(ds)["volumes"] if "hostPath" in v}
     assert host_paths == {"device-plugin": "/var/lib/kubelet/device-plugins", "cdi-root": "/var/run/cdi"}, name
 
@@ -113,7 +113,7 @@ def test_tolerates_every_configured_taint_and_the_readiness_gate():
 
 def test_standard_labels_with_the_plugin_version():
     labels = daemonset_manifest(group_spec())["metadata"]["labels"]
-    assert labels["app.kubernetes.io/version"] == "v0.20.0", labels
+    assert labels["app.kubernetes.io/version"] == "v0.20.1", labels
     assert labels["app.kubernetes.io/part-of"] == "gpu-nodes", labels
 
 
