@@ -262,3 +262,15 @@ def test_docker_runtimes_nvidia_path_names_the_toolkit(node: FakeNode) -> None:
     assert toolkit["ok"] is True, toolkit
     judged = f"{OPERATOR_CTK} (the toolkit docker's nvidia runtime runs, path {OPERATOR_RUNTIME})"
     assert toolkit["detail"].startswith(judged), toolkit
+
+
+def test_hardening_the_operators_toolkit_is_its_toolkit_env_not_an_edit(node: FakeNode) -> None:
+    """The GPU Operator's toolkit container writes its config.toml at each start from its flags (toolkit.go): strict
+    isolation on an Operator-installed toolkit names its environment variables, not `nvidia-ctk config --in-place`,
+    which edits /etc's."""
+    operator_toolkit_machine(node)
+    isolation = node.preflight("--isolation", "strict").check("isolation")
+    assert isolation["ok"] is False, isolation
+    assert f"the GPU Operator's toolkit container writes {OPERATOR_CONFIG} at each start: set " in isolation["detail"], isolation
+    assert "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false" in isolation["detail"], isolation
+    assert "nvidia-ctk config --in-place" not in isolation["detail"], isolation

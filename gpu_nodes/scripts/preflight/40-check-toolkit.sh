@@ -35,11 +35,11 @@ declare -A TK_CONFIG=()
 
 # find_toolkit: once per run, the toolkit the runtime runs: TK_RUNTIME (its nvidia-container-runtime, as
 # shown; '' when not known), TK_CTK (the nvidia-ctk beside it, or on PATH; '' when none), TK_CTK_RUN (what
-# runs it), TOOLKIT_CONFIG (the config.toml it reads) and TK_WHERE (how it was found, for the details).
+# runs it), TOOLKIT_CONFIG (the config.toml it reads) and TK_HOW (how it was found, for the details).
 # Needs inspect_runtime (60-check-runtime.sh) first.
 find_toolkit() {
   [[ -z ${TK_FOUND-} ]] || return 0
-  TK_FOUND=true TK_RUNTIME='' TK_CTK='' TK_CTK_RUN='' TOOLKIT_CONFIG=$PACKAGE_TOOLKIT_CONFIG TK_WHERE=''
+  TK_FOUND=true TK_RUNTIME='' TK_CTK='' TK_CTK_RUN='' TOOLKIT_CONFIG=$PACKAGE_TOOLKIT_CONFIG TK_HOW=''
   if entry_runtime_file; then
     TK_RUNTIME=$REPLY
     local dir=${REPLY%/*}
@@ -47,12 +47,12 @@ find_toolkit() {
       TK_CTK=$dir/nvidia-ctk TK_CTK_RUN=$ROOT$dir/nvidia-ctk
     fi
     [[ -e $ROOT$dir/$INSTALLER_TOOLKIT_CONFIG ]] && TOOLKIT_CONFIG=$dir/$INSTALLER_TOOLKIT_CONFIG
-    TK_WHERE="the toolkit $RT_NAME's nvidia runtime runs, $ENT_KEY $ENT_BINARY"
+    TK_HOW="the toolkit $RT_NAME's nvidia runtime runs, $ENT_KEY $ENT_BINARY"
     return 0
   fi
   find_cmd nvidia-ctk && TK_CTK=$REPLY TK_CTK_RUN=$REPLY
   find_cmd nvidia-container-runtime && TK_RUNTIME=$REPLY
-  TK_WHERE="on PATH: ${TK_NO_ENTRY:-no nvidia runtime entry names a toolkit}"
+  TK_HOW="on PATH: ${TK_NO_ENTRY:-no nvidia runtime entry names a toolkit}"
 }
 
 # entry_runtime_file: sets REPLY to the nvidia-container-runtime the runtime's nvidia entry runs, as shown,
@@ -92,15 +92,15 @@ check_toolkit() {
     return
   fi
   if [[ -z $TK_CTK ]]; then
-    toolkit_verdict "nvidia-container-runtime at $TK_RUNTIME ($TK_WHERE; no nvidia-ctk beside it, version unknown)" ''
+    toolkit_verdict "nvidia-container-runtime at $TK_RUNTIME ($TK_HOW; no nvidia-ctk beside it, version unknown)" ''
     return
   fi
   toolkit_version
   if ((TK_RC != 0)); then
-    toolkit_verdict "warning: $TK_CTK ($TK_WHERE) is installed but nvidia-ctk --version failed (exit $TK_RC)" ''
+    toolkit_verdict "warning: $TK_CTK ($TK_HOW) is installed but nvidia-ctk --version failed (exit $TK_RC)" ''
     return
   fi
-  toolkit_verdict "$TK_CTK ($TK_WHERE): ${TK_LINE:-no version printed}" "$TK_VERSION"
+  toolkit_verdict "$TK_CTK ($TK_HOW): ${TK_LINE:-no version printed}" "$TK_VERSION"
 }
 
 # toolkit_version: sets TK_VERSION ("1.17.8"), TK_LINE (what nvidia-ctk printed first) and
@@ -114,7 +114,7 @@ toolkit_version() {
   TK_ASKED=true TK_VERSION='' TK_LINE='' TK_RC='' TK_WHY=''
   find_toolkit
   if [[ -z $TK_CTK ]]; then
-    TK_WHY="no nvidia-ctk ($TK_WHERE)"
+    TK_WHY="no nvidia-ctk ($TK_HOW)"
     return 1
   fi
   run_capture "$CMD_TIMEOUT" "$TK_CTK_RUN" --version

@@ -14,7 +14,7 @@ readonly DEFAULT_CDI_HOOK_PATH=/usr/bin/nvidia-ctk
 cdi_hook_program() {
   # The toolkit the runtime runs (find_toolkit): the GPU Operator's has nvidia-ctk under /usr/local/nvidia/toolkit.
   find_toolkit
-  local path=$ROOT$CDI_HOOK_PATH where="no nvidia-ctk is found either ($TK_WHERE)"
+  local path=$ROOT$CDI_HOOK_PATH where="no nvidia-ctk is found either ($TK_HOW)"
   if [[ -f $path && -x $path ]]; then
     REPLY="CDI hooks run $CDI_HOOK_PATH"
     return 0

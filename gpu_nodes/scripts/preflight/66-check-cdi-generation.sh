@@ -77,7 +77,7 @@ cdi_generate() {
   # machine is not known to work, so it fails, as the cdi check fails what it cannot tell.
   find_toolkit
   if [[ -z $TK_CTK ]]; then
-    add_check cdi-generation false "could not be tried: no nvidia-ctk ($TK_WHERE), and $need: install the NVIDIA Container Toolkit (the container-toolkit check names what is there)"
+    add_check cdi-generation false "could not be tried: no nvidia-ctk ($TK_HOW), and $need: install the NVIDIA Container Toolkit (the container-toolkit check names what is there)"
     return
   fi
   if [[ -z $TMPD ]]; then
