@@ -979,8 +979,9 @@ def _write_hosts_json() -> list[dict[str, object]]:
     return entries
 
 
-def cmd_up(names: list[str], dra: bool = False) -> None:
-    """Start the machines; with `dra`, each as NVIDIA's DRA driver wants it (`dra_ready`)."""
+def cmd_up(names: list[str], dra: bool = False, toolkit_install: str = "packages") -> None:
+    """Start the machines; with `dra`, each as NVIDIA's DRA driver wants it (`dra_ready`); `toolkit_install`:
+    who installed the toolkit the runtime runs (TOOLKIT_INSTALLS)."""
     ensure_key(CLIENT_KEY, "fakehost-client")
     client_public = CLIENT_KEY.with_suffix(".pub").read_text()
     for name in names:
@@ -988,6 +989,7 @@ def cmd_up(names: list[str], dra: bool = False) -> None:
         host = _e2e_host(name)
         if dra:
             host = replace(host, spec=dra_ready(host.spec))
+        host = replace(host, spec=replace(host.spec, toolkit_install=toolkit_install))
         if host.running_pid():
             print(f"fakehost: {name} already up on {host.host}:{host.port}", file=sys.stderr)
             continue
@@ -1016,6 +1018,9 @@ def main(argv: list[str]) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     upper = sub.add_parser("up")
     upper.add_argument("--dra", action="store_true", help="machines as NVIDIA's DRA driver wants them")
+    upper.add_argument(
+        "--toolkit", choices=TOOLKIT_INSTALLS, default="packages", help="who installed the toolkit the runtime runs"
+    )
     upper.add_argument("nodes", nargs="+")
     breaker = sub.add_parser("break")
     breaker.add_argument("node")
@@ -1027,7 +1032,7 @@ def main(argv: list[str]) -> None:
     inner.add_argument("--hostname", required=True)
     args = parser.parse_args(argv)
     if args.command == "up":
-        cmd_up(args.nodes, args.dra)
+        cmd_up(args.nodes, args.dra, args.toolkit)
     elif args.command == "break":
         cmd_break(args.node, args.mode)
     elif args.command == "down":
