@@ -137,6 +137,18 @@ GFD_CLIQUE_LABEL = "nvidia.com/gpu.clique"
 GFD_FAMILY_LABEL = "nvidia.com/gpu.family"
 GFD_COMPUTE_MAJOR_LABEL = "nvidia.com/gpu.compute.major"
 GFD_COMPUTE_MINOR_LABEL = "nvidia.com/gpu.compute.minor"
+# What NVIDIA's MIG manager writes on a node while it repartitions the node's GPUs, read back: the device
+# plugin's deploy label (the GPU Operator labels every GPU node with it `true`, controllers/state_manager.go
+# gpuStateLabels, and its own plugin's DaemonSet selects it, assets/state-device-plugin/0500_daemonset.yaml),
+# PAUSED_FOR_MIG_CHANGE while it works and `true` again after, a `false` left alone (mig-parted
+# pkg/mig/reconfigure/reconfigure.go, maybeSetPaused and maybeSetTrue); the MIG config a user asks it to apply
+# (cmd/nvidia-mig-manager, MigConfigLabel) and the state of that change (`pending`, `rebooting`, then `success`
+# or `failed`: migConfigStateLabel).
+DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+PAUSED_FOR_MIG_CHANGE = "paused-for-mig-change"
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
+
 # Every label key preflight's facts may write: stack config may not set them as well.
 FEATURE_LABEL_KEYS = (
     "nvidia.com/cuda.driver-version.full",

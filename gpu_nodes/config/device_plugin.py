@@ -355,6 +355,17 @@ class DevicePluginSpec:
         default="/",
         check=DIRECTORY,
     )
+    # The plugin's DaemonSet then has a node affinity off the MIG manager's pause (manifests/device_plugin.py); without
+    # it the DaemonSet is as before, so that a stack with no MIG manager sees no change of its plugin pods.
+    pause_for_mig_manager: bool = setting(
+        "pauseForMigManager",
+        BOOLEAN,
+        "bool",
+        "step off a node while NVIDIA's MIG manager (the GPU Operator's) reconfigures its GPUs, as the Operator's own "
+        "plugin does, and come back after (`nvidia.com/gpu.deploy.device-plugin=paused-for-mig-change`; see "
+        '"Beside the GPU Operator")',
+        default=False,
+    )
     cdi_hook_path: str = setting(
         "cdiHookPath",
         STRING,

@@ -438,6 +438,13 @@ def _dra_problems(group: NodeGroupSpec) -> Iterator[Problem]:
         )
     if group.verification.mig_resources:
         yield Problem("verification.migResources", dict(group.verification.mig_resources), "expected none with allocator dra")
+    if plugin.pause_for_mig_manager:
+        yield Problem(
+            "devicePlugin.pauseForMigManager",
+            True,
+            "has no effect with allocator dra: it keeps the device plugin off a node NVIDIA's MIG manager reconfigures, "
+            "and a dra group runs none",
+        )
 
 
 def _gpu_facts_problems(group: NodeGroupSpec) -> Iterator[Problem]:

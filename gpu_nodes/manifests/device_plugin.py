@@ -18,7 +18,16 @@ from gpu_nodes.config.checks import image_tag
 from gpu_nodes.config.device_plugin import DevicePluginSpec
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.naming import content_hash, selector_labels, standard_labels
-from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GATE, GPU_RESOURCE, GROUP_LABEL, MIG_DEVICES_ANNOTATION, Taint
+from gpu_nodes.vocabulary import (
+    CONFIG_HASH_ANNOTATION,
+    DEVICE_PLUGIN_DEPLOY_LABEL,
+    GATE,
+    GPU_RESOURCE,
+    GROUP_LABEL,
+    MIG_DEVICES_ANNOTATION,
+    PAUSED_FOR_MIG_CHANGE,
+    Taint,
+)
 
 APP_NAME = "nvidia-device-plugin"
 CONFIG_DIR = "/config"
@@ -195,6 +204,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                 },
                 "spec": {
                     "nodeSelector": {GROUP_LABEL: group.name},
+                    **mig_manager_pause(spec),
                     # The readiness gate too: the plugin must land for the node to pass.
                     "tolerations": [*tolerations((*group.taints, GATE)), *spec.tolerations],
                     "priorityClassName": "system-node-critical",
@@ -217,6 +227,23 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
             },
         },
     }
+
+
+def mig_manager_pause(spec: DevicePluginSpec) -> dict[str, Any]:
+    """With `pauseForMigManager`: a node affinity that keeps the plugin off a node while NVIDIA's MIG manager
+    reconfigures its GPUs, as the GPU Operator's own plugin is kept off by its nodeSelector
+    `nvidia.com/gpu.deploy.device-plugin: "true"` (gpu-operator assets/state-device-plugin/0500_daemonset.yaml).
+    The MIG manager sets that label to `paused-for-mig-change` on the node and back to `true` after, leaving a
+    `false` alone (mig-parted pkg/mig/reconfigure/reconfigure.go): so NotIn, which a node without the label, or with
+    `false` (how a node keeps the Operator's plugin off for ours), also matches. The DaemonSet controller deletes a
+    daemon pod whose node no longer matches its required affinity and creates one when it matches again
+    (kubernetes pkg/controller/daemon/daemon_controller.go, NodeShouldRunDaemonPod). Without the setting, nothing:
+    the DaemonSet stays as deployed stacks have it."""
+    if not spec.pause_for_mig_manager:
+        return {}
+    paused = {"key": DEVICE_PLUGIN_DEPLOY_LABEL, "operator": "NotIn", "values": [PAUSED_FOR_MIG_CHANGE]}
+    terms = {"nodeSelectorTerms": [{"matchExpressions": [paused]}]}
+    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": terms}}}
 
 
 def update_strategy(spec: DevicePluginSpec) -> dict[str, Any]:

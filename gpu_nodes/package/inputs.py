@@ -206,6 +206,13 @@ class DevicePlugin(TypedDict):
         "runs in a container (the GPU Operator's); with `gpuAccess: cdi` it is mounted at `/driver-root` for "
         "the plugin's CDI specs (see \"How tenants get their GPUs\"). Default: `/`."
     )
+    pauseForMigManager: NotRequired[bool]
+    (
+        "Step off a node while NVIDIA's MIG manager (the GPU Operator's) reconfigures its GPUs, as the "
+        "Operator's own plugin does, and come back after "
+        "(`nvidia.com/gpu.deploy.device-plugin=paused-for-mig-change`; see \"Beside the GPU Operator\"). "
+        "Default: `false`."
+    )
     cdiHookPath: NotRequired[str]
     (
         "With `gpuAccess: cdi`: the `nvidia-ctk` (or `nvidia-cdi-hook`) on the machines that the CDI specs' "

@@ -76,6 +76,12 @@ class KubeletReport(TypedDict):
 class ToolkitReport(TypedDict):
     "The NVIDIA Container Toolkit on the machine."
 
+    path: NotRequired[str]
+    "The `nvidia-ctk` judged: beside the `nvidia-container-runtime` the runtime's nvidia entry runs (else on PATH)."
+    runtimeBinary: NotRequired[str]
+    "The `nvidia-container-runtime` the runtime's nvidia entry runs (else the one on PATH)."
+    config: NotRequired[str]
+    "The `config.toml` that toolkit reads: `/etc/nvidia-container-runtime`'s, or the GPU Operator's beside it."
     version: NotRequired[str]
     "The version `nvidia-ctk --version` reported."
     openAdvisories: list[str]

@@ -32,6 +32,12 @@ CONTRADICTIONS = [
         "allocator dra",
     ),
     (
+        "DRA stepping off for the MIG manager",
+        group(allocator="dra", gpuAccess="cdi", devicePlugin={"pauseForMigManager": True}),
+        f"{KEY}.devicePlugin.pauseForMigManager",
+        "allocator dra",
+    ),
+    (
         "time-slicing with a multi-GPU Job",
         group(devicePlugin={"timeSlicingReplicas": 4}, verification={"gpusPerPod": [1, 2]}),
         f"{KEY}.verification.gpusPerPod[1]",

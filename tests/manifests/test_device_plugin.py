@@ -13,7 +13,13 @@ from gpu_nodes.manifests.device_plugin import (
     plugin_revision,
     service_account_manifest,
 )
-from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GROUP_LABEL, MIG_DEVICES_ANNOTATION
+from gpu_nodes.vocabulary import (
+    CONFIG_HASH_ANNOTATION,
+    DEVICE_PLUGIN_DEPLOY_LABEL,
+    GROUP_LABEL,
+    MIG_DEVICES_ANNOTATION,
+    PAUSED_FOR_MIG_CHANGE,
+)
 from tests.factories import group
 from tests.manifests.daemonset_parts import container, env, pod_spec
 from tests.specs import group_spec
@@ -99,6 +105,19 @@ def test_runs_only_on_the_group_nodes():
         "app.kubernetes.io/name": "nvidia-device-plugin",
         "app.kubernetes.io/instance": "h100",
     }, ds["metadata"]["name"]
+
+
+def test_the_plugin_steps_off_a_node_the_mig_manager_pauses_only_when_asked():
+    """The GPU Operator's plugin leaves while its nodeSelector `nvidia.com/gpu.deploy.device-plugin: "true"` does not
+    match; ours, with pauseForMigManager, while that label is `paused-for-mig-change`, the value NVIDIA's MIG manager
+    writes (mig-parted pkg/mig/reconfigure/reconfigure.go), so that a node without the label, or with `false`, keeps
+    it. Without the setting the DaemonSet is as deployed stacks have it: no affinity."""
+    paused = daemonset_manifest(group_spec("h100", devicePlugin={"pauseForMigManager": True}))
+    off_paused = {"key": DEVICE_PLUGIN_DEPLOY_LABEL, "operator": "NotIn", "values": [PAUSED_FOR_MIG_CHANGE]}
+    terms = {"nodeSelectorTerms": [{"matchExpressions": [off_paused]}]}
+    assert pod_spec(paused)["affinity"] == {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": terms}}
+    assert pod_spec(paused)["nodeSelector"] == {GROUP_LABEL: "h100"}, "still the group's nodes only"
+    assert "affinity" not in pod_spec(daemonset_manifest(group_spec("h100"))), "no change without the setting"
 
 
 def test_tolerates_every_configured_taint_and_the_readiness_gate():

@@ -260,7 +260,7 @@ def test_without_a_toolkit_version_the_mode_of_auto_is_unknown_and_only_warns(no
     driver(node, *R545)
     cuda = node.preflight("--min-cuda", "12.5").check("cuda")
     assert cuda["ok"] is True and cuda["detail"].startswith("warning: "), cuda
-    assert "the toolkit's mode is unknown" in cuda["detail"] and "nvidia-ctk is not on PATH" in cuda["detail"], cuda
+    assert "the toolkit's mode is unknown" in cuda["detail"] and "no nvidia-ctk (the toolkit containerd's" in cuda["detail"], cuda
 
 
 def test_nvidia_ctk_is_asked_its_version_once(node: FakeNode) -> None:
