@@ -109,6 +109,10 @@ GPU_RESOURCE = f"{GPU_RESOURCE_PREFIX}gpu"
 # DeviceClass its chart makes for them (dra-driver-nvidia-gpu `cmd/gpu-kubelet-plugin/main.go`
 # `DriverName`, `deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-gpu.yaml`).
 DRA_GPU_DRIVER = "gpu.nvidia.com"
+# What the plugin advertises a shared GPU's replicas as with `renameByDefault` (time-slicing or MPS):
+# the resource's name and ".shared" (k8s-device-plugin `api/config/v1/replicas.go`, UnmarshalJSON sets
+# each resource's Rename to `ResourceName.DefaultSharedRename()`).
+SHARED_GPU_RESOURCE = f"{GPU_RESOURCE}.shared"
 
 
 def mig_resource(profile: str) -> str:
@@ -137,6 +141,9 @@ GFD_CLIQUE_LABEL = "nvidia.com/gpu.clique"
 GFD_FAMILY_LABEL = "nvidia.com/gpu.family"
 GFD_COMPUTE_MAJOR_LABEL = "nvidia.com/gpu.compute.major"
 GFD_COMPUTE_MINOR_LABEL = "nvidia.com/gpu.compute.minor"
+# "true" where the plugin's config shares GPUs through MPS and no GPU is in MIG mode (`internal/lm/nvml.go`,
+# newSharingLabeler); the chart's MPS control daemon selects its nodes by it (`daemonset-mps-control-daemon.yml`).
+GFD_MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 # Every label key preflight's facts may write: stack config may not set them as well.
 FEATURE_LABEL_KEYS = (
     "nvidia.com/cuda.driver-version.full",
@@ -162,4 +169,5 @@ FEATURE_LABEL_KEYS = (
     GFD_FAMILY_LABEL,
     GFD_COMPUTE_MAJOR_LABEL,
     GFD_COMPUTE_MINOR_LABEL,
+    GFD_MPS_CAPABLE_LABEL,
 )

@@ -20,7 +20,7 @@ def node_labels(group: NodeGroupSpec, facts: GpuFacts | None = None) -> dict[str
         return group.node_labels
     return {
         **group.node_labels,
-        **feature_labels(facts, group.device_plugin.mig_strategy, group.device_plugin.time_slicing_replicas),
+        **feature_labels(facts, group.device_plugin.mig_strategy, group.device_plugin.sharing),
     }
 
 

@@ -16,7 +16,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpu_nodes.config.device_plugin import DevicePluginSpec
+from gpu_nodes.config.device_plugin import DevicePluginSpec, SharingSpec
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, STRING, Setting, settings
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec, PriorityClassSpec
 from gpu_nodes.config.preflight import PreflightSpec, SshProxySpec
@@ -40,6 +40,7 @@ class InputType:
 # The schema names them; SDKs add `Args`.
 INPUT_TYPES = (
     InputType("Node", NodeSpec, "One machine, already joined to the cluster as a node."),
+    InputType("Sharing", SharingSpec, "How the device plugin shares each GPU: time-slicing or MPS, and how many ways."),
     InputType("DevicePlugin", DevicePluginSpec, "The group's NVIDIA device plugin DaemonSet."),
     InputType("PriorityClass", PriorityClassSpec, "The PriorityClass of the group's GPU workloads."),
     InputType("Verification", VerificationSpec, "The verification Jobs that prove the group's GPUs as a tenant's pod gets them."),

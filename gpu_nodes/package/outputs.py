@@ -44,6 +44,8 @@ class NodeReport(TypedDict):
     "Whether a pod may see GPUs it was not given: `default` or `strict`."
     expectedGpus: NotRequired[int]
     "The `nvidia.com/gpu` the node must offer; none when MIG devices decide and none are declared."
+    gpuResource: NotRequired[str]
+    "What `expectedGpus` counts where it is not `nvidia.com/gpu`: shared GPUs renamed, `nvidia.com/gpu.shared`."
     expectedMigDevices: NotRequired[dict[str, int]]
     "Under mixed MIG with a declared layout, each MIG resource the node must offer."
     verification: list[VerificationJobReport]

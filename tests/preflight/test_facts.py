@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpu_nodes.config.device_plugin import time_slicing
 from gpu_nodes.preflight.facts import (
     GpuFacts,
     annotation,
@@ -51,7 +52,7 @@ def test_without_time_slicing_gfd_writes_one_replica_and_no_sharing():
 
 def test_with_time_slicing_the_product_is_shared_as_gfd_writes_it():
     """getProductName appends SHARED when the resource has replicas > 1 and is not renamed (ours is not)."""
-    labels = feature_labels(SXM, "none", replicas=4)
+    labels = feature_labels(SXM, "none", time_slicing(4))
     assert labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3-SHARED", labels
     assert (labels["nvidia.com/gpu.replicas"], labels["nvidia.com/gpu.sharing-strategy"]) == ("4", "time-slicing"), labels
 
