@@ -216,10 +216,9 @@ def read_xids(problems: Problems, key: str, raw: Any) -> tuple[int, ...]:
 # How the plugin shares a GPU, as its config file names each way (k8s-device-plugin v0.20.0
 # `api/config/v1/sharing.go`: `sharing.timeSlicing`, `sharing.mps`; the two exclude each other, README
 # "Shared Access to GPUs"), and as GPU Feature Discovery names them in `nvidia.com/gpu.sharing-strategy`
-# (`SharingStrategyTimeSlicing` "time-slicing", `SharingStrategyMPS` "mps").
+# (`SharingStrategyTimeSlicing` "time-slicing", `SharingStrategyMPS` "mps": gpu_nodes/preflight/facts.py).
 TIME_SLICING, MPS = "timeSlicing", "mps"
 SHARING_STRATEGIES = (TIME_SLICING, MPS)
-SHARING_LABEL_VALUES = {TIME_SLICING: "time-slicing", MPS: "mps"}
 # Time-slicing: ours (upstream sets no upper bound; 1 is "off").
 MAX_TIME_SLICING_REPLICAS = 64
 # MPS: the plugin reads a shared resource only with 2 or more replicas (`api/config/v1/replicas.go`,

@@ -69,6 +69,10 @@ class TenantAccess(TypedDict):
     "The RuntimeClass the pod must name, with `gpuAccess: runtimeClass`."
     isolation: str
     "Whether a pod may see GPUs it was not given: `default` or `strict`."
+    resource: NotRequired[str]
+    "Where the group shares its GPUs: what a pod asks one replica for, `nvidia.com/gpu` or `nvidia.com/gpu.shared`."
+    sharing: NotRequired[dict[str, Any]]
+    "Where the group shares its GPUs: how, `{strategy: timeSlicing or mps, replicas: N}`."
     allocator: NotRequired[str]
     "Who hands out the group's GPUs, where it is NVIDIA's DRA driver: `dra`."
     deviceClassName: NotRequired[str]
