@@ -143,6 +143,7 @@ GFD_COMPUTE_MAJOR_LABEL = "nvidia.com/gpu.compute.major"
 GFD_COMPUTE_MINOR_LABEL = "nvidia.com/gpu.compute.minor"
 # "true" where the plugin's config shares GPUs through MPS and no GPU is in MIG mode (`internal/lm/nvml.go`,
 # newSharingLabeler); the chart's MPS control daemon selects its nodes by it (`daemonset-mps-control-daemon.yml`).
+# Preflight's facts write it only on an MPS group's nodes (gpu_nodes/preflight/facts.py).
 GFD_MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 # Every label key preflight's facts may write: stack config may not set them as well.
 FEATURE_LABEL_KEYS = (
@@ -169,5 +170,4 @@ FEATURE_LABEL_KEYS = (
     GFD_FAMILY_LABEL,
     GFD_COMPUTE_MAJOR_LABEL,
     GFD_COMPUTE_MINOR_LABEL,
-    GFD_MPS_CAPABLE_LABEL,
 )

@@ -30,7 +30,15 @@ from gpu_nodes.config.preflight import PreflightSpec, read_host_key
 from gpu_nodes.config.problems import Problem, Problems
 from gpu_nodes.config.verification import VerificationSpec
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU, NAMESPACE, VERIFICATION_PRIORITY_SUFFIX
-from gpu_nodes.vocabulary import FEATURE_LABEL_KEYS, GPU_PRESENT_LABEL, GPU_RESOURCE, GROUP_LABEL, Taint, mig_resource
+from gpu_nodes.vocabulary import (
+    FEATURE_LABEL_KEYS,
+    GFD_MPS_CAPABLE_LABEL,
+    GPU_PRESENT_LABEL,
+    GPU_RESOURCE,
+    GROUP_LABEL,
+    Taint,
+    mig_resource,
+)
 
 # `accelerator` is the runbook's; `nvidia.com/gpu.present` is NVIDIA's own (GPU Feature
 # Discovery, NFD rules, the device plugin chart's affinity and the GPU Operator key on it), so
@@ -436,7 +444,8 @@ def _gpu_facts_problems(group: NodeGroupSpec) -> Iterator[Problem]:
         yield Problem("gpuModel", group.gpu_model, "needs preflight, which reads each machine's GPU model")
     if group.gpu_feature_labels and group.preflight.enabled:
         labels = dict(group.labels)
-        for label in sorted(labels.keys() & set(FEATURE_LABEL_KEYS)):
+        ours = {*FEATURE_LABEL_KEYS, *([GFD_MPS_CAPABLE_LABEL] if group.device_plugin.sharing.strategy == MPS else [])}
+        for label in sorted(labels.keys() & ours):
             yield Problem(
                 f"labels.{label}",
                 labels[label],
