@@ -109,6 +109,10 @@ GPU_RESOURCE = f"{GPU_RESOURCE_PREFIX}gpu"
 # DeviceClass its chart makes for them (dra-driver-nvidia-gpu `cmd/gpu-kubelet-plugin/main.go`
 # `DriverName`, `deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-gpu.yaml`).
 DRA_GPU_DRIVER = "gpu.nvidia.com"
+# What the plugin advertises a shared GPU's replicas as with `renameByDefault` (time-slicing or MPS):
+# the resource's name and ".shared" (k8s-device-plugin `api/config/v1/replicas.go`, UnmarshalJSON sets
+# each resource's Rename to `ResourceName.DefaultSharedRename()`).
+SHARED_GPU_RESOURCE = f"{GPU_RESOURCE}.shared"
 
 
 def mig_resource(profile: str) -> str:
@@ -149,6 +153,10 @@ PAUSED_FOR_MIG_CHANGE = "paused-for-mig-change"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
 
+# "true" where the plugin's config shares GPUs through MPS and no GPU is in MIG mode (`internal/lm/nvml.go`,
+# newSharingLabeler); the chart's MPS control daemon selects its nodes by it (`daemonset-mps-control-daemon.yml`).
+# Preflight's facts write it only on an MPS group's nodes (gpu_nodes/preflight/facts.py).
+GFD_MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 # Every label key preflight's facts may write: stack config may not set them as well.
 FEATURE_LABEL_KEYS = (
     "nvidia.com/cuda.driver-version.full",

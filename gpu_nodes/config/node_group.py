@@ -33,13 +33,21 @@ from gpu_nodes.config.checks import (
     parse_taint,
     reserved_key_owner,
 )
-from gpu_nodes.config.device_plugin import DevicePluginSpec
+from gpu_nodes.config.device_plugin import MPS, DevicePluginSpec, SharingSpec
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, STRING, Check, between, one_of, setting
 from gpu_nodes.config.preflight import PreflightSpec, read_host_key
 from gpu_nodes.config.problems import Problem, Problems
 from gpu_nodes.config.verification import VerificationSpec
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU, NAMESPACE, VERIFICATION_PRIORITY_SUFFIX
-from gpu_nodes.vocabulary import FEATURE_LABEL_KEYS, GPU_PRESENT_LABEL, GPU_RESOURCE, GROUP_LABEL, Taint, mig_resource
+from gpu_nodes.vocabulary import (
+    FEATURE_LABEL_KEYS,
+    GFD_MPS_CAPABLE_LABEL,
+    GPU_PRESENT_LABEL,
+    GPU_RESOURCE,
+    GROUP_LABEL,
+    Taint,
+    mig_resource,
+)
 
 # `accelerator` is the runbook's; `nvidia.com/gpu.present` is NVIDIA's own (GPU Feature
 # Discovery, NFD rules, the device plugin chart's affinity and the GPU Operator key on it), so
@@ -430,10 +438,19 @@ def _dra_problems(group: NodeGroupSpec) -> Iterator[Problem]:
             "expected none with allocator dra: MIG devices of NVIDIA's DRA driver (DeviceClass mig.nvidia.com) are "
             "not proven by gpu-nodes yet",
         )
-    if plugin.time_slicing_replicas != 1:
+    sharing = plugin.sharing
+    if sharing.strategy == MPS:
         yield Problem(
-            "devicePlugin.timeSlicingReplicas",
-            plugin.time_slicing_replicas,
+            "devicePlugin.sharing.strategy",
+            MPS,
+            "cannot work with allocator dra: the device plugin's MPS control daemon serves the plugin's replicas; "
+            "NVIDIA's DRA driver shares a GPU through MPS by its claims' config, not this",
+        )
+    elif sharing.shares:
+        key = sharing.key if sharing.legacy else f"{sharing.key}.replicas"
+        yield Problem(
+            key,
+            sharing.replicas,
             "expected 1 with allocator dra: the DRA driver shares a GPU through its claims' config, not replicas",
         )
     if group.verification.mig_resources:
@@ -453,7 +470,8 @@ def _gpu_facts_problems(group: NodeGroupSpec) -> Iterator[Problem]:
         yield Problem("gpuModel", group.gpu_model, "needs preflight, which reads each machine's GPU model")
     if group.gpu_feature_labels and group.preflight.enabled:
         labels = dict(group.labels)
-        for label in sorted(labels.keys() & set(FEATURE_LABEL_KEYS)):
+        ours = {*FEATURE_LABEL_KEYS, *([GFD_MPS_CAPABLE_LABEL] if group.device_plugin.sharing.strategy == MPS else [])}
+        for label in sorted(labels.keys() & ours):
             yield Problem(
                 f"labels.{label}",
                 labels[label],
@@ -480,20 +498,16 @@ def _mig_resources_outside_the_layout(group: NodeGroupSpec) -> Iterator[Problem]
 
 
 def _jobs_that_outgrow_the_sharing(group: NodeGroupSpec) -> Iterator[Problem]:
-    """A Job must get as many distinct GPUs as it asks for: time-slicing may hand it one GPU twice
-    (docs/operations.md, "Troubleshooting"), and a single MIG layout offers only so many devices per node."""
+    """A Job must get as many distinct GPUs as it asks for: a shared GPU's replicas may hand it one GPU
+    twice (docs/operations.md, "Troubleshooting"), or the plugin refuses the pod outright where
+    `failRequestsGreaterThanOne` says so; and a single MIG layout offers only so many devices per node."""
     plugin = group.device_plugin
-    replicas, layout = plugin.time_slicing_replicas, plugin.mig_devices
+    sharing, layout = plugin.sharing, plugin.mig_devices
     devices_per_node = group.gpus_per_node * sum(n for _, n in layout)
     for index, count in enumerate(group.verification.gpus_per_pod):
         here = f"verification.gpusPerPod[{index}]"
-        if count > 1 and replicas > 1:
-            yield Problem(
-                here,
-                count,
-                f"with devicePlugin.timeSlicingReplicas {replicas} a multi-GPU pod may get one GPU twice: keep "
-                "gpusPerPod at [1] for a time-sliced group, or set timeSlicingReplicas to 1",
-            )
+        if count > 1 and sharing.shares:
+            yield Problem(here, count, _shared_multi_gpu_problem(sharing))
         elif plugin.mig_strategy == "single" and layout and count > devices_per_node:
             yield Problem(
                 here,
@@ -579,3 +593,21 @@ def plugin_requirements(group: NodeGroupSpec) -> dict[str, PluginRequirement]:
         "gpuAccess: defaultRuntime/runtimeClass": group.gpu_access != "cdi",
     }
     return {key: need for key, need in PLUGIN_REQUIREMENTS.items() if used[key]}
+
+def _shared_multi_gpu_problem(sharing: SharingSpec) -> str:
+    """Why a Job of several GPUs cannot prove a group whose GPUs are shared, naming what shares them."""
+    if sharing.legacy:
+        return (
+            f"with devicePlugin.timeSlicingReplicas {sharing.replicas} a multi-GPU pod may get one GPU twice: keep "
+            "gpusPerPod at [1] for a time-sliced group, or set timeSlicingReplicas to 1"
+        )
+    if sharing.fail_requests_greater_than_one:
+        return (
+            f"with devicePlugin.sharing.failRequestsGreaterThanOne true ({sharing.strategy}, {sharing.replicas} replicas) the "
+            "device plugin refuses a pod that asks for more than one replica (UnexpectedAdmissionError): keep "
+            "gpusPerPod at [1] for a shared group"
+        )
+    return (
+        f"with devicePlugin.sharing ({sharing.strategy}, {sharing.replicas} replicas) a multi-GPU pod may get one GPU "
+        "twice: keep gpusPerPod at [1] for a shared group"
+    )

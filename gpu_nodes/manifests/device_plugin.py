@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from gpu_nodes.config.checks import image_tag
-from gpu_nodes.config.device_plugin import DevicePluginSpec
+from gpu_nodes.config.device_plugin import MPS, DevicePluginSpec
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.naming import content_hash, selector_labels, standard_labels
 from gpu_nodes.vocabulary import (
@@ -91,7 +91,7 @@ def api_access(group: NodeGroupSpec) -> dict[str, Any]:
 
 
 def plugin_config(group: NodeGroupSpec) -> dict[str, Any] | None:
-    """The plugin's config file (`version: v1`), only when MIG or time-slicing asks for one."""
+    """The plugin's config file (`version: v1`), only when MIG or sharing (time-slicing, MPS) asks for one."""
     spec = group.device_plugin
     if not spec.needs_config_file:
         return None
@@ -99,8 +99,8 @@ def plugin_config(group: NodeGroupSpec) -> dict[str, Any] | None:
         "version": "v1",
         "flags": {"migStrategy": spec.mig_strategy, "failOnInitError": spec.fail_on_init_error},
     }
-    if spec.time_slicing_replicas > 1:
-        config["sharing"] = {"timeSlicing": {"resources": [{"name": GPU_RESOURCE, "replicas": spec.time_slicing_replicas}]}}
+    if spec.sharing.shares:
+        config["sharing"] = spec.sharing.plugin_config()
     return config
 
 
@@ -177,6 +177,10 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
     env += driver_env
     mounts += driver_mounts
     volumes += driver_volumes
+    mps_env, mps_mounts, mps_volumes = mps_plugin_parts(group)
+    env += mps_env
+    mounts += mps_mounts
+    volumes += mps_volumes
     if spec.needs_config_file:
         env.append({"name": "CONFIG_FILE", "value": f"{CONFIG_DIR}/{CONFIG_KEY}"})
         mounts.append({"name": "config", "mountPath": CONFIG_DIR, "readOnly": True})
@@ -400,3 +404,41 @@ def _unprivileged_context(mig_strategy: str) -> dict[str, Any]:
 
 def _labels(group: NodeGroupSpec) -> dict[str, str]:
     return standard_labels(APP_NAME, group.name, "device-plugin", image_tag(group.device_plugin.image))
+
+
+# --- MPS ----------------------------------------------------------------------------------------
+#
+# Under `sharing.strategy: mps` the plugin and its MPS control daemon (gpu_nodes/manifests/
+# mps_control_daemon.py) meet in one host directory, as the chart lays it out (k8s-device-plugin v0.20.0
+# `deployments/helm/nvidia-device-plugin/templates/daemonset-device-plugin.yml` and
+# `daemonset-mps-control-daemon.yml`, `values.yaml` `mps.root`): the host's MPS root mounted at `/mps`
+# (`cmd/mps-control-daemon/mps/root.go`, ContainerRoot), where the daemon makes each resource's pipe and
+# log directories and its `.ready` file, and `<root>/shm`, a tmpfs the daemon's init container mounts
+# (`mps-control-daemon mount-shm`), as the containers' `/dev/shm`. The plugin waits for the daemon's
+# `.ready` file and an answer on its control pipe before it serves (`internal/plugin/mps.go`,
+# waitForDaemon), then gives each container it allocates `CUDA_MPS_PIPE_DIRECTORY` and mounts of the
+# resource's pipe directory and the shm (updateReponse): what makes a CUDA program in the pod an MPS client.
+MPS_HOST_ROOT = "/run/nvidia/mps"
+MPS_CONTAINER_ROOT = "/mps"
+MPS_SHM = "/dev/shm"
+
+
+def mps_volumes() -> list[dict[str, Any]]:
+    """The chart's two hostPath volumes: the MPS root (made when missing) and its shm directory."""
+    return [
+        {"name": "mps-root", "hostPath": {"path": MPS_HOST_ROOT, "type": "DirectoryOrCreate"}},
+        {"name": "mps-shm", "hostPath": {"path": f"{MPS_HOST_ROOT}/shm"}},
+    ]
+
+
+def mps_plugin_parts(group: NodeGroupSpec) -> tuple[list[dict[str, str]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The plugin container's MPS env, mounts and volumes, as the chart writes them: `MPS_ROOT` (the
+    plugin's --mps-root, which it joins to each resource's pipe directory in the mounts it hands pods), the
+    MPS root at `/mps` and the shm at `/dev/shm` ("needed to allow for MPS daemon health-checking").
+    Nothing without MPS: the chart mounts them everywhere, but here a time-sliced or unshared group keeps
+    the pods it had."""
+    if group.device_plugin.sharing.strategy != MPS:
+        return [], [], []
+    env = [{"name": "MPS_ROOT", "value": MPS_HOST_ROOT}]
+    mounts = [{"name": "mps-shm", "mountPath": MPS_SHM}, {"name": "mps-root", "mountPath": MPS_CONTAINER_ROOT}]
+    return env, mounts, mps_volumes()

@@ -10,6 +10,13 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 
 
+class Strategy(StrEnum):
+    "What `strategy` takes: `timeSlicing`, `mps`."
+
+    TIME_SLICING = "timeSlicing"
+    MPS = "mps"
+
+
 class MigStrategy(StrEnum):
     "What `migStrategy` takes: `none`, `single`, `mixed`."
 
@@ -136,6 +143,30 @@ class Node(TypedDict):
     )
 
 
+class Sharing(TypedDict):
+    "How the device plugin shares each GPU: time-slicing or MPS, and how many ways."
+
+    strategy: NotRequired[Strategy]
+    (
+        "CUDA time-slicing (no isolation between the pods sharing a GPU), or CUDA MPS: the plugin's MPS "
+        "control daemon runs on each node and gives each pod an equal share of the GPU's memory and compute "
+        "(see \"Sharing a GPU\"). Default: `timeSlicing`."
+    )
+    replicas: int
+    "How many pods share each GPU: the node offers `gpusPerNode` x replicas; with `timeSlicing`, 1 is off."
+    renameByDefault: NotRequired[bool]
+    (
+        "Advertise the replicas as `nvidia.com/gpu.shared`, which tenants' pods then ask for, in place of "
+        "`nvidia.com/gpu`. Default: `false`."
+    )
+    failRequestsGreaterThanOne: NotRequired[bool]
+    (
+        "The plugin refuses a container that asks for more than one replica (its pod fails with "
+        "`UnexpectedAdmissionError`); `false` under `mps` needs plugin v0.20.0. Default: `false`; `true` with"
+        " `mps`."
+    )
+
+
 class DevicePlugin(TypedDict):
     "The group's NVIDIA device plugin DaemonSet."
 
@@ -156,7 +187,15 @@ class DevicePlugin(TypedDict):
     migStrategy: NotRequired[MigStrategy]
     "The plugin's MIG strategy; `mixed` needs `verification.migResources` (see \"MIG\"). Default: `none`."
     timeSlicingReplicas: NotRequired[int]
-    "Share each GPU N ways. Default: `1` (off)."
+    (
+        "Share each GPU N ways by time-slicing: the older spelling of `sharing: {strategy: timeSlicing, "
+        "replicas: N}`. Default: `1` (off)."
+    )
+    sharing: NotRequired[Sharing]
+    (
+        "How the device plugin shares each GPU: time-slicing or MPS, and how many ways. Default: what "
+        "`timeSlicingReplicas` says (off)."
+    )
     failOnInitError: NotRequired[bool]
     "The plugin's own default: exit when no GPU can be initialised. Default: `true`."
     migDevices: NotRequired[dict[str, int]]
@@ -537,6 +576,7 @@ class GpuNodeGroupInputs(TypedDict):
 
 
 __all__ = [
+    "Strategy",
     "MigStrategy",
     "ImagePullPolicy",
     "ContainerRuntime",
@@ -550,6 +590,7 @@ __all__ = [
     "Toleration",
     "ResourceRequirements",
     "Node",
+    "Sharing",
     "DevicePlugin",
     "PriorityClass",
     "Verification",

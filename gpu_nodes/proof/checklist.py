@@ -156,7 +156,7 @@ def gpu_problem(
     if target.dra_gpus is not None:
         return dra_gpu_problem(target.node, target.dra_gpus, slices, devices)
     if target.expected_gpus is not None:
-        return _count_problem(node, GPU_RESOURCE, target.expected_gpus)
+        return _count_problem(node, target.counted_resource, target.expected_gpus)
     if target.expected_mig_devices:
         found = [_count_problem(node, r, n) for r, n in sorted(target.expected_mig_devices.items())]
         return "; ".join(p for p in found if p) or None

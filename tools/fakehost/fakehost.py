@@ -116,6 +116,13 @@ class MachineSpec:
         """The nvidia-container-runtime containerd's nvidia entry names (BinaryName)."""
         return f"{OPERATOR_TOOLKIT_ROOT}/nvidia-container-runtime" if self.toolkit_install == "operator" else NVIDIA_RUNTIME
 
+    # Each GPU's compute mode as `nvidia-smi -q` prints it: Default as a GPU ships; Exclusive_Process once
+    # an MPS control daemon has set it; Prohibited or Exclusive_Thread set by someone else.
+    compute_mode: str = "Default"
+    # The driver's MPS programs in /usr/bin, as its compute utilities install them (Ubuntu's
+    # nvidia-compute-utils-<branch>): what the container toolkit puts in an MPS control daemon's container.
+    mps_programs: bool = True
+
 
 def dra_ready(spec: MachineSpec) -> MachineSpec:
     """The machine as NVIDIA's DRA driver wants it (gpu_nodes/scripts/preflight/68-check-dra.sh): kubelet
@@ -223,7 +230,7 @@ def smi_table(spec: MachineSpec) -> str:
 
 def smi_q(spec: MachineSpec, reset_required: int | None = None) -> str:
     """`nvidia-smi -q`, cut to what preflight reads: per GPU its bus id, MIG mode (off), its reset
-    status, recovery action and remapped rows (healthy, laid out as the real H100 recording,
+    status, recovery action, compute mode and remapped rows (healthy, laid out as the real H100 recording,
     tests/scripts/fixtures/nvidia-smi-q-h100-sxm5-fabric-completed.txt) and fabric, which an
     Ampere part reports as N/A (tests/scripts/fixtures/README.md names real samples). The GPU of
     index reset_required reports what an R570+ driver does after a fault the GPU must be reset
@@ -244,6 +251,7 @@ def smi_q(spec: MachineSpec, reset_required: int | None = None) -> str:
             f"        Reset Required                    : {'Yes' if faulty else 'No'}\n"
             "        Drain and Reset Recommended       : No\n"
             f"    GPU Recovery Action                   : {'Reset' if faulty else 'None'}\n"
+            f"    Compute Mode                          : {spec.compute_mode}\n"
             "    Remapped Rows\n"
             "        Correctable Error                 : 0\n"
             "        Uncorrectable Error               : 0\n"
@@ -584,6 +592,8 @@ def docker_info(default_runtime: str = "runc", nvidia: bool = False) -> str:
 
 # runc as the fake machines have it: preflight only looks for it on the PATH.
 RUNC_STUB = _simple_stub("runc", "runc version 1.2.5")
+# The driver's MPS programs (nvidia-container-toolkit pkg/nvcdi/driver-nvml.go, NewDriverBinariesDiscoverer).
+MPS_PROGRAMS = ("nvidia-cuda-mps-control", "nvidia-cuda-mps-server")
 
 KUBELET_CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -618,6 +628,10 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     _write(sbin / "kubelet", _simple_stub("kubelet", f"Kubernetes {spec.kubelet_version}"), 0o755)
     # The low-level runtime the nvidia runtime runs (config.toml's runtimes: docker-runc, runc, crun).
     _write(tree / "usr/bin/runc", RUNC_STUB, 0o755)
+    if spec.mps_programs:
+        # Preflight's mps check looks for them where the container toolkit does; nothing runs them here.
+        for program in MPS_PROGRAMS:
+            _write(tree / "usr/bin" / program, _simple_stub(program, f"fake {program}"), 0o755)
     # /dev and /proc are not laid over: preflight's dev-char-links check judges the real host's NVIDIA
     # device nodes (none on a machine without NVIDIA GPUs: nothing to link) and /proc/devices.
     # kubelet uses the systemd cgroup driver (KUBELET_CONFIG): so do runc and the nvidia runtime.

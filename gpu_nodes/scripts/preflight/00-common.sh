@@ -115,6 +115,7 @@ usage: bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expec
                          [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed [--mig-devices PROFILE=COUNT,...]]
                          [--require-default-runtime] [--require-cdi [--cdi-hook-path PATH]]
                          [--isolation default|strict] [--min-toolkit X.Y.Z] [--allocator devicePlugin|dra]
+                         [--mps-replicas N [--mps-driver-root DIR]]
                          [--toolkit-advisory CVE-ID=FIXED[,FIXED...]]... [--accepted-toolkit-advisory CVE-ID=FIXED[,FIXED...]]...
                          [--driver-advisory BULLETIN:CVE-ID[,CVE-ID...][,+N]=FIXED[,FIXED...]]...
                          [--patched-driver-branches BRANCH[,BRANCH...]] [--refuse-driver-advisories]
@@ -129,6 +130,8 @@ init_state() {
   HOST_NAME=unknown DRIVER_VERSION='' CUDA_VERSION='' SMI_OK=false Q_DONE=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''
   RT_NAME='' RT_DEFAULT=false RT_CLASS=false RT_SRC='' RT_CERTAIN=false
   FEAT_MACHINE='' FEAT_MIG_CAPABLE='' FEAT_CLIQUE='' FEAT_COMPUTE=''
+  # devicePlugin.sharing under MPS: the replicas of each GPU and the driver root (69-check-mps.sh).
+  MPS_REPLICAS='' MPS_DRIVER_ROOT='' MPS_CAPS=()
   L_DONE=false L_OK=false L_PROBLEM='' MIG_JSON=null
   # What the current check could not read for lack of permission (see can_read).
   CANNOT_READ=()

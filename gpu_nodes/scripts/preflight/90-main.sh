@@ -31,6 +31,7 @@ main() {
   check_mig
   check_fabric
   check_gpu_health
+  check_mps
   smi_q_features
   smi_compute_cap
   check_toolkit
