@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from gpu_nodes.config.checks import TAINT_EFFECTS
-from gpu_nodes.config.device_plugin import RESOURCE_PARTS, TOLERATION_KEYS, TOLERATION_OPERATORS, DevicePluginSpec
+from gpu_nodes.config.device_plugin import (
+    RESOURCE_PARTS,
+    TOLERATION_KEYS,
+    TOLERATION_OPERATORS,
+    DevicePluginSpec,
+    SharingSpec,
+)
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, STRING, Setting, settings
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec, PriorityClassSpec
 from gpu_nodes.config.preflight import PreflightSpec, SshProxySpec
@@ -44,6 +50,7 @@ class InputType:
 # The schema names them; SDKs add `Args`.
 INPUT_TYPES = (
     InputType("Node", NodeSpec, "One machine, already joined to the cluster as a node."),
+    InputType("Sharing", SharingSpec, "How the device plugin shares each GPU: time-slicing or MPS, and how many ways."),
     InputType("DevicePlugin", DevicePluginSpec, "The group's NVIDIA device plugin DaemonSet."),
     InputType("PriorityClass", PriorityClassSpec, "The PriorityClass of the group's GPU workloads."),
     InputType("Verification", VerificationSpec, "The verification Jobs that prove the group's GPUs as a tenant's pod gets them."),

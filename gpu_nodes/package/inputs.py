@@ -10,6 +10,13 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 
 
+class Strategy(StrEnum):
+    "What `strategy` takes: `timeSlicing`, `mps`."
+
+    TIME_SLICING = "timeSlicing"
+    MPS = "mps"
+
+
 class MigStrategy(StrEnum):
     "What `migStrategy` takes: `none`, `single`, `mixed`."
 
@@ -136,17 +143,59 @@ class Node(TypedDict):
     )
 
 
+class Sharing(TypedDict):
+    "How the device plugin shares each GPU: time-slicing or MPS, and how many ways."
+
+    strategy: NotRequired[Strategy]
+    (
+        "CUDA time-slicing (no isolation between the pods sharing a GPU), or CUDA MPS: the plugin's MPS "
+        "control daemon runs on each node and gives each pod an equal share of the GPU's memory and compute "
+        "(see \"Sharing a GPU\"). Default: `timeSlicing`."
+    )
+    replicas: int
+    "How many pods share each GPU: the node offers `gpusPerNode` x replicas; with `timeSlicing`, 1 is off."
+    renameByDefault: NotRequired[bool]
+    (
+        "Advertise the replicas as `nvidia.com/gpu.shared`, which tenants' pods then ask for, in place of "
+        "`nvidia.com/gpu`. Default: `false`."
+    )
+    failRequestsGreaterThanOne: NotRequired[bool]
+    (
+        "The plugin refuses a container that asks for more than one replica (its pod fails with "
+        "`UnexpectedAdmissionError`); `false` under `mps` needs plugin v0.20.0. Default: `false`; `true` with"
+        " `mps`."
+    )
+
+
 class DevicePlugin(TypedDict):
     "The group's NVIDIA device plugin DaemonSet."
 
     image: NotRequired[str]
-    "Pinned by tag (not `latest`) or digest. Default: `nvcr.io/nvidia/k8s-device-plugin:v0.20.0`."
+    (
+        "Pinned by tag (not `latest`) or digest; a release NVIDIA's advisories name for the strategy the "
+        "group uses is refused unless `acceptAdvisories` names its CVEs (see \"Device plugin advisories\"). "
+        "Default: `nvcr.io/nvidia/k8s-device-plugin:v0.20.1`."
+    )
+    acceptAdvisories: NotRequired[list[str]]
+    (
+        "NVIDIA's device plugin advisories accepted as a risk for this group's `image`, e.g. "
+        "`[CVE-2025-23266, CVE-2025-23267]`: a plugin open only to these is deployed, and a warning names "
+        "them. Default: none."
+    )
     namespace: NotRequired[str]
     "Shared by groups; Pod Security `privileged` (the plugin mounts hostPath). Default: `nvidia-device-plugin`."
     migStrategy: NotRequired[MigStrategy]
     "The plugin's MIG strategy; `mixed` needs `verification.migResources` (see \"MIG\"). Default: `none`."
     timeSlicingReplicas: NotRequired[int]
-    "Share each GPU N ways. Default: `1` (off)."
+    (
+        "Share each GPU N ways by time-slicing: the older spelling of `sharing: {strategy: timeSlicing, "
+        "replicas: N}`. Default: `1` (off)."
+    )
+    sharing: NotRequired[Sharing]
+    (
+        "How the device plugin shares each GPU: time-slicing or MPS, and how many ways. Default: what "
+        "`timeSlicingReplicas` says (off)."
+    )
     failOnInitError: NotRequired[bool]
     "The plugin's own default: exit when no GPU can be initialised. Default: `true`."
     migDevices: NotRequired[dict[str, int]]
@@ -196,6 +245,13 @@ class DevicePlugin(TypedDict):
         "runs in a container (the GPU Operator's); with `gpuAccess: cdi` it is mounted at `/driver-root` for "
         "the plugin's CDI specs (see \"How tenants get their GPUs\"). Default: `/`."
     )
+    pauseForMigManager: NotRequired[bool]
+    (
+        "Step off a node while NVIDIA's MIG manager (the GPU Operator's) reconfigures its GPUs, as the "
+        "Operator's own plugin does, and come back after "
+        "(`nvidia.com/gpu.deploy.device-plugin=paused-for-mig-change`; see \"Beside the GPU Operator\"). "
+        "Default: `false`."
+    )
     cdiHookPath: NotRequired[str]
     (
         "With `gpuAccess: cdi`: the `nvidia-ctk` (or `nvidia-cdi-hook`) on the machines that the CDI specs' "
@@ -216,7 +272,7 @@ class Verification(TypedDict):
     "The verification Jobs that prove the group's GPUs as a tenant's pod gets them."
 
     image: NotRequired[str]
-    "Pinned image with `nvidia-smi`. Default: `nvcr.io/nvidia/cuda:13.0.2-base-ubuntu24.04`."
+    "Pinned image with `nvidia-smi`. Default: `nvcr.io/nvidia/cuda:13.0.3-base-ubuntu24.04`."
     cudaImage: NotRequired[str]
     (
         "Pinned image whose own command runs a CUDA kernel (NVIDIA's CUDA sample `vectorAdd`), after "
@@ -520,6 +576,7 @@ class GpuNodeGroupInputs(TypedDict):
 
 
 __all__ = [
+    "Strategy",
     "MigStrategy",
     "ImagePullPolicy",
     "ContainerRuntime",
@@ -533,6 +590,7 @@ __all__ = [
     "Toleration",
     "ResourceRequirements",
     "Node",
+    "Sharing",
     "DevicePlugin",
     "PriorityClass",
     "Verification",

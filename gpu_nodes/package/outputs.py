@@ -76,6 +76,12 @@ class KubeletReport(TypedDict):
 class ToolkitReport(TypedDict):
     "The NVIDIA Container Toolkit on the machine."
 
+    path: NotRequired[str]
+    "The `nvidia-ctk` judged: beside the `nvidia-container-runtime` the runtime's nvidia entry runs (else on PATH)."
+    runtimeBinary: NotRequired[str]
+    "The `nvidia-container-runtime` the runtime's nvidia entry runs (else the one on PATH)."
+    config: NotRequired[str]
+    "The `config.toml` that toolkit reads: `/etc/nvidia-container-runtime`'s, or the GPU Operator's beside it."
     version: NotRequired[str]
     "The version `nvidia-ctk --version` reported."
     openAdvisories: list[str]
@@ -151,6 +157,8 @@ class NodeReport(TypedDict):
     "Whether a pod may see GPUs it was not given: `default` or `strict`."
     expectedGpus: NotRequired[int]
     "The `nvidia.com/gpu` the node must offer; none when MIG devices decide and none are declared."
+    gpuResource: NotRequired[str]
+    "What `expectedGpus` counts where it is not `nvidia.com/gpu`: shared GPUs renamed, `nvidia.com/gpu.shared`."
     expectedMigDevices: NotRequired[dict[str, int]]
     "Under mixed MIG with a declared layout, each MIG resource the node must offer."
     verification: list[VerificationJobReport]
@@ -165,6 +173,15 @@ class NodeReport(TypedDict):
     "Another system's quarantine of the node (NVSentinel), which keeps the gate down."
 
 
+class SharingReport(TypedDict):
+    "How a group shares each GPU among pods."
+
+    strategy: str
+    "`timeSlicing` or `mps`."
+    replicas: int
+    "How many pods share one GPU."
+
+
 class TenantAccess(TypedDict):
     "What a tenant's GPU pod must say to get its GPUs on a group."
 
@@ -174,6 +191,10 @@ class TenantAccess(TypedDict):
     "The RuntimeClass the pod must name, with `gpuAccess: runtimeClass`."
     isolation: str
     "Whether a pod may see GPUs it was not given: `default` or `strict`."
+    resource: NotRequired[str]
+    "Where the group shares its GPUs: what a pod asks one replica for, `nvidia.com/gpu` or `nvidia.com/gpu.shared`."
+    sharing: NotRequired[SharingReport]
+    "Where the group shares its GPUs: how, `{strategy: timeSlicing or mps, replicas: N}`."
     allocator: NotRequired[str]
     "Who hands out the group's GPUs, where it is NVIDIA's DRA driver: `dra`."
     deviceClassName: NotRequired[str]
