@@ -107,6 +107,30 @@ def cluster_cpu_seconds() -> float:
     return total
 
 
+def control_plane_problem(env: dict[str, str]) -> str | None:
+    """Which part of the local cluster is not whole, or None: each component's process must run (the
+    controller manager and scheduler run without leader election, tools/cluster/up.sh, so one alive
+    is one leading) and the API server must answer `/readyz`. kwokctl's binary runtime restarts
+    nothing: a component that exits stays gone, and the runs after it only slow down."""
+    running = set()
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(f"/proc/{entry.name}/stat").read_text()
+            except OSError:
+                continue
+            # A zombie has exited: its parent has only not reaped it.
+            if stat.rsplit(")", 1)[1].split()[0] != "Z":
+                running.add(stat[stat.index("(") + 1 : stat.rindex(")")])
+    for name in CLUSTER_COMMS:
+        if not any(comm.startswith(name) for comm in running):
+            return f"{name} is not running"
+    ready = subprocess.run(["kubectl", "get", "--raw", "/readyz"], env=env, capture_output=True, text=True, timeout=30)
+    if ready.returncode != 0 or ready.stdout.strip() != "ok":
+        return f"kube-apiserver is not ready: {(ready.stdout + ready.stderr).strip()[-300:]}"
+    return None
+
+
 def _peak_kib(pid: int) -> int:
     """The process's own high-water mark (VmHWM): its peak so far, even between samples."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -224,6 +248,14 @@ class Bench:
         self.log(f"{step.name}: pulumi {args[0]} {step.engine_s:.1f} s")
         if proc.returncode != 0:
             raise RuntimeError(f"pulumi {' '.join(args)} exited {proc.returncode}:\n{output[-4000:]}")
+        self.control_plane_whole(step.name)
+
+    def control_plane_whole(self, after: str) -> None:
+        """Fail the run, naming the component, when the local cluster is no longer whole after a step."""
+        problem = control_plane_problem(self.env)
+        if problem:
+            raise RuntimeError(f"after {after}, the local cluster is not whole: {problem}")
+        self.log(f"after {after}: the control plane is whole")
 
     def state_bytes(self) -> int:
         """The stack's state as the backend stores it (bench/state_size.py: not the export's indented text)."""
@@ -234,6 +266,7 @@ class Bench:
         action()
         step.runbook_s = time.perf_counter() - started
         self.log(f"{step.name}: runbook {what} {step.runbook_s:.1f} s")
+        self.control_plane_whole(f"runbook {what}")
 
     # -- environment ----------------------------------------------------------------------
 

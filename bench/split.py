@@ -6,12 +6,15 @@ references (docs/fleet.md, "The fleet command"). The engine's default settings (
 on). Timed, on one fresh cluster, for each K of `--at-once`:
 
     gpu-nodes fleet up --parallel K        every stack, the owner first    runbook apply     N nodes
-    gpu-nodes fleet drift --parallel S     every stack at once (first K only)
+    gpu-nodes fleet drift                  every stack, one per core (first K only)
     gpu-nodes fleet destroy --parallel K   every stack, the owner last     runbook teardown  N nodes
 
 and, for the command's own overhead, the same stacks by bare `pulumi` calls in the same order
 (`pulumi up`, `preview --expect-no-changes` and `refresh --preview-only --expect-no-changes`,
-`pulumi destroy`) on the stack files the command wrote.
+`pulumi destroy`) on the stack files the command wrote. The drift's bare calls run both checks on
+every stack, one stack per core; the command runs the refresh alone on a stack whose last update is
+the `fleet up` it just ran (gpu_nodes/cli/deployed.py). After each step the local cluster must still
+be whole (harness.py, `control_plane_problem`), or the run stops naming the component.
 
 Preflight is off on both sides: the fake machines stop at 100 nodes (harness.py).
 """
@@ -31,6 +34,7 @@ import yaml
 from bench.harness import ROOT, VERIFICATION_TIMEOUT, Bench, node_names
 from bench.state_size import format_sizes, sizes_by_type, stored_bytes
 from gpu_nodes.cli.fleet_file import read_fleet
+from gpu_nodes.cli.main import default_parallel
 from gpu_nodes.cli.plan import phases, plan_fleet
 
 KUBECONFIG = ROOT / ".state/cluster/kubeconfig"
@@ -96,14 +100,18 @@ class SplitBench:
     def command(self, *args: str) -> float:
         started = time.perf_counter()
         self.bench.run(sys.executable, "-m", "gpu_nodes.cli", "fleet", *args, "-f", str(FLEET_FILE))
-        return time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        self.bench.control_plane_whole(f"fleet {' '.join(args)}")
+        return seconds
 
     def bare(self, batches: list[list[str]], *commands: tuple[str, ...]) -> float:
         started = time.perf_counter()
         with ThreadPoolExecutor(max_workers=max(len(b) for b in batches)) as pool:
             for batch in batches:
                 list(pool.map(lambda stack: self._pulumi(stack, commands), batch))
-        return time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        self.bench.control_plane_whole(f"bare pulumi {' '.join(commands[0][:1])}")
+        return seconds
 
     def state_exports(self, stacks: int) -> list[str]:
         """Every stack's state as `pulumi stack export` writes it (what each step saves)."""
@@ -138,11 +146,13 @@ class SplitBench:
                     log(format_sizes(sizes_by_type(json.loads(exports[0])), len(slices(node_names(nodes), stacks)[0])))
                 rows.append(up)
                 if k == at_once[0]:
-                    drift = SplitRow(f"drift, {stacks} stacks", stacks)
-                    drift.command_s = self.command("drift", "--parallel", str(stacks))
+                    cores = default_parallel()
+                    drift = SplitRow(f"drift, {stacks} stacks", cores)
+                    drift.command_s = self.command("drift")
                     if not command_only:
+                        names = stack_names(stacks)
                         drift.bare_s = self.bare(
-                            [stack_names(stacks)],
+                            [names[i : i + cores] for i in range(0, len(names), cores)],
                             ("preview", "--expect-no-changes"),
                             ("refresh", "--preview-only", "--expect-no-changes"),
                         )

@@ -66,6 +66,12 @@ def drift_verdict(progress: list[StackProgress], repair: str) -> list[str]:
             lines.append(f"DRIFT {stack.name}: {where}: {change.op} {change.resource} (found by {change.check})")
         if stack.state != "passed" and not stack.changes:
             lines.append(f"FAILED {stack.name}: {stack.reason or stack.state}")
+    skipped = [s.name for s in progress if "preview" in s.skipped_checks]
+    if skipped:
+        lines.append(
+            f"preview skipped on {len(skipped)} of {len(progress)} stacks ({', '.join(skipped)}): each runs the program and "
+            "settings of its last update, so only its refresh could find drift"
+        )
     drifted = sorted({s.name for s in progress if s.changes or s.state != "passed"})
     verdict = f"drift in {len(drifted)} of {len(progress)} stacks: {', '.join(drifted)}" if drifted else "no drift"
     lines.append(f"{verdict} (logs: {', '.join(s.log for s in progress if s.log) or '-'})")
@@ -90,6 +96,7 @@ def as_json(command: str, plan: FleetPlan, progress: list[StackProgress], output
                 **s.counts(),
                 "failedNodes": dict(sorted(s.failed.items())),
                 "drift": [{"node": c.node, "resource": c.resource, "op": c.op, "check": c.check} for c in s.changes],
+                "skippedChecks": list(s.skipped_checks),
             }
             for s in progress
         ],

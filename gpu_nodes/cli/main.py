@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 from pulumi import automation as auto
 
+from gpu_nodes.cli.deployed import deployment_digest
 from gpu_nodes.cli.fleet_file import Fleet, SecretSource, load_fleet
 from gpu_nodes.cli.fleet_report import as_json, drift_verdict, node_table, repair_command, stack_table
 from gpu_nodes.cli.live import LiveView
@@ -21,7 +23,7 @@ from gpu_nodes.cli.orchestrate import objects_in_state, run_phases, shared_objec
 from gpu_nodes.cli.plan import FleetPlan, plan_fleet
 from gpu_nodes.cli.progress import StackProgress
 from gpu_nodes.cli.runner import RunOptions, run_stack
-from gpu_nodes.cli.stack_files import prepare_stack
+from gpu_nodes.cli.stack_files import prepare_stack, stack_file
 from gpu_nodes.errors import GpuNodesError
 
 RUNS = ("up", "preview", "drift", "destroy")
@@ -46,7 +48,12 @@ def parser() -> argparse.ArgumentParser:
         action.add_argument("-f", "--file", type=Path, default=Path("fleet.yaml"), help="the fleet file (default: fleet.yaml)")
         action.add_argument("--json", type=Path, help="also write the result as JSON to this file (- for stdout)")
         if name in RUNS:
-            action.add_argument("--parallel", type=int, default=1, help="stacks run at once (default 1)")
+            action.add_argument(
+                "--parallel",
+                type=int,
+                default=default_parallel(),
+                help=f"stacks run at once (default {default_parallel()}: one per CPU core of this machine)",
+            )
             action.add_argument("--log-dir", type=Path, help="each stack's log (default: fleet-logs/ beside the fleet file)")
             action.add_argument("--fail-fast", action="store_true", help="start no more stacks once one has failed")
             action.add_argument("--engine-parallel", type=int, help="the engine's own --parallel within each stack")
@@ -61,6 +68,14 @@ def parser() -> argparse.ArgumentParser:
             action.add_argument("--out", type=Path, help="write the objects here (default: stdout)")
             action.add_argument("--operator-settings", type=Path, help="YAML: the operator's backend, program source, Secrets")
     return top
+
+
+def default_parallel() -> int:
+    """Stacks at once: one per core. Each stack's engine, program and providers keep about one core busy
+    (bench/README.md, "Where a drift check's work goes"); more stacks than cores only slow each other,
+    and on a small machine that also runs the control plane they starve it (its controllers and
+    scheduler lose their leases)."""
+    return max(1, len(os.sched_getaffinity(0)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -103,6 +118,8 @@ def _run(
         deployment = workspace.export_stack(plan.owner.name).deployment or {}
         return objects_in_state(deployment.get("resources") or [])
 
+    # What each stack's `up` runs: kept by a successful up, compared by drift (gpu_nodes/cli/deployed.py).
+    digests = {s.name: deployment_digest(fleet.program, stack_file(fleet.program, s.name)) for s in plan.stacks}
     live = LiveView(list(progress.values()))
     live.start()
     try:
@@ -110,7 +127,7 @@ def _run(
             plan,
             args.command,
             progress,
-            lambda name, p: run_stack(selected[name], args.command, p, log_dir, options),
+            lambda name, p: run_stack(selected[name], args.command, p, log_dir, options, digests[name]),
             args.parallel,
             args.fail_fast,
             owner_state,

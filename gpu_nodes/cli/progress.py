@@ -70,6 +70,8 @@ class StackProgress:
     changes: list[Change] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     steps_done: int = 0
+    # Drift checks not run, each because the run showed it could only agree (gpu_nodes/cli/deployed.py).
+    skipped_checks: list[str] = field(default_factory=list)
     # The `nodeGroups` output a passed `up` returned (saves reading it again for the report).
     outputs: dict[str, Any] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

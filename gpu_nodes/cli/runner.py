@@ -11,6 +11,7 @@ from typing import IO, Any
 
 from pulumi import automation as auto
 
+from gpu_nodes.cli.deployed import TAG, Deployed, why_preview
 from gpu_nodes.cli.progress import StackProgress
 
 
@@ -35,8 +36,12 @@ def _reason(progress: StackProgress, error: auto.errors.CommandError) -> str:
     return " | ".join(progress.errors[-3:]) if progress.errors else _last_lines(error)
 
 
-def run_stack(stack: auto.Stack, command: str, progress: StackProgress, log_dir: Path, options: RunOptions) -> bool:
-    """Runs `command` on the stack; True when it passed. Never raises for the stack's own failure."""
+def run_stack(
+    stack: auto.Stack, command: str, progress: StackProgress, log_dir: Path, options: RunOptions, digest: str = ""
+) -> bool:
+    """Runs `command` on the stack; True when it passed. Never raises for the stack's own failure.
+    `digest`: what an `up` of the stack runs (gpu_nodes/cli/deployed.py), kept after a successful
+    `up` and compared by `drift`."""
     log_path = log_dir / f"{progress.name}.{command}.log"
     progress.log = str(log_path)
     progress.start(command)
@@ -54,12 +59,14 @@ def run_stack(stack: auto.Stack, command: str, progress: StackProgress, log_dir:
                 result = stack.up(continue_on_error=options.continue_on_error or None, refresh=options.refresh or None, **common)
                 report = result.outputs.get("nodeGroups")
                 progress.outputs = report.value if report is not None and isinstance(report.value, dict) else None
+                if digest and result.summary.version is not None:
+                    stack.set_tag(TAG, Deployed(result.summary.version, digest).tag())
             elif command == "destroy":
                 stack.destroy(continue_on_error=options.continue_on_error or None, **common)
             elif command == "preview":
                 stack.preview(diff=True, **common)
             elif command == "drift":
-                return drift_checks(stack, progress, log, common)
+                return drift_checks(stack, progress, log, common, preview_needed(stack, digest))
             else:
                 raise ValueError(f"unknown command {command}")
         except auto.errors.CommandError as error:
@@ -72,10 +79,30 @@ def run_stack(stack: auto.Stack, command: str, progress: StackProgress, log_dir:
     return True
 
 
-def drift_checks(stack: Any, progress: StackProgress, log: IO[str], common: dict[str, Any]) -> bool:
-    """Both drift checks, each run even when the other found drift (README, "Detect drift")."""
+def preview_needed(stack: Any, digest: str) -> str:
+    """Why the drift check runs the preview too (gpu_nodes/cli/deployed.py); "" when the refresh alone
+    answers it. Without a digest (no program to compare) it always does."""
+    if not digest:
+        return "no digest of the program"
+    try:
+        tag: str | None = stack.get_tag(TAG)
+    except auto.errors.CommandError:
+        tag = None
+    history = stack.history(page_size=1, show_secrets=False)
+    last = history[0] if history else None
+    return why_preview(Deployed.from_tag(tag), last.version if last else None, last.result if last else None, digest)
+
+
+def drift_checks(stack: Any, progress: StackProgress, log: IO[str], common: dict[str, Any], preview_reason: str) -> bool:
+    """Both drift checks, each run even when the other found drift (README, "Detect drift"); the
+    preview only when `preview_reason` says why it is needed (empty: the program and settings are
+    those of the stack's last update, gpu_nodes/cli/deployed.py)."""
     failures = []
-    for check in ("preview", "refresh"):
+    checks = ("preview", "refresh") if preview_reason else ("refresh",)
+    if not preview_reason:
+        log.write("=== preview skipped: the program and the stack's settings are those of its last update ===\n")
+        progress.skipped_checks.append("preview")
+    for check in checks:
         progress.check(check)
         log.write(f"=== {check} --expect-no-changes ===\n")
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -93,11 +94,21 @@ def api_client_from_props(props: Mapping[str, Any]) -> ApiClient:
     return api_client(props.get("kubeconfig") or None, props.get("context") or None)
 
 
+# Credentials a dynamic provider process calls with at once: one set per stack, more only while one rotates.
+CLIENTS_KEPT = 4
+
+
+@functools.lru_cache(maxsize=CLIENTS_KEPT)
 def api_client(kubeconfig: str | None, context: str | None) -> ApiClient:
     """A `kubernetes.client.ApiClient` from kubeconfig contents or a path, else the defaults.
 
     `kubernetes:kubeconfig` may hold either, as for the Kubernetes provider; without it,
     `$KUBECONFIG` / `~/.kube/config`, then the in-cluster service account.
+
+    One client per credentials and process: every call of our providers in a run (one per node and
+    resource) would otherwise parse the kubeconfig again and open its own connections, which
+    bench/profile.py found to be a fifth of a refresh's work in the dynamic providers. The client's
+    connection pool (urllib3's PoolManager) is safe to share between the provider server's threads.
     """
     from kubernetes import client, config
 

@@ -28,6 +28,7 @@ shows what it finds as drift.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 from gpu_nodes.config.stack import HAND_OVER
 from gpu_nodes.errors import OtherPluginError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
+from gpu_nodes.kube.cluster_source import KubernetesSource
 from gpu_nodes.proof.inputs import Change, DeclaredInputs, as_list, declared, keys
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider, read_inputs
 from gpu_nodes.providers.gpu_allocators import (
@@ -195,7 +197,8 @@ def _look(access: Mapping[str, Any], inputs: CoexistenceInputs) -> tuple[list[Ot
 
     api = api_client_from_props(access)
     core = client.CoreV1Api(api)
-    daemonsets = api.sanitize_for_serialization(client.AppsV1Api(api).list_daemon_set_for_all_namespaces()).get("items", [])
+    # Raw JSON lists, paged: the client's model classes cost more than the call at fleet size (bench/profile.py).
+    daemonsets = KubernetesSource(client.AppsV1Api(api).list_daemon_set_for_all_namespaces, "DaemonSet", "apps/v1").list().items
     custom = client.CustomObjectsApi(api)
     policies, clusters = read_operator_configs(custom)
     slices, note = read_gpu_slices(custom)
@@ -206,14 +209,15 @@ def _look(access: Mapping[str, Any], inputs: CoexistenceInputs) -> tuple[list[Ot
     def pods_of(ds: Mapping[str, Any]) -> list[str]:
         metadata, spec = ds.get("metadata") or {}, ds.get("spec") or {}
         selector = ",".join(f"{k}={v}" for k, v in sorted(((spec.get("selector") or {}).get("matchLabels") or {}).items()))
-        listed = core.list_namespaced_pod(str(metadata.get("namespace")), label_selector=selector)
-        return pods_on_nodes(api.sanitize_for_serialization(listed).get("items", []), metadata.get("uid"), nodes)
+        list_pods = functools.partial(core.list_namespaced_pod, str(metadata.get("namespace")))
+        listed = KubernetesSource(list_pods, "Pod", "v1", label_selector=selector).list().items
+        return pods_on_nodes(listed, metadata.get("uid"), nodes)
 
     # Every device plugin DaemonSet's pods on our nodes, ours included: they explain a node's nvidia.com/gpu.
     watched = [d for d in daemonsets if _ref(d) in {o.ref for o in others} or (is_ours(d) and _runs_plugin(d))]
     pods_on_our_nodes = {_ref(d): pods_of(d) for d in watched}
     explained = {pod.rsplit(" on ", 1)[1] for ref, pods in pods_on_our_nodes.items() for pod in pods}
-    node_items = api.sanitize_for_serialization(core.list_node()).get("items", []) if nodes else []
+    node_items = KubernetesSource(core.list_node, "Node", "v1").list().items if nodes else []
     stops = problems(
         others,
         handed_over,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tomllib
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpu_nodes.cli.main import parser
 from gpu_nodes.cli.plan import plan_fleet
 from gpu_nodes.cli.stack_files import header, managed_settings, write_stack_file
 from tests.cli.fleets import ROOT, fleet, fleet_raw, group
@@ -111,3 +113,8 @@ def test_a_stack_file_says_the_command_manages_it_and_keeps_what_pulumi_wrote(tm
     assert written["encryptionsalt"] == "v1:abc", written
     assert written["config"]["gpu-nodes:sshPrivateKey"] == {"secure": "v1:cipher"}, written
     assert written["config"]["gpu-nodes:nodeGroups"] == [group("b", "n2")] and "x:y" not in written["config"], written
+
+
+def test_parallel_defaults_to_the_cores_this_process_may_use():
+    args = parser().parse_args(["fleet", "drift"])
+    assert args.parallel == len(os.sched_getaffinity(0)) >= 1, args.parallel

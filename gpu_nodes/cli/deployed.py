@@ -1,0 +1,91 @@
+"""What a stack's last `gpu-nodes fleet up` deployed from, so that a drift check can skip the preview.
+
+`pulumi preview --expect-no-changes` compares the program's code and config with the stack's state;
+`pulumi refresh --preview-only --expect-no-changes` compares the state with the cluster. When
+neither the program nor the stack's settings changed since the update that wrote the state, the
+preview can only agree, and the refresh alone answers whether the cluster moved: at 100 nodes the
+preview is half a drift check's work (bench/README.md, "Where a drift check's work goes").
+
+A successful `fleet up` keeps, as a stack tag, the update's number and a digest of what it ran:
+the program directory's sources, the gpu-nodes package it ran with, the Pulumi SDKs' versions and
+the stack's settings file (secrets as their ciphertext there, which `prepare_stack` rewrites only
+when a secret's value changes). A drift check skips the preview only when the stack's last update is
+that one and succeeded, and the digest is the same now. Anything else (another update since, a
+failed one, a tag a plain `pulumi up` left behind, no tag) runs both checks, as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+TAG = "gpu-nodes:deployed"
+# The program's own sources: what it runs and what decides its dependencies.
+SOURCE_SUFFIXES = (".py", ".sh")
+SOURCE_NAMES = ("Pulumi.yaml", "PulumiPlugin.yaml", "requirements.txt", "pyproject.toml")
+# The gpu-nodes package this command runs with, which the program imports.
+PACKAGE = Path(__file__).resolve().parent.parent
+# Folders of a program directory that hold no source of it (virtualenvs, state, caches, logs).
+SKIPPED_DIRS = ("node_modules", "__pycache__", "fleet-logs", "build")
+SDKS = ("pulumi", "pulumi-kubernetes", "pulumi-command")
+
+
+def _sources(root: Path) -> Iterator[Path]:
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).parts
+        if any(part.startswith(".") or part in SKIPPED_DIRS or part.endswith(".egg-info") for part in relative[:-1]):
+            continue
+        if path.is_file() and (path.suffix in SOURCE_SUFFIXES or path.name in SOURCE_NAMES):
+            yield path
+
+
+def _sdk_version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
+
+
+def deployment_digest(program: Path, stack_file: Path) -> str:
+    """A digest of what an `up` of this stack runs: the program, the package, the SDKs, the settings."""
+    digest = hashlib.sha256()
+    roots = [program.resolve()] + ([PACKAGE] if not PACKAGE.is_relative_to(program.resolve()) else [])
+    for root in roots:
+        for path in _sources(root):
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for name in SDKS:
+        digest.update(f"{name}={_sdk_version(name)}\0".encode())
+    digest.update(stack_file.read_bytes() if stack_file.exists() else b"")
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Deployed:
+    """What the tag says: the update that deployed the stack, and the digest of what it ran."""
+
+    version: int
+    digest: str
+
+    def tag(self) -> str:
+        return f"{self.version} {self.digest}"
+
+    @classmethod
+    def from_tag(cls, text: str | None) -> Deployed | None:
+        version, _, digest = (text or "").partition(" ")
+        return cls(int(version), digest) if version.isdigit() and digest else None
+
+
+def why_preview(deployed: Deployed | None, last_version: int | None, last_result: str | None, digest: str) -> str:
+    """Why a drift check must run the preview; "" when the refresh alone answers it."""
+    if deployed is None:
+        return f"no {TAG} tag: the stack was not deployed by gpu-nodes fleet up"
+    if last_version != deployed.version:
+        return f"the stack's last update is {last_version}, not update {deployed.version} that the tag records"
+    if last_result != "succeeded":
+        return f"its last update {last_version} {last_result or 'has no result'}"
+    if digest != deployed.digest:
+        return "the program, the gpu-nodes package, the SDKs or the stack's settings changed since that update"
+    return ""
