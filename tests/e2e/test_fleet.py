@@ -108,6 +108,22 @@ def test_fleet_up_brings_every_node_in_and_reports_them_in_one_table(fleet: Path
 def test_fleet_drift_passes_on_the_deployed_fleet(fleet: Path, local: LocalEnv):
     result = gpu_nodes(local, fleet, "drift", "--parallel", "3", check=False)
     assert result.returncode == 0 and "no drift" in result.stdout, local.explain("fleet drift failed", result)
+    # Each stack's last update is the fleet up above, of the same program and settings: the refresh alone.
+    assert "preview skipped on 3 of 3 stacks" in result.stdout, result.stdout
+
+
+def test_a_setting_changed_since_the_up_brings_the_preview_back_and_it_finds_the_drift(fleet: Path, local: LocalEnv):
+    written = yaml.safe_load(fleet.read_text())
+    changed = json.loads(json.dumps(written))
+    changed["nodeGroups"][0]["labels"] = {"accelerator": "nvidia", "nvidia.com/gpu.present": "true", "example.com/rack": "a"}
+    fleet.write_text(yaml.safe_dump(changed))
+    try:
+        result = gpu_nodes(local, fleet, "drift", "--parallel", "3", check=False)
+    finally:
+        fleet.write_text(yaml.safe_dump(written))
+    assert result.returncode == 1, local.explain("fleet drift passed with a label added to the fleet file", result)
+    assert f"DRIFT fleet-a: node {NODES['fleet-a']}:" in result.stdout and "(found by preview)" in result.stdout, result.stdout
+    assert "preview skipped on 2 of 3 stacks (fleet-b, fleet-c)" in result.stdout, result.stdout
 
 
 def test_a_label_and_a_taint_removed_by_hand_fail_drift_naming_the_stack_the_node_and_the_repair(fleet: Path, local: LocalEnv):
