@@ -99,7 +99,9 @@ def drift_checks(stack: Any, progress: StackProgress, log: IO[str], common: dict
     those of the stack's last update, gpu_nodes/cli/deployed.py)."""
     failures = []
     checks = ("preview", "refresh") if preview_reason else ("refresh",)
-    if not preview_reason:
+    if preview_reason:
+        log.write(f"=== preview needed: {preview_reason} ===\n")
+    else:
         log.write("=== preview skipped: the program and the stack's settings are those of its last update ===\n")
         progress.skipped_checks.append("preview")
     for check in checks:
