@@ -8,8 +8,8 @@ preview is half a drift check's work (bench/README.md, "Where a drift check's wo
 
 A successful `fleet up` keeps, as a stack tag, the update's number and a digest of what it ran:
 the program directory's sources, the gpu-nodes package it ran with, the Pulumi SDKs' versions and
-the stack's settings file (secrets as their ciphertext there, which `prepare_stack` rewrites only
-when a secret's value changes). A drift check skips the preview only when the stack's last update is
+the config of the stack's settings file (secrets as their ciphertext there, which `prepare_stack`
+rewrites only when a secret's value changes). A drift check skips the preview only when the stack's last update is
 that one and succeeded, and the digest is the same now. Anything else (another update since, a
 failed one, a tag a plain `pulumi up` left behind, no tag) runs both checks, as before.
 """
@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 TAG = "gpu-nodes:deployed"
 # The program's own sources: what it runs and what decides its dependencies.
@@ -58,8 +61,16 @@ def deployment_digest(program: Path, stack_file: Path) -> str:
             digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     for name in SDKS:
         digest.update(f"{name}={_sdk_version(name)}\0".encode())
-    digest.update(stack_file.read_bytes() if stack_file.exists() else b"")
+    digest.update(json.dumps(stack_settings(stack_file), sort_keys=True).encode())
     return digest.hexdigest()
+
+
+def stack_settings(stack_file: Path) -> object:
+    """The stack's config as its file holds it: the settings the program reads, a secret as its
+    ciphertext. Not the rest of the file, which the CLI rewrites as it sees fit (the secrets
+    provider's salt, formatting), nor its header."""
+    settings = yaml.safe_load(stack_file.read_text()) if stack_file.exists() else None
+    return settings.get("config") if isinstance(settings, dict) else None
 
 
 @dataclass(frozen=True)

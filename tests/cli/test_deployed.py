@@ -50,6 +50,13 @@ def test_the_digest_stays_with_what_an_up_does_not_run(program: Path, path: str)
     assert digest(program) == before, f"{path} changed the digest"
 
 
+def test_the_digest_reads_the_stack_file_s_config_not_what_the_cli_writes_beside_it(program: Path):
+    before = digest(program)
+    stack_file = program / "Pulumi.rack-a.yaml"
+    stack_file.write_text("# Managed by gpu-nodes fleet\nencryptionsalt: v1:abc\n" + stack_file.read_text())
+    assert digest(program) == before, stack_file.read_text()
+
+
 def test_the_tag_reads_back_what_it_wrote_and_nothing_else():
     assert Deployed.from_tag(Deployed(3, "abc").tag()) == Deployed(3, "abc")
     for text in (None, "", "abc", "3", "x abc"):
