@@ -23,7 +23,7 @@ from gpu_nodes.config.checks import (
     pull_policy_setting,
 )
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, SCALAR, STRING, between, one_of, setting
-from gpu_nodes.config.problems import Problem, Problems
+from gpu_nodes.config.problems import Problem, Problems, Severity
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
 from gpu_nodes.vocabulary import GPU_RESOURCE, SHARED_GPU_RESOURCE, mig_resource
 
@@ -318,7 +318,7 @@ class SharingSpec:
                 ("failRequestsGreaterThanOne", self.fail_requests_greater_than_one),
             ):
                 if value:
-                    yield Problem(key, value, "replicas 1 shares nothing (time-slicing is off)", warning=True)
+                    yield Problem(key, value, "replicas 1 shares nothing (time-slicing is off)", severity=Severity.NO_EFFECT)
 
     @property
     def shares(self) -> bool:

@@ -36,7 +36,7 @@ from gpu_nodes.config.checks import (
 from gpu_nodes.config.device_plugin import MPS, DevicePluginSpec, SharingSpec
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, STRING, Check, between, one_of, setting
 from gpu_nodes.config.preflight import PreflightSpec, read_host_key
-from gpu_nodes.config.problems import Problem, Problems
+from gpu_nodes.config.problems import Problem, Problems, Severity
 from gpu_nodes.config.verification import VerificationSpec
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU, NAMESPACE, VERIFICATION_PRIORITY_SUFFIX
 from gpu_nodes.vocabulary import (
@@ -542,7 +542,7 @@ def _device_plugin_release_problems(group: NodeGroupSpec) -> Iterator[Problem]:
                 f"({', '.join(sorted({a.bulletin for a in judged})) or 'none'}) nor the releases its settings need "
                 f"({', '.join(f'{k}: v{n.since}' for k, n in needs.items()) or 'none'}) are checked; pin a release tag "
                 "beside the digest (`...:v0.20.1@sha256:...`) to have it judged",
-                caution=True,
+                severity=Severity.RISK,
             )
         return
     open_to = open_component_advisories(DEVICE_PLUGIN_ADVISORIES, release, (strategy,))
@@ -561,7 +561,7 @@ def _device_plugin_release_problems(group: NodeGroupSpec) -> Iterator[Problem]:
             plugin.image,
             f"device plugin {release} is open to {', '.join(a.cve for a in open_to)} ({open_to[0].bulletin}), "
             "accepted by devicePlugin.acceptAdvisories",
-            caution=True,
+            severity=Severity.RISK,
         )
     for key, need in needs.items():
         if version_key(release) < version_key(need.since):

@@ -12,7 +12,7 @@ import pulumi
 from gpu_nodes.advisories import TOOLKIT_ADVISORIES, TOOLKIT_CVES, TOOLKIT_FLOOR, open_advisories
 from gpu_nodes.config.checks import DRIVER_VERSION, HOST_KEY, PORT, RECHECK, SSH_HOST, SSH_USER, TOOLKIT_VERSION
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, STRING, as_written, between, one_of, setting, settings
-from gpu_nodes.config.problems import Problem, Problems
+from gpu_nodes.config.problems import Problem, Problems, Severity
 from gpu_nodes.constants import NAMESPACE
 
 # Machines of a group checked at once: OpenSSH's MaxStartups (default 10:30:100) starts refusing
@@ -209,4 +209,4 @@ def _unused_settings(preflight: PreflightSpec) -> Iterator[Problem]:
     for attr, s in settings(PreflightSpec):
         value = getattr(preflight, attr)
         if attr != "enabled" and value not in (s.default, None, ()):
-            yield Problem(s.key, as_written(value), "preflight.enabled is false", warning=True)
+            yield Problem(s.key, as_written(value), "preflight.enabled is false", severity=Severity.NO_EFFECT)

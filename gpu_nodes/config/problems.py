@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from gpu_nodes.config.fields import MISSING, OUTPUT_WRITTEN, is_output
@@ -25,18 +26,27 @@ class Undisclosed:
         return f"a value of {self.length} character{'' if self.length == 1 else 's'}"
 
 
+class Severity(Enum):
+    """What a problem does to the run."""
+
+    # The setting is refused: the run stops before anything is registered.
+    MISTAKE = "mistake"
+    # Valid, but it does nothing here: the run goes on and says so.
+    NO_EFFECT = "no effect"
+    # Valid and accepted, with a risk the run names (an advisory accepted, a release it cannot judge).
+    RISK = "risk"
+
+
 @dataclass(frozen=True)
 class Problem:
-    """A mistake between fields, found on a section's typed spec: the key (within the section,
-    `devicePlugin.migStrategy`), the value and what is allowed. A `warning` is no mistake: the
-    setting is valid but does nothing here, and the run goes on saying so."""
+    """A problem between fields, found on a section's typed spec: the key (within the section,
+    `devicePlugin.migStrategy`), the value, what is allowed (or, for a warning, why), and what it
+    does to the run."""
 
     key: str
     value: Any
     allowed: str
-    warning: bool = False
-    # A valid setting the run goes on with, but whose risk it names (a warning of its own shape).
-    caution: bool = False
+    severity: Severity = Severity.MISTAKE
 
 
 class Problems:

@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 import pulumi
 
 from gpu_nodes.config.fields import LIST, MISSING, Kind, Setting, is_output, settings
-from gpu_nodes.config.problems import Problem, Problems, Undisclosed
+from gpu_nodes.config.problems import Problem, Problems, Severity, Undisclosed
 from gpu_nodes.pulumi_internals import with_secrecy
 
 
@@ -123,9 +123,9 @@ def cross_check(problems: Problems, key: str, spec: Any) -> None:
     """The spec's checks between its fields (`CrossChecked`), each problem under the section's `key`."""
     for problem in spec.cross_checks() if isinstance(spec, CrossChecked) else ():
         at = f"{key}.{problem.key}" if key else problem.key
-        if problem.caution:
+        if problem.severity is Severity.RISK:
             problems.caution(at, problem.value, problem.allowed)
-        elif problem.warning:
+        elif problem.severity is Severity.NO_EFFECT:
             problems.warn(at, problem.value, problem.allowed)
         else:
             problems.add(at, problem.value, problem.allowed)
