@@ -11,6 +11,7 @@ import gpu_nodes
 from gpu_nodes import errors
 from gpu_nodes.errors import (
     ClaimError,
+    ClusterFeatureError,
     ClusterError,
     ClusterViewUnavailableError,
     ConfigError,
@@ -34,6 +35,7 @@ TREE = {
     FleetError: ConfigError,
     ClusterError: GpuNodesError,
     ClaimError: ClusterError,
+    ClusterFeatureError: ClusterError,
     OtherPluginError: ClusterError,
     ClusterViewUnavailableError: ClusterError,
     NodeError: GpuNodesError,

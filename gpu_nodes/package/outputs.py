@@ -77,3 +77,5 @@ class TenantAccess(TypedDict):
     "The tolerations of the DRA group's taints."
     resourceClaimTemplate: NotRequired[dict[str, Any]]
     "A ResourceClaimTemplate for one GPU of the DRA group, to copy into the tenant's namespace."
+    extendedResourceName: NotRequired[str]
+    "Where the DRA group's DeviceClass serves plain requests: the resource a pod may ask for, `nvidia.com/gpu`."

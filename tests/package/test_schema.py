@@ -143,7 +143,9 @@ def test_the_node_report_type_names_every_key_the_report_has():
 
 
 def test_the_tenant_access_type_names_every_key_tenant_access_has():
-    keys = set(tenant_access(group_spec("a100"))) | set(tenant_access(group_spec("h100", allocator="dra")))
+    plain = group_spec("b200", allocator="dra", dra={"extendedResourceName": True})
+    groups = (group_spec("a100"), group_spec("h100", allocator="dra"), plain)
+    keys = {key for spec in groups for key in tenant_access(spec)}
     assert keys == set(TenantAccess.__annotations__), f"TenantAccess: {sorted(keys)}"
 
 
