@@ -11,8 +11,8 @@ import gpu_nodes
 from gpu_nodes import errors
 from gpu_nodes.errors import (
     ClaimError,
-    ClusterFeatureError,
     ClusterError,
+    ClusterFeatureError,
     ClusterViewUnavailableError,
     ConfigError,
     FleetError,

@@ -65,7 +65,8 @@ class DevicePlugin(TypedDict):
     healthChecks: NotRequired[bool]
     (
         "The plugin's XID health checks; `false` (`DP_DISABLE_HEALTHCHECKS=all`) for passthrough or vGPU "
-        "hosts. Default: `true`."
+        "hosts; under allocator `dra`, the DRA driver's, on where the cluster keeps device taints (see "
+        "\"DRA\"). Default: `true`."
     )
     imagePullPolicy: NotRequired[str]
     (
