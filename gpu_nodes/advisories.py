@@ -17,6 +17,7 @@ driver open to a bulletin, or on a branch past its end of life, is a warning unl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -187,7 +188,11 @@ DRIVER_BULLETINS: tuple[DriverBulletin, ...] = (
         ("535.288.01", "570.211.01", "580.126.09", "590.48.01"),
     ),
     DriverBulletin(
-        # Revision 3.0.0 (2026-05-21). R570 has no row: past its end of life, it got no fix.
+        # Revision 3.0.0 (2026-05-21). R570 has no row: past its end of life, it got no fix. Named
+        # are the CVEs of its Tesla Linux rows: CVE-2026-24195 (UVM) is listed for the vGPU guest
+        # drivers and Cloud Gaming only (its rows: "Guest driver | Linux(R595 vGPU 20)", "(R580 vGPU
+        # 19)", "(Cloud Gaming)"), CVE-2026-24191 for Windows, CVE-2026-24200 and -24201 for the
+        # Virtual GPU Manager: none concerns the data center driver preflight reads.
         "5821",
         "May 2026",
         (
@@ -197,7 +202,6 @@ DRIVER_BULLETINS: tuple[DriverBulletin, ...] = (
             "CVE-2026-24192",
             "CVE-2026-24193",
             "CVE-2026-24194",
-            "CVE-2026-24195",
             "CVE-2026-24196",
             "CVE-2026-24197",
             "CVE-2026-24198",
@@ -243,24 +247,202 @@ class DriverBranch:
 
 
 # NVIDIA Data Center Drivers, "Supported Drivers and CUDA Toolkit Versions", read on LIFECYCLE_READ
-# in the R615 and R620 documentation (docs.nvidia.com/datacenter/tesla/drivers/615 and /620). New
-# feature branches have no end-of-life date; R615 counts as patched while the newest bulletin
-# (5861) still fixes it. A branch not listed here, older than the newest one listed, is not patched.
+# in the R615 and R620 documentation (docs.nvidia.com/datacenter/tesla/drivers/615 and /620). A
+# branch counts as patched while it is not past its end of life, or while the newest bulletin still
+# fixes it (`patched_branches`): NVIDIA's fix outranks the table's date. So R610, whose new-feature
+# life the R615 table ends in August 2026, is patched: bulletin 5861 (September 2026) fixes it in
+# 610.57.04 (its "Tesla | Linux(R610)" rows). New feature branches may have no date at all (R615).
+# A branch not listed here, older than the newest one listed, is not patched.
 LIFECYCLE_READ = "2026-12"
 DRIVER_BRANCHES: tuple[DriverBranch, ...] = (
     DriverBranch(535, "long-term support", "2026-06", "R615 lifecycle table"),
     DriverBranch(570, "production", "2026-02", "R580 lifecycle table"),
     DriverBranch(580, "long-term support", "2028-06", "R620 lifecycle table"),
     DriverBranch(595, "production", "2027-03", "R620 lifecycle table"),
-    DriverBranch(610, "new feature", "2026-08", "R615 lifecycle table"),
+    DriverBranch(610, "new feature", "2026-08", "R615 lifecycle table; still fixed by bulletin 5861 (September 2026)"),
     DriverBranch(615, "new feature", None, "fixed by bulletin 5861 (September 2026)"),
     DriverBranch(620, "long-term support", "2029-09", "R620 lifecycle table"),
 )
 
 
-def patched_branches(branches: Iterable[DriverBranch] = DRIVER_BRANCHES, on: str = LIFECYCLE_READ) -> tuple[int, ...]:
-    """The branches NVIDIA still patches on that month ("YYYY-MM"): not past their end of life."""
-    return tuple(b.branch for b in branches if b.end_of_life is None or b.end_of_life >= on)
+def patched_branches(
+    branches: Iterable[DriverBranch] = DRIVER_BRANCHES,
+    on: str = LIFECYCLE_READ,
+    newest: DriverBulletin | None = DRIVER_BULLETINS[-1],
+) -> tuple[int, ...]:
+    """The branches NVIDIA still patches on that month ("YYYY-MM"): not past their end of life, or
+    fixed by the newest bulletin (`newest`) whatever the table's date."""
+    fixed = {release_line(fix, DRIVER_LINE_PARTS)[0] for fix in newest.fixed} if newest else set()
+    return tuple(b.branch for b in branches if b.end_of_life is None or b.end_of_life >= on or b.branch in fixed)
 
 
 PATCHED_DRIVER_BRANCHES = patched_branches()
+
+
+# ------------------------------------------------------------------ NVIDIA's other parts
+#
+# NVIDIA's bulletins name more than the toolkit and the driver: the device plugin we deploy, and
+# the GPU Operator and MIG manager we may hand a cluster's GPUs over to. Each row is one CVE as
+# one bulletin's "Affected Products" table gives it for that product, with the first fixed release
+# and the condition under which the bulletin calls a release affected.
+
+# The device plugin's ways of handing a container its GPUs (its DEVICE_LIST_STRATEGY, k8s-device-plugin
+# api/config/v1/strategy.go): gpu-nodes uses `cdi-cri` under gpuAccess cdi, `volume-mounts` under
+# isolation strict and `envvar` (the plugin's default) otherwise (manifests/device_plugin.py, device_list_env).
+CDI_STRATEGIES = ("cdi-annotations", "cdi-cri")
+
+
+@dataclass(frozen=True)
+class ComponentAdvisory(Advisory):
+    """One CVE of an NVIDIA bulletin as it names a part other than the toolkit and the driver."""
+
+    # The product as the bulletin's table names it.
+    product: str = ""
+    # The bulletin's condition, in its words ("only when device-list-strategy is cdi-annotations and/or cdi-cri").
+    condition: str = ""
+    # The device plugin's strategies the CVE needs (none: every strategy).
+    strategies: tuple[str, ...] = ()
+    # Releases below this one are affected only with CDI on (the bulletin's "CDI mode only for
+    # versions prior to ..."); "*": every release only with CDI on; "": CDI or not.
+    cdi_only_below: str = ""
+
+    def applies(self, version: str, strategies: Iterable[str] = (), cdi: bool | None = None) -> bool:
+        """Whether this release, used so (the plugin's strategies, CDI on or off), is open to the CVE.
+        `cdi` None: unknown, taken as on (the side that warns)."""
+        if not self.is_open(version):
+            return False
+        if self.strategies and not set(self.strategies) & set(strategies):
+            return False
+        below = self.cdi_only_below
+        only_with_cdi = below == "*" or (below != "" and not _at_least(version, below))
+        return not only_with_cdi or cdi is not False
+
+
+_BULLETIN_5659 = "NVIDIA security bulletin 5659 (July 2025, revision 2.0.0 of 2025-08-12)"
+_BULLETIN_5850 = "NVIDIA security bulletin 5850 (June 2026)"
+_NVIDIASCAPE = "an image sets LD_PRELOAD for the createContainer hook and runs code as root on the host (NVIDIAScape)"
+_LDCACHE = "the update-ldcache hook follows links out of the container (data tampering, denial of service)"
+_TOCTOU = "a time-of-check time-of-use race in the hooks: code execution, escalation of privileges, data tampering"
+
+# NVIDIA/product-security 2025/5659/5659.md: "NVIDIA Kubernetes Device Plugin | Linux | All versions up
+# to and including 0.17.2 (only when device-list-strategy is cdi-annotations and/or cdi-cri) | 0.17.3",
+# for both CVEs. The plugin's specs run the toolkit's hooks (its vendored nvidia-container-toolkit).
+DEVICE_PLUGIN_ADVISORIES: tuple[ComponentAdvisory, ...] = tuple(
+    ComponentAdvisory(
+        cve,
+        what,
+        _BULLETIN_5659,
+        ("0.17.3",),
+        product="NVIDIA Kubernetes Device Plugin",
+        condition="only when device-list-strategy is cdi-annotations and/or cdi-cri",
+        strategies=CDI_STRATEGIES,
+    )
+    for cve, what in (("CVE-2025-23266", _NVIDIASCAPE), ("CVE-2025-23267", _LDCACHE))
+)
+DEVICE_PLUGIN_CVES = tuple(a.cve for a in DEVICE_PLUGIN_ADVISORIES)
+
+# The GPU Operator (calendar versions, YY.MM.PP: a line is YY.MM). 5659: "All versions up to and
+# including 25.3.1 (CDI mode only for versions prior to 25.3.1) | 25.3.2"; 5850 (NVIDIA/product-security
+# 2026/5850/5850.md): "All versions up to and including 26.3.1 | 26.3.2".
+GPU_OPERATOR_ADVISORIES: tuple[ComponentAdvisory, ...] = (
+    *(
+        ComponentAdvisory(
+            cve,
+            what,
+            _BULLETIN_5659,
+            ("25.3.2",),
+            product="NVIDIA GPU Operator",
+            condition="CDI mode only for versions prior to 25.3.1",
+            cdi_only_below="25.3.1",
+        )
+        for cve, what in (("CVE-2025-23266", _NVIDIASCAPE), ("CVE-2025-23267", _LDCACHE))
+    ),
+    ComponentAdvisory("CVE-2026-24260", _TOCTOU, _BULLETIN_5850, ("26.3.2",), product="NVIDIA GPU Operator"),
+)
+
+# 5659: "NVIDIA MIG Manager | Linux | All versions up to and including 0.12.1 (only when CDI is enabled) | 0.12.2".
+MIG_MANAGER_ADVISORIES: tuple[ComponentAdvisory, ...] = tuple(
+    ComponentAdvisory(
+        cve,
+        what,
+        _BULLETIN_5659,
+        ("0.12.2",),
+        product="NVIDIA MIG Manager",
+        condition="only when CDI is enabled",
+        cdi_only_below="*",
+    )
+    for cve, what in (("CVE-2025-23266", _NVIDIASCAPE), ("CVE-2025-23267", _LDCACHE))
+)
+
+
+def open_component_advisories(
+    advisories: Iterable[ComponentAdvisory], version: str, strategies: Iterable[str] = (), cdi: bool | None = None
+) -> list[ComponentAdvisory]:
+    """The rows this release, used so, is open to."""
+    used = tuple(strategies)
+    return [a for a in advisories if a.applies(version, used, cdi)]
+
+
+_RELEASE = re.compile(r"v?(?P<version>[0-9]+\.[0-9]+(?:\.[0-9]+)?)(?:[-+][0-9A-Za-z.-]*)?")
+
+
+def release_of(tag: str) -> str | None:
+    """The release a tag or a version label names: `v0.20.1`, `v0.17.3-ubi9`, `26.3.1` -> the version;
+    None for a tag that is no version (`latest`, `main`, a digest)."""
+    found = _RELEASE.fullmatch(tag.strip())
+    return found["version"] if found else None
+
+
+# ---------------------------------------------------------- what a plugin release can honour
+#
+# A setting the chosen plugin cannot honour is refused naming the release it needs: an older
+# plugin ignores an environment variable it does not know, and starts without it.
+
+
+@dataclass(frozen=True)
+class PluginRequirement:
+    """What we deploy for a setting, and the first device plugin release that reads it."""
+
+    what: str  # what we deploy: the variable or strategy the plugin must know
+    since: str
+    source: str
+
+
+PLUGIN_REQUIREMENTS: dict[str, PluginRequirement] = {
+    # k8s-device-plugin PR 1443 (merged October 2025, "Add support for explicitly enabling XIDs in
+    # health checks"): DP_ENABLE_HEALTHCHECKS, mirroring DP_DISABLE_HEALTHCHECKS; first released in v0.18.0.
+    "enabledXids": PluginRequirement("DP_ENABLE_HEALTHCHECKS", "0.18.0", "k8s-device-plugin PR 1443, released in v0.18.0"),
+    # k8s-device-plugin PR 573 (merged March 2024, "Add cdi-cri device list strategy"), after
+    # v0.15.0-rc.1 was cut; v0.14's --device-list-strategy takes envvar, volume-mounts and
+    # cdi-annotations only. First released in v0.15.0 (April 2024).
+    "gpuAccess: cdi": PluginRequirement(
+        "DEVICE_LIST_STRATEGY=cdi-cri", "0.15.0", "k8s-device-plugin PR 573, released in v0.15.0"
+    ),
+    # k8s-device-plugin CHANGELOG.md, v0.7.0-rc.5: "Add deviceListStrategyFlag to allow device list
+    # passing as volume mounts".
+    "isolation: strict": PluginRequirement(
+        "DEVICE_LIST_STRATEGY=volume-mounts", "0.7.0", "k8s-device-plugin CHANGELOG.md, v0.7.0-rc.5"
+    ),
+    # k8s-device-plugin CHANGELOG.md, v0.5.0: "Add flag to optionally return list of device nodes in
+    # Allocate() call" (--pass-device-specs, PASS_DEVICE_SPECS).
+    "gpuAccess: defaultRuntime/runtimeClass": PluginRequirement(
+        "PASS_DEVICE_SPECS=true", "0.5.0", "k8s-device-plugin CHANGELOG.md, v0.5.0"
+    ),
+}
+
+
+# ------------------------------------------------------------------ NVIDIA's DRA driver
+#
+# No NVIDIA bulletin names the DRA driver (NVIDIA/product-security read to 5861, September 2026).
+# Its floor is therefore the release from which what we render exists: v0.4.0 (May 2026) moved the
+# driver to kubernetes-sigs/dra-driver-nvidia-gpu, renamed its chart `dra-driver-nvidia-gpu` and its
+# image to registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu, and allows no downgrade to the
+# v25.12.0 before it (site/content/docs/upgrade.md, "Upgrade from v25.12.0 to v0.4.0"). Its
+# prerequisites for GPU allocation (site/content/docs/prerequisites.md): Kubernetes 1.34.2, a driver
+# of R565 or later, the container toolkit 1.18.0 or later (below the toolkit floor above), CDI on
+# in the runtime.
+DRA_DRIVER_FLOOR = "0.4.0"
+DRA_DRIVER_FLOOR_SOURCE = (
+    "kubernetes-sigs/dra-driver-nvidia-gpu site/content/docs/upgrade.md: v0.4.0 is the first release of its chart and "
+    "image under their present names; no NVIDIA security bulletin names the DRA driver"
+)

@@ -113,6 +113,10 @@ GPU_RESOURCE = f"{GPU_RESOURCE_PREFIX}gpu"
 # DeviceClass its chart makes for them (dra-driver-nvidia-gpu `cmd/gpu-kubelet-plugin/main.go`
 # `DriverName`, `deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-gpu.yaml`).
 DRA_GPU_DRIVER = "gpu.nvidia.com"
+# What the plugin advertises a shared GPU's replicas as with `renameByDefault` (time-slicing or MPS):
+# the resource's name and ".shared" (k8s-device-plugin `api/config/v1/replicas.go`, UnmarshalJSON sets
+# each resource's Rename to `ResourceName.DefaultSharedRename()`).
+SHARED_GPU_RESOURCE = f"{GPU_RESOURCE}.shared"
 
 
 def mig_resource(profile: str) -> str:
@@ -141,6 +145,22 @@ GFD_CLIQUE_LABEL = "nvidia.com/gpu.clique"
 GFD_FAMILY_LABEL = "nvidia.com/gpu.family"
 GFD_COMPUTE_MAJOR_LABEL = "nvidia.com/gpu.compute.major"
 GFD_COMPUTE_MINOR_LABEL = "nvidia.com/gpu.compute.minor"
+# What NVIDIA's MIG manager writes on a node while it repartitions the node's GPUs, read back: the device
+# plugin's deploy label (the GPU Operator labels every GPU node with it `true`, controllers/state_manager.go
+# gpuStateLabels, and its own plugin's DaemonSet selects it, assets/state-device-plugin/0500_daemonset.yaml),
+# PAUSED_FOR_MIG_CHANGE while it works and `true` again after, a `false` left alone (mig-parted
+# pkg/mig/reconfigure/reconfigure.go, maybeSetPaused and maybeSetTrue); the MIG config a user asks it to apply
+# (cmd/nvidia-mig-manager, MigConfigLabel) and the state of that change (`pending`, `rebooting`, then `success`
+# or `failed`: migConfigStateLabel).
+DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+PAUSED_FOR_MIG_CHANGE = "paused-for-mig-change"
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
+
+# "true" where the plugin's config shares GPUs through MPS and no GPU is in MIG mode (`internal/lm/nvml.go`,
+# newSharingLabeler); the chart's MPS control daemon selects its nodes by it (`daemonset-mps-control-daemon.yml`).
+# Preflight's facts write it only on an MPS group's nodes (gpu_nodes/preflight/facts.py).
+GFD_MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 # Every label key preflight's facts may write: stack config may not set them as well.
 FEATURE_LABEL_KEYS = (
     "nvidia.com/cuda.driver-version.full",

@@ -7,17 +7,27 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.advisories import (
+    DEVICE_PLUGIN_ADVISORIES,
+    DRA_DRIVER_FLOOR,
+    DRA_DRIVER_FLOOR_SOURCE,
     DRIVER_BRANCHES,
     DRIVER_BULLETINS,
+    GPU_OPERATOR_ADVISORIES,
+    MIG_MANAGER_ADVISORIES,
     PATCHED_DRIVER_BRANCHES,
+    PLUGIN_REQUIREMENTS,
     TOOLKIT_ADVISORIES,
     TOOLKIT_FLOOR,
     Advisory,
     DriverBranch,
     floor,
     open_advisories,
+    open_component_advisories,
     patched_branches,
+    release_of,
+    version_key,
 )
+from gpu_nodes.manifests.dra_driver import RELEASE
 
 
 def test_the_floor_is_the_first_release_with_the_fix_for_cve_2026_24260():
@@ -99,17 +109,33 @@ def test_every_advisory_names_its_bulletin_and_lists_its_fixes_oldest_line_first
     assert lines == sorted(set(lines)), advisory
 
 
-def test_the_patched_branches_are_those_of_nvidias_lifecycle_table_not_past_their_end():
-    """Read in December 2026: R535 (LTSB) ended in June 2026, R570 (PB) in February, R610 (NFB) in
-    August; R580 and R620 are long-term support, R595 production to March 2027, and R615, a new
-    feature branch without a date, was still fixed by the September 2026 bulletin."""
-    assert PATCHED_DRIVER_BRANCHES == (580, 595, 615, 620)
+def test_the_patched_branches_are_those_of_nvidias_lifecycle_table_or_of_the_newest_bulletin():
+    """Read in December 2026: R535 (LTSB) ended in June 2026, R570 (PB) in February; R580 and R620
+    are long-term support, R595 production to March 2027. R610, a new feature branch the R615 table
+    ends in August 2026, and R615, without a date, are both fixed by the September 2026 bulletin
+    (5861: 610.57.04 and 615.71.09 in its Tesla Linux rows): NVIDIA still patches them."""
+    assert PATCHED_DRIVER_BRANCHES == (580, 595, 610, 615, 620)
 
 
 def test_a_branch_drops_out_in_the_month_after_its_end_of_life():
     branch = DriverBranch(595, "production", "2027-03", "a test row")
-    assert patched_branches([branch], on="2027-03") == (595,)
-    assert patched_branches([branch], on="2027-04") == ()
+    assert patched_branches([branch], on="2027-03", newest=None) == (595,)
+    assert patched_branches([branch], on="2027-04", newest=None) == ()
+
+
+def test_a_branch_past_its_date_that_the_newest_bulletin_fixes_is_still_patched():
+    branch = DriverBranch(610, "new feature", "2026-08", "a test row")
+    assert patched_branches([branch], on="2026-12") == (610,)
+    assert patched_branches([branch], on="2026-12", newest=DRIVER_BULLETINS[0]) == ()
+
+
+def test_bulletin_5821_names_no_cve_its_tesla_linux_rows_do_not_list():
+    """CVE-2026-24195 is listed for the vGPU guest drivers and Cloud Gaming only (5821.md, its
+    "Guest driver | Linux(R595 vGPU 20)" rows); -24191 for Windows, -24200 and -24201 for the vGPU
+    manager."""
+    [may] = [b for b in DRIVER_BULLETINS if b.bulletin == "5821"]
+    assert not {"CVE-2026-24195", "CVE-2026-24191", "CVE-2026-24200", "CVE-2026-24201"} & set(may.cves), may.cves
+    assert len(may.cves) == 11 and may.more_cves == 0, may
 
 
 @pytest.mark.parametrize(
@@ -142,3 +168,72 @@ def test_every_driver_bulletin_names_its_cves_and_lists_its_fixes_oldest_branch_
 
 def test_every_branch_has_its_source():
     assert all(branch.source for branch in DRIVER_BRANCHES), DRIVER_BRANCHES
+
+
+# ------------------------------------------------------------------ NVIDIA's other parts
+
+
+@pytest.mark.parametrize(
+    ("release", "strategy", "open_to"),
+    [
+        ("0.17.2", "cdi-cri", ["CVE-2025-23266", "CVE-2025-23267"]),
+        ("0.17.2", "cdi-annotations", ["CVE-2025-23266", "CVE-2025-23267"]),
+        ("0.14.5", "cdi-cri", ["CVE-2025-23266", "CVE-2025-23267"]),
+        ("0.17.2", "envvar", []),  # 5659: "only when device-list-strategy is cdi-annotations and/or cdi-cri"
+        ("0.17.2", "volume-mounts", []),
+        ("0.17.3", "cdi-cri", []),
+        ("0.20.1", "cdi-cri", []),
+    ],
+)
+def test_the_device_plugin_is_open_to_5659_below_0_17_3_under_its_cdi_strategies(release, strategy, open_to):
+    assert [a.cve for a in open_component_advisories(DEVICE_PLUGIN_ADVISORIES, release, (strategy,))] == open_to
+
+
+@pytest.mark.parametrize(
+    ("release", "cdi", "open_to"),
+    [
+        ("25.3.0", False, ["CVE-2026-24260"]),  # 5659: "CDI mode only for versions prior to 25.3.1"
+        ("25.3.0", True, ["CVE-2025-23266", "CVE-2025-23267", "CVE-2026-24260"]),
+        ("25.3.1", False, ["CVE-2025-23266", "CVE-2025-23267", "CVE-2026-24260"]),
+        ("25.3.2", False, ["CVE-2026-24260"]),
+        ("25.10.1", None, ["CVE-2026-24260"]),  # 5850: every release up to 26.3.1
+        ("26.3.1", None, ["CVE-2026-24260"]),
+        ("26.3.2", None, []),
+        ("26.7.0", None, []),
+    ],
+)
+def test_the_gpu_operator_is_open_to_5659_and_5850(release, cdi, open_to):
+    assert [a.cve for a in open_component_advisories(GPU_OPERATOR_ADVISORIES, release, cdi=cdi)] == open_to
+
+
+@pytest.mark.parametrize(
+    ("release", "cdi", "open_to"),
+    [("0.12.1", True, 2), ("0.12.1", None, 2), ("0.12.1", False, 0), ("0.12.2", True, 0), ("0.13.0", True, 0)],
+)
+def test_the_mig_manager_is_open_to_5659_up_to_0_12_1_only_with_cdi(release, cdi, open_to):
+    assert len(open_component_advisories(MIG_MANAGER_ADVISORIES, release, cdi=cdi)) == open_to
+
+
+@pytest.mark.parametrize(
+    ("tag", "release"),
+    [
+        ("v0.20.1", "0.20.1"),
+        ("v0.17.3-ubi9", "0.17.3"),
+        ("26.3.1", "26.3.1"),
+        ("v26.7.0", "26.7.0"),
+        ("latest", None),
+        ("digest", None),
+    ],
+)
+def test_a_release_is_read_from_a_tag_or_a_version_label(tag, release):
+    assert release_of(tag) == release
+
+
+def test_every_setting_that_needs_a_plugin_release_names_its_source():
+    assert PLUGIN_REQUIREMENTS["enabledXids"].since == "0.18.0"
+    assert all(need.source and need.what for need in PLUGIN_REQUIREMENTS.values()), PLUGIN_REQUIREMENTS
+
+
+def test_the_dra_driver_we_render_is_not_below_its_floor():
+    """No bulletin names the DRA driver: its floor is its first release under kubernetes-sigs (v0.4.0)."""
+    assert version_key(RELEASE.version) >= version_key(DRA_DRIVER_FLOOR), (RELEASE, DRA_DRIVER_FLOOR_SOURCE)

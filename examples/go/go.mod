@@ -3,7 +3,6 @@ module gpu-racks-go
 go 1.26.6
 
 require (
-	example.com/pulumi-gpu-nodes/sdk/go v0.0.0
 	github.com/pulumi/pulumi-kubernetes/sdk/v4 v4.25.0
 	github.com/pulumi/pulumi/sdk/v3 v3.274.1
 )
@@ -120,6 +119,3 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	lukechampine.com/frand v1.4.2 // indirect
 )
-
-// The SDK generated from the package's schema, where `pulumi package add` puts it.
-replace example.com/pulumi-gpu-nodes/sdk/go => ./sdks/gpu-nodes

@@ -1,10 +1,10 @@
 // A team's own Go program with a GPU fleet in it (docs/own-program.md, "From any Pulumi language").
 // The gpunodes package is the SDK generated from the gpu-nodes package's schema into
-// sdks/gpu-nodes, which go.mod's replace points at.
+// sdks/gpu-nodes, a module of its own that go.work adds to this program's workspace.
 package main
 
 import (
-	"example.com/pulumi-gpu-nodes/sdk/go/gpunodes"
+	"example.com/gpu-nodes/sdk/go/gpunodes"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"

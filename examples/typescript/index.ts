@@ -1,8 +1,8 @@
 // A team's own TypeScript program with a GPU fleet in it (docs/own-program.md, "From any Pulumi language").
-// `@pulumi/gpu-nodes` is the SDK generated from the gpu-nodes package's schema into sdks/gpu-nodes.
+// `@gpu-nodes/gpu-nodes` is the SDK generated from the gpu-nodes package's schema into sdks/gpu-nodes.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import * as gpunodes from "@pulumi/gpu-nodes";
+import * as gpunodes from "@gpu-nodes/gpu-nodes";
 
 const config = new pulumi.Config();
 // The team's own provider: the fleet reaches the cluster through it and nothing else.

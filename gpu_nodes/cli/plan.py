@@ -118,7 +118,7 @@ def _size_warnings(fleet: Fleet, stacks: list[StackPlan]) -> list[str]:
         if len(spec.nodes) > RECOMMENDED_STACK_NODES:
             warnings.append(
                 f"group {spec.name!r} has {len(spec.nodes)} nodes, more than the {RECOMMENDED_STACK_NODES} a stack "
-                "should hold (docs/operations.md, \"Large fleets\"): split it into groups of about that size, one stack each"
+                'should hold (docs/operations.md, "Large fleets"): split it into groups of about that size, one stack each'
             )
     for stack in stacks:
         if len(stack.groups) > 1 and len(stack.nodes) > RECOMMENDED_STACK_NODES:

@@ -24,7 +24,7 @@ def header(fleet: Fleet) -> str:
     source = os.path.relpath(fleet.path.resolve(), fleet.program)
     return (
         f"# Managed by `gpu-nodes fleet` from {source}: edit that file, not this one.\n"
-        "# The command rewrites this file on every run (docs/fleet.md, \"The fleet command\").\n"
+        '# The command rewrites this file on every run (docs/fleet.md, "The fleet command").\n'
     )
 
 

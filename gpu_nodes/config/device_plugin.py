@@ -1,5 +1,6 @@
 """The group's `devicePlugin` section: how the NVIDIA device plugin runs on the group's nodes (its
-image, MIG strategy and layout, time-slicing, health checks, pod settings), and its reader."""
+image, MIG strategy and layout, how it shares a GPU (time-slicing or MPS), health checks, pod
+settings), and its reader."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from gpu_nodes.advisories import DEVICE_PLUGIN_CVES
 from gpu_nodes.config.checks import (
     CDI_HOOK,
     COUNT_OR_PERCENT,
@@ -20,12 +22,16 @@ from gpu_nodes.config.checks import (
     namespace_setting,
     pull_policy_setting,
 )
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, SCALAR, STRING, between, one_of, setting
+from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, SCALAR, STRING, between, one_of, setting
 from gpu_nodes.config.problems import Problem, Problems
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
-from gpu_nodes.vocabulary import GPU_RESOURCE, mig_resource
+from gpu_nodes.vocabulary import GPU_RESOURCE, SHARED_GPU_RESOURCE, mig_resource
 
-DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+# The newest release: v0.20.1 (2026-09-22; its changelog: NodeFeature CR delete rights and
+# component-specific selector labels in the chart, vGPU and GFD parsing guards, the toolkit module
+# bumped to v1.20.1; no environment variable or config field we set changed, and the chart's
+# device-plugin template keeps the defaults we follow).
+DEFAULT_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.1"
 DEFAULT_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
 # The program the device plugin's CDI specs run as hooks, by default (k8s-device-plugin
 # api/config/v1/consts.go, DefaultNvidiaCTKPath), where the toolkit's packages install it.
@@ -48,9 +54,13 @@ MIG_PROFILE_FORMS = (
 ALL_XIDS = "all"
 # The largest XID the plugin reads: strconv.ParseUint(…, 10, 64) in newHealthCheckXIDs; it skips others.
 _MAX_XID = 2**64 - 1
-_TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
+# A toleration's keys and operators, as the pod spec takes them (core/v1 Toleration).
+TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
+TOLERATION_OPERATORS = ("Equal", "Exists")
 _QUANTITY = re.compile(r"[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?")
 _RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage")
+# A container's resources, as the pod spec takes them: each a map of resource name to quantity.
+RESOURCE_PARTS = ("requests", "limits")
 
 
 def mig_profile_problem(profile: Any) -> str | None:
@@ -95,6 +105,16 @@ def read_enabled_xids(problems: Problems, key: str, raw: Any) -> tuple[int, ...]
     return read_xids(problems, key, raw)
 
 
+def read_accepted_plugin_advisories(problems: Problems, key: str, raw: list[Any] | None) -> tuple[str, ...]:
+    """CVE ids of NVIDIA's device plugin advisories (DEVICE_PLUGIN_ADVISORIES), each once, in the table's order."""
+    for index, cve in enumerate(raw or ()):
+        if cve not in DEVICE_PLUGIN_CVES:
+            problems.add(
+                f"{key}[{index}]", cve, f"expected a CVE id of NVIDIA's device plugin advisories: {', '.join(DEVICE_PLUGIN_CVES)}"
+            )
+    return tuple(cve for cve in DEVICE_PLUGIN_CVES if cve in (raw or ()))
+
+
 def read_tolerations(problems: Problems, key: str, raw: Any) -> tuple[dict[str, Any], ...]:
     """Tolerations as the pod spec takes them, in the order given."""
     if raw is None:
@@ -105,8 +125,8 @@ def read_tolerations(problems: Problems, key: str, raw: Any) -> tuple[dict[str, 
     found: list[dict[str, Any]] = []
     for index, item in enumerate(raw):
         here = f"{key}[{index}]"
-        if not isinstance(item, dict) or not item or set(item) - set(_TOLERATION_KEYS):
-            problems.add(here, item, f"expected an object with {', '.join(_TOLERATION_KEYS)}")
+        if not isinstance(item, dict) or not item or set(item) - set(TOLERATION_KEYS):
+            problems.add(here, item, f"expected an object with {', '.join(TOLERATION_KEYS)}")
             continue
         problem = _toleration_problem(item)
         if problem:
@@ -118,8 +138,8 @@ def read_tolerations(problems: Problems, key: str, raw: Any) -> tuple[dict[str, 
 
 def _toleration_problem(item: dict[str, Any]) -> str | None:
     operator = item.get("operator", "Equal")
-    if operator not in ("Equal", "Exists"):
-        return "expected operator Equal or Exists"
+    if operator not in TOLERATION_OPERATORS:
+        return f"expected operator {' or '.join(TOLERATION_OPERATORS)}"
     if "key" in item and not (isinstance(item["key"], str) and is_label_key(item["key"])):
         return "expected a label key as key"
     if "key" not in item and operator != "Exists":
@@ -147,11 +167,11 @@ def read_resources(problems: Problems, key: str, raw: Any) -> dict[str, dict[str
     """`{requests: {...}, limits: {...}}` with quantities as strings."""
     if not raw:
         return {}
-    if not isinstance(raw, dict) or set(raw) - {"requests", "limits"}:
+    if not isinstance(raw, dict) or set(raw) - set(RESOURCE_PARTS):
         problems.add(key, raw, 'expected {requests: {cpu: "50m", memory: 64Mi}, limits: {memory: 128Mi}}')
         return {}
     resources: dict[str, dict[str, str]] = {}
-    for part in ("requests", "limits"):
+    for part in RESOURCE_PARTS:
         values = raw.get(part)
         if values is None:
             continue
@@ -212,9 +232,147 @@ def read_xids(problems: Problems, key: str, raw: Any) -> tuple[int, ...]:
     return tuple(sorted(xids))
 
 
+# How the plugin shares a GPU, as its config file names each way (k8s-device-plugin v0.20.0
+# `api/config/v1/sharing.go`: `sharing.timeSlicing`, `sharing.mps`; the two exclude each other, README
+# "Shared Access to GPUs"), and as GPU Feature Discovery names them in `nvidia.com/gpu.sharing-strategy`
+# (`SharingStrategyTimeSlicing` "time-slicing", `SharingStrategyMPS` "mps": gpu_nodes/preflight/facts.py).
+TIME_SLICING, MPS = "timeSlicing", "mps"
+SHARING_STRATEGIES = (TIME_SLICING, MPS)
+# Time-slicing: ours (upstream sets no upper bound; 1 is "off").
+MAX_TIME_SLICING_REPLICAS = 64
+# MPS: the plugin reads a shared resource only with 2 or more replicas (`api/config/v1/replicas.go`,
+# ReplicatedResource.UnmarshalJSON: "number of replicas must be >= 2"; issue 1548, a `replicas: 1` MPS
+# config refused at start, and pull request 1655, which would have allowed it, closed unmerged); its MPS
+# control daemon serves at most 48 clients per GPU of compute capability 7.5 or later and 16 below
+# (`cmd/mps-control-daemon/mps/device.go`, maxClients and assertReplicas: "invalid MPS configuration",
+# since v0.15.0 "Enforce replica limits for MPS sharing"). Preflight checks each machine's GPUs against
+# the lower limit (`gpu_nodes/scripts/preflight/69-check-mps.sh`).
+MIN_MPS_REPLICAS = 2
+MAX_MPS_REPLICAS = 48
+
+
+@dataclass(frozen=True)
+class SharingSpec:
+    """`devicePlugin.sharing`: how many replicas of each GPU the plugin advertises, and how."""
+
+    strategy: str = setting(
+        "strategy",
+        STRING,
+        "`timeSlicing`/`mps`",
+        "CUDA time-slicing (no isolation between the pods sharing a GPU), or CUDA MPS: the plugin's MPS control "
+        "daemon runs on each node and gives each pod an equal share of the GPU's memory and compute (see "
+        '"Sharing a GPU")',
+        default=TIME_SLICING,
+        check=one_of(SHARING_STRATEGIES),
+    )
+    replicas: int = setting(
+        "replicas",
+        INTEGER,
+        f"int 1-{MAX_TIME_SLICING_REPLICAS}; `mps`: {MIN_MPS_REPLICAS}-{MAX_MPS_REPLICAS}",
+        "how many pods share each GPU: the node offers `gpusPerNode` x replicas; with `timeSlicing`, 1 is off",
+        default=MISSING,
+        check=between(
+            1,
+            MAX_TIME_SLICING_REPLICAS,
+            f"expected 1 (off) to {MAX_TIME_SLICING_REPLICAS}; with strategy mps {MIN_MPS_REPLICAS} to {MAX_MPS_REPLICAS}",
+        ),
+    )
+    rename_by_default: bool = setting(
+        "renameByDefault",
+        BOOLEAN,
+        "bool",
+        f"advertise the replicas as `{SHARED_GPU_RESOURCE}`, which tenants' pods then ask for, in place of `{GPU_RESOURCE}`",
+        default=False,
+    )
+    fail_requests_greater_than_one: bool = setting(
+        "failRequestsGreaterThanOne",
+        BOOLEAN,
+        "bool",
+        "the plugin refuses a container that asks for more than one replica (its pod fails with "
+        "`UnexpectedAdmissionError`); `false` under `mps` needs plugin v0.20.0",
+        default=None,
+        default_text="`false`; `true` with `mps`",
+        # The plugin's own defaults: false for time-slicing (README "With CUDA Time-Slicing": "set to false by
+        # default to retain backwards compatibility"); true for MPS (`api/config/v1/config.go`, NewConfig: an
+        # omitted value is true, "the historical MPS behavior", pull request 1762, in v0.20.0; before it the
+        # plugin ignored the field under MPS and refused such requests always, pull request 574).
+        complete=lambda sharing: (
+            sharing.strategy == MPS if sharing.fail_requests_greater_than_one is None else sharing.fail_requests_greater_than_one
+        ),
+    )
+    # Read from the older spelling, `devicePlugin.timeSlicingReplicas` (not a setting of its own).
+    legacy: bool = False
+
+    def cross_checks(self) -> Iterator[Problem]:
+        if self.strategy == MPS and not MIN_MPS_REPLICAS <= self.replicas <= MAX_MPS_REPLICAS:
+            yield Problem(
+                "replicas",
+                self.replicas,
+                f"expected {MIN_MPS_REPLICAS} to {MAX_MPS_REPLICAS} with strategy mps: the device plugin takes 2 or more, and "
+                f"its MPS control daemon serves at most {MAX_MPS_REPLICAS} clients per GPU (16 below compute capability 7.5, "
+                "which preflight checks on each machine)",
+            )
+        if not self.shares:
+            for key, value in (
+                ("renameByDefault", self.rename_by_default),
+                ("failRequestsGreaterThanOne", self.fail_requests_greater_than_one),
+            ):
+                if value:
+                    yield Problem(key, value, "replicas 1 shares nothing (time-slicing is off)", warning=True)
+
+    @property
+    def shares(self) -> bool:
+        """Whether the plugin advertises replicas at all (MPS always does)."""
+        return self.replicas > 1
+
+    @property
+    def resource(self) -> str:
+        """The resource a node offers its GPUs as, and a tenant's pod asks for."""
+        return SHARED_GPU_RESOURCE if self.shares and self.rename_by_default else GPU_RESOURCE
+
+    @property
+    def key(self) -> str:
+        """Where the group's config says how it shares, for messages: the older spelling where it was used."""
+        return "devicePlugin.timeSlicingReplicas" if self.legacy else "devicePlugin.sharing"
+
+    def plugin_config(self) -> dict[str, Any]:
+        """The plugin's `sharing` section (`api/config/v1/sharing.go`, ReplicatedResources): the one
+        resource, `nvidia.com/gpu`, with its replicas; `renameByDefault` and `failRequestsGreaterThanOne`
+        only where they differ from what the plugin assumes when they are left out, except MPS's
+        `failRequestsGreaterThanOne`, written always (a plugin before v0.20.0 ignores it)."""
+        shared: dict[str, Any] = {}
+        if self.rename_by_default:
+            shared["renameByDefault"] = True
+        if self.strategy == MPS or self.fail_requests_greater_than_one:
+            shared["failRequestsGreaterThanOne"] = self.fail_requests_greater_than_one
+        shared["resources"] = [{"name": GPU_RESOURCE, "replicas": self.replicas}]
+        return {self.strategy: shared}
+
+
+def time_slicing(replicas: int | None) -> SharingSpec:
+    """`devicePlugin.timeSlicingReplicas: N` as what it always meant: time-slicing with N replicas (1, or
+    none given, is off); nothing renamed, no request refused."""
+    return SharingSpec(TIME_SLICING, replicas or 1, False, False, legacy=True)
+
+
 @dataclass(frozen=True)
 class DevicePluginSpec:
-    image: str = image_setting("pinned by tag (not `latest`) or digest", DEFAULT_DEVICE_PLUGIN_IMAGE)
+    image: str = image_setting(
+        "pinned by tag (not `latest`) or digest; a release NVIDIA's advisories name for the strategy the group uses is "
+        'refused unless `acceptAdvisories` names its CVEs (see "Device plugin advisories")',
+        DEFAULT_DEVICE_PLUGIN_IMAGE,
+    )
+    accept_advisories: tuple[str, ...] = setting(
+        "acceptAdvisories",
+        LIST,
+        "list of CVE ids",
+        "NVIDIA's device plugin advisories accepted as a risk for this group's `image`, e.g. `[CVE-2025-23266, "
+        "CVE-2025-23267]`: a plugin open only to these is deployed, and a warning names them",
+        default=None,
+        default_text="none",
+        annotation="list[str]",
+        parse=read_accepted_plugin_advisories,
+    )
     namespace: str = namespace_setting(
         "shared by groups; Pod Security `privileged` (the plugin mounts hostPath)", DEFAULT_DEVICE_PLUGIN_NAMESPACE
     )
@@ -226,14 +384,27 @@ class DevicePluginSpec:
         default="none",
         check=one_of(MIG_STRATEGIES),
     )
-    time_slicing_replicas: int = setting(
+    # As given (None: not given); what the group shares is `sharing`, which it completes.
+    time_slicing_replicas: int | None = setting(
         "timeSlicingReplicas",
         INTEGER,
-        "int 1-64",
-        "share each GPU N ways",
-        default=1,
+        f"int 1-{MAX_TIME_SLICING_REPLICAS}",
+        "share each GPU N ways by time-slicing: the older spelling of `sharing: {strategy: timeSlicing, replicas: N}`",
+        default=None,
         default_text="`1` (off)",
-        check=between(1, 64, "expected 1 (time-slicing off) to 64"),
+        check=between(1, MAX_TIME_SLICING_REPLICAS, f"expected 1 (time-slicing off) to {MAX_TIME_SLICING_REPLICAS}"),
+    )
+    sharing: SharingSpec = setting(
+        "sharing",
+        OBJECT,
+        "object",
+        "",
+        default=None,
+        default_text="what `timeSlicingReplicas` says (off)",
+        row=False,
+        section=SharingSpec,
+        # Not given: what timeSlicingReplicas says (off without it).
+        complete=lambda plugin: plugin.sharing or time_slicing(plugin.time_slicing_replicas),
     )
     fail_on_init_error: bool = setting(
         "failOnInitError", BOOLEAN, "bool", "the plugin's own default: exit when no GPU can be initialised", default=True
@@ -258,7 +429,7 @@ class DevicePluginSpec:
         "`[{key: example.com/dedicated, operator: Exists}]`",
         default=None,
         default_text="none",
-        annotation="list[dict[str, Any]]",
+        annotation="list[Toleration]",
         parse=read_tolerations,
     )
     resources: dict[str, dict[str, str]] = setting(
@@ -268,7 +439,7 @@ class DevicePluginSpec:
         "the plugin container's `requests` and `limits`, e.g. `{requests: {cpu: 50m, memory: 64Mi}}`",
         default=None,
         default_text="none (upstream's)",
-        annotation="dict[str, dict[str, str]]",
+        annotation="ResourceRequirements",
         parse=read_resources,
     )
     health_checks: bool = setting(
@@ -288,7 +459,7 @@ class DevicePluginSpec:
         default=None,
         default_text="`1` (Kubernetes')",
         check=COUNT_OR_PERCENT,
-        annotation="Any",
+        annotation="int | str",
     )
     ignored_xids: tuple[int, ...] = setting(
         "ignoredXids",
@@ -309,7 +480,7 @@ class DevicePluginSpec:
         "`ignoredXids` would; `all` for every XID (`DP_ENABLE_HEALTHCHECKS`, plugin v0.18+)",
         default=None,
         default_text="none",
-        annotation="Any",
+        annotation="list[int] | str",
         parse=read_enabled_xids,
     )
     driver_root: str = setting(
@@ -321,6 +492,17 @@ class DevicePluginSpec:
         'CDI specs (see "How tenants get their GPUs")',
         default="/",
         check=DIRECTORY,
+    )
+    # The plugin's DaemonSet then has a node affinity off the MIG manager's pause (manifests/device_plugin.py); without
+    # it the DaemonSet is as before, so that a stack with no MIG manager sees no change of its plugin pods.
+    pause_for_mig_manager: bool = setting(
+        "pauseForMigManager",
+        BOOLEAN,
+        "bool",
+        "step off a node while NVIDIA's MIG manager (the GPU Operator's) reconfigures its GPUs, as the Operator's own "
+        "plugin does, and come back after (`nvidia.com/gpu.deploy.device-plugin=paused-for-mig-change`; see "
+        '"Beside the GPU Operator")',
+        default=False,
     )
     cdi_hook_path: str = setting(
         "cdiHookPath",
@@ -335,6 +517,7 @@ class DevicePluginSpec:
     def cross_checks(self) -> Iterator[Problem]:
         yield from _mig_layout_conflicts(self)
         yield from _health_check_conflicts(self)
+        yield from _sharing_conflicts(self)
 
     def mig_allocatable(self, gpus_per_node: int) -> dict[str, int] | None:
         """What each node offers under the declared MIG layout; None when none is declared."""
@@ -342,7 +525,7 @@ class DevicePluginSpec:
             return None
         if self.mig_strategy == "single":
             # One profile: every MIG device is one nvidia.com/gpu, shared like a whole GPU.
-            return {GPU_RESOURCE: gpus_per_node * sum(n for _, n in self.mig_devices) * self.time_slicing_replicas}
+            return {GPU_RESOURCE: gpus_per_node * sum(n for _, n in self.mig_devices) * self.sharing.replicas}
         return {mig_resource(profile): gpus_per_node * n for profile, n in self.mig_devices}
 
     @property
@@ -353,7 +536,28 @@ class DevicePluginSpec:
 
     @property
     def needs_config_file(self) -> bool:
-        return self.mig_strategy != "none" or self.time_slicing_replicas > 1
+        return self.mig_strategy != "none" or self.sharing.shares
+
+
+def _sharing_conflicts(plugin: DevicePluginSpec) -> Iterator[Problem]:
+    """One spelling of the sharing, and MPS only on whole GPUs."""
+    if plugin.time_slicing_replicas is not None and not plugin.sharing.legacy:
+        yield Problem(
+            "timeSlicingReplicas",
+            plugin.time_slicing_replicas,
+            "is the older spelling of devicePlugin.sharing, which is given too: keep sharing only "
+            f"(timeSlicingReplicas {plugin.time_slicing_replicas} is sharing: {{strategy: timeSlicing, replicas: "
+            f"{plugin.time_slicing_replicas}}})",
+        )
+    if plugin.sharing.strategy == MPS and plugin.mig_strategy != "none":
+        # k8s-device-plugin internal/plugin/mps.go, getMPSOptions: "sharing using MPS is not supported for MIG
+        # devices"; README "With CUDA MPS": "not supported on devices with MIG enabled".
+        yield Problem(
+            "sharing.strategy",
+            MPS,
+            f"cannot work with devicePlugin.migStrategy {plugin.mig_strategy!r}: the device plugin does not share MIG "
+            "devices through MPS; use strategy timeSlicing, or migStrategy none on GPUs out of MIG mode",
+        )
 
 
 def _health_check_conflicts(plugin: DevicePluginSpec) -> Iterator[Problem]:

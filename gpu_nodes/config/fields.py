@@ -62,10 +62,13 @@ class Check:
 
     ok: Callable[[Any], bool]
     allowed: str
+    # The words the value must be one of, when that is the check (`one_of`): the package's schema
+    # declares them as an enum (gpu_nodes/package/generate.py).
+    options: tuple[str, ...] = ()
 
 
 def one_of(options: tuple[str, ...]) -> Check:
-    return Check(lambda value: value in options, f"expected one of {', '.join(options)}")
+    return Check(lambda value: value in options, f"expected one of {', '.join(options)}", options)
 
 
 def between(low: int, high: int, allowed: str) -> Check:
@@ -97,8 +100,9 @@ class Setting:
     # A secret (a key, a login): never shown, only its length; taken from stack config as a Pulumi secret.
     secret: bool = False
     # The value's type as a Python annotation, where the kind alone does not say it: a list's items,
-    # a map's values, a scalar of several types (`Any`), a section's type by its schema name. The
-    # component package's typed inputs are written from it (gpu_nodes/package/inputs.py).
+    # a map's values, a value of one of several types as a union (`int | str`), a type by its schema
+    # name (a section's, or one of gpu_nodes/package/generate.py's SHAPES). The component package's
+    # typed inputs are written from it (gpu_nodes/package/inputs.py).
     annotation: str | None = None
     # Reads the value beyond its kind and check (see `Parse`); without it the value is held as given.
     parse: Parse | None = None

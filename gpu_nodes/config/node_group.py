@@ -10,6 +10,14 @@ from typing import Any
 
 import pulumi
 
+from gpu_nodes.advisories import (
+    DEVICE_PLUGIN_ADVISORIES,
+    PLUGIN_REQUIREMENTS,
+    PluginRequirement,
+    open_component_advisories,
+    release_of,
+    version_key,
+)
 from gpu_nodes.config.checks import (
     GPU_MODEL,
     HOST_KEY,
@@ -17,6 +25,7 @@ from gpu_nodes.config.checks import (
     SSH_HOST,
     SSH_USER,
     TAINT_EFFECTS,
+    image_tag,
     is_dns_label,
     is_dns_subdomain,
     is_label_key,
@@ -24,14 +33,22 @@ from gpu_nodes.config.checks import (
     parse_taint,
     reserved_key_owner,
 )
-from gpu_nodes.config.device_plugin import DevicePluginSpec
+from gpu_nodes.config.device_plugin import MPS, DevicePluginSpec, SharingSpec
 from gpu_nodes.config.dra import DraSpec
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, STRING, Check, between, one_of, setting
 from gpu_nodes.config.preflight import PreflightSpec, read_host_key
 from gpu_nodes.config.problems import Problem, Problems
 from gpu_nodes.config.verification import VerificationSpec
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU, NAMESPACE, VERIFICATION_PRIORITY_SUFFIX
-from gpu_nodes.vocabulary import FEATURE_LABEL_KEYS, GPU_PRESENT_LABEL, GPU_RESOURCE, GROUP_LABEL, Taint, mig_resource
+from gpu_nodes.vocabulary import (
+    FEATURE_LABEL_KEYS,
+    GFD_MPS_CAPABLE_LABEL,
+    GPU_PRESENT_LABEL,
+    GPU_RESOURCE,
+    GROUP_LABEL,
+    Taint,
+    mig_resource,
+)
 
 # `accelerator` is the runbook's; `nvidia.com/gpu.present` is NVIDIA's own (GPU Feature
 # Discovery, NFD rules, the device plugin chart's affinity and the GPU Operator key on it), so
@@ -328,11 +345,21 @@ class NodeGroupSpec:
         yield from _mig_resources_outside_the_layout(self)
         yield from _jobs_that_outgrow_the_sharing(self)
         yield from _gpu_facts_problems(self)
+        yield from _device_plugin_release_problems(self)
 
     @property
     def tenant_runtime_class(self) -> str | None:
         """The RuntimeClass a tenant's GPU pod must name: only with gpuAccess runtimeClass."""
         return self.runtime_class if self.gpu_access == "runtimeClass" else None
+
+    @property
+    def device_list_strategy(self) -> str:
+        """How the device plugin hands a container its GPUs (its DEVICE_LIST_STRATEGY, as
+        manifests/device_plugin.py `device_list_env` sets it): `cdi-cri` under gpuAccess cdi,
+        `volume-mounts` under isolation strict, else the plugin's default `envvar`."""
+        if self.gpu_access == "cdi":
+            return "cdi-cri"
+        return "volume-mounts" if self.isolation == "strict" else "envvar"
 
     @property
     def uses_dra(self) -> bool:
@@ -426,14 +453,30 @@ def _dra_problems(group: NodeGroupSpec) -> Iterator[Problem]:
             "expected none with allocator dra: MIG devices of NVIDIA's DRA driver (DeviceClass mig.nvidia.com) are "
             "not proven by gpu-nodes yet",
         )
-    if plugin.time_slicing_replicas != 1:
+    sharing = plugin.sharing
+    if sharing.strategy == MPS:
         yield Problem(
-            "devicePlugin.timeSlicingReplicas",
-            plugin.time_slicing_replicas,
+            "devicePlugin.sharing.strategy",
+            MPS,
+            "cannot work with allocator dra: the device plugin's MPS control daemon serves the plugin's replicas; "
+            "NVIDIA's DRA driver shares a GPU through MPS by its claims' config, not this",
+        )
+    elif sharing.shares:
+        key = sharing.key if sharing.legacy else f"{sharing.key}.replicas"
+        yield Problem(
+            key,
+            sharing.replicas,
             "expected 1 with allocator dra: the DRA driver shares a GPU through its claims' config, not replicas",
         )
     if group.verification.mig_resources:
         yield Problem("verification.migResources", dict(group.verification.mig_resources), "expected none with allocator dra")
+    if plugin.pause_for_mig_manager:
+        yield Problem(
+            "devicePlugin.pauseForMigManager",
+            True,
+            "has no effect with allocator dra: it keeps the device plugin off a node NVIDIA's MIG manager reconfigures, "
+            "and a dra group runs none",
+        )
 
 
 def _gpu_facts_problems(group: NodeGroupSpec) -> Iterator[Problem]:
@@ -442,7 +485,8 @@ def _gpu_facts_problems(group: NodeGroupSpec) -> Iterator[Problem]:
         yield Problem("gpuModel", group.gpu_model, "needs preflight, which reads each machine's GPU model")
     if group.gpu_feature_labels and group.preflight.enabled:
         labels = dict(group.labels)
-        for label in sorted(labels.keys() & set(FEATURE_LABEL_KEYS)):
+        ours = {*FEATURE_LABEL_KEYS, *([GFD_MPS_CAPABLE_LABEL] if group.device_plugin.sharing.strategy == MPS else [])}
+        for label in sorted(labels.keys() & ours):
             yield Problem(
                 f"labels.{label}",
                 labels[label],
@@ -469,20 +513,16 @@ def _mig_resources_outside_the_layout(group: NodeGroupSpec) -> Iterator[Problem]
 
 
 def _jobs_that_outgrow_the_sharing(group: NodeGroupSpec) -> Iterator[Problem]:
-    """A Job must get as many distinct GPUs as it asks for: time-slicing may hand it one GPU twice
-    (docs/operations.md, "Troubleshooting"), and a single MIG layout offers only so many devices per node."""
+    """A Job must get as many distinct GPUs as it asks for: a shared GPU's replicas may hand it one GPU
+    twice (docs/operations.md, "Troubleshooting"), or the plugin refuses the pod outright where
+    `failRequestsGreaterThanOne` says so; and a single MIG layout offers only so many devices per node."""
     plugin = group.device_plugin
-    replicas, layout = plugin.time_slicing_replicas, plugin.mig_devices
+    sharing, layout = plugin.sharing, plugin.mig_devices
     devices_per_node = group.gpus_per_node * sum(n for _, n in layout)
     for index, count in enumerate(group.verification.gpus_per_pod):
         here = f"verification.gpusPerPod[{index}]"
-        if count > 1 and replicas > 1:
-            yield Problem(
-                here,
-                count,
-                f"with devicePlugin.timeSlicingReplicas {replicas} a multi-GPU pod may get one GPU twice: keep "
-                "gpusPerPod at [1] for a time-sliced group, or set timeSlicingReplicas to 1",
-            )
+        if count > 1 and sharing.shares:
+            yield Problem(here, count, _shared_multi_gpu_problem(sharing))
         elif plugin.mig_strategy == "single" and layout and count > devices_per_node:
             yield Problem(
                 here,
@@ -490,3 +530,99 @@ def _jobs_that_outgrow_the_sharing(group: NodeGroupSpec) -> Iterator[Problem]:
                 f"expected at most {devices_per_node}: the MIG devices devicePlugin.migDevices puts on a node "
                 f"({group.gpus_per_node} GPUs x {sum(n for _, n in layout)})",
             )
+
+
+# ------------------------------------------------- the device plugin release the group runs
+
+
+def _device_plugin_release_problems(group: NodeGroupSpec) -> Iterator[Problem]:
+    """The plugin image's release against NVIDIA's advisories for the strategy the group uses, and
+    against the releases its settings need; a tag that is no release is named as a warning where
+    either would apply. A DRA group runs no device plugin."""
+    if group.uses_dra:
+        return
+    plugin = group.device_plugin
+    tag = image_tag(plugin.image)
+    release = release_of(tag) if tag != "digest" else None
+    strategy = group.device_list_strategy
+    needs = plugin_requirements(group)
+    judged = [a for a in DEVICE_PLUGIN_ADVISORIES if not a.strategies or strategy in a.strategies]
+    if release is None:
+        if judged or any(key.startswith(("enabledXids", "gpuAccess: cdi")) for key in needs):
+            why = "it is pinned by digest only" if tag == "digest" else f"its tag {tag!r} names no release"
+            yield Problem(
+                "devicePlugin.image",
+                plugin.image,
+                f"cannot be judged: {why}, so neither NVIDIA's advisories for the {strategy} strategy "
+                f"({', '.join(sorted({a.bulletin for a in judged})) or 'none'}) nor the releases its settings need "
+                f"({', '.join(f'{k}: v{n.since}' for k, n in needs.items()) or 'none'}) are checked; pin a release tag "
+                "beside the digest (`...:v0.20.1@sha256:...`) to have it judged",
+                caution=True,
+            )
+        return
+    open_to = open_component_advisories(DEVICE_PLUGIN_ADVISORIES, release, (strategy,))
+    let_in = [a for a in open_to if a.cve not in plugin.accept_advisories]
+    if let_in:
+        cves = ", ".join(f"{a.cve} ({a.bulletin}, fixed in {' / '.join(a.fixed)})" for a in let_in)
+        yield Problem(
+            "devicePlugin.image",
+            plugin.image,
+            f"device plugin {release} with the {strategy} strategy (gpuAccess {group.gpu_access}) is open to {cves}: "
+            f"{let_in[0].condition}; use {let_in[0].fixed[-1]} or later, or name each CVE in devicePlugin.acceptAdvisories",
+        )
+    elif open_to:
+        yield Problem(
+            "devicePlugin.image",
+            plugin.image,
+            f"device plugin {release} is open to {', '.join(a.cve for a in open_to)} ({open_to[0].bulletin}), "
+            "accepted by devicePlugin.acceptAdvisories",
+            caution=True,
+        )
+    for key, need in needs.items():
+        if version_key(release) < version_key(need.since):
+            setting, value = _requiring_setting(group, key)
+            yield Problem(
+                setting,
+                value,
+                f"needs device plugin v{need.since} or later ({need.what}; {need.source}): devicePlugin.image "
+                f"{plugin.image} is {release}, which does not read it",
+            )
+
+
+def _requiring_setting(group: NodeGroupSpec, requirement: str) -> tuple[str, Any]:
+    """The key and value of the setting behind a PLUGIN_REQUIREMENTS entry, as a message names them."""
+    if requirement == "enabledXids":
+        xids = group.device_plugin.enabled_xids
+        return "devicePlugin.enabledXids", xids if isinstance(xids, str) else list(xids)
+    if requirement.startswith("isolation"):
+        return "isolation", group.isolation
+    return "gpuAccess", group.gpu_access
+
+
+def plugin_requirements(group: NodeGroupSpec) -> dict[str, PluginRequirement]:
+    """The settings of the group that need a device plugin release, and what each needs."""
+    used = {
+        "enabledXids": bool(group.device_plugin.enabled_xids),
+        "gpuAccess: cdi": group.device_list_strategy == "cdi-cri",
+        "isolation: strict": group.device_list_strategy == "volume-mounts",
+        "gpuAccess: defaultRuntime/runtimeClass": group.gpu_access != "cdi",
+    }
+    return {key: need for key, need in PLUGIN_REQUIREMENTS.items() if used[key]}
+
+def _shared_multi_gpu_problem(sharing: SharingSpec) -> str:
+    """Why a Job of several GPUs cannot prove a group whose GPUs are shared, naming what shares them."""
+    if sharing.legacy:
+        return (
+            f"with devicePlugin.timeSlicingReplicas {sharing.replicas} a multi-GPU pod may get one GPU twice: keep "
+            "gpusPerPod at [1] for a time-sliced group, or set timeSlicingReplicas to 1"
+        )
+    if sharing.fail_requests_greater_than_one:
+        return (
+            f"with devicePlugin.sharing.failRequestsGreaterThanOne true ({sharing.strategy}, {sharing.replicas} replicas) the "
+            "device plugin refuses a pod that asks for more than one replica (UnexpectedAdmissionError): keep "
+            "gpusPerPod at [1] for a shared group"
+        )
+    return (
+        f"with devicePlugin.sharing ({sharing.strategy}, {sharing.replicas} replicas) a multi-GPU pod may get one GPU "
+        "twice: keep gpusPerPod at [1] for a shared group"
+    )

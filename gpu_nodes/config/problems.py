@@ -35,6 +35,8 @@ class Problem:
     value: Any
     allowed: str
     warning: bool = False
+    # A valid setting the run goes on with, but whose risk it names (a warning of its own shape).
+    caution: bool = False
 
 
 class Problems:
@@ -53,6 +55,10 @@ class Problems:
 
     def warn(self, key: str, value: Any, why: str) -> None:
         self.warnings.append(f"{key}: {_show(value)} has no effect: {why}")
+
+    def caution(self, key: str, value: Any, why: str) -> None:
+        """A valid setting whose risk the run names, and goes on: `<key>: <value> <why>`."""
+        self.warnings.append(f"{key}: {_show(value)} {why}")
 
     def __len__(self) -> int:
         return len(self.problems)

@@ -123,7 +123,9 @@ def cross_check(problems: Problems, key: str, spec: Any) -> None:
     """The spec's checks between its fields (`CrossChecked`), each problem under the section's `key`."""
     for problem in spec.cross_checks() if isinstance(spec, CrossChecked) else ():
         at = f"{key}.{problem.key}" if key else problem.key
-        if problem.warning:
+        if problem.caution:
+            problems.caution(at, problem.value, problem.allowed)
+        elif problem.warning:
             problems.warn(at, problem.value, problem.allowed)
         else:
             problems.add(at, problem.value, problem.allowed)

@@ -17,6 +17,7 @@ from typing import Any
 
 from gpu_nodes.config.checks import is_dns_label, is_dns_subdomain
 from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
+from gpu_nodes.config.device_plugin import MPS
 from gpu_nodes.config.fields import BOOLEAN, LIST, MISSING, STRING, Check, Parse, Setting, setting, settings
 from gpu_nodes.config.node_group import RUNTIME_CLASS_KEY, NodeGroupSpec
 from gpu_nodes.config.preflight import SKIP_HOST_KEY_CHECK, host_key_missing
@@ -24,6 +25,7 @@ from gpu_nodes.config.problems import Problem, Problems, Refusal, Undisclosed
 from gpu_nodes.config.reading import read_section
 from gpu_nodes.constants import DEFAULT_RUNTIME_CLASS, NAMESPACE, PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
 from gpu_nodes.errors import ConfigError
+from gpu_nodes.vocabulary import GPU_RESOURCE
 
 
 def _names_setting(name: str, help: str, argument: str, parse: Parse) -> Any:
@@ -371,12 +373,15 @@ def _plain_gpu_request_problems(groups: tuple[NodeGroupSpec, ...]) -> Iterator[P
 
 
 def _plugin_gpu_meaning(group: NodeGroupSpec) -> tuple[str, Any, str] | None:
-    """The device plugin setting under which a group's `nvidia.com/gpu` is not a whole GPU, its value and
-    what the name then means; None where it is a whole GPU."""
+    """The device plugin setting under which a group's `nvidia.com/gpu` is not a whole GPU (its key under
+    devicePlugin, its value) and what the name then means; None where it is a whole GPU. Replicas renamed
+    `nvidia.com/gpu.shared` (`renameByDefault`) leave `nvidia.com/gpu` unclaimed there."""
     plugin = group.device_plugin
-    replicas = plugin.time_slicing_replicas
-    if replicas > 1:
-        return "timeSlicingReplicas", replicas, f"one of {replicas} time-sliced shares of a GPU"
+    sharing = plugin.sharing
+    if sharing.shares and sharing.resource == GPU_RESOURCE:
+        key = "timeSlicingReplicas" if sharing.legacy else "sharing.replicas"
+        how = "MPS" if sharing.strategy == MPS else "time-sliced"
+        return key, sharing.replicas, f"one of {sharing.replicas} {how} shares of a GPU"
     if plugin.mig_strategy == "single":
         return "migStrategy", plugin.mig_strategy, "a MIG device (migStrategy single)"
     return None

@@ -14,14 +14,21 @@ from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, between, set
 from gpu_nodes.config.problems import Problem, Problems
 
 # The images NVIDIA still publishes, amd64 and arm64 (GH200, GB200), chosen as docs/tenants.md, "CUDA" says.
-# nvidia-smi comes from the host; the image only has to exist. NVIDIA's CUDA image support policy
-# (container-images/cuda doc/support-policy.md) ends a CUDA version's images with the driver branch
-# it shipped with and deletes their tags six months later: 12.4.1 shipped with R550, past its end.
-# CUDA 13.0.2 shipped with R580, long-term support to June 2028; its pod sets
-# NVIDIA_DISABLE_REQUIRE, so an older driver still starts it.
-DEFAULT_VERIFICATION_IMAGE = "nvcr.io/nvidia/cuda:13.0.2-base-ubuntu24.04"
+# nvidia-smi comes from the host and its pod sets NVIDIA_DISABLE_REQUIRE (the toolkit checks no
+# NVIDIA_REQUIRE_CUDA then: nvidia-container-toolkit internal/config/image/cuda_image.go), so the
+# image's CUDA version gates no driver; what matters is how long its tag lives. NVIDIA's CUDA image
+# support policy (container-images/cuda doc/support-policy.md, doc/supported-tags.md) keeps only
+# the latest point release of each CUDA version, ends a version's images with the driver branch it
+# shipped with, and deletes a tag six months after either: 13.0.2 is superseded by 13.0.3
+# (dist/13.0.3/ubuntu2404/base/Dockerfile, CUDA_VERSION=13.0.3, amd64 and arm64 stages). CUDA 13.0
+# shipped with R580, long-term support to June 2028 (DRIVER_BRANCHES in gpu_nodes/advisories.py);
+# the newer 13.1 (R590), 13.2 (R595, production to March 2027) and 13.3 (R610, ended August 2026)
+# shipped with branches that end sooner, and 13.4's images could not be read.
+DEFAULT_VERIFICATION_IMAGE = "nvcr.io/nvidia/cuda:13.0.3-base-ubuntu24.04"
 # NVIDIA's CUDA sample vectorAdd: a real kernel on the GPUs, the sample the GPU Operator's validator
-# builds too. The tag of the device plugin's README (v0.20.0) and the GPU Operator's docs, built for
+# builds too. The tag NVIDIA's own docs still run: the device plugin's README and the Confidential
+# Containers guide ("Run a Sample Workload", its v1.1.0 docs); k8s-samples builds on newer CUDA
+# bases (deployments/container/Dockerfile), but no NVIDIA doc names a newer vectoradd tag. Built for
 # linux/amd64 and linux/arm64 (NVIDIA/k8s-samples deployments/container/multi-arch.mk). CUDA 12.5:
 # under the toolkit's legacy mode the image starts on R535, R550 and every driver of CUDA 12.5 or
 # later (its NVIDIA_REQUIRE_CUDA, the CUDA table in 35-check-cuda.sh).

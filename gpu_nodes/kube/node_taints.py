@@ -97,9 +97,7 @@ def apply_taints(
             return
         except ResourceVersionConflictError:
             continue
-    raise NodeKeptChangingError(
-        f"node {node}: its taints changed under us {MAX_ATTEMPTS} times in a row; run pulumi up again"
-    )
+    raise NodeKeptChangingError(f"node {node}: its taints changed under us {MAX_ATTEMPTS} times in a row; run pulumi up again")
 
 
 def put_gate(api: NodeTaintApi, node: str) -> None:

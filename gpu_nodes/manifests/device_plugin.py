@@ -15,10 +15,19 @@ import json
 from typing import Any
 
 from gpu_nodes.config.checks import image_tag
-from gpu_nodes.config.device_plugin import DevicePluginSpec
+from gpu_nodes.config.device_plugin import MPS, DevicePluginSpec
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.naming import content_hash, selector_labels, standard_labels
-from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GATE, GPU_RESOURCE, GROUP_LABEL, MIG_DEVICES_ANNOTATION, Taint
+from gpu_nodes.vocabulary import (
+    CONFIG_HASH_ANNOTATION,
+    DEVICE_PLUGIN_DEPLOY_LABEL,
+    GATE,
+    GPU_RESOURCE,
+    GROUP_LABEL,
+    MIG_DEVICES_ANNOTATION,
+    PAUSED_FOR_MIG_CHANGE,
+    Taint,
+)
 
 APP_NAME = "nvidia-device-plugin"
 CONFIG_DIR = "/config"
@@ -82,7 +91,7 @@ def api_access(group: NodeGroupSpec) -> dict[str, Any]:
 
 
 def plugin_config(group: NodeGroupSpec) -> dict[str, Any] | None:
-    """The plugin's config file (`version: v1`), only when MIG or time-slicing asks for one."""
+    """The plugin's config file (`version: v1`), only when MIG or sharing (time-slicing, MPS) asks for one."""
     spec = group.device_plugin
     if not spec.needs_config_file:
         return None
@@ -90,8 +99,8 @@ def plugin_config(group: NodeGroupSpec) -> dict[str, Any] | None:
         "version": "v1",
         "flags": {"migStrategy": spec.mig_strategy, "failOnInitError": spec.fail_on_init_error},
     }
-    if spec.time_slicing_replicas > 1:
-        config["sharing"] = {"timeSlicing": {"resources": [{"name": GPU_RESOURCE, "replicas": spec.time_slicing_replicas}]}}
+    if spec.sharing.shares:
+        config["sharing"] = spec.sharing.plugin_config()
     return config
 
 
@@ -168,6 +177,10 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
     env += driver_env
     mounts += driver_mounts
     volumes += driver_volumes
+    mps_env, mps_mounts, mps_volumes = mps_plugin_parts(group)
+    env += mps_env
+    mounts += mps_mounts
+    volumes += mps_volumes
     if spec.needs_config_file:
         env.append({"name": "CONFIG_FILE", "value": f"{CONFIG_DIR}/{CONFIG_KEY}"})
         mounts.append({"name": "config", "mountPath": CONFIG_DIR, "readOnly": True})
@@ -195,6 +208,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                 },
                 "spec": {
                     "nodeSelector": {GROUP_LABEL: group.name},
+                    **mig_manager_pause(spec),
                     # The readiness gate too: the plugin must land for the node to pass.
                     "tolerations": [*tolerations((*group.taints, GATE)), *spec.tolerations],
                     "priorityClassName": "system-node-critical",
@@ -217,6 +231,23 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
             },
         },
     }
+
+
+def mig_manager_pause(spec: DevicePluginSpec) -> dict[str, Any]:
+    """With `pauseForMigManager`: a node affinity that keeps the plugin off a node while NVIDIA's MIG manager
+    reconfigures its GPUs, as the GPU Operator's own plugin is kept off by its nodeSelector
+    `nvidia.com/gpu.deploy.device-plugin: "true"` (gpu-operator assets/state-device-plugin/0500_daemonset.yaml).
+    The MIG manager sets that label to `paused-for-mig-change` on the node and back to `true` after, leaving a
+    `false` alone (mig-parted pkg/mig/reconfigure/reconfigure.go): so NotIn, which a node without the label, or with
+    `false` (how a node keeps the Operator's plugin off for ours), also matches. The DaemonSet controller deletes a
+    daemon pod whose node no longer matches its required affinity and creates one when it matches again
+    (kubernetes pkg/controller/daemon/daemon_controller.go, NodeShouldRunDaemonPod). Without the setting, nothing:
+    the DaemonSet stays as deployed stacks have it."""
+    if not spec.pause_for_mig_manager:
+        return {}
+    paused = {"key": DEVICE_PLUGIN_DEPLOY_LABEL, "operator": "NotIn", "values": [PAUSED_FOR_MIG_CHANGE]}
+    terms = {"nodeSelectorTerms": [{"matchExpressions": [paused]}]}
+    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": terms}}}
 
 
 def update_strategy(spec: DevicePluginSpec) -> dict[str, Any]:
@@ -373,3 +404,41 @@ def _unprivileged_context(mig_strategy: str) -> dict[str, Any]:
 
 def _labels(group: NodeGroupSpec) -> dict[str, str]:
     return standard_labels(APP_NAME, group.name, "device-plugin", image_tag(group.device_plugin.image))
+
+
+# --- MPS ----------------------------------------------------------------------------------------
+#
+# Under `sharing.strategy: mps` the plugin and its MPS control daemon (gpu_nodes/manifests/
+# mps_control_daemon.py) meet in one host directory, as the chart lays it out (k8s-device-plugin v0.20.0
+# `deployments/helm/nvidia-device-plugin/templates/daemonset-device-plugin.yml` and
+# `daemonset-mps-control-daemon.yml`, `values.yaml` `mps.root`): the host's MPS root mounted at `/mps`
+# (`cmd/mps-control-daemon/mps/root.go`, ContainerRoot), where the daemon makes each resource's pipe and
+# log directories and its `.ready` file, and `<root>/shm`, a tmpfs the daemon's init container mounts
+# (`mps-control-daemon mount-shm`), as the containers' `/dev/shm`. The plugin waits for the daemon's
+# `.ready` file and an answer on its control pipe before it serves (`internal/plugin/mps.go`,
+# waitForDaemon), then gives each container it allocates `CUDA_MPS_PIPE_DIRECTORY` and mounts of the
+# resource's pipe directory and the shm (updateReponse): what makes a CUDA program in the pod an MPS client.
+MPS_HOST_ROOT = "/run/nvidia/mps"
+MPS_CONTAINER_ROOT = "/mps"
+MPS_SHM = "/dev/shm"
+
+
+def mps_volumes() -> list[dict[str, Any]]:
+    """The chart's two hostPath volumes: the MPS root (made when missing) and its shm directory."""
+    return [
+        {"name": "mps-root", "hostPath": {"path": MPS_HOST_ROOT, "type": "DirectoryOrCreate"}},
+        {"name": "mps-shm", "hostPath": {"path": f"{MPS_HOST_ROOT}/shm"}},
+    ]
+
+
+def mps_plugin_parts(group: NodeGroupSpec) -> tuple[list[dict[str, str]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The plugin container's MPS env, mounts and volumes, as the chart writes them: `MPS_ROOT` (the
+    plugin's --mps-root, which it joins to each resource's pipe directory in the mounts it hands pods), the
+    MPS root at `/mps` and the shm at `/dev/shm` ("needed to allow for MPS daemon health-checking").
+    Nothing without MPS: the chart mounts them everywhere, but here a time-sliced or unshared group keeps
+    the pods it had."""
+    if group.device_plugin.sharing.strategy != MPS:
+        return [], [], []
+    env = [{"name": "MPS_ROOT", "value": MPS_HOST_ROOT}]
+    mounts = [{"name": "mps-shm", "mountPath": MPS_SHM}, {"name": "mps-root", "mountPath": MPS_CONTAINER_ROOT}]
+    return env, mounts, mps_volumes()

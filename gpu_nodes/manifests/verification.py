@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_nodes.config.device_plugin import MPS
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests import dra_driver
 from gpu_nodes.manifests.device_plugin import (
@@ -130,8 +131,40 @@ CLAIM_NAME = "gpus"
 RESOURCE_API_VERSION = dra_driver.RESOURCE_API_VERSION
 
 
-def check_script() -> str:
-    return _CHECK_SCRIPT
+# Under MPS (devicePlugin.sharing.strategy mps), first: a pod given GPUs must be an MPS client. The
+# plugin gives each container it allocates CUDA_MPS_PIPE_DIRECTORY and mounts there the pipe directory
+# its MPS control daemon made for the resource (k8s-device-plugin internal/plugin/mps.go, updateReponse;
+# cmd/mps-control-daemon/mps/daemon.go, Start); the CUDA driver talks to the daemon through the named
+# pipes and sockets in that directory (NVIDIA's MPS documentation, CUDA_MPS_PIPE_DIRECTORY). Without the
+# variable CUDA runs without MPS, and an empty directory is a daemon that is not there.
+_MPS_CHECK = """\
+if [ "$EXPECTED_GPUS" -gt 0 ]; then
+  pipe=${CUDA_MPS_PIPE_DIRECTORY:-}
+  if [ -z "$pipe" ]; then
+    echo "the device plugin set no CUDA_MPS_PIPE_DIRECTORY: this pod is no MPS client" \\
+      "(devicePlugin.sharing.strategy mps; see the plugin's log on this node)" >&2
+    exit 1
+  fi
+  set -- "$pipe"/*
+  if [ ! -e "$1" ]; then
+    echo "CUDA_MPS_PIPE_DIRECTORY $pipe holds no pipe of an MPS control daemon: see that daemon's pod on this node" >&2
+    exit 1
+  fi
+  echo "ok: an MPS client of the control daemon at $pipe"
+fi
+"""
+
+
+def check_script(group: NodeGroupSpec | None = None) -> str:
+    """The group's check script: under MPS the MPS client check first, then the GPU count."""
+    if group is None or not _shares_through_mps(group):
+        return _CHECK_SCRIPT
+    head, rest = _CHECK_SCRIPT.split("\n", 1)
+    return f"{head}\n{_MPS_CHECK}{rest}"
+
+
+def _shares_through_mps(group: NodeGroupSpec) -> bool:
+    return not group.uses_dra and group.device_plugin.sharing.strategy == MPS
 
 
 def check_config_map_name(group: NodeGroupSpec) -> str:
@@ -147,7 +180,7 @@ def check_config_map_manifest(group: NodeGroupSpec) -> dict[str, Any]:
             "namespace": group.verification.namespace,
             "labels": standard_labels(APP_NAME, group.name, "verification"),
         },
-        "data": {CHECK_KEY: _CHECK_SCRIPT},
+        "data": {CHECK_KEY: check_script(group)},
     }
 
 
@@ -179,7 +212,9 @@ def requests(group: NodeGroupSpec) -> list[tuple[str, int]]:
         return [(GPU_RESOURCE, gpus) for gpus in spec.gpus_per_pod] + no_gpu
     if group.uses_dra:
         return [(dra_driver.GPU_DEVICE_CLASS, gpus) for gpus in spec.gpus_per_pod] + no_gpu
-    return [(GPU_RESOURCE, gpus) for gpus in spec.gpus_per_pod] + list(spec.mig_resources) + no_gpu
+    # Whole GPUs as the plugin offers them: their shared replicas renamed where renameByDefault says so.
+    gpu = group.device_plugin.sharing.resource
+    return [(gpu, gpus) for gpus in spec.gpus_per_pod] + list(spec.mig_resources) + no_gpu
 
 
 def request_slug(resource: str, count: int) -> str:
@@ -407,5 +442,5 @@ def _template_annotations(group: NodeGroupSpec, verification_round: int) -> dict
     # Round 1 adds nothing: a Job's name ends in its spec's hash (job_name), and an annotation on
     # every first round would rename, and so replace, the Jobs of every stack (pinned by tests/golden/*.json).
     revision = dra_driver.plugin_revision(group) if group.uses_dra else plugin_revision(group)
-    annotations = {PLUGIN_REVISION_ANNOTATION: revision, CHECK_HASH_ANNOTATION: content_hash(_CHECK_SCRIPT)}
+    annotations = {PLUGIN_REVISION_ANNOTATION: revision, CHECK_HASH_ANNOTATION: content_hash(check_script(group))}
     return annotations | ({ROUND_ANNOTATION: str(verification_round)} if verification_round > 1 else {})

@@ -8,6 +8,7 @@ reads the outputs from the attributes its class annotations name (`get_state`).
 
 import functools
 from collections.abc import Mapping
+from enum import Enum
 from typing import Any, cast
 
 import pulumi
@@ -92,7 +93,7 @@ def group_fleet_args(inputs: Mapping[str, Any]) -> fleet.GpuFleetArgs:
 def fleet_args(inputs: Mapping[str, Any], component: str = fleet.TYPE) -> fleet.GpuFleetArgs:
     """The Python API's arguments from a program's inputs, keyed by `GpuFleetArgs` field; a mistake in
     a value another resource gives, found when it resolves, is refused as `component`'s inputs are."""
-    arguments = {name: whole_numbers(value) for name, value in inputs.items()}
+    arguments = {name: as_written(value) for name, value in inputs.items()}
     return fleet.GpuFleetArgs(**arguments, refusal=functools.partial(inputs_error, component))
 
 
@@ -117,16 +118,23 @@ def problem_details(problem: str, within: str = "") -> InputPropertyErrorDetails
     return {"property_path": path, "reason": reason}
 
 
-def whole_numbers(value: Any) -> Any:
-    """The value with each whole float an int: numbers reach a provider as floats (a protobuf Value),
-    and the reader takes a count only as a whole number. The SDK converts only the properties the
-    schema says are integers, not the items of a list or a map, nor another resource's output (a port)."""
+def as_written(value: Any) -> Any:
+    """The value as a program wrote it, which the reader reads as it reads stack config (another
+    resource's output as it resolves):
+    - each whole float an int: numbers reach a provider as floats (a protobuf Value), and the reader
+      takes a count only as a whole number. The SDK converts only the properties the schema says are
+      integers, not the items of a list or a map, nor another resource's output (a port);
+    - each enum member its word: the SDK hands a property of an enum type over as a member of
+      inputs.py's enum (component.py, map_input_properties), which the fleet would otherwise carry
+      into its messages and manifests."""
     if isinstance(value, pulumi.Output):
-        return value.apply(whole_numbers)
+        return value.apply(as_written)
+    if isinstance(value, Enum):
+        return value.value
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, Mapping):
-        return {key: whole_numbers(item) for key, item in value.items()}
+        return {key: as_written(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [whole_numbers(item) for item in value]
+        return [as_written(item) for item in value]
     return value

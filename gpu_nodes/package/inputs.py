@@ -4,9 +4,118 @@ Keys are the stack config's own (camelCase, as the schema and every SDK spell th
 maps them onto `GpuFleetArgs` (gpu_nodes/package/components.py).
 """
 
+from enum import StrEnum
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
+
+
+class Strategy(StrEnum):
+    "What `strategy` takes: `timeSlicing`, `mps`."
+
+    TIME_SLICING = "timeSlicing"
+    MPS = "mps"
+
+
+class MigStrategy(StrEnum):
+    "What `migStrategy` takes: `none`, `single`, `mixed`."
+
+    NONE = "none"
+    SINGLE = "single"
+    MIXED = "mixed"
+
+
+class ImagePullPolicy(StrEnum):
+    "What `imagePullPolicy` takes: `Always`, `IfNotPresent`, `Never`."
+
+    ALWAYS = "Always"
+    IF_NOT_PRESENT = "IfNotPresent"
+    NEVER = "Never"
+
+
+class ContainerRuntime(StrEnum):
+    "What `containerRuntime` takes: `containerd`, `docker`, `cri-o`, `k3s`, `rke2`, `auto`."
+
+    CONTAINERD = "containerd"
+    DOCKER = "docker"
+    CRI_O = "cri-o"
+    K3S = "k3s"
+    RKE2 = "rke2"
+    AUTO = "auto"
+
+
+class DriverAdvisories(StrEnum):
+    "What `driverAdvisories` takes: `warn`, `refuse`."
+
+    WARN = "warn"
+    REFUSE = "refuse"
+
+
+class Become(StrEnum):
+    "What `become` takes: `sudo`."
+
+    SUDO = "sudo"
+
+
+class GpuAccess(StrEnum):
+    "What `gpuAccess` takes: `defaultRuntime`, `runtimeClass`, `cdi`."
+
+    DEFAULT_RUNTIME = "defaultRuntime"
+    RUNTIME_CLASS = "runtimeClass"
+    CDI = "cdi"
+
+
+class Isolation(StrEnum):
+    "What `isolation` takes: `default`, `strict`."
+
+    DEFAULT = "default"
+    STRICT = "strict"
+
+
+class Allocator(StrEnum):
+    "What `allocator` takes: `devicePlugin`, `dra`."
+
+    DEVICE_PLUGIN = "devicePlugin"
+    DRA = "dra"
+
+
+class TolerationOperator(StrEnum):
+    "How a toleration matches a taint: by its value, or any value."
+
+    EQUAL = "Equal"
+    EXISTS = "Exists"
+
+
+class TaintEffect(StrEnum):
+    "What a taint does to the pods that do not tolerate it."
+
+    NO_SCHEDULE = "NoSchedule"
+    PREFER_NO_SCHEDULE = "PreferNoSchedule"
+    NO_EXECUTE = "NoExecute"
+
+
+class Toleration(TypedDict):
+    "A toleration of the device plugin's pods, as a pod spec takes it (Kubernetes' core/v1 Toleration)."
+
+    key: NotRequired[str]
+    "The taint key it tolerates; without one, operator `Exists` tolerates every taint."
+    operator: NotRequired[TolerationOperator]
+    "`Equal`: the taint's value is `value`; `Exists`: any value. Default: `Equal`."
+    value: NotRequired[str]
+    "The taint value it tolerates, with operator `Equal`."
+    effect: NotRequired[TaintEffect]
+    "The taint effect it tolerates. Default: every effect."
+    tolerationSeconds: NotRequired[int]
+    "With effect `NoExecute`: how long a pod stays once the taint is put on. Default: for ever."
+
+
+class ResourceRequirements(TypedDict):
+    "A container's resources, as a pod spec takes them: `cpu`, `memory`, `ephemeral-storage`."
+
+    requests: NotRequired[dict[str, str]]
+    "What the container is given, each a quantity: `{cpu: 50m, memory: 64Mi}`."
+    limits: NotRequired[dict[str, str]]
+    "What it may use at most, each a quantity at least its request."
 
 
 class Node(TypedDict):
@@ -34,17 +143,59 @@ class Node(TypedDict):
     )
 
 
+class Sharing(TypedDict):
+    "How the device plugin shares each GPU: time-slicing or MPS, and how many ways."
+
+    strategy: NotRequired[Strategy]
+    (
+        "CUDA time-slicing (no isolation between the pods sharing a GPU), or CUDA MPS: the plugin's MPS "
+        "control daemon runs on each node and gives each pod an equal share of the GPU's memory and compute "
+        "(see \"Sharing a GPU\"). Default: `timeSlicing`."
+    )
+    replicas: int
+    "How many pods share each GPU: the node offers `gpusPerNode` x replicas; with `timeSlicing`, 1 is off."
+    renameByDefault: NotRequired[bool]
+    (
+        "Advertise the replicas as `nvidia.com/gpu.shared`, which tenants' pods then ask for, in place of "
+        "`nvidia.com/gpu`. Default: `false`."
+    )
+    failRequestsGreaterThanOne: NotRequired[bool]
+    (
+        "The plugin refuses a container that asks for more than one replica (its pod fails with "
+        "`UnexpectedAdmissionError`); `false` under `mps` needs plugin v0.20.0. Default: `false`; `true` with"
+        " `mps`."
+    )
+
+
 class DevicePlugin(TypedDict):
     "The group's NVIDIA device plugin DaemonSet."
 
     image: NotRequired[str]
-    "Pinned by tag (not `latest`) or digest. Default: `nvcr.io/nvidia/k8s-device-plugin:v0.20.0`."
+    (
+        "Pinned by tag (not `latest`) or digest; a release NVIDIA's advisories name for the strategy the "
+        "group uses is refused unless `acceptAdvisories` names its CVEs (see \"Device plugin advisories\"). "
+        "Default: `nvcr.io/nvidia/k8s-device-plugin:v0.20.1`."
+    )
+    acceptAdvisories: NotRequired[list[str]]
+    (
+        "NVIDIA's device plugin advisories accepted as a risk for this group's `image`, e.g. "
+        "`[CVE-2025-23266, CVE-2025-23267]`: a plugin open only to these is deployed, and a warning names "
+        "them. Default: none."
+    )
     namespace: NotRequired[str]
     "Shared by groups; Pod Security `privileged` (the plugin mounts hostPath). Default: `nvidia-device-plugin`."
-    migStrategy: NotRequired[str]
+    migStrategy: NotRequired[MigStrategy]
     "The plugin's MIG strategy; `mixed` needs `verification.migResources` (see \"MIG\"). Default: `none`."
     timeSlicingReplicas: NotRequired[int]
-    "Share each GPU N ways. Default: `1` (off)."
+    (
+        "Share each GPU N ways by time-slicing: the older spelling of `sharing: {strategy: timeSlicing, "
+        "replicas: N}`. Default: `1` (off)."
+    )
+    sharing: NotRequired[Sharing]
+    (
+        "How the device plugin shares each GPU: time-slicing or MPS, and how many ways. Default: what "
+        "`timeSlicingReplicas` says (off)."
+    )
     failOnInitError: NotRequired[bool]
     "The plugin's own default: exit when no GPU can be initialised. Default: `true`."
     migDevices: NotRequired[dict[str, int]]
@@ -52,12 +203,12 @@ class DevicePlugin(TypedDict):
         "The MIG devices each GPU is split into, e.g. `{\"1g.10gb\": 7}`: preflight counts them on each GPU and"
         " the readiness checks the exact count (see \"MIG\"). Default: the count is not checked."
     )
-    tolerations: NotRequired[list[dict[str, Any]]]
+    tolerations: NotRequired[list[Toleration]]
     (
         "More tolerations for the plugin's pods, beside the group's taints and the gate, e.g. `[{key: "
         "example.com/dedicated, operator: Exists}]`. Default: none."
     )
-    resources: NotRequired[dict[str, dict[str, str]]]
+    resources: NotRequired[ResourceRequirements]
     (
         "The plugin container's `requests` and `limits`, e.g. `{requests: {cpu: 50m, memory: 64Mi}}`. "
         "Default: none (upstream's)."
@@ -68,7 +219,7 @@ class DevicePlugin(TypedDict):
         "hosts; under allocator `dra`, the DRA driver's, on where the cluster keeps device taints (see "
         "\"DRA\"). Default: `true`."
     )
-    imagePullPolicy: NotRequired[str]
+    imagePullPolicy: NotRequired[ImagePullPolicy]
     (
         "The plugin's `imagePullPolicy`; `Never` or `IfNotPresent` where images are loaded onto the machines "
         "(air-gapped). Default: Kubernetes' (`IfNotPresent` for a tag)."
@@ -95,6 +246,13 @@ class DevicePlugin(TypedDict):
         "runs in a container (the GPU Operator's); with `gpuAccess: cdi` it is mounted at `/driver-root` for "
         "the plugin's CDI specs (see \"How tenants get their GPUs\"). Default: `/`."
     )
+    pauseForMigManager: NotRequired[bool]
+    (
+        "Step off a node while NVIDIA's MIG manager (the GPU Operator's) reconfigures its GPUs, as the "
+        "Operator's own plugin does, and come back after "
+        "(`nvidia.com/gpu.deploy.device-plugin=paused-for-mig-change`; see \"Beside the GPU Operator\"). "
+        "Default: `false`."
+    )
     cdiHookPath: NotRequired[str]
     (
         "With `gpuAccess: cdi`: the `nvidia-ctk` (or `nvidia-cdi-hook`) on the machines that the CDI specs' "
@@ -115,7 +273,7 @@ class Verification(TypedDict):
     "The verification Jobs that prove the group's GPUs as a tenant's pod gets them."
 
     image: NotRequired[str]
-    "Pinned image with `nvidia-smi`. Default: `nvcr.io/nvidia/cuda:13.0.2-base-ubuntu24.04`."
+    "Pinned image with `nvidia-smi`. Default: `nvcr.io/nvidia/cuda:13.0.3-base-ubuntu24.04`."
     cudaImage: NotRequired[str]
     (
         "Pinned image whose own command runs a CUDA kernel (NVIDIA's CUDA sample `vectorAdd`), after "
@@ -143,7 +301,7 @@ class Verification(TypedDict):
         "How long `pulumi up` waits for each Job (also its `activeDeadlineSeconds`) and for each node's GPU "
         "count to be exact. Default: `600`."
     )
-    imagePullPolicy: NotRequired[str]
+    imagePullPolicy: NotRequired[ImagePullPolicy]
     (
         "The verification pods' `imagePullPolicy`; `Never` or `IfNotPresent` where images are loaded onto the"
         " machines (air-gapped). Default: Kubernetes' (`IfNotPresent` for a tag)."
@@ -171,7 +329,7 @@ class Preflight(TypedDict):
 
     enabled: NotRequired[bool]
     "Run the SSH checks before bringing a node in. Default: `true`."
-    containerRuntime: NotRequired[str]
+    containerRuntime: NotRequired[ContainerRuntime]
     (
         "Which runtime's nvidia configuration to check; `docker` is Docker behind cri-dockerd; `k3s`/`rke2` "
         "read their own containerd config under `/var/lib/rancher/<name>/agent/etc/containerd`; `auto` "
@@ -185,7 +343,7 @@ class Preflight(TypedDict):
     )
     minDriver: NotRequired[str]
     "Minimum driver version, e.g. `\"550.54\"`. Default: none."
-    driverAdvisories: NotRequired[str]
+    driverAdvisories: NotRequired[DriverAdvisories]
     (
         "A driver open to one of NVIDIA's display-driver security bulletins, or on a branch NVIDIA no longer "
         "patches, is named per node as a warning; `refuse` keeps such machines out (see \"Driver advisories\")."
@@ -207,7 +365,7 @@ class Preflight(TypedDict):
         "Bastion `{host, port (22), user, hostKey}`, reached with the same key; from a program, each of the "
         "four may be another resource's output, checked when it resolves. Default: none."
     )
-    become: NotRequired[str]
+    become: NotRequired[Become]
     (
         "Run the checks as root through `sudo -n` when `sshUser` is not root; the script is then copied to "
         "the user's home (see \"Privileges\"). Default: none (log in as root)."
@@ -269,14 +427,14 @@ class NodeGroup(TypedDict):
     "The verification Jobs that prove the group's GPUs as a tenant's pod gets them. Default: `{}`."
     preflight: NotRequired[Preflight]
     "The checks run on each machine over SSH before it is brought in. Default: `{}`."
-    gpuAccess: NotRequired[str]
+    gpuAccess: NotRequired[GpuAccess]
     (
         "How a tenant's pod gets its GPUs, and so what preflight requires and how the verification pods run: "
         "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
         "(the plugin's `cdi-cri` strategy). See \"How tenants get their GPUs\". Default: `defaultRuntime` "
         "(`cdi` with allocator `dra`)."
     )
-    isolation: NotRequired[str]
+    isolation: NotRequired[Isolation]
     (
         "Whether a pod may see GPUs it was not given: `default` keeps the container toolkit as it ships (a "
         "pod that sets `NVIDIA_VISIBLE_DEVICES=all`, as CUDA images do, sees every GPU under the nvidia "
@@ -288,7 +446,7 @@ class NodeGroup(TypedDict):
         "The GPU model every node must have, as `nvidia-smi` names it (`NVIDIA H100 80GB HBM3`); without it "
         "the group's nodes must agree with each other (see \"GPU facts\"). Default: most nodes' model."
     )
-    allocator: NotRequired[str]
+    allocator: NotRequired[Allocator]
     (
         "Who hands out the group's GPUs: NVIDIA's device plugin (`nvidia.com/gpu`), or NVIDIA's DRA driver "
         "(ResourceClaims of the DeviceClass `gpu.nvidia.com`). See \"DRA\". Default: `devicePlugin`."
@@ -371,14 +529,14 @@ class GpuNodeGroupInputs(TypedDict):
     "The verification Jobs that prove the group's GPUs as a tenant's pod gets them. Default: `{}`."
     preflight: NotRequired[Preflight]
     "The checks run on each machine over SSH before it is brought in. Default: `{}`."
-    gpuAccess: NotRequired[str]
+    gpuAccess: NotRequired[GpuAccess]
     (
         "How a tenant's pod gets its GPUs, and so what preflight requires and how the verification pods run: "
         "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
         "(the plugin's `cdi-cri` strategy). See \"How tenants get their GPUs\". Default: `defaultRuntime` "
         "(`cdi` with allocator `dra`)."
     )
-    isolation: NotRequired[str]
+    isolation: NotRequired[Isolation]
     (
         "Whether a pod may see GPUs it was not given: `default` keeps the container toolkit as it ships (a "
         "pod that sets `NVIDIA_VISIBLE_DEVICES=all`, as CUDA images do, sees every GPU under the nvidia "
@@ -390,7 +548,7 @@ class GpuNodeGroupInputs(TypedDict):
         "The GPU model every node must have, as `nvidia-smi` names it (`NVIDIA H100 80GB HBM3`); without it "
         "the group's nodes must agree with each other (see \"GPU facts\"). Default: most nodes' model."
     )
-    allocator: NotRequired[str]
+    allocator: NotRequired[Allocator]
     (
         "Who hands out the group's GPUs: NVIDIA's device plugin (`nvidia.com/gpu`), or NVIDIA's DRA driver "
         "(ResourceClaims of the DeviceClass `gpu.nvidia.com`). See \"DRA\". Default: `devicePlugin`."
@@ -436,7 +594,21 @@ class GpuNodeGroupInputs(TypedDict):
 
 
 __all__ = [
+    "Strategy",
+    "MigStrategy",
+    "ImagePullPolicy",
+    "ContainerRuntime",
+    "DriverAdvisories",
+    "Become",
+    "GpuAccess",
+    "Isolation",
+    "Allocator",
+    "TolerationOperator",
+    "TaintEffect",
+    "Toleration",
+    "ResourceRequirements",
     "Node",
+    "Sharing",
     "DevicePlugin",
     "PriorityClass",
     "Verification",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ from gpu_nodes.package.components import (
     group_fleet_args,
     inputs_error,
 )
+from gpu_nodes.package.generate import union_properties
+from gpu_nodes.package.metadata import LANGUAGES, PACKAGE_METADATA
 from gpu_nodes.resources import fleet, node_group
 
 # The package's name: its types are `gpu-nodes:index:<name>`, and the fleet's own type is one of them.
@@ -93,7 +96,56 @@ def finish_schema(schema: dict[str, Any]) -> dict[str, Any]:
             resource["inputProperties"][name]["secret"] = True
         resource["description"] = " ".join(resource["description"].split())
     schema["language"].setdefault("go", {})["generateExtraInputTypes"] = True
+    describe_package(schema)
+    say_unions(schema)
+    name_enum_values_by_their_words(schema)
     return schema
+
+
+def describe_package(schema: dict[str, Any]) -> None:
+    """The package's description, keywords, licence, publisher and home, and its SDKs' names, none
+    of which the component provider writes (gpu_nodes/package/metadata.py)."""
+    schema.update(PACKAGE_METADATA)
+    for language, options in LANGUAGES.items():
+        schema["language"].setdefault(language, {}).update(options)
+
+
+def say_unions(schema: dict[str, Any]) -> None:
+    """A property of one of several types (`maxUnavailable`: a count or a percentage) as the
+    schema's `oneOf`: the analyzer refuses a union annotation, so inputs.py has it `Any`
+    (gpu_nodes/package/generate.py, `analyzer_annotation`). The component provider hands such a
+    value over as it came (component.py, map_input_properties: a `pulumi.json#/Any` reference has
+    no type definition), whatever the schema says of it."""
+    for type_name, properties in union_properties().items():
+        declared = schema["types"][f"{PACKAGE}:index:{type_name}"]["properties"]
+        for name, one_of in properties.items():
+            prop = declared[name]
+            prop.pop("$ref", None)
+            # A plain property's alternatives are plain too, each of them and a list's items, as the
+            # analyzer marks a plain list's items: else every SDK would take an Output there.
+            prop["oneOf"] = [plain(alternative) for alternative in one_of] if prop.get("plain") else one_of
+
+
+def plain(spec: dict[str, Any]) -> dict[str, Any]:
+    """A type spec marked plain, with its items and values."""
+    nested: dict[str, Any] = {key: plain(spec[key]) for key in ("items", "additionalProperties") if key in spec}
+    return {**spec, **nested, "plain": True}
+
+
+def name_enum_values_by_their_words(schema: dict[str, Any]) -> None:
+    """An enum's values without the names of inputs.py's Python members (`DEFAULT_RUNTIME`), nor
+    the empty descriptions the component provider writes beside them (schema.py, `EnumValue`): each
+    SDK's generator then names a value after its word (`GpuAccess.DefaultRuntime` in TypeScript,
+    `GpuAccessDefaultRuntime` in Go: pkg/codegen/nodejs and go, makeSafeEnumName), and Pulumi YAML
+    lists the words a value may be (pulumi-yaml pkg/pulumiyaml/analyser.go, hasValidEnumValue)."""
+    for spec in schema["types"].values():
+        for value in spec.get("enum", []):
+            value.pop("name", None)
+            if value.get("description") is None:
+                value.pop("description", None)
+            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value["value"]):
+                # A word no identifier can be (`cri-o`) named by its parts (`CriO`), not `Cri_o`.
+                value["name"] = "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", value["value"]))
 
 
 def refuse_mistakes(component: str, inputs: Mapping[str, Any]) -> None:

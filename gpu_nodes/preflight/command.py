@@ -34,6 +34,7 @@ from pulumi_command import remote
 
 from gpu_nodes.advisories import DRIVER_BULLETINS, PATCHED_DRIVER_BRANCHES, TOOLKIT_ADVISORIES
 from gpu_nodes.config.checks import SSH_HOST
+from gpu_nodes.config.device_plugin import MPS
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
 from gpu_nodes.config.preflight import DRIVER_ADVISORIES_REFUSE, PreflightSpec
 from gpu_nodes.errors import ConfigError
@@ -51,6 +52,9 @@ PATCHED_DRIVER_BRANCHES_FLAG = "--patched-driver-branches"
 REFUSE_DRIVER_ADVISORIES = "--refuse-driver-advisories"
 # NVIDIA's DRA driver hands out the group's GPUs: its prerequisites are checked (68-check-dra.sh).
 ALLOCATOR = "--allocator"
+# The group shares its GPUs through MPS, this many ways: what MPS needs is checked (69-check-mps.sh).
+MPS_REPLICAS = "--mps-replicas"
+MPS_DRIVER_ROOT = "--mps-driver-root"
 # Root-owned, on every machine: one directory per script digest, so a new script never mixes with an old one.
 REMOTE_ROOT = "/var/lib/gpu-nodes/preflight"
 # With become, the login user copies the script into its own home (SFTP and the shell start there).
@@ -142,7 +146,22 @@ def _requirements(group: NodeGroupSpec) -> list[tuple[list[str], list[str]]]:
     if group.uses_dra:
         # Only a DRA group says so: a device-plugin group's command line stays as it was.
         found.append(([ALLOCATOR, group.allocator], [f"allocator={group.allocator}"]))
+    found += _mps_requirements(group)
     return found
+
+
+def _mps_requirements(group: NodeGroupSpec) -> list[tuple[list[str], list[str]]]:
+    """Under MPS, what the machine must offer its MPS control daemon (69-check-mps.sh): GPUs out of MIG
+    mode in a compute mode the daemon may take over, able to serve the replicas, and the driver's MPS
+    programs where the container toolkit looks for them (under the driver root, when it is not `/`)."""
+    sharing = group.device_plugin.sharing
+    if group.uses_dra or sharing.strategy != MPS:
+        return []
+    arguments = [MPS_REPLICAS, str(sharing.replicas)]
+    root = group.device_plugin.driver_root
+    if root != "/":
+        arguments += [MPS_DRIVER_ROOT, root]
+    return [(arguments, [f"mps-replicas={sharing.replicas}", *([f"mps-driver-root={root}"] if root != "/" else [])])]
 
 
 def _toolkit_advisories(spec: PreflightSpec) -> list[tuple[str, str]]:
@@ -343,7 +362,7 @@ def preflight_warnings(stdout: object) -> list[str]:
     """The checks that passed with a warning (the script's "warning:" details), as `name: detail`;
     none when stdout holds no report."""
     checks = (read_report(stdout) or {}).get("checks") or []
-    return [f"{c['name']}: {c['detail'][len(WARNING):]}" for c in checks if _warned(c)]
+    return [f"{c['name']}: {c['detail'][len(WARNING) :]}" for c in checks if _warned(c)]
 
 
 def _warned(check: dict[str, Any]) -> bool:

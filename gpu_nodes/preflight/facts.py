@@ -31,11 +31,15 @@ from gpu_nodes.vocabulary import (
     GFD_MACHINE_LABEL,
     GFD_MEMORY_LABEL,
     GFD_MIG_CAPABLE_LABEL,
+    GFD_MPS_CAPABLE_LABEL,
     GFD_PRODUCT_LABEL,
     GFD_REPLICAS_LABEL,
     GFD_SHARING_LABEL,
 )
 
+# GFD's `nvidia.com/gpu.sharing-strategy` for each way the plugin's config shares a GPU (its keys
+# `timeSlicing` and `mps`: api/config/v1/sharing.go, SharingStrategyTimeSlicing and SharingStrategyMPS).
+SHARING_LABEL_VALUES = {"timeSlicing": "time-slicing", "mps": "mps"}
 # A Kubernetes label value: what a clique read from the machine must be to be written.
 _LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
 
@@ -171,14 +175,19 @@ def _architecture_labels(capability: str | None) -> dict[str, str]:
     return {GFD_FAMILY_LABEL: arch_family(major, minor), GFD_COMPUTE_MAJOR_LABEL: str(major), GFD_COMPUTE_MINOR_LABEL: str(minor)}
 
 
-def feature_labels(facts: GpuFacts, mig_strategy: str, replicas: int = 1) -> dict[str, str]:
+def feature_labels(
+    facts: GpuFacts, mig_strategy: str, replicas: int = 1, strategy: str = "timeSlicing", renamed: bool = False
+) -> dict[str, str]:
     """GFD's labels for what preflight knows. Under MIG, GFD describes the MIG devices in the
     product, count and memory labels, which preflight does not read: then only the versions.
 
-    replicas: devicePlugin.timeSlicingReplicas. GFD (`internal/lm/resource.go` baseLabeler) writes
-    `gpu.replicas` and `gpu.sharing-strategy` (1 and none when the plugin's config shares nothing,
-    else the replicas and time-slicing), and appends SHARED to the product of a shared resource
-    that is not renamed, as ours is not (getProductName).
+    replicas, strategy, renamed: devicePlugin.sharing's (or timeSlicingReplicas'). GFD (`internal/lm/resource.go` baseLabeler)
+    writes `gpu.replicas` and `gpu.sharing-strategy` (1 and none when the plugin's config shares nothing,
+    else the replicas and `time-slicing` or `mps`), and appends SHARED to the product of a shared resource
+    that is not renamed (getProductName, isRenamed: renameByDefault gives each resource its `.shared`
+    name). Under MPS also `mps.capable` true (`internal/lm/nvml.go` newSharingLabeler: true with an MPS
+    config and no GPU in MIG mode, which preflight's mps check makes sure of); GFD writes false on other
+    nodes, which we leave unwritten (no label of ours changes on a group that does not use MPS).
 
     From the report's gpuFeatures, whatever the MIG strategy (they describe the machine):
     `gpu.machine` (the DMI product name, `machine-type.go`; sanitised as the product is, since
@@ -197,14 +206,17 @@ def feature_labels(facts: GpuFacts, mig_strategy: str, replicas: int = 1) -> dic
         labels[GFD_MIG_CAPABLE_LABEL] = "true" if facts.mig_capable else "false"
     if facts.clique and _LABEL_VALUE.fullmatch(facts.clique):
         labels[GFD_CLIQUE_LABEL] = facts.clique
+    if strategy == "mps":
+        labels[GFD_MPS_CAPABLE_LABEL] = "true"
     if mig_strategy == "none":
         # GFD labels a node by its first GPU; a node of mixed models fails the group check anyway.
         shared = replicas > 1
-        labels[GFD_PRODUCT_LABEL] = product_label(facts.models[0]) + ("-SHARED" if shared else "")
+        suffix = "-SHARED" if shared and not renamed else ""
+        labels[GFD_PRODUCT_LABEL] = product_label(facts.models[0]) + suffix
         labels[GFD_MEMORY_LABEL] = str(facts.memory_mib[0])
         labels[GFD_COUNT_LABEL] = str(facts.count)
         labels[GFD_REPLICAS_LABEL] = str(replicas)
-        labels[GFD_SHARING_LABEL] = "time-slicing" if shared else "none"
+        labels[GFD_SHARING_LABEL] = SHARING_LABEL_VALUES[strategy] if shared else "none"
         labels.update(_architecture_labels(facts.compute_capability))
     return dict(sorted(labels.items()))
 

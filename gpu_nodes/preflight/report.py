@@ -26,6 +26,7 @@ CHECKS = (
     "mig",
     "fabric",
     "gpu-health",
+    "mps",
     "container-toolkit",
     "runtime",
     "runtime-entry",

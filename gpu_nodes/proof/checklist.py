@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.proof.dra import dra_gpu_drift, dra_gpu_problem
+from gpu_nodes.proof.mig_manager import mig_problem, paused_plugin
 from gpu_nodes.proof.quarantine import quarantine_of
 from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.vocabulary import GATE, GPU_RESOURCE, GPU_RESOURCE_PREFIX, Taint
@@ -79,12 +80,16 @@ def plugin_name(target: NodeTarget) -> str:
     return "DRA driver's kubelet plugin" if target.uses_dra else "device plugin"
 
 
-def plugin_problem(target: NodeTarget, pods: Sequence[Mapping[str, Any]]) -> str | None:
-    """Why the group's device plugin (or DRA kubelet plugin) is not Running on the node; None when one of its pods is."""
+def plugin_problem(
+    target: NodeTarget, pods: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None = None
+) -> str | None:
+    """Why the group's device plugin (or DRA kubelet plugin) is not Running on the node; None when one of its pods is.
+    A node NVIDIA's MIG manager is reconfiguring says so (gpu_nodes/proof/mig_manager.py)."""
     mine = plugin_pods_on(target, pods)
     what = plugin_name(target)
     if not mine:
-        return f"no {what} pod on it (DaemonSet pods in {target.plugin_namespace} with {_selector(target)})"
+        paused = None if target.uses_dra else paused_plugin(node, what)
+        return paused or f"no {what} pod on it (DaemonSet pods in {target.plugin_namespace} with {_selector(target)})"
     found = [pod_not_running(p) for p in mine]
     if any(problem is None for problem in found):
         return None
@@ -151,7 +156,7 @@ def gpu_problem(
     if target.dra_gpus is not None:
         return dra_gpu_problem(target.node, target.dra_gpus, slices, devices)
     if target.expected_gpus is not None:
-        return _count_problem(node, GPU_RESOURCE, target.expected_gpus)
+        return _count_problem(node, target.counted_resource, target.expected_gpus)
     if target.expected_mig_devices:
         found = [_count_problem(node, r, n) for r, n in sorted(target.expected_mig_devices.items())]
         return "; ".join(p for p in found if p) or None
@@ -188,16 +193,23 @@ def degradation(
     plugin_pods: Sequence[Mapping[str, Any]],
     slices: Sequence[Mapping[str, Any]] = (),
     devices: Sequence[Mapping[str, Any]] | None = None,
+    mig_marks: Mapping[str, str] | None = None,
 ) -> list[str]:
     """What went wrong with a node that passed its checks: the GPU health that drift covers (under
-    DRA, a GPU gone from its ResourceSlices), and someone else's quarantine of it (NVSentinel's,
-    gpu_nodes/proof/quarantine.py)."""
+    DRA, a GPU gone from its ResourceSlices), someone else's quarantine of it (NVSentinel's,
+    gpu_nodes/proof/quarantine.py), and NVIDIA's MIG manager at work on its GPUs, or done since
+    `mig_marks`, its marks when the node was gated (gpu_nodes/proof/mig_manager.py)."""
     quarantine = quarantine_of(node)
     if target.dra_gpus is not None:
         gpus = dra_gpu_drift(target.node, target.dra_gpus, slices, devices)
     else:
         gpus = _one(gpu_problem(target, node))
-    found = [not_ready(node), plugin_problem(target, plugin_pods), *gpus, quarantine and str(quarantine)]
+    plugin = plugin_problem(target, plugin_pods, node)
+    mig = mig_problem(mig_marks, node)
+    # A plugin that stepped off for the MIG manager says so already.
+    if mig and plugin and mig in plugin:
+        mig = None
+    found = [not_ready(node), plugin, *gpus, quarantine and str(quarantine), mig]
     return [problem for problem in found if problem]
 
 
@@ -245,7 +257,7 @@ def _one(problem: str | None) -> list[str]:
 
 LABELLED = Item("labelled", "LABEL", lambda look: _missing(missing_labels(look.target, look.node)))
 TAINTED = Item("tainted", "TAINT", lambda look: _missing(missing_taints(look.target, look.node)))
-PLUGIN_RUNNING = Item("pluginRunning", "PLUGIN", lambda look: _one(plugin_problem(look.target, look.plugin_pods)))
+PLUGIN_RUNNING = Item("pluginRunning", "PLUGIN", lambda look: _one(plugin_problem(look.target, look.plugin_pods, look.node)))
 GPUS_REGISTERED = Item(
     "gpusRegistered", "GPUS-REGISTERED", lambda look: _one(gpu_problem(look.target, look.node, look.slices, look.devices))
 )

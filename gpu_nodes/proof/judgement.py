@@ -261,7 +261,10 @@ _DRA_TAINT_HINT = (
 )
 
 
-def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpus_per_node: int, replicas: int) -> str:
+def failure_message(
+    target: NodeTarget, judgement: Judgement, waited: float, gpus_per_node: int, replicas: int, sharing: str | None = None
+) -> str:
+    """Why the node stays gated, item by item. sharing: `mps` where the plugin shares the GPUs through MPS."""
     gate = "stays gated" if judgement.gate_up else "is gated again"
     lines = [f"node {target.node} {gate} ({GATE}) after {waited:.0f}s; what failed:"]
     for item, problem in judgement.problems:
@@ -273,13 +276,29 @@ def failure_message(target: NodeTarget, judgement: Judgement, waited: float, gpu
                 + (_DRA_TAINT_HINT if "tainted" in problem else "")
             )
         elif item == GPUS_REGISTERED.key:
-            why = f"gpusPerNode {gpus_per_node}" + (f" x timeSlicingReplicas {replicas}" if replicas > 1 else "")
+            why = f"gpusPerNode {gpus_per_node}" + (f" x {_shared_by(sharing)} {replicas}" if replicas > 1 else "")
             if target.expected_mig_devices or target.expected_gpus not in (None, gpus_per_node * replicas):
                 why = f"gpusPerNode {gpus_per_node} x devicePlugin.migDevices"
             problem = (
                 f"node {target.node}: {problem} ({why}). A GPU is missing "
                 "or the device plugin reports it unhealthy (an XID error, say): see the plugin's log on that node and "
                 f"`kubectl describe node {target.node}`; if the node really has fewer GPUs, change gpusPerNode"
-            )
+            ) + _mps_hint(target.node, sharing)
         lines.append(f"  - {item}: {problem}" if item else f"  - {problem}")
     return "\n".join(lines)
+
+
+def _shared_by(sharing: str | None) -> str:
+    """What multiplies the GPUs, as the group's config says it."""
+    return "sharing.replicas (mps)" if sharing == "mps" else "timeSlicingReplicas"
+
+
+def _mps_hint(node: str, sharing: str | None) -> str:
+    """Under MPS the plugin serves nothing until its MPS control daemon is ready (k8s-device-plugin
+    internal/plugin/mps.go, waitForDaemon: the daemon's `.ready` file and an answer on its control pipe)."""
+    if sharing != "mps":
+        return ""
+    return (
+        f". Under MPS the plugin registers the GPUs only once its MPS control daemon on {node} is ready: see that "
+        "daemon's pod (nvidia-device-plugin-mps-control-daemon-<group>) and its log"
+    )

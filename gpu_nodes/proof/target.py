@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_nodes.proof.inputs import Change, DeclaredInputs, count, declared, keys, mapping, same, text
+from gpu_nodes.vocabulary import GPU_RESOURCE
 
 
 def _sorted(value: Mapping[str, Any]) -> dict[str, Any]:
@@ -57,10 +58,18 @@ class NodeTarget(DeclaredInputs):
     dra_gpus: Mapping[str, Any] | None = field(
         default=None, metadata=declared("draGpus", Change.RERUN, _sorted, _dra_gpus, only_when_set=True)
     )
+    # The resource expected_gpus counts where it is not nvidia.com/gpu: a shared GPU's replicas renamed
+    # (devicePlugin.sharing.renameByDefault, nvidia.com/gpu.shared). None elsewhere (no such input).
+    gpu_resource: str | None = field(default=None, metadata=declared("gpuResource", Change.RERUN, only_when_set=True))
 
     @property
     def uses_dra(self) -> bool:
         return self.dra_gpus is not None
+
+    @property
+    def counted_resource(self) -> str:
+        """The resource `expected_gpus` counts."""
+        return self.gpu_resource or GPU_RESOURCE
 
 
 # The inputs that describe the node's target: a change of any proves the node again.

@@ -56,6 +56,7 @@ from gpu_nodes.providers.gpu_allocators import (
     operator_policies,
     runs_device_plugin,
 )
+from gpu_nodes.providers.handed_over import operator_advisories
 from gpu_nodes.vocabulary import GPU_RESOURCE
 
 # Newest first: the API server serves v1 from Kubernetes 1.34; 1.32-1.33 only the betas (if enabled).
@@ -186,8 +187,9 @@ def read_operator_configs(custom: Any) -> tuple[list[dict[str, Any]], list[dict[
     return listed(*CLUSTER_POLICIES), listed(*GPU_CLUSTERS)
 
 
-def _look(access: Mapping[str, Any], inputs: CoexistenceInputs) -> tuple[list[OtherAllocator], list[str], list[str]]:
-    """What the cluster holds now: the other allocators, the lines that stop a run, what could not be checked.
+def _look(access: Mapping[str, Any], inputs: CoexistenceInputs) -> tuple[list[OtherAllocator], list[str], list[str], list[str]]:
+    """What the cluster holds now: the other allocators, the lines that stop a run, what could not be
+    checked, and the GPU Operator releases NVIDIA's bulletins name (handed_over.py).
     `access`: the inputs that reach the cluster (`ClusterAccess.props()`)."""
     from kubernetes import client
 
@@ -219,7 +221,8 @@ def _look(access: Mapping[str, Any], inputs: CoexistenceInputs) -> tuple[list[Ot
         slices_in_the_way(slices, nodes, set(inputs.dra_nodes)),
         nodes_with_unexplained_gpus(node_items, nodes, explained),
     )
-    return others, stops, [note] if note else []
+    advisories, unread = operator_advisories(policies, clusters)
+    return others, stops, [*([note] if note else []), *unread], advisories
 
 
 def slices_in_the_way(slices: Iterable[Mapping[str, Any]], nodes: Set[str], dra_nodes: Set[str]) -> list[tuple[str, str]]:
@@ -238,17 +241,17 @@ def _runs_plugin(ds: Mapping[str, Any]) -> bool:
 
 
 class CoexistenceProvider(ClusterResourceProvider):
-    computed = ("handedOver", "found", "unchecked")
+    computed = ("handedOver", "found", "unchecked", "advisories")
 
-    def _look(self, props: Mapping[str, Any]) -> tuple[list[OtherAllocator], list[str], list[str]]:
+    def _look(self, props: Mapping[str, Any]) -> tuple[list[OtherAllocator], list[str], list[str], list[str]]:
         return _look(self.cluster_props(dict(props)), read_inputs(CoexistenceInputs, props))
 
     def _check(self, props: dict[str, Any]) -> dict[str, Any]:
-        others, stops, unchecked = self._look(props)
+        others, stops, unchecked, advisories = self._look(props)
         if stops:
             header = "another GPU allocator (an NVIDIA device plugin or DRA driver) would share this stack's nodes:"
             raise OtherPluginError("\n".join([header, *stops]))
-        return {**props, "handedOver": [o.ref for o in others], "unchecked": unchecked}
+        return {**props, "handedOver": [o.ref for o in others], "unchecked": unchecked, "advisories": advisories}
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         return CreateResult(id_="device-plugin-coexistence", outs=self._check(props))
@@ -262,8 +265,8 @@ class CoexistenceProvider(ClusterResourceProvider):
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         # A refresh shows an allocator that appeared since as drift; the next `pulumi up` stops on it.
-        _others, stops, unchecked = self._look(props)
-        return ReadResult(id_=id_, outs={**props, "found": stops, "unchecked": unchecked})
+        _others, stops, unchecked, advisories = self._look(props)
+        return ReadResult(id_=id_, outs={**props, "found": stops, "unchecked": unchecked, "advisories": advisories})
 
 
 class DevicePluginCoexistence(ClusterResource, module="gpu-nodes", name="DevicePluginCoexistence"):
@@ -271,7 +274,16 @@ class DevicePluginCoexistence(ClusterResource, module="gpu-nodes", name="DeviceP
 
     found: pulumi.Output[list[str]]
     unchecked: pulumi.Output[list[str]]
+    # The GPU Operator and MIG manager releases on the cluster that NVIDIA's bulletins name (handed_over.py).
+    advisories: pulumi.Output[list[str]]
 
     def __init__(self, name: str, inputs: CoexistenceInputs, cluster: ClusterAccess, opts: pulumi.ResourceOptions | None = None):
-        props = {**inputs.to_props(), "handedOver": None, "found": [], "unchecked": None}
+        props = {**inputs.to_props(), "handedOver": None, "found": [], "unchecked": None, "advisories": None}
         super().__init__(CoexistenceProvider(), name, props, cluster, opts)
+        # Named per cluster as Pulumi warnings of this resource at each run; an unknown value (a
+        # preview before the first `up`) or Pulumi's mocks' None names nothing.
+        self.advisories.apply(self._warn)
+
+    def _warn(self, lines: list[str] | None) -> None:
+        for line in lines or []:
+            pulumi.log.warn(line, resource=self)

@@ -93,6 +93,8 @@ class ReadinessInputs(DeclaredInputs, Generic[Late]):
     # The group's figures, for the failure message (expectedGpus, in the target, is what is compared).
     gpus_per_node: int = field(metadata=declared("gpusPerNode", Change.STATE_ONLY, read=count, required=True))
     replicas: int = field(metadata=declared("replicas", Change.STATE_ONLY, read=count, required=True))
+    # Under MPS, `mps`: the message then names the plugin's MPS control daemon. None elsewhere (no such input).
+    sharing: str | None = field(default=None, metadata=declared("sharing", Change.STATE_ONLY, only_when_set=True))
     # Where facts are compared: the group's label, and the node's own facts (from its preflight), so
     # that new facts prove it again. A group that compares none has no such inputs (tests/golden/*.json).
     group_label: Mapping[str, str] | None = field(
@@ -176,7 +178,7 @@ class NodeReadinessProvider(ClusterResourceProvider):
             refused = restart_refused(target, step.pod, inputs.preflight_run, inputs.preflight_resource)
         restarted = progress.restarted
         if step.action != "pass":
-            message = failure_message(target, judgement, timeout, inputs.gpus_per_node, inputs.replicas)
+            message = failure_message(target, judgement, timeout, inputs.gpus_per_node, inputs.replicas, inputs.sharing)
             if refused:
                 message += f"\n  - recovery: {refused}"
             if restarted:

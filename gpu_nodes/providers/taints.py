@@ -8,7 +8,10 @@ The same resource puts the readiness gate (`vocabulary.GATE`) on the node, with 
 before our labels let the device plugin land; the node's readiness check lifts it. `read`
 also reports the node's GPU health, so a node that degraded since the last run (NotReady,
 plugin not Running, a GPU lost) is drift; `pulumi up --refresh` then puts the gate back and
-starts a new verification round, which the Jobs carry, so that they run again.
+starts a new verification round, which the Jobs carry, so that they run again. So is a node whose GPUs
+NVIDIA's MIG manager reconfigures, or reconfigured since the node was gated: the resource keeps the MIG
+manager's marks as they were then (`migMarks`, gpu_nodes/proof/mig_manager.py), and an update that finds
+them changed gates the node again too.
 
 A node whose group changes allocator (`allocator: devicePlugin` to `dra`, or back) is gated
 again, and the pods of others that hold its GPUs through the old allocator are evicted (as
@@ -35,6 +38,7 @@ from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.proof.checklist import degradation, node_taints
 from gpu_nodes.proof.inputs import Change, DeclaredInputs, Late, carried, declared, keys, optional_mapping
 from gpu_nodes.proof.jobs import to_drain
+from gpu_nodes.proof.mig_manager import mig_change, mig_marks
 from gpu_nodes.proof.reader import ClusterReader, NodePods
 from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider, read_inputs
@@ -76,7 +80,8 @@ RERUN_KEYS = keys(TaintsInputs, Change.RERUN)
 class NodeTaintsProvider(ClusterResourceProvider):
     """Owns only the listed taints and the gate on one node; the resource id is the node name."""
 
-    computed = ("round", "health")
+    # migMarks: NVIDIA's MIG manager's marks on the node when it was last gated (none in a state from before them).
+    computed = ("round", "health", "migMarks")
 
     def _api(self, props: dict[str, Any]) -> NodeTaintApi:
         return KubernetesNodeTaintApi(api_client_from_props(self.cluster_props(props)))
@@ -85,7 +90,8 @@ class NodeTaintsProvider(ClusterResourceProvider):
         inputs: TaintsInputs[Never] = read_inputs(TaintsInputs, props)
         node = inputs.target.node
         apply_taints(self._api(props), node, inputs.ours + inputs.gate_taints, previous=[])
-        return CreateResult(id_=node, outs={**props, "round": 1, "health": []})
+        marks = mig_marks(self._view(props).node(node))
+        return CreateResult(id_=node, outs={**props, "round": 1, "health": [], "migMarks": marks})
 
     def diff_own(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         # The inputs as given, not read into records: in a preview, the GPUs a preflight reports may be unknown.
@@ -99,13 +105,18 @@ class NodeTaintsProvider(ClusterResourceProvider):
         last: TaintsInputs[Never] = read_inputs(TaintsInputs, olds)
         inputs: TaintsInputs[Never] = read_inputs(TaintsInputs, news)
         switched = last.target.uses_dra != inputs.target.uses_dra
-        regate = bool(olds.get("health")) or last.gate_taints != inputs.gate_taints or switched
+        node = self._view(news).node(inputs.target.node)
+        # The MIG manager changed the node's GPUs since it was gated, found by this update rather than a refresh.
+        reconfigured = mig_change(olds.get("migMarks"), node) is not None
+        degraded = bool(olds.get("health")) or reconfigured
+        regate = degraded or last.gate_taints != inputs.gate_taints or switched
         desired = inputs.ours + (inputs.gate_taints if regate else [])
         apply_taints(self._api(news), inputs.target.node, desired, previous=last.ours)
         if switched:
             self._drain(news, inputs.target.node, old_dra=last.target.uses_dra)
-        verification_round = int(olds.get("round") or 1) + (1 if olds.get("health") else 0)
-        return UpdateResult(outs={**news, "round": verification_round, "health": []})
+        verification_round = int(olds.get("round") or 1) + (1 if degraded else 0)
+        marks = mig_marks(node) if regate or olds.get("migMarks") is None else olds["migMarks"]
+        return UpdateResult(outs={**news, "round": verification_round, "health": [], "migMarks": marks})
 
     def _view(self, props: dict[str, Any]) -> ClusterReader:
         return cluster_view_from_props(self.cluster_props(props))
@@ -136,11 +147,14 @@ class NodeTaintsProvider(ClusterResourceProvider):
         view = self._view(props)
         node = view.node(id_)
         outs = {**props, "taints": present(node_taints(node), inputs.ours)}
+        # A state from before the MIG manager's marks were kept takes them as they are now.
+        recorded = props.get("migMarks")
+        outs["migMarks"] = mig_marks(node) if recorded is None else recorded
         if inputs.gate:
             target = inputs.target
             plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
             slices = view.resource_slices(target.node) if target.uses_dra else []
-            outs["health"] = degradation(target, node, plugin_pods, slices, inputs.gpu_devices)
+            outs["health"] = degradation(target, node, plugin_pods, slices, inputs.gpu_devices, outs["migMarks"])
         return ReadResult(id_=id_, outs=outs)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.config.stack import NODE_GROUPS, StackSpec
+from gpu_nodes.manifests.mps_control_daemon import runs_mps
 from gpu_nodes.manifests.verification import request_slug, requests
 from gpu_nodes.resources.children import child_name, claim_child
 
@@ -56,6 +57,8 @@ VERIFICATION_PRIORITY_CLASS_CHILD = "verification-priority-class"
 DEVICE_PLUGIN_CONFIG_CHILD = "device-plugin-config"
 DEVICE_PLUGIN_CHILD = "device-plugin"
 DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD = "device-plugin-service-account"
+# Under devicePlugin.sharing.strategy mps: the plugin's MPS control daemon (gpu_nodes/manifests/mps_control_daemon.py).
+MPS_CONTROL_DAEMON_CHILD = "mps-control-daemon"
 VERIFICATION_CHECK_CHILD = "verification-check"
 # Under allocator dra, in place of the device plugin's: NVIDIA's DRA driver's kubelet plugin, whose
 # DaemonSet is the group's `device-plugin` child all the same (node_builders.py, `deploy_dra_driver`).
@@ -131,6 +134,8 @@ def group_children(index: int, group: NodeGroupSpec) -> Iterator[Child]:
             yield Child(CONFIG_MAP, child_name(g, DEVICE_PLUGIN_CONFIG_CHILD), f"{key}.name", g)
         yield Child(SERVICE_ACCOUNT, child_name(g, DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD), f"{key}.name", g)
         yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), f"{key}.name", g)
+        if runs_mps(group):
+            yield Child(DAEMON_SET, child_name(g, MPS_CONTROL_DAEMON_CHILD), f"{key}.name", g)
     yield Child(CONFIG_MAP, child_name(g, VERIFICATION_CHECK_CHILD), f"{key}.name", g)
     for resource, count in requests(group):
         slug = request_slug(resource, count)

@@ -256,7 +256,18 @@ def group_args(spec: NodeGroupSpec, shared: Shared, args: GpuFleetArgs) -> GpuNo
 def tenant_access(group: NodeGroupSpec) -> dict[str, Any]:
     """How a tenant's GPU pod gets its GPUs on this group: the path, the RuntimeClass it must name,
     and whether a pod can see GPUs it was not given (`default`) or cannot (`strict`); for a DRA
-    group also the DeviceClass and a ResourceClaimTemplate to copy (docs/dra.md)."""
+    group also the DeviceClass and a ResourceClaimTemplate to copy (docs/dra.md); for a group whose
+    `devicePlugin.sharing` shares its GPUs the resource one replica is asked for by, and the sharing
+    (docs/tenants.md, "Sharing a GPU"). A group that shares nothing, or by the older
+    `timeSlicingReplicas`, keeps the entry it had."""
     if group.uses_dra:
         return dra_tenant_access(group)
-    return {"gpuAccess": group.gpu_access, "runtimeClassName": group.tenant_runtime_class, "isolation": group.isolation}
+    access: dict[str, Any] = {
+        "gpuAccess": group.gpu_access,
+        "runtimeClassName": group.tenant_runtime_class,
+        "isolation": group.isolation,
+    }
+    sharing = group.device_plugin.sharing
+    if sharing.shares and not sharing.legacy:
+        access |= {"resource": sharing.resource, "sharing": {"strategy": sharing.strategy, "replicas": sharing.replicas}}
+    return access

@@ -17,9 +17,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_command import remote
 
+from gpu_nodes.config.device_plugin import MPS
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
 from gpu_nodes.kube.client import ClusterAccess
-from gpu_nodes.manifests import dra_driver
+from gpu_nodes.manifests import dra_driver, mps_control_daemon
 from gpu_nodes.manifests.device_plugin import APP_NAME as PLUGIN_APP_NAME
 from gpu_nodes.manifests.device_plugin import (
     config_map_manifest,
@@ -54,6 +55,7 @@ from gpu_nodes.resources.child_names import (
     DRA_ROLE_CHILD,
     DRA_SERVICE_ACCOUNT_CHILD,
     LABELS_CHILD,
+    MPS_CONTROL_DAEMON_CHILD,
     PREFLIGHT_CHILD,
     PRIORITY_CLASS_CHILD,
     READINESS_CHILD,
@@ -117,9 +119,11 @@ class PriorityClasses:
 
 @dataclass(frozen=True)
 class DevicePlugin:
-    """The device plugin DaemonSet, which the Jobs and readiness checks wait for."""
+    """The device plugin DaemonSet, which the Jobs and readiness checks wait for, and under MPS its
+    control daemon's, which the plugin waits for."""
 
     daemonset: k8s.apps.v1.DaemonSet
+    mps_daemon: k8s.apps.v1.DaemonSet | None = None
 
 
 @dataclass(frozen=True)
@@ -240,8 +244,30 @@ def deploy_device_plugin(
         opts = children.opts(DEVICE_PLUGIN_CONFIG_CHILD, deleted_with=namespace.deleted_with)
         needs.append(register(config_map, k8s.core.v1.ConfigMap, children.name(DEVICE_PLUGIN_CONFIG_CHILD), opts))
     rollout = rollout_timeout(spec)
-    opts = children.opts(DEVICE_PLUGIN_CHILD, depends_on=needs, **_allocator_opts(namespace, rollout))
-    return DevicePlugin(register(daemonset_manifest(spec), k8s.apps.v1.DaemonSet, children.name(DEVICE_PLUGIN_CHILD), opts))
+    # Under MPS the plugin serves only once its daemon is ready (internal/plugin/mps.go, waitForDaemon): the
+    # daemon's rollout first.
+    mps = _mps_control_daemon(group, namespace, needs, rollout)
+    opts = children.opts(DEVICE_PLUGIN_CHILD, depends_on=[*needs, *mps], **_allocator_opts(namespace, rollout))
+    daemonset = register(daemonset_manifest(spec), k8s.apps.v1.DaemonSet, children.name(DEVICE_PLUGIN_CHILD), opts)
+    return DevicePlugin(daemonset, mps[0] if mps else None)
+
+
+def _mps_control_daemon(
+    group: GroupContext, namespace: SharedNamespace, needs: Sequence[pulumi.Resource], rollout: str
+) -> list[k8s.apps.v1.DaemonSet]:
+    """Under devicePlugin.sharing.strategy mps, the plugin's MPS control daemon on the group's nodes, after
+    what the plugin needs (its config, account, namespace, RuntimeClass); none otherwise."""
+    if not mps_control_daemon.runs_mps(group.spec):
+        return []
+    children = group.children
+    opts = children.opts(
+        MPS_CONTROL_DAEMON_CHILD,
+        depends_on=list(needs),
+        deleted_with=namespace.deleted_with,
+        custom_timeouts=pulumi.CustomTimeouts(create=rollout, update=rollout),
+    )
+    manifest = mps_control_daemon.daemonset_manifest(group.spec)
+    return [register(manifest, k8s.apps.v1.DaemonSet, children.name(MPS_CONTROL_DAEMON_CHILD), opts)]
 
 
 def deploy_dra_driver(
@@ -373,7 +399,8 @@ def prove_nodes(
             jobs=[job.name for job in jobs],
             timeout_seconds=spec.verification.timeout_seconds,
             gpus_per_node=spec.gpus_per_node,
-            replicas=spec.device_plugin.time_slicing_replicas,
+            replicas=spec.device_plugin.sharing.replicas,
+            sharing=_mps_of(spec),
             group_label=compared,
             # New facts prove the node again.
             gpu_facts=preflight.facts.apply(_annotation_of) if compared and preflight else None,
@@ -392,6 +419,11 @@ def prove_nodes(
         )
         proven.append(ProvenNode(node, readiness, tuple(jobs)))
     return tuple(proven)
+
+
+def _mps_of(spec: NodeGroupSpec) -> str | None:
+    """`mps` for a group that shares its GPUs through MPS (the readiness message names its daemon)."""
+    return MPS if mps_control_daemon.runs_mps(spec) else None
 
 
 def _compared_group(spec: NodeGroupSpec) -> dict[str, str] | None:
@@ -447,8 +479,15 @@ def expected_allocatable(group: NodeGroupSpec) -> int | None:
     """The nvidia.com/gpu each node of the group must offer; None when MIG devices decide and none are declared."""
     plugin = group.device_plugin
     if plugin.mig_strategy == "none":
-        return group.gpus_per_node * plugin.time_slicing_replicas
+        return group.gpus_per_node * plugin.sharing.replicas
     return (plugin.mig_allocatable(group.gpus_per_node) or {}).get(GPU_RESOURCE)
+
+
+def offered_resource(group: NodeGroupSpec) -> str | None:
+    """The resource each node offers its GPUs as where it is not nvidia.com/gpu: a shared GPU's replicas
+    renamed (devicePlugin.sharing.renameByDefault); None elsewhere."""
+    resource = group.device_plugin.sharing.resource
+    return resource if resource != GPU_RESOURCE else None
 
 
 def expected_mig_devices(group: NodeGroupSpec) -> dict[str, int] | None:
@@ -477,6 +516,7 @@ def node_target(group: NodeGroupSpec, node: str) -> NodeTarget:
         plugin_namespace=group.device_plugin.namespace,
         plugin_selector=selector_labels(PLUGIN_APP_NAME, group.name),
         expected_gpus=expected_allocatable(group),
+        gpu_resource=offered_resource(group),
         expected_mig_devices=expected_mig_devices(group),
         mig_devices=dict(group.device_plugin.mig_devices) or None,
     )

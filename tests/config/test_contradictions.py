@@ -32,10 +32,52 @@ CONTRADICTIONS = [
         "allocator dra",
     ),
     (
+        "DRA stepping off for the MIG manager",
+        group(allocator="dra", gpuAccess="cdi", devicePlugin={"pauseForMigManager": True}),
+        f"{KEY}.devicePlugin.pauseForMigManager",
+        "allocator dra",
+    ),
+    (
         "time-slicing with a multi-GPU Job",
         group(devicePlugin={"timeSlicingReplicas": 4}, verification={"gpusPerPod": [1, 2]}),
         f"{KEY}.verification.gpusPerPod[1]",
         "devicePlugin.timeSlicingReplicas",
+    ),
+    (
+        "DRA with MPS",
+        group(allocator="dra", gpuAccess="cdi", devicePlugin={"sharing": {"strategy": "mps", "replicas": 2}}),
+        f"{KEY}.devicePlugin.sharing.strategy",
+        "allocator dra",
+    ),
+    (
+        "DRA with the new spelling of time-slicing",
+        group(allocator="dra", gpuAccess="cdi", devicePlugin={"sharing": {"replicas": 2}}),
+        f"{KEY}.devicePlugin.sharing.replicas",
+        "allocator dra",
+    ),
+    (
+        "MPS with a multi-GPU Job the plugin refuses",
+        group(devicePlugin={"sharing": {"strategy": "mps", "replicas": 4}}, verification={"gpusPerPod": [1, 2]}),
+        f"{KEY}.verification.gpusPerPod[1]",
+        "devicePlugin.sharing.failRequestsGreaterThanOne true",
+    ),
+    (
+        "MPS letting a multi-GPU Job through, with one GPU twice",
+        group(
+            devicePlugin={"sharing": {"strategy": "mps", "replicas": 4, "failRequestsGreaterThanOne": False}},
+            verification={"gpusPerPod": [2]},
+        ),
+        f"{KEY}.verification.gpusPerPod[0]",
+        "may get one GPU twice",
+    ),
+    (
+        "MPS with MIG resources",
+        group(
+            devicePlugin={"migStrategy": "mixed", "sharing": {"strategy": "mps", "replicas": 2}},
+            verification={"migResources": {"nvidia.com/mig-1g.5gb": 1}},
+        ),
+        f"{KEY}.devicePlugin.sharing.strategy",
+        "devicePlugin.migStrategy 'mixed'",
     ),
     (
         "single MIG layout smaller than a Job",
@@ -92,6 +134,14 @@ ACCEPTED = [
         group(devicePlugin={"resources": {"requests": {"memory": "1Gi"}, "limits": {"memory": "1024Mi"}}}),
     ),
     ("cdi with containerd", group(gpuAccess="cdi")),
+    (
+        "MPS with one-GPU Jobs",
+        group(devicePlugin={"sharing": {"strategy": "mps", "replicas": 4}}, verification={"gpusPerPod": [1]}),
+    ),
+    (
+        "MPS renamed, under cdi",
+        group(gpuAccess="cdi", devicePlugin={"sharing": {"strategy": "mps", "replicas": 48, "renameByDefault": True}}),
+    ),
 ]
 
 

@@ -265,3 +265,117 @@ def test_bad_driver_root_or_cdi_hook_path(key, value, expected):
 def test_driver_root_and_cdi_hook_path_accept_absolute_paths(key, value):
     spec = parse_stack([group(gpuAccess="cdi", devicePlugin={key: value})]).node_groups[0]
     assert getattr(spec.device_plugin, "driver_root" if key == "driverRoot" else "cdi_hook_path") == value, spec.device_plugin
+
+
+# --------------------------------------------------------------------------- sharing: time-slicing and MPS
+
+MPS4 = {"strategy": "mps", "replicas": 4}
+
+SHARING_REFUSED = [
+    (
+        "both spellings of the sharing",
+        group(devicePlugin={"timeSlicingReplicas": 2, "sharing": {"replicas": 2}}),
+        f"{KEY}.devicePlugin.timeSlicingReplicas",
+        ("the older spelling of devicePlugin.sharing, which is given too", "{strategy: timeSlicing, replicas: 2}"),
+    ),
+    (
+        "time-slicing and MPS both",
+        group(devicePlugin={"timeSlicingReplicas": 4, "sharing": MPS4}),
+        f"{KEY}.devicePlugin.timeSlicingReplicas",
+        ("the older spelling of devicePlugin.sharing",),
+    ),
+    (
+        "an unknown strategy",
+        group(devicePlugin={"sharing": {"strategy": "vgpu", "replicas": 2}}),
+        f"{KEY}.devicePlugin.sharing.strategy",
+        ("'vgpu'", "timeSlicing, mps"),
+    ),
+    (
+        "replicas are required where sharing is given",
+        group(devicePlugin={"sharing": {"strategy": "mps"}}),
+        f"{KEY}.devicePlugin.sharing.replicas",
+        ("nothing (the key is required)",),
+    ),
+    (
+        "one MPS replica: the plugin takes 2 or more",
+        group(devicePlugin={"sharing": {"strategy": "mps", "replicas": 1}}),
+        f"{KEY}.devicePlugin.sharing.replicas",
+        ("expected 2 to 48 with strategy mps",),
+    ),
+    (
+        "more MPS clients than a server takes",
+        group(devicePlugin={"sharing": {"strategy": "mps", "replicas": 49}}),
+        f"{KEY}.devicePlugin.sharing.replicas",
+        ("expected 2 to 48 with strategy mps", "at most 48 clients per GPU"),
+    ),
+    (
+        "time-slicing replicas past ours",
+        group(devicePlugin={"sharing": {"replicas": 65}}),
+        f"{KEY}.devicePlugin.sharing.replicas",
+        ("expected 1 (off) to 64",),
+    ),
+    (
+        "a replica count that is no number",
+        group(devicePlugin={"sharing": {"replicas": "4"}}),
+        f"{KEY}.devicePlugin.sharing.replicas",
+        ("a whole number",),
+    ),
+    (
+        "MPS on MIG devices",
+        group(devicePlugin={"migStrategy": "single", "sharing": MPS4}),
+        f"{KEY}.devicePlugin.sharing.strategy",
+        ("devicePlugin.migStrategy 'single'", "does not share MIG devices through MPS"),
+    ),
+    (
+        "an unknown sharing key",
+        group(devicePlugin={"sharing": {"replicas": 2, "renameByDefualt": True}}),
+        f"{KEY}.devicePlugin.sharing.renameByDefualt",
+        ("did you mean renameByDefault?",),
+    ),
+]
+
+
+@refused(SHARING_REFUSED)
+def test_a_bad_sharing_is_named(raw, key, fragments):
+    assert_one_problem(problems_of(raw), key, *fragments)
+
+
+def plugin_of(**device_plugin):
+    return parse_stack([group(devicePlugin=device_plugin)]).node_groups[0].device_plugin
+
+
+def test_the_older_spelling_is_time_slicing_and_none_is_off():
+    """timeSlicingReplicas N keeps meaning {strategy: timeSlicing, replicas: N}; without either nothing is shared."""
+    legacy, spelled = plugin_of(timeSlicingReplicas=4).sharing, plugin_of(sharing={"replicas": 4}).sharing
+    assert (legacy.strategy, legacy.replicas, legacy.rename_by_default, legacy.fail_requests_greater_than_one) == (
+        "timeSlicing",
+        4,
+        False,
+        False,
+    ), legacy
+    assert legacy.legacy and not spelled.legacy, (legacy, spelled)
+    assert (spelled.strategy, spelled.replicas, spelled.fail_requests_greater_than_one) == ("timeSlicing", 4, False), spelled
+    off = plugin_of().sharing
+    assert (off.replicas, off.shares, off.resource) == (1, False, "nvidia.com/gpu"), off
+
+
+@pytest.mark.parametrize(("strategy", "default"), [("timeSlicing", False), ("mps", True)])
+def test_fail_requests_greater_than_one_defaults_as_the_plugin_does(strategy, default):
+    """README "With CUDA Time-Slicing": false by default for time-slicing; api/config/v1/config.go NewConfig: an MPS
+    config that leaves it out is true (pull request 1762)."""
+    assert plugin_of(sharing={"strategy": strategy, "replicas": 4}).sharing.fail_requests_greater_than_one is default
+    relaxed = plugin_of(sharing={"strategy": strategy, "replicas": 4, "failRequestsGreaterThanOne": not default})
+    assert relaxed.sharing.fail_requests_greater_than_one is (not default), relaxed.sharing
+
+
+def test_renamed_replicas_are_offered_as_the_shared_resource():
+    """api/config/v1/replicas.go: renameByDefault gives the resource its DefaultSharedRename, `<name>.shared`."""
+    assert plugin_of(sharing={**MPS4, "renameByDefault": True}).sharing.resource == "nvidia.com/gpu.shared"
+
+
+@pytest.mark.parametrize("key", ["renameByDefault", "failRequestsGreaterThanOne"])
+def test_a_sharing_setting_with_nothing_shared_is_a_warning(key):
+    spec = parse_stack([group(devicePlugin={"sharing": {"replicas": 1, key: True}})])
+    assert list(spec.warnings) == [
+        f"{KEY}.devicePlugin.sharing.{key}: True has no effect: replicas 1 shares nothing (time-slicing is off)"
+    ], spec.warnings

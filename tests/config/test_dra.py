@@ -52,6 +52,8 @@ def test_dra_groups_that_agree_are_accepted():
     ("plugin", "key", "fragment"),
     [
         ({"timeSlicingReplicas": 4}, "timeSlicingReplicas", "one of 4 time-sliced shares of a GPU"),
+        ({"sharing": {"replicas": 3}}, "sharing.replicas", "one of 3 time-sliced shares of a GPU"),
+        ({"sharing": {"strategy": "mps", "replicas": 4}}, "sharing.replicas", "one of 4 MPS shares of a GPU"),
         ({"migStrategy": "single", "migDevices": {"3g.40gb": 2}}, "migStrategy", "a MIG device"),
     ],
 )
@@ -59,6 +61,12 @@ def test_a_device_plugin_group_whose_gpu_is_not_a_whole_gpu_is_refused_beside_it
     """The same plain request would get a whole GPU on a DRA node and a share or a MIG device on this one."""
     problems = problems_of(dra_group(dra=EXTENDED), group("a100", devicePlugin=plugin, verification={"gpusPerPod": [1]}))
     assert_one_problem(problems, f"{GROUPS}[1].devicePlugin.{key}", fragment, f"{GROUPS}[0].dra.extendedResourceName (h100)")
+
+
+def test_replicas_renamed_nvidia_gpu_shared_leave_nvidia_gpu_a_whole_gpu():
+    """renameByDefault: the plugin advertises the replicas as nvidia.com/gpu.shared, not nvidia.com/gpu."""
+    renamed = group("a100", devicePlugin={"sharing": {"replicas": 4, "renameByDefault": True}}, verification={"gpusPerPod": [1]})
+    assert len(parse_stack([dra_group(dra=EXTENDED), renamed]).node_groups) == 2
 
 
 def test_a_whole_gpu_device_plugin_group_is_accepted_beside_it():

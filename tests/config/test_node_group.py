@@ -13,7 +13,7 @@ def test_defaults_follow_the_runbook_and_upstream():
     spec = parse_stack([group()]).node_groups[0]
     assert dict(spec.labels) == {"accelerator": "nvidia", "nvidia.com/gpu.present": "true"}, spec.labels
     assert [str(t) for t in spec.taints] == ["nvidia.com/gpu=present:NoSchedule"], spec.taints
-    assert spec.device_plugin.image == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0", spec.device_plugin
+    assert spec.device_plugin.image == "nvcr.io/nvidia/k8s-device-plugin:v0.20.1", spec.device_plugin
     assert spec.device_plugin.namespace == "nvidia-device-plugin", spec.device_plugin
     assert spec.device_plugin.fail_on_init_error is True, spec.device_plugin
     assert spec.device_plugin.needs_config_file is False, spec.device_plugin
@@ -113,6 +113,12 @@ REFUSED = [
         ("'NVIDIA-H100-80GB-HBM3'", "gpuFeatureLabels false"),
     ),
     (
+        "an_mps_groups_mps_capable_label_is_written_from_the_facts",
+        group(labels={"nvidia.com/mps.capable": "true"}, devicePlugin={"sharing": {"strategy": "mps", "replicas": 2}}),
+        f"{KEY}.labels.nvidia.com/mps.capable",
+        ("'true'", "gpuFeatureLabels false"),
+    ),
+    (
         "mixed_jobs_ask_only_for_profiles_the_layout_has",
         group(devicePlugin={"migStrategy": "mixed", "migDevices": {"3g.40gb": 2}}, verification={"migResources": {MIG_1G: 1}}),
         f"{KEY}.verification.migResources.{MIG_1G}",
@@ -124,3 +130,9 @@ REFUSED = [
 @refused(REFUSED)
 def test_a_bad_group_setting_is_named(raw, key, fragments):
     assert_one_problem(problems_of(raw), key, *fragments)
+
+
+def test_a_group_without_mps_may_set_mps_capable_itself():
+    """We write nvidia.com/mps.capable only on an MPS group's nodes: elsewhere the label is the config's."""
+    raw = group(labels={"accelerator": "nvidia", "nvidia.com/mps.capable": "true"})
+    assert dict(parse_stack([raw]).node_groups[0].labels)["nvidia.com/mps.capable"] == "true"

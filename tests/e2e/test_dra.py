@@ -3,9 +3,9 @@
 The simulated machines publish ResourceSlices as the driver's kubelet plugin does while its pod
 runs on them (tools/cluster/gpu-registrar.py, docs/dra.md); the real kube-controller-manager makes
 the verification pods' ResourceClaims from their templates and the real kube-scheduler allocates
-them. One stack of this repository's program, on nodes of its own (gpu-node-13..17) beside the
-story's stack: a DRA group of four nodes, one of whose slices lists 3 of its 4 GPUs, and a
-device-plugin group of one node.
+them. One stack of this repository's program, on nodes of its own (gpu-node-13..18) beside the
+story's stack: a DRA group of four nodes, one of whose slices lists 3 of its 4 GPUs, a
+device-plugin group of one node, and a group of one node that shares its GPUs through MPS.
 
 - `up` proves the three whole DRA nodes and the device-plugin node, and keeps the short one
   gated, naming it and the GPU its slice does not list.
@@ -18,7 +18,12 @@ device-plugin group of one node.
   verification Jobs ask as a tenant's plain pod does, and the scheduler's own claims give them the
   group's GPUs.
 - The device-plugin group changed to dra sheds a tenant's pod from its node and is proven again.
-- destroy leaves nothing of ours: no kubelet plugin, slice, DeviceClass, claim or gate.
+- The MPS group's node is proven with the plugin's MPS control daemon on it alone: preflight's mps
+  check passed over SSH, the plugin registered 4 x 4 replicas as `nvidia.com/gpu.shared` only once
+  the daemon ran (the registrar plays upstream's waitForDaemon), and a verification pod given one
+  replica succeeded. Without its daemon the node loses its replicas: refresh finds the drift and
+  `up --refresh` puts the daemon back and proves the node again.
+- destroy leaves nothing of ours: no kubelet plugin, MPS daemon, slice, DeviceClass, claim or gate.
 """
 
 from __future__ import annotations
@@ -51,6 +56,10 @@ XID = "gpu-nodes.dev/simulated-dra-xid-gpus"
 XID_TAINT = "gpu.nvidia.com/xid=79:NoSchedule"
 NAMESPACES = {"plugins": "dra-plugins", "verification": "dra-verification"}
 DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com")
+# The MPS group: each of its node's 4 GPUs shared 4 ways, the replicas renamed.
+MPS_NODE = "gpu-node-18"
+MPS_DAEMONSET = "nvidia-device-plugin-mps-control-daemon-mps"
+SHARED = "nvidia.com/gpu.shared"
 STACK_FILE = ROOT / f"Pulumi.{STACK}.yaml"
 
 
@@ -81,6 +90,19 @@ def stack_config() -> dict:
             **common,
             # Where the fake machines keep the hook program (preflight's `cdi` check names it).
             "devicePlugin": {"namespace": NAMESPACES["plugins"], "cdiHookPath": "/usr/local/sbin/nvidia-ctk"},
+        },
+        # Shared through MPS: one-GPU Jobs only (the plugin refuses a pod that asks for two replicas).
+        {
+            "name": "mps",
+            "gpuAccess": "cdi",
+            "nodes": nodes([MPS_NODE]),
+            **common,
+            "verification": {**common["verification"], "gpusPerPod": [1]},
+            "devicePlugin": {
+                "namespace": NAMESPACES["plugins"],
+                "cdiHookPath": "/usr/local/sbin/nvidia-ctk",
+                "sharing": {"strategy": "mps", "replicas": 4, "renameByDefault": True},
+            },
         },
     ]
     return {
@@ -116,8 +138,8 @@ def settles(check: Callable[[], bool], seconds: float = 30) -> bool:
 
 @pytest.fixture(scope="module")
 def dra(local: LocalEnv) -> Iterator[LocalEnv]:
-    local.run("tools/cluster/up.sh", "--nodes", "17", timeout=600)
-    local.run("tools/fakehost/up.sh", "--dra", *DRA_NODES, PLUGIN_NODE)
+    local.run("tools/cluster/up.sh", "--nodes", "18", timeout=600)
+    local.run("tools/fakehost/up.sh", "--dra", *DRA_NODES, PLUGIN_NODE, MPS_NODE)
     local.kubectl("annotate", "node", SHORT_NODE, f"{HIDDEN}=1", "--overwrite")
     shutil.rmtree(STATE / "e2e-dra", ignore_errors=True)
     pulumi(local, "stack", "init", check=False)
@@ -143,7 +165,7 @@ def test_up_proves_the_whole_dra_nodes_and_keeps_the_short_one_gated_naming_its_
     assert failed == {f"gpu-nodes-dra-{SHORT_NODE}-readiness"}, dra.explain("failed", result)
     assert SHORT_NODE in result.stdout and last_gpu(SHORT_NODE) in result.stdout, dra.explain("the missing GPU", result)
     assert gated(dra, SHORT_NODE), dra.explain(f"{SHORT_NODE} is not gated")
-    for node in [n for n in DRA_NODES if n != SHORT_NODE] + [PLUGIN_NODE]:
+    for node in [n for n in DRA_NODES if n != SHORT_NODE] + [PLUGIN_NODE, MPS_NODE]:
         assert not gated(dra, node), dra.explain(f"{node} is still gated", result)
 
 
@@ -197,6 +219,65 @@ def test_once_its_slice_lists_every_gpu_up_proves_the_short_node_and_preview_is_
     assert access["deviceClassName"] == "gpu.nvidia.com", access
     request = access["resourceClaimTemplate"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]
     assert request["deviceClassName"] == "gpu.nvidia.com" and request["count"] == 1, access
+
+
+# --------------------------------------------------------------------------- the MPS group
+
+
+def mps_daemon_pods(local: LocalEnv) -> list[dict]:
+    found = local.kubectl_json(
+        "get", "pods", "-n", NAMESPACES["plugins"], "-l", "app.kubernetes.io/name=nvidia-device-plugin-mps-control-daemon"
+    )
+    return [p for p in found["items"] if not p["metadata"].get("deletionTimestamp")]
+
+
+def shared_replicas(local: LocalEnv) -> str | None:
+    return (local.node(MPS_NODE)["status"].get("allocatable") or {}).get(SHARED)
+
+
+def test_an_mps_group_is_proven_with_its_daemon_on_its_node_and_a_pod_given_one_replica(dra: LocalEnv):
+    daemons = mps_daemon_pods(dra)
+    assert [(p["spec"]["nodeName"], p["status"].get("phase")) for p in daemons] == [(MPS_NODE, "Running")], dra.explain(
+        "MPS control daemon pods"
+    )
+    spec = daemons[0]["spec"]
+    assert spec["hostPID"] is True and spec["containers"][0]["command"] == ["mps-control-daemon"], spec
+    assert spec["initContainers"][0]["command"] == ["mps-control-daemon", "mount-shm"], spec["initContainers"]
+
+    plugins = dra.kubectl_json("get", "pods", "-n", NAMESPACES["plugins"], "--field-selector", f"spec.nodeName={MPS_NODE}")
+    (plugin,) = [p for p in plugins["items"] if p["metadata"]["labels"].get("app.kubernetes.io/name") == "nvidia-device-plugin"]
+    container = plugin["spec"]["containers"][0]
+    assert {"name": "MPS_ROOT", "value": "/run/nvidia/mps"} in container["env"], container["env"]
+    assert {m["mountPath"] for m in container["volumeMounts"]} >= {"/mps", "/dev/shm"}, container["volumeMounts"]
+
+    allocatable = dra.node(MPS_NODE)["status"]["allocatable"]
+    assert allocatable.get(SHARED) == "16" and "nvidia.com/gpu" not in allocatable, dra.explain(f"{MPS_NODE}: {allocatable}")
+    jobs = dra.kubectl_json("get", "jobs", "-n", NAMESPACES["verification"], "-l", "app.kubernetes.io/instance=mps")["items"]
+    assert jobs and all(j["status"].get("succeeded") == 1 for j in jobs), dra.explain(f"MPS Jobs: {[j['status'] for j in jobs]}")
+    for job in jobs:
+        limits = job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+        assert limits.get(SHARED) == "1" and "nvidia.com/gpu" not in limits, f"{job['metadata']['name']}: {limits}"
+
+    report = json.loads(pulumi(dra, "stack", "output", "nodeGroups", "--json").stdout)["mps"][MPS_NODE]
+    assert (report["expectedGpus"], report["gpuResource"]) == (16, SHARED), report
+    assert set(report["checklist"].values()) == {"pass"}, report["checklist"]
+    assert "mps" in report["preflight"]["passedChecks"], report["preflight"]
+    labels = dra.node(MPS_NODE)["metadata"]["labels"]
+    assert (labels["nvidia.com/gpu.sharing-strategy"], labels["nvidia.com/gpu.replicas"]) == ("mps", "4"), labels
+    assert labels["nvidia.com/mps.capable"] == "true" and not labels["nvidia.com/gpu.product"].endswith("-SHARED"), labels
+
+
+def test_without_its_mps_daemon_the_node_loses_its_replicas_and_up_refresh_proves_it_again(dra: LocalEnv):
+    elsewhere = json.dumps({"spec": {"template": {"spec": {"nodeSelector": {"gpu-nodes.dev/node-group": "nowhere"}}}}})
+    dra.kubectl("-n", NAMESPACES["plugins"], "patch", "daemonset", MPS_DAEMONSET, "--type", "merge", "-p", elsewhere)
+    assert settles(lambda: shared_replicas(dra) is None, 60), dra.explain(f"{MPS_NODE} kept {shared_replicas(dra)} replicas")
+
+    refresh = pulumi(dra, "refresh", "--preview-only", "--expect-no-changes", "--diff", check=False)
+    assert refresh.returncode != 0 and MPS_NODE in refresh.stdout, dra.explain("refresh found no drift", refresh)
+
+    pulumi(dra, "up", "--refresh", "--yes", "--skip-preview", timeout=1200)
+    assert shared_replicas(dra) == "16" and not gated(dra, MPS_NODE), dra.explain(f"{MPS_NODE} not proven again")
+    assert [p["spec"]["nodeName"] for p in mps_daemon_pods(dra)] == [MPS_NODE], dra.explain("MPS daemon pods")
 
 
 def test_a_gpu_gone_from_a_slice_or_tainted_by_the_driver_is_drift_that_up_refresh_gates(dra: LocalEnv):
@@ -290,5 +371,7 @@ def test_destroy_leaves_no_plugin_slice_class_claim_or_gate(dra: LocalEnv):
         assert settles(lambda node=node: not slices_of(dra, node)), f"{node} keeps ResourceSlices {slices_of(dra, node)}"
     for name in DEVICE_CLASSES:
         assert dra.kubectl("get", "deviceclass", name, check=False).returncode != 0, f"DeviceClass {name} is left"
+    assert not gated(dra, MPS_NODE), f"{MPS_NODE} keeps the gate"
+    assert SHARED not in (dra.node(MPS_NODE)["status"].get("allocatable") or {}), f"{MPS_NODE} keeps its replicas"
     for namespace in NAMESPACES.values():
         assert dra.kubectl("get", "namespace", namespace, check=False).returncode != 0, f"namespace {namespace} is left"

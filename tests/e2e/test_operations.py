@@ -257,6 +257,65 @@ def test_a_node_gone_not_ready_is_drift_and_is_gated_until_it_is_back(deployed):
     assert clean.returncode == 0, deployed.explain("drift remains after gpu-node-3 came back", clean)
 
 
+# What NVIDIA's MIG manager writes on a node while it repartitions its GPUs, and after (mig-parted
+# pkg/mig/reconfigure/reconfigure.go: shutdownKubernetesGPUClients, then restartKubernetesGPUClients and setState).
+MIG_PAUSED = {
+    "nvidia.com/mig.config": "all-1g.10gb",
+    "nvidia.com/mig.config.state": "pending",
+    "nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change",
+}
+MIG_DONE = {**MIG_PAUSED, "nvidia.com/mig.config.state": "success", "nvidia.com/gpu.deploy.device-plugin": "true"}
+
+
+def wait_for_plugin(local, node: str, present: bool, timeout: float = 90) -> None:
+    """Until the group's plugin pod is on the node (or gone from it), as the DaemonSet controller decides."""
+    deadline = time.monotonic() + timeout
+    while bool(plugin_pod_on(local, node)) != present:
+        assert time.monotonic() < deadline, local.explain(f"the plugin pod is {'not ' if present else 'still '}on {node}")
+        time.sleep(1)
+
+
+def test_the_plugin_steps_off_a_node_the_mig_manager_pauses_and_the_node_is_proven_again(deployed):
+    """Issue 48: with devicePlugin.pauseForMigManager, gpu-node-3 labelled as NVIDIA's MIG manager labels a node it
+    repartitions loses the group's plugin pod, and a refresh names the MIG manager; the label back to true brings the
+    pod back, and `pulumi up --refresh` gates the node again and proves it anew (its Jobs run in a new round) before
+    the gate lifts. The other nodes keep their plugin and stay open."""
+    old = edit_group(lambda group: group.setdefault("devicePlugin", {}).update(pauseForMigManager=True))
+    labels = [f"{key}={value}" for key, value in MIG_PAUSED.items()]
+    try:
+        deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
+        before = jobs_of(deployed, "gpu-node-3")
+        deployed.kubectl("label", "node", "gpu-node-3", *labels, "--overwrite")
+        wait_for_plugin(deployed, "gpu-node-3", present=False)
+        assert plugin_pod_on(deployed, "gpu-node-1"), deployed.explain("the plugin left a node the MIG manager did not pause")
+        drift = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", "--diff", check=False)
+        assert drift.returncode != 0, deployed.explain("refresh did not notice the MIG manager at work", drift)
+        assert f"{PREFIX}-gpu-node-3-taints" in drift.stdout, deployed.explain("the refresh does not name gpu-node-3", drift)
+        assert "NVIDIA's MIG manager is reconfiguring its GPUs" in drift.stdout, deployed.explain("no named reason", drift)
+        assert "gpu-node-1-taints" not in drift.stdout, deployed.explain("the refresh names a node left alone", drift)
+
+        deployed.kubectl("label", "node", "gpu-node-3", *(f"{k}={v}" for k, v in MIG_DONE.items()), "--overwrite")
+        wait_for_plugin(deployed, "gpu-node-3", present=True)
+        wait_for_allocatable(deployed, "gpu-node-3", "4")
+        drift = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", "--diff", check=False)
+        assert "NVIDIA's MIG manager changed its GPUs since it was gated" in drift.stdout, deployed.explain(
+            "a node reconfigured since it was gated is not drift once healthy again", drift
+        )
+        deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", timeout=1200)
+        rerun = {name: job for name, job in jobs_of(deployed, "gpu-node-3").items() if name not in before}
+        rounds = {job["spec"]["template"]["metadata"]["annotations"].get(ROUND_ANNOTATION) for job in rerun.values()}
+        assert rerun and len(rounds) == 1 and None not in rounds, f"gpu-node-3 was not proven again: {sorted(before)} -> {rerun}"
+        assert all(job["status"].get("succeeded") == 1 for job in rerun.values()), deployed.explain("gpu-node-3's new Jobs")
+        assert_only_gated(deployed)
+        clean = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", check=False)
+        assert clean.returncode == 0, deployed.explain("drift remains after the node was proven again", clean)
+    finally:
+        deployed.kubectl("label", "node", "gpu-node-3", *(f"{key}-" for key in MIG_PAUSED), check=False)
+        STACK_FILE.write_text(old)
+    deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", timeout=1200)
+    assert_only_gated(deployed)
+
+
 def wait_for_condition(local, node: str, kind: str, status: str, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while True:
@@ -394,7 +453,7 @@ spec:
   restartPolicy: Never
   containers:
   - name: train
-    image: nvcr.io/nvidia/cuda:13.0.2-base-ubuntu24.04
+    image: nvcr.io/nvidia/cuda:13.0.3-base-ubuntu24.04
     resources: {limits: {nvidia.com/gpu: "4"}}
 """
 

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.verification import CHECK_DIR, CHECK_KEY, check_config_map_manifest
 from tests.specs import group_spec
 
@@ -19,9 +20,17 @@ def whole_gpus(count: int) -> str:
     return "".join(f"GPU {i}: NVIDIA H100 80GB HBM3 (UUID: GPU-{i:08d}-0000-0000-0000-000000000000)\n" for i in range(count))
 
 
-def run_container(tmp_path: Path, container: dict[str, Any], listing: str | None) -> subprocess.CompletedProcess[str]:
+def run_container(
+    tmp_path: Path,
+    container: dict[str, Any],
+    listing: str | None,
+    group: NodeGroupSpec | None = None,
+    allocated: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     """Runs container's command with nvidia-smi -L printing listing; listing None: no nvidia-smi on
-    PATH, as in a container the nvidia runtime put no GPU into."""
+    PATH, as in a container the nvidia runtime put no GPU into. group: whose ConfigMap's script
+    (default: a plain group's); allocated: the env the device plugin's Allocate adds (under MPS,
+    CUDA_MPS_PIPE_DIRECTORY)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     if listing is not None:
@@ -29,10 +38,10 @@ def run_container(tmp_path: Path, container: dict[str, Any], listing: str | None
         stub = bin_dir / "nvidia-smi"
         stub.write_text(f'#!/bin/sh\nif [ "${{1:-}}" = "-L" ]; then cat "{tmp_path}/listing"; fi\nexit 0\n')
         stub.chmod(0o755)
-    environment = {e["name"]: e["value"] for e in container["env"]}
+    environment = {**{e["name"]: e["value"] for e in container["env"]}, **(allocated or {})}
     # The system's tools, but never the system's own nvidia-smi: only the stand-in, or none.
     environment["PATH"] = f"{bin_dir}:/usr/bin:/bin"
     script = tmp_path / CHECK_KEY
-    script.write_text(check_config_map_manifest(group_spec())["data"][CHECK_KEY])
+    script.write_text(check_config_map_manifest(group or group_spec())["data"][CHECK_KEY])
     command = [script.as_posix() if part == f"{CHECK_DIR}/{CHECK_KEY}" else part for part in container["command"]]
     return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=30)

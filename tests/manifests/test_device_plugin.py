@@ -13,9 +13,16 @@ from gpu_nodes.manifests.device_plugin import (
     plugin_revision,
     service_account_manifest,
 )
-from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GROUP_LABEL, MIG_DEVICES_ANNOTATION
+from gpu_nodes.vocabulary import (
+    CONFIG_HASH_ANNOTATION,
+    DEVICE_PLUGIN_DEPLOY_LABEL,
+    GROUP_LABEL,
+    MIG_DEVICES_ANNOTATION,
+    PAUSED_FOR_MIG_CHANGE,
+)
 from tests.factories import group
 from tests.manifests.daemonset_parts import container, env, pod_spec
+from tests.providers.allocator_fixtures import chart
 from tests.specs import group_spec
 
 
@@ -27,7 +34,7 @@ def test_upstream_defaults_are_kept():
     cdi = container(daemonset_manifest(group_spec(gpuAccess="cdi")))
     assert cdi["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}, name
     assert ds["spec"]["updateStrategy"] == {"type": "RollingUpdate"}, name
-    assert container(ds)["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0", name
+    assert container(ds)["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.1", name
     host_paths = {v["name"]: v["hostPath"]["path"] for v in pod_spec(ds)["volumes"] if "hostPath" in v}
     assert host_paths == {"device-plugin": "/var/lib/kubelet/device-plugins", "cdi-root": "/var/run/cdi"}, name
 
@@ -101,6 +108,19 @@ def test_runs_only_on_the_group_nodes():
     }, ds["metadata"]["name"]
 
 
+def test_the_plugin_steps_off_a_node_the_mig_manager_pauses_only_when_asked():
+    """The GPU Operator's plugin leaves while its nodeSelector `nvidia.com/gpu.deploy.device-plugin: "true"` does not
+    match; ours, with pauseForMigManager, while that label is `paused-for-mig-change`, the value NVIDIA's MIG manager
+    writes (mig-parted pkg/mig/reconfigure/reconfigure.go), so that a node without the label, or with `false`, keeps
+    it. Without the setting the DaemonSet is as deployed stacks have it: no affinity."""
+    paused = daemonset_manifest(group_spec("h100", devicePlugin={"pauseForMigManager": True}))
+    off_paused = {"key": DEVICE_PLUGIN_DEPLOY_LABEL, "operator": "NotIn", "values": [PAUSED_FOR_MIG_CHANGE]}
+    terms = {"nodeSelectorTerms": [{"matchExpressions": [off_paused]}]}
+    assert pod_spec(paused)["affinity"] == {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": terms}}
+    assert pod_spec(paused)["nodeSelector"] == {GROUP_LABEL: "h100"}, "still the group's nodes only"
+    assert "affinity" not in pod_spec(daemonset_manifest(group_spec("h100"))), "no change without the setting"
+
+
 def test_tolerates_every_configured_taint_and_the_readiness_gate():
     ds = daemonset_manifest(group_spec(taints=["nvidia.com/gpu=present:NoSchedule", "dedicated:NoExecute"]))
     assert pod_spec(ds)["tolerations"] == [
@@ -113,7 +133,7 @@ def test_tolerates_every_configured_taint_and_the_readiness_gate():
 
 def test_standard_labels_with_the_plugin_version():
     labels = daemonset_manifest(group_spec())["metadata"]["labels"]
-    assert labels["app.kubernetes.io/version"] == "v0.20.0", labels
+    assert labels["app.kubernetes.io/version"] == "v0.20.1", labels
     assert labels["app.kubernetes.io/part-of"] == "gpu-nodes", labels
 
 
@@ -402,3 +422,73 @@ def test_cdi_groups_pass_no_device_specs_and_stay_unprivileged():
     assert container(ds)["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}, ds[
         "metadata"
     ]["name"]
+
+
+# --------------------------------------------------------------------------- sharing: time-slicing and MPS
+
+TIME_SLICED_FILE = (
+    '{\n  "flags": {\n    "failOnInitError": true,\n    "migStrategy": "none"\n  },\n  "sharing": {\n    "timeSlicing": {\n'
+    '      "resources": [\n        {\n          "name": "nvidia.com/gpu",\n          "replicas": 4\n        }\n      ]\n'
+    '    }\n  },\n  "version": "v1"\n}\n'
+)
+
+
+@pytest.mark.parametrize("device_plugin", [{"timeSlicingReplicas": 4}, {"sharing": {"replicas": 4}}])
+def test_a_time_sliced_config_file_is_byte_for_byte_what_it_was(device_plugin):
+    """What a deployed time-sliced group's plugin mounts (tests/golden/staging.json holds it), in either spelling."""
+    config_map = config_map_manifest(group_spec(devicePlugin=device_plugin))
+    assert config_map["data"]["config.yaml"] == TIME_SLICED_FILE, config_map["data"]
+
+
+def sharing_of(**sharing) -> dict:
+    config = json.loads(config_map_manifest(group_spec(devicePlugin={"sharing": sharing}))["data"]["config.yaml"])
+    return config["sharing"]
+
+
+def test_mps_is_written_as_the_plugins_config_takes_it():
+    """api/config/v1/sharing.go (`mps`, ReplicatedResources: renameByDefault, failRequestsGreaterThanOne,
+    resources), as the README's "With CUDA MPS" writes it; failRequestsGreaterThanOne always, true by default."""
+    assert sharing_of(strategy="mps", replicas=4) == {
+        "mps": {"failRequestsGreaterThanOne": True, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}
+    }
+    assert sharing_of(strategy="mps", replicas=8, renameByDefault=True, failRequestsGreaterThanOne=False) == {
+        "mps": {
+            "renameByDefault": True,
+            "failRequestsGreaterThanOne": False,
+            "resources": [{"name": "nvidia.com/gpu", "replicas": 8}],
+        }
+    }
+
+
+def test_time_slicing_writes_what_differs_from_the_plugins_defaults():
+    assert sharing_of(replicas=2, renameByDefault=True, failRequestsGreaterThanOne=True) == {
+        "timeSlicing": {
+            "renameByDefault": True,
+            "failRequestsGreaterThanOne": True,
+            "resources": [{"name": "nvidia.com/gpu", "replicas": 2}],
+        }
+    }
+
+
+MPS = {"sharing": {"strategy": "mps", "replicas": 4}}
+
+
+def test_under_mps_the_plugin_meets_its_daemon_as_the_chart_lays_it_out():
+    """The chart's daemonset-device-plugin.yml: MPS_ROOT, the MPS root at /mps and its shm at /dev/shm, the
+    volumes the MPS control daemon mounts too (tests/providers/fixtures, the chart's plugin rendered)."""
+    ds, chart_plugin = daemonset_manifest(group_spec(devicePlugin=MPS)), chart("plugin")
+    name = ds["metadata"]["name"]
+    assert env(ds)["MPS_ROOT"] == env(chart_plugin)["MPS_ROOT"] == "/run/nvidia/mps", name
+    for volume in ("mps-root", "mps-shm"):
+        ours = next(v for v in pod_spec(ds)["volumes"] if v["name"] == volume)
+        assert ours == next(v for v in pod_spec(chart_plugin)["volumes"] if v["name"] == volume), f"{name}: {ours}"
+        mount = next(m for m in container(ds)["volumeMounts"] if m["name"] == volume)
+        assert mount == next(m for m in container(chart_plugin)["volumeMounts"] if m["name"] == volume), f"{name}: {mount}"
+
+
+@pytest.mark.parametrize("device_plugin", [{}, {"timeSlicingReplicas": 4}, {"sharing": {"replicas": 4}}])
+def test_without_mps_the_plugin_has_no_mps_mounts(device_plugin):
+    """Unlike the chart, which mounts them everywhere: a group that does not use MPS keeps its pods."""
+    ds = daemonset_manifest(group_spec(devicePlugin=device_plugin))
+    assert "MPS_ROOT" not in env(ds), ds["metadata"]["name"]
+    assert not {"mps-root", "mps-shm"} & {v["name"] for v in pod_spec(ds)["volumes"]}, ds["metadata"]["name"]

@@ -301,7 +301,56 @@ def test_check_runs_under_posix_sh_not_only_bash(tmp_path):
     dash = shutil.which("dash") or shutil.which("busybox")
     if dash is None:
         pytest.skip("neither dash nor busybox is installed")
-    script = check_script()
     shell = [dash, "sh"] if dash.endswith("busybox") else [dash]
-    check = subprocess.run([*shell, "-n", "-c", script], capture_output=True, text=True, timeout=30)
-    assert check.returncode == 0, check.stderr
+    for script in (check_script(), check_script(group_spec(devicePlugin={"sharing": {"strategy": "mps", "replicas": 2}}))):
+        check = subprocess.run([*shell, "-n", "-c", script], capture_output=True, text=True, timeout=30)
+        assert check.returncode == 0, check.stderr
+
+
+# --------------------------------------------------------------------------- a shared GPU: MPS and renamed replicas
+
+MPS = {"sharing": {"strategy": "mps", "replicas": 4}}
+
+
+def mps_check(tmp_path: Path, allocated: dict[str, str]) -> subprocess.CompletedProcess:
+    spec = group_spec(devicePlugin=MPS)
+    job = verification_jobs(spec)[0]
+    return run_container(tmp_path, pod(job)["initContainers"][0], whole_gpus(1), spec, allocated)
+
+
+def test_under_mps_a_pod_given_a_replica_is_an_mps_client(tmp_path):
+    """internal/plugin/mps.go updateReponse: CUDA_MPS_PIPE_DIRECTORY, the daemon's pipe directory mounted there."""
+    pipe = tmp_path / "mps/nvidia.com/gpu/pipe"
+    pipe.mkdir(parents=True)
+    (pipe / "control").write_text("")
+    result = mps_check(tmp_path, {"CUDA_MPS_PIPE_DIRECTORY": str(pipe)})
+    assert result.returncode == 0, result.stderr
+    assert f"ok: an MPS client of the control daemon at {pipe}" in result.stdout, result.stdout
+
+
+def test_under_mps_a_pod_the_plugin_gave_no_pipe_is_no_client(tmp_path):
+    result = mps_check(tmp_path, {})
+    assert result.returncode == 1, result.stdout
+    assert "the device plugin set no CUDA_MPS_PIPE_DIRECTORY: this pod is no MPS client" in result.stderr, result.stderr
+
+
+def test_under_mps_an_empty_pipe_directory_is_a_daemon_that_is_not_there(tmp_path):
+    (tmp_path / "pipe").mkdir()
+    result = mps_check(tmp_path, {"CUDA_MPS_PIPE_DIRECTORY": str(tmp_path / "pipe")})
+    assert result.returncode == 1, result.stdout
+    assert "holds no pipe of an MPS control daemon" in result.stderr, result.stderr
+
+
+def test_without_mps_the_check_script_is_as_it_was():
+    """Every deployed group's ConfigMap and Jobs' check hash (tests/golden/*.json) hold it."""
+    for spec in (group_spec(), group_spec(devicePlugin={"sharing": {"replicas": 4}})):
+        assert check_config_map_manifest(spec)["data"]["check.sh"] == check_script(), spec.device_plugin.sharing
+    assert check_script(group_spec(devicePlugin=MPS)) != check_script()
+
+
+def test_renamed_replicas_are_what_the_jobs_ask_for():
+    spec = group_spec(devicePlugin={"sharing": {**MPS["sharing"], "renameByDefault": True}})
+    job = verification_jobs(spec)[0]
+    assert job.resource == "nvidia.com/gpu.shared", job.name
+    assert pod(job)["containers"][0]["resources"]["limits"]["nvidia.com/gpu.shared"] == "1", job.name
+    assert "nvidia.com/gpu" not in pod(job)["containers"][0]["resources"]["limits"], job.name

@@ -177,17 +177,17 @@ def broken_typescript_copy(tmp: Path, replace: tuple[str, str]) -> Path:
     return tmp
 
 
-def go_env() -> dict[str, str]:
-    # Build settings of the checkout's own don't apply to a user's program; VCS stamping needs
-    # a git checkout, which a copy in a tmp dir is not.
-    return {**os.environ, "GOFLAGS": "-buildvcs=false", "GOWORK": "off"}
+def go_env(project: Path) -> dict[str, str]:
+    # The program's own workspace (its go.work: the program and the generated SDK), never one
+    # above it; VCS stamping needs a git checkout, which a copy in a tmp dir is not.
+    return {**os.environ, "GOFLAGS": "-buildvcs=false", "GOWORK": str(project / "go.work")}
 
 
 def go_build(project: Path, out: Path) -> Step:
-    """`go build` of a Go program; -trimpath as tools/engine builds the CLI, so the compiled
-    sdk/v3 packages of the CLI's build are reused from Go's build cache."""
+    """`go build` of a Go program, in its workspace; -trimpath as tools/engine builds the CLI, so the
+    compiled sdk/v3 packages of the CLI's build are reused from Go's build cache."""
     command = ("go", "build", "-trimpath", "-o", f"{out}/", "./...")
-    return run(f"{' '.join(command)} in {project}", *command, cwd=project, env=go_env(), timeout=1200)
+    return run(f"{' '.join(command)} in {project}", *command, cwd=project, env=go_env(project), timeout=1200)
 
 
 def broken_go_copy(tmp: Path, replace: tuple[str, str]) -> Path:
@@ -196,7 +196,7 @@ def broken_go_copy(tmp: Path, replace: tuple[str, str]) -> Path:
     source = (GO / "main.go").read_text()
     assert old in source, f"examples/go/main.go no longer has {old!r}: update the test"
     tmp.mkdir(parents=True, exist_ok=True)
-    for name in ("go.mod", "go.sum"):
+    for name in ("go.mod", "go.sum", "go.work", "go.work.sum"):
         shutil.copy(GO / name, tmp / name)
     (tmp / "main.go").write_text(source.replace(old, new, 1))
     (tmp / "sdks").symlink_to(GO / "sdks")

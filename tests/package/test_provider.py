@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import json
 import logging
+from enum import Enum
 
 import pulumi
 import pytest
 from pulumi.errors import InputPropertiesError
+from pulumi.provider.experimental.analyzer import Analyzer
 
 from gpu_nodes import GpuFleet as PythonGpuFleet
 from gpu_nodes import GpuFleetArgs
 from gpu_nodes.package.components import GpuFleet, GpuNodeGroup, problem_details
-from gpu_nodes.package.provider import refuse_mistakes
+from gpu_nodes.package.provider import PACKAGE, GpuNodesProvider, refuse_mistakes
 from tests.factories import SSH_KEY, group
 from tests.pulumi_mocks import run_inline
 
@@ -105,6 +107,60 @@ def test_a_programs_inputs_build_what_the_python_api_builds():
         return {r.urn: r.inputs for r in run.resources}
 
     assert registered(from_package) == registered(from_python), "the package's fleet differs from the Python API's"
+
+
+def as_the_sdk_maps_them(component: type, values: dict) -> dict:
+    """A program's inputs as the SDK's component provider hands them to the component: Python names,
+    a value of an enum type a member of inputs.py's enum (component.py, map_inputs)."""
+    provider = GpuNodesProvider()
+    definitions = Analyzer(PACKAGE).analyze([GpuFleet, GpuNodeGroup])["component_definitions"]
+    return provider.map_inputs(values, definitions[component.__name__])
+
+
+def test_words_of_enums_build_what_the_python_apis_words_build():
+    """The provider hands `isolation: strict` over as `Isolation.STRICT`, a toleration's operator as
+    a member too: the fleet registers what the Python API's registers from the words."""
+    raw = group(
+        "a100",
+        isolation="strict",
+        preflight={"enabled": False, "containerRuntime": "cri-o"},
+        devicePlugin={
+            "migStrategy": "single",
+            "imagePullPolicy": "IfNotPresent",
+            "maxUnavailable": "25%",
+            "tolerations": [{"key": "example.com/dedicated", "operator": "Exists", "effect": "NoSchedule"}],
+            "resources": {"requests": {"cpu": "50m"}},
+        },
+    )
+    mapped = as_the_sdk_maps_them(GpuFleet, {"nodeGroups": [raw]})
+    (mapped_group,) = mapped["node_groups"]
+    assert isinstance(mapped_group["isolation"], Enum), "the SDK no longer hands a member over: simplify as_written"
+    assert isinstance(mapped_group["devicePlugin"]["tolerations"][0]["operator"], Enum), mapped_group["devicePlugin"]
+
+    from_python = run_inline(lambda: PythonGpuFleet("gpus", GpuFleetArgs(node_groups=[raw])))
+    from_package = run_inline(lambda: GpuFleet("gpus", mapped))
+
+    def registered(run):
+        return {r.urn: json.dumps(r.inputs, sort_keys=True, default=repr) for r in run.resources}
+
+    assert registered(from_package) == registered(from_python), "the package's fleet differs from the Python API's"
+
+
+def test_a_groups_words_of_enums_build_what_the_words_build(caplog):
+    """And its messages say the word (`'cri-o'`), not the member (`<ContainerRuntime.CRI_O: 'cri-o'>`)."""
+    raw = group("a100", isolation="strict", allocator="devicePlugin", preflight={"enabled": False, "containerRuntime": "cri-o"})
+    mapped = as_the_sdk_maps_them(GpuNodeGroup, raw)
+    assert isinstance(mapped["preflight"]["containerRuntime"], Enum), mapped
+
+    def objects(run):
+        return sorted(json.dumps(r.inputs, sort_keys=True, default=repr) for r in run.resources)
+
+    from_words = objects(run_inline(lambda: GpuNodeGroup("gpus", raw)))
+    with caplog.at_level(logging.WARNING):
+        from_members = objects(run_inline(lambda: GpuNodeGroup("gpus", mapped)))
+    assert from_members == from_words, "a group built from members differs from one built from the words"
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(w.startswith("preflight.containerRuntime: 'cri-o' has no effect") for w in warnings), warnings
 
 
 def refused_group(values: dict) -> list[tuple[str, str]]:

@@ -1,22 +1,27 @@
 """The package's schema, as the plugin serves it: every input from its declaration, with its type,
-whether it is required, its description and its default; the secrets secret; the outputs typed."""
+whether it is required, its description and its default; the settings that take fixed words as
+enums of those words; the secrets secret; the outputs typed; the package described for a registry,
+and its SDKs named its own."""
 
 from __future__ import annotations
 
+import re
 import tomllib
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
+from gpu_nodes.config.checks import PULL_POLICIES, TAINT_EFFECTS
+from gpu_nodes.config.device_plugin import MIG_STRATEGIES, TOLERATION_OPERATORS
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, STRING, Setting, settings
-from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.config.node_group import ALLOCATORS, GPU_ACCESS, ISOLATION, NodeGroupSpec
+from gpu_nodes.config.preflight import CONTAINER_RUNTIMES, DRIVER_ADVISORIES_REFUSE, DRIVER_ADVISORIES_WARN
 from gpu_nodes.config.stack import ARGUMENTS
-from gpu_nodes.package.generate import INPUT_TYPES, description
-from gpu_nodes.package.outputs import NodeReport, TenantAccess
+from gpu_nodes.package.generate import INPUT_TYPES, SHAPES, description, enum_types, setting_enum, union_schema
+from gpu_nodes.package.metadata import GO_IMPORT_BASE_PATH, NPM_PACKAGE, PYTHON_PACKAGE, REPOSITORY
 from gpu_nodes.package.provider import PACKAGE, SCHEMA_INPUTS, VERSION, package_schema
-from gpu_nodes.resources.fleet import tenant_access
-from tests.factories import ROOT, group
-from tests.pulumi_mocks import run_inline
-from tests.specs import group_spec
+from tests.factories import ROOT
 
 FLEET_TYPE = "gpu-nodes:index:GpuFleet"
 GROUP_TYPE = "gpu-nodes:index:GpuNodeGroup"
@@ -50,16 +55,142 @@ def test_every_declared_setting_is_an_input_property_with_its_description_and_de
     assert properties[name].get("description") == description(s), f"{where}.{name}: description"
 
 
-@pytest.mark.parametrize(("where", "name", "s"), declared_properties(), ids=lambda v: v if isinstance(v, str) else "")
-def test_every_input_property_has_the_type_its_kind_says(where, name, s):
-    prop = schema_object(where)[0][name]
-    if s.section is not None and s.kind is not LIST:
+def ref(type_name: str) -> str:
+    return f"#/types/{PACKAGE}:index:{type_name}"
+
+
+def shape_of(prop: dict[str, Any]) -> Any:
+    """A property's type as the schema says it: a scalar's name, `[item]`, `{value}`, a type's
+    reference or a union's alternatives, without descriptions and `plain`."""
+    if "oneOf" in prop:
+        return tuple(shape_of(p) for p in prop["oneOf"])
+    if "$ref" in prop:
+        return prop["$ref"]
+    if prop.get("type") == "array":
+        return [shape_of(prop["items"])]
+    if "additionalProperties" in prop:
+        return {"*": shape_of(prop["additionalProperties"])}
+    return prop.get("type")
+
+
+def expected_shape(s: Setting) -> Any:
+    """What the declaration says the property's type is."""
+    if s.section is not None:
         type_name = next(t.name for t in INPUT_TYPES if t.spec is s.section)
-        assert prop.get("$ref", "").endswith(f":index:{type_name}"), f"{where}.{name}: {prop}"
-    elif s.kind is LIST:
-        assert prop.get("type") == "array", f"{where}.{name}: {prop}"
-    elif s.kind in SCALAR_TYPES:
-        assert prop.get("type") == SCALAR_TYPES[s.kind], f"{where}.{name}: {prop}"
+        return [ref(type_name)] if s.kind is LIST else ref(type_name)
+    if (enum := setting_enum(s)) is not None:
+        return ref(enum.name)
+    if s.annotation is not None:
+        return annotation_shape(s.annotation)
+    return SCALAR_TYPES[s.kind]
+
+
+def annotation_shape(text: str) -> Any:
+    if (one_of := union_schema(text)) is not None:
+        return tuple(shape_of(p) for p in one_of)
+    scalars = {"str": "string", "int": "integer", "bool": "boolean"}
+    if text in scalars:
+        return scalars[text]
+    if text.startswith("list[") and text.endswith("]"):
+        return [annotation_shape(text[len("list[") : -1])]
+    if text.startswith("dict[str, ") and text.endswith("]"):
+        return {"*": annotation_shape(text[len("dict[str, ") : -1])}
+    return ref(text)
+
+
+@pytest.mark.parametrize(("where", "name", "s"), declared_properties(), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_input_property_has_the_type_its_declaration_says(where, name, s):
+    prop = schema_object(where)[0][name]
+    assert shape_of(prop) == expected_shape(s), f"{where}.{name}: {prop}"
+
+
+def test_no_property_is_of_any_type_but_the_claim_template_a_tenant_copies():
+    """Every value's shape is said, except a Kubernetes object the schema could name only by
+    depending on the Kubernetes package (gpu_nodes/package/outputs.py, TenantAccess)."""
+    found: list[str] = []
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            if node.get("$ref") == "pulumi.json#/Any":
+                found.append(path)
+            for key, value in node.items():
+                walk(value, f"{path}/{key}")
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                walk(value, f"{path}[{index}]")
+
+    walk(SCHEMA, "")
+    assert found == [f"/types/{PACKAGE}:index:TenantAccess/properties/resourceClaimTemplate/additionalProperties"], found
+
+
+@pytest.mark.parametrize(
+    ("where", "name", "one_of"),
+    [
+        ("DevicePlugin", "maxUnavailable", ("integer", "string")),
+        ("DevicePlugin", "enabledXids", (["integer"], "string")),
+    ],
+)
+def test_a_value_of_one_of_two_types_says_both_and_is_plain(where, name, one_of):
+    prop = SCHEMA["types"][f"{PACKAGE}:index:{where}"]["properties"][name]
+    assert shape_of(prop) == one_of, f"{where}.{name}: {prop}"
+    alternatives = [*prop["oneOf"], *(p["items"] for p in prop["oneOf"] if "items" in p)]
+    assert prop.get("plain") and all(p.get("plain") for p in alternatives), f"{where}.{name}: an Output where a value belongs"
+
+
+# Each setting of fixed words, with the tuple its reader checks it against.
+ENUM_SETTINGS = [
+    ("NodeGroup", "gpuAccess", GPU_ACCESS),
+    ("NodeGroup", "isolation", ISOLATION),
+    ("NodeGroup", "allocator", ALLOCATORS),
+    ("DevicePlugin", "migStrategy", MIG_STRATEGIES),
+    ("DevicePlugin", "imagePullPolicy", PULL_POLICIES),
+    ("Verification", "imagePullPolicy", PULL_POLICIES),
+    ("Preflight", "containerRuntime", CONTAINER_RUNTIMES),
+    ("Preflight", "driverAdvisories", (DRIVER_ADVISORIES_WARN, DRIVER_ADVISORIES_REFUSE)),
+    ("Preflight", "become", ("sudo",)),
+    ("Toleration", "operator", TOLERATION_OPERATORS),
+    ("Toleration", "effect", TAINT_EFFECTS),
+]
+
+
+def enum_words(prop: dict[str, Any]) -> tuple[Any, ...]:
+    enum = SCHEMA["types"][prop["$ref"].removeprefix("#/types/")]
+    assert enum["type"] == "string", enum
+    return tuple(value["value"] for value in enum["enum"])
+
+
+@pytest.mark.parametrize(("where", "name", "words"), ENUM_SETTINGS, ids=lambda v: v if isinstance(v, str) else "")
+def test_a_setting_of_fixed_words_is_an_enum_of_the_words_its_reader_takes(where, name, words):
+    prop = SCHEMA["types"][f"{PACKAGE}:index:{where}"]["properties"][name]
+    assert enum_words(prop) == words, f"{where}.{name}"
+
+
+def test_every_setting_of_fixed_words_is_an_enum():
+    """A new `one_of(...)` setting is an enum without a row above."""
+    for where, name, s in declared_properties():
+        if s.check is not None and s.check.options:
+            assert enum_words(schema_object(where)[0][name]) == s.check.options, f"{where}.{name}"
+
+
+def test_every_enum_is_one_a_property_uses():
+    used = {p["$ref"] for t in SCHEMA["types"].values() for p in t.get("properties", {}).values() if "$ref" in p}
+    used |= {p["$ref"] for r in SCHEMA["resources"].values() for p in r["inputProperties"].values() if "$ref" in p}
+    assert {ref(e.name) for e in enum_types()} <= used, "an enum no property uses"
+
+
+def test_an_enum_value_is_named_by_its_word_unless_no_identifier_can_be():
+    """Each SDK then names it after its word (`GpuAccess.DefaultRuntime`), not after inputs.py's
+    Python member (`DEFAULT_RUNTIME`); `cri-o` is `CriO`."""
+    values = [v for t in SCHEMA["types"].values() for v in t.get("enum", [])]
+    named = {v["value"]: v["name"] for v in values if "name" in v}
+    assert named == {"cri-o": "CriO"}, named
+    assert all(set(v) <= {"value", "name"} for v in values), values
+
+
+def test_the_shapes_are_object_types():
+    for shape in SHAPES:
+        spec = SCHEMA["types"][f"{PACKAGE}:index:{shape.name}"]
+        assert list(spec["properties"]) == [f.key for f in shape.fields] and not spec.get("required"), shape.name
 
 
 @pytest.mark.parametrize(("where", "name", "s"), declared_properties(), ids=lambda v: v if isinstance(v, str) else "")
@@ -127,28 +258,6 @@ def test_a_groups_outputs_are_typed():
     assert outputs["tenantAccess"]["$ref"] == f"#/types/{PACKAGE}:index:TenantAccess", f"{GROUP_TYPE}.tenantAccess"
 
 
-def test_the_node_report_type_names_every_key_the_report_has():
-    from gpu_nodes import GpuFleet, GpuFleetArgs
-
-    reports: list = []
-
-    def program() -> None:
-        built = GpuFleet("gpus", GpuFleetArgs(node_groups=[group("a100", preflight={"enabled": False})]))
-        built.node_groups.apply(reports.append)
-
-    run_inline(program)
-    (by_group,) = reports
-    keys = {key for nodes in by_group.values() for report in nodes.values() for key in report}
-    assert keys and keys <= set(NodeReport.__annotations__), f"NodeReport lacks {sorted(keys - set(NodeReport.__annotations__))}"
-
-
-def test_the_tenant_access_type_names_every_key_tenant_access_has():
-    plain = group_spec("b200", allocator="dra", dra={"extendedResourceName": True})
-    groups = (group_spec("a100"), group_spec("h100", allocator="dra"), plain)
-    keys = {key for spec in groups for key in tenant_access(spec)}
-    assert keys == set(TenantAccess.__annotations__), f"TenantAccess: {sorted(keys)}"
-
-
 def test_the_package_version_is_the_distributions():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert VERSION == pyproject["project"]["version"] == SCHEMA["version"], "package/provider.py VERSION"
@@ -157,3 +266,29 @@ def test_the_package_version_is_the_distributions():
 def test_the_go_sdk_gets_input_structs_for_the_plain_object_types():
     """Without them the generated Go SDK does not compile (`undefined: NodeGroupArgs`)."""
     assert SCHEMA["language"]["go"].get("generateExtraInputTypes") is True, SCHEMA["language"]["go"]
+
+
+def test_the_package_is_described_for_a_registry_as_pyproject_describes_the_distribution():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert SCHEMA["description"] == project["description"], "reinstall gpu-nodes: its metadata is not pyproject.toml's"
+    assert SCHEMA["keywords"] == ["kind/component", "category/infrastructure", *project["keywords"]], SCHEMA["keywords"]
+    assert {"kubernetes", "nvidia", "gpu"} <= set(SCHEMA["keywords"]), SCHEMA["keywords"]
+    assert SCHEMA["license"] == project["license"] == "Apache-2.0", SCHEMA["license"]
+    assert SCHEMA["homepage"] == SCHEMA["repository"] == REPOSITORY, (SCHEMA["homepage"], SCHEMA["repository"])
+    assert SCHEMA["publisher"] and SCHEMA["displayName"] not in ("", PACKAGE), SCHEMA["displayName"]
+
+
+def test_the_placeholder_repository_is_under_a_name_reserved_for_examples():
+    """Until the project has a public repository (gpu_nodes/package/metadata.py, REPOSITORY)."""
+    assert urlsplit(REPOSITORY).netloc == "example.com", REPOSITORY
+
+
+def test_the_sdks_have_names_of_their_own():
+    nodejs, go, python = (SCHEMA["language"][name] for name in ("nodejs", "go", "python"))
+    assert nodejs["packageName"] == NPM_PACKAGE and not NPM_PACKAGE.startswith("@pulumi/"), nodejs
+    assert re.fullmatch(r"(@[a-z0-9-]+/)?[a-z0-9-]+", NPM_PACKAGE), NPM_PACKAGE
+    # Where Pulumi's Go generator would put a package of this repository (metadata.py), spelled out.
+    repository = urlsplit(REPOSITORY)
+    assert go["importBasePath"] == GO_IMPORT_BASE_PATH == f"{repository.netloc}{repository.path}/sdk/go/gpunodes", go
+    assert python["packageName"] == PYTHON_PACKAGE and not PYTHON_PACKAGE.startswith("pulumi"), python
+    assert all(options.get("respectSchemaVersion") for options in SCHEMA["language"].values()), SCHEMA["language"]

@@ -5,8 +5,9 @@ programs compile against them (docs/own-program.md, "From any Pulumi language").
   example's pinned packages and the SDK (whose postinstall compiles it), and `tsc --noEmit`
   passes on the example under `strict`. A wrong type in a copy of it (`gpusPerNode: "four"`)
   fails tsc, naming the property.
-- The Go SDK is written into examples/go/sdks/gpu-nodes (go.mod's `replace` points there) and
-  `go build` passes; a wrong type there fails the build at that field.
+- The Go SDK is written into examples/go/sdks/gpu-nodes, a module that the example's go.work adds
+  to its workspace (go.mod has no `replace`), and `go build` passes; a wrong type there fails the
+  build at that field.
 
 Compile only: Pulumi's Node.js and Go language hosts, which would run these programs, are refused
 by the Go module proxy (tools/engine/README.md).

@@ -543,3 +543,27 @@ def test_a_device_plugin_group_keeps_its_command_line_and_triggers():
     assert triggers(explicit) == triggers(default)
     assert "--allocator" not in preflight_arguments(default)
     assert not any(t.startswith("allocator=") for t in triggers(default))
+
+
+def mps_group(**device_plugin):
+    sharing = {"strategy": "mps", "replicas": 8}
+    return parse_stack([group("a100", devicePlugin={"sharing": sharing, **device_plugin})]).node_groups[0]
+
+
+def test_mps_asks_preflight_for_what_its_daemon_needs():
+    spec = mps_group()
+    assert preflight_command(spec).endswith(" --mps-replicas 8"), preflight_command(spec)
+    assert triggers(spec)[-1] == "mps-replicas=8", triggers(spec)
+
+
+def test_under_a_containerized_driver_the_mps_programs_are_looked_for_under_its_root():
+    spec = mps_group(driverRoot="/run/nvidia/driver")
+    assert preflight_command(spec).endswith(" --mps-replicas 8 --mps-driver-root /run/nvidia/driver"), preflight_command(spec)
+    assert triggers(spec)[-2:] == ["mps-replicas=8", "mps-driver-root=/run/nvidia/driver"], triggers(spec)
+
+
+@pytest.mark.parametrize("device_plugin", [{}, {"timeSlicingReplicas": 4}, {"sharing": {"replicas": 4}}])
+def test_without_mps_nothing_is_asked_about_it(device_plugin):
+    spec = parse_stack([group("a100", devicePlugin=device_plugin)]).node_groups[0]
+    assert "--mps" not in preflight_command(spec), preflight_command(spec)
+    assert not any(t.startswith("mps-") for t in triggers(spec)), triggers(spec)

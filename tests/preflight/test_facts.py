@@ -169,3 +169,17 @@ def test_two_models_on_one_node_fail():
 def test_the_same_model_with_other_memory_differs():
     small = GpuFacts(models=SXM.models, memory_mib=(40960,), count=8)
     assert "40960 MiB" in (disagreement("n3", {"n1": SXM, "n2": SXM, "n3": small}) or "")
+
+
+def test_under_mps_gfd_says_mps_and_mps_capable():
+    """internal/lm/resource.go baseLabeler (SharingStrategy mps) and nvml.go newSharingLabeler (mps.capable)."""
+    labels = feature_labels(SXM, "none", replicas=4, strategy="mps")
+    assert (labels["nvidia.com/gpu.replicas"], labels["nvidia.com/gpu.sharing-strategy"]) == ("4", "mps"), labels
+    assert labels["nvidia.com/mps.capable"] == "true" and labels["nvidia.com/gpu.product"].endswith("-SHARED"), labels
+
+
+def test_a_renamed_shared_resource_keeps_the_plain_product_name():
+    """getProductName: no SHARED for a renamed resource (renameByDefault gives it `nvidia.com/gpu.shared`)."""
+    labels = feature_labels(SXM, "none", replicas=4, strategy="timeSlicing", renamed=True)
+    assert labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3", labels
+    assert "nvidia.com/mps.capable" not in labels, "GFD writes false there; we write nothing where MPS is not used"

@@ -86,6 +86,20 @@ def test_gpu_figures_say_what_was_found_and_expected():
     )
 
 
+def test_shared_replicas_are_counted_under_the_name_the_plugin_gives_them():
+    """renameByDefault: the replicas are nvidia.com/gpu.shared (k8s-device-plugin api/config/v1/replicas.go)."""
+    spec = group_spec(gpusPerNode=2, devicePlugin={"sharing": {"strategy": "mps", "replicas": 4, "renameByDefault": True}})
+    shared = node_target(spec, "n1")
+    assert (shared.expected_gpus, shared.gpu_resource) == (8, "nvidia.com/gpu.shared"), shared
+    renamed = node(gpus=None)
+    renamed["status"]["allocatable"]["nvidia.com/gpu.shared"] = "8"
+    assert gpu_problem(shared, renamed) is None
+    assert (
+        gpu_problem(shared, node(gpus=8))
+        == 'status.allocatable["nvidia.com/gpu.shared"] is not set (no GPU registered), expected 8'
+    )
+
+
 def test_the_plugin_must_be_running_on_this_node():
     assert plugin_problem(target(), [plugin_pod()]) is None
     assert "no device plugin pod on it" in (plugin_problem(target(), [plugin_pod("n2")]) or "")

@@ -65,8 +65,9 @@ def test_the_target_inputs_keep_their_keys():
         "expectedMigDevices",
         "migDevices",
         "draGpus",
+        "gpuResource",
     )
-    assert tuple(mig.to_props()) == TARGET_KEYS[:-1]
+    assert tuple(mig.to_props()) == TARGET_KEYS[:-2]
 
 
 def test_without_a_mig_layout_the_inputs_stay_as_before():

@@ -130,7 +130,7 @@ def test_a_handed_over_install_off_our_nodes_is_fine_and_on_them_is_not():
 
 
 def fake_look(others: list[OtherAllocator], stops: list[str]):
-    return lambda self, props: (others, stops, [])
+    return lambda self, props: (others, stops, [], [])
 
 
 def test_the_provider_stops_the_run_with_every_line(monkeypatch):
@@ -259,7 +259,7 @@ def test_rbac_that_forbids_resource_slices_is_said_not_raised():
 
 
 def test_the_provider_records_what_it_could_not_check(monkeypatch):
-    monkeypatch.setattr(CoexistenceProvider, "_look", lambda self, props: ([], [], ["cannot list resourceslices"]))
+    monkeypatch.setattr(CoexistenceProvider, "_look", lambda self, props: ([], [], ["cannot list resourceslices"], []))
     outs = CoexistenceProvider().create({"nodes": ["n1"], "handOver": []}).outs
     assert outs["unchecked"] == ["cannot list resourceslices"], outs
 

@@ -107,6 +107,23 @@ def test_time_slicing_is_explained_in_the_figure(cluster):
         NodeReadinessProvider().create(props(expectedGpus=8, replicas=2))
 
 
+def test_mps_is_explained_in_the_figure_and_its_daemon_named(cluster):
+    cluster.events = [plugin_lands, jobs_succeed]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props(expectedGpus=16, replicas=4, sharing="mps"))
+    message = str(failure.value)
+    assert "expected 16 (gpusPerNode 4 x sharing.replicas (mps) 4)" in message, message
+    assert "registers the GPUs only once its MPS control daemon on n1 is ready" in message, message
+
+
+def test_renamed_replicas_are_counted_under_their_own_name(cluster):
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu.shared"] = "8"
+    cluster.events = [plugin_lands, jobs_succeed]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props(expectedGpus=16, replicas=4, gpuResource="nvidia.com/gpu.shared"))
+    assert 'status.allocatable["nvidia.com/gpu.shared"] is 8, expected 16' in str(failure.value), str(failure.value)
+
+
 def test_a_node_short_of_a_declared_mig_device_stays_gated_naming_the_resource(cluster):
     cluster.events = [plugin_lands, jobs_succeed]
     mig = {"expectedGpus": None, "expectedMigDevices": {"nvidia.com/mig-1g.10gb": 28}}
@@ -505,14 +522,15 @@ READINESS_KEYS = (
     "timeoutSeconds",
     "gpusPerNode",
     "replicas",
+    "sharing",
     "groupLabel",
     "gpuFacts",
     "preflightResource",
     "preflightRun",
     "gpuDevices",
 )
-# Stored only: the group's figures for the message, and the preflight's name.
-STATE_ONLY_KEYS = ("gpusPerNode", "replicas", "preflightResource")
+# Stored only: the group's figures for the message (its GPUs, replicas, MPS), and the preflight's name.
+STATE_ONLY_KEYS = ("gpusPerNode", "replicas", "sharing", "preflightResource")
 
 
 def test_the_readiness_inputs_keep_their_keys():

@@ -278,3 +278,84 @@ def test_the_same_allocator_evicts_nothing(cluster, evictor):
     provider.update("n1", created.outs, props(GPU, DEDICATED))
 
     assert evictor.evicted == [], evictor.evicted
+
+
+# --- NVIDIA's MIG manager ----------------------------------------------------------------
+
+# The GPU Operator's labels on a GPU node, and the MIG manager's at work (mig-parted pkg/mig/reconfigure/reconfigure.go).
+OPERATOR_LABELS = {"nvidia.com/gpu.deploy.device-plugin": "true", "nvidia.com/mig.config": "all-disabled"}
+PAUSED = {
+    "nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change",
+    "nvidia.com/mig.config": "all-1g.10gb",
+    "nvidia.com/mig.config.state": "pending",
+}
+DONE = {**PAUSED, "nvidia.com/gpu.deploy.device-plugin": "true", "nvidia.com/mig.config.state": "success"}
+
+
+def relabel(cluster: FakeCluster, labels: dict[str, str]) -> None:
+    cluster.nodes["n1"]["metadata"]["labels"].update(labels)
+
+
+def test_the_mig_managers_marks_are_kept_when_the_node_is_gated(cluster):
+    relabel(cluster, OPERATOR_LABELS)
+    created = NodeTaintsProvider().create(props(GPU))
+    assert created.outs["migMarks"] == {"config": "all-disabled"}, created.outs
+    assert "migMarks" in NodeTaintsProvider.computed, "a computed output, not an input whose change is work"
+
+
+def test_a_node_the_mig_manager_pauses_is_drift_named_and_gated_again(cluster):
+    provider = NodeTaintsProvider()
+    relabel(cluster, OPERATOR_LABELS)
+    created = provider.create(props(GPU))
+    taints_on(cluster).remove(GATE_TAINT)  # proven, opened
+    relabel(cluster, PAUSED)
+    cluster.pod_list.clear()  # the DaemonSet controller took the plugin pod off the paused node
+    cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "0"
+    read = provider.read("n1", created.outs)
+    named = "no device plugin pod on it: NVIDIA's MIG manager is reconfiguring its GPUs"
+    assert read.outs["health"][0].startswith(named), read.outs
+    assert provider.diff("n1", read.outs, props(GPU)).changes, "a node the MIG manager reconfigures must be a pending change"
+    updated = provider.update("n1", read.outs, props(GPU))
+    assert GATE_TAINT in taints_on(cluster), "the node was not gated again"
+    assert updated.outs["round"] == 2, updated.outs
+
+
+def test_a_node_reconfigured_since_it_was_gated_is_drift_though_healthy_again(cluster):
+    """The plugin came back and registers the GPUs: the node looks healthy, but not with the GPUs it was proven with."""
+    provider = NodeTaintsProvider()
+    relabel(cluster, OPERATOR_LABELS)
+    created = provider.create(props(GPU))
+    taints_on(cluster).remove(GATE_TAINT)
+    relabel(cluster, DONE)
+    read = provider.read("n1", created.outs)
+    assert read.outs["health"] == [
+        "NVIDIA's MIG manager changed its GPUs since it was gated (nvidia.com/mig.config all-disabled then, all-1g.10gb now; "
+        "nvidia.com/mig.config.state unset then, success now): prove it again"
+    ], read.outs
+    updated = provider.update("n1", read.outs, props(GPU))
+    assert GATE_TAINT in taints_on(cluster) and updated.outs["round"] == 2, updated.outs
+    assert updated.outs["migMarks"] == {"config": "all-1g.10gb", "state": "success"}, "the new marks, for the next refresh"
+    assert provider.read("n1", updated.outs).outs["health"] == [], "proven again: no drift"
+
+
+def test_an_update_for_another_reason_finds_the_mig_change_too(cluster):
+    """No refresh in between: an input change updates the resource, which gates the reconfigured node all the same."""
+    provider = NodeTaintsProvider()
+    relabel(cluster, OPERATOR_LABELS)
+    created = provider.create(props(GPU, DEDICATED))
+    taints_on(cluster).remove(GATE_TAINT)
+    relabel(cluster, DONE)
+    updated = provider.update("n1", created.outs, props(GPU))
+    assert GATE_TAINT in taints_on(cluster) and updated.outs["round"] == 2, updated.outs
+
+
+def test_a_state_from_before_the_marks_takes_them_as_they_are(cluster):
+    """A stack deployed before the marks were kept: its first refresh records them, and finds no drift in them."""
+    provider = NodeTaintsProvider()
+    relabel(cluster, DONE)
+    created = provider.create(props(GPU))
+    taints_on(cluster).remove(GATE_TAINT)
+    old = {k: v for k, v in created.outs.items() if k != "migMarks"}
+    read = provider.read("n1", old)
+    assert read.outs["health"] == [] and read.outs["migMarks"] == {"config": "all-1g.10gb", "state": "success"}, read.outs
+    assert not provider.diff("n1", read.outs, props(GPU)).changes

@@ -31,3 +31,12 @@ def test_the_node_report_of_a_default_group_says_default():
     run = run_component(group("a100"))
     node = run.resolve(run.globals["component"].nodes)["a100-node-1"]
     assert node["isolation"] == "default", node
+
+
+def test_tenant_access_says_what_a_shared_groups_pod_asks_for():
+    mps = {"sharing": {"strategy": "mps", "replicas": 4, "renameByDefault": True}}
+    config = stack_config(group("a100"), group("t4", devicePlugin=mps), group("l4", devicePlugin={"timeSlicingReplicas": 2}))
+    access = run_program(config, SECRET_KEYS).globals["fleet"].tenant_access
+    assert (access["t4"]["resource"], access["t4"]["sharing"]) == ("nvidia.com/gpu.shared", {"strategy": "mps", "replicas": 4})
+    # Groups that do not use devicePlugin.sharing keep the entry they had.
+    assert "resource" not in access["a100"] and "resource" not in access["l4"], access

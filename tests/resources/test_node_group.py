@@ -406,3 +406,57 @@ def test_a_spec_with_a_machine_preflight_cannot_reach_fails_as_a_config_mistake(
     assert problem.startswith("spec.nodes[0].ssh_host: got None; preflight logs in to the machine there"), problem
     registered = [r.urn for r in run.resources if r.type != "pulumi:pulumi:Stack"]
     assert registered == [], registered
+
+
+# --------------------------------------------------------------------------- MPS
+
+
+def mps(**sharing) -> dict:
+    return {"sharing": {"strategy": "mps", "replicas": 4, **sharing}}
+
+
+def test_an_mps_group_runs_its_daemon_before_its_plugin():
+    """internal/plugin/mps.go waitForDaemon: the plugin serves once its MPS control daemon is ready."""
+    run = run_component(group("a100", devicePlugin=mps()))
+    daemon, plugin = run.named("a100-mps-control-daemon"), run.named("a100-device-plugin")
+    assert daemon.type == "kubernetes:apps/v1:DaemonSet", daemon.urn
+    assert "a100-mps-control-daemon" in deps(run, plugin), plugin.urn
+    assert {"a100-device-plugin-config", "a100-device-plugin-service-account"} <= deps(run, daemon), daemon.urn
+    assert daemon.deleted_with == run.named("namespace-nvidia-device-plugin").urn, daemon.urn
+    assert daemon.inputs["spec"]["template"]["spec"]["nodeSelector"] == {GROUP_LABEL: "a100"}, daemon.urn
+
+
+def test_a_group_without_mps_runs_no_daemon():
+    for plugin in ({}, {"timeSlicingReplicas": 4}, {"sharing": {"replicas": 4}}):
+        run = run_component(group("a100", devicePlugin=plugin))
+        assert "a100-mps-control-daemon" not in names(run.resources), plugin
+
+
+def test_readiness_counts_replicas_times_gpus_and_names_mps():
+    run = run_component(group("a100", gpusPerNode=2, devicePlugin=mps()))
+    for check in readiness_checks(run):
+        assert (check.inputs["expectedGpus"], check.inputs["replicas"], check.inputs["sharing"]) == (8, 4, "mps"), check.urn
+        assert "gpuResource" not in check.inputs, check.urn
+
+
+def test_renamed_replicas_are_what_readiness_counts_and_the_report_names():
+    run = run_component(group("a100", gpusPerNode=2, devicePlugin=mps(renameByDefault=True)))
+    for check in readiness_checks(run):
+        assert (check.inputs["expectedGpus"], check.inputs["gpuResource"]) == (8, "nvidia.com/gpu.shared"), check.urn
+    report = run.resolve(run.globals["component"].nodes)
+    assert (report["a100-node-1"]["expectedGpus"], report["a100-node-1"]["gpuResource"]) == (8, "nvidia.com/gpu.shared")
+
+
+def test_a_time_sliced_group_keeps_the_readiness_inputs_it_had():
+    run = run_component(group("a100", gpusPerNode=2, devicePlugin={"timeSlicingReplicas": 4}))
+    for check in readiness_checks(run):
+        assert (check.inputs["expectedGpus"], check.inputs["replicas"]) == (8, 4), check.urn
+        assert "sharing" not in check.inputs and "gpuResource" not in check.inputs, check.urn
+
+
+def test_an_mps_node_is_labelled_mps_capable_as_gfd_would():
+    run = run_component(group("a100", devicePlugin=mps()))
+    labels = run.named("a100-a100-node-1-labels").inputs["metadata"]["labels"]
+    assert labels["nvidia.com/mps.capable"] == "true", labels
+    assert (labels["nvidia.com/gpu.sharing-strategy"], labels["nvidia.com/gpu.replicas"]) == ("mps", "4"), labels
+    assert labels[GFD_PRODUCT_LABEL].endswith("-SHARED"), labels

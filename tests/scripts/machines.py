@@ -5,7 +5,7 @@ are what `nvidia-ctk runtime configure` adds, and what `containerd config dump` 
 
 from __future__ import annotations
 
-from .preflight_node import FIXTURES, FakeNode, fakehost, heredoc
+from .preflight_node import CDI_SPEC, FIXTURES, FakeNode, fakehost, heredoc
 
 CRI_DOCKERD_FLAGS = (
     'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///var/run/cri-dockerd.sock'
@@ -145,3 +145,32 @@ def k3s_v2_systemd_cgroup() -> str:
         assert line in config, f"the fixture no longer has {line!r}"
         config = config.replace(line, line + "  SystemdCgroup = true\n")
     return config
+
+
+# ------------------------------------------------- the GPU Operator's container toolkit
+
+OPERATOR_RUNTIME = f"{fakehost.OPERATOR_TOOLKIT_ROOT}/nvidia-container-runtime"
+OPERATOR_CTK = f"{fakehost.OPERATOR_TOOLKIT_ROOT}/nvidia-ctk"
+
+
+def operator_toolkit_machine(node: FakeNode, version: str = fakehost.HEALTHY_TOOLKIT, config: str | None = None) -> FakeNode:
+    """The toolkit as the GPU Operator's toolkit container installs it (fakehost.MachineSpec(toolkit_install="operator")):
+    nvidia-ctk and nvidia-container-runtime of `version` under /usr/local/nvidia/toolkit, its config.toml beside them
+    (`config`, default fakehost.operator_toolkit_config()), containerd's nvidia entry pointing there; the packages'
+    toolkit gone (no nvidia-ctk on PATH, nothing in /usr/bin or /etc/nvidia-container-runtime)."""
+    node.drop_command("nvidia-ctk")
+    node.remove(NVIDIA_RUNTIME)
+    node.remove("etc/nvidia-container-runtime")
+    operator_toolkit(node, version, config)
+    return node
+
+
+def operator_toolkit(node: FakeNode, version: str, config: str | None = None) -> None:
+    """The GPU Operator's toolkit of `version` under /usr/local/nvidia/toolkit, and containerd's entry pointing there;
+    whatever else the node has stays."""
+    root = fakehost.OPERATOR_TOOLKIT_ROOT.lstrip("/")
+    node.file(f"{root}/nvidia-ctk", fakehost.nvidia_ctk(version, CDI_SPEC)).chmod(0o755)
+    runtime = node.file(f"{root}/nvidia-container-runtime", f'#!/bin/bash\necho "NVIDIA Container Runtime version {version}"\n')
+    runtime.chmod(0o755)
+    node.file(fakehost.OPERATOR_TOOLKIT_CONFIG, config if config is not None else fakehost.operator_toolkit_config())
+    containerd_dropin(fakehost.containerd_nvidia_dropin(binary=OPERATOR_RUNTIME))(node)

@@ -50,6 +50,8 @@ CDI_SPEC = fakehost.cdi_spec([line.split(", ")[2] for line in GPU_LINES.splitlin
 # One description of a healthy containerd setup, shared with the fake machines.
 CONTAINERD_CONFIG = fakehost.CONTAINERD_CONFIG
 NVIDIA_DROPIN = fakehost.CONTAINERD_NVIDIA_DROPIN
+# The nvidia-container-runtime the drop-in's BinaryName names, where the toolkit's packages install it.
+NVIDIA_RUNTIME = fakehost.NVIDIA_RUNTIME
 # The toolkit's config.toml (internal/config: /etc/nvidia-container-runtime/config.toml), as installed.
 TOOLKIT_CONFIG_PATH = fakehost.TOOLKIT_CONFIG_PATH
 TOOLKIT_CONFIG = fakehost.TOOLKIT_CONFIG
@@ -76,6 +78,9 @@ DEVICE_NODES = {
     "nvidia-caps/nvidia-cap1": "511:1",
     "nvidia-caps/nvidia-cap2": "511:2",
 }
+# What stands on the node's PATH and is also a file of its tree: the packages' /usr/bin/nvidia-ctk, which preflight
+# runs because it sits beside the nvidia-container-runtime that the runtime's nvidia entry names (40-check-toolkit.sh).
+PACKAGED_COMMANDS = ("nvidia-ctk",)
 KUBEADM_FLAGS = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
 # What the script exits with: 90-main.sh ends on `$ALL_OK` (every required check passed or not) and
 # returns 2 on a usage error; 10-report.sh's EXIT trap exits 1 when it stops early. The component's
@@ -156,13 +161,18 @@ class FakeNode:
             path.unlink()
 
     def command(self, name: str, body: str) -> None:
-        """A stub command: a small bash script on the node's PATH."""
+        """A stub command: a small bash script on the node's PATH. nvidia-ctk is also the packages' /usr/bin/nvidia-ctk
+        in the tree (PACKAGED_COMMANDS), beside the runtime the nvidia runtime's entry names: the one preflight runs."""
         path = self.bin / name
         path.write_text("#!/bin/bash\n" + body + "\n")
         path.chmod(0o755)
+        if name in PACKAGED_COMMANDS:
+            self.file(f"usr/bin/{name}", path.read_text()).chmod(0o755)
 
     def drop_command(self, name: str) -> None:
         (self.bin / name).unlink()
+        if name in PACKAGED_COMMANDS:
+            (self.root / "usr/bin" / name).unlink(missing_ok=True)
 
     def nvidia_smi(self, stdout: str, exit_code: int = 0) -> None:
         """nvidia-smi printing stdout (verbatim, via a quoted heredoc) and exiting with exit_code."""
@@ -262,11 +272,11 @@ class FakeNode:
         node = cls(base, system_bin)
         node.file("etc/hostname", "gpu-node-1\n")
         node.healthy_nvidia_smi(GPU_LINES)
+        # On PATH and where the toolkit's packages install it (command), beside the runtime the entry names, and
+        # where the CDI specs' hooks run it from.
         node.nvidia_ctk()
-        # Where the toolkit's packages install it, and the CDI specs' hooks run it from.
-        node.file("usr/bin/nvidia-ctk", (node.bin / "nvidia-ctk").read_text()).chmod(0o755)
         # The runtime the drop-in's BinaryName names, where the toolkit's packages install it.
-        runtime = node.file(fakehost.NVIDIA_RUNTIME, '#!/bin/bash\necho "NVIDIA Container Runtime version 1.17.8"\n')
+        runtime = node.file(NVIDIA_RUNTIME, '#!/bin/bash\necho "NVIDIA Container Runtime version 1.17.8"\n')
         runtime.chmod(0o755)
         node.file("etc/containerd/config.toml", CONTAINERD_CONFIG)
         node.file("etc/containerd/conf.d/99-nvidia.toml", NVIDIA_DROPIN)

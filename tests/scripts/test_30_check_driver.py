@@ -233,7 +233,7 @@ DRIVER_ADVISORY_CASES = [
         exit=PASSED_EXIT,
         ok=True,
         starts="warning: driver 550.54.15: branch R550 is past its end of life, NVIDIA no longer patches it "
-        "(patched: R580, R595, R615, R620)",
+        "(patched: R580, R595, R610, R615, R620)",
         says=(
             "bulletin 5747 (CVE-2025-33219, CVE-2025-33220): never fixed on R550, "
             "fixed in 535.288.01 / 570.211.01 / 580.126.09 / 590.48.01",

@@ -7,13 +7,16 @@ toolkit's generated default (fixtures/README.md names each source)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from .preflight_node import FIXTURES, GPU_LINES, PASSED_EXIT, FakeNode, fakehost
 
 CONFIG = (FIXTURES / "nvidia-container-toolkit-config.toml").read_text()
+PART = Path(__file__).resolve().parents[2] / "gpu_nodes/scripts/preflight/35-check-cuda.sh"
 
 
 def config(mode: str | None = "auto", disable_require: bool = False) -> str:
@@ -47,10 +50,17 @@ class Case:
     extra: tuple[str, ...] = ()
 
 
+R470 = ("470.256.02", "11.4")
+R525 = ("525.147.05", "12.0")
 R535 = ("535.183.01", "12.2")
 R545 = ("545.29.06", "12.3")
 R550 = ("550.127.05", "12.4")
+R565 = ("565.57.01", "12.7")
 R570 = ("570.124.06", "12.8")
+R575 = ("575.57.08", "12.9")
+R580 = ("580.95.05", "13.0")
+R590 = ("590.48.01", "13.1")
+R595 = ("595.71.05", "13.2")
 CASES = [
     Case("newer driver, any mode", "1.17.8", config(), R570, "12.5", True, ("supports CUDA 12.8 >= 12.5",)),
     Case(
@@ -70,7 +80,12 @@ CASES = [
         R545,
         "12.5",
         False,
-        ('refuses to start it ("unsatisfied condition: cuda>=12.5"', "R470, R535, R550 branches", "verification.cudaImage"),
+        (
+            'refuses to start it ("unsatisfied condition: cuda>=12.5"',
+            "R470, R535, R550 branches",
+            "one for CUDA 12.5 or later (555.42.02 or newer)",
+            "verification.cudaImage",
+        ),
     ),
     Case("legacy asked for on 1.18", "1.18.0", config("legacy"), R545, "12.5", False, ("legacy mode", "refuses to start it")),
     Case(
@@ -151,6 +166,16 @@ CASES = [
         ("which driver branches NVIDIA's CUDA 12.7 images list is not known",),
         True,
     ),
+    Case(
+        "CUDA 13.4 image, legacy: its images' branches are not in the table",
+        "1.17.8",
+        config(),
+        R595,
+        "13.4",
+        True,
+        ("which driver branches NVIDIA's CUDA 13.4 images list is not known",),
+        True,
+    ),
     Case("mode not the toolkit's", "1.17.8", config("nvml"), R545, "12.5", False, ("mode nvml is not a mode of the toolkit",)),
     Case(
         "gpuAccess cdi: no nvidia runtime involved",
@@ -165,7 +190,57 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+# One case per row of CUDA_IMAGE_BRANCHES beyond those above, in legacy mode (toolkit 1.17.8, `auto`):
+# a driver older than the image on a branch its NVIDIA_REQUIRE_CUDA lists starts it, one on a branch
+# it does not list is refused, naming the branches and the first driver of the image's CUDA version
+# (the release notes' Table 3). 13.2 drops R550, which 13.0 and 13.1 still list.
+ROWS = [
+    Case("11.8 lists R470", "1.17.8", config(), R470, "11.8", True, ("lists the R470 branch", "minor-version compatibility")),
+    Case("12.1 lists R525", "1.17.8", config(), R525, "12.1", True, ("lists the R525 branch",)),
+    Case("12.3 lists R525", "1.17.8", config(), R525, "12.3", True, ("lists the R525 branch",)),
+    Case(
+        "12.9 does not list R545",
+        "1.17.8",
+        config(),
+        R545,
+        "12.9",
+        False,
+        ("R535, R550, R560, R565, R570, R580 branches", "(575.51.03 or newer)"),
+    ),
+    Case("13.1 lists R580", "1.17.8", config(), R580, "13.1", True, ("lists the R580 branch", "minor-version compatibility")),
+    Case(
+        "13.1 does not list R575",
+        "1.17.8",
+        config(),
+        R575,
+        "13.1",
+        False,
+        ("R535, R550, R560, R565, R570, R580 branches", "(590.44.01 or newer)"),
+    ),
+    Case("13.2 lists R590", "1.17.8", config(), R590, "13.2", True, ("lists the R590 branch", "minor-version compatibility")),
+    Case(
+        "13.2 no longer lists R550",
+        "1.17.8",
+        config(),
+        R550,
+        "13.2",
+        False,
+        ("R535, R570, R580, R590 branches", "one for CUDA 13.2 or later (595.45.04 or newer)"),
+    ),
+    Case("13.3 lists R595", "1.17.8", config(), R595, "13.3", True, ("lists the R595 branch", "minor-version compatibility")),
+    Case(
+        "13.3 does not list R565",
+        "1.17.8",
+        config(),
+        R565,
+        "13.3",
+        False,
+        ("R535, R570, R580, R590, R595 branches", "(610.43.02 or newer)"),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES + ROWS, ids=[c.name for c in CASES + ROWS])
 def test_the_cuda_rule_nvidia_applies(node: FakeNode, case: Case) -> None:
     node.toolkit(case.toolkit, case.config)
     driver(node, *case.driver)
@@ -185,7 +260,7 @@ def test_without_a_toolkit_version_the_mode_of_auto_is_unknown_and_only_warns(no
     driver(node, *R545)
     cuda = node.preflight("--min-cuda", "12.5").check("cuda")
     assert cuda["ok"] is True and cuda["detail"].startswith("warning: "), cuda
-    assert "the toolkit's mode is unknown" in cuda["detail"] and "nvidia-ctk is not on PATH" in cuda["detail"], cuda
+    assert "the toolkit's mode is unknown" in cuda["detail"] and "no nvidia-ctk (the toolkit containerd's" in cuda["detail"], cuda
 
 
 def test_nvidia_ctk_is_asked_its_version_once(node: FakeNode) -> None:
@@ -226,3 +301,20 @@ def test_no_cuda_version_in_the_header_fails_when_one_is_needed(node: FakeNode) 
     result = node.preflight("--min-cuda", "11.7")
     assert result.check("cuda")["ok"] is False and "names no CUDA Version" in result.check("cuda")["detail"], result.check("cuda")
     assert result.report["cudaVersion"] is None, result.report
+
+
+def script_table(name: str) -> dict[str, str]:
+    """A `declare -rA NAME=( [key]=value ... )` table of 35-check-cuda.sh, in its order."""
+    found = re.search(rf"^declare -rA {name}=\(\n(.*?)\n\)$", PART.read_text(), re.S | re.M)
+    assert found, f"{name} not in {PART}"
+    return dict(re.findall(r'^\s*\[([0-9.]+)\]="?([^"\n]*)"?$', found[1], re.M))
+
+
+def test_each_cuda_version_has_its_branches_and_its_first_driver_and_a_newer_one_needs_a_newer_driver():
+    branches, first = script_table("CUDA_IMAGE_BRANCHES"), script_table("CUDA_FIRST_DRIVER")
+    assert list(branches) == list(first), "the two tables name different CUDA versions"
+    versions = [tuple(int(p) for p in v.split(".")) for v in branches]
+    assert versions == sorted(versions), "CUDA versions out of order"
+    drivers = [tuple(int(p) for p in d.split(".")) for d in first.values()]
+    assert drivers == sorted(drivers) and len(set(drivers)) == len(drivers), first
+    assert all(branches[v].split() for v in branches), branches

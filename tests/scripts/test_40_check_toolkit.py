@@ -4,23 +4,34 @@ such, and with --min-toolkit at least that version."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from gpu_nodes.advisories import TOOLKIT_ADVISORIES
 
 from .check_cases import CheckCase, run_case
-from .preflight_node import FAILED_EXIT, PASSED_EXIT, TOOLKIT_CONFIG, USAGE_EXIT, FakeNode
+from .machines import OPERATOR_CTK, OPERATOR_RUNTIME, docker_ce_machine, operator_toolkit, operator_toolkit_machine
+from .preflight_node import FAILED_EXIT, NVIDIA_RUNTIME, PASSED_EXIT, TOOLKIT_CONFIG, USAGE_EXIT, FakeNode, fakehost
 
 # The first line nvidia-ctk --version prints, as in NVIDIA/nvidia-container-toolkit issue 50.
 CTK_1_12 = 'echo "NVIDIA Container Toolkit CLI version 1.12.0"; echo "commit: 62bd015475656ef795cb0d59cc4030a6bd4a9526"'
 # Every advisory of the table, as preflight_arguments passes them.
 ADVISORIES = tuple(word for a in TOOLKIT_ADVISORIES for word in ("--toolkit-advisory", a.script_argument()))
 CVE_2026_24260 = next(a for a in TOOLKIT_ADVISORIES if a.cve == "CVE-2026-24260")
+# The toolkit the healthy node's containerd runs, as the check names it: its packages' nvidia-ctk beside the runtime.
+PACKAGED = "/usr/bin/nvidia-ctk (the toolkit containerd's nvidia runtime runs, BinaryName /usr/bin/nvidia-container-runtime)"
 
 
 def runtime_without_ctk(node: FakeNode) -> None:
     node.drop_command("nvidia-ctk")
     node.command("nvidia-container-runtime", "exit 0")
+
+
+def no_toolkit(node: FakeNode) -> None:
+    """No toolkit: neither its nvidia-ctk nor the runtime containerd's entry names."""
+    node.drop_command("nvidia-ctk")
+    node.remove(NVIDIA_RUNTIME)
 
 
 def toolkit(version: str):
@@ -43,21 +54,22 @@ CASES = [
         toolkit("1.19.1"),
         exit=PASSED_EXIT,
         ok=True,
-        detail="nvidia-ctk: NVIDIA Container Toolkit CLI version 1.19.1",
+        detail=f"{PACKAGED}: NVIDIA Container Toolkit CLI version 1.19.1",
     ),
     CheckCase(
         "a missing toolkit fails",
-        lambda node: node.drop_command("nvidia-ctk"),
+        no_toolkit,
         exit=FAILED_EXIT,
         ok=False,
-        starts="neither nvidia-ctk nor nvidia-container-runtime is on PATH",
+        starts="neither nvidia-ctk nor nvidia-container-runtime is on PATH, and no nvidia runtime entry names one (the "
+        "nvidia runtime's entry names /usr/bin/nvidia-container-runtime, not an executable file here",
     ),
     CheckCase(
         "a toolkit that fixes every advisory passes",
         toolkit("1.19.1"),
         ADVISORIES,
         ok=True,
-        detail="nvidia-ctk: NVIDIA Container Toolkit CLI version 1.19.1",
+        detail=f"{PACKAGED}: NVIDIA Container Toolkit CLI version 1.19.1",
     ),
     CheckCase(
         "the last 1.18 release is open to CVE-2026-24260",
@@ -65,7 +77,7 @@ CASES = [
         ADVISORIES,
         exit=FAILED_EXIT,
         ok=False,
-        detail="nvidia-ctk: NVIDIA Container Toolkit CLI version 1.18.2: open to NVIDIA's advisories CVE-2026-24260 "
+        detail=f"{PACKAGED}: NVIDIA Container Toolkit CLI version 1.18.2: open to NVIDIA's advisories CVE-2026-24260 "
         "(fixed in 1.19.1); upgrade the NVIDIA Container Toolkit to 1.19.1 or later",
     ),
     CheckCase(
@@ -83,7 +95,7 @@ CASES = [
         but_accepted("CVE-2026-24260"),
         exit=PASSED_EXIT,
         ok=True,
-        detail="nvidia-ctk: NVIDIA Container Toolkit CLI version 1.18.2; open to CVE-2026-24260, accepted as a risk by "
+        detail=f"{PACKAGED}: NVIDIA Container Toolkit CLI version 1.18.2; open to CVE-2026-24260, accepted as a risk by "
         "preflight.acceptToolkitAdvisories",
     ),
     CheckCase(
@@ -99,14 +111,14 @@ CASES = [
         toolkit("1.18.3"),
         ("--toolkit-advisory", "CVE-2026-24260=1.18.3,1.19.1"),
         ok=True,
-        detail="nvidia-ctk: NVIDIA Container Toolkit CLI version 1.18.3",
+        detail=f"{PACKAGED}: NVIDIA Container Toolkit CLI version 1.18.3",
     ),
     CheckCase(
         "a toolkit at the minimum passes",
         toolkit("1.19.1"),
         ("--min-toolkit", "1.19.1", *ADVISORIES),
         ok=True,
-        detail="nvidia-ctk: NVIDIA Container Toolkit CLI version 1.19.1 (>= 1.19.1)",
+        detail=f"{PACKAGED}: NVIDIA Container Toolkit CLI version 1.19.1 (>= 1.19.1)",
     ),
     CheckCase(
         "a higher minimum names no CVE for a patched toolkit",
@@ -168,3 +180,97 @@ def test_a_malformed_advisory_is_a_usage_error(node: FakeNode) -> None:
 def test_the_fix_of_cve_2026_24260_is_in_the_1_19_line_only() -> None:
     """NVIDIA's June 2026 bulletin: nothing of the 1.18 line has the fix (the rows the script judges)."""
     assert CVE_2026_24260.fixed == ("1.19.1",), CVE_2026_24260
+
+
+# ------------------------------------------- the toolkit the runtime runs: the GPU Operator's
+
+OPERATOR_CONFIG = fakehost.OPERATOR_TOOLKIT_CONFIG
+OPERATOR = f"{OPERATOR_CTK} (the toolkit containerd's nvidia runtime runs, BinaryName {OPERATOR_RUNTIME})"
+
+
+def test_an_operator_installed_toolkit_is_found_where_the_runtime_points_and_judged(node: FakeNode) -> None:
+    """Nothing on PATH: the GPU Operator's toolkit container installed the toolkit under /usr/local/nvidia/toolkit and
+    pointed containerd's nvidia entry there. That one is judged, and the machine passes, its config read."""
+    operator_toolkit_machine(node)
+    result = node.preflight(*ADVISORIES)
+    toolkit = result.check("container-toolkit")
+    assert toolkit == {
+        "name": "container-toolkit",
+        "ok": True,
+        "detail": f"{OPERATOR}: NVIDIA Container Toolkit CLI version 1.19.1",
+    }, toolkit
+    assert result.returncode == PASSED_EXIT, result.stderr
+    report = result.report["toolkit"]
+    assert (report["path"], report["runtimeBinary"], report["config"], report["version"]) == (
+        OPERATOR_CTK,
+        OPERATOR_RUNTIME,
+        OPERATOR_CONFIG,
+        "1.19.1",
+    ), report
+    # Its nvidia-ctk built the CDI spec the toolkit's jit-cdi mode needs.
+    assert result.report["toolkit"]["cdiGeneration"] == "ok", result.report["toolkit"]
+
+
+def test_with_two_toolkits_the_one_the_runtime_runs_is_judged(node: FakeNode) -> None:
+    """A patched toolkit of the packages on PATH, and the Operator's, open to an advisory, in use: the Operator's
+    fails, named; the other is not the one that runs the pods."""
+    operator_toolkit(node, "1.18.2")
+    result = node.preflight(*ADVISORIES)
+    toolkit = result.check("container-toolkit")
+    assert toolkit["ok"] is False, toolkit
+    assert toolkit["detail"].startswith(f"{OPERATOR}: NVIDIA Container Toolkit CLI version 1.18.2: open to NVIDIA's "), toolkit
+    assert result.report["toolkit"]["path"] == OPERATOR_CTK, result.report["toolkit"]
+
+
+def test_an_old_toolkit_left_on_path_does_not_fail_the_operators(node: FakeNode) -> None:
+    """The reverse: an old packaged toolkit stays on PATH (and in /etc), the Operator's patched one runs the pods."""
+    node.nvidia_ctk("1.17.7")
+    operator_toolkit(node, "1.19.1")
+    result = node.preflight(*ADVISORIES)
+    assert result.check("container-toolkit")["ok"] is True, result.check("container-toolkit")
+    assert result.report["toolkit"]["version"] == "1.19.1", result.report["toolkit"]
+
+
+def test_every_check_that_reads_the_toolkits_config_reads_the_operators(node: FakeNode) -> None:
+    """/etc's config.toml (legacy mode, not hardened) is not the one the Operator's runtime reads: its own, beside it,
+    is (hardened, cdi mode); the CUDA, isolation and dev-char checks read that one."""
+    operator_toolkit_machine(node, config=fakehost.operator_toolkit_config("cdi", hardened=True))
+    node.file("etc/nvidia-container-runtime/config.toml", fakehost.toolkit_config("legacy"))
+    result = node.preflight("--isolation", "strict", "--min-cuda", "12.5")
+    isolation = result.check("isolation")
+    assert isolation["ok"] is True and f"read {OPERATOR_CONFIG}" in isolation["detail"], isolation
+    cuda = result.check("cuda")
+    assert f"cdi mode ({OPERATOR_CONFIG} mode cdi)" in cuda["detail"], cuda
+    assert result.report["toolkit"]["mode"] == "cdi", result.report["toolkit"]
+
+
+def test_a_cdi_group_is_told_where_the_operators_nvidia_ctk_is(node: FakeNode) -> None:
+    """The device plugin's CDI hooks run /usr/bin/nvidia-ctk by default, which an Operator-installed machine lacks."""
+    operator_toolkit_machine(node)
+    result = node.preflight("--require-cdi")
+    cdi = result.check("cdi")
+    assert cdi["ok"] is False, cdi
+    assert f"nvidia-ctk is at {OPERATOR_CTK}: set devicePlugin.cdiHookPath to it" in cdi["detail"], cdi
+
+
+def test_docker_runtimes_nvidia_path_names_the_toolkit(node: FakeNode) -> None:
+    """dockerd's nvidia runtime (daemon.json runtimes.nvidia.path) pointing at the Operator's toolkit."""
+    daemon = json.dumps({"runtimes": {"nvidia": {"path": OPERATOR_RUNTIME, "args": []}}})
+    docker_ce_machine(operator_toolkit_machine(node), daemon)
+    result = node.preflight(*ADVISORIES, runtime="docker")
+    toolkit = result.check("container-toolkit")
+    assert toolkit["ok"] is True, toolkit
+    judged = f"{OPERATOR_CTK} (the toolkit docker's nvidia runtime runs, path {OPERATOR_RUNTIME})"
+    assert toolkit["detail"].startswith(judged), toolkit
+
+
+def test_hardening_the_operators_toolkit_is_its_toolkit_env_not_an_edit(node: FakeNode) -> None:
+    """The GPU Operator's toolkit container writes its config.toml at each start from its flags (toolkit.go): strict
+    isolation on an Operator-installed toolkit names its environment variables, not `nvidia-ctk config --in-place`,
+    which edits /etc's."""
+    operator_toolkit_machine(node)
+    isolation = node.preflight("--isolation", "strict").check("isolation")
+    assert isolation["ok"] is False, isolation
+    assert f"the GPU Operator's toolkit container writes {OPERATOR_CONFIG} at each start: set " in isolation["detail"], isolation
+    assert "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false" in isolation["detail"], isolation
+    assert "nvidia-ctk config --in-place" not in isolation["detail"], isolation

@@ -84,8 +84,8 @@ CASES = [
         for version in ["v1.7.0", "v1.7.1", "v1.6.33"]
     ),
     CheckCase(
-        "containerd 1.7.2 with CDI on passes",
-        lambda node: containerd_17_cdi_on(node, "v1.7.2"),
+        "containerd 1.7.2 with CDI on passes where its specs are of a version it reads",
+        lambda node: (containerd_17_cdi_on(node, "v1.7.2"), node.nvidia_ctk("1.18.2")),
         REQUIRE_CDI,
         ok=True,
     ),

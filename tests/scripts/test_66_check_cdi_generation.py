@@ -122,7 +122,8 @@ CASES = [
         "without nvidia-ctk the generation could not be tried",
         without_nvidia_ctk,
         ok=False,
-        starts="could not be tried: nvidia-ctk is not on PATH",
+        starts="could not be tried: no nvidia-ctk (the toolkit containerd's nvidia runtime runs, BinaryName "
+        "/usr/bin/nvidia-container-runtime)",
         report={"toolkit.mode": "jit-cdi", "toolkit.cdiGeneration": "not tried"},
     ),
 ]

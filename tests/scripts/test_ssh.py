@@ -337,3 +337,36 @@ def test_a_dra_machine_over_ssh(tmp_path_factory: pytest.TempPathFactory, tmp_pa
     assert [c["name"] for c in report["checks"]] == CHECK_NAMES
     assert [c["name"] for c in report["checks"] if not c["ok"]] == failed, proc.stderr
     assert proc.returncode == (FAILED_EXIT if failed else PASSED_EXIT), proc.stderr
+
+
+# ------------------------------------------------------- the GPU Operator's container toolkit
+#
+# Fake machines whose toolkit the GPU Operator's toolkit container installed (fakehost.MachineSpec(toolkit_install=
+# "operator")): under /usr/local/nvidia/toolkit, containerd's nvidia entry pointing there, nothing on PATH; and one
+# with an older toolkit of the packages left in /usr/bin beside it. The component's own command line (NVIDIA's
+# toolkit advisories among its arguments) judges the Operator's, the one in use, on both.
+
+OPERATOR_MACHINES = {
+    "operator only": MachineSpec(hostname="gpu-operator", gpus=2, toolkit_install="operator"),
+    "operator beside an old packaged toolkit": MachineSpec(
+        hostname="gpu-operator", gpus=2, toolkit_install="operator", stale_toolkit="1.17.7"
+    ),
+}
+
+
+@pytest.mark.parametrize("machine", list(OPERATOR_MACHINES))
+def test_an_operator_toolkit_machine_over_ssh(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, machine: str) -> None:
+    require_sshd()
+    with running_sshd(tmp_path_factory.mktemp("sshd"), OPERATOR_MACHINES[machine]) as server:
+        proc = run_ssh(server, pinned_copy(server, tmp_path), REMOTE_COMMAND)
+    report = parse_one_object(proc.stdout, proc.stderr)
+    assert [c["name"] for c in report["checks"] if not c["ok"]] == [], proc.stderr
+    assert proc.returncode == PASSED_EXIT, proc.stderr
+    root = fakehost.OPERATOR_TOOLKIT_ROOT
+    toolkit = report["toolkit"]
+    assert (toolkit["path"], toolkit["runtimeBinary"], toolkit["config"], toolkit["version"]) == (
+        f"{root}/nvidia-ctk",
+        f"{root}/nvidia-container-runtime",
+        fakehost.OPERATOR_TOOLKIT_CONFIG,
+        fakehost.HEALTHY_TOOLKIT,
+    ), toolkit

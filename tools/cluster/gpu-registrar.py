@@ -16,6 +16,13 @@ writes its CDI spec from the driver files it sees there and exits when it cannot
 create cdi spec file", k8s-device-plugin cmd/nvidia-device-plugin/plugin-manager.go; the
 root is api/config/v1/consts.go DefaultContainerDriverRoot).
 
+A plugin that shares its GPUs (its config file, `CONFIG_FILE`, read from the ConfigMap it mounts,
+has `sharing.timeSlicing` or `sharing.mps` with nvidia.com/gpu replicas R > 1) registers N x R, as
+`nvidia.com/gpu.shared` where `renameByDefault` says so. Under MPS it registers nothing until its
+MPS control daemon is ready: a Running DaemonSet pod on the node running `mps-control-daemon`, with
+the plugin's `MPS_ROOT` mounted at `/mps` and the same `sharing.mps` in its own config (see
+"sharing" below and tools/cluster/README.md, "Sharing a GPU").
+
 `gpu-nodes.dev/simulated-unhealthy-gpus: "<K>"` marks K of those GPUs unhealthy, as the
 device plugin does for a GPU with an XID error: capacity stays N, allocatable becomes N-K.
 The annotation stands for a GPU that stays broken.
@@ -74,6 +81,11 @@ from dataclasses import dataclass
 from typing import Any
 
 GPU_RESOURCE = "nvidia.com/gpu"
+# What a shared GPU's replicas are registered as with renameByDefault (k8s-device-plugin
+# api/config/v1/replicas.go: each resource's DefaultSharedRename, `<name>.shared`).
+SHARED_GPU_RESOURCE = f"{GPU_RESOURCE}.shared"
+# Every resource the registrar writes on a node: the one the plugin registers, and the other removed.
+GPU_RESOURCES = (GPU_RESOURCE, SHARED_GPU_RESOURCE)
 GPUS_ANNOTATION = "gpu-nodes.dev/simulated-gpus"
 UNHEALTHY_ANNOTATION = "gpu-nodes.dev/simulated-unhealthy-gpus"
 XID_ANNOTATION = "gpu-nodes.dev/simulated-xid-gpus"
@@ -183,14 +195,20 @@ def xid_state(node: Obj, plugin_uid: str | None) -> tuple[int, dict | None]:
 
 @dataclass(frozen=True)
 class Desired:
-    """nvidia.com/gpu quantities a node should report; None means the key is absent."""
+    """GPU quantities a node should report under `resource` (GPU_RESOURCE unless renamed); None means
+    the key is absent. The other resource of GPU_RESOURCES is always absent."""
 
     capacity: int | None
     allocatable: int | None
+    resource: str = GPU_RESOURCE
 
 
-def desired_gpus(node: Obj, plugin_nodes: set[str] | Mapping[str, str]) -> Desired | None:
-    """What the node should report, or None when the node is not ours to manage."""
+def desired_gpus(
+    node: Obj, plugin_nodes: set[str] | Mapping[str, str], sharing: Mapping[str, Sharing] | None = None
+) -> Desired | None:
+    """What the node should report, or None when the node is not ours to manage. sharing: how each
+    node's plugin shares its GPUs (none given: not at all); each GPU counts its replicas, an unhealthy
+    one all of them (the plugin marks every replica of a failed GPU, internal/rm/health.go)."""
     total = simulated_gpus(node)
     if total is None:
         return None
@@ -199,7 +217,9 @@ def desired_gpus(node: Obj, plugin_nodes: set[str] | Mapping[str, str]) -> Desir
         return Desired(None, None)
     uid = plugin_nodes.get(name, "") if isinstance(plugin_nodes, Mapping) else ""
     xid, _ = xid_state(node, uid)
-    return Desired(total, max(total - unhealthy_gpus(node) - xid, 0))
+    shared = (sharing or {}).get(name, NOT_SHARED)
+    healthy = max(total - unhealthy_gpus(node) - xid, 0)
+    return Desired(total * shared.replicas, healthy * shared.replicas, shared.resource)
 
 
 def _quantity(value: Any) -> int | None:
@@ -224,25 +244,189 @@ def status_patch(node: Obj, desired: Desired | None) -> dict | None:
         return None
     status = node.get("status") or {}
     patch: dict[str, dict[str, str | None]] = {}
-    for field, want in (("capacity", desired.capacity), ("allocatable", desired.allocatable)):
-        have = (status.get(field) or {}).get(GPU_RESOURCE)
-        if want is None:
-            if have is not None:
-                patch[field] = {GPU_RESOURCE: None}  # merge patch: null removes the key
-        elif have is None or _quantity(have) != want:
-            patch[field] = {GPU_RESOURCE: str(want)}
+    for field, wanted in (("capacity", desired.capacity), ("allocatable", desired.allocatable)):
+        for resource in GPU_RESOURCES:
+            want = wanted if resource == desired.resource else None
+            have = (status.get(field) or {}).get(resource)
+            if want is None:
+                if have is not None:
+                    patch.setdefault(field, {})[resource] = None  # merge patch: null removes the key
+            elif have is None or _quantity(have) != want:
+                patch.setdefault(field, {})[resource] = str(want)
     return {"status": patch} if patch else None
 
 
-def reconcile(nodes: Iterable[Obj], pods: Iterable[Obj]) -> dict[str, dict]:
-    """Node name -> status patch, for every managed node whose GPUs are not what they should be."""
-    plugins = running_plugin_pods(pods)
+def reconcile(
+    nodes: Iterable[Obj], pods: Iterable[Obj], config_maps: ConfigMaps | None = None, running: Iterable[Obj] = ()
+) -> dict[str, dict]:
+    """Node name -> status patch, for every managed node whose GPUs are not what they should be.
+    config_maps: the ConfigMaps the plugins' config files are read from, by (namespace, name);
+    running: the cluster's Running pods, among which an MPS plugin's control daemon."""
+    plugins, sharing = serving_plugins(pods, config_maps or {}, list(running))
     patches = {}
     for node in nodes:
-        patch = status_patch(node, desired_gpus(node, plugins))
+        patch = status_patch(node, desired_gpus(node, plugins, sharing))
         if patch is not None:
             patches[node["metadata"]["name"]] = patch
     return patches
+
+
+# --------------------------------------------------------------------------- sharing: time-slicing and MPS
+#
+# What the device plugin (v0.20.0) registers when its config file shares GPUs, read from upstream:
+#   api/config/v1/sharing.go      SharingStrategy: `mps` when sharing.mps has a resource with replicas > 1,
+#                                 else `timeSlicing` likewise, else none (isReplicated)
+#   api/config/v1/replicas.go     each resource's replicas (>= 2), renameByDefault -> `<name>.shared`
+#   cmd/nvidia-device-plugin/main.go  validateFlags: "using MPS requires --mps-root to be specified"
+#                                 (MPS_ROOT); disableResourceRenamingInConfig: a custom `rename` is ignored
+#   internal/plugin/mps.go        waitForDaemon: under MPS the plugin serves only once its MPS control
+#                                 daemon is ready (checkDaemonReady: the daemon's .ready file, ReadyFile
+#                                 in cmd/mps-control-daemon/mps/ready.go, holding the daemon's own
+#                                 sharing.mps, must equal the plugin's; and its control pipe answers)
+#   cmd/mps-control-daemon/mps/root.go  ContainerRoot /mps: the host's MPS root, mounted there by both
+# The config file is read as JSON, which is YAML too: the stack writes JSON (gpu_nodes/manifests/
+# device_plugin.py); a YAML-only file someone else wrote is not read here (stdlib only), and such a
+# plugin registers nothing, with a warning in the log.
+
+MPS_PROGRAM = "mps-control-daemon"
+MPS_CONTAINER_ROOT = "/mps"
+
+# (namespace, name) -> ConfigMap.
+ConfigMaps = Mapping[tuple[str, str], Obj]
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """How a plugin shares each GPU: its strategy, replicas and the resource it registers them as;
+    `mps`, the config's sharing.mps section, which its MPS control daemon's must match."""
+
+    strategy: str
+    replicas: int
+    resource: str = GPU_RESOURCE
+    mps: Any = None
+
+
+NOT_SHARED = Sharing("none", 1)
+
+
+def _env(container: Obj, name: str) -> str | None:
+    for env in container.get("env") or []:
+        if env.get("name") == name:
+            return str(env.get("value") or "")
+    return None
+
+
+def config_file(pod: Obj, container: Obj, config_maps: ConfigMaps) -> tuple[bool, dict | None]:
+    """The container's config file (its CONFIG_FILE, from the ConfigMap volume mounted at its directory):
+    (True, None) without one; (True, config) when read; (False, None) when it cannot be read here."""
+    path = _env(container, "CONFIG_FILE")
+    if not path:
+        return True, None
+    directory, _, name = path.rstrip("/").rpartition("/")
+    volumes = {v.get("name"): v for v in pod.get("spec", {}).get("volumes") or []}
+    for mount in container.get("volumeMounts") or []:
+        volume = volumes.get(mount.get("name")) or {}
+        if mount.get("mountPath", "").rstrip("/") != directory or "configMap" not in volume:
+            continue
+        source = volume["configMap"]
+        key = next((i.get("key") for i in source.get("items") or [] if i.get("path") == name), name)
+        data = (config_maps.get((pod.get("metadata", {}).get("namespace"), source.get("name"))) or {}).get("data") or {}
+        try:
+            config = json.loads(data[key])
+        except (KeyError, ValueError):
+            return False, None
+        return (True, config) if isinstance(config, dict) else (False, None)
+    return False, None
+
+
+def sharing_of(config: dict | None) -> Sharing:
+    """How the config file shares nvidia.com/gpu: MPS before time-slicing, as SharingStrategy decides."""
+    sections = (config or {}).get("sharing") or {}
+    for strategy in ("mps", "timeSlicing"):
+        section = sections.get(strategy) or {}
+        for resource in section.get("resources") or []:
+            replicas = resource.get("replicas")
+            if resource.get("name") == GPU_RESOURCE and isinstance(replicas, int) and replicas > 1:
+                name = SHARED_GPU_RESOURCE if section.get("renameByDefault") else GPU_RESOURCE
+                return Sharing(strategy, replicas, name, section if strategy == "mps" else None)
+    return NOT_SHARED
+
+
+def mps_root_of(pod: Obj, container: Obj) -> str | None:
+    """The host directory the container mounts at /mps (a hostPath), if any."""
+    volumes = {v.get("name"): v for v in pod.get("spec", {}).get("volumes") or []}
+    for mount in container.get("volumeMounts") or []:
+        host = (volumes.get(mount.get("name")) or {}).get("hostPath") or {}
+        if mount.get("mountPath", "").rstrip("/") == MPS_CONTAINER_ROOT and host.get("path"):
+            return str(host["path"]).rstrip("/")
+    return None
+
+
+def ready_mps_daemons(running: Iterable[Obj], config_maps: ConfigMaps) -> dict[tuple[str, str], Any]:
+    """(node, host MPS root) -> the sharing.mps of each Running MPS control daemon (a DaemonSet's pod with
+    a container that runs mps-control-daemon): what its .ready file would hold."""
+    ready: dict[tuple[str, str], Any] = {}
+    for pod in running:
+        owners = pod.get("metadata", {}).get("ownerReferences") or []
+        if not is_running(pod) or not any(o.get("kind") == "DaemonSet" for o in owners):
+            continue
+        for container in long_running_containers(pod.get("spec") or {}):
+            root = mps_root_of(pod, container)
+            if MPS_PROGRAM not in (programs_of(container) or set()) or root is None:
+                continue
+            readable, config = config_file(pod, container, config_maps)
+            if readable:
+                ready[(pod["spec"].get("nodeName", ""), root)] = sharing_of(config).mps
+    return ready
+
+
+def plugin_sharing(pod: Obj, config_maps: ConfigMaps, daemons: Mapping[tuple[str, str], Any]) -> Sharing | None:
+    """How the plugin pod shares its node's GPUs; None when it serves none (its config unreadable, or
+    under MPS no MPS_ROOT, or no ready daemon of the same MPS root and sharing.mps)."""
+    containers = [c for c in long_running_containers(pod.get("spec") or {}) if _env(c, "CONFIG_FILE") is not None]
+    if not containers:
+        return NOT_SHARED
+    container = containers[0]
+    readable, config = config_file(pod, container, config_maps)
+    if not readable:
+        return None
+    sharing = sharing_of(config)
+    if sharing.strategy != "mps":
+        return sharing
+    daemon = (pod["spec"].get("nodeName", ""), (_env(container, "MPS_ROOT") or "").rstrip("/"))
+    if not daemon[1] or daemon not in daemons or daemons[daemon] != sharing.mps:
+        return None
+    return sharing
+
+
+def serving_plugins(
+    pods: Iterable[Obj], config_maps: ConfigMaps, running: Iterable[Obj]
+) -> tuple[dict[str, str], dict[str, Sharing]]:
+    """Node -> uid of the plugin pod that registers its GPUs, and node -> how it shares them."""
+    daemons = ready_mps_daemons(running, config_maps)
+    plugins, sharing = {}, {}
+    for pod in pods:
+        node_name = pod.get("spec", {}).get("nodeName")
+        if not (node_name and is_device_plugin_pod(pod) and is_running(pod) and writes_its_cdi_spec(pod)):
+            continue
+        shared = plugin_sharing(pod, config_maps, daemons)
+        if shared is not None:
+            plugins[node_name], sharing[node_name] = pod["metadata"].get("uid", ""), shared
+    return plugins, sharing
+
+
+def config_map_refs(pods: Iterable[Obj]) -> set[tuple[str, str]]:
+    """Every ConfigMap a device plugin pod or an MPS control daemon's pod mounts as a volume, by
+    (namespace, name): what the registrar reads."""
+    refs = set()
+    for pod in pods:
+        runs = set().union(*((programs_of(c) or set()) for c in long_running_containers(pod.get("spec") or {})))
+        if not is_device_plugin_pod(pod) and MPS_PROGRAM not in runs:
+            continue
+        for volume in pod.get("spec", {}).get("volumes") or []:
+            if "configMap" in volume:
+                refs.add((pod.get("metadata", {}).get("namespace", ""), volume["configMap"].get("name", "")))
+    return refs
 
 
 def xid_patches(nodes: Iterable[Obj], pods: Iterable[Obj]) -> dict[str, dict]:
@@ -653,6 +837,16 @@ class Client:
         q = urllib.parse.urlencode({"fieldSelector": "status.phase=Running"})
         return self._request("GET", f"/api/v1/pods?{q}")["items"]
 
+    def get_config_map(self, namespace: str, name: str) -> dict | None:
+        """The ConfigMap, or None where there is none (a pod that mounts it does not start either)."""
+        path = f"/api/v1/namespaces/{urllib.parse.quote(namespace)}/configmaps/{urllib.parse.quote(name)}"
+        try:
+            return self._request("GET", path)
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                return None
+            raise
+
     def list_slices(self) -> list[dict]:
         q = urllib.parse.urlencode({"fieldSelector": f"spec.driver={DRA_DRIVER}"})
         return self._request("GET", f"{RESOURCE_API}/resourceslices?{q}")["items"]
@@ -686,7 +880,7 @@ _NO_RESOURCE_API: list[bool] = []
 _TAINTS_DROPPED: set[str] = set()
 
 
-def run_dra(client: Client, nodes: list[dict], wipe_delay: float) -> list[SliceAction]:
+def run_dra(client: Client, nodes: list[dict], wipe_delay: float, running: list[dict] | None = None) -> list[SliceAction]:
     """One pass of the simulated DRA kubelet plugins (and of kubelet's wiping of their slices)."""
     global _DRA_GONE_SINCE
     try:
@@ -703,9 +897,8 @@ def run_dra(client: Client, nodes: list[dict], wipe_delay: float) -> list[SliceA
         if simulated_gpus(node) is not None and gpu_model(node) is None and name not in _UNKNOWN_MODEL:
             _UNKNOWN_MODEL.add(name)
             log.warning("node %s: unknown %s, no ResourceSlice (known: %s)", name, GPU_MODEL_ANNOTATION, ", ".join(GPU_MODELS))
-    actions, pending = dra_actions(
-        nodes, client.list_running_pods(), slices, time.monotonic(), _DRA_GONE_SINCE, wipe_delay, _TAINTS_DROPPED
-    )
+    running = client.list_running_pods() if running is None else running
+    actions, pending = dra_actions(nodes, running, slices, time.monotonic(), _DRA_GONE_SINCE, wipe_delay, _TAINTS_DROPPED)
     for node in sorted(set(pending) - set(_DRA_GONE_SINCE)):
         log.info("node %s: DRA plugin gone, its ResourceSlices go in %.0fs unless it comes back", node, wipe_delay)
     _DRA_GONE_SINCE = pending
@@ -744,12 +937,36 @@ def run_once(client: Client, wipe_delay: float = DRA_WIPE_DELAY) -> dict[str, di
     for name, patch in sorted(xid_patches(nodes, pods).items()):
         client.patch_node(name, patch)
         log.info("node %s: %s", name, json.dumps(patch["metadata"], sort_keys=True))
-    patches = reconcile(nodes, pods)
+    running = client.list_running_pods()
+    config_maps = {ref: cm for ref in config_map_refs([*pods, *running]) if (cm := client.get_config_map(*ref)) is not None}
+    _log_unserved(pods, config_maps, running)
+    patches = reconcile(nodes, pods, config_maps, running)
     for name, patch in sorted(patches.items()):
         client.patch_node_status(name, patch)
         log.info("node %s: %s", name, json.dumps(patch["status"], sort_keys=True))
-    run_dra(client, nodes, wipe_delay)
+    run_dra(client, nodes, wipe_delay, running)
     return patches
+
+
+# Plugin pods already logged as registering nothing for a reason of their config: once each.
+_UNSERVED: set[str] = set()
+
+
+def _log_unserved(pods: list[dict], config_maps: ConfigMaps, running: list[dict]) -> None:
+    """Says once per plugin pod why a Running one registers nothing: its config file unreadable here, or
+    under MPS no ready MPS control daemon (the real plugin logs "Waiting for MPS daemon to be ready")."""
+    daemons = ready_mps_daemons(running, config_maps)
+    for pod in pods:
+        uid = pod.get("metadata", {}).get("uid", "")
+        if not is_device_plugin_pod(pod) or not is_running(pod) or uid in _UNSERVED:
+            continue
+        if plugin_sharing(pod, config_maps, daemons) is None:
+            _UNSERVED.add(uid)
+            log.warning(
+                "pod %s: registers nothing: its config file is not readable JSON here, or under MPS no MPS control "
+                "daemon with its MPS_ROOT and sharing.mps runs on its node (yet)",
+                pod["metadata"].get("name"),
+            )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -568,3 +568,116 @@ def test_taints_the_api_server_dropped_are_not_written_again_and_again():
     assert not reg.taints_dropped(want, stored(want))
     actions, _ = reg.dra_actions([dra_node(xid="1")], [dra_pod(gates=HEALTHY)], [kept_without], 100.0, {}, taints_dropped_on={"gpu-node-1"})
     assert actions == [], actions
+
+
+# --------------------------------------------------------------------------- sharing: time-slicing and MPS
+
+
+def stack_pods(node_name="gpu-node-1", **device_plugin):
+    """The plugin pod (and, under MPS, the MPS control daemon's) as the stack's DaemonSets make them for a
+    group with this devicePlugin, on node_name, Running; and their ConfigMap, by (namespace, name)."""
+    from gpu_nodes.manifests.device_plugin import config_map_manifest, daemonset_manifest
+    from gpu_nodes.manifests.mps_control_daemon import daemonset_manifest as mps_daemonset
+    from gpu_nodes.manifests.mps_control_daemon import runs_mps
+    from tests.specs import group_spec
+
+    spec = group_spec(devicePlugin=device_plugin)
+
+    def pod_of(manifest, uid):
+        template = manifest["spec"]["template"]
+        meta = {
+            "name": f"{manifest['metadata']['name']}-x",
+            "namespace": manifest["metadata"]["namespace"],
+            "uid": uid,
+            "labels": dict(template["metadata"]["labels"]),
+            "ownerReferences": [{"kind": "DaemonSet", "name": manifest["metadata"]["name"], "controller": True}],
+        }
+        return {"metadata": meta, "spec": {**template["spec"], "nodeName": node_name}, "status": {"phase": "Running"}}
+
+    plugin = pod_of(daemonset_manifest(spec), "plugin-uid")
+    daemon = pod_of(mps_daemonset(spec), "daemon-uid") if runs_mps(spec) else None
+    config_map = config_map_manifest(spec)
+    maps = {(config_map["metadata"]["namespace"], config_map["metadata"]["name"]): config_map} if config_map else {}
+    return plugin, daemon, maps
+
+
+MPS = {"sharing": {"strategy": "mps", "replicas": 4}}
+
+
+@pytest.mark.parametrize("device_plugin", [{"timeSlicingReplicas": 4}, {"sharing": {"replicas": 4}}])
+def test_a_time_sliced_plugin_registers_its_replicas(device_plugin):
+    """api/config/v1/sharing.go: replicas > 1 of nvidia.com/gpu; each GPU is offered that many times."""
+    plugin, _, maps = stack_pods(**device_plugin)
+    patches = reg.reconcile([node()], [plugin], maps)
+    assert patches == {"gpu-node-1": {"status": {"capacity": {GPU: "16"}, "allocatable": {GPU: "16"}}}}, patches
+
+
+def test_an_mps_plugin_registers_nothing_until_its_daemon_runs():
+    """internal/plugin/mps.go waitForDaemon: the plugin serves only once the MPS control daemon is ready."""
+    plugin, daemon, maps = stack_pods(**MPS)
+    assert reg.reconcile([node()], [plugin], maps, []) == {}
+    patches = reg.reconcile([node()], [plugin], maps, [daemon])
+    assert patches == {"gpu-node-1": {"status": {"capacity": {GPU: "16"}, "allocatable": {GPU: "16"}}}}, patches
+
+
+def test_an_mps_daemon_on_another_node_or_not_running_does_not_count():
+    plugin, daemon, maps = stack_pods(**MPS)
+    elsewhere = json.loads(json.dumps(daemon))
+    elsewhere["spec"]["nodeName"] = "gpu-node-2"
+    pending = json.loads(json.dumps(daemon))
+    pending["status"]["phase"] = "Pending"
+    assert reg.reconcile([node()], [plugin], maps, [elsewhere, pending]) == {}
+
+
+def test_an_mps_daemon_of_another_config_is_not_the_plugins():
+    """cmd/mps-control-daemon/mps/ready.go Matches: the daemon's sharing.mps must be the plugin's."""
+    plugin, _, maps = stack_pods(**MPS)
+    _, other_daemon, other_maps = stack_pods(sharing={"strategy": "mps", "replicas": 8})
+    other_name = other_daemon["spec"]["volumes"][-1]["configMap"]["name"] = "other-config"
+    namespace = other_daemon["metadata"]["namespace"]
+    both = {**maps, (namespace, other_name): next(iter(other_maps.values()))}
+    assert reg.reconcile([node()], [plugin], both, [other_daemon]) == {}
+
+
+def test_an_mps_plugin_without_mps_root_registers_nothing():
+    """cmd/nvidia-device-plugin/main.go validateFlags: "using MPS requires --mps-root to be specified"."""
+    plugin, daemon, maps = stack_pods(**MPS)
+    container = plugin["spec"]["containers"][0]
+    container["env"] = [e for e in container["env"] if e["name"] != "MPS_ROOT"]
+    assert reg.reconcile([node()], [plugin], maps, [daemon]) == {}
+
+
+def test_renamed_replicas_are_registered_as_the_shared_resource_and_the_plain_one_goes():
+    plugin, daemon, maps = stack_pods(sharing={**MPS["sharing"], "renameByDefault": True})
+    was_plain = node(capacity={GPU: "4"}, allocatable={GPU: "4"})
+    patches = reg.reconcile([was_plain], [plugin], maps, [daemon])
+    shared = reg.SHARED_GPU_RESOURCE
+    assert patches == {
+        "gpu-node-1": {"status": {"capacity": {GPU: None, shared: "16"}, "allocatable": {GPU: None, shared: "16"}}}
+    }, patches
+
+
+def test_an_unhealthy_gpu_takes_all_its_replicas_with_it():
+    plugin, daemon, maps = stack_pods(**MPS)
+    patches = reg.reconcile([node(unhealthy="1")], [plugin], maps, [daemon])
+    assert patches["gpu-node-1"]["status"] == {"capacity": {GPU: "16"}, "allocatable": {GPU: "12"}}, patches
+
+
+def test_a_plugin_whose_config_map_is_missing_registers_nothing():
+    """kubelet does not start a pod whose ConfigMap volume has no ConfigMap; a real plugin would not run."""
+    plugin, _, _ = stack_pods(timeSlicingReplicas=4)
+    assert reg.reconcile([node()], [plugin], {}) == {}
+
+
+def test_a_config_file_the_registrar_cannot_read_registers_nothing():
+    plugin, _, maps = stack_pods(timeSlicingReplicas=4)
+    (key,) = maps
+    maps[key] = {**maps[key], "data": {"config.yaml": "version: v1\nsharing:\n  timeSlicing: {}\n"}}
+    assert reg.reconcile([node()], [plugin], maps) == {}
+
+
+def test_the_config_maps_read_are_the_plugins_and_the_mps_daemons():
+    plugin, daemon, maps = stack_pods(**MPS)
+    verification = pod(owner="Job", name_label="gpu-verification")
+    verification["spec"]["volumes"] = [{"name": "check", "configMap": {"name": "gpu-verify-a100-check"}}]
+    assert reg.config_map_refs([plugin, daemon, verification]) == set(maps), maps

@@ -5,11 +5,12 @@ module) and ``tools/fakehost/*.sh`` (long-lived machines for the e2e environment
 
 Each machine is a real ``/usr/sbin/sshd`` started inside its own mount and UTS
 namespace (``unshare --mount --uts --propagation private``). In that namespace a
-prepared tree is laid over ``/etc``, ``/var/lib``, ``/usr/local/sbin``, ``/usr/bin`` and ``/run``
+prepared tree is laid over ``/etc``, ``/var/lib``, ``/usr/local``, ``/usr/bin`` and ``/run``
 as read-only overlayfs layers (the real files stay visible beneath), so whoever logs in sees a GPU
 node: stub ``nvidia-smi``, ``nvidia-ctk``, ``containerd`` and ``kubelet`` on the default PATH,
-``/usr/bin/nvidia-container-runtime``, containerd configured for nvidia by a drop-in, a kubelet
-device-plugin socket.
+``/usr/bin/nvidia-container-runtime`` and ``nvidia-ctk`` beside it, containerd configured for nvidia by a
+drop-in, a kubelet device-plugin socket. ``MachineSpec(toolkit_install="operator")`` has the toolkit as
+the GPU Operator's toolkit container installs it instead (``OPERATOR_TOOLKIT_ROOT``).
 Nothing on the real filesystem changes, and the preflight script runs unchanged
 with ``--root /``. One place is writable, as on a real machine: ``/var/lib/gpu-nodes``
 (a tmpfs of the namespace, gone with its sshd), where preflight copies its script over SFTP
@@ -43,7 +44,7 @@ MODES = ("healthy", "driver", "other-model", "runtime-not-restarted", "reset-req
 # The GPU that mode reset-required faults (index; bus 00000000:08:00.0).
 FAULTY_GPU = 1
 # Directories the fake machine is laid over, relative to /.
-OVERLAID = ("etc", "var/lib", "usr/local/sbin", "usr/bin", "run")
+OVERLAID = ("etc", "var/lib", "usr/local", "usr/bin", "run")
 # The one writable place on the machine: a tmpfs in its namespace.
 WRITABLE = "/var/lib/gpu-nodes"
 READY_TIMEOUT_S = 10.0
@@ -59,6 +60,14 @@ TOOLKIT_CONFIG_PATH = "/etc/nvidia-container-runtime/config.toml"
 
 # The container toolkit a healthy machine has: the first release that fixes every advisory.
 HEALTHY_TOOLKIT = "1.19.1"
+# Who installs the toolkit the runtime runs: its packages (/usr/bin, its config in /etc/nvidia-container-runtime), or
+# the GPU Operator's toolkit container (OPERATOR_TOOLKIT_ROOT, its config beside its binaries).
+TOOLKIT_INSTALLS = ("packages", "operator")
+# Where the GPU Operator's toolkit container installs the toolkit: its values.yaml's toolkit.installDir, /usr/local/nvidia,
+# plus "toolkit" (nvidia-container-toolkit cmd/nvidia-ctk-installer/main.go, toolkitRoot), and where it writes its
+# config there (toolkit/toolkit.go, installToolkitConfig).
+OPERATOR_TOOLKIT_ROOT = "/usr/local/nvidia/toolkit"
+OPERATOR_TOOLKIT_CONFIG = f"{OPERATOR_TOOLKIT_ROOT}/.config/nvidia-container-runtime/config.toml"
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,24 @@ class MachineSpec:
     default_runtime: str = "nvidia"
     # Feature gates kubelet's config file sets (featureGates), e.g. (("DynamicResourceAllocation", False),).
     kubelet_feature_gates: tuple[tuple[str, bool], ...] = ()
+    # Who installed the toolkit the runtime runs (TOOLKIT_INSTALLS): "operator" puts it under OPERATOR_TOOLKIT_ROOT,
+    # points containerd's nvidia entry there, and leaves no nvidia-ctk on PATH.
+    toolkit_install: str = "packages"
+    # With toolkit_install "operator": an older toolkit of this version from the packages left in /usr/bin (on PATH,
+    # with /etc's config.toml), which the runtime does not run; "" for none.
+    stale_toolkit: str = ""
+
+    @property
+    def nvidia_runtime(self) -> str:
+        """The nvidia-container-runtime containerd's nvidia entry names (BinaryName)."""
+        return f"{OPERATOR_TOOLKIT_ROOT}/nvidia-container-runtime" if self.toolkit_install == "operator" else NVIDIA_RUNTIME
+
+    # Each GPU's compute mode as `nvidia-smi -q` prints it: Default as a GPU ships; Exclusive_Process once
+    # an MPS control daemon has set it; Prohibited or Exclusive_Thread set by someone else.
+    compute_mode: str = "Default"
+    # The driver's MPS programs in /usr/bin, as its compute utilities install them (Ubuntu's
+    # nvidia-compute-utils-<branch>): what the container toolkit puts in an MPS control daemon's container.
+    mps_programs: bool = True
 
 
 def dra_ready(spec: MachineSpec) -> MachineSpec:
@@ -203,7 +230,7 @@ def smi_table(spec: MachineSpec) -> str:
 
 def smi_q(spec: MachineSpec, reset_required: int | None = None) -> str:
     """`nvidia-smi -q`, cut to what preflight reads: per GPU its bus id, MIG mode (off), its reset
-    status, recovery action and remapped rows (healthy, laid out as the real H100 recording,
+    status, recovery action, compute mode and remapped rows (healthy, laid out as the real H100 recording,
     tests/scripts/fixtures/nvidia-smi-q-h100-sxm5-fabric-completed.txt) and fabric, which an
     Ampere part reports as N/A (tests/scripts/fixtures/README.md names real samples). The GPU of
     index reset_required reports what an R570+ driver does after a fault the GPU must be reset
@@ -224,6 +251,7 @@ def smi_q(spec: MachineSpec, reset_required: int | None = None) -> str:
             f"        Reset Required                    : {'Yes' if faulty else 'No'}\n"
             "        Drain and Reset Recommended       : No\n"
             f"    GPU Recovery Action                   : {'Reset' if faulty else 'None'}\n"
+            f"    Compute Mode                          : {spec.compute_mode}\n"
             "    Remapped Rows\n"
             "        Correctable Error                 : 0\n"
             "        Uncorrectable Error               : 0\n"
@@ -301,7 +329,7 @@ CRICTL_DENIED = (
 )
 
 
-def _crictl(mode_file: Path, enable_cdi: bool = False, default_runtime: str = "nvidia") -> str:
+def _crictl(mode_file: Path, enable_cdi: bool = False, default_runtime: str = "nvidia", binary: str = "") -> str:
     """crictl answering `info` as the running containerd: nvidia loaded and the default, as the
     drop-in says; in mode runtime-not-restarted, what containerd still runs when nobody restarted
     it after `nvidia-ctk runtime configure` (runc, no nvidia), while its files say nvidia."""
@@ -316,7 +344,7 @@ EOF
   exit 0
 fi
 cat <<'EOF'
-{crictl_info(default_runtime=default_runtime, nvidia=True, enable_cdi=enable_cdi, systemd_cgroup=True)}
+{crictl_info(default_runtime=default_runtime, nvidia=True, enable_cdi=enable_cdi, systemd_cgroup=True, binary=binary)}
 EOF
 """
 
@@ -438,9 +466,9 @@ def containerd_config(systemd_cgroup: bool = False) -> str:
     )
 
 
-def _nvidia_runtime(systemd_cgroup: bool) -> str:
+def _nvidia_runtime(systemd_cgroup: bool, binary: str = "") -> str:
     return f'{_CRI}.runtimes.nvidia]\n  runtime_type = "io.containerd.runc.v2"\n' + _options(
-        "nvidia", systemd_cgroup, NVIDIA_RUNTIME
+        "nvidia", systemd_cgroup, binary or NVIDIA_RUNTIME
     )
 
 
@@ -449,20 +477,24 @@ def _enable_cdi(cdi: bool) -> str:
     return '[plugins."io.containerd.grpc.v1.cri"]\n  enable_cdi = true\n\n' if cdi else ""
 
 
-def containerd_nvidia_dropin(systemd_cgroup: bool = False, cdi: bool = False, default_runtime: str = "nvidia") -> str:
+def containerd_nvidia_dropin(
+    systemd_cgroup: bool = False, cdi: bool = False, default_runtime: str = "nvidia", binary: str = ""
+) -> str:
     """What `nvidia-ctk runtime configure --runtime=containerd --set-as-default` drops in: a copy of runc's entry
     (its SystemdCgroup included) with BinaryName set (pkg/config/engine/containerd/config.go, AddRuntimeWithOptions);
-    with cdi, and --enable-cdi, CDI turned on. Without --set-as-default (`default_runtime` runc) it sets no default."""
+    with cdi, and --enable-cdi, CDI turned on. Without --set-as-default (`default_runtime` runc) it sets no default.
+    `binary`: the BinaryName (NVIDIA_RUNTIME); the GPU Operator's toolkit container writes its own under its toolkit
+    root (cmd/nvidia-ctk-installer/container/container.go, UpdateConfig: operator.GetRuntimes WithRoot)."""
     default = f'{_CRI}]\n  default_runtime_name = "nvidia"\n\n' if default_runtime == "nvidia" else ""
-    return f"version = 2\n\n{_enable_cdi(cdi)}{default}" + _nvidia_runtime(systemd_cgroup)
+    return f"version = 2\n\n{_enable_cdi(cdi)}{default}" + _nvidia_runtime(systemd_cgroup, binary)
 
 
-def containerd_dump(systemd_cgroup: bool = False, cdi: bool = False, default_runtime: str = "nvidia") -> str:
+def containerd_dump(systemd_cgroup: bool = False, cdi: bool = False, default_runtime: str = "nvidia", binary: str = "") -> str:
     """The two merged, as `containerd config dump` prints them."""
     return (
         'version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n\n'
         f'{_enable_cdi(cdi)}{_CRI}]\n  default_runtime_name = "{default_runtime}"\n\n'
-        + _nvidia_runtime(systemd_cgroup)
+        + _nvidia_runtime(systemd_cgroup, binary)
         + f'\n{_CRI}.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n'
         + _options("runc", systemd_cgroup)
     )
@@ -500,13 +532,38 @@ TOOLKIT_CONFIG = toolkit_config()
 TOOLKIT_CONFIG_HARDENED = toolkit_config(hardened=True)
 
 
+def operator_toolkit_config(mode: str = "auto", hardened: bool = False) -> str:
+    """The config.toml the GPU Operator's toolkit container writes beside the toolkit it installs
+    (nvidia-container-toolkit cmd/nvidia-ctk-installer/toolkit/toolkit.go, installToolkitConfig): the toolkit's
+    default config (toolkit_config) with the installer's values set: its binaries under OPERATOR_TOOLKIT_ROOT
+    (nvidia-container-cli.path, nvidia-ctk.path, nvidia-container-runtime-hook.path), the hook's
+    skip-mode-detection (the flag's default, true), the driver root (here "/", a driver installed on the machine)
+    and the low-level runtimes (the runtime's own, then main.go's defaultLowLevelRuntimes, runc and crun)."""
+    root = OPERATOR_TOOLKIT_ROOT
+    replaced = {
+        '#path = "/usr/bin/nvidia-container-cli"': f'path = "{root}/nvidia-container-cli"',
+        '#root = "/run/nvidia/driver"': 'root = "/"',
+        'runtimes = ["docker-runc", "runc", "crun"]': 'runtimes = ["runc", "crun"]',
+        'path = "nvidia-container-runtime-hook"\nskip-mode-detection = false': (
+            f'path = "{root}/nvidia-container-runtime-hook"\nskip-mode-detection = true'
+        ),
+        'path = "nvidia-ctk"': f'path = "{root}/nvidia-ctk"',
+    }
+    text = toolkit_config(mode, hardened)
+    for old, new in replaced.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
 def crictl_info(
-    default_runtime: str = "runc", nvidia: bool = False, enable_cdi: bool = False, systemd_cgroup: bool = False
+    default_runtime: str = "runc", nvidia: bool = False, enable_cdi: bool = False, systemd_cgroup: bool = False, binary: str = ""
 ) -> str:
     """`crictl info` of a running containerd (fixtures/crictl-info-containerd-1.7.json, runc only)
     with an `nvidia` runtime (a copy of runc's, nvidia-container-runtime as its binary, the way
     `nvidia-ctk runtime configure` adds it), default_runtime, enable_cdi and runc's SystemdCgroup
-    (the fixture's false, or true as on a machine whose kubelet uses systemd). Printed as crictl
+    (the fixture's false, or true as on a machine whose kubelet uses systemd); `binary`: the nvidia entry's
+    BinaryName (NVIDIA_RUNTIME, or the GPU Operator's). Printed as crictl
     prints it: indented by two, map keys sorted (Go's encoding/json)."""
     info = json.loads((FIXTURES / "crictl-info-containerd-1.7.json").read_text())
     containerd = info["config"]["containerd"]
@@ -514,7 +571,7 @@ def crictl_info(
     runtimes["runc"]["options"]["SystemdCgroup"] = systemd_cgroup
     if nvidia:
         runtimes["nvidia"] = json.loads(json.dumps(runtimes["runc"]))
-        runtimes["nvidia"]["options"]["BinaryName"] = NVIDIA_RUNTIME
+        runtimes["nvidia"]["options"]["BinaryName"] = binary or NVIDIA_RUNTIME
     containerd["runtimes"] = dict(sorted(runtimes.items()))
     containerd["defaultRuntimeName"] = default_runtime
     info["config"]["enableCDI"] = enable_cdi
@@ -535,6 +592,8 @@ def docker_info(default_runtime: str = "runc", nvidia: bool = False) -> str:
 
 # runc as the fake machines have it: preflight only looks for it on the PATH.
 RUNC_STUB = _simple_stub("runc", "runc version 1.2.5")
+# The driver's MPS programs (nvidia-container-toolkit pkg/nvcdi/driver-nvml.go, NewDriverBinariesDiscoverer).
+MPS_PROGRAMS = ("nvidia-cuda-mps-control", "nvidia-cuda-mps-server")
 
 KUBELET_CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -557,28 +616,28 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     _write(sbin / "nvidia-smi", _nvidia_smi(spec, mode_file), 0o755)
     uuids = [line.split(", ")[2] for line in _gpu_lines(spec).splitlines()]
     generation_fails = f'[ "$(cat {shlex.quote(str(mode_file))} 2>/dev/null)" = cdi-generation ]'
-    ctk = nvidia_ctk(spec.toolkit_version, cdi_spec(uuids, spec.driver), generation_fails)
-    _write(sbin / "nvidia-ctk", ctk, 0o755)
+    _toolkit(tree, spec, nvidia_ctk(spec.toolkit_version, cdi_spec(uuids, spec.driver), generation_fails))
     # Like the real one, config dump fails when it may not read the config.
     dump = (
         "  'config dump')\n"
         f"    [ -r /etc/containerd/config.toml ] || {{ echo {shlex.quote(CONTAINERD_DUMP_DENIED)} >&2; exit 1; }}\n"
-        f"    cat <<'EOF'\n{containerd_dump(True, spec.cdi, spec.default_runtime)}EOF\n    ;;\n"
+        f"    cat <<'EOF'\n{containerd_dump(True, spec.cdi, spec.default_runtime, spec.nvidia_runtime)}EOF\n    ;;\n"
     )
     _write(sbin / "containerd", _simple_stub("containerd", "containerd v1.7.27 fakehost", dump), 0o755)
-    _write(sbin / "crictl", _crictl(mode_file, spec.cdi, spec.default_runtime), 0o755)
+    _write(sbin / "crictl", _crictl(mode_file, spec.cdi, spec.default_runtime, spec.nvidia_runtime), 0o755)
     _write(sbin / "kubelet", _simple_stub("kubelet", f"Kubernetes {spec.kubelet_version}"), 0o755)
-    # The runtime the nvidia runtime's BinaryName names, as the toolkit's packages install it.
-    runtime_version = f"NVIDIA Container Runtime version {spec.toolkit_version}"
-    _write(tree / NVIDIA_RUNTIME.lstrip("/"), _simple_stub("nvidia-container-runtime", runtime_version), 0o755)
     # The low-level runtime the nvidia runtime runs (config.toml's runtimes: docker-runc, runc, crun).
     _write(tree / "usr/bin/runc", RUNC_STUB, 0o755)
+    if spec.mps_programs:
+        # Preflight's mps check looks for them where the container toolkit does; nothing runs them here.
+        for program in MPS_PROGRAMS:
+            _write(tree / "usr/bin" / program, _simple_stub(program, f"fake {program}"), 0o755)
     # /dev and /proc are not laid over: preflight's dev-char-links check judges the real host's NVIDIA
     # device nodes (none on a machine without NVIDIA GPUs: nothing to link) and /proc/devices.
     # kubelet uses the systemd cgroup driver (KUBELET_CONFIG): so do runc and the nvidia runtime.
     _write(tree / "etc/containerd/config.toml", containerd_config(systemd_cgroup=True))
-    _write(tree / "etc/containerd/conf.d/99-nvidia.toml", containerd_nvidia_dropin(True, spec.cdi, spec.default_runtime))
-    _write(tree / TOOLKIT_CONFIG_PATH.lstrip("/"), toolkit_config(spec.toolkit_mode, spec.hardened_toolkit))
+    dropin = containerd_nvidia_dropin(True, spec.cdi, spec.default_runtime, spec.nvidia_runtime)
+    _write(tree / "etc/containerd/conf.d/99-nvidia.toml", dropin)
     flags = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
     _write(tree / "var/lib/kubelet/kubeadm-flags.env", flags)
     _write(tree / "var/lib/kubelet/config.yaml", kubelet_config(spec.kubelet_feature_gates))
@@ -596,6 +655,34 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     (tree / "run/sshd").mkdir(parents=True, mode=0o755)
     if not mode_file.exists():
         set_mode(mode_file, "healthy")
+
+
+def _toolkit(tree: Path, spec: MachineSpec, ctk: str) -> None:
+    """The container toolkit: nvidia-ctk (`ctk`) beside the nvidia-container-runtime containerd's entry names, and its
+    config.toml. From the packages: both in /usr/bin, nvidia-ctk also among the stubs of /usr/local/sbin (on PATH), the
+    config in /etc/nvidia-container-runtime. From the GPU Operator's toolkit container: under OPERATOR_TOOLKIT_ROOT,
+    its config beside them (OPERATOR_TOOLKIT_CONFIG); with `stale_toolkit`, an older packaged one in /usr/bin too."""
+    if spec.toolkit_install not in TOOLKIT_INSTALLS:
+        raise ValueError(f"toolkit_install must be one of {TOOLKIT_INSTALLS}, not {spec.toolkit_install!r}")
+    if spec.toolkit_install == "packages":
+        _write(tree / "usr/local/sbin/nvidia-ctk", ctk, 0o755)
+        _toolkit_files(tree, "/usr/bin", spec.toolkit_version, ctk)
+        _write(tree / TOOLKIT_CONFIG_PATH.lstrip("/"), toolkit_config(spec.toolkit_mode, spec.hardened_toolkit))
+        return
+    _toolkit_files(tree, OPERATOR_TOOLKIT_ROOT, spec.toolkit_version, ctk)
+    _write(tree / OPERATOR_TOOLKIT_CONFIG.lstrip("/"), operator_toolkit_config(spec.toolkit_mode, spec.hardened_toolkit))
+    if spec.stale_toolkit:
+        stale = ctk.replace(f"version {spec.toolkit_version}", f"version {spec.stale_toolkit}")
+        _toolkit_files(tree, "/usr/bin", spec.stale_toolkit, stale)
+        _write(tree / TOOLKIT_CONFIG_PATH.lstrip("/"), toolkit_config())
+
+
+def _toolkit_files(tree: Path, directory: str, version: str, ctk: str) -> None:
+    """nvidia-ctk and nvidia-container-runtime of `version` in `directory` (on the machine)."""
+    place = tree / directory.lstrip("/")
+    _write(place / "nvidia-ctk", ctk, 0o755)
+    runtime = _simple_stub("nvidia-container-runtime", f"NVIDIA Container Runtime version {version}")
+    _write(place / "nvidia-container-runtime", runtime, 0o755)
 
 
 def set_mode(mode_file: Path, mode: str) -> None:
@@ -906,8 +993,9 @@ def _write_hosts_json() -> list[dict[str, object]]:
     return entries
 
 
-def cmd_up(names: list[str], dra: bool = False) -> None:
-    """Start the machines; with `dra`, each as NVIDIA's DRA driver wants it (`dra_ready`)."""
+def cmd_up(names: list[str], dra: bool = False, toolkit_install: str = "packages") -> None:
+    """Start the machines; with `dra`, each as NVIDIA's DRA driver wants it (`dra_ready`); `toolkit_install`:
+    who installed the toolkit the runtime runs (TOOLKIT_INSTALLS)."""
     ensure_key(CLIENT_KEY, "fakehost-client")
     client_public = CLIENT_KEY.with_suffix(".pub").read_text()
     for name in names:
@@ -915,6 +1003,7 @@ def cmd_up(names: list[str], dra: bool = False) -> None:
         host = _e2e_host(name)
         if dra:
             host = replace(host, spec=dra_ready(host.spec))
+        host = replace(host, spec=replace(host.spec, toolkit_install=toolkit_install))
         if host.running_pid():
             print(f"fakehost: {name} already up on {host.host}:{host.port}", file=sys.stderr)
             continue
@@ -943,6 +1032,9 @@ def main(argv: list[str]) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     upper = sub.add_parser("up")
     upper.add_argument("--dra", action="store_true", help="machines as NVIDIA's DRA driver wants them")
+    upper.add_argument(
+        "--toolkit", choices=TOOLKIT_INSTALLS, default="packages", help="who installed the toolkit the runtime runs"
+    )
     upper.add_argument("nodes", nargs="+")
     breaker = sub.add_parser("break")
     breaker.add_argument("node")
@@ -954,7 +1046,7 @@ def main(argv: list[str]) -> None:
     inner.add_argument("--hostname", required=True)
     args = parser.parse_args(argv)
     if args.command == "up":
-        cmd_up(args.nodes, args.dra)
+        cmd_up(args.nodes, args.dra, args.toolkit)
     elif args.command == "break":
         cmd_break(args.node, args.mode)
     elif args.command == "down":

@@ -33,7 +33,9 @@
 #      "gpuFeatures": {"machine": str|null, "migCapable": bool|null, "clique": str|null,
 #                      "computeCapability": str|null},
 #      "driverAdvisories": {"branch": str|null, "branchPatched": bool|null, "openBulletins": [str]},
-#      "toolkit": {"mode": "legacy"|"cdi"|"jit-cdi"|"csv"|"invalid"|null,
+#      "toolkit": {"path": str|null, "runtimeBinary": str|null, "config": str|null, "version": str|null,
+#                  "openAdvisories": [str], "acceptedAdvisories": [str],
+#                  "mode": "legacy"|"cdi"|"jit-cdi"|"csv"|"invalid"|null,
 #                  "cdiGeneration": "ok"|"failed"|"not tried"},
 #      "checks": [{"name": str, "ok": bool, "detail": str}]}
 #   stderr  a human summary, one line per check.
@@ -78,6 +80,10 @@
 #   runtime.certain is false when the verdict rests on this script's reading of
 #   containerd's import and merge rules, or when no runtime was inspected. Readers
 #   may ignore both fields.
+#   toolkit is the container toolkit the runtime runs (40-check-toolkit.sh, find_toolkit): path its
+#   nvidia-ctk, runtimeBinary the nvidia-container-runtime the runtime's nvidia entry names (or PATH's,
+#   without an entry to follow), config the config.toml that one reads (/etc/nvidia-container-runtime's,
+#   or the GPU Operator's beside its binaries), null where not found or not looked for (usage error).
 #   toolkit.mode is the container toolkit's mode as it resolves here (config.toml's, auto by
 #   the toolkit's version; "invalid" for a mode it does not know, null when unknown);
 #   toolkit.cdiGeneration whether `nvidia-ctk cdi generate` built a CDI spec, into the script's
@@ -91,8 +97,8 @@
 # that needed it with "cannot read X as user U" (README: Privileges).
 #
 # Files are read under --root (default /), so tests can point it at a prepared
-# tree; commands (nvidia-smi, nvidia-ctk, containerd, kubelet, timeout) come from
-# PATH. It needs bash >= 4.4 and coreutils (mktemp; timeout if present), and
+# tree; commands (nvidia-smi, containerd, kubelet, timeout) come from PATH, except the
+# toolkit's nvidia-ctk, run from where the runtime's nvidia entry points (under --root too). It needs bash >= 4.4 and coreutils (mktemp; timeout if present), and
 # deliberately neither jq nor python: GPU nodes often have neither.
 #
 # Knobs (environment)
@@ -109,6 +115,7 @@ usage: bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expec
                          [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed [--mig-devices PROFILE=COUNT,...]]
                          [--require-default-runtime] [--require-cdi [--cdi-hook-path PATH]]
                          [--isolation default|strict] [--min-toolkit X.Y.Z] [--allocator devicePlugin|dra]
+                         [--mps-replicas N [--mps-driver-root DIR]]
                          [--toolkit-advisory CVE-ID=FIXED[,FIXED...]]... [--accepted-toolkit-advisory CVE-ID=FIXED[,FIXED...]]...
                          [--driver-advisory BULLETIN:CVE-ID[,CVE-ID...][,+N]=FIXED[,FIXED...]]...
                          [--patched-driver-branches BRANCH[,BRANCH...]] [--refuse-driver-advisories]
@@ -117,12 +124,14 @@ EOF
 }
 
 init_state() {
-  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false ISOLATION=default MIN_CUDA='' MIG_STRATEGY='' MIG_DEVICES='' MIG_DEVICES_GIVEN=false MIG_WANT_ORDER=() GPU_MODEL='' MIN_TOOLKIT='' ALLOCATOR=devicePlugin TK_ADVISORIES=() TK_ACCEPTED=() DRV_ADVISORIES=() DRV_PATCHED='' DRV_PATCHED_GIVEN=false DRV_REFUSE=false TK_OPEN=() TK_OPEN_IDS=() TK_OPEN_ACCEPTED=() KV_RC='' TK_ASKED='' TK_VERSION='' CDI_HOOK_PATH='' HOOK_PATH_GIVEN=false
+  ROOT='' RUNTIME_ARG='' EXPECT_GPUS='' MIN_DRIVER='' USAGE_ERROR='' REQUIRE_DEFAULT=false REQUIRE_CDI=false ISOLATION=default MIN_CUDA='' MIG_STRATEGY='' MIG_DEVICES='' MIG_DEVICES_GIVEN=false MIG_WANT_ORDER=() GPU_MODEL='' MIN_TOOLKIT='' ALLOCATOR=devicePlugin TK_ADVISORIES=() TK_ACCEPTED=() DRV_ADVISORIES=() DRV_PATCHED='' DRV_PATCHED_GIVEN=false DRV_REFUSE=false TK_OPEN=() TK_OPEN_IDS=() TK_OPEN_ACCEPTED=() KV_RC='' TK_ASKED='' TK_VERSION='' TK_FOUND='' TK_HOW='' TK_CTK='' TK_RUNTIME='' CDI_HOOK_PATH='' HOOK_PATH_GIVEN=false
   SMI_TIMEOUT=${PREFLIGHT_NVIDIA_SMI_TIMEOUT:-20}
   CMD_TIMEOUT=${PREFLIGHT_CMD_TIMEOUT:-10}
   HOST_NAME=unknown DRIVER_VERSION='' CUDA_VERSION='' SMI_OK=false Q_DONE=false GPU_COUNT=0 GPUS_JSON='' GPU_NAMES=''
   RT_NAME='' RT_DEFAULT=false RT_CLASS=false RT_SRC='' RT_CERTAIN=false
   FEAT_MACHINE='' FEAT_MIG_CAPABLE='' FEAT_CLIQUE='' FEAT_COMPUTE=''
+  # devicePlugin.sharing under MPS: the replicas of each GPU and the driver root (69-check-mps.sh).
+  MPS_REPLICAS='' MPS_DRIVER_ROOT='' MPS_CAPS=()
   L_DONE=false L_OK=false L_PROBLEM='' MIG_JSON=null
   # What the current check could not read for lack of permission (see can_read).
   CANNOT_READ=()

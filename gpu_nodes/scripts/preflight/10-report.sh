@@ -86,10 +86,15 @@ json_list() {
   REPLY="[$list]"
 }
 
-# toolkit_json: the "toolkit" entry: the version nvidia-ctk reported, the advisories it is open to,
-# the mode its runtime resolves to and whether a CDI spec could be built (cdi-generation).
+# toolkit_json: the "toolkit" entry: which toolkit was judged (its nvidia-ctk, the nvidia-container-runtime
+# the runtime's entry runs and the config.toml it reads: find_toolkit), the version nvidia-ctk reported,
+# the advisories it is open to, the mode its runtime resolves to and whether a CDI spec could be built
+# (cdi-generation).
 toolkit_json() {
-  local version=null mode=null generation open accepted
+  local version=null mode=null generation open accepted path=null runtime=null config=null
+  if [[ -n ${TK_CTK-} ]]; then json_str "$TK_CTK" && path=$REPLY; fi
+  if [[ -n ${TK_RUNTIME-} ]]; then json_str "$TK_RUNTIME" && runtime=$REPLY; fi
+  if [[ -n ${TK_FOUND-} ]]; then json_str "$TOOLKIT_CONFIG" && config=$REPLY; fi
   if [[ -n ${TK_VERSION-} ]]; then json_str "$TK_VERSION" && version=$REPLY; fi
   if [[ -n ${TK_MODE-} ]]; then json_str "$TK_MODE" && mode=$REPLY; fi
   json_str "${CDI_GENERATION:-not tried}"
@@ -98,7 +103,7 @@ toolkit_json() {
   open=$REPLY
   json_list "${TK_OPEN_ACCEPTED[@]}"
   accepted=$REPLY
-  REPLY="{\"version\": $version, \"openAdvisories\": $open, \"acceptedAdvisories\": $accepted, \"mode\": $mode, \"cdiGeneration\": $generation}"
+  REPLY="{\"path\": $path, \"runtimeBinary\": $runtime, \"config\": $config, \"version\": $version, \"openAdvisories\": $open, \"acceptedAdvisories\": $accepted, \"mode\": $mode, \"cdiGeneration\": $generation}"
 }
 
 # driver_advisories_json: the "driverAdvisories" entry: the driver's branch, whether NVIDIA still

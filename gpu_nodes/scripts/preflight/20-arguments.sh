@@ -13,7 +13,7 @@ parse_args() {
   while (($#)); do
     opt=$1
     case $opt in
-      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --mig-devices | --gpu-model | --min-toolkit | --isolation | --cdi-hook-path | --root | --toolkit-advisory | --accepted-toolkit-advisory | --driver-advisory | --patched-driver-branches | --allocator)
+      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --mig-devices | --gpu-model | --min-toolkit | --isolation | --cdi-hook-path | --root | --toolkit-advisory | --accepted-toolkit-advisory | --driver-advisory | --patched-driver-branches | --allocator | --mps-replicas | --mps-driver-root)
         if (($# < 2)); then
           USAGE_ERROR="$opt needs a value"
           return 1
@@ -21,7 +21,7 @@ parse_args() {
         val=$2
         shift 2
         ;;
-      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --mig-devices=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --cdi-hook-path=* | --root=* | --toolkit-advisory=* | --accepted-toolkit-advisory=* | --driver-advisory=* | --patched-driver-branches=* | --allocator=*)
+      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --mig-devices=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --cdi-hook-path=* | --root=* | --toolkit-advisory=* | --accepted-toolkit-advisory=* | --driver-advisory=* | --patched-driver-branches=* | --allocator=* | --mps-replicas=* | --mps-driver-root=*)
         val=${opt#*=} opt=${opt%%=*}
         shift
         ;;
@@ -64,6 +64,8 @@ parse_args() {
       --patched-driver-branches) DRV_PATCHED=$val DRV_PATCHED_GIVEN=true ;;
       --isolation) ISOLATION=$val ;;
       --allocator) ALLOCATOR=$val ;;
+      --mps-replicas) MPS_REPLICAS=$val ;;
+      --mps-driver-root) MPS_DRIVER_ROOT=$val ;;
       --cdi-hook-path) CDI_HOOK_PATH=$val HOOK_PATH_GIVEN=true ;;
       --root) root=$val ;;
     esac
@@ -135,6 +137,7 @@ validate_args() {
     *) USAGE_ERROR="--mig-strategy wants single or mixed, got '$MIG_STRATEGY'" && return 1 ;;
   esac
   if $MIG_DEVICES_GIVEN; then parse_mig_devices || return 1; fi
+  validate_mps_args || return 1
   if [[ ! -d $root ]]; then
     USAGE_ERROR="--root '$root' is not a directory"
     return 1

@@ -34,23 +34,53 @@ readonly TOOLKIT_JIT_CDI_DEFAULT=1.18.0
 
 # The one table of NVIDIA_REQUIRE_CUDA: for each CUDA version of NVIDIA's images
 # (major.minor), the driver branches its alternatives list (brand=...,driver>=B,driver<B+1),
-# read from the x86_64 base Dockerfiles of NVIDIA's container-images/cuda repository
-# (dist/<version>/ubuntu2x04/base/Dockerfile of 11.7.1, 12.0.1, 12.2.2, 12.4.1, 12.5.0,
-# 12.6.3, 12.8.2, 12.9.1 and 13.0.0; tests/scripts/fixtures/README.md names the copies read).
-# Every branch there lists the datacenter brands (tesla, nvidia, unknown; libnvidia-container
-# src/driver.c names every brand it does not know "Unknown"), R450 for tesla only; GeForce and
-# TITAN are listed for R470-R535 up to 12.4 and not at all from 12.5: preflight takes the GPUs
-# for datacenter ones. A CUDA version not in the table is a warning, not a refusal.
+# read from the x86_64 base Dockerfiles of NVIDIA's container-images/cuda repository at the point
+# release NVIDIA supports for each version (doc/supported-tags.md: only the latest point release of
+# a CUDA version is kept): dist/<version>/ubuntu2x04/base/Dockerfile of 11.7.1, 11.8.0, 12.0.1,
+# 12.1.1, 12.2.2, 12.3.2, 12.4.1, 12.5.1, 12.6.3, 12.8.2, 12.9.2, 13.0.3, 13.1.2, 13.2.1 and 13.3.1
+# (tests/scripts/fixtures/README.md names the copies read). Every branch there lists the
+# datacenter brands (tesla, nvidia, unknown; libnvidia-container src/driver.c names every brand
+# it does not know "Unknown"), R450 for tesla only; GeForce and TITAN are listed for R470-R535
+# up to 12.4 and not at all from 12.5: preflight takes the GPUs for datacenter ones. A CUDA
+# version not in the table (13.4, whose images' Dockerfiles could not be read) is a warning, not
+# a refusal.
 declare -rA CUDA_IMAGE_BRANCHES=(
   [11.7]="450 470"
+  [11.8]="450 470"
   [12.0]="450 470"
+  [12.1]="450 470 525"
   [12.2]="470 525"
+  [12.3]="470 525 535"
   [12.4]="470 525 535"
   [12.5]="470 535 550"
   [12.6]="470 535 550"
   [12.8]="535 550 560 565 570 580"
-  [12.9]="535 550 560 565 570"
+  [12.9]="535 550 560 565 570 580"
   [13.0]="535 550 565 570 575"
+  [13.1]="535 550 560 565 570 580"
+  [13.2]="535 570 580 590"
+  [13.3]="535 570 580 590 595"
+)
+# The first driver of each CUDA version: NVIDIA's CUDA Toolkit release notes, "CUDA Toolkit and
+# Corresponding Driver Versions" (Table 3), the Linux x86_64 driver of its GA release. A driver
+# from it on reports that CUDA version in nvidia-smi's header, which is what the image's
+# cuda>=X.Y asks for; the refusal names it as the driver to upgrade to.
+declare -rA CUDA_FIRST_DRIVER=(
+  [11.7]=515.43.04
+  [11.8]=520.61.05
+  [12.0]=525.60.13
+  [12.1]=530.30.02
+  [12.2]=535.54.03
+  [12.3]=545.23.06
+  [12.4]=550.54.14
+  [12.5]=555.42.02
+  [12.6]=560.28.03
+  [12.8]=570.26
+  [12.9]=575.51.03
+  [13.0]=580.65.06
+  [13.1]=590.44.01
+  [13.2]=595.45.04
+  [13.3]=610.43.02
 )
 
 # toolkit_mode: sets TK_MODE (legacy, cdi, jit-cdi, csv; '' when unknown), TK_MODE_WHY (how
@@ -154,7 +184,7 @@ cuda_newer_image() {
       cuda_branch_verdict "$MIN_CUDA"
       case $REPLY in
         listed) cuda_runs "$facts; the $how checks its NVIDIA_REQUIRE_CUDA, which lists the R${DRIVER_VERSION%%.*} branch, so it starts, and $runs" ;;
-        unlisted) add_check cuda false "$facts; the $how refuses to start it (\"unsatisfied condition: cuda>=$MIN_CUDA\": its NVIDIA_REQUIRE_CUDA takes older drivers only of the $BRANCHES branches): upgrade the driver to one for CUDA $MIN_CUDA or later (or of a listed branch), set verification.cudaImage to an image built for CUDA $CUDA_VERSION or older, or use the toolkit's jit-cdi mode (the default from $TOOLKIT_JIT_CDI_DEFAULT), which checks no requirement" ;;
+        unlisted) add_check cuda false "$facts; the $how refuses to start it (\"unsatisfied condition: cuda>=$MIN_CUDA\": its NVIDIA_REQUIRE_CUDA takes older drivers only of the $BRANCHES branches): upgrade the driver to one for CUDA $MIN_CUDA or later${CUDA_FIRST_DRIVER[$MIN_CUDA]:+ (${CUDA_FIRST_DRIVER[$MIN_CUDA]} or newer)} or to one of a listed branch, set verification.cudaImage to an image built for CUDA $CUDA_VERSION or older, or use the toolkit's jit-cdi mode (the default from $TOOLKIT_JIT_CDI_DEFAULT), which checks no requirement" ;;
         unknown) add_check cuda true "warning: $facts; the $how checks its NVIDIA_REQUIRE_CUDA, and which driver branches NVIDIA's CUDA $MIN_CUDA images list is not known here (README: CUDA): the verification's vectorAdd decides" ;;
       esac
       ;;

@@ -411,16 +411,17 @@ fix_default() {
   esac
 }
 
-check_runtime() {
-  local name=$RUNTIME_ARG how=''
-  RT_UNREADABLE=false
+# inspect_runtime: reads the runtime (chosen by --runtime, or found by auto) and its nvidia entry into RT_*
+# and ENT_*, adding no check: main reads it before the checks, since the entry says which container
+# toolkit the runtime runs (find_toolkit, 40-check-toolkit.sh), and check_runtime judges it in its turn.
+# RT_NAME stays '' when auto found no runtime.
+inspect_runtime() {
+  local name=$RUNTIME_ARG
+  RT_UNREADABLE=false RT_HOW='' RT_CANNOT_READ=()
   entry_reset
   if [[ $name == auto ]]; then
-    if ! detect_runtime; then
-      add_check runtime false "auto: no container runtime found (kubelet names no CRI endpoint, no CRI socket listens; no containerd, k3s, crio or dockerd on PATH; no /etc/containerd, /var/lib/rancher/{k3s,rke2}, /etc/crio or /etc/docker)"
-      return
-    fi
-    name=$DETECTED how="auto chose $DETECTED ($DETECT_WHY); "
+    detect_runtime || return 0
+    name=$DETECTED RT_HOW="auto chose $DETECTED ($DETECT_WHY); "
   fi
   RT_NAME=$name RT_CONFIGURED=false RT_IS_DEFAULT=false RT_DEFAULT_NAME='' RT_SOURCE='' RT_ERROR='' RT_ENABLE_CDI=''
   RUN_FIX='' RUN_CDI_FIX='' RUN_WARN=''
@@ -432,9 +433,21 @@ check_runtime() {
     docker) inspect_docker ;;
   esac
   running_runtime "$name"
+  RT_CANNOT_READ=("${CANNOT_READ[@]}")
+  # A file we could not read may hold (or undo) the nvidia runtime: no verdict.
+  ((${#CANNOT_READ[@]})) && RT_CERTAIN=false RT_UNREADABLE=true
+  return 0
+}
+
+# check_runtime: the verdict on what inspect_runtime read.
+check_runtime() {
+  local name=$RT_NAME how=$RT_HOW
+  if [[ -z $name ]]; then
+    add_check runtime false "auto: no container runtime found (kubelet names no CRI endpoint, no CRI socket listens; no containerd, k3s, crio or dockerd on PATH; no /etc/containerd, /var/lib/rancher/{k3s,rke2}, /etc/crio or /etc/docker)"
+    return
+  fi
+  CANNOT_READ=("${RT_CANNOT_READ[@]}")
   if ((${#CANNOT_READ[@]})); then
-    # A file we could not read may hold (or undo) the nvidia runtime: no verdict.
-    RT_CERTAIN=false RT_UNREADABLE=true
     cannot_read_text
     add_check runtime false "$how$name: $REPLY, so whether $name has the nvidia runtime is unknown"
   elif [[ -n $RT_ERROR ]]; then

@@ -86,8 +86,12 @@ runtime_cdi() {
       else
         cdi_found+=("$RT_NAME ($MAJOR_WHY) resolves CDI devices (enable_cdi ${RT_ENABLE_CDI:-unset, on by default in 2.x})")
       fi
+      cdi_spec_readable "$RT_NAME" "$CTRD_VERSION"
       ;;
-    cri-o) cdi_found+=("cri-o resolves CDI devices") ;;
+    cri-o)
+      cdi_found+=("cri-o resolves CDI devices")
+      crio_version && cdi_spec_readable cri-o "$REPLY"
+      ;;
     docker) cdi_problems+=("docker behind cri-dockerd: cri-dockerd passes no CDI devices from kubelet to docker; $1") ;;
     *) cdi_problems+=("no container runtime was found, so whether it resolves CDI devices is unknown") ;;
   esac

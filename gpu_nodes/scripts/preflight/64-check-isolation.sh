@@ -42,6 +42,19 @@ toolkit_settings() {
   done
 }
 
+# hardening_fix: sets REPLY to how to set the two keys hardened in the found toolkit's config. The GPU Operator's
+# toolkit container writes its config.toml anew at each start, from its flags (nvidia-container-toolkit
+# cmd/nvidia-ctk-installer/toolkit/toolkit.go: accept-nvidia-visible-devices-envvar-when-unprivileged and
+# accept-nvidia-visible-devices-as-volume-mounts, from the environment variables named here), so an edit there
+# does not last: its toolkit.env is where they are set.
+hardening_fix() {
+  if [[ $TOOLKIT_CONFIG != "$PACKAGE_TOOLKIT_CONFIG" ]]; then
+    REPLY="the GPU Operator's toolkit container writes $TOOLKIT_CONFIG at each start: set ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false and ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS=true in its toolkit.env"
+  else
+    REPLY="nvidia-ctk config --in-place --set $ENVVAR_KEY=false --set $MOUNTS_KEY=true"
+  fi
+}
+
 # fix_not_default NAME: sets REPLY to how to make runc the default of runtime NAME again. For
 # containerd, nvidia-ctk without --set-as-default deletes default_runtime_name when it names the
 # runtime it configures (nvidia-container-toolkit pkg/config/engine/containerd/config.go,
@@ -79,7 +92,8 @@ check_isolation() {
     [[ $TK_ENVVAR == false ]] || why+="$ENVVAR_KEY = false (it is $TK_ENVVAR), "
     [[ $TK_MOUNTS == true ]] || why+="$MOUNTS_KEY = true (it is $TK_MOUNTS), "
     if [[ -n $why ]]; then
-      iso_problems+=("strict isolation needs ${why%, } in $TOOLKIT_CONFIG, at the top level before any [table] ($TK_WHERE): set them (nvidia-ctk config --in-place --set $ENVVAR_KEY=false --set $MOUNTS_KEY=true); the runtime reads the file for each new container, no restart needed")
+      hardening_fix
+      iso_problems+=("strict isolation needs ${why%, } in $TOOLKIT_CONFIG, at the top level before any [table] ($TK_WHERE): set them ($REPLY); the runtime reads the file for each new container, no restart needed")
     else
       iso_found+=("strict: $ENVVAR_KEY = false, $MOUNTS_KEY = true ($TK_WHERE): an unprivileged pod gets only the GPUs the device plugin mounts for it; a pod with CAP_SYS_ADMIN still gets every GPU")
     fi

@@ -30,7 +30,6 @@ readonly CTK_LOG_ERROR_RE='level=(error|fatal) msg="(([^"\\]|\\.)*)"'
 # The same with a terminal ("ERRO[0000] ...").
 readonly CTK_TTY_ERROR_RE='^(ERRO|FATA)\[[0-9]+\][[:space:]]*(.*)'
 # How a machine goes back to the legacy mode, which builds no spec.
-readonly TOML_LEGACY_FIX="set mode = \"legacy\" under [nvidia-container-runtime] in $TOOLKIT_CONFIG"
 # A TOML string value, quoted or bare: its text.
 readonly TOML_WORD_RE="^[\"']?([^\"'[:space:]]*)"
 
@@ -64,20 +63,21 @@ check_cdi_generation() {
         need="the toolkit's mode is unknown ($TK_MODE_WHY), and jit-cdi and cdi modes need a CDI spec"
         ;;
     esac
-    fix+=", or $TOML_LEGACY_FIX"
+    fix+=", or set mode = \"legacy\" under [nvidia-container-runtime] in $TOOLKIT_CONFIG"
   fi
   cdi_generate "$need" "$harm: $fix"
 }
 
-# cdi_generate NEED FIX: runs `nvidia-ctk cdi generate` into TMPD and adds the check: NEED says why
+# cdi_generate NEED FIX: runs the found toolkit's `nvidia-ctk cdi generate` (find_toolkit) into TMPD and adds the check: NEED says why
 # the spec matters here, FIX what follows when it cannot be built and what to do.
 cdi_generate() {
   local need=$1 fix=$2 out=$TMPD/$CDI_GENERATION_SPEC
   local -a args=(cdi generate)
   # Where nvidia-ctk is missing, nothing here builds the spec this mode or group needs: the
   # machine is not known to work, so it fails, as the cdi check fails what it cannot tell.
-  if ! find_cmd nvidia-ctk; then
-    add_check cdi-generation false "could not be tried: nvidia-ctk is not on PATH, and $need: install the NVIDIA Container Toolkit (the container-toolkit check names what is there)"
+  find_toolkit
+  if [[ -z $TK_CTK ]]; then
+    add_check cdi-generation false "could not be tried: no nvidia-ctk ($TK_HOW), and $need: install the NVIDIA Container Toolkit (the container-toolkit check names what is there)"
     return
   fi
   if [[ -z $TMPD ]]; then
@@ -88,7 +88,7 @@ cdi_generate() {
     args+=("--driver-root=${BASH_REMATCH[1]}")
   fi
   # It asks the driver through NVML, as nvidia-smi does: it gets nvidia-smi's time.
-  run_capture "$SMI_TIMEOUT" nvidia-ctk "${args[@]}" "--output=$out"
+  run_capture "$SMI_TIMEOUT" "$TK_CTK_RUN" "${args[@]}" "--output=$out"
   CDI_GENERATION=failed
   if timed_out; then
     add_check cdi-generation false "$need; nvidia-ctk cdi generate did not finish within ${SMI_TIMEOUT}s: the driver is wedged or a GPU fell off the bus"

@@ -18,6 +18,10 @@ main() {
   fi
   detect_hostname
   detect_machine
+  collect_kubelet # for the runtime (auto) and the feature-gate checks
+  kubelet_device_settings
+  # The runtime's nvidia entry names the container toolkit it runs, which the checks from cuda on judge.
+  inspect_runtime
   check_driver
   check_gpu_count
   check_gpu_model
@@ -27,11 +31,10 @@ main() {
   check_mig
   check_fabric
   check_gpu_health
+  check_mps
   smi_q_features
   smi_compute_cap
   check_toolkit
-  collect_kubelet # for the runtime (auto) and the feature-gate checks
-  kubelet_device_settings
   check_runtime
   check_runtime_entry
   check_cdi

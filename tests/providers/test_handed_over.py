@@ -1,0 +1,107 @@
+"""The GPU Operator and MIG manager releases on the cluster against NVIDIA's bulletins
+(gpu_nodes/providers/handed_over.py), and the allocator check's warnings of them. The objects are
+shaped as the operator's chart renders them (gpu-operator deployments/gpu-operator/templates/
+clusterpolicy.yaml and gpucluster.yaml, labels from _helpers.tpl `gpu-operator.labels`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gpu_nodes.providers.coexistence import CoexistenceProvider
+from gpu_nodes.providers.handed_over import mig_manager_release, operator_advisories, operator_release
+
+
+def chart_labels(app_version: str) -> dict[str, str]:
+    """`gpu-operator.labels` for a release: its chart is `gpu-operator-<version>`, its appVersion `<version>`."""
+    return {
+        "app.kubernetes.io/name": "gpu-operator",
+        "helm.sh/chart": f"gpu-operator-{app_version}",
+        "app.kubernetes.io/instance": "gpu-operator",
+        "app.kubernetes.io/version": app_version,
+        "app.kubernetes.io/managed-by": "Helm",
+        "app.kubernetes.io/component": "gpu-operator",
+    }
+
+
+def cluster_policy(release: str | None, mig: str | None = "v0.13.1", cdi: bool = True, **labels: str) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": "cluster-policy", "labels": {**(chart_labels(release) if release else {}), **labels}}
+    spec: dict[str, Any] = {"cdi": {"enabled": cdi, "default": False}, "devicePlugin": {"enabled": False}}
+    if mig is not None:
+        spec["migManager"] = {
+            "enabled": True,
+            "repository": "nvcr.io/nvidia/cloud-native",
+            "image": "k8s-mig-manager",
+            "version": mig,
+        }
+    return {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": metadata, "spec": spec}
+
+
+def gpu_cluster(release: str) -> dict[str, Any]:
+    return {"kind": "GPUCluster", "metadata": {"name": "gpu-cluster", "labels": chart_labels(release)}, "spec": {}}
+
+
+@pytest.mark.parametrize(
+    ("labels", "release"),
+    [
+        (chart_labels("v26.3.1"), "26.3.1"),
+        ({"helm.sh/chart": "gpu-operator-v25.10.1"}, "25.10.1"),
+        ({}, None),
+    ],
+)
+def test_the_operator_release_is_read_from_the_charts_labels(labels, release):
+    assert operator_release({"metadata": {"labels": labels}}) == release
+
+
+def test_the_mig_manager_release_is_its_version_or_its_images_tag():
+    assert mig_manager_release(cluster_policy("v26.7.0", mig="v0.12.1")) == "0.12.1"
+    policy = {"spec": {"migManager": {"image": "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.11.0-ubuntu20.04"}}}
+    assert mig_manager_release(policy) == "0.11.0"
+
+
+def test_an_operator_up_to_26_3_1_is_named_with_bulletin_5850():
+    warnings, unknown = operator_advisories([cluster_policy("v26.3.1")], [])
+    assert unknown == [] and len(warnings) == 1, warnings
+    assert warnings[0].startswith("the GPU Operator of ClusterPolicy/cluster-policy is 26.3.1, open to CVE-2026-24260"), warnings
+    assert "bulletin 5850" in warnings[0] and "fixed in 26.3.2" in warnings[0]
+
+
+def test_an_operator_of_25_3_1_is_named_with_both_bulletins_cdi_or_not():
+    [warning] = operator_advisories([cluster_policy("v25.3.1", cdi=False)], [])[0]
+    assert "CVE-2025-23266, CVE-2025-23267 (NVIDIA security bulletin 5659" in warning and "fixed in 25.3.2" in warning
+    assert "CVE-2026-24260 (NVIDIA security bulletin 5850" in warning
+
+
+def test_a_mig_manager_up_to_0_12_1_is_named_only_with_cdi_on():
+    warnings, _ = operator_advisories([cluster_policy("v26.7.0", mig="v0.12.1", cdi=True)], [])
+    assert warnings == [
+        "the MIG manager of ClusterPolicy/cluster-policy (CDI on) is 0.12.1, open to CVE-2025-23266, CVE-2025-23267 "
+        "(NVIDIA security bulletin 5659 (July 2025, revision 2.0.0 of 2025-08-12); fixed in 0.12.2): upgrade it "
+        "(gpu-nodes does not run it)"
+    ], warnings
+    assert operator_advisories([cluster_policy("v26.7.0", mig="v0.12.1", cdi=False)], []) == ([], [])
+
+
+def test_a_current_operator_and_gpu_cluster_are_not_named():
+    assert operator_advisories([cluster_policy("v26.7.0")], [gpu_cluster("v26.7.0")]) == ([], [])
+
+
+def test_a_gpu_cluster_up_to_26_3_1_is_named():
+    [warning] = operator_advisories([], [gpu_cluster("v26.3.0")])[0]
+    assert warning.startswith("the GPU Operator of GPUCluster/gpu-cluster is 26.3.0, open to CVE-2026-24260"), warning
+
+
+def test_a_release_that_cannot_be_read_is_said_unchecked():
+    warnings, unknown = operator_advisories([cluster_policy(None, mig="")], [])
+    assert warnings == [] and len(unknown) == 2, unknown
+    assert "its release is not on it" in unknown[0] and "spec.migManager names no release" in unknown[1]
+
+
+def test_the_check_returns_its_advisories_for_the_program_to_warn_of(monkeypatch):
+    lines = ["the GPU Operator of ClusterPolicy/cluster-policy is 26.3.1, open to ..."]
+    monkeypatch.setattr(CoexistenceProvider, "_look", lambda self, props: ([], [], [], lines))
+    outs = CoexistenceProvider()._check({"nodes": ["gpu-0"], "handOver": ["ClusterPolicy/cluster-policy"]})
+    assert outs["advisories"] == lines and outs["unchecked"] == [], outs
+    read = CoexistenceProvider().read("device-plugin-coexistence", {"nodes": ["gpu-0"], "handOver": []})
+    assert read.outs["advisories"] == lines, read.outs
