@@ -61,6 +61,11 @@ class OtherPluginError(ClusterError):
     """Another GPU allocator would share the stack's nodes (the coexistence provider)."""
 
 
+class ClusterFeatureError(ClusterError):
+    """The API server drops a field a setting needs (a Kubernetes feature gate is off), or may not be
+    asked whether it keeps it (the DRA features provider)."""
+
+
 class ClusterViewUnavailableError(ClusterError):
     """The API server did not answer the initial lists in time (gpu_nodes/kube/cluster_view.py);
     every provider that waits on the cluster passes it on to the operator, naming the server."""

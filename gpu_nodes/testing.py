@@ -4,8 +4,10 @@
 Pulumi's testing guide answers every resource with its inputs as its outputs. `GpuNodesMocks` does
 the same, and adds what a real run adds to gpu-nodes' own resources: each machine's preflight
 report, healthy or failing a named check, as the test chooses per node; the taints' first round;
-and, for a node whose machine passed, the readiness check's verdict (every checklist item passed,
-the gate lifted). A team whose tests have Mocks of their own calls `outputs(args)` from theirs.
+for a node whose machine passed, the readiness check's verdict (every checklist item passed, the
+gate lifted); and, with a DRA group, a cluster that keeps device taints and a DeviceClass's
+extendedResourceName, as Kubernetes 1.36 does by default. A team whose tests have Mocks of their own
+calls `outputs(args)` from theirs.
 
     pulumi.runtime.set_mocks(GpuNodesMocks(failing={"gpu-a-02": "driver"}), preview=False)
 """
@@ -22,7 +24,7 @@ import pulumi
 
 from gpu_nodes.preflight.report import CHECKS, passing_report
 from gpu_nodes.proof.checklist import CHECKLIST_ITEMS
-from gpu_nodes.resources.child_names import COMMAND, PREFLIGHT_CHILD, READINESS, READINESS_CHILD, TAINTS
+from gpu_nodes.resources.child_names import COMMAND, DRA_FEATURES, PREFLIGHT_CHILD, READINESS, READINESS_CHILD, TAINTS
 
 # What a healthy machine's GPUs are, unless its group declares a gpuModel.
 HEALTHY_MODEL: str = passing_report()["gpus"][0]["name"]
@@ -30,6 +32,9 @@ HEALTHY_MODEL: str = passing_report()["gpus"][0]["name"]
 PROVEN: dict[str, Any] = {"checklist": dict.fromkeys(CHECKLIST_ITEMS, "pass"), "gate": "lifted"}
 # A node's taints as first put on: the first verification round, no GPU found unhealthy.
 FIRST_ROUND: dict[str, Any] = {"round": 1, "health": []}
+# What the API server of a Kubernetes 1.36 cluster keeps of DRA's gated fields (DRADeviceTaints and
+# DRAExtendedResource, beta and on there: gpu_nodes/providers/dra_features.py).
+KEPT: dict[str, Any] = {"deviceTaints": True, "extendedResourceName": True}
 
 
 def healthy_report(gpus: int = 1, model: str = HEALTHY_MODEL) -> dict[str, Any]:
@@ -103,6 +108,8 @@ class GpuNodesMocks(pulumi.runtime.Mocks):
             outputs.update(copy.deepcopy(FIRST_ROUND))
         elif args.typ == READINESS and self.passes(self.node(args.name, READINESS_CHILD)):
             outputs.update(copy.deepcopy(PROVEN))
+        elif args.typ == DRA_FEATURES:
+            outputs.update(KEPT)
         return outputs
 
     def preflight_stdout(self, args: pulumi.runtime.MockResourceArgs) -> str | None:

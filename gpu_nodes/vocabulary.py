@@ -67,6 +67,10 @@ CHECK_HASH_ANNOTATION = f"{OWN_KEY_DOMAIN}/check-hash"
 # On the workspace pods of the Pulumi Operator Stacks the fleet command exports;
 # their NetworkPolicy selects the pods by it.
 WORKSPACE_LABEL = f"{OWN_KEY_DOMAIN}/fleet-workspace"
+# The device taint key, and the extended resource name, of the objects a dry-run create asks the API
+# server whether it keeps DRA's gated fields with (gpu_nodes/providers/dra_features.py); stored nowhere.
+PROBE_TAINT_KEY = f"{OWN_KEY_DOMAIN}/probe"
+PROBE_RESOURCE = f"{OWN_KEY_DOMAIN}/probe"
 
 # --- Kubernetes' recommended labels (app.kubernetes.io/*), on every object of ours -----------
 

@@ -2,7 +2,9 @@
 
 One pool per node, named after it; each whole GPU a device `gpu-<minor>` with the attributes of
 dra-driver-nvidia-gpu `cmd/gpu-kubelet-plugin/deviceinfo.go` (`GpuInfo.Attributes`), typed values as
-`resource.k8s.io/v1` writes them; a MIG device `type: mig` with its own UUID.
+`resource.k8s.io/v1` writes them; a MIG device `type: mig` with its own UUID. A GPU the driver's
+health check found failed carries the taint it writes (v0.5.0 `cmd/gpu-kubelet-plugin/device_health.go`,
+`healthEventToTaint`), with the `timeAdded` the API server adds.
 """
 
 from __future__ import annotations
@@ -34,6 +36,15 @@ def gpu_device(index: int, model: str = H100, gpu_uuid: str | None = None) -> di
         },
         "capacity": {"memory": {"value": "80Gi"}},
     }
+
+
+def xid_taint(xid: int = 79, effect: str = "NoSchedule") -> dict[str, Any]:
+    """The taint the driver writes for an XID: NoSchedule for a fatal one, None for one it ignores."""
+    return {"key": "gpu.nvidia.com/xid", "value": str(xid), "effect": effect, "timeAdded": "2026-12-06T10:00:00Z"}
+
+
+def tainted(device: dict[str, Any], *taints: dict[str, Any]) -> dict[str, Any]:
+    return {**device, "taints": list(taints)}
 
 
 def mig_device(parent: int, placement: int, model: str = H100) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from gpu_nodes import errors
 from gpu_nodes.errors import (
     ClaimError,
     ClusterError,
+    ClusterFeatureError,
     ClusterViewUnavailableError,
     ConfigError,
     FleetError,
@@ -34,6 +35,7 @@ TREE = {
     FleetError: ConfigError,
     ClusterError: GpuNodesError,
     ClaimError: ClusterError,
+    ClusterFeatureError: ClusterError,
     OtherPluginError: ClusterError,
     ClusterViewUnavailableError: ClusterError,
     NodeError: GpuNodesError,

@@ -3,7 +3,7 @@
 A program passes its node groups as these dicts, keyed as `gpu-nodes:nodeGroups` is (docs/configuration.md,
 "Node group settings"), so that one reference serves both and one reader validates both: a
 mistake fails before anything is registered, naming the key, the value and what is allowed.
-The nested sections (`devicePlugin`, `verification`, `priorityClass`, `preflight`) are maps
+The nested sections (`devicePlugin`, `verification`, `priorityClass`, `preflight`, `dra`) are maps
 keyed as in the tables of docs/configuration.md.
 """
 
@@ -51,3 +51,5 @@ class NodeGroupArgs(TypedDict, total=False):
     priorityClass: dict[str, Any]
     verification: dict[str, Any]
     preflight: dict[str, Any]  # its `proxy` as SshProxyArgs
+    allocator: str  # devicePlugin or dra
+    dra: dict[str, Any]

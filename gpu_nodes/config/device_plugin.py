@@ -446,7 +446,8 @@ class DevicePluginSpec:
         "healthChecks",
         BOOLEAN,
         "bool",
-        "the plugin's XID health checks; `false` (`DP_DISABLE_HEALTHCHECKS=all`) for passthrough or vGPU hosts",
+        "the plugin's XID health checks; `false` (`DP_DISABLE_HEALTHCHECKS=all`) for passthrough or vGPU hosts; "
+        'under allocator `dra`, the DRA driver\'s, on where the cluster keeps device taints (see "DRA")',
         default=True,
     )
     image_pull_policy: str | None = pull_policy_setting("the plugin's")

@@ -34,6 +34,7 @@ from gpu_nodes.config.checks import (
     reserved_key_owner,
 )
 from gpu_nodes.config.device_plugin import MPS, DevicePluginSpec, SharingSpec
+from gpu_nodes.config.dra import DraSpec
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, STRING, Check, between, one_of, setting
 from gpu_nodes.config.preflight import PreflightSpec, read_host_key
 from gpu_nodes.config.problems import Problem, Problems, Severity
@@ -316,6 +317,7 @@ class NodeGroupSpec:
         default=DEVICE_PLUGIN_ALLOCATOR,
         check=one_of(ALLOCATORS),
     )
+    dra: DraSpec = setting("dra", OBJECT, "object", "", default={}, row=False, section=DraSpec)
     gpu_feature_labels: bool = setting(
         "gpuFeatureLabels",
         BOOLEAN,
@@ -362,6 +364,13 @@ class NodeGroupSpec:
     @property
     def uses_dra(self) -> bool:
         return self.allocator == DRA_ALLOCATOR
+
+    @property
+    def claims_gpus(self) -> bool:
+        """Whether the group's pods take their GPUs through ResourceClaims they name: under DRA, unless
+        its DeviceClass serves plain `nvidia.com/gpu` requests (`dra.extendedResourceName`), which is then
+        the tenant's path and the verification Jobs'."""
+        return self.uses_dra and not self.dra.extended_resource_name
 
     @property
     def node_labels(self) -> dict[str, str]:
@@ -423,6 +432,12 @@ def _dra_problems(group: NodeGroupSpec) -> Iterator[Problem]:
     docs' prerequisites), so tenants' pods take the CDI path; and the device plugin's ways of
     sharing and splitting GPUs are not the driver's (docs/dra.md)."""
     if not group.uses_dra:
+        if group.dra.extended_resource_name:
+            yield Problem(
+                "dra.extendedResourceName",
+                True,
+                "only with allocator dra: a device plugin group serves nvidia.com/gpu itself",
+            )
         return
     if group.gpu_access != "cdi":
         yield Problem(

@@ -17,6 +17,7 @@ from typing import Any
 
 from gpu_nodes.config.checks import is_dns_label, is_dns_subdomain
 from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
+from gpu_nodes.config.device_plugin import MPS
 from gpu_nodes.config.fields import BOOLEAN, LIST, MISSING, STRING, Check, Parse, Setting, setting, settings
 from gpu_nodes.config.node_group import RUNTIME_CLASS_KEY, NodeGroupSpec
 from gpu_nodes.config.preflight import SKIP_HOST_KEY_CHECK, host_key_missing
@@ -24,6 +25,7 @@ from gpu_nodes.config.problems import Problem, Problems, Refusal, Undisclosed
 from gpu_nodes.config.reading import read_section
 from gpu_nodes.constants import DEFAULT_RUNTIME_CLASS, NAMESPACE, PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
 from gpu_nodes.errors import ConfigError
+from gpu_nodes.vocabulary import GPU_RESOURCE
 
 
 def _names_setting(name: str, help: str, argument: str, parse: Parse) -> Any:
@@ -190,6 +192,7 @@ class StackSpec:
 
     def cross_checks(self) -> Iterator[Problem]:
         yield from _across_groups(self.node_groups)
+        yield from _plain_gpu_request_problems(self.node_groups)
         yield from _runtime_class_problems(self)
         yield from _host_key_problems(self)
         used = {name for group in self.node_groups for name in (group.device_plugin.namespace, group.verification.namespace)}
@@ -335,6 +338,53 @@ def _across_groups(groups: tuple[NodeGroupSpec, ...]) -> Iterator[Problem]:
                     "the device plugin namespace (Pod Security privileged) and the verification namespace "
                     "(Pod Security restricted) must differ",
                 )
+
+
+def _plain_gpu_request_problems(groups: tuple[NodeGroupSpec, ...]) -> Iterator[Problem]:
+    """What a tenant's plain `nvidia.com/gpu` pod gets, where a DRA group's DeviceClass serves that name
+    (`dra.extendedResourceName`). The DeviceClass `gpu.nvidia.com` is one per cluster and selects every
+    GPU of the driver, whichever group's node publishes it: the DRA groups agree, or a group that did not
+    ask would serve plain pods too. On a node that advertises `nvidia.com/gpu` itself the scheduler gives
+    the pod the device plugin's (kube-scheduler `filterExtendedResources`: DRA only where the node's
+    allocatable has none), so a device plugin group beside it must mean a whole GPU by the name too."""
+    key = NODE_GROUPS.key
+    asking = [(index, group) for index, group in enumerate(groups) if group.uses_dra and group.dra.extended_resource_name]
+    if not asking:
+        return
+    first, first_group = asking[0]
+    named = f"{key}[{first}].dra.extendedResourceName ({first_group.name})"
+    for index, group in enumerate(groups):
+        if group.uses_dra and not group.dra.extended_resource_name:
+            yield Problem(
+                f"{key}[{index}].dra.extendedResourceName",
+                False,
+                f"{named} is true: the DeviceClass gpu.nvidia.com it sets is the cluster's one for every DRA group, "
+                "so a plain nvidia.com/gpu pod could get this group's GPUs too; set it alike on every DRA group",
+            )
+        elif not group.uses_dra and (meaning := _plugin_gpu_meaning(group)):
+            setting_key, value, what = meaning
+            yield Problem(
+                f"{key}[{index}].devicePlugin.{setting_key}",
+                value,
+                f"here nvidia.com/gpu is {what}, while with {named} true a plain nvidia.com/gpu pod gets a whole GPU "
+                "on a DRA node: the same request would mean two things; keep this group's nvidia.com/gpu a whole GPU, "
+                "or set extendedResourceName false",
+            )
+
+
+def _plugin_gpu_meaning(group: NodeGroupSpec) -> tuple[str, Any, str] | None:
+    """The device plugin setting under which a group's `nvidia.com/gpu` is not a whole GPU (its key under
+    devicePlugin, its value) and what the name then means; None where it is a whole GPU. Replicas renamed
+    `nvidia.com/gpu.shared` (`renameByDefault`) leave `nvidia.com/gpu` unclaimed there."""
+    plugin = group.device_plugin
+    sharing = plugin.sharing
+    if sharing.shares and sharing.resource == GPU_RESOURCE:
+        key = "timeSlicingReplicas" if sharing.legacy else "sharing.replicas"
+        how = "MPS" if sharing.strategy == MPS else "time-sliced"
+        return key, sharing.replicas, f"one of {sharing.replicas} {how} shares of a GPU"
+    if plugin.mig_strategy == "single":
+        return "migStrategy", plugin.mig_strategy, "a MIG device (migStrategy single)"
+    return None
 
 
 def _runtime_class_problems(stack: StackSpec) -> Iterator[Problem]:

@@ -1,10 +1,11 @@
 """NVIDIA's DRA driver for a group whose GPUs it allocates (`allocator: dra`): its kubelet plugin on
-exactly the group's nodes, the plugin's account and rights, and the two DeviceClasses.
+exactly the group's nodes, the plugin's account and rights, and the three DeviceClasses.
 
 Rendered as kubernetes-sigs/dra-driver-nvidia-gpu's Helm chart renders them
 (`deployments/helm/dra-driver-nvidia-gpu/`: `values.yaml`, `templates/kubeletplugin.yaml`,
-`templates/rbac-kubeletplugin.yaml`, `templates/deviceclass-gpu.yaml`, `templates/deviceclass-mig.yaml`,
-`templates/_helpers.tpl`) with GPU allocation on and ComputeDomains off: `resources.gpus.enabled=true`
+`templates/rbac-kubeletplugin.yaml`, the DeviceClass templates, `templates/_helpers.tpl`) with GPU
+allocation on, its health check on where the cluster keeps device taints, and ComputeDomains off:
+`resources.gpus.enabled=true`
 with `gpuResourcesEnabledOverride=true`, which `templates/validation.yaml` demands because the
 driver's GPU part and the device plugin must not share a node, and
 `resources.computeDomains.enabled=false`, so the DaemonSet runs only the `gpus` container
@@ -28,7 +29,7 @@ from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.device_plugin import image_pull_secrets, tolerations
 from gpu_nodes.manifests.naming import claimed_labels, content_hash, dns_label, selector_labels, standard_labels
 from gpu_nodes.proof.dra import GPU_DEVICE_TYPE, MIG_DEVICE_TYPE
-from gpu_nodes.vocabulary import DRA_GPU_DRIVER, GATE, GROUP_LABEL
+from gpu_nodes.vocabulary import DRA_GPU_DRIVER, GATE, GPU_RESOURCE, GROUP_LABEL
 
 APP_NAME = "dra-driver-nvidia-gpu"
 COMPONENT = "kubelet-plugin"
@@ -76,11 +77,27 @@ LOG_VERBOSITY = "4"
 METRICS_ENDPOINT = ":8080"
 METRICS_PATH = "/metrics"
 
-# The DeviceClasses of templates/deviceclass-gpu.yaml and deviceclass-mig.yaml: by name, and the CEL
-# selector each renders (the driver, and the device's `type` attribute, deviceinfo.go).
+# The DeviceClasses the chart renders with `resources.gpus.enabled`: by name, and the CEL selector each
+# renders (the driver, and the device's `type` attribute, deviceinfo.go). Of the chart's templates the
+# index this was read from holds only deviceclass-gpu.yaml (jgehrcke/k8s-dra-driver-gpu commit d7b7d1ec,
+# `deployments/helm/nvidia-dra-driver-gpu/templates/deviceclass-gpu.yaml`: under `resources.gpus.enabled`,
+# and `extendedResourceName: nvidia.com/gpu` where the resource API is v1). The other two are read from
+# what renders the same classes: the GPU Operator's copies of the chart's objects
+# (NVIDIA/gpu-operator commit 31dfd0eb, `manifests/state-dra-driver/0400_deviceclass-gpu.yaml`,
+# `0410_deviceclass-mig.yaml`, `0430_deviceclass-vfio-gpu.yaml`: the same three selectors, none
+# conditional), and the driver's docs, whose chart reference says `resources.gpus.enabled` enables
+# "the GPU kubelet plugin and associated DeviceClass objects (gpu.nvidia.com, mig.nvidia.com,
+# vfio.gpu.nvidia.com)". The VFIO class selects devices of `type: vfio`, which the driver publishes only
+# under its PassthroughSupport gate (kubernetes-sigs/dra-driver-nvidia-gpu PR 668; pkg/featuregates,
+# alpha, off): rendered, as the chart renders it, it selects nothing here.
 GPU_DEVICE_CLASS = "gpu.nvidia.com"
 MIG_DEVICE_CLASS = "mig.nvidia.com"
+VFIO_DEVICE_CLASS = "vfio.gpu.nvidia.com"
+VFIO_DEVICE_TYPE = "vfio"
 _TYPE_SELECTOR = "device.driver == '{driver}' && device.attributes['{driver}'].type == '{type}'"
+# The chart's feature gate for the GPU health check (values.yaml `featureGates`, pkg/featuregates
+# `NVMLDeviceHealthCheck`: alpha, off by default in the driver since v0.3).
+HEALTH_CHECK_GATE = "NVMLDeviceHealthCheck"
 
 
 def daemonset_name(group: NodeGroupSpec) -> str:
@@ -154,9 +171,25 @@ def cluster_role_binding_manifest(group: NodeGroupSpec) -> dict[str, Any]:
     }
 
 
-def daemonset_manifest(group: NodeGroupSpec, release: DriverRelease = RELEASE) -> dict[str, Any]:
+def feature_gates(health_check: bool) -> str:
+    """The `gpus` container's FEATURE_GATES as the chart writes values.yaml `featureGates:
+    {NVMLDeviceHealthCheck: <health_check>}` (templates/kubeletplugin.yaml: `{{ range $key, $value :=
+    .Values.featureGates }}{{ $key }}={{ $value }},{{ end }}`, trailing comma included).
+
+    With the gate on, the plugin watches each GPU's XID and lost-GPU events over NVML and taints the GPU
+    in its ResourceSlice (v0.5.0 cmd/gpu-kubelet-plugin/driver.go, `deviceHealthEvents`;
+    device_health.go, `healthEventToTaint`): `gpu.nvidia.com/xid=<xid>:NoSchedule` for a fatal XID,
+    `gpu.nvidia.com/gpu-lost:NoSchedule`, and effect None for the XIDs it ignores (13, 31, 43, 45, 68,
+    109) and for a GPU it cannot watch. The taint stays until the plugin restarts (allocatable.go,
+    `AddOrUpdateTaint`; issue 1455 plans its removal once NVML reports the GPU recovered)."""
+    return f"{HEALTH_CHECK_GATE}={'true' if health_check else 'false'},"
+
+
+def daemonset_manifest(group: NodeGroupSpec, release: DriverRelease = RELEASE, gates: Any = None) -> dict[str, Any]:
     """templates/kubeletplugin.yaml with the values above: the init container that waits for the
-    driver (`kubelet-plugin-prestart.sh`), then the `gpus` container alone.
+    driver (`kubelet-plugin-prestart.sh`), then the `gpus` container alone. `gates`: its
+    FEATURE_GATES (`feature_gates`), or what gives it once the cluster is asked whether it keeps
+    device taints (gpu_nodes/providers/dra_features.py); by default the health check off.
 
     Left out of the chart's rendering: the empty `securityContext: {}` and `resources: {}`
     (values.yaml's defaults), the NFD `affinity` (our nodeSelector instead), and the `bash -c`
@@ -181,7 +214,7 @@ def daemonset_manifest(group: NodeGroupSpec, release: DriverRelease = RELEASE) -
                     **image_pull_secrets(group),
                     "serviceAccountName": service_account_name(group),
                     "initContainers": [_init_container(root, release)],
-                    "containers": [_gpus_container(group, release)],
+                    "containers": [_gpus_container(group, release, feature_gates(False) if gates is None else gates)],
                     "volumes": _volumes(root),
                     "nodeSelector": {GROUP_LABEL: group.name},
                     # The readiness gate too: the plugin must publish the node's GPUs for it to pass.
@@ -215,7 +248,7 @@ def _parent_mount(root: str) -> dict[str, Any]:
     return {"readOnly": True} if root == "/" else {"mountPropagation": "HostToContainer"}
 
 
-def _gpus_container(group: NodeGroupSpec, release: DriverRelease) -> dict[str, Any]:
+def _gpus_container(group: NodeGroupSpec, release: DriverRelease, gates: Any) -> dict[str, Any]:
     probe = {"grpc": {"port": HEALTHCHECK_PORT, "service": "liveness"}, "timeoutSeconds": 10}
     return {
         "name": "gpus",
@@ -226,7 +259,7 @@ def _gpus_container(group: NodeGroupSpec, release: DriverRelease) -> dict[str, A
         "args": ["gpu-kubelet-plugin -v $(LOG_VERBOSITY)"],
         "startupProbe": {**probe, "failureThreshold": 600, "periodSeconds": 1},
         "livenessProbe": {**probe, "failureThreshold": 3, "periodSeconds": 30},
-        "env": _gpus_env(group, release),
+        "env": _gpus_env(group, release, gates),
         "volumeMounts": [
             {"name": "plugins-registry", "mountPath": KUBELET_REGISTRAR_DIRECTORY},
             {"name": "plugins", "mountPath": KUBELET_PLUGINS_DIRECTORY, "mountPropagation": "Bidirectional"},
@@ -236,9 +269,9 @@ def _gpus_container(group: NodeGroupSpec, release: DriverRelease) -> dict[str, A
     }
 
 
-def _gpus_env(group: NodeGroupSpec, release: DriverRelease) -> list[dict[str, Any]]:
-    """The `gpus` container's environment in the chart's order, with no feature gate, CDI hook path or
-    consumable shares set (values.yaml's defaults)."""
+def _gpus_env(group: NodeGroupSpec, release: DriverRelease, gates: Any) -> list[dict[str, Any]]:
+    """The `gpus` container's environment in the chart's order, with the health check's feature gate
+    (`gates`) and no CDI hook path or consumable shares set (values.yaml's defaults)."""
 
     def field(name: str, path: str) -> dict[str, Any]:
         return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
@@ -258,6 +291,7 @@ def _gpus_env(group: NodeGroupSpec, release: DriverRelease) -> list[dict[str, An
         {"name": "IMAGE_NAME", "value": release.image},
         *pull_secrets,
         {"name": "IMAGE_PULL_POLICY", "value": release.pull_policy},
+        {"name": "FEATURE_GATES", "value": gates},
         {"name": "KUBELET_REGISTRAR_DIRECTORY_PATH", "value": KUBELET_REGISTRAR_DIRECTORY},
         {"name": "KUBELET_PLUGINS_DIRECTORY_PATH", "value": KUBELET_PLUGINS_DIRECTORY},
         {"name": "HEALTHCHECK_PORT", "value": str(HEALTHCHECK_PORT)},
@@ -279,17 +313,15 @@ def _volumes(root: str) -> list[dict[str, Any]]:
     ]
 
 
-def device_class_manifest(name: str, device_type: str, stack: str) -> dict[str, Any]:
+def device_class_manifest(name: str, device_type: str, stack: str, extended_resource_name: str | None = None) -> dict[str, Any]:
     """A DeviceClass as the chart renders it on `resource.k8s.io/v1`: every device of the driver
-    whose `type` attribute is `device_type`.
-
-    Without the chart's `extendedResourceName: nvidia.com/gpu` on the GPU class: Kubernetes'
-    DRAExtendedResource, which reads it, is alpha and off in 1.35 (`pkg/features/kube_features.go`),
-    and an API server without it drops the field, so every preview would offer to set it again
-    (tools/cluster/README.md, "DRA"). Where it is on, a plain `nvidia.com/gpu` request would be
-    served from the DRA groups' GPUs too, beside the device-plugin groups' (docs/dra.md)."""
+    whose `type` attribute is `device_type`, and, given, the extended resource name whose plain requests
+    it serves (`spec.extendedResourceName`, Kubernetes' DRAExtendedResource; types.go,
+    `DeviceClassSpec`)."""
     selector = _TYPE_SELECTOR.format(driver=DRA_GPU_DRIVER, type=device_type)
     spec: dict[str, Any] = {"selectors": [{"cel": {"expression": selector}}]}
+    if extended_resource_name:
+        spec["extendedResourceName"] = extended_resource_name
     return {
         "apiVersion": RESOURCE_API_VERSION,
         "kind": "DeviceClass",
@@ -305,14 +337,21 @@ def exact_gpu_request(name: str, gpus: int) -> dict[str, Any]:
     return {"name": name, "exactly": {"deviceClassName": GPU_DEVICE_CLASS, "allocationMode": "ExactCount", "count": gpus}}
 
 
-def device_classes(stack: str) -> list[dict[str, Any]]:
-    """`gpu.nvidia.com` and `mig.nvidia.com`, cluster-wide and shared by every DRA group: create them
-    once per stack, when it has a DRA group. Their names are the driver's own, which another
-    install of the driver (its chart, the GPU Operator's GPUCluster) creates as well: they are
-    claimed objects, like the shared namespaces: they carry the stack that made them (`stack`)."""
+def device_classes(stack: str, extended_resource: bool = False) -> list[dict[str, Any]]:
+    """`gpu.nvidia.com`, `mig.nvidia.com` and `vfio.gpu.nvidia.com`, cluster-wide and shared by every DRA
+    group: create them once per stack, when it has a DRA group. Their names are the driver's own, which
+    another install of the driver (its chart, the GPU Operator's GPUCluster) creates as well: they are
+    claimed objects, like the shared namespaces: they carry the stack that made them (`stack`).
+
+    The GPU class names the chart's `extendedResourceName: nvidia.com/gpu` only where the stack's DRA
+    groups ask for plain `nvidia.com/gpu` requests (`extended_resource`, their `dra.extendedResourceName`):
+    the chart renders it on every v1 cluster, but an API server without DRAExtendedResource (alpha and off
+    in 1.34 and 1.35) drops it, so every preview would offer to set it again, and where the gate is on it
+    would serve plain requests from DRA GPUs no group asked to offer them (docs/dra.md)."""
     return [
-        device_class_manifest(GPU_DEVICE_CLASS, GPU_DEVICE_TYPE, stack),
+        device_class_manifest(GPU_DEVICE_CLASS, GPU_DEVICE_TYPE, stack, GPU_RESOURCE if extended_resource else None),
         device_class_manifest(MIG_DEVICE_CLASS, MIG_DEVICE_TYPE, stack),
+        device_class_manifest(VFIO_DEVICE_CLASS, VFIO_DEVICE_TYPE, stack),
     ]
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests import dra_driver
 from gpu_nodes.manifests.naming import dns_label
-from gpu_nodes.vocabulary import GROUP_LABEL
+from gpu_nodes.vocabulary import GPU_RESOURCE, GROUP_LABEL
 
 # The request's name in the tenant's claim, which a container names in `resources.claims`.
 TENANT_REQUEST = "gpu"
@@ -55,7 +55,10 @@ def dra_tenant_access(group: NodeGroupSpec) -> dict[str, Any]:
     """A DRA group's `tenantAccess` entry: the keys every group's entry has (`gpuAccess`,
     `runtimeClassName`, `isolation`), the allocator, the DeviceClass, the placement and a template to
     copy. A pod takes the GPUs with `spec.resourceClaims: [{name: gpu, resourceClaimTemplateName:
-    <the template's name>}]` and, in each container that uses them, `resources.claims: [{name: gpu}]`."""
+    <the template's name>}]` and, in each container that uses them, `resources.claims: [{name: gpu}]`.
+    Where the DeviceClass serves plain requests (`dra.extendedResourceName`), also the name a pod may ask
+    for instead, `resources.limits: {nvidia.com/gpu: N}`: the scheduler makes the claim."""
+    plain = {"extendedResourceName": GPU_RESOURCE} if group.dra.extended_resource_name else {}
     return {
         "gpuAccess": group.gpu_access,
         "runtimeClassName": group.tenant_runtime_class,
@@ -64,4 +67,5 @@ def dra_tenant_access(group: NodeGroupSpec) -> dict[str, Any]:
         "deviceClassName": dra_driver.GPU_DEVICE_CLASS,
         **tenant_placement(group),
         "resourceClaimTemplate": tenant_claim_template(group),
+        **plain,
     }

@@ -15,6 +15,9 @@ do: the pod names a ResourceClaimTemplate (`spec.resourceClaims`), one per GPU c
 DeviceClass `gpu.nvidia.com` with exactly that many devices, and each container takes the claim
 (`resources.claims`), with no `nvidia.com/gpu` limit. The scheduler allocates the claim from the
 node's ResourceSlices; the check is the same, against EXPECTED_GPUS, the count the claim asked for.
+Where the group's DeviceClass serves plain `nvidia.com/gpu` requests (`dra.extendedResourceName`), a
+tenant's plain pod is the path to prove: the Jobs ask for `nvidia.com/gpu` as a device plugin group's
+do, and the scheduler makes and allocates their claims itself (Kubernetes' DRAExtendedResource).
 """
 
 from __future__ import annotations
@@ -201,10 +204,12 @@ class VerificationJob:
 def requests(group: NodeGroupSpec) -> list[tuple[str, int]]:
     """What the Jobs ask for: each GPU count in config order, then each MIG resource (mixed);
     under strict isolation last a pod that asks for none and must see none. A DRA group asks for
-    devices of the DeviceClass `gpu.nvidia.com` instead, and for no MIG resource: those are the
-    device plugin's names."""
+    devices of the DeviceClass `gpu.nvidia.com` instead (unless the class serves plain `nvidia.com/gpu`
+    requests), and for no MIG resource: those are the device plugin's names."""
     spec = group.verification
     no_gpu = [(GPU_RESOURCE, 0)] if group.isolation == "strict" else []
+    if group.uses_dra and not group.claims_gpus:
+        return [(GPU_RESOURCE, gpus) for gpus in spec.gpus_per_pod] + no_gpu
     if group.uses_dra:
         return [(dra_driver.GPU_DEVICE_CLASS, gpus) for gpus in spec.gpus_per_pod] + no_gpu
     # Whole GPUs as the plugin offers them: their shared replicas renamed where renameByDefault says so.
@@ -256,8 +261,8 @@ def claim_template_manifest(group: NodeGroupSpec, gpus: int) -> dict[str, Any]:
 
 def claim_templates(group: NodeGroupSpec) -> list[dict[str, Any]]:
     """The templates a DRA group's Jobs name, one per distinct GPU count in config order; none for a
-    device plugin group."""
-    if not group.uses_dra:
+    device plugin group, nor for a DRA group whose Jobs ask for plain `nvidia.com/gpu`."""
+    if not group.claims_gpus:
         return []
     counts = dict.fromkeys(g for g in group.verification.gpus_per_pod if g > 0)
     return [claim_template_manifest(group, gpus) for gpus in counts]
@@ -301,7 +306,7 @@ def job_manifest(
         **image_pull_secrets(group),
         **(_gpu_containers(group, resource, gpus) if gpus else _no_gpu_containers(group)),
     }
-    if gpus and group.uses_dra:
+    if gpus and group.claims_gpus:
         pod_spec["resourceClaims"] = [{"name": CLAIM_NAME, "resourceClaimTemplateName": claim_template_name(group, gpus)}]
     if node is not None:
         # The same pinning DaemonSets use: by node name, which the hostname label need not match.
@@ -370,7 +375,7 @@ def _gpu_basics(group: NodeGroupSpec, resource: str, gpus: int, memory: str) -> 
     """A GPU container's basics: the GPUs as a limit of `resource`, or under DRA the pod's claim
     (both containers take the one claim, so the CUDA sample runs on the GPUs nvidia-smi counted)."""
     pull_policy = group.verification.image_pull_policy
-    if not group.uses_dra:
+    if not group.claims_gpus:
         return _container_basics(resource, gpus, memory, pull_policy)
     basics = _container_basics(None, 0, memory, pull_policy)
     basics["resources"]["claims"] = [{"name": CLAIM_NAME}]

@@ -27,6 +27,7 @@ from gpu_nodes.config.device_plugin import (
     DevicePluginSpec,
     SharingSpec,
 )
+from gpu_nodes.config.dra import DraSpec
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, STRING, Setting, settings
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec, PriorityClassSpec
 from gpu_nodes.config.preflight import PreflightSpec, SshProxySpec
@@ -56,6 +57,7 @@ INPUT_TYPES = (
     InputType("Verification", VerificationSpec, "The verification Jobs that prove the group's GPUs as a tenant's pod gets them."),
     InputType("SshProxy", SshProxySpec, "A bastion the machines are reached through."),
     InputType("Preflight", PreflightSpec, "The checks run on each machine over SSH before it is brought in."),
+    InputType("Dra", DraSpec, "What a group whose GPUs NVIDIA's DRA driver allocates offers beyond ResourceClaims."),
     InputType("NodeGroup", NodeGroupSpec, "One group of like GPU machines: an entry of `nodeGroups`."),
 )
 # The components' own inputs: the fleet's are the stack's settings, as `GpuFleetArgs` names them;

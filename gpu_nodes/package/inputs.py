@@ -216,7 +216,8 @@ class DevicePlugin(TypedDict):
     healthChecks: NotRequired[bool]
     (
         "The plugin's XID health checks; `false` (`DP_DISABLE_HEALTHCHECKS=all`) for passthrough or vGPU "
-        "hosts. Default: `true`."
+        "hosts; under allocator `dra`, the DRA driver's, on where the cluster keeps device taints (see "
+        "\"DRA\"). Default: `true`."
     )
     imagePullPolicy: NotRequired[ImagePullPolicy]
     (
@@ -382,6 +383,19 @@ class Preflight(TypedDict):
     )
 
 
+class Dra(TypedDict):
+    "What a group whose GPUs NVIDIA's DRA driver allocates offers beyond ResourceClaims."
+
+    extendedResourceName: NotRequired[bool]
+    (
+        "With allocator `dra`: the DeviceClass `gpu.nvidia.com` serves plain `nvidia.com/gpu` requests "
+        "(`extendedResourceName`, as the driver's chart renders it), so a tenant's pod that asks for "
+        "`nvidia.com/gpu` gets the group's GPUs through DRA, and the verification Jobs ask so; needs "
+        "Kubernetes' DRAExtendedResource (beta and on from 1.36), which `pulumi up` checks. See \"DRA\". "
+        "Default: `false`."
+    )
+
+
 class NodeGroup(TypedDict):
     "One group of like GPU machines: an entry of `nodeGroups`."
 
@@ -437,6 +451,8 @@ class NodeGroup(TypedDict):
         "Who hands out the group's GPUs: NVIDIA's device plugin (`nvidia.com/gpu`), or NVIDIA's DRA driver "
         "(ResourceClaims of the DeviceClass `gpu.nvidia.com`). See \"DRA\". Default: `devicePlugin`."
     )
+    dra: NotRequired[Dra]
+    "What a group whose GPUs NVIDIA's DRA driver allocates offers beyond ResourceClaims. Default: `{}`."
     gpuFeatureLabels: NotRequired[bool]
     (
         "Label each node with GPU Feature Discovery's keys (`nvidia.com/gpu.product`, ...) from preflight's "
@@ -537,6 +553,8 @@ class GpuNodeGroupInputs(TypedDict):
         "Who hands out the group's GPUs: NVIDIA's device plugin (`nvidia.com/gpu`), or NVIDIA's DRA driver "
         "(ResourceClaims of the DeviceClass `gpu.nvidia.com`). See \"DRA\". Default: `devicePlugin`."
     )
+    dra: NotRequired[Dra]
+    "What a group whose GPUs NVIDIA's DRA driver allocates offers beyond ResourceClaims. Default: `{}`."
     gpuFeatureLabels: NotRequired[bool]
     (
         "Label each node with GPU Feature Discovery's keys (`nvidia.com/gpu.product`, ...) from preflight's "
@@ -596,6 +614,7 @@ __all__ = [
     "Verification",
     "SshProxy",
     "Preflight",
+    "Dra",
     "NodeGroup",
     "GpuFleetInputs",
     "GpuNodeGroupInputs",

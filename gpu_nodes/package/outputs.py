@@ -212,3 +212,5 @@ class TenantAccess(TypedDict):
         "A ResourceClaimTemplate for one GPU of the DRA group, to copy into the tenant's namespace: a Kubernetes "
         "object (`apiVersion`, `kind`, `metadata`, `spec`) as its API takes it."
     )
+    extendedResourceName: NotRequired[str]
+    "Where the DRA group's DeviceClass serves plain requests: the resource a pod may ask for, `nvidia.com/gpu`."

@@ -19,6 +19,15 @@ completed updating the pool". An attribute is a typed value with exactly one of 
 `string`, `version` (or their lists) set; a name without a domain is in the driver's own domain, so
 `uuid` and `gpu.nvidia.com/uuid` are one attribute (`QualifiedName`, `DeviceAttribute`).
 
+A device may carry taints (`Device.taints`, types.go `DeviceTaint`: `key`, `value`, `effect`). The
+scheduler allocates a device with a `NoSchedule` or `NoExecute` taint only to a claim that tolerates
+it, and "consumers must treat unknown effects like None" (`DeviceTaintEffect`). NVIDIA's DRA driver
+taints a GPU its health check found failed (`NVMLDeviceHealthCheck`; v0.5.0
+`cmd/gpu-kubelet-plugin/device_health.go`, `healthEventToTaint`): `gpu.nvidia.com/xid=<xid>:NoSchedule`
+for a fatal XID, `gpu.nvidia.com/gpu-lost:NoSchedule` for a GPU lost, and effect `None` for the XIDs
+it ignores and for a GPU it cannot monitor. A GPU tainted `NoSchedule` or `NoExecute` is not offered:
+it is judged as a GPU missing, named with its taint.
+
 Pure functions over the ResourceSlice dicts the API server returns, any drivers and any nodes: the
 readiness check, the drift check and the tests judge a node's slices the same way.
 """
@@ -36,6 +45,9 @@ GPU_DEVICE_TYPE = "gpu"
 MIG_DEVICE_TYPE = "mig"
 # The attribute kinds a DeviceAttribute may hold, one at a time (types.go, DeviceAttribute).
 _ATTRIBUTE_KINDS = ("string", "int", "bool", "version", "strings", "ints", "bools", "versions")
+# The taint effects that keep a device from a claim that does not tolerate them (types.go,
+# `DeviceTaintEffectNoSchedule`, `DeviceTaintEffectNoExecute`); `None` and unknown ones do not.
+WITHHOLDING_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,15 @@ class PublishedDevice:
     type: str | None
     uuid: str | None
     model: str | None  # productName
+    # Its taints as `key[=value]:effect`, in the slice's order.
+    taints: tuple[str, ...] = ()
+    # Those of its taints that keep it from claims (WITHHOLDING_EFFECTS).
+    withholding: tuple[str, ...] = ()
+
+    @property
+    def offered(self) -> bool:
+        """Whether a claim that tolerates nothing may get it."""
+        return not self.withholding
 
     def describe(self) -> str:
         return f"{self.uuid or self.name} ({self.model or 'no productName'})"
@@ -164,7 +185,23 @@ def _device(device: Mapping[str, Any], slice_name: str, driver: str) -> Publishe
         value = attribute(device, name, driver)
         return None if value is None else str(value)
 
-    return PublishedDevice(str(device.get("name") or ""), slice_name, text("type"), text("uuid"), text("productName"))
+    taints = [t for t in device.get("taints") or [] if isinstance(t, Mapping)]
+    withholding = tuple(taint_text(t) for t in taints if t.get("effect") in WITHHOLDING_EFFECTS)
+    return PublishedDevice(
+        str(device.get("name") or ""),
+        slice_name,
+        text("type"),
+        text("uuid"),
+        text("productName"),
+        taints=tuple(taint_text(t) for t in taints),
+        withholding=withholding,
+    )
+
+
+def taint_text(taint: Mapping[str, Any]) -> str:
+    """A device taint as `kubectl taint` writes a node's: `key[=value]:effect`."""
+    value = taint.get("value")
+    return f"{taint.get('key')}{'=' + str(value) if value else ''}:{taint.get('effect')}"
 
 
 @dataclass(frozen=True)
@@ -176,14 +213,17 @@ class SliceDifference:
     other_model: tuple[tuple[PublishedDevice, str], ...] = ()  # (device, the model preflight found)
     count: tuple[int, int] | None = None  # (published, expected), where only a count is known
     model: tuple[PublishedDevice, ...] = ()  # devices not of the group's model, where only a model is known
+    # Expected GPUs (or, where only a count is known, any GPU) listed with a taint that keeps them from claims.
+    tainted: tuple[PublishedDevice, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.missing or self.unexpected or self.other_model or self.count or self.model)
+        return bool(self.missing or self.unexpected or self.other_model or self.count or self.model or self.tainted)
 
 
 def difference(look: SliceLook, expected: ExpectedGpus) -> SliceDifference:
     """Compare the GPU devices a look found with the expected GPUs: by UUID and model where
-    preflight listed them, else by count and (if given) model."""
+    preflight listed them, else by count and (if given) model. A GPU tainted `NoSchedule` or
+    `NoExecute` is not offered: it is named as tainted, and does not count."""
     gpus = look.gpus
     if expected.gpus:
         wanted = dict(expected.gpus)
@@ -192,10 +232,11 @@ def difference(look: SliceLook, expected: ExpectedGpus) -> SliceDifference:
             missing=tuple(uuid for uuid, _ in expected.gpus if uuid not in published),
             unexpected=tuple(d for d in gpus if not d.uuid or d.uuid not in wanted),
             other_model=tuple((d, wanted[d.uuid]) for d in gpus if d.uuid in wanted and d.model != wanted[d.uuid]),
+            tainted=tuple(d for d in gpus if d.uuid in wanted and not d.offered),
         )
     count = (len(gpus), expected.count) if len(gpus) != expected.count else None
     model = tuple(d for d in gpus if expected.model is not None and d.model != expected.model)
-    return SliceDifference(count=count, model=model)
+    return SliceDifference(count=count, model=model, tainted=tuple(d for d in gpus if not d.offered))
 
 
 def slice_problem(
@@ -204,8 +245,9 @@ def slice_problem(
     """Why the node's ResourceSlices do not list exactly the expected GPUs; None when they do.
 
     Names the node and each thing wrong: no slice at all, an incomplete pool (whose devices are
-    not judged: the driver is still writing them), the UUIDs missing, the devices preflight did not
-    find, and those of another model."""
+    not judged: the driver is still writing them), the UUIDs missing, the GPUs listed with a taint
+    that keeps them from claims (and the taint), the devices preflight did not find, and those of
+    another model."""
     look = look_at_slices(slices, node, driver)
     if not look.pools:
         return f"node {node}: no ResourceSlice of driver {driver} lists it (NVIDIA's DRA kubelet plugin has published no GPU)"
@@ -217,6 +259,8 @@ def slice_problem(
     found: list[str] = []
     if diff.missing:
         found.append(f"missing from its ResourceSlices: {', '.join(diff.missing)}")
+    if diff.tainted:
+        found.append(f"not offered, tainted in its ResourceSlice: {', '.join(_tainted(d) for d in diff.tainted)}")
     if diff.unexpected:
         found.append(f"not found by preflight: {', '.join(_named(d) for d in diff.unexpected)}")
     for device, model in diff.other_model:
@@ -232,6 +276,10 @@ def _named(device: PublishedDevice) -> str:
     return f"{device.name} {device.describe()}"
 
 
+def _tainted(device: PublishedDevice) -> str:
+    return f"{device.uuid or device.name} ({device.name}) {', '.join(device.withholding)}"
+
+
 def slice_findings(
     node: str, slices: Iterable[Mapping[str, Any]], expected: ExpectedGpus, driver: str = DRA_GPU_DRIVER
 ) -> list[str]:
@@ -245,6 +293,11 @@ def slice_findings(
         return [f"the ResourceSlices of node {node} cannot be read: {why}" for why in look.incompleteness()]
     diff = difference(look, expected)
     lines = [f"device {uuid} of node {node} is gone from its ResourceSlice" for uuid in diff.missing]
+    lines += [
+        f"device {d.uuid or d.name} ({d.name}) of node {node} is tainted {', '.join(d.withholding)} in its ResourceSlice: "
+        "not offered"
+        for d in diff.tainted
+    ]
     lines += [f"device {_named(d)} of node {node} is new in its ResourceSlice {d.slice}" for d in diff.unexpected]
     lines += [
         f"device {d.uuid} of node {node} is published as {d.model or 'no productName'}, was {model}"

@@ -88,13 +88,21 @@ def held_by_others(pod: Mapping[str, Any], free: Mapping[str, int]) -> bool:
 
 def holds_gpus_through(pod: Mapping[str, Any], dra: bool) -> bool:
     """Whether someone else's pod holds GPUs on its node through that allocator: the device plugin's
-    `nvidia.com/*` resources, or (`dra`) ResourceClaims. Ours (the plugin's pods, our Jobs') are not."""
+    `nvidia.com/*` resources, or (`dra`) ResourceClaims: its own, or the one the scheduler made for
+    its plain `nvidia.com/gpu` request where a DeviceClass serves that name (`status.extendedResourceClaimStatus`,
+    Kubernetes `staging/src/k8s.io/api/core/v1/types.go`, `PodExtendedResourceClaimStatus`). Ours (the
+    plugin's pods, our Jobs') are not."""
     labels = (pod.get("metadata") or {}).get("labels") or {}
     if labels.get(PART_OF_LABEL) == PART_OF:
         return False
     if dra:
-        return bool((pod.get("spec") or {}).get("resourceClaims"))
-    return bool(gpu_requests(pod))
+        return bool((pod.get("spec") or {}).get("resourceClaims")) or _served_by_dra(pod)
+    return bool(gpu_requests(pod)) and not _served_by_dra(pod)
+
+
+def _served_by_dra(pod: Mapping[str, Any]) -> bool:
+    """A plain GPU request the scheduler gave a DRA device (a DeviceClass's extendedResourceName)."""
+    return bool(((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("resourceClaimName"))
 
 
 def to_drain(pods: Sequence[Mapping[str, Any]], old_dra: bool) -> list[tuple[str, str]]:

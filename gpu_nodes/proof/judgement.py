@@ -251,6 +251,16 @@ def free_gpus(node: Mapping[str, Any] | None, node_pods: NodePods, namespace: st
     return free
 
 
+# What a device taint of NVIDIA's DRA driver says, and what lifts it: v0.5.0 keeps it until its kubelet plugin
+# restarts (cmd/gpu-kubelet-plugin/allocatable.go, AddOrUpdateTaint; kubernetes-sigs/dra-driver-nvidia-gpu issue
+# 1455), which gpu-nodes never does (`settled_short_plugin`).
+_DRA_TAINT_HINT = (
+    ". A taint of NVIDIA's DRA driver is its health check finding the GPU failed (gpu.nvidia.com/xid: the XID is "
+    "its value); the driver keeps it until its kubelet plugin pod restarts: mend the GPU (`nvidia-smi -q` on the "
+    "machine: GPU Recovery Action), delete that pod, then run `pulumi up --refresh`"
+)
+
+
 def failure_message(
     target: NodeTarget, judgement: Judgement, waited: float, gpus_per_node: int, replicas: int, sharing: str | None = None
 ) -> str:
@@ -260,9 +270,10 @@ def failure_message(
     for item, problem in judgement.problems:
         if item == GPUS_REGISTERED.key and target.uses_dra:
             problem = (
-                f"{problem}. Its ResourceSlices must list every GPU its preflight found: see the log of NVIDIA's DRA "
-                f"driver's kubelet plugin on that node and `kubectl get resourceslices --field-selector "
+                f"{problem}. Its ResourceSlices must list every GPU its preflight found, untainted: see the log of "
+                f"NVIDIA's DRA driver's kubelet plugin on that node and `kubectl get resourceslices --field-selector "
                 f"spec.nodeName={target.node} -o yaml`; if the node really has fewer GPUs, change gpusPerNode"
+                + (_DRA_TAINT_HINT if "tainted" in problem else "")
             )
         elif item == GPUS_REGISTERED.key:
             why = f"gpusPerNode {gpus_per_node}" + (f" x {_shared_by(sharing)} {replicas}" if replicas > 1 else "")

@@ -26,6 +26,7 @@ COPY = "command:remote:CopyToRemote"
 TAINTS = "pulumi-python:dynamic/gpu-nodes:NodeTaints"
 READINESS = "pulumi-python:dynamic/gpu-nodes:NodeReadiness"
 CLAIM = "pulumi-python:dynamic/gpu-nodes:ObjectClaim"
+DRA_FEATURES = "pulumi-python:dynamic/gpu-nodes:DraFeatures"
 NODE_PATCH = "kubernetes:core/v1:NodePatch"
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
@@ -70,6 +71,7 @@ DRA_ROLE_BINDING_CHILD = "dra-kubelet-plugin-role-binding"
 # group is named after itself.
 CLUSTER_ACCESS_CHILD = "cluster-access"
 COEXISTENCE_CHILD = "device-plugin-coexistence"
+DRA_FEATURES_CHILD = "dra-features"
 
 
 def namespace_child(namespace: str) -> str:
@@ -125,7 +127,7 @@ def group_children(index: int, group: NodeGroupSpec) -> Iterator[Child]:
         yield Child(CLUSTER_ROLE, child_name(g, DRA_ROLE_CHILD), f"{key}.name", g)
         yield Child(CLUSTER_ROLE_BINDING, child_name(g, DRA_ROLE_BINDING_CHILD), f"{key}.name", g)
         yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), f"{key}.name", g)
-        for gpus in sorted({count for _, count in requests(group)}):
+        for gpus in sorted({count for _, count in requests(group) if count and group.claims_gpus}):
             yield Child(CLAIM_TEMPLATE, child_name(g, claim_template_child(gpus)), f"{key}.name", g)
     else:
         if group.device_plugin.needs_config_file:

@@ -37,7 +37,7 @@ from gpu_nodes.pulumi_internals import keep_program_frames
 from gpu_nodes.resources.arguments import secret_argument_problem, stack_label_problem
 from gpu_nodes.resources.child_names import CLUSTER_ACCESS_CHILD, COEXISTENCE_CHILD, name_collisions
 from gpu_nodes.resources.children import Children
-from gpu_nodes.resources.device_classes import declare_device_classes
+from gpu_nodes.resources.device_classes import SharedDra, declare_shared_dra
 from gpu_nodes.resources.namespaces import SharedNamespace, declare_namespaces
 from gpu_nodes.resources.node_group import GpuNodeGroup, GpuNodeGroupArgs
 from gpu_nodes.resources.program_objects import check_program_objects
@@ -198,8 +198,8 @@ class Shared:
     namespaces: dict[str, SharedNamespace]
     coexistence: DevicePluginCoexistence
     runtime_class: k8s.node.v1.RuntimeClass | None
-    # The DeviceClasses of NVIDIA's DRA driver, when a group uses it.
-    device_classes: tuple[pulumi.Resource, ...] = ()
+    # What the DRA groups share (what the cluster keeps, the DeviceClasses), when a group uses NVIDIA's DRA driver.
+    dra: SharedDra | None = None
 
 
 def declare_shared(
@@ -233,8 +233,8 @@ def declare_shared(
         opts=children.opts(COEXISTENCE_CHILD),
     )
     runtime_class = declare_runtime_class(stack, children, cluster, args.stack_label)
-    device_classes = declare_device_classes(stack, children, cluster, args.stack_label)
-    return Shared(children, cluster, namespaces, coexistence, runtime_class, device_classes)
+    dra = declare_shared_dra(stack, children, cluster, args.stack_label)
+    return Shared(children, cluster, namespaces, coexistence, runtime_class, dra)
 
 
 def group_args(spec: NodeGroupSpec, shared: Shared, args: GpuFleetArgs) -> GpuNodeGroupArgs:
@@ -248,7 +248,8 @@ def group_args(spec: NodeGroupSpec, shared: Shared, args: GpuFleetArgs) -> GpuNo
         cluster=shared.cluster,
         stack_label=args.stack_label,
         before_nodes=[shared.coexistence],
-        device_classes=shared.device_classes,
+        device_classes=shared.dra.device_classes if shared.dra else (),
+        device_taints=shared.dra.device_taints if shared.dra else False,
     )
 
 

@@ -274,11 +274,14 @@ def deploy_dra_driver(
     group: GroupContext,
     namespace: SharedNamespace,
     device_classes: Sequence[pulumi.Resource],
+    device_taints: pulumi.Input[bool] = False,
     after: Sequence[pulumi.Resource] = (),
 ) -> DevicePlugin:
     """Under allocator dra, in place of the device plugin: NVIDIA's DRA driver's kubelet plugin on
     the group's nodes (gpu_nodes/manifests/dra_driver.py), after its ServiceAccount, the RBAC it
-    publishes ResourceSlices with, its namespace, the stack's DeviceClasses and `after`."""
+    publishes ResourceSlices with, its namespace, the stack's DeviceClasses and `after`. Its GPU health
+    check is on where the cluster keeps device taints (`device_taints`), unless the group turns health
+    checks off (`devicePlugin.healthChecks`)."""
     children, spec = group.children, group.spec
     account_opts = children.opts(DRA_SERVICE_ACCOUNT_CHILD, depends_on=namespace.ready, deleted_with=namespace.deleted_with)
     account = register(
@@ -303,7 +306,9 @@ def deploy_dra_driver(
     # allocator replaces it, the old one deleted first (`_allocator_opts`).
     needs = [*namespace.ready, account, binding, *device_classes, *after]
     opts = children.opts(DEVICE_PLUGIN_CHILD, depends_on=needs, **_allocator_opts(namespace, rollout_timeout(spec)))
-    manifest = dra_driver.daemonset_manifest(spec)
+    health_check = spec.device_plugin.health_checks
+    gates = pulumi.Output.from_input(device_taints).apply(lambda kept: dra_driver.feature_gates(health_check and bool(kept)))
+    manifest = dra_driver.daemonset_manifest(spec, gates=gates)
     return DevicePlugin(register(manifest, k8s.apps.v1.DaemonSet, children.name(DEVICE_PLUGIN_CHILD), opts))
 
 

@@ -64,6 +64,9 @@ class GpuNodeGroupArgs:
     before_nodes: Sequence[pulumi.Resource] = ()
     # The stack's DeviceClasses, which a DRA group's kubelet plugin and claims name (created once).
     device_classes: Sequence[pulumi.Resource] = ()
+    # Whether the cluster keeps device taints (the fleet's DRA features check): a DRA group's kubelet plugin
+    # runs NVIDIA's GPU health check only then. A group on its own, without that check, runs none.
+    device_taints: pulumi.Input[bool] = False
 
 
 def preflight_key(name: str, args: GpuNodeGroupArgs) -> pulumi.Input[str] | None:
@@ -107,7 +110,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         # The allocator comes after the coexistence check too: a group that changes allocator has its old
         # plugin deleted first, and the check must find the node's GPUs still explained by it.
         if args.spec.uses_dra:
-            plugin = deploy_dra_driver(group, plugin_namespace, args.device_classes, args.before_nodes)
+            plugin = deploy_dra_driver(group, plugin_namespace, args.device_classes, args.device_taints, args.before_nodes)
         else:
             plugin = deploy_device_plugin(group, plugin_namespace, args.runtime_class, args.before_nodes)
         verification = run_verification(group, verification_namespace, args.runtime_class, nodes, plugin, priority)

@@ -1,7 +1,8 @@
 """The e2e tier: the real Pulumi engine and providers against a real API server (kwok nodes).
 
 One session builds the environment once: a fresh local cluster with three simulated GPU
-nodes, a fake machine behind sshd for each, and the stack `e2e` (its own file backend).
+nodes (with the DRA gates of a Kubernetes 1.36 cluster on, `FEATURE_GATES`), a fake machine behind
+sshd for each, and the stack `e2e` (its own file backend).
 Tests then run `pulumi` and `kubectl` as an operator would. The engine and the control plane
 must be built first (`tools/engine/build.sh`, `tools/cluster/build.sh`; `make test` does it).
 """
@@ -32,6 +33,12 @@ FOREIGN_TAINT = {"key": "example.com/maintenance", "value": "true", "effect": "P
 FOREIGN_LABEL = ("example.com/owner", "platform-team")
 OUR_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 GATE = {"key": "gpu-nodes.dev/unverified", "value": "true", "effect": "NoSchedule"}
+# The session's cluster runs with the DRA gates a Kubernetes 1.36 cluster has on by default (beta there:
+# staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go), off in the 1.35 it is built from: the
+# API server keeps device taints, which the DRA driver's health check writes, and a DeviceClass's
+# extendedResourceName (tests/e2e/test_dra.py). Only a DeviceClass that maps nvidia.com/gpu changes what a
+# plain pod gets, and only test_dra.py makes one (tools/cluster/README.md, "DRA").
+FEATURE_GATES = "DRADeviceTaints=true,DRAExtendedResource=true"
 
 
 def taints_of(node: dict) -> list[dict]:
@@ -113,7 +120,7 @@ def _toolchain_missing(env: dict[str, str]) -> str | None:
 @pytest.fixture(scope="session")
 def local() -> LocalEnv:
     needs_the_engine("the local cluster")
-    env = local_environment(STATE / "e2e-pulumi")
+    env = {**local_environment(STATE / "e2e-pulumi"), "GPU_NODES_FEATURE_GATES": FEATURE_GATES}
     missing = _toolchain_missing(env)
     if missing:
         pytest.fail(f"{missing} is not built: run tools/toolchain.sh (make test does)")

@@ -11,8 +11,13 @@ device-plugin group of one node, and a group of one node that shares its GPUs th
   gated, naming it and the GPU its slice does not list.
 - Once its slice lists every GPU, `up` proves it; preview is then clean, and `tenantAccess` gives
   the DeviceClass and a ResourceClaimTemplate.
-- A GPU gone from a proven node's slice is drift: refresh names the node and the GPU, and
-  `up --refresh` gates the node again.
+- A GPU gone from a proven node's slice, and one the DRA driver's health check tainted (the cluster
+  keeps device taints, so the kubelet plugins run the check), are drift: refresh names the nodes,
+  the GPUs and the taint, `up --refresh` gates both nodes, and proves them again once the GPUs are back.
+- With `dra.extendedResourceName`, the DeviceClass serves plain `nvidia.com/gpu` requests: the
+  verification Jobs ask as a tenant's plain pod does, and the scheduler's own claims give them the
+  group's GPUs.
+- The device-plugin group changed to dra sheds a tenant's pod from its node and is proven again.
 - The MPS group's node is proven with the plugin's MPS control daemon on it alone: preflight's mps
   check passed over SSH, the plugin registered 4 x 4 replicas as `nvidia.com/gpu.shared` only once
   the daemon ran (the registrar plays upstream's waitForDaemon), and a verification pod given one
@@ -43,9 +48,14 @@ PLUGIN_NODE = "gpu-node-17"
 SHORT_NODE = "gpu-node-16"
 # A proven node that loses a GPU from its slice after `up`.
 DRIFTING_NODE = "gpu-node-14"
+# A proven node one of whose GPUs the DRA driver's health check taints after `up`.
+XID_NODE = "gpu-node-15"
 HIDDEN = "gpu-nodes.dev/simulated-dra-hidden-gpus"
+XID = "gpu-nodes.dev/simulated-dra-xid-gpus"
+# The taint the driver writes for a fatal XID (tools/cluster/gpu-registrar.py, XID_TAINT).
+XID_TAINT = "gpu.nvidia.com/xid=79:NoSchedule"
 NAMESPACES = {"plugins": "dra-plugins", "verification": "dra-verification"}
-DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com")
+DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com")
 # The MPS group: each of its node's 4 GPUs shared 4 ways, the replicas renamed.
 MPS_NODE = "gpu-node-18"
 MPS_DAEMONSET = "nvidia-device-plugin-mps-control-daemon-mps"
@@ -140,7 +150,7 @@ def dra(local: LocalEnv) -> Iterator[LocalEnv]:
     local.run("pulumi", "config", "set", "--secret", "--stack", STACK, "gpu-nodes:sshPrivateKey", stdin=key)
     yield local
     for node in DRA_NODES:
-        local.kubectl("annotate", "node", node, f"{HIDDEN}-", check=False)
+        local.kubectl("annotate", "node", node, f"{HIDDEN}-", f"{XID}-", check=False)
     pulumi(local, "destroy", "--yes", "--skip-preview", check=False, timeout=1200)
     pulumi(local, "stack", "rm", "--yes", check=False)
     STACK_FILE.unlink(missing_ok=True)
@@ -169,6 +179,10 @@ def test_the_dra_nodes_run_the_drivers_kubelet_plugin_and_no_device_plugin(dra: 
         assert by_node.get(node) == {"dra-driver-nvidia-gpu"}, f"{node}: plugin pods {by_node.get(node)}"
     assert by_node.get(PLUGIN_NODE) == {"nvidia-device-plugin"}, f"{PLUGIN_NODE}: plugin pods {by_node.get(PLUGIN_NODE)}"
     assert "nvidia.com/gpu" not in (dra.node(DRA_NODES[0])["status"].get("allocatable") or {}), DRA_NODES[0]
+    # The cluster keeps device taints (the session's gates): the plugin runs the driver's health check.
+    ds = dra.kubectl_json("get", "daemonset", "-n", NAMESPACES["plugins"], "dra-driver-nvidia-gpu-kubelet-plugin-dra")
+    env = {e["name"]: e.get("value") for e in ds["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["FEATURE_GATES"] == "NVMLDeviceHealthCheck=true,", env
 
 
 def test_the_verification_pods_took_their_gpus_through_claims_the_scheduler_allocated(dra: LocalEnv):
@@ -266,21 +280,59 @@ def test_without_its_mps_daemon_the_node_loses_its_replicas_and_up_refresh_prove
     assert [p["spec"]["nodeName"] for p in mps_daemon_pods(dra)] == [MPS_NODE], dra.explain("MPS daemon pods")
 
 
-def test_a_gpu_gone_from_a_slice_is_drift_that_up_refresh_gates(dra: LocalEnv):
+def test_a_gpu_gone_from_a_slice_or_tainted_by_the_driver_is_drift_that_up_refresh_gates(dra: LocalEnv):
     dra.kubectl("annotate", "node", DRIFTING_NODE, f"{HIDDEN}=1", "--overwrite")
-    gone = last_gpu(DRIFTING_NODE)
+    dra.kubectl("annotate", "node", XID_NODE, f"{XID}=1", "--overwrite")
+    gone, tainted = last_gpu(DRIFTING_NODE), last_gpu(XID_NODE)
     assert settles(lambda: len(slices_of(dra, DRIFTING_NODE)[0]["spec"]["devices"]) == 3), slices_of(dra, DRIFTING_NODE)
+    assert settles(lambda: "taints" in slices_of(dra, XID_NODE)[0]["spec"]["devices"][3]), slices_of(dra, XID_NODE)
 
     refresh = pulumi(dra, "refresh", "--preview-only", "--expect-no-changes", "--diff", check=False)
     assert refresh.returncode != 0, dra.explain("refresh found no drift", refresh)
     assert DRIFTING_NODE in refresh.stdout and gone in refresh.stdout, dra.explain("the drift names", refresh)
+    named = all(part in refresh.stdout for part in (XID_NODE, tainted, XID_TAINT))
+    assert named, dra.explain("the drift names the tainted GPU and its taint", refresh)
 
-    result = pulumi(dra, "up", "--refresh", "--yes", "--skip-preview", check=False, timeout=1200)
-    assert result.returncode != 0 and gated(dra, DRIFTING_NODE), dra.explain(f"{DRIFTING_NODE} not gated", result)
+    result = pulumi(dra, "up", "--refresh", "--yes", "--skip-preview", "--continue-on-error", check=False, timeout=1200)
+    assert result.returncode != 0, dra.explain("up --refresh passed with a GPU gone and one tainted", result)
+    assert gated(dra, DRIFTING_NODE) and gated(dra, XID_NODE), dra.explain("both nodes gated", result)
+    failed = {name for name in failed_resources(result.stdout) if name.endswith("-readiness")}
+    expected = {f"gpu-nodes-dra-{node}-readiness" for node in (DRIFTING_NODE, XID_NODE)}
+    assert failed == expected, dra.explain("failed", result)
+    assert f"{tainted} (gpu-3) {XID_TAINT}" in result.stdout, dra.explain("the failure names the device and the taint", result)
 
+    # The driver keeps its taint until its kubelet plugin restarts; here the registrar drops it with the annotation.
     dra.kubectl("annotate", "node", DRIFTING_NODE, f"{HIDDEN}-")
+    dra.kubectl("annotate", "node", XID_NODE, f"{XID}-")
+    assert settles(lambda: "taints" not in slices_of(dra, XID_NODE)[0]["spec"]["devices"][3]), slices_of(dra, XID_NODE)
     pulumi(dra, "up", "--refresh", "--yes", "--skip-preview", timeout=1200)
-    assert not gated(dra, DRIFTING_NODE), dra.explain(f"{DRIFTING_NODE} is still gated")
+    assert not gated(dra, DRIFTING_NODE) and not gated(dra, XID_NODE), dra.explain("still gated")
+
+
+def test_plain_nvidia_gpu_pods_are_proven_where_the_device_class_serves_them(dra: LocalEnv):
+    """dra.extendedResourceName: the DeviceClass maps nvidia.com/gpu, and the Jobs ask as a tenant's plain pod."""
+    settings = yaml.safe_load(STACK_FILE.read_text())
+    settings["config"]["gpu-nodes:nodeGroups"][0]["dra"] = {"extendedResourceName": True}
+    STACK_FILE.write_text(yaml.safe_dump(settings, sort_keys=True))
+
+    pulumi(dra, "up", "--yes", "--skip-preview", timeout=1200)
+
+    gpu_class = dra.kubectl_json("get", "deviceclass", "gpu.nvidia.com")
+    assert gpu_class["spec"].get("extendedResourceName") == "nvidia.com/gpu", gpu_class["spec"]
+    for node in DRA_NODES:
+        assert not gated(dra, node), dra.explain(f"{node} is gated")
+    pods = dra.kubectl_json("get", "pods", "-n", NAMESPACES["verification"], "-l", "app.kubernetes.io/instance=dra")["items"]
+    plain = [p for p in pods if not p["spec"].get("resourceClaims")]
+    assert plain, [p["metadata"]["name"] for p in pods]
+    for pod in plain:
+        limits = pod["spec"]["containers"][0]["resources"]["limits"]
+        status = pod["status"].get("extendedResourceClaimStatus") or {}
+        assert limits.get("nvidia.com/gpu") and status.get("resourceClaimName"), (pod["metadata"]["name"], limits, status)
+        assert pod["spec"]["nodeName"] in DRA_NODES and pod["status"]["phase"] == "Succeeded", pod["metadata"]["name"]
+    preview = pulumi(dra, "preview", "--expect-no-changes", "--diff", check=False)
+    assert preview.returncode == 0, "preview after up:\n" + preview.stdout[-4000:]
+    access = json.loads(pulumi(dra, "stack", "output", "tenantAccess", "--json").stdout)["dra"]
+    assert access["extendedResourceName"] == "nvidia.com/gpu", access
 
 
 def test_a_group_that_changes_to_dra_sheds_the_pods_holding_its_gpus_and_is_proven_again(dra: LocalEnv):
@@ -297,7 +349,8 @@ def test_a_group_that_changes_to_dra_sheds_the_pods_holding_its_gpus_and_is_prov
     dra.run("kubectl", "apply", "-f", "-", stdin=json.dumps(tenant))
     assert settles(lambda: dra.kubectl_json("get", "pod", "tenant-trainer")["status"].get("phase") == "Running")
     settings = yaml.safe_load(STACK_FILE.read_text())
-    settings["config"]["gpu-nodes:nodeGroups"][1]["allocator"] = "dra"
+    # As the other DRA group of the stack: one DeviceClass serves plain requests for both.
+    settings["config"]["gpu-nodes:nodeGroups"][1].update(allocator="dra", dra={"extendedResourceName": True})
     STACK_FILE.write_text(yaml.safe_dump(settings, sort_keys=True))
 
     pulumi(dra, "up", "--yes", "--skip-preview", timeout=1200)

@@ -13,6 +13,7 @@ from gpu_nodes.manifests.dra_driver import (
     cluster_role_manifest,
     daemonset_manifest,
     device_classes,
+    feature_gates,
     plugin_revision,
     service_account_manifest,
 )
@@ -137,6 +138,25 @@ def test_every_host_path_says_what_it_expects_there():
     assert untyped == [], ds["metadata"]["name"]
 
 
+@pytest.mark.parametrize(("on", "value"), [(True, "NVMLDeviceHealthCheck=true,"), (False, "NVMLDeviceHealthCheck=false,")])
+def test_the_health_check_gate_is_written_as_the_chart_writes_feature_gates(on: bool, value: str):
+    """templates/kubeletplugin.yaml: `{{ range $key, $value := .Values.featureGates }}{{ $key }}={{ $value }},{{ end }}`."""
+    assert feature_gates(on) == value
+    assert env(daemonset_manifest(dra_group(), gates=feature_gates(on)))["FEATURE_GATES"] == value
+
+
+def test_without_an_answer_the_health_check_is_off():
+    assert env(daemonset_manifest(dra_group()))["FEATURE_GATES"] == "NVMLDeviceHealthCheck=false,"
+
+
+def test_the_feature_gates_sit_where_the_chart_puts_them():
+    """After IMAGE_PULL_POLICY (no CDI hook path or consumable shares set), before the kubelet's paths."""
+    names = [e["name"] for e in container(daemonset_manifest(dra_group()))["env"]]
+    assert names[names.index("IMAGE_PULL_POLICY") + 1 : names.index("KUBELET_REGISTRAR_DIRECTORY_PATH")] == ["FEATURE_GATES"], (
+        names
+    )
+
+
 def test_the_gpus_container_gets_no_gpu_from_a_runtime():
     ds = daemonset_manifest(dra_group())
     assert env(ds)["NVIDIA_VISIBLE_DEVICES"] == "void", ds["metadata"]["name"]
@@ -155,22 +175,34 @@ def test_a_new_driver_root_is_a_new_revision():
 # --------------------------------------------------------------------------- the DeviceClasses
 
 
+def selector(device_type: str) -> list[dict]:
+    return [
+        {
+            "cel": {
+                "expression": f"device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == '{device_type}'"
+            }
+        }
+    ]
+
+
 def test_the_device_classes_are_the_charts():
-    """templates/deviceclass-gpu.yaml and deviceclass-mig.yaml, rendered on resource.k8s.io/v1, without the
-    GPU class's extendedResourceName (alpha in 1.35: see device_class_manifest)."""
+    """The three classes the chart renders with resources.gpus.enabled, on resource.k8s.io/v1 (the GPU
+    class's template, jgehrcke/k8s-dra-driver-gpu d7b7d1ec deviceclass-gpu.yaml; the three selectors as
+    NVIDIA/gpu-operator 31dfd0eb manifests/state-dra-driver/04x0_deviceclass-*.yaml render them), without
+    the GPU class's extendedResourceName unless the stack's DRA groups ask for it."""
     found = {c["metadata"]["name"]: c["spec"] for c in device_classes("gpu-nodes.test")}
     assert found == {
-        "gpu.nvidia.com": {
-            "selectors": [
-                {"cel": {"expression": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}}
-            ],
-        },
-        "mig.nvidia.com": {
-            "selectors": [
-                {"cel": {"expression": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"}}
-            ],
-        },
+        "gpu.nvidia.com": {"selectors": selector("gpu")},
+        "mig.nvidia.com": {"selectors": selector("mig")},
+        "vfio.gpu.nvidia.com": {"selectors": selector("vfio")},
     }, found
+
+
+def test_the_gpu_class_serves_plain_requests_where_the_groups_ask():
+    """As the chart renders it on v1: extendedResourceName nvidia.com/gpu, on the GPU class only."""
+    found = {c["metadata"]["name"]: c["spec"] for c in device_classes("gpu-nodes.test", extended_resource=True)}
+    assert found["gpu.nvidia.com"] == {"selectors": selector("gpu"), "extendedResourceName": "nvidia.com/gpu"}, found
+    assert all("extendedResourceName" not in spec for name, spec in found.items() if name != "gpu.nvidia.com"), found
 
 
 def test_the_device_classes_are_cluster_wide():

@@ -97,3 +97,15 @@ def test_the_job_as_the_readiness_renders_it_again_is_the_same():
     group = dra_group()
     job = verification_jobs(group)[0]
     assert job_manifest(group, job.node, job.gpus, job.resource) == job.manifest, job.name
+
+
+def test_where_the_device_class_serves_plain_requests_the_jobs_ask_as_a_plain_pod():
+    """dra.extendedResourceName: nvidia.com/gpu limits, no claim of its own, no template to name."""
+    group = dra_group(dra={"extendedResourceName": True}, verification={"gpusPerPod": [1, 2]})
+    assert claim_templates(group) == [], group.name
+    for job in verification_jobs(group):
+        assert "resourceClaims" not in pod(job), job.name
+        for container in [*pod(job)["initContainers"], *pod(job)["containers"]]:
+            assert container["resources"]["limits"]["nvidia.com/gpu"] == str(job.gpus), (job.name, container["name"])
+            assert "claims" not in container["resources"], (job.name, container["name"])
+    assert {j.resource for j in verification_jobs(group)} == {"nvidia.com/gpu"}, group.name

@@ -63,7 +63,9 @@ def test_the_node_report_type_names_every_key_the_report_has():
 
 def test_the_tenant_access_type_names_every_key_tenant_access_has():
     shared = group_spec("t4", devicePlugin={"sharing": {"strategy": "mps", "replicas": 4}})
-    keys = {key for spec in (group_spec("a100"), group_spec("h100", allocator="dra"), shared) for key in tenant_access(spec)}
+    plain = group_spec("b200", allocator="dra", dra={"extendedResourceName": True})
+    groups = (group_spec("a100"), group_spec("h100", allocator="dra"), shared, plain)
+    keys = {key for spec in groups for key in tenant_access(spec)}
     assert keys == set(TenantAccess.__annotations__), f"TenantAccess: {sorted(keys)}"
 
 

@@ -19,7 +19,9 @@ from tests.dra_slices import (
     node_slices,
     preflight_report,
     resource_slice,
+    tainted,
     uuid,
+    xid_taint,
 )
 
 NODE = "h100-node-1"
@@ -139,3 +141,55 @@ def test_preflight_gpus_are_read_in_index_order():
     report = {"gpus": [{"index": 1, "name": H100, "uuid": uuid(1)}, {"index": 0, "name": H100, "uuid": uuid(0)}]}
     expected = ExpectedGpus.from_report(report)
     assert expected.gpus == ((uuid(0), H100), (uuid(1), H100)), expected
+
+
+def test_a_gpu_tainted_no_schedule_is_not_offered_and_named_with_its_taint():
+    """The driver's health check taints a GPU with a fatal XID gpu.nvidia.com/xid=<xid>:NoSchedule."""
+    slices = [resource_slice(NODE, [*(gpu_device(i) for i in range(3)), tainted(gpu_device(3), xid_taint(79))])]
+    problem = slice_problem(NODE, slices, EXPECTED)
+    expected = f"node {NODE}: not offered, tainted in its ResourceSlice: {uuid(3)} (gpu-3) gpu.nvidia.com/xid=79:NoSchedule"
+    assert problem == expected, problem
+
+
+@pytest.mark.parametrize("effect", ["NoSchedule", "NoExecute"])
+def test_either_withholding_effect_keeps_a_gpu_from_claims(effect: str):
+    slices = [resource_slice(NODE, [tainted(gpu_device(0), xid_taint(48, effect)), *(gpu_device(i) for i in (1, 2, 3))])]
+    problem = slice_problem(NODE, slices, EXPECTED)
+    assert problem is not None and f"gpu.nvidia.com/xid=48:{effect}" in problem, problem
+
+
+@pytest.mark.parametrize("effect", ["None", "SomeFutureEffect"])
+def test_an_informational_or_unknown_effect_leaves_the_gpu_offered(effect: str):
+    """types.go, DeviceTaint.effect: consumers must treat unknown effects like None (the driver's
+    ignored XIDs and unmonitored GPUs are tainted with effect None)."""
+    slices = [resource_slice(NODE, [tainted(gpu_device(0), xid_taint(43, effect)), *(gpu_device(i) for i in (1, 2, 3))])]
+    assert slice_problem(NODE, slices, EXPECTED) is None, NODE
+
+
+def test_a_lost_gpu_taint_has_no_value():
+    lost = {"key": "gpu.nvidia.com/gpu-lost", "effect": "NoSchedule"}
+    slices = [resource_slice(NODE, [tainted(gpu_device(0), lost), *(gpu_device(i) for i in (1, 2, 3))])]
+    problem = slice_problem(NODE, slices, EXPECTED)
+    assert problem is not None and f"{uuid(0)} (gpu-0) gpu.nvidia.com/gpu-lost:NoSchedule" in problem, problem
+
+
+def test_without_preflight_a_tainted_gpu_is_named_though_the_count_is_right():
+    slices = [resource_slice(NODE, [tainted(gpu_device(0), xid_taint()), *(gpu_device(i) for i in (1, 2, 3))])]
+    problem = slice_problem(NODE, slices, ExpectedGpus.counted(4))
+    expected = f"node {NODE}: not offered, tainted in its ResourceSlice: {uuid(0)} (gpu-0) gpu.nvidia.com/xid=79:NoSchedule"
+    assert problem == expected, problem
+
+
+def test_the_findings_name_a_tainted_device_and_its_taint():
+    slices = [resource_slice(NODE, [*(gpu_device(i) for i in range(3)), tainted(gpu_device(3), xid_taint(94))])]
+    lines = slice_findings(NODE, slices, EXPECTED)
+    assert lines == [
+        f"device {uuid(3)} (gpu-3) of node {NODE} is tainted gpu.nvidia.com/xid=94:NoSchedule in its ResourceSlice: not offered"
+    ], lines
+
+
+def test_a_tainted_gpu_preflight_did_not_find_is_named_once_as_unexpected():
+    slices = [resource_slice(NODE, [*(gpu_device(i) for i in range(4)), tainted(gpu_device(4), xid_taint())])]
+    lines = slice_findings(NODE, slices, EXPECTED)
+    new = f"device gpu-4 {uuid(4)} ({H100}) of node {NODE} is new in its ResourceSlice {NODE}-gpu.nvidia.com-x7k2p"
+    assert lines == [new], lines

@@ -17,10 +17,10 @@ import pytest
 
 from gpu_nodes.preflight.facts import GpuFacts, annotation
 from gpu_nodes.proof.checklist import CHECKLIST_ITEMS, DEFERRED, FAIL, PASS, WORKLOAD_SUCCEEDED
-from gpu_nodes.proof.judgement import PLUGIN_SETTLE_SECONDS, Judgement, Proof, Stories, judge
+from gpu_nodes.proof.judgement import PLUGIN_SETTLE_SECONDS, Judgement, Proof, Stories, failure_message, judge
 from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.vocabulary import FACTS_ANNOTATION
-from tests.dra_slices import H100, gpu_device, node_slices, resource_slice, uuid
+from tests.dra_slices import H100, gpu_device, node_slices, resource_slice, tainted, uuid, xid_taint
 from tests.fakes import (
     GATE_TAINT,
     GPU_TAINT,
@@ -355,6 +355,16 @@ def test_under_dra_a_node_passes_only_when_its_slices_list_the_gpus_its_prefligh
     cluster.slices = [resource_slice("n1", [gpu_device(i) for i in range(3)])]
     judgement = judge(cluster, proof, NOW)
     assert failing(judgement) == ["gpusRegistered"] and uuid(3) in judgement.problems[0][1], f"n1: {judgement.problems}"
+
+
+def test_under_dra_a_gpu_the_driver_tainted_keeps_the_node_gated_naming_the_device_and_the_taint():
+    cluster = proven_cluster()
+    cluster.slices = [resource_slice("n1", [*(gpu_device(i) for i in range(3)), tainted(gpu_device(3), xid_taint(79))])]
+    judgement = judge(cluster, Proof(DRA_TARGET, VERIFICATION_NAMESPACE, JOBS, devices=DEVICES), NOW)
+    assert failing(judgement) == ["gpusRegistered"], f"n1: {judgement.problems}"
+    assert f"{uuid(3)} (gpu-3) gpu.nvidia.com/xid=79:NoSchedule" in judgement.problems[0][1], f"n1: {judgement.problems}"
+    message = failure_message(DRA_TARGET, judgement, 120, 4, 1)
+    assert "its kubelet plugin pod restarts" in message and "untainted" in message, message
 
 
 def test_under_dra_a_short_node_names_no_plugin_pod():

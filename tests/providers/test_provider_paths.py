@@ -20,6 +20,7 @@ import gpu_nodes.providers
 from gpu_nodes.providers.claims import ClaimProvider
 from gpu_nodes.providers.cluster_resource import ClusterResourceProvider
 from gpu_nodes.providers.coexistence import CoexistenceProvider
+from gpu_nodes.providers.dra_features import DraFeaturesProvider
 from gpu_nodes.providers.readiness import NodeReadinessProvider
 from gpu_nodes.providers.taints import NodeTaintsProvider
 from tests.golden_state import pickled_class
@@ -30,6 +31,7 @@ CURRENT_PATHS = {
     "gpu_nodes.providers.readiness.NodeReadinessProvider": NodeReadinessProvider,
     "gpu_nodes.providers.claims.ClaimProvider": ClaimProvider,
     "gpu_nodes.providers.coexistence.CoexistenceProvider": CoexistenceProvider,
+    "gpu_nodes.providers.dra_features.DraFeaturesProvider": DraFeaturesProvider,
 }
 
 # Where stacks deployed before the package find them (components/, docs/layout.md, "Layout").

@@ -9,7 +9,7 @@ from gpu_nodes.proof.inputs import Change, keys
 from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget
 from gpu_nodes.providers import taints as taints_module
 from gpu_nodes.providers.taints import RERUN_KEYS, NodeTaintsProvider, TaintsInputs
-from tests.dra_slices import H100, gpu_device, node_slices, resource_slice, uuid
+from tests.dra_slices import H100, gpu_device, node_slices, resource_slice, tainted, uuid, xid_taint
 from tests.fakes import GATE_TAINT, FakeCluster, FakeTaintApi, node, plugin_pod, target
 
 GPU = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
@@ -111,6 +111,21 @@ def test_a_gpu_gone_from_a_dra_nodes_slice_is_drift_naming_the_node_and_the_devi
     assert provider.diff("n1", read.outs, dra_props(GPU)).changes, "a GPU gone from a DRA node must be a pending change"
 
 
+def test_a_gpu_the_dra_driver_tainted_is_drift_naming_the_device_and_its_taint(cluster):
+    """A GPU the DRA driver's health check found failed is not offered, as a lost GPU under the device plugin."""
+    provider = NodeTaintsProvider()
+    cluster.slices = node_slices("n1", 4)
+    created = provider.create(dra_props(GPU))
+    taints_on(cluster).remove(GATE_TAINT)  # opened
+    cluster.slices = [resource_slice("n1", [*(gpu_device(i) for i in range(3)), tainted(gpu_device(3), xid_taint(79))])]
+    read = provider.read("n1", created.outs)
+    assert read.outs["health"] == [
+        f"device {uuid(3)} (gpu-3) of node n1 is tainted gpu.nvidia.com/xid=79:NoSchedule in its ResourceSlice: not offered"
+    ], read.outs
+    provider.update("n1", read.outs, dra_props(GPU))
+    assert GATE_TAINT in taints_on(cluster), "a node with a tainted GPU must be gated again"
+
+
 def test_an_existing_node_from_before_the_gate_is_gated_once(cluster):
     provider = NodeTaintsProvider()
     old = {k: v for k, v in props(GPU).items() if k != "gate"}
@@ -171,13 +186,19 @@ def test_a_state_from_before_the_gate_is_gated_once_and_keeps_its_taints(cluster
 # --- a node whose group changes allocator ------------------------------------------------------
 
 
-def tenant_pod(name: str, gpus: int = 0, claims: bool = False, node_name: str = "n1") -> dict:
-    """Someone else's pod on the node: with `gpus` nvidia.com/gpu, or GPUs through ResourceClaims."""
+def tenant_pod(name: str, gpus: int = 0, claims: bool = False, node_name: str = "n1", extended: bool = False) -> dict:
+    """Someone else's pod on the node: with `gpus` nvidia.com/gpu, or GPUs through ResourceClaims; `extended`:
+    its plain nvidia.com/gpu request served through DRA, by the claim the scheduler made for it."""
     resources = {"limits": {"nvidia.com/gpu": str(gpus)}} if gpus else {}
     spec: dict = {"nodeName": node_name, "containers": [{"name": "work", "resources": resources}]}
     if claims:
         spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "h100-1gpu"}]
-    return {"metadata": {"name": name, "namespace": "team-a", "labels": {}}, "spec": spec, "status": {"phase": "Running"}}
+    status: dict = {"phase": "Running"}
+    if extended:
+        mapping = {"containerName": "work", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-0"}
+        claim = f"{name}-extended-resources-x7k2p"
+        status["extendedResourceClaimStatus"] = {"resourceClaimName": claim, "requestMappings": [mapping]}
+    return {"metadata": {"name": name, "namespace": "team-a", "labels": {}}, "spec": spec, "status": status}
 
 
 class FakeEvictor:
@@ -218,11 +239,23 @@ def test_a_node_that_changes_to_dra_sheds_the_pods_holding_gpus_through_the_devi
 def test_a_node_that_leaves_dra_sheds_the_pods_holding_gpus_through_claims(cluster, evictor):
     provider = NodeTaintsProvider()
     created = provider.create(dra_props(GPU))
-    cluster.pod_list += [tenant_pod("trainer", gpus=2), tenant_pod("claimer", claims=True)]
+    cluster.pod_list += [tenant_pod("trainer", gpus=2), tenant_pod("claimer", claims=True), tenant_pod("plain", 1, extended=True)]
 
     provider.update("n1", created.outs, props(GPU))
 
-    assert evictor.evicted == ["claimer"], evictor.evicted
+    assert evictor.evicted == ["claimer", "plain"], evictor.evicted
+
+
+def test_a_plain_pod_served_through_dra_is_not_the_device_plugins_to_drain(cluster, evictor):
+    """Its nvidia.com/gpu request names no device plugin GPU: the scheduler gave it a DRA device."""
+    provider = NodeTaintsProvider()
+    created = provider.create(props(GPU))
+    taints_on(cluster).remove(GATE_TAINT)  # opened
+    cluster.pod_list += [tenant_pod("plain", 1, extended=True)]
+
+    provider.update("n1", created.outs, dra_props(GPU))
+
+    assert evictor.evicted == [], evictor.evicted
 
 
 def test_a_pod_a_disruption_budget_holds_keeps_the_node_gated_and_is_named(cluster, evictor, monkeypatch):

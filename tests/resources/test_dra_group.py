@@ -14,6 +14,12 @@ GENERIC_DEVICE_CLASS = "kubernetes:resource.k8s.io/v1:DeviceClass"
 GENERIC_CLAIM_TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 CLAIM = "pulumi-python:dynamic/gpu-nodes:ObjectClaim"
 COEXISTENCE = "pulumi-python:dynamic/gpu-nodes:DevicePluginCoexistence"
+DRA_FEATURES = "pulumi-python:dynamic/gpu-nodes:DraFeatures"
+
+
+def env_of(daemonset) -> dict[str, str]:
+    (gpus,) = daemonset.inputs["spec"]["template"]["spec"]["containers"]
+    return {e["name"]: e["value"] for e in gpus["env"] if "value" in e}
 
 
 def dra_group(name: str = "h100", **overrides: object) -> dict:
@@ -31,9 +37,41 @@ def test_a_dra_group_runs_the_drivers_kubelet_plugin_and_no_device_plugin():
 def test_the_stack_creates_the_drivers_device_classes_once_each_after_its_claim():
     run = run_component(dra_group())
     classes = sorted(r.inputs["metadata"]["name"] for r in run.of_type(GENERIC_DEVICE_CLASS))
-    assert classes == ["gpu.nvidia.com", "mig.nvidia.com"], classes
+    assert classes == ["gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com"], classes
     claims = {r.inputs["name"] for r in run.of_type(CLAIM) if r.inputs["kind"] == "DeviceClass"}
-    assert claims == {"gpu.nvidia.com", "mig.nvidia.com"}, claims
+    assert claims == {"gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com"}, claims
+
+
+def test_the_device_classes_and_kubelet_plugins_wait_for_what_the_cluster_keeps():
+    run = run_program(stack_config(dra_group(), dra_group("b200")), secret_keys=["gpu-nodes:sshPrivateKey"])
+    (features,) = run.of_type(DRA_FEATURES)
+    assert "extendedResourceGroups" not in features.inputs, features.inputs
+    for resource in [*run.of_type(GENERIC_DEVICE_CLASS), *run.of_type(DAEMON_SET)]:
+        assert features.urn in resource.dependencies, f"{resource.urn} does not wait for {features.urn}"
+
+
+def test_the_kubelet_plugin_runs_the_health_check_where_the_cluster_keeps_device_taints():
+    """The mocks answer as a Kubernetes 1.36 cluster: device taints kept."""
+    plain = group("a100", allocator="dra", devicePlugin={"healthChecks": False})
+    run = run_program(stack_config(dra_group(), plain), secret_keys=["gpu-nodes:sshPrivateKey"])
+    gates = {ds.name: env_of(ds)["FEATURE_GATES"] for ds in run.of_type(DAEMON_SET)}
+    assert gates == {"h100-device-plugin": "NVMLDeviceHealthCheck=true,", "a100-device-plugin": "NVMLDeviceHealthCheck=false,"}, (
+        gates
+    )
+
+
+def test_a_group_that_serves_plain_requests_asks_the_cluster_and_its_jobs_ask_for_nvidia_gpu():
+    run = run_component(dra_group(dra={"extendedResourceName": True}))
+    (features,) = run.of_type(DRA_FEATURES)
+    assert features.inputs["extendedResourceGroups"] == ["h100"], features.inputs
+    gpu_class = next(r for r in run.of_type(GENERIC_DEVICE_CLASS) if r.inputs["metadata"]["name"] == "gpu.nvidia.com")
+    assert gpu_class.inputs["spec"]["extendedResourceName"] == "nvidia.com/gpu", gpu_class.inputs
+    assert not run.of_type(GENERIC_CLAIM_TEMPLATE), [r.urn for r in run.of_type(GENERIC_CLAIM_TEMPLATE)]
+    for job in run.of_type(JOB):
+        pod = job.inputs["spec"]["template"]["spec"]
+        assert "resourceClaims" not in pod, job.urn
+        limits = [c["resources"]["limits"] for c in [*pod["initContainers"], *pod["containers"]]]
+        assert all(int(lim["nvidia.com/gpu"]) in (1, 2) for lim in limits), f"{job.urn}: {limits}"
 
 
 def test_a_device_plugin_stack_has_no_device_class():
@@ -86,3 +124,10 @@ def test_tenant_access_gives_a_dra_groups_device_class_and_a_template_to_copy():
     request = access["h100"]["resourceClaimTemplate"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]
     assert request == {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}, access
     assert "deviceClassName" not in access["a100"], access
+    assert "extendedResourceName" not in access["h100"], access
+
+
+def test_tenant_access_says_a_plain_request_works_where_the_group_serves_one():
+    run = run_program(stack_config(dra_group(dra={"extendedResourceName": True})), secret_keys=["gpu-nodes:sshPrivateKey"])
+    access = run.resolve(run.globals["fleet"].tenant_access)
+    assert access["h100"]["extendedResourceName"] == "nvidia.com/gpu", access

@@ -43,8 +43,11 @@ It also plays the kubelet plugin of NVIDIA's DRA driver (driver `gpu.nvidia.com`
 
 `gpu-nodes.dev/simulated-dra-hidden-gpus: "<K>"` leaves the last K GPUs out of the slice (a GPU
 the driver cannot publish); `gpu-nodes.dev/simulated-gpu-model: "NVIDIA H100 PCIe"` publishes that
-model (the one tools/fakehost's `other-model` machine reports) in place of the A100. The slice's
-shape, field by field, and the upstream files it follows are in the DRA section below and in
+model (the one tools/fakehost's `other-model` machine reports) in place of the A100;
+`gpu-nodes.dev/simulated-dra-xid-gpus: "<K>"` taints the last K published GPUs as the driver's health
+check does after a fatal XID (`gpu.nvidia.com/xid=79:NoSchedule`), only where the plugin pod runs
+with that check on (`FEATURE_GATES` naming `NVMLDeviceHealthCheck=true`). The slice's shape, field
+by field, and the upstream files it follows are in the DRA section below and in
 tools/cluster/README.md ("DRA").
 
 Stdlib only. Credentials come from a kubeconfig through `kubectl config view --raw --flatten`
@@ -459,6 +462,16 @@ def xid_patches(nodes: Iterable[Obj], pods: Iterable[Obj]) -> dict[str, dict]:
 #     plugin/dra_plugin_manager.go sync/wipeResourceSlices: once a driver has no connected plugin on
 #     the node, kubelet deletes spec.nodeName=<node>,spec.driver=<driver> slices after that delay
 #     unless a plugin comes back first
+#   cmd/gpu-kubelet-plugin/device_health.go (v0.5.0: the hard-coded list of ignored XIDs, before PR 1441)
+#                                         healthEventToTaint: a fatal XID taints the device
+#                                         gpu.nvidia.com/xid=<xid>:NoSchedule (an ignored one: effect None);
+#                                         driver.go deviceHealthEvents republishes the slice with it, only
+#                                         under the NVMLDeviceHealthCheck gate (pkg/featuregates, chart
+#                                         featureGates -> env FEATURE_GATES "Key=true,"); allocatable.go
+#                                         AddOrUpdateTaint keeps it until the plugin restarts
+#   k8s.io/api resource/v1 DeviceTaint: key, value, effect, and timeAdded, which the API server sets
+#     when a taint has none (resourceslice strategy); an API server without DRADeviceTaints drops
+#     the taints (pkg/registry/resource/resourceslice/strategy.go dropDisabledDRADeviceTaintsFields)
 # Not published: resource.kubernetes.io/pcieRoot and the NUMA node attribute (upstream leaves each
 # out when sysfs cannot resolve it, and a fake machine has no sysfs topology), addressingMode
 # (only on coherent-memory platforms), MIG/VFIO devices (their feature gates are off by default).
@@ -467,6 +480,15 @@ DRA_DRIVER = "gpu.nvidia.com"
 DRA_PROGRAM = "gpu-kubelet-plugin"
 DRA_HIDDEN_ANNOTATION = "gpu-nodes.dev/simulated-dra-hidden-gpus"
 GPU_MODEL_ANNOTATION = "gpu-nodes.dev/simulated-gpu-model"
+DRA_XID_ANNOTATION = "gpu-nodes.dev/simulated-dra-xid-gpus"
+# The driver's health check gate, as the chart passes it (FEATURE_GATES "NVMLDeviceHealthCheck=true,").
+HEALTH_CHECK_GATE = "NVMLDeviceHealthCheck"
+# XID 79, "GPU has fallen off the bus": fatal, not among the XIDs the driver ignores (13, 31, 43, 45,
+# 68, 109), so NoSchedule; the XID and taint upstream's own e2e injects and expects
+# (kubernetes-sigs/dra-driver-nvidia-gpu PR 1390: "a critical Xid (79) taints the device with
+# gpu.nvidia.com/xid=79:NoSchedule").
+SIMULATED_XID = 79
+XID_TAINT = {"key": "gpu.nvidia.com/xid", "value": str(SIMULATED_XID), "effect": "NoSchedule"}
 # kubelet's defaultWipingDelay (pkg/kubelet/cm/dra/manager.go).
 DRA_WIPE_DELAY = 30.0
 RESOURCE_API = "/apis/resource.k8s.io/v1"
@@ -530,11 +552,31 @@ def is_dra_plugin_pod(pod: Obj) -> bool:
 
 
 def nodes_with_dra_plugin(pods: Iterable[Obj]) -> set[str]:
+    return set(dra_plugins(pods))
+
+
+def dra_plugins(pods: Iterable[Obj]) -> dict[str, bool]:
+    """Node name -> whether the DRA plugin pod Running there runs the driver's health check."""
     return {
-        p["spec"]["nodeName"]
+        p["spec"]["nodeName"]: health_checked(p)
         for p in pods
         if is_dra_plugin_pod(p) and is_running(p) and p.get("spec", {}).get("nodeName")
     }
+
+
+def health_checked(pod: Obj) -> bool:
+    """A container of the pod that runs gpu-kubelet-plugin has FEATURE_GATES turning the health check
+    on: `Key=value,...`, the value as Go's strconv.ParseBool reads it (component-base featuregate Set)."""
+    for container in long_running_containers(pod.get("spec") or {}):
+        if DRA_PROGRAM not in (programs_of(container) or set()):
+            continue
+        for env in container.get("env") or []:
+            if env.get("name") != "FEATURE_GATES":
+                continue
+            gates = dict(g.split("=", 1) for g in str(env.get("value") or "").split(",") if "=" in g)
+            if gates.get(HEALTH_CHECK_GATE, "").strip() in ("1", "t", "T", "true", "TRUE", "True"):
+                return True
+    return False
 
 
 def gpu_model(node: Obj) -> GpuModel | None:
@@ -602,14 +644,23 @@ def slice_name(node_name: str) -> str:
     return f"{node_name}-{DRA_DRIVER}-" + "".join(_NAME_ALPHABET[b % len(_NAME_ALPHABET)] for b in digest[:5])
 
 
-def desired_slice(node: Obj) -> dict | None:
-    """The node's ResourceSlice while the plugin runs there; None when the node is not a simulated
-    GPU node or names a model we do not know."""
+def tainted_gpus(node: Obj, health_check: bool) -> int:
+    """How many of the published GPUs (the last ones) the driver's health check has tainted."""
+    annotations = node.get("metadata", {}).get("annotations") or {}
+    return (parse_count(annotations.get(DRA_XID_ANNOTATION)) or 0) if health_check else 0
+
+
+def desired_slice(node: Obj, health_check: bool = False) -> dict | None:
+    """The node's ResourceSlice while the plugin runs there (`health_check`: with the driver's health
+    check on); None when the node is not a simulated GPU node or names a model we do not know."""
     count, model = published_gpus(node), gpu_model(node)
     if count is None or model is None:
         return None
     meta = node["metadata"]
     name = meta["name"]
+    devices = [gpu_device(name, i, model) for i in range(count)]
+    for device in devices[max(count - tainted_gpus(node, health_check), 0) :]:
+        device["taints"] = [dict(XID_TAINT)]
     owner = {"apiVersion": "v1", "kind": "Node", "name": name, "controller": True}
     if meta.get("uid"):
         owner["uid"] = meta["uid"]
@@ -621,7 +672,7 @@ def desired_slice(node: Obj) -> dict | None:
             "driver": DRA_DRIVER,
             "nodeName": name,
             "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-            "devices": [gpu_device(name, i, model) for i in range(count)],
+            "devices": devices,
         },
     }
 
@@ -631,10 +682,32 @@ def _owners(obj: Obj) -> list[dict]:
     return [{k: o.get(k) for k in keys} for o in obj.get("metadata", {}).get("ownerReferences") or []]
 
 
-def slice_differs(current: Obj, desired: Obj) -> bool:
-    """The stored slice is not what the plugin would publish (spec or owner)."""
-    have = dict(current.get("spec") or {})
-    want = dict(desired["spec"])
+def without_taint_times(spec: Obj, drop_taints: bool = False) -> dict:
+    """A slice spec with its devices' taints as the driver writes them: the API server adds each
+    taint's timeAdded; `drop_taints`: none at all, as an API server without DRADeviceTaints stores it."""
+    devices = []
+    for device in spec.get("devices") or []:
+        device = dict(device)
+        taints = [{k: v for k, v in t.items() if k != "timeAdded"} for t in device.pop("taints", None) or []]
+        if taints and not drop_taints:
+            device["taints"] = taints
+        devices.append(device)
+    return {**spec, "devices": devices}
+
+
+def taints_dropped(sent: Obj, stored_slice: Obj) -> bool:
+    """The API server stored fewer device taints than were written: its DRADeviceTaints is off."""
+    def count(spec: Obj) -> int:
+        return sum(len(d.get("taints") or []) for d in spec.get("devices") or [])
+
+    return count(stored_slice.get("spec") or {}) < count(sent.get("spec") or {})
+
+
+def slice_differs(current: Obj, desired: Obj, drop_taints: bool = False) -> bool:
+    """The stored slice is not what the plugin would publish (spec or owner), taints compared without
+    the time the API server added (`drop_taints`: not at all, where the server drops them)."""
+    have = without_taint_times(current.get("spec") or {}, drop_taints)
+    want = without_taint_times(desired["spec"], drop_taints)
     # The pool generation is the API's to keep: an in-place update leaves it as it is.
     have_pool, want_pool = dict(have.pop("pool", {}) or {}), dict(want.pop("pool"))
     have_pool.pop("generation", None)
@@ -658,29 +731,33 @@ def dra_actions(
     now: float,
     gone_since: Mapping[str, float],
     wipe_delay: float = DRA_WIPE_DELAY,
+    taints_dropped_on: Iterable[str] = (),
 ) -> tuple[list[SliceAction], dict[str, float]]:
     """What to write to the API, and the nodes whose plugin went (since when) with a wipe pending.
 
     A node with a running plugin gets its slice (created, or updated when it differs; nothing when it
     is equal). A node whose plugin went but whose slice of ours is still there waits wipe_delay
     seconds from the first pass that saw it so, then has its driver's slices wiped; a plugin back in
-    time cancels that. Slices we did not make, on nodes where no plugin of ours ran, are left alone."""
-    plugins = nodes_with_dra_plugin(pods)
+    time cancels that. Slices we did not make, on nodes where no plugin of ours ran, are left alone.
+    On the nodes in `taints_dropped_on` the API server dropped the taints last written: they are not
+    compared, or every pass would write them again (as the driver's own slice controller stops)."""
+    plugins = dra_plugins(pods)
+    dropped = set(taints_dropped_on)
     current = {s["metadata"]["name"]: s for s in slices if (s.get("spec") or {}).get("driver") == DRA_DRIVER}
     actions: list[SliceAction] = []
     pending: dict[str, float] = {}
     for node in nodes:
-        want = desired_slice(node)
+        name = node["metadata"]["name"]
+        want = desired_slice(node, plugins.get(name, False))
         if want is None:
             continue
-        name = node["metadata"]["name"]
         have = current.get(want["metadata"]["name"])
         if have is not None and (have.get("spec") or {}).get("nodeName") != name:
             have = None
         if name in plugins:
             if have is None:
                 actions.append(SliceAction("create", name, want))
-            elif slice_differs(have, want):
+            elif slice_differs(have, want, drop_taints=name in dropped):
                 body = json.loads(json.dumps(want))
                 body["metadata"]["resourceVersion"] = have["metadata"].get("resourceVersion")
                 body["spec"]["pool"]["generation"] = (have.get("spec") or {}).get("pool", {}).get("generation", 1)
@@ -799,6 +876,8 @@ _DRA_GONE_SINCE: dict[str, float] = {}
 # Nodes already warned about for a GPU model we do not know; whether the resource API is served.
 _UNKNOWN_MODEL: set[str] = set()
 _NO_RESOURCE_API: list[bool] = []
+# Nodes whose last slice written lost its device taints at the API server (DRADeviceTaints off).
+_TAINTS_DROPPED: set[str] = set()
 
 
 def run_dra(client: Client, nodes: list[dict], wipe_delay: float, running: list[dict] | None = None) -> list[SliceAction]:
@@ -819,15 +898,15 @@ def run_dra(client: Client, nodes: list[dict], wipe_delay: float, running: list[
             _UNKNOWN_MODEL.add(name)
             log.warning("node %s: unknown %s, no ResourceSlice (known: %s)", name, GPU_MODEL_ANNOTATION, ", ".join(GPU_MODELS))
     running = client.list_running_pods() if running is None else running
-    actions, pending = dra_actions(nodes, running, slices, time.monotonic(), _DRA_GONE_SINCE, wipe_delay)
+    actions, pending = dra_actions(nodes, running, slices, time.monotonic(), _DRA_GONE_SINCE, wipe_delay, _TAINTS_DROPPED)
     for node in sorted(set(pending) - set(_DRA_GONE_SINCE)):
         log.info("node %s: DRA plugin gone, its ResourceSlices go in %.0fs unless it comes back", node, wipe_delay)
     _DRA_GONE_SINCE = pending
     for action in actions:
         if action.kind == "create":
-            client.create_slice(action.body)
+            note_dropped_taints(action, client.create_slice(action.body))
         elif action.kind == "update":
-            client.replace_slice(action.body)
+            note_dropped_taints(action, client.replace_slice(action.body))
         else:
             client.wipe_slices(action.node)
         if action.body:
@@ -836,6 +915,16 @@ def run_dra(client: Client, nodes: list[dict], wipe_delay: float, running: list[
         else:
             log.info("node %s: wiped the ResourceSlices of driver %s (its plugin went)", action.node, DRA_DRIVER)
     return actions
+
+
+def note_dropped_taints(action: SliceAction, stored_slice: dict) -> None:
+    """Remember (and say once) a node whose device taints the API server did not keep."""
+    if taints_dropped(action.body or {}, stored_slice):
+        if action.node not in _TAINTS_DROPPED:
+            log.warning("node %s: the API server dropped the device taints of its ResourceSlice (DRADeviceTaints is off)", action.node)
+        _TAINTS_DROPPED.add(action.node)
+    else:
+        _TAINTS_DROPPED.discard(action.node)
 
 
 def run_once(client: Client, wipe_delay: float = DRA_WIPE_DELAY) -> dict[str, dict]:

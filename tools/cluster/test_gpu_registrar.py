@@ -269,9 +269,11 @@ def test_a_plugin_without_cdi_needs_no_driver_root():
 # ---------------------------------------------------------------- DRA: the simulated kubelet plugin of NVIDIA's DRA driver
 
 
-def dra_node(name="gpu-node-1", gpus="4", hidden=None, model=None, uid="node-uid-1"):
+def dra_node(name="gpu-node-1", gpus="4", hidden=None, model=None, uid="node-uid-1", xid=None):
     n = node(name=name, gpus=gpus)
     n["metadata"]["uid"] = uid
+    if xid is not None:
+        n["metadata"]["annotations"][reg.DRA_XID_ANNOTATION] = xid
     if hidden is not None:
         n["metadata"]["annotations"][reg.DRA_HIDDEN_ANNOTATION] = hidden
     if model is not None:
@@ -279,9 +281,12 @@ def dra_node(name="gpu-node-1", gpus="4", hidden=None, model=None, uid="node-uid
     return n
 
 
-def dra_pod(node_name="gpu-node-1", phase="Running", owner="DaemonSet", deleting=False, command=None, args=None, sidecar=False):
+def dra_pod(
+    node_name="gpu-node-1", phase="Running", owner="DaemonSet", deleting=False, command=None, args=None, sidecar=False, gates=None
+):
     """A pod of the DRA driver's kubelet plugin DaemonSet: its `gpus` container runs the plugin
-    behind `bash -c`, as the chart's kubeletplugin.yaml does."""
+    behind `bash -c`, as the chart's kubeletplugin.yaml does; `gates`: its FEATURE_GATES, as the chart
+    writes values.yaml `featureGates`."""
     p = pod(node_name=node_name, phase=phase, owner=owner, name_label="dra-driver-nvidia-gpu", deleting=deleting)
     container = {
         "name": "gpus",
@@ -289,6 +294,8 @@ def dra_pod(node_name="gpu-node-1", phase="Running", owner="DaemonSet", deleting
         "command": command if command is not None else ["bash", "-c"],
         "args": args if args is not None else ["exec gpu-kubelet-plugin -v $(LOG_VERBOSITY)"],
     }
+    if gates is not None:
+        container["env"] = [{"name": "LOG_VERBOSITY", "value": "4"}, {"name": "FEATURE_GATES", "value": gates}]
     if sidecar:
         p["spec"]["initContainers"] = [{**container, "restartPolicy": "Always"}]
         p["spec"]["containers"] = [{"name": "pause", "image": "registry.k8s.io/pause:3.10"}]
@@ -497,6 +504,70 @@ def test_other_drivers_slices_are_not_ours():
 def test_the_device_plugin_path_ignores_dra_plugin_pods():
     """A DRA plugin pod registers no nvidia.com/gpu: reconcile leaves the node without it."""
     assert reg.reconcile([node()], [dra_pod()]) == {}
+
+
+# --------------------------------------------------------------------------- DRA: the driver's health check
+
+HEALTHY = "NVMLDeviceHealthCheck=true,"
+
+
+@pytest.mark.parametrize(
+    "gates,expected",
+    [
+        (HEALTHY, True),
+        ("NVMLDeviceHealthCheck=false,", False),
+        ("MPSSupport=true,NVMLDeviceHealthCheck=True", True),
+        ("NVMLDeviceHealthCheck=1", True),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_the_health_check_is_on_where_the_plugins_feature_gates_say_so(gates, expected):
+    assert reg.health_checked(dra_pod(gates=gates)) is expected
+    assert reg.dra_plugins([dra_pod(gates=gates)]) == {"gpu-node-1": expected}
+
+
+def test_an_xid_taints_the_last_gpus_as_the_driver_does():
+    """v0.5.0 device_health.go healthEventToTaint: a fatal XID is gpu.nvidia.com/xid=<xid>:NoSchedule."""
+    devices = reg.desired_slice(dra_node(xid="1"), health_check=True)["spec"]["devices"]
+    assert [d.get("taints") for d in devices] == [None, None, None, [{"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"}]]
+
+
+def test_without_the_health_check_no_gpu_is_tainted():
+    devices = reg.desired_slice(dra_node(xid="2"), health_check=False)["spec"]["devices"]
+    assert not any("taints" in d for d in devices), devices
+
+
+def test_hidden_gpus_are_not_tainted_the_published_ones_are():
+    devices = reg.desired_slice(dra_node(hidden="1", xid="1"), health_check=True)["spec"]["devices"]
+    assert [d["name"] for d in devices if "taints" in d] == ["gpu-2"], devices
+
+
+def test_a_taint_is_written_in_place_and_its_time_added_is_the_servers():
+    have = stored(reg.desired_slice(dra_node()))
+    actions, _ = reg.dra_actions([dra_node(xid="1")], [dra_pod(gates=HEALTHY)], [have], 100.0, {})
+    assert [a.kind for a in actions] == ["update"], actions
+    stored_back = stored(actions[0].body)
+    for device in stored_back["spec"]["devices"]:
+        for taint in device.get("taints") or []:
+            taint["timeAdded"] = "2026-12-06T10:00:00Z"  # the API server sets it
+    assert reg.dra_actions([dra_node(xid="1")], [dra_pod(gates=HEALTHY)], [stored_back], 101.0, {}) == ([], {})
+
+
+def test_the_taint_goes_with_the_annotation():
+    tainted = stored(reg.desired_slice(dra_node(xid="1"), health_check=True))
+    actions, _ = reg.dra_actions([dra_node()], [dra_pod(gates=HEALTHY)], [tainted], 100.0, {})
+    assert [a.kind for a in actions] == ["update"] and not any("taints" in d for d in actions[0].body["spec"]["devices"])
+
+
+def test_taints_the_api_server_dropped_are_not_written_again_and_again():
+    """pkg/registry/resource/resourceslice/strategy.go: without DRADeviceTaints the taints are dropped."""
+    want = reg.desired_slice(dra_node(xid="1"), health_check=True)
+    kept_without = stored(reg.desired_slice(dra_node()))
+    assert reg.taints_dropped(want, kept_without)
+    assert not reg.taints_dropped(want, stored(want))
+    actions, _ = reg.dra_actions([dra_node(xid="1")], [dra_pod(gates=HEALTHY)], [kept_without], 100.0, {}, taints_dropped_on={"gpu-node-1"})
+    assert actions == [], actions
 
 
 # --------------------------------------------------------------------------- sharing: time-slicing and MPS
