@@ -69,6 +69,15 @@ def mig() -> dict:
     )
 
 
+def dra_and_sharing() -> dict:
+    """The kinds of group the golden stacks had none of: NVIDIA's DRA driver (health checks, its
+    DeviceClasses, plain nvidia.com/gpu requests) and a GPU shared through MPS."""
+    return stack_config(
+        group("h100-dra", allocator="dra", dra={"extendedResourceName": True}),
+        group("l4-mps", devicePlugin={"sharing": {"strategy": "mps", "replicas": 4, "renameByDefault": True}}),
+    )
+
+
 def several_groups() -> dict:
     return two_groups(
         group(
@@ -112,6 +121,10 @@ CONFIGS: dict[str, tuple[str, Callable[[], ProgramRun]]] = {
     "several-groups": (
         "three groups: defaults, time-sliced with an extra taint, CDI with preflight off and its own namespace",
         lambda: run_program(several_groups(), SECRET_KEYS, stack="several-groups"),
+    ),
+    "dra-and-sharing": (
+        "a DRA group whose DeviceClass serves plain nvidia.com/gpu requests, and a group sharing its GPUs through MPS",
+        lambda: run_program(dra_and_sharing(), SECRET_KEYS, stack="dra-and-sharing"),
     ),
     "ssh-lanes": (
         "preflight.maxSessions 2 over five machines: two SSH lanes, each machine after the one two places before it",
