@@ -36,18 +36,39 @@ SAMPLE_SECONDS = 0.2
 # -- peak memory of a command's process tree --------------------------------------------
 
 
-def role(comm: str, cmdline: str) -> str | None:
-    """Which part of a Pulumi run a process is: the CLI, the Python program, a provider."""
+def part(comm: str, cmdline: str) -> str | None:
+    """Which part of a Pulumi run a process is: the CLI, the Python program, each provider."""
     if comm == "pulumi":
-        return "cli"
+        return "CLI"
     # The language host starts the program as `python -u .../pulumi-language-python-exec ...`.
     if "pulumi-language-python-exec" in cmdline:
         return "program"
-    # pulumi-resource-kubernetes and -command (comm is cut at 15 characters); the program's
-    # dynamic providers (taints and gate, readiness checks) run `python -m pulumi.dynamic`.
-    if comm.startswith("pulumi-resource") or "-m pulumi.dynamic" in cmdline:
-        return "providers"
+    # By command line: comm is cut at 15 characters (`pulumi-resource`).
+    if "pulumi-resource-kubernetes" in cmdline:
+        return "kubernetes provider"
+    if "pulumi-resource-command" in cmdline:
+        return "command provider"
+    # The program's dynamic providers (taints and gate, readiness checks) run `python -m pulumi.dynamic`.
+    if "-m pulumi.dynamic" in cmdline or "pulumi-resource-pulumi-python" in cmdline:
+        return "dynamic providers"
+    if comm.startswith("pulumi-language"):
+        return "language host"
     return None
+
+
+# The engine bench's columns: the CLI, the program, and the providers together.
+ROLES = {
+    "CLI": "cli",
+    "program": "program",
+    "kubernetes provider": "providers",
+    "command provider": "providers",
+    "dynamic providers": "providers",
+}
+
+
+def role(comm: str, cmdline: str) -> str | None:
+    """Which column of the engine bench a process counts in (`part`, coarser)."""
+    return ROLES.get(part(comm, cmdline) or "")
 
 
 def peaks_mib(per_process: dict[int, tuple[str, int]]) -> dict[str, float]:
@@ -73,7 +94,8 @@ def _children() -> dict[int, list[int]]:
     return tree
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
+    """`pid` and every process below it, as /proc lists them now."""
     tree, found, todo = _children(), [], [pid]
     while todo:
         current = todo.pop()
@@ -159,7 +181,7 @@ class PeakSampler(threading.Thread):
 
     def run(self) -> None:
         while not self.done.is_set():
-            for pid in _descendants(self.pid):
+            for pid in descendants(self.pid):
                 try:
                     comm = Path(f"/proc/{pid}/comm").read_text().strip()
                     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
@@ -207,7 +229,6 @@ class SizeResult:
                 return step
         self.steps.append(Step(name))
         return self.steps[-1]
-
 
 
 # -- running things ----------------------------------------------------------------------
@@ -352,4 +373,3 @@ class Bench:
 
 def node_names(count: int) -> list[str]:
     return [f"gpu-node-{i}" for i in range(1, count + 1)]
-

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.harness import BACKEND, CLUSTER_COMMS, ROOT, SAMPLE_SECONDS, STACK, Bench, cpu_seconds
+from bench.harness import BACKEND, CLUSTER_COMMS, ROOT, SAMPLE_SECONDS, STACK, Bench, cpu_seconds, descendants, part
 from tools.local.environment import FILE_BACKEND_QUERY, local_environment
 
 # What `gpu-nodes fleet drift` runs on each stack (gpu_nodes/cli/orchestrate.py).
@@ -39,56 +39,27 @@ SPY_RATE = 100  # samples per second; a sample of a busy thread is 1/SPY_RATE CP
 TOP_FUNCTIONS = 12
 
 
-def part(comm: str, cmdline: str) -> str | None:
-    """Which part of a Pulumi run a process is, finer than bench/harness.py's roles."""
-    if comm == "pulumi":
-        return "CLI"
-    if "pulumi-language-python-exec" in cmdline:
-        return "program"
-    if "pulumi-resource-kubernetes" in cmdline:
-        return "kubernetes provider"
-    if "pulumi-resource-command" in cmdline:
-        return "command provider"
-    # The dynamic providers' plugin runs `python -m pulumi.dynamic` (the SDK's pulumi-resource-pulumi-python).
-    if "-m pulumi.dynamic" in cmdline or "pulumi-resource-pulumi-python" in cmdline:
-        return "dynamic providers"
-    if comm.startswith("pulumi-language"):
-        return "language host"
-    return None
-
-
 def cluster_part(comm: str) -> str | None:
     return next((f"cluster: {name}" for name in CLUSTER_COMMS if comm.startswith(name)), None)
 
 
-def _processes() -> dict[int, tuple[int, str, str]]:
-    """Every process: its parent, command name and command line."""
+def _process(pid: int) -> tuple[str, str] | None:
+    """A process's command name and line; None when it has ended."""
+    try:
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return None
+    return comm, cmdline
+
+
+def _cluster_processes() -> dict[int, str]:
+    """The local cluster's processes (no child of the CLI) by their part."""
     found = {}
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry.name}/stat").read_text()
-            comm = Path(f"/proc/{entry.name}/comm").read_text().strip()
-            cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        found[int(entry.name)] = (int(stat.rsplit(")", 1)[1].split()[1]), comm, cmdline)
+        if entry.name.isdigit() and (named := _process(int(entry.name))) and (which := cluster_part(named[0])):
+            found[int(entry.name)] = which
     return found
-
-
-def _below(root: int, processes: dict[int, tuple[int, str, str]]) -> set[int]:
-    """`root` and its descendants, those of them that are still running."""
-    if root not in processes:
-        return set()
-    below, todo = {root}, [root]
-    while todo:
-        parent = todo.pop()
-        for pid, (ppid, _, _) in processes.items():
-            if ppid == parent and pid not in below:
-                below.add(pid)
-                todo.append(pid)
-    return below
 
 
 class CpuSampler(threading.Thread):
@@ -106,20 +77,18 @@ class CpuSampler(threading.Thread):
     @staticmethod
     def _cluster() -> dict[int, tuple[str, float]]:
         readings = {}
-        for pid, (_, comm, _) in _processes().items():
-            which = cluster_part(comm)
-            if which:
-                try:
-                    readings[pid] = (which, cpu_seconds(Path(f"/proc/{pid}/stat").read_text()))
-                except OSError:
-                    continue
+        for pid, which in _cluster_processes().items():
+            try:
+                readings[pid] = (which, cpu_seconds(Path(f"/proc/{pid}/stat").read_text()))
+            except OSError:
+                continue
         return readings
 
     def run(self) -> None:
         while not self.done.is_set():
-            processes = _processes()
-            for pid in _below(self.root, processes):
-                which = part(processes[pid][1], processes[pid][2])
+            for pid in descendants(self.root):
+                named = _process(pid)
+                which = part(*named) if named else None
                 if which:
                     try:
                         self.cpu[pid] = (which, cpu_seconds(Path(f"/proc/{pid}/stat").read_text()))
@@ -214,10 +183,10 @@ def run_spied(bench: Bench, args: Sequence[str], result: Profiled, spy: Path) ->
         log = (Path(scratch) / "pulumi.log").open("w+")
         proc = subprocess.Popen(command, cwd=ROOT, env=bench.env, stdout=log, stderr=subprocess.STDOUT, text=True)
         while proc.poll() is None:
-            processes = _processes()
-            for pid in _below(proc.pid, processes) - seen:
+            for pid in set(descendants(proc.pid)) - seen:
                 seen.add(pid)
-                which = part(processes[pid][1], processes[pid][2])
+                named = _process(pid)
+                which = part(*named) if named else None
                 if which in SPIED_PARTS:
                     out = Path(scratch) / f"{pid}.txt"
                     # --gil: only the thread that holds the GIL, so that a sample is Python at work, not a
