@@ -7,10 +7,13 @@ from bench.harness import part
 from bench.profile import Profiled, cluster_part, package_of, read_spy
 
 # Two stacks as `py-spy record --format raw --full-filenames` writes them: frames outermost first, then the count.
-RAW = """\
-<module> (/venv/bin/pulumi-language-python-exec:9);run (/venv/lib/python3.11/site-packages/pulumi/runtime/stack.py:40);_wait (/py/lib/python3.11/asyncio/tasks.py:512) 30
-<module> (/venv/bin/pulumi-language-python-exec:9);read (/work/gpu_nodes/providers/taints.py:120);raw_decode (/py/lib/python3.11/json/decoder.py:353) 10
-"""
+EXEC = "<module> (/venv/bin/pulumi-language-python-exec:9)"
+RAW = "\n".join(
+    [
+        f"{EXEC};run (/venv/lib/python3.11/site-packages/pulumi/runtime/stack.py:40);_wait (/py/lib/python3.11/asyncio/tasks.py:512) 30",
+        f"{EXEC};read (/work/gpu_nodes/providers/taints.py:120);raw_decode (/py/lib/python3.11/json/decoder.py:353) 10",
+    ]
+)
 
 
 def test_a_frame_belongs_to_a_package_of_the_virtualenv_to_gpu_nodes_or_to_the_standard_library():
