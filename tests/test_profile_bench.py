@@ -8,9 +8,10 @@ from bench.profile import Profiled, cluster_part, package_of, read_spy
 
 # Two stacks as `py-spy record --format raw --full-filenames` writes them: frames outermost first, then the count.
 EXEC = "<module> (/venv/bin/pulumi-language-python-exec:9)"
+STACK_PY = "run (/venv/lib/python3.11/site-packages/pulumi/runtime/stack.py:40)"
 RAW = "\n".join(
     [
-        f"{EXEC};run (/venv/lib/python3.11/site-packages/pulumi/runtime/stack.py:40);_wait (/py/lib/python3.11/asyncio/tasks.py:512) 30",
+        f"{EXEC};{STACK_PY};_wait (/py/lib/python3.11/asyncio/tasks.py:512) 30",
         f"{EXEC};read (/work/gpu_nodes/providers/taints.py:120);raw_decode (/py/lib/python3.11/json/decoder.py:353) 10",
     ]
 )
