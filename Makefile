@@ -1,5 +1,5 @@
 # The project's entry points; each target is one script under tools/.
-.PHONY: local-up local-down unit test bench bench-engine lint
+.PHONY: local-up local-down unit test bench bench-engine bench-profile lint
 
 local-up:     ## local cluster + fake GPU machines + `pulumi up --stack local`, then the report
 	tools/local/up.sh
@@ -27,6 +27,14 @@ bench-engine:
 	tools/setup.sh
 	tools/toolchain.sh
 	.venv/bin/python -m bench.engine_bench --sizes $(SIZES) $(BENCH_ARGS)
+
+# Where one stack's drift check spends its core-seconds, by process and by Python function (bench/README.md):
+#   make bench-profile NODES=100
+NODES ?= 100
+bench-profile:
+	tools/setup.sh
+	tools/toolchain.sh
+	.venv/bin/python -m bench.profile --nodes $(NODES)
 
 lint:
 	tools/setup.sh
