@@ -18,12 +18,16 @@ GATE_TAINT = {"key": "gpu-nodes.dev/unverified", "value": "true", "effect": "NoS
 
 
 def node(name: str = "n1", gpus: int | None = 4, ready: bool = True, taints: list[dict] | None = None, **labels: str) -> dict:
-    """A Node as the API returns it, labelled and tainted as group a100 wants unless told otherwise."""
+    """A Node as the API returns it, labelled and tainted as group a100 wants unless told otherwise. Its
+    `gpus` are registered and healthy: the kubelet counts a GPU the plugin marks unhealthy in capacity
+    and not in allocatable (kubernetes pkg/kubelet/cm/devicemanager/manager.go, GetCapacity), so a test
+    plays an XID by lowering allocatable alone."""
     allocatable = {"cpu": "8"} | ({"nvidia.com/gpu": str(gpus)} if gpus is not None else {})
     return {
         "metadata": {"name": name, "labels": {"gpu-nodes.dev/node-group": GROUP, **labels}},
         "spec": {"taints": [dict(GPU_TAINT)] if taints is None else taints},
         "status": {
+            "capacity": dict(allocatable),
             "allocatable": allocatable,
             "conditions": [{"type": "Ready", "status": "True" if ready else "False", "reason": "KubeletReady"}],
         },

@@ -137,7 +137,27 @@ def _selector(target: NodeTarget) -> str:
 
 
 def allocatable_gpus(node: Mapping[str, Any] | None, resource: str = GPU_RESOURCE) -> int | None:
-    value = (((node or {}).get("status") or {}).get("allocatable") or {}).get(resource)
+    return _whole((((node or {}).get("status") or {}).get("allocatable") or {}).get(resource))
+
+
+def unhealthy_gpus(node: Mapping[str, Any] | None) -> int:
+    """GPUs the device plugin registered but reports unhealthy, over its nvidia.com/* resources: the
+    kubelet counts them in capacity and not in allocatable (kubernetes pkg/kubelet/cm/devicemanager/
+    manager.go, GetCapacity). A resource not registered at all (a plugin still starting, or under MPS
+    waiting for its daemon) holds none."""
+    status = (node or {}).get("status") or {}
+    capacity = status.get("capacity") or {}
+    held = 0
+    for resource in capacity:
+        if resource.startswith(GPU_RESOURCE_PREFIX):
+            registered = _whole(capacity.get(resource))
+            healthy = allocatable_gpus(node, resource)
+            if registered is not None and healthy is not None:
+                held += max(registered - healthy, 0)
+    return held
+
+
+def _whole(value: Any) -> int | None:
     try:
         return int(value) if value is not None else None
     except ValueError:

@@ -27,6 +27,7 @@ from gpu_nodes.proof.checklist import (
     items_of,
     not_ready,
     settled_plugin_pod,
+    unhealthy_gpus,
 )
 from gpu_nodes.proof.jobs import gpu_requests, held_by_others, job_verdict, pod_story, waits_for_gpus
 from gpu_nodes.proof.quarantine import Quarantine, quarantine_of
@@ -75,8 +76,8 @@ class Judgement:
     failed_jobs: list[str]
     unfinished_jobs: list[str]
     gate_up: bool
-    # The node's settled plugin pod when the node is short of GPUs and otherwise sound: a
-    # restart of that pod is what brings back a GPU the plugin marked unhealthy.
+    # The node's settled plugin pod when the node is short of GPUs, the plugin holds one unhealthy and the
+    # node is otherwise sound: a restart of that pod is what brings back a GPU the plugin marked unhealthy.
     short_plugin: str | None = None
     # Jobs of an open, busy node whose run waits for the next `pulumi up` (see `judge`).
     deferred_jobs: list[str] = field(default_factory=list)
@@ -157,7 +158,10 @@ def judge(
     problems += [(item.key, line) for item, lines in items.items() if not (deferred and item.deferrable) for line in lines]
     # A node that fails for another reason than its GPUs is not cured by a new plugin pod.
     sound = ready is None and not jobs.failed and not items[PLUGIN_RUNNING]
-    short_plugin = settled_short_plugin(target, plugin_pods, now) if items[GPUS_REGISTERED] and sound else None
+    # Only a GPU the plugin holds unhealthy comes back with a new pod; a resource not registered yet (under MPS,
+    # its daemon not ready) is waited for.
+    holds_unhealthy = bool(items[GPUS_REGISTERED]) and sound and unhealthy_gpus(node) > 0
+    short_plugin = settled_short_plugin(target, plugin_pods, now) if holds_unhealthy else None
     return Judgement(
         checklist=checklist(items, deferred),
         problems=problems,

@@ -9,8 +9,9 @@ stays gated (or, open from an earlier run, is gated again) and `pulumi up` fails
 each failed item; a failed Job is deleted,
 so that `pulumi up --refresh` runs it again once the cause is fixed.
 
-A node short of GPUs under a settled plugin pod has, most likely, a GPU the plugin marked
-unhealthy (an XID): the plugin keeps it out until its pod restarts (k8s-device-plugin v0.20.0
+A node short of GPUs under a settled plugin pod that holds one unhealthy (the kubelet counts it in
+capacity, not in allocatable: kubernetes pkg/kubelet/cm/devicemanager/manager.go, GetCapacity) has
+a GPU the plugin marked unhealthy (an XID): the plugin keeps it out until its pod restarts (k8s-device-plugin v0.20.0
 `internal/rm/health.go` sends it on the health channel, `internal/plugin/server.go`
 `ListAndWatch` re-sends the device list with it Unhealthy and never marks it back), and a new pod
 advertises every GPU healthy without checking any (k8s-device-plugin issue 111). So a restart

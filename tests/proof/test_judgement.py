@@ -312,13 +312,39 @@ def test_a_node_short_of_gpus_under_a_settled_plugin_pod_names_the_pod():
     assert failing(judgement) == ["gpusRegistered"], f"n1: {judgement.problems}"
 
 
+# What a short node's plugin pod does not hold unhealthy: a new pod brings none of it back.
+def _a_gpu_missing(cluster: FakeCluster) -> None:
+    for field in ("capacity", "allocatable"):
+        cluster.nodes["n1"]["status"][field]["nvidia.com/gpu"] = "3"
+
+
+def _nothing_registered_yet(cluster: FakeCluster) -> None:
+    # A plugin still starting, or under MPS waiting for its daemon (k8s-device-plugin internal/plugin/mps.go).
+    for field in ("capacity", "allocatable"):
+        del cluster.nodes["n1"]["status"][field]["nvidia.com/gpu"]
+
+
+NOT_HELD_UNHEALTHY = {"a GPU missing": _a_gpu_missing, "nothing registered yet": _nothing_registered_yet}
+
+
+@pytest.mark.parametrize("case", NOT_HELD_UNHEALTHY)
+def test_a_short_node_whose_plugin_holds_no_gpu_unhealthy_names_no_plugin_pod(case):
+    cluster = gated_cluster()
+    short_node_with_settled_plugin(cluster)
+    NOT_HELD_UNHEALTHY[case](cluster)
+    judgement = judge(cluster, PROOF, NOW)
+    assert judgement.short_plugin is None, f"n1, {case}: {judgement.short_plugin}"
+    assert failing(judgement) == ["gpusRegistered"], f"n1, {case}: {judgement.problems}"
+
+
 READY_SINCE = "2026-12-01T12:00:00Z"
 
 
 @pytest.mark.parametrize("seconds, named", [(PLUGIN_SETTLE_SECONDS - 1, None), (PLUGIN_SETTLE_SECONDS, PLUGIN_POD)])
 def test_a_plugin_pod_is_named_only_once_it_has_settled(seconds, named):
     """A pod that only just started may not have registered every GPU it will."""
-    cluster = gated_cluster(gpus=3)
+    cluster = gated_cluster()
+    _short_of_a_gpu(cluster)
     jobs_succeed(cluster)
     cluster.pod_list.append(plugin_pod(ready_since=READY_SINCE))
     ready = datetime.fromisoformat(READY_SINCE).timestamp()

@@ -256,6 +256,25 @@ def test_a_refused_restart_still_lets_the_nodes_jobs_finish_before_failing(clust
     assert never_reached == [], "the wait went on once the Jobs were done"
 
 
+def test_a_plugin_that_registers_no_gpu_yet_is_waited_for_not_refused(cluster):
+    """Under MPS the plugin registers nothing until its daemon is ready (k8s-device-plugin
+    internal/plugin/mps.go, waitForDaemon): a daemon put back by this run comes up while the Jobs'
+    pods wait for GPUs. No GPU is held unhealthy, so nothing is refused or restarted: the check waits."""
+    for field in ("capacity", "allocatable"):
+        del cluster.nodes["n1"]["status"][field]["nvidia.com/gpu"]
+    cluster.pod_list += [plugin_pod(ready_since=LONG_AGO), busy_pod(JOBS[0], gpus=1), busy_pod(JOBS[1], gpus=2)]
+
+    def daemon_ready_and_jobs_run(fake: FakeCluster) -> None:
+        for field in ("capacity", "allocatable"):
+            fake.nodes["n1"]["status"][field]["nvidia.com/gpu"] = "4"
+        jobs_succeed(fake)
+
+    cluster.events = [daemon_ready_and_jobs_run]
+    outs = NodeReadinessProvider().update_own("n1", proven_before(), props(**PREFLIGHT)).outs
+    assert outs["gate"] == "lifted" and outs["recovery"] is None, f"n1: {outs}"
+    assert cluster.deleted_pods == [], f"n1: plugin pods deleted {cluster.deleted_pods}"
+
+
 def test_after_a_fresh_preflight_found_every_gpu_healthy_the_plugin_is_restarted_and_the_node_opens(cluster):
     short_node_with_settled_plugin(cluster)
     cluster.events = [new_plugin_pod("4")]
