@@ -19,7 +19,8 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
-from collections.abc import Iterator
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,13 +37,13 @@ SKIPPED_DIRS = ("node_modules", "__pycache__", "fleet-logs", "build")
 SDKS = ("pulumi", "pulumi-kubernetes", "pulumi-command")
 
 
-def _sources(root: Path) -> Iterator[Path]:
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root).parts
-        if any(part.startswith(".") or part in SKIPPED_DIRS or part.endswith(".egg-info") for part in relative[:-1]):
-            continue
-        if path.is_file() and (path.suffix in SOURCE_SUFFIXES or path.name in SOURCE_NAMES):
-            yield path
+def _sources(root: Path) -> list[Path]:
+    """The program's source files under root, in path order; skipped folders are not entered."""
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not (d.startswith(".") or d in SKIPPED_DIRS or d.endswith(".egg-info"))]
+        found += [Path(folder, name) for name in files if Path(name).suffix in SOURCE_SUFFIXES or name in SOURCE_NAMES]
+    return sorted(path for path in found if path.is_file())
 
 
 def _sdk_version(name: str) -> str:
@@ -52,17 +53,22 @@ def _sdk_version(name: str) -> str:
         return "none"
 
 
-def deployment_digest(program: Path, stack_file: Path) -> str:
-    """A digest of what an `up` of this stack runs: the program, the package, the SDKs, the settings."""
-    digest = hashlib.sha256()
+def deployment_digests(program: Path, stack_files: Mapping[str, Path]) -> dict[str, str]:
+    """For each stack, a digest of what an `up` of it runs: the program, the package and the SDKs,
+    read once for all, and the stack's settings."""
+    shared = hashlib.sha256()
     roots = [program.resolve()] + ([PACKAGE] if not PACKAGE.is_relative_to(program.resolve()) else [])
     for root in roots:
         for path in _sources(root):
-            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+            shared.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     for name in SDKS:
-        digest.update(f"{name}={_sdk_version(name)}\0".encode())
-    digest.update(json.dumps(stack_settings(stack_file), sort_keys=True).encode())
-    return digest.hexdigest()
+        shared.update(f"{name}={_sdk_version(name)}\0".encode())
+    digests = {}
+    for stack, stack_file in stack_files.items():
+        digest = shared.copy()
+        digest.update(json.dumps(stack_settings(stack_file), sort_keys=True).encode())
+        digests[stack] = digest.hexdigest()
+    return digests
 
 
 def stack_settings(stack_file: Path) -> object:

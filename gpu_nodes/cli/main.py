@@ -15,7 +15,7 @@ from typing import Any
 
 from pulumi import automation as auto
 
-from gpu_nodes.cli.deployed import deployment_digest
+from gpu_nodes.cli.deployed import deployment_digests
 from gpu_nodes.cli.fleet_file import Fleet, SecretSource, load_fleet
 from gpu_nodes.cli.fleet_report import as_json, drift_verdict, node_table, repair_command, stack_table
 from gpu_nodes.cli.live import LiveView
@@ -52,7 +52,7 @@ def parser() -> argparse.ArgumentParser:
                 "--parallel",
                 type=int,
                 default=default_parallel(),
-                help=f"stacks run at once (default {default_parallel()}: one per CPU core of this machine)",
+                help="stacks run at once (default %(default)s: one per CPU core of this machine)",
             )
             action.add_argument("--log-dir", type=Path, help="each stack's log (default: fleet-logs/ beside the fleet file)")
             action.add_argument("--fail-fast", action="store_true", help="start no more stacks once one has failed")
@@ -119,7 +119,8 @@ def _run(
         return objects_in_state(deployment.get("resources") or [])
 
     # What each stack's `up` runs: kept by a successful up, compared by drift (gpu_nodes/cli/deployed.py).
-    digests = {s.name: deployment_digest(fleet.program, stack_file(fleet.program, s.name)) for s in plan.stacks}
+    files = {s.name: stack_file(fleet.program, s.name) for s in plan.stacks} if args.command in ("up", "drift") else {}
+    digests = deployment_digests(fleet.program, files)
     live = LiveView(list(progress.values()))
     live.start()
     try:
@@ -127,7 +128,7 @@ def _run(
             plan,
             args.command,
             progress,
-            lambda name, p: run_stack(selected[name], args.command, p, log_dir, options, digests[name]),
+            lambda name, p: run_stack(selected[name], args.command, p, log_dir, options, digests.get(name, "")),
             args.parallel,
             args.fail_fast,
             owner_state,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_nodes.cli.deployed import Deployed, deployment_digest, why_preview
+from gpu_nodes.cli.deployed import Deployed, deployment_digests, why_preview
 
 
 @pytest.fixture
@@ -19,7 +19,7 @@ def program(tmp_path: Path) -> Path:
 
 
 def digest(program: Path) -> str:
-    return deployment_digest(program, program / "Pulumi.rack-a.yaml")
+    return deployment_digests(program, {"rack-a": program / "Pulumi.rack-a.yaml"})["rack-a"]
 
 
 @pytest.mark.parametrize(
