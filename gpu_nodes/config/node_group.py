@@ -366,6 +366,11 @@ class NodeGroupSpec:
         return self.allocator == DRA_ALLOCATOR
 
     @property
+    def shares_through_mps(self) -> bool:
+        """The group's device plugin shares its GPUs through MPS, and so runs an MPS control daemon."""
+        return not self.uses_dra and self.device_plugin.sharing.strategy == MPS
+
+    @property
     def claims_gpus(self) -> bool:
         """Whether the group's pods take their GPUs through ResourceClaims they name: under DRA, unless
         its DeviceClass serves plain `nvidia.com/gpu` requests (`dra.extendedResourceName`), which is then

@@ -28,7 +28,6 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_nodes.config.checks import image_tag
-from gpu_nodes.config.device_plugin import MPS
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.device_plugin import (
     CONFIG_DIR,
@@ -54,11 +53,6 @@ PROGRAM = "mps-control-daemon"
 
 def daemonset_name(group: NodeGroupSpec) -> str:
     return f"{APP_NAME}-{group.name}"
-
-
-def runs_mps(group: NodeGroupSpec) -> bool:
-    """The group shares its GPUs through MPS, and so has a daemon."""
-    return not group.uses_dra and group.device_plugin.sharing.strategy == MPS
 
 
 def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:

@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_nodes.config.device_plugin import MPS
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests import dra_driver
 from gpu_nodes.manifests.device_plugin import (
@@ -157,14 +156,10 @@ fi
 
 def check_script(group: NodeGroupSpec | None = None) -> str:
     """The group's check script: under MPS the MPS client check first, then the GPU count."""
-    if group is None or not _shares_through_mps(group):
+    if group is None or not group.shares_through_mps:
         return _CHECK_SCRIPT
     head, rest = _CHECK_SCRIPT.split("\n", 1)
     return f"{head}\n{_MPS_CHECK}{rest}"
-
-
-def _shares_through_mps(group: NodeGroupSpec) -> bool:
-    return not group.uses_dra and group.device_plugin.sharing.strategy == MPS
 
 
 def check_config_map_name(group: NodeGroupSpec) -> str:

@@ -34,7 +34,6 @@ from pulumi_command import remote
 
 from gpu_nodes.advisories import DRIVER_BULLETINS, PATCHED_DRIVER_BRANCHES, TOOLKIT_ADVISORIES
 from gpu_nodes.config.checks import SSH_HOST
-from gpu_nodes.config.device_plugin import MPS
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
 from gpu_nodes.config.preflight import DRIVER_ADVISORIES_REFUSE, PreflightSpec
 from gpu_nodes.errors import ConfigError
@@ -154,9 +153,9 @@ def _mps_requirements(group: NodeGroupSpec) -> list[tuple[list[str], list[str]]]
     """Under MPS, what the machine must offer its MPS control daemon (69-check-mps.sh): GPUs out of MIG
     mode in a compute mode the daemon may take over, able to serve the replicas, and the driver's MPS
     programs where the container toolkit looks for them (under the driver root, when it is not `/`)."""
-    sharing = group.device_plugin.sharing
-    if group.uses_dra or sharing.strategy != MPS:
+    if not group.shares_through_mps:
         return []
+    sharing = group.device_plugin.sharing
     arguments = [MPS_REPLICAS, str(sharing.replicas)]
     root = group.device_plugin.driver_root
     if root != "/":

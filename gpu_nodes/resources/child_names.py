@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.config.stack import NODE_GROUPS, StackSpec
-from gpu_nodes.manifests.mps_control_daemon import runs_mps
 from gpu_nodes.manifests.verification import request_slug, requests
 from gpu_nodes.resources.children import child_name, claim_child
 
@@ -134,7 +133,7 @@ def group_children(index: int, group: NodeGroupSpec) -> Iterator[Child]:
             yield Child(CONFIG_MAP, child_name(g, DEVICE_PLUGIN_CONFIG_CHILD), f"{key}.name", g)
         yield Child(SERVICE_ACCOUNT, child_name(g, DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD), f"{key}.name", g)
         yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), f"{key}.name", g)
-        if runs_mps(group):
+        if group.shares_through_mps:
             yield Child(DAEMON_SET, child_name(g, MPS_CONTROL_DAEMON_CHILD), f"{key}.name", g)
     yield Child(CONFIG_MAP, child_name(g, VERIFICATION_CHECK_CHILD), f"{key}.name", g)
     for resource, count in requests(group):

@@ -119,11 +119,9 @@ class PriorityClasses:
 
 @dataclass(frozen=True)
 class DevicePlugin:
-    """The device plugin DaemonSet, which the Jobs and readiness checks wait for, and under MPS its
-    control daemon's, which the plugin waits for."""
+    """The device plugin DaemonSet, which the Jobs and readiness checks wait for."""
 
     daemonset: k8s.apps.v1.DaemonSet
-    mps_daemon: k8s.apps.v1.DaemonSet | None = None
 
 
 @dataclass(frozen=True)
@@ -249,7 +247,7 @@ def deploy_device_plugin(
     mps = _mps_control_daemon(group, namespace, needs, rollout)
     opts = children.opts(DEVICE_PLUGIN_CHILD, depends_on=[*needs, *mps], **_allocator_opts(namespace, rollout))
     daemonset = register(daemonset_manifest(spec), k8s.apps.v1.DaemonSet, children.name(DEVICE_PLUGIN_CHILD), opts)
-    return DevicePlugin(daemonset, mps[0] if mps else None)
+    return DevicePlugin(daemonset)
 
 
 def _mps_control_daemon(
@@ -257,7 +255,7 @@ def _mps_control_daemon(
 ) -> list[k8s.apps.v1.DaemonSet]:
     """Under devicePlugin.sharing.strategy mps, the plugin's MPS control daemon on the group's nodes, after
     what the plugin needs (its config, account, namespace, RuntimeClass); none otherwise."""
-    if not mps_control_daemon.runs_mps(group.spec):
+    if not group.spec.shares_through_mps:
         return []
     children = group.children
     opts = children.opts(
@@ -423,7 +421,7 @@ def prove_nodes(
 
 def _mps_of(spec: NodeGroupSpec) -> str | None:
     """`mps` for a group that shares its GPUs through MPS (the readiness message names its daemon)."""
-    return MPS if mps_control_daemon.runs_mps(spec) else None
+    return MPS if spec.shares_through_mps else None
 
 
 def _compared_group(spec: NodeGroupSpec) -> dict[str, str] | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.manifests import device_plugin
-from gpu_nodes.manifests.mps_control_daemon import daemonset_manifest, runs_mps
+from gpu_nodes.manifests.mps_control_daemon import daemonset_manifest
 from gpu_nodes.manifests.naming import selector_labels
 from gpu_nodes.vocabulary import CONFIG_HASH_ANNOTATION, GATE, GROUP_LABEL
 from tests.manifests.daemonset_parts import container, pod_spec
@@ -26,13 +26,13 @@ def by_name(items: list[dict]) -> dict[str, dict]:
 
 
 def test_only_an_mps_group_runs_a_daemon():
-    assert runs_mps(mps_group())
+    assert mps_group().shares_through_mps
     for spec in (
         group_spec(),
         group_spec(devicePlugin={"timeSlicingReplicas": 4}),
         group_spec(devicePlugin={"sharing": {"replicas": 4}}),
     ):
-        assert not runs_mps(spec), spec.device_plugin.sharing
+        assert not spec.shares_through_mps, spec.device_plugin.sharing
 
 
 def test_it_runs_the_charts_containers():

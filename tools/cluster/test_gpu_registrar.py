@@ -578,7 +578,6 @@ def stack_pods(node_name="gpu-node-1", **device_plugin):
     group with this devicePlugin, on node_name, Running; and their ConfigMap, by (namespace, name)."""
     from gpu_nodes.manifests.device_plugin import config_map_manifest, daemonset_manifest
     from gpu_nodes.manifests.mps_control_daemon import daemonset_manifest as mps_daemonset
-    from gpu_nodes.manifests.mps_control_daemon import runs_mps
     from tests.specs import group_spec
 
     spec = group_spec(devicePlugin=device_plugin)
@@ -595,7 +594,7 @@ def stack_pods(node_name="gpu-node-1", **device_plugin):
         return {"metadata": meta, "spec": {**template["spec"], "nodeName": node_name}, "status": {"phase": "Running"}}
 
     plugin = pod_of(daemonset_manifest(spec), "plugin-uid")
-    daemon = pod_of(mps_daemonset(spec), "daemon-uid") if runs_mps(spec) else None
+    daemon = pod_of(mps_daemonset(spec), "daemon-uid") if spec.shares_through_mps else None
     config_map = config_map_manifest(spec)
     maps = {(config_map["metadata"]["namespace"], config_map["metadata"]["name"]): config_map} if config_map else {}
     return plugin, daemon, maps
