@@ -337,6 +337,17 @@ def open_busy_node(cluster: FakeCluster, tenant_gpus: int = 4) -> None:
     cluster.pod_list += [tenant_pod(gpus=tenant_gpus)] if tenant_gpus else []
 
 
+def registers(cluster: FakeCluster, gpus: int | None) -> None:
+    """n1's plugin registers `gpus`, all healthy (in capacity and allocatable); None: it registers
+    no resource at all (a plugin still starting, or under MPS waiting for its daemon)."""
+    status = cluster.nodes["n1"]["status"]
+    for field in ("capacity", "allocatable"):
+        if gpus is None:
+            status[field].pop("nvidia.com/gpu", None)
+        else:
+            status[field]["nvidia.com/gpu"] = str(gpus)
+
+
 def short_node_with_settled_plugin(cluster: FakeCluster) -> None:
     """n1 offers 3 of its 4 GPUs under a plugin pod Ready for long: an XID marked one unhealthy."""
     cluster.nodes["n1"]["status"]["allocatable"]["nvidia.com/gpu"] = "3"

@@ -37,6 +37,7 @@ from tests.fakes import (
     pending_pod,
     plugin_lands,
     plugin_pod,
+    registers,
     short_node_with_settled_plugin,
     target,
 )
@@ -314,14 +315,12 @@ def test_a_node_short_of_gpus_under_a_settled_plugin_pod_names_the_pod():
 
 # What a short node's plugin pod does not hold unhealthy: a new pod brings none of it back.
 def _a_gpu_missing(cluster: FakeCluster) -> None:
-    for field in ("capacity", "allocatable"):
-        cluster.nodes["n1"]["status"][field]["nvidia.com/gpu"] = "3"
+    registers(cluster, 3)
 
 
 def _nothing_registered_yet(cluster: FakeCluster) -> None:
     # A plugin still starting, or under MPS waiting for its daemon (k8s-device-plugin internal/plugin/mps.go).
-    for field in ("capacity", "allocatable"):
-        del cluster.nodes["n1"]["status"][field]["nvidia.com/gpu"]
+    registers(cluster, None)
 
 
 NOT_HELD_UNHEALTHY = {"a GPU missing": _a_gpu_missing, "nothing registered yet": _nothing_registered_yet}

@@ -30,6 +30,7 @@ from tests.fakes import (
     open_busy_node,
     plugin_lands,
     plugin_pod,
+    registers,
     short_node_with_settled_plugin,
     target,
 )
@@ -260,13 +261,11 @@ def test_a_plugin_that_registers_no_gpu_yet_is_waited_for_not_refused(cluster):
     """Under MPS the plugin registers nothing until its daemon is ready (k8s-device-plugin
     internal/plugin/mps.go, waitForDaemon): a daemon put back by this run comes up while the Jobs'
     pods wait for GPUs. No GPU is held unhealthy, so nothing is refused or restarted: the check waits."""
-    for field in ("capacity", "allocatable"):
-        del cluster.nodes["n1"]["status"][field]["nvidia.com/gpu"]
+    registers(cluster, None)
     cluster.pod_list += [plugin_pod(ready_since=LONG_AGO), busy_pod(JOBS[0], gpus=1), busy_pod(JOBS[1], gpus=2)]
 
     def daemon_ready_and_jobs_run(fake: FakeCluster) -> None:
-        for field in ("capacity", "allocatable"):
-            fake.nodes["n1"]["status"][field]["nvidia.com/gpu"] = "4"
+        registers(fake, 4)
         jobs_succeed(fake)
 
     cluster.events = [daemon_ready_and_jobs_run]
