@@ -143,19 +143,22 @@ def is_running(pod: Obj) -> bool:
 
 def uses_cdi(container: Obj) -> bool:
     """The container's DEVICE_LIST_STRATEGY (one strategy or a comma-separated list) names a CDI one."""
-    for env in container.get("env") or []:
-        if env.get("name") == "DEVICE_LIST_STRATEGY":
-            return any(s.strip().startswith("cdi-") for s in str(env.get("value") or "").split(","))
-    return False
+    strategies = _env(container, "DEVICE_LIST_STRATEGY")
+    return strategies is not None and any(s.strip().startswith("cdi-") for s in strategies.split(","))
+
+
+def volume_at(pod: Obj, container: Obj, path: str) -> Obj:
+    """The pod's volume the container mounts at `path` ({} when none: the API refuses two mounts at one path)."""
+    volumes = {v.get("name"): v for v in pod.get("spec", {}).get("volumes") or []}
+    for mount in container.get("volumeMounts") or []:
+        if mount.get("mountPath", "").rstrip("/") == path:
+            return volumes.get(mount.get("name")) or {}
+    return {}
 
 
 def mounts_driver_root(pod: Obj, container: Obj) -> bool:
     """The container mounts a hostPath volume at /driver-root."""
-    host_paths = {v.get("name") for v in pod.get("spec", {}).get("volumes") or [] if "hostPath" in v}
-    return any(
-        m.get("mountPath", "").rstrip("/") == CONTAINER_DRIVER_ROOT and m.get("name") in host_paths
-        for m in container.get("volumeMounts") or []
-    )
+    return "hostPath" in volume_at(pod, container, CONTAINER_DRIVER_ROOT)
 
 
 def writes_its_cdi_spec(pod: Obj) -> bool:
@@ -323,20 +326,16 @@ def config_file(pod: Obj, container: Obj, config_maps: ConfigMaps) -> tuple[bool
     if not path:
         return True, None
     directory, _, name = path.rstrip("/").rpartition("/")
-    volumes = {v.get("name"): v for v in pod.get("spec", {}).get("volumes") or []}
-    for mount in container.get("volumeMounts") or []:
-        volume = volumes.get(mount.get("name")) or {}
-        if mount.get("mountPath", "").rstrip("/") != directory or "configMap" not in volume:
-            continue
-        source = volume["configMap"]
-        key = next((i.get("key") for i in source.get("items") or [] if i.get("path") == name), name)
-        data = (config_maps.get((pod.get("metadata", {}).get("namespace"), source.get("name"))) or {}).get("data") or {}
-        try:
-            config = json.loads(data[key])
-        except (KeyError, ValueError):
-            return False, None
-        return (True, config) if isinstance(config, dict) else (False, None)
-    return False, None
+    source = volume_at(pod, container, directory).get("configMap")
+    if source is None:
+        return False, None
+    key = next((i.get("key") for i in source.get("items") or [] if i.get("path") == name), name)
+    data = (config_maps.get((pod.get("metadata", {}).get("namespace"), source.get("name"))) or {}).get("data") or {}
+    try:
+        config = json.loads(data[key])
+    except (KeyError, ValueError):
+        return False, None
+    return (True, config) if isinstance(config, dict) else (False, None)
 
 
 def sharing_of(config: dict | None) -> Sharing:
@@ -354,12 +353,8 @@ def sharing_of(config: dict | None) -> Sharing:
 
 def mps_root_of(pod: Obj, container: Obj) -> str | None:
     """The host directory the container mounts at /mps (a hostPath), if any."""
-    volumes = {v.get("name"): v for v in pod.get("spec", {}).get("volumes") or []}
-    for mount in container.get("volumeMounts") or []:
-        host = (volumes.get(mount.get("name")) or {}).get("hostPath") or {}
-        if mount.get("mountPath", "").rstrip("/") == MPS_CONTAINER_ROOT and host.get("path"):
-            return str(host["path"]).rstrip("/")
-    return None
+    host = volume_at(pod, container, MPS_CONTAINER_ROOT).get("hostPath") or {}
+    return str(host["path"]).rstrip("/") if host.get("path") else None
 
 
 def ready_mps_daemons(running: Iterable[Obj], config_maps: ConfigMaps) -> dict[tuple[str, str], Any]:
@@ -570,12 +565,9 @@ def health_checked(pod: Obj) -> bool:
     for container in long_running_containers(pod.get("spec") or {}):
         if DRA_PROGRAM not in (programs_of(container) or set()):
             continue
-        for env in container.get("env") or []:
-            if env.get("name") != "FEATURE_GATES":
-                continue
-            gates = dict(g.split("=", 1) for g in str(env.get("value") or "").split(",") if "=" in g)
-            if gates.get(HEALTH_CHECK_GATE, "").strip() in ("1", "t", "T", "true", "TRUE", "True"):
-                return True
+        gates = dict(g.split("=", 1) for g in (_env(container, "FEATURE_GATES") or "").split(",") if "=" in g)
+        if gates.get(HEALTH_CHECK_GATE, "").strip() in ("1", "t", "T", "true", "TRUE", "True"):
+            return True
     return False
 
 
