@@ -150,9 +150,8 @@ class SplitBench:
                     drift = SplitRow(f"drift, {stacks} stacks", cores)
                     drift.command_s = self.command("drift")
                     if not command_only:
-                        names = stack_names(stacks)
                         drift.bare_s = self.bare(
-                            [names[i : i + cores] for i in range(0, len(names), cores)],
+                            bare_rounds(fleet, "drift", cores),
                             ("preview", "--expect-no-changes"),
                             ("refresh", "--preview-only", "--expect-no-changes"),
                         )

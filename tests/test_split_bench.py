@@ -32,6 +32,11 @@ def test_the_bare_side_runs_the_owner_alone_first_on_up_and_last_on_destroy():
     assert bare_rounds(fleet, "destroy", 2) == [["bench-2", "bench-3"], ["bench-4", "bench-5"], ["bench-1"]]
 
 
+def test_the_bare_side_of_drift_runs_every_stack_k_at_a_time_in_the_fleet_s_order():
+    fleet = fleet_file(10, 5)
+    assert bare_rounds(fleet, "drift", 2) == [["bench-1", "bench-2"], ["bench-3", "bench-4"], ["bench-5"]]
+
+
 def test_the_table_gives_the_ratio_to_the_runbook_and_the_commands_overhead():
     row = SplitRow("up, 3 stacks", 1, command_s=110.0, bare_s=100.0, runbook_s=200.0, state_kb_per_node=31.25)
     table = format_split(30, 3, [row])
