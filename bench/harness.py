@@ -115,18 +115,33 @@ def cpu_seconds(stat: str) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def command_name(stat: str) -> str:
+    """The command name of a /proc/<pid>/stat line (between its parentheses, as /proc/<pid>/comm has it)."""
+    return stat[stat.index("(") + 1 : stat.rindex(")")]
+
+
+def exited(stat: str) -> bool:
+    """A zombie: it has exited, its parent has only not reaped it."""
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def cluster_processes() -> dict[int, str]:
+    """The local cluster's processes, by pid: each one's /proc/<pid>/stat line."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(f"/proc/{entry.name}/stat").read_text()
+            except OSError:
+                continue
+            if command_name(stat) in CLUSTER_COMMS:
+                found[int(entry.name)] = stat
+    return found
+
+
 def cluster_cpu_seconds() -> float:
     """CPU time the local cluster's processes have used so far."""
-    total = 0.0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            if Path(f"/proc/{entry.name}/comm").read_text().strip() in CLUSTER_COMMS:
-                total += cpu_seconds(Path(f"/proc/{entry.name}/stat").read_text())
-        except OSError:
-            continue
-    return total
+    return sum(cpu_seconds(stat) for stat in cluster_processes().values())
 
 
 def control_plane_problem(env: dict[str, str]) -> str | None:
@@ -134,18 +149,9 @@ def control_plane_problem(env: dict[str, str]) -> str | None:
     controller manager and scheduler run without leader election, tools/cluster/up.sh, so one alive
     is one leading) and the API server must answer `/readyz`. kwokctl's binary runtime restarts
     nothing: a component that exits stays gone, and the runs after it only slow down."""
-    running = set()
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                stat = Path(f"/proc/{entry.name}/stat").read_text()
-            except OSError:
-                continue
-            # A zombie has exited: its parent has only not reaped it.
-            if stat.rsplit(")", 1)[1].split()[0] != "Z":
-                running.add(stat[stat.index("(") + 1 : stat.rindex(")")])
+    running = {command_name(stat) for stat in cluster_processes().values() if not exited(stat)}
     for name in CLUSTER_COMMS:
-        if not any(comm.startswith(name) for comm in running):
+        if name not in running:
             return f"{name} is not running"
     ready = subprocess.run(["kubectl", "get", "--raw", "/readyz"], env=env, capture_output=True, text=True, timeout=30)
     if ready.returncode != 0 or ready.stdout.strip() != "ok":

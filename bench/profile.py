@@ -27,7 +27,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.harness import BACKEND, CLUSTER_COMMS, ROOT, SAMPLE_SECONDS, STACK, Bench, cpu_seconds, descendants, part
+from bench.harness import (
+    BACKEND,
+    CLUSTER_COMMS,
+    ROOT,
+    SAMPLE_SECONDS,
+    STACK,
+    Bench,
+    cluster_processes,
+    command_name,
+    cpu_seconds,
+    descendants,
+    part,
+)
 from tools.local.environment import FILE_BACKEND_QUERY, local_environment
 
 # What `gpu-nodes fleet drift` runs on each stack (gpu_nodes/cli/orchestrate.py).
@@ -40,7 +52,7 @@ TOP_FUNCTIONS = 12
 
 
 def cluster_part(comm: str) -> str | None:
-    return next((f"cluster: {name}" for name in CLUSTER_COMMS if comm.startswith(name)), None)
+    return f"cluster: {comm}" if comm in CLUSTER_COMMS else None
 
 
 def _process(pid: int) -> tuple[str, str] | None:
@@ -51,15 +63,6 @@ def _process(pid: int) -> tuple[str, str] | None:
     except OSError:
         return None
     return comm, cmdline
-
-
-def _cluster_processes() -> dict[int, str]:
-    """The local cluster's processes (no child of the CLI) by their part."""
-    found = {}
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and (named := _process(int(entry.name))) and (which := cluster_part(named[0])):
-            found[int(entry.name)] = which
-    return found
 
 
 class CpuSampler(threading.Thread):
@@ -76,12 +79,11 @@ class CpuSampler(threading.Thread):
 
     @staticmethod
     def _cluster() -> dict[int, tuple[str, float]]:
+        # The cluster's processes are no child of the CLI: read them all, before and after.
         readings = {}
-        for pid, which in _cluster_processes().items():
-            try:
-                readings[pid] = (which, cpu_seconds(Path(f"/proc/{pid}/stat").read_text()))
-            except OSError:
-                continue
+        for pid, stat in cluster_processes().items():
+            if which := cluster_part(command_name(stat)):
+                readings[pid] = (which, cpu_seconds(stat))
         return readings
 
     def run(self) -> None:
