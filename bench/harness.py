@@ -12,9 +12,10 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import yaml
 
@@ -167,16 +168,33 @@ def _peak_kib(pid: int) -> int:
     return 0
 
 
-class PeakSampler(threading.Thread):
-    """Samples the tree under `pid` until stopped; keeps each process's role, peak RSS (KiB)
-    and CPU time so far (a process's last 0.2 s before it ends is missed)."""
+def process_names(pid: int) -> tuple[str, str] | None:
+    """A process's command name and line; None when it has ended."""
+    try:
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return None
+    return comm, cmdline
+
+
+class Sampler(threading.Thread):
+    """A thread that samples the process tree under `pid` until `done` is set."""
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
         self.pid = pid
+        self.done = threading.Event()
+
+
+class PeakSampler(Sampler):
+    """Keeps each process's role, peak RSS (KiB) and CPU time so far (a process's last 0.2 s before
+    it ends is missed)."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(pid)
         self.per_process: dict[int, tuple[str, int]] = {}
         self.cpu: dict[int, float] = {}
-        self.done = threading.Event()
 
     def cpu_by_role(self) -> dict[str, float]:
         result: dict[str, float] = {}
@@ -188,10 +206,9 @@ class PeakSampler(threading.Thread):
     def run(self) -> None:
         while not self.done.is_set():
             for pid in descendants(self.pid):
+                named = process_names(pid)
+                which = role(*named) if named else None
                 try:
-                    comm = Path(f"/proc/{pid}/comm").read_text().strip()
-                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                    which = role(comm, cmdline)
                     if which:
                         self.per_process[pid] = (which, max(self.per_process.get(pid, ("", 0))[1], _peak_kib(pid)))
                         self.cpu[pid] = cpu_seconds(Path(f"/proc/{pid}/stat").read_text())
@@ -239,6 +256,18 @@ class SizeResult:
 
 # -- running things ----------------------------------------------------------------------
 
+S = TypeVar("S", bound=Sampler)
+
+
+def pulumi_command(*args: str) -> list[str]:
+    """A `pulumi` command on the bench's stack, without prompts."""
+    return ["pulumi", *args, "--stack", STACK, "--non-interactive"]
+
+
+def pulumi_failed(args: Sequence[str], returncode: int, output: str) -> RuntimeError:
+    return RuntimeError(f"pulumi {' '.join(args)} exited {returncode}:\n{output[-4000:]}")
+
+
 
 class Bench:
     def __init__(self, env: dict[str, str], log: Callable[[str], None]) -> None:
@@ -253,28 +282,34 @@ class Bench:
         return result
 
     def pulumi(self, *args: str) -> subprocess.CompletedProcess:
-        return self.run("pulumi", *args, "--stack", STACK, "--non-interactive")
+        return self.run(*pulumi_command(*args))
+
+    def sampled_pulumi(self, sampler_of: Callable[[int], S], *args: str) -> tuple[S, float, str, int]:
+        """One `pulumi` command with a sampler on its process tree: the sampler once stopped, the wall
+        time, the output and the exit code."""
+        started = time.perf_counter()
+        command = pulumi_command(*args)
+        proc = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        sampler = sampler_of(proc.pid)
+        sampler.start()
+        output, _ = proc.communicate()
+        wall_s = time.perf_counter() - started
+        sampler.done.set()
+        sampler.join()
+        return sampler, wall_s, output, proc.returncode
 
     def measured_pulumi(self, step: Step, *args: str) -> None:
         """Wall time and peak RSS of one `pulumi` command."""
-        command = ["pulumi", *args, "--stack", STACK, "--non-interactive"]
         cluster_before = cluster_cpu_seconds()
-        started = time.perf_counter()
-        proc = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        sampler = PeakSampler(proc.pid)
-        sampler.start()
-        output, _ = proc.communicate()
-        step.engine_s = time.perf_counter() - started
+        sampler, step.engine_s, output, returncode = self.sampled_pulumi(PeakSampler, *args)
         step.cluster_cpu_s = cluster_cpu_seconds() - cluster_before
-        sampler.done.set()
-        sampler.join()
         peaks = peaks_mib(sampler.per_process)
         step.cli_mib, step.program_mib, step.providers_mib = (peaks.get(r) for r in ("cli", "program", "providers"))
         cpu = sampler.cpu_by_role()
         step.cli_cpu_s, step.program_cpu_s, step.providers_cpu_s = (cpu.get(r) for r in ("cli", "program", "providers"))
         self.log(f"{step.name}: pulumi {args[0]} {step.engine_s:.1f} s")
-        if proc.returncode != 0:
-            raise RuntimeError(f"pulumi {' '.join(args)} exited {proc.returncode}:\n{output[-4000:]}")
+        if returncode != 0:
+            raise pulumi_failed(args, returncode, output)
         self.control_plane_whole(step.name)
 
     def control_plane_whole(self, after: str) -> None:

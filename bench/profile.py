@@ -20,7 +20,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -32,13 +31,16 @@ from bench.harness import (
     CLUSTER_COMMS,
     ROOT,
     SAMPLE_SECONDS,
-    STACK,
     Bench,
+    Sampler,
     cluster_processes,
     command_name,
     cpu_seconds,
     descendants,
     part,
+    process_names,
+    pulumi_command,
+    pulumi_failed,
 )
 from tools.local.environment import FILE_BACKEND_QUERY, local_environment
 
@@ -55,27 +57,15 @@ def cluster_part(comm: str) -> str | None:
     return f"cluster: {comm}" if comm in CLUSTER_COMMS else None
 
 
-def _process(pid: int) -> tuple[str, str] | None:
-    """A process's command name and line; None when it has ended."""
-    try:
-        comm = Path(f"/proc/{pid}/comm").read_text().strip()
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return None
-    return comm, cmdline
-
-
-class CpuSampler(threading.Thread):
+class CpuSampler(Sampler):
     """CPU seconds per part: the command's own tree (each process's last reading before it ended;
     the last SAMPLE_SECONDS of a process are missed) and the cluster's processes (the difference
     over the command)."""
 
-    def __init__(self, root: int) -> None:
-        super().__init__(daemon=True)
-        self.root = root
+    def __init__(self, pid: int) -> None:
+        super().__init__(pid)
         self.cpu: dict[int, tuple[str, float]] = {}
         self.cluster_before = self._cluster()
-        self.done = threading.Event()
 
     @staticmethod
     def _cluster() -> dict[int, tuple[str, float]]:
@@ -88,8 +78,8 @@ class CpuSampler(threading.Thread):
 
     def run(self) -> None:
         while not self.done.is_set():
-            for pid in descendants(self.root):
-                named = _process(pid)
+            for pid in descendants(self.pid):
+                named = process_names(pid)
                 which = part(*named) if named else None
                 if which:
                     try:
@@ -123,18 +113,10 @@ class Profiled:
 
 
 def run_counted(bench: Bench, args: Sequence[str], result: Profiled) -> None:
-    command = ["pulumi", *args, "--stack", STACK, "--non-interactive"]
-    started = time.perf_counter()
-    proc = subprocess.Popen(command, cwd=ROOT, env=bench.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    sampler = CpuSampler(proc.pid)
-    sampler.start()
-    output, _ = proc.communicate()
-    result.wall_s = time.perf_counter() - started
-    sampler.done.set()
-    sampler.join()
+    sampler, result.wall_s, output, returncode = bench.sampled_pulumi(CpuSampler, *args)
     result.cpu_s = sampler.by_part()
-    if proc.returncode != 0:
-        raise RuntimeError(f"pulumi {' '.join(args)} exited {proc.returncode}:\n{output[-4000:]}")
+    if returncode != 0:
+        raise pulumi_failed(args, returncode, output)
 
 
 _FRAME = re.compile(r"^(?P<function>.*) \((?P<file>[^()]*):\d+\)$")
@@ -177,7 +159,7 @@ SPIED_PARTS = ("program", "dynamic providers")
 def run_spied(bench: Bench, args: Sequence[str], result: Profiled, spy: Path) -> None:
     """The command with py-spy attached to each of its Python processes as it starts (py-spy's own
     --subprocesses polls too slowly for a program that runs a few seconds)."""
-    command = ["pulumi", *args, "--stack", STACK, "--non-interactive"]
+    command = pulumi_command(*args)
     spies: list[tuple[str, subprocess.Popen[str], Path]] = []
     seen: set[int] = set()
     with tempfile.TemporaryDirectory() as scratch:
@@ -187,7 +169,7 @@ def run_spied(bench: Bench, args: Sequence[str], result: Profiled, spy: Path) ->
         while proc.poll() is None:
             for pid in set(descendants(proc.pid)) - seen:
                 seen.add(pid)
-                named = _process(pid)
+                named = process_names(pid)
                 which = part(*named) if named else None
                 if which in SPIED_PARTS:
                     out = Path(scratch) / f"{pid}.txt"
@@ -206,7 +188,7 @@ def run_spied(bench: Bench, args: Sequence[str], result: Profiled, spy: Path) ->
             if out.exists():
                 read_spy(out.read_text(), which, result)
     if proc.returncode != 0:
-        raise RuntimeError(f"pulumi {' '.join(args)} exited {proc.returncode}:\n{output[-4000:]}")
+        raise pulumi_failed(args, proc.returncode, output)
 
 
 def cpu_table(results: Sequence[Profiled]) -> str:
