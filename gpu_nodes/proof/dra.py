@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_nodes.vocabulary import DRA_GPU_DRIVER
+from gpu_nodes.vocabulary import DRA_GPU_DRIVER, Taint
 
 # The values of a device's `type` attribute (deviceinfo.go; api/nvidia.com/resource `GpuDeviceType`, `MigDeviceType`).
 GPU_DEVICE_TYPE = "gpu"
@@ -82,9 +82,7 @@ class PublishedDevice:
     type: str | None
     uuid: str | None
     model: str | None  # productName
-    # Its taints as `key[=value]:effect`, in the slice's order.
-    taints: tuple[str, ...] = ()
-    # Those of its taints that keep it from claims (WITHHOLDING_EFFECTS).
+    # Those of its taints that keep it from claims (WITHHOLDING_EFFECTS), as `key[=value]:effect`.
     withholding: tuple[str, ...] = ()
 
     @property
@@ -185,23 +183,12 @@ def _device(device: Mapping[str, Any], slice_name: str, driver: str) -> Publishe
         value = attribute(device, name, driver)
         return None if value is None else str(value)
 
+    # A device taint has a key and an effect (the API requires both), written as a node's taint is.
     taints = [t for t in device.get("taints") or [] if isinstance(t, Mapping)]
-    withholding = tuple(taint_text(t) for t in taints if t.get("effect") in WITHHOLDING_EFFECTS)
+    withholding = tuple(str(Taint.from_k8s(dict(t))) for t in taints if t.get("effect") in WITHHOLDING_EFFECTS)
     return PublishedDevice(
-        str(device.get("name") or ""),
-        slice_name,
-        text("type"),
-        text("uuid"),
-        text("productName"),
-        taints=tuple(taint_text(t) for t in taints),
-        withholding=withholding,
+        str(device.get("name") or ""), slice_name, text("type"), text("uuid"), text("productName"), withholding=withholding
     )
-
-
-def taint_text(taint: Mapping[str, Any]) -> str:
-    """A device taint as `kubectl taint` writes a node's: `key[=value]:effect`."""
-    value = taint.get("value")
-    return f"{taint.get('key')}{'=' + str(value) if value else ''}:{taint.get('effect')}"
 
 
 @dataclass(frozen=True)
