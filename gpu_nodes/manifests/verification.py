@@ -254,13 +254,17 @@ def claim_template_manifest(group: NodeGroupSpec, gpus: int) -> dict[str, Any]:
     }
 
 
-def claim_templates(group: NodeGroupSpec) -> list[dict[str, Any]]:
-    """The templates a DRA group's Jobs name, one per distinct GPU count in config order; none for a
+def claim_template_counts(group: NodeGroupSpec) -> list[int]:
+    """The GPU counts a DRA group's Jobs claim through templates, each once, in config order; none for a
     device plugin group, nor for a DRA group whose Jobs ask for plain `nvidia.com/gpu`."""
     if not group.claims_gpus:
         return []
-    counts = dict.fromkeys(g for g in group.verification.gpus_per_pod if g > 0)
-    return [claim_template_manifest(group, gpus) for gpus in counts]
+    return list(dict.fromkeys(g for g in group.verification.gpus_per_pod if g > 0))
+
+
+def claim_templates(group: NodeGroupSpec) -> list[dict[str, Any]]:
+    """The templates a DRA group's Jobs name, one per count of `claim_template_counts`."""
+    return [claim_template_manifest(group, gpus) for gpus in claim_template_counts(group)]
 
 
 def combined_round(rounds: list[int]) -> int:

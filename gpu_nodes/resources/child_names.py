@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.config.stack import NODE_GROUPS, StackSpec
-from gpu_nodes.manifests.verification import request_slug, requests
+from gpu_nodes.manifests.verification import claim_template_counts, request_slug, requests
 from gpu_nodes.resources.children import child_name, claim_child
 
 COMMAND = "command:remote:Command"
@@ -126,7 +126,7 @@ def group_children(index: int, group: NodeGroupSpec) -> Iterator[Child]:
         yield Child(CLUSTER_ROLE, child_name(g, DRA_ROLE_CHILD), f"{key}.name", g)
         yield Child(CLUSTER_ROLE_BINDING, child_name(g, DRA_ROLE_BINDING_CHILD), f"{key}.name", g)
         yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), f"{key}.name", g)
-        for gpus in sorted({count for _, count in requests(group) if count and group.claims_gpus}):
+        for gpus in sorted(claim_template_counts(group)):
             yield Child(CLAIM_TEMPLATE, child_name(g, claim_template_child(gpus)), f"{key}.name", g)
     else:
         if group.device_plugin.needs_config_file:
