@@ -331,9 +331,10 @@ class SharingSpec:
         return SHARED_GPU_RESOURCE if self.shares and self.rename_by_default else GPU_RESOURCE
 
     @property
-    def key(self) -> str:
-        """Where the group's config says how it shares, for messages: the older spelling where it was used."""
-        return "devicePlugin.timeSlicingReplicas" if self.legacy else "devicePlugin.sharing"
+    def replicas_key(self) -> str:
+        """Where, under devicePlugin, the group's config gives its replicas, for messages: the older spelling
+        where it was used."""
+        return "timeSlicingReplicas" if self.legacy else "sharing.replicas"
 
     def plugin_config(self) -> dict[str, Any]:
         """The plugin's `sharing` section (`api/config/v1/sharing.go`, ReplicatedResources): the one

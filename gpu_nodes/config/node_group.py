@@ -467,9 +467,8 @@ def _dra_problems(group: NodeGroupSpec) -> Iterator[Problem]:
             "NVIDIA's DRA driver shares a GPU through MPS by its claims' config, not this",
         )
     elif sharing.shares:
-        key = sharing.key if sharing.legacy else f"{sharing.key}.replicas"
         yield Problem(
-            key,
+            f"devicePlugin.{sharing.replicas_key}",
             sharing.replicas,
             "expected 1 with allocator dra: the DRA driver shares a GPU through its claims' config, not replicas",
         )

@@ -379,9 +379,8 @@ def _plugin_gpu_meaning(group: NodeGroupSpec) -> tuple[str, Any, str] | None:
     plugin = group.device_plugin
     sharing = plugin.sharing
     if sharing.shares and sharing.resource == GPU_RESOURCE:
-        key = "timeSlicingReplicas" if sharing.legacy else "sharing.replicas"
         how = "MPS" if sharing.strategy == MPS else "time-sliced"
-        return key, sharing.replicas, f"one of {sharing.replicas} {how} shares of a GPU"
+        return sharing.replicas_key, sharing.replicas, f"one of {sharing.replicas} {how} shares of a GPU"
     if plugin.mig_strategy == "single":
         return "migStrategy", plugin.mig_strategy, "a MIG device (migStrategy single)"
     return None
