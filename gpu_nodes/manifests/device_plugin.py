@@ -431,6 +431,11 @@ def mps_volumes() -> list[dict[str, Any]]:
     ]
 
 
+def mps_mounts() -> list[dict[str, Any]]:
+    """Where a container of the plugin or its daemon mounts the two: the shm at /dev/shm, the root at /mps."""
+    return [{"name": "mps-shm", "mountPath": MPS_SHM}, {"name": "mps-root", "mountPath": MPS_CONTAINER_ROOT}]
+
+
 def mps_plugin_parts(group: NodeGroupSpec) -> tuple[list[dict[str, str]], list[dict[str, Any]], list[dict[str, Any]]]:
     """The plugin container's MPS env, mounts and volumes, as the chart writes them: `MPS_ROOT` (the
     plugin's --mps-root, which it joins to each resource's pipe directory in the mounts it hands pods), the
@@ -440,5 +445,4 @@ def mps_plugin_parts(group: NodeGroupSpec) -> tuple[list[dict[str, str]], list[d
     if group.device_plugin.sharing.strategy != MPS:
         return [], [], []
     env = [{"name": "MPS_ROOT", "value": MPS_HOST_ROOT}]
-    mounts = [{"name": "mps-shm", "mountPath": MPS_SHM}, {"name": "mps-root", "mountPath": MPS_CONTAINER_ROOT}]
-    return env, mounts, mps_volumes()
+    return env, mps_mounts(), mps_volumes()

@@ -33,11 +33,11 @@ from gpu_nodes.manifests.device_plugin import (
     CONFIG_DIR,
     CONFIG_KEY,
     MPS_CONTAINER_ROOT,
-    MPS_SHM,
     api_access,
     config_map_name,
     image_pull_policy,
     image_pull_secrets,
+    mps_mounts,
     mps_volumes,
     pod_annotations,
     runtime_class_field,
@@ -109,8 +109,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                             "securityContext": {"privileged": True},
                             **resources,
                             "volumeMounts": [
-                                {"name": "mps-shm", "mountPath": MPS_SHM},
-                                {"name": "mps-root", "mountPath": MPS_CONTAINER_ROOT},
+                                *mps_mounts(),
                                 {"name": "config", "mountPath": CONFIG_DIR, "readOnly": True},
                             ],
                         }
