@@ -257,6 +257,29 @@ def test_a_node_gone_not_ready_is_drift_and_is_gated_until_it_is_back(deployed):
     assert clean.returncode == 0, deployed.explain("drift remains after gpu-node-3 came back", clean)
 
 
+def pod_ready(local, name: str) -> str | None:
+    pod = local.kubectl_json("get", "pod", "-n", "nvidia-device-plugin", name)
+    return next((c["status"] for c in pod["status"].get("conditions", []) if c["type"] == "Ready"), None)
+
+
+def test_a_plugin_pod_marked_not_ready_in_a_node_blip_is_ready_again_as_a_kubelet_makes_it(deployed):
+    """The cluster plays the kubelet's status sync (tools/cluster/stages/pod-ready-again.yaml): a plugin pod whose
+    Ready the node lifecycle controller set to False, as it does to the pods of a node that blips NotReady, is Ready
+    again within the sync, so the DaemonSet counts it and a refresh finds the plugin healthy. Without it, one blip
+    on a loaded machine kept a pod not Ready for good and the next `up` waited out the DaemonSet's 10 minutes."""
+    pod = plugin_pod_on(deployed, "gpu-node-2")
+    # What MarkPodsNotReady writes (kubernetes pkg/controller/util/node/controller_utils.go): Ready False, nothing else.
+    not_ready = {"status": {"conditions": [{"type": "Ready", "status": "False"}]}}
+    deployed.kubectl("patch", "pod", "-n", "nvidia-device-plugin", pod, "--subresource=status", "-p", json.dumps(not_ready))
+    assert pod_ready(deployed, pod) == "False", deployed.explain(f"{pod} was not marked not Ready")
+    deadline = time.monotonic() + 60
+    while pod_ready(deployed, pod) != "True":
+        assert time.monotonic() < deadline, deployed.explain(f"{pod} on gpu-node-2 stayed not Ready after the kubelet's sync")
+        time.sleep(1)
+    clean = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", check=False)
+    assert clean.returncode == 0, deployed.explain("the refresh finds the plugin's DaemonSet unhealthy", clean)
+
+
 # What NVIDIA's MIG manager writes on a node while it repartitions its GPUs, and after (mig-parted
 # pkg/mig/reconfigure/reconfigure.go: shutdownKubernetesGPUClients, then restartKubernetesGPUClients and setState).
 MIG_PAUSED = {

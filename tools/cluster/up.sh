@@ -75,7 +75,8 @@ export KWOK_ETCD_VERSION="${CLUSTER_ETCD_VERSION#v}"
 # node-heartbeat-with-lease, pod-ready, pod-complete, pod-delete) plus two opt-in chaos stages:
 #   node label node-not-ready.stage.kwok.x-k8s.io=true          -> node Ready=False
 #   pod label  pod-container-running-failed.stage.kwok.x-k8s.io=true -> pod Failed (exit 1)
-# Taken verbatim from the kwok module this cluster runs.
+# Taken verbatim from the kwok module this cluster runs. After them, stages of our own for what a
+# kubelet does and kwok's stages leave out (stages/*.yaml, each saying which upstream code it follows).
 CONFIG="$GPU_NODES_STATE/kwokctl-config.yaml"
 STAGES="$GPU_NODES_STATE/kwok-stages.yaml"
 write_config() {
@@ -113,6 +114,11 @@ write_stages() {
       echo "---"
       echo "# from sigs.k8s.io/kwok@$CLUSTER_KWOK_VERSION kustomize/stage/$f"
       cat "$s/$f"
+    done
+    for f in "$HERE"/stages/*.yaml; do
+      echo "---"
+      echo "# ours: tools/cluster/stages/${f##*/}"
+      cat "$f"
     done
   } > "$STAGES.tmp"
   mv -f "$STAGES.tmp" "$STAGES"
