@@ -45,6 +45,13 @@ def taints_of(node: dict) -> list[dict]:
     return [{k: t[k] for k in ("key", "value", "effect") if k in t} for t in node["spec"].get("taints", [])]
 
 
+NODE_READINESS = 'NODE:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,TAINTS:.spec.taints[*].key'
+POD_READINESS = (
+    'POD:.metadata.name,NODE:.spec.nodeName,PHASE:.status.phase,READY:.status.conditions[?(@.type=="Ready")].status,'
+    'SINCE:.status.conditions[?(@.type=="Ready")].lastTransitionTime'
+)
+
+
 # A resource's heading in Pulumi's Diagnostics: `  command:remote:Command (gpu-nodes-...-preflight):`.
 _DIAGNOSTIC_HEADING = re.compile(r"^  \S+ \((?P<name>[^)]+)\):$")
 
@@ -102,6 +109,10 @@ class LocalEnv:
             ["get", "nodes", "-o", "wide", "--show-labels"],
             ["get", "pods", "-A", "-o", "wide"],
             ["describe", "pods", "-n", "gpu-verification"],
+            # The Ready conditions themselves: `get -o wide` shows a pod's ready containers, not the Ready that a
+            # DaemonSet counts and the node lifecycle controller sets to False.
+            ["get", "nodes", "-o", f"custom-columns={NODE_READINESS}"],
+            ["get", "pods", "-n", "nvidia-device-plugin", "-o", f"custom-columns={POD_READINESS}"],
             ["get", "events", "-A", "--sort-by=.lastTimestamp"],
         ):
             described = subprocess.run(["kubectl", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=60)
