@@ -13,6 +13,8 @@ import json
 import re
 import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +47,7 @@ def taints_of(node: dict) -> list[dict]:
     return [{k: t[k] for k in ("key", "value", "effect") if k in t} for t in node["spec"].get("taints", [])]
 
 
-NODE_READINESS = 'NODE:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,TAINTS:.spec.taints[*].key'
+NODE_TAINTS = "NODE:.metadata.name,TAINTS:.spec.taints[*].key"
 POD_READINESS = (
     'POD:.metadata.name,NODE:.spec.nodeName,PHASE:.status.phase,READY:.status.conditions[?(@.type=="Ready")].status,'
     'SINCE:.status.conditions[?(@.type=="Ready")].lastTransitionTime'
@@ -96,6 +98,13 @@ class LocalEnv:
     def outputs(self) -> dict[str, Any]:
         return json.loads(self.pulumi("stack", "output", "--json").stdout)
 
+    def wait_until(self, what: str, check: Callable[[], object], timeout: float = 90) -> None:
+        """Until `check()` holds, polling each second; fails with the cluster's view after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while not check():
+            assert time.monotonic() < deadline, self.explain(f"waited {timeout:.0f}s for {what}")
+            time.sleep(1)
+
     def explain(self, what: str, result: subprocess.CompletedProcess | None = None) -> str:
         """A failure message that explains itself: command output and the cluster's view."""
         parts = [what]
@@ -109,9 +118,9 @@ class LocalEnv:
             ["get", "nodes", "-o", "wide", "--show-labels"],
             ["get", "pods", "-A", "-o", "wide"],
             ["describe", "pods", "-n", "gpu-verification"],
-            # The Ready conditions themselves: `get -o wide` shows a pod's ready containers, not the Ready that a
-            # DaemonSet counts and the node lifecycle controller sets to False.
-            ["get", "nodes", "-o", f"custom-columns={NODE_READINESS}"],
+            ["get", "nodes", "-o", f"custom-columns={NODE_TAINTS}"],
+            # A pod's Ready condition: `get -o wide` shows its ready containers, not the Ready that a DaemonSet
+            # counts and the node lifecycle controller sets to False.
             ["get", "pods", "-n", "nvidia-device-plugin", "-o", f"custom-columns={POD_READINESS}"],
             ["get", "events", "-A", "--sort-by=.lastTimestamp"],
         ):

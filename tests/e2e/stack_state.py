@@ -10,9 +10,9 @@ import re
 import signal
 import subprocess
 import time
-from pathlib import Path
 from typing import Any
 
+from bench.harness import descendants
 from tests.e2e.conftest import ROOT, STACK, LocalEnv
 
 DYNAMIC_TYPE_PREFIX = "pulumi-python:dynamic/gpu-nodes:"
@@ -45,18 +45,6 @@ def provider_class(resource: dict[str, Any]) -> str:
     return f"{module}.{names[names.index(module.encode()) + 1].decode()}" if module != "?" else repr(pickled[:80])
 
 
-def session_of(leader: int) -> list[int]:
-    """Every process in the session `leader` started. The engine starts each plugin in a process group of its own
-    (so killing the CLI's group left them running, orphaned), but they stay in the CLI's session."""
-    members = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):
-            # After "pid (comm)": state, ppid, pgrp, session (proc(5)); comm may hold spaces and parentheses.
-            if int(stat.read_text().rpartition(")")[2].split()[3]) == leader:
-                members.append(int(stat.parent.name))
-    return members
-
-
 def kill_when(local: LocalEnv, pattern: str, timeout: float = 900) -> str:
     """Start `pulumi up` and SIGKILL it, with every process it started, once its output matches
     `pattern`; returns the output seen. As a CI runner that dies mid-run: no signal to clean up."""
@@ -78,7 +66,9 @@ def kill_when(local: LocalEnv, pattern: str, timeout: float = 900) -> str:
             if re.search(pattern, line) or time.monotonic() > deadline:
                 break
     finally:
-        for pid in session_of(process.pid):
+        # The CLI and every process below it: the engine starts each plugin in a process group of its own, so
+        # killing the CLI's group alone left the plugins running, orphaned.
+        for pid in descendants(process.pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         process.wait(timeout=60)

@@ -16,7 +16,6 @@ at the end, so gpu-node-4 is left as it was for test_provider_waits.py.
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 import yaml
@@ -60,14 +59,6 @@ def allocatable(local: LocalEnv) -> str | None:
     return local.node(NODE)["status"].get("allocatable", {}).get("nvidia.com/gpu")
 
 
-def wait_for(what: str, check, local: LocalEnv, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(local.explain(f"{what}: not after {timeout:.0f}s"))
-        time.sleep(1)
-
-
 def test_a_cdi_groups_plugin_runs_with_the_driver_root_and_the_node_is_proven(local: LocalEnv):
     local.run("tools/cluster/up.sh", "--nodes", "4", timeout=600)
     stack_file = ROOT / f"Pulumi.{STACK}.yaml"
@@ -105,7 +96,7 @@ def test_a_cdi_groups_plugin_runs_with_the_driver_root_and_the_node_is_proven(lo
         index = next(i for i, m in enumerate(container["volumeMounts"]) if m["name"] == "driver-root")
         patch = [{"op": "remove", "path": f"/spec/template/spec/containers/0/volumeMounts/{index}"}]
         local.kubectl("-n", NAMESPACE, "patch", "daemonset", DAEMONSET, "--type", "json", "-p", json.dumps(patch))
-        wait_for(f"{NODE} losing its GPUs to a plugin without /driver-root", lambda: allocatable(local) is None, local)
+        local.wait_until(f"{NODE} losing its GPUs to a plugin without /driver-root", lambda: allocatable(local) is None)
     finally:
         local.run("pulumi", "destroy", "--stack", STACK, "--yes", "--skip-preview", "--non-interactive", check=False, timeout=900)
         local.run("pulumi", "stack", "rm", STACK, "--yes", "--non-interactive", check=False)

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import copy
 import json
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -53,13 +51,6 @@ def pods_by_node(local: LocalEnv, namespace: str) -> dict[str, str]:
     return {p["spec"].get("nodeName", ""): p["status"].get("phase", "") for p in pods}
 
 
-def wait_until(local: LocalEnv, what: str, check: Callable[[], bool], timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, local.explain(f"waited {timeout:.0f}s for {what}")
-        time.sleep(1)
-
-
 def gpu_slices_on(local: LocalEnv, nodes: list[str]) -> list[str]:
     """The names of the ResourceSlices of driver gpu.nvidia.com that name one of `nodes`."""
     found = local.kubectl_json("get", "resourceslices", "--field-selector", "spec.driver=gpu.nvidia.com")["items"]
@@ -81,8 +72,7 @@ def test_gfd_runs_on_our_nodes_and_the_run_completes_with_gpu_feature_labels_off
         deployed.run("kubectl", "apply", "-f", "-", stdin=gfd)
         up = deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", check=False, timeout=900)
         assert up.returncode == 0, deployed.explain("pulumi up stopped beside GFD", up)
-        wait_until(
-            deployed,
+        deployed.wait_until(
             f"GFD Running on {NODES}",
             lambda: all(pods_by_node(deployed, GFD_NAMESPACE).get(n) == "Running" for n in NODES),
         )
@@ -110,7 +100,7 @@ def test_nvidias_dra_kubelet_plugin_on_our_nodes_stops_the_run_naming_it(deploye
     try:
         deployed.run("kubectl", "apply", "-f", "-", stdin=dra)
         on_our_nodes = lambda: set(NODES) <= set(pods_by_node(deployed, DRA_NAMESPACE))  # noqa: E731
-        wait_until(deployed, "the DRA kubelet plugin on our nodes", on_our_nodes)
+        deployed.wait_until("the DRA kubelet plugin on our nodes", on_our_nodes)
         drift = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", "--diff", check=False)
         assert drift.returncode != 0 and named in drift.stdout, deployed.explain("the refresh missed the DRA driver", drift)
         stopped = deployed.pulumi("up", "--refresh", "--yes", "--skip-preview", check=False, timeout=900)
@@ -121,7 +111,7 @@ def test_nvidias_dra_kubelet_plugin_on_our_nodes_stops_the_run_naming_it(deploye
     finally:
         deployed.run("kubectl", "delete", "namespace", DRA_NAMESPACE, "--ignore-not-found", "--wait", check=False)
     # Its slices outlive it by kubelet's grace period, as on a real node (tools/cluster/README.md, "DRA").
-    wait_until(deployed, "the DRA driver's slices to go", lambda: not gpu_slices_on(deployed, NODES), timeout=90)
+    deployed.wait_until("the DRA driver's slices to go", lambda: not gpu_slices_on(deployed, NODES), timeout=90)
     stack_up(deployed)
 
 

@@ -272,10 +272,9 @@ def test_a_plugin_pod_marked_not_ready_in_a_node_blip_is_ready_again_as_a_kubele
     not_ready = {"status": {"conditions": [{"type": "Ready", "status": "False"}]}}
     deployed.kubectl("patch", "pod", "-n", "nvidia-device-plugin", pod, "--subresource=status", "-p", json.dumps(not_ready))
     assert pod_ready(deployed, pod) == "False", deployed.explain(f"{pod} was not marked not Ready")
-    deadline = time.monotonic() + 60
-    while pod_ready(deployed, pod) != "True":
-        assert time.monotonic() < deadline, deployed.explain(f"{pod} on gpu-node-2 stayed not Ready after the kubelet's sync")
-        time.sleep(1)
+    deployed.wait_until(
+        f"{pod} on gpu-node-2 to be Ready after the kubelet's sync", lambda: pod_ready(deployed, pod) == "True", 60
+    )
     clean = deployed.pulumi("refresh", "--preview-only", "--expect-no-changes", check=False)
     assert clean.returncode == 0, deployed.explain("the refresh finds the plugin's DaemonSet unhealthy", clean)
 
