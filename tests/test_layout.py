@@ -140,10 +140,11 @@ def test_every_key_we_write_or_read_is_named_in_the_vocabulary():
 # The package's layers, bottom first: a module imports only from its own layer or those below,
 # and no two modules import each other, directly or round a circle. Preflight sits below the
 # manifests, which write its facts as node labels (manifests/node_labels.py), and below the
-# proof, which compares a node's facts with its group's.
+# proof, which compares a node's facts with its group's. The bandwidth floors are data beside the
+# advisories: the config reads them for a group's default floor and the proof judges a run by them.
 LAYERS = (
     ("vocabulary", ("gpu_nodes.vocabulary", "gpu_nodes.errors", "gpu_nodes.pulumi_internals")),
-    ("constants", ("gpu_nodes.constants", "gpu_nodes.advisories")),
+    ("constants", ("gpu_nodes.constants", "gpu_nodes.advisories", "gpu_nodes.bandwidth_floors")),
     ("config", ("gpu_nodes.config",)),
     ("preflight", ("gpu_nodes.preflight",)),
     ("proof", ("gpu_nodes.proof",)),
