@@ -19,9 +19,10 @@ clears the floor with less headroom (8 x H100 at 4 GiB: 473.60 GB/s, NVIDIA/nccl
 against 460).
 
 A floor is keyed by the GPU's name exactly as nvidia-smi prints it (`--query-gpu=name`, what preflight
-reports) and by how many GPUs the run spans. Drivers before R470 printed some names without the
-`NVIDIA ` prefix (`A100-SXM4-40GB` on driver 450, tests/scripts/fixtures/nvidia-smi-q-a100-sxm4-mig-disabled.txt);
-such a name finds no floor. Volta parts keep their `Tesla` prefix on current drivers.
+reports) and by how many GPUs the run spans. Older drivers printed some names without the `NVIDIA `
+prefix (`A100-SXM4-40GB` on driver 450.203.03, tests/scripts/fixtures/nvidia-smi-q-a100-sxm4-mig-disabled.txt;
+`NVIDIA A100-SXM4-80GB` on 470.103.01, NVIDIA/CUDALibrarySamples issue 104); such a name finds no floor.
+Volta parts are named with a `Tesla` prefix (as recorded for the V100 floor).
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ BANDWIDTH_FLOORS: tuple[BandwidthFloor, ...] = (
         gpus=2,
         gbps=208.0,
         message_bytes=16 * GIB,
-        machine="Azure NC H100 v5 (Standard_NC80adis_H100_v5): 2 x H100 NVL, joined by NVLink bridges",
+        machine="Azure NC H100 v5 (Standard_NC80adis_H100_v5): 2 x H100 NVL, NVLink (its conf checks the links)",
         source=_aznhc("nc80adis_h100_v5.conf", 40, "* || check_nccl_allreduce 208.0 1 16G"),
         model_source="nvidia-smi -q `Product Name : NVIDIA H100 NVL` (tests/scripts/fixtures/nvidia-smi-q-h100-nvl-pcie.txt, "
         "thamada/nvidia-smi nvsim/H100NVLx2_smi.py at 198aebb6); all_reduce_perf's device lines in "
@@ -125,7 +126,7 @@ BANDWIDTH_FLOORS: tuple[BandwidthFloor, ...] = (
         gpus=2,
         gbps=193.0,
         message_bytes=16 * GIB,
-        machine="Azure NC A100 v4 (Standard_NC48ads_A100_v4): 2 x A100 PCIe 80 GB, joined by an NVLink bridge",
+        machine="Azure NC A100 v4 (Standard_NC48ads_A100_v4): 2 x A100 PCIe 80 GB, NVLink (its conf checks the links)",
         source=_aznhc("nc48ads_a100_v4.conf", 42, "* || check_nccl_allreduce 193.0 1 16G"),
         model_source="nvidia-smi -L `GPU 0: NVIDIA A100 80GB PCIe (UUID: ...)` on Standard_NC24ads_A100_v4 "
         "(sozercan/k8s-distributed-inference provision-host.md at 1ae01f64)",
@@ -135,7 +136,7 @@ BANDWIDTH_FLOORS: tuple[BandwidthFloor, ...] = (
         gpus=4,
         gbps=25.0,
         message_bytes=8 * GIB,
-        machine="Azure NC A100 v4 (Standard_NC96ads_A100_v4): 4 x A100 PCIe 80 GB, NVLink-bridged pairs joined over PCIe",
+        machine="Azure NC A100 v4 (Standard_NC96ads_A100_v4): 4 x A100 PCIe 80 GB, NVLink within pairs only",
         source=_aznhc("nc96ads_a100_v4.conf", 42, "* || check_nccl_allreduce 25 1 8G $AZ_NHC_ROOT/topofiles/ncv4-topo.xml")
         + " (with the topology file and NCCL_GRAPH_FILE=ncv4-graph.xml, customTests/azure_common.nhc)",
         model_source="as the 2-GPU floor: sozercan/k8s-distributed-inference provision-host.md at 1ae01f64",

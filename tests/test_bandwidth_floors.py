@@ -37,7 +37,7 @@ def test_a_machine_azure_checks_has_its_floor(model, gpus, gbps):
     ("model", "gpus"),
     [
         ("NVIDIA H100 80GB HBM3", 4),  # part of a machine: no source measures it
-        ("A100-SXM4-40GB", 8),  # the name drivers before R470 printed
+        ("A100-SXM4-40GB", 8),  # the name older drivers printed (driver 450)
         ("NVIDIA A100-SXM4-80GB", 1),
         ("NVIDIA GH200 120GB", 1),
     ],
@@ -86,7 +86,7 @@ def test_the_recorded_8_h100_run_at_4_gib_meets_the_nd_h100_v5_floor():
 
 
 def test_the_recorded_8_a100_run_clears_the_floor_only_under_todays_name():
-    """The superbenchmark run (driver before R470) names its GPUs `A100-SXM4-40GB`: no floor under that name; its
+    """The superbenchmark run (an older driver) names its GPUs `A100-SXM4-40GB`: no floor under that name; its
     235.26 GB/s at 8 GiB clears the ND A100 v4 floor (228, at 8 GiB) for the name nvidia-smi prints today."""
     name = "all_reduce_perf-a100-sxm4-40gb-8gpu-legacy-format.txt"
     run = read_all_reduce(recorded(name))

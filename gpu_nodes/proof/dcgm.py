@@ -37,7 +37,8 @@ What Diag.cpp decides, and so what this module reads:
 
 The JSON is found in the log as DCGM's own test harness finds it (`testing/python3/DcgmiDiag.py`,
 `trimJsonText`: from the first `{` to the last `}`), and failing that, from each line that opens an
-object, so a banner or trailing lines around the document do not hide it.
+object, so a banner or trailing lines around the document do not hide it. (`dcgmi diag -i N`, which
+the product does not run, wraps each run's document in `iterations`; the first of them is read.)
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ DCGM3_DOCUMENT = "DCGM GPU Diagnostic"
 # The statuses Diag.cpp writes in JSON (HelperDisplayDiagResult); "Not Run" is its word for a test
 # whose every result was left out, which this module reports as such.
 PASS, FAIL, SKIP, NOT_RUN = "Pass", "Fail", "Skip", "Not Run"
-# Where a fixed release of DCGM is named, the floor the product holds (bulletin 5857).
+# The DCGM releases the product runs: those that fix NVIDIA's bulletin 5857.
 SUPPORTED = "DCGM 4.5.3 or later (NVIDIA security bulletin 5857)"
 NO_MESSAGE = "DCGM reported Fail and gave no message"
 

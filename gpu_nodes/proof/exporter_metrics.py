@@ -155,7 +155,7 @@ def _gpus(count: int) -> str:
 
 
 def _index_order(gpu: ExportedGpu) -> tuple[int, int, str]:
-    """By index as a number; an index that is none (never written by the exporter) last."""
+    """By index as a number; an index that is no number (the exporter writes none) last."""
     return (0, int(gpu.index), "") if gpu.index.isdigit() else (1, 0, gpu.index)
 
 
