@@ -446,3 +446,60 @@ DRA_DRIVER_FLOOR_SOURCE = (
     "kubernetes-sigs/dra-driver-nvidia-gpu site/content/docs/upgrade.md: v0.4.0 is the first release of its chart and "
     "image under their present names; no NVIDIA security bulletin names the DRA driver"
 )
+
+
+# ------------------------------------------------------------------ DCGM and its exporter
+#
+# The node's proof runs NVIDIA's DCGM diagnostics (`dcgmi diag`) in a Job and, where a group asks for
+# metrics, NVIDIA's dcgm-exporter on its nodes: both images are judged against DCGM's bulletins, as
+# the device plugin's is, before anything registers.
+
+_BULLETIN_5328 = "NVIDIA security bulletin 5328 (March 2022)"
+_BULLETIN_5453 = "NVIDIA security bulletin 5453 (March 2023)"
+_BULLETIN_5857 = "NVIDIA security bulletin 5857 (July 2026, updated 2026-07-28)"
+_PPROF = (
+    "the /debug/pprof endpoints take unauthenticated, concurrent profiling requests: denial of service and "
+    "information disclosure"
+)
+
+# NVIDIA/product-security 2022/CVE_index.csv and 2023/CVE_index.csv: 5328 (CVE-2022-21820, "All versions
+# prior to 2.3.4") and 5453 (CVE-2023-0208, "All versions prior to 3.1.7"); 2026/5857/5857.md: "DCGM |
+# All(4.5) | 0.0 to 4.5.2 | 4.5.3". Tags are `<dcgm version>-<build>-<os>` (nvcr.io/nvidia/cloud-native/dcgm:
+# 4.6.0-1-ubuntu24.04): `release_of` reads the version.
+DCGM_ADVISORIES: tuple[ComponentAdvisory, ...] = (
+    ComponentAdvisory(
+        "CVE-2022-21820",
+        "nv-hostengine detects error conditions without acting on them, from the network: code execution, denial of "
+        "service, escalation of privileges",
+        _BULLETIN_5328,
+        ("2.3.4",),
+        product="NVIDIA Data Center GPU Manager (DCGM)",
+    ),
+    ComponentAdvisory(
+        "CVE-2023-0208",
+        "a heap-based buffer overflow in the host engine through its bound socket: denial of service, data tampering",
+        _BULLETIN_5453,
+        ("3.1.7",),
+        product="NVIDIA Data Center GPU Manager (DCGM)",
+    ),
+    ComponentAdvisory("CVE-2026-47483", _PPROF, _BULLETIN_5857, ("4.5.3",), product="NVIDIA Data Center GPU Manager (DCGM)"),
+)
+
+# 5857's table: "DCGM Exporter | All(4.8) | 0.0 to 4.8.2 | 4.8.2", whose row names 4.8.2 both affected and
+# fixed; its CSAF document (2026/5857/5857.json) marks `all4_8_dcgm_exporter_4_8_2` fixed, and the exporter's
+# code agrees: 4.5.1-4.8.0 registered the pprof endpoints unconditionally, 4.5.3-4.8.2 made them opt-in
+# (NVIDIA/dcgm-exporter internal/pkg/server/server.go, `EnablePprof`; pkg/cmd/app.go `--enable-pprof`,
+# default false). An exporter tag is `<dcgm version>-<exporter version>[-<variant>]`: `exporter_release`.
+DCGM_EXPORTER_ADVISORIES: tuple[ComponentAdvisory, ...] = (
+    ComponentAdvisory("CVE-2026-47483", _PPROF, _BULLETIN_5857, ("4.8.2",), product="NVIDIA DCGM Exporter"),
+)
+
+_EXPORTER_TAG = re.compile(r"(?P<dcgm>[0-9]+\.[0-9]+\.[0-9]+)-(?P<exporter>[0-9]+\.[0-9]+\.[0-9]+)(?:-[0-9A-Za-z.-]+)?")
+
+
+def exporter_release(tag: str) -> str | None:
+    """The exporter release a dcgm-exporter tag names: `4.6.0-4.8.3-distroless` -> 4.8.3 (NVIDIA's DCGM
+    release notes, "A DCGM Exporter release tag has the form <dcgm-version>-<dcgm-exporter-version>");
+    None for a tag of another shape (a digest, `latest`)."""
+    found = _EXPORTER_TAG.fullmatch(tag.strip())
+    return found["exporter"] if found else None

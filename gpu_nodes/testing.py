@@ -4,8 +4,9 @@
 Pulumi's testing guide answers every resource with its inputs as its outputs. `GpuNodesMocks` does
 the same, and adds what a real run adds to gpu-nodes' own resources: each machine's preflight
 report, healthy or failing a named check, as the test chooses per node; the taints' first round;
-for a node whose machine passed, the readiness check's verdict (every checklist item passed, the
-gate lifted); and, with a DRA group, a cluster that keeps device taints and a DeviceClass's
+for a node whose machine passed, the readiness check's verdict (every checklist item passed, those
+its group runs beyond the runbook's included, the gate lifted, nothing measured); and, with a DRA
+group, a cluster that keeps device taints and a DeviceClass's
 extendedResourceName, as Kubernetes 1.36 does by default. A team whose tests have Mocks of their own
 calls `outputs(args)` from theirs.
 
@@ -23,13 +24,27 @@ from typing import Any
 import pulumi
 
 from gpu_nodes.preflight.report import CHECKS, passing_report
-from gpu_nodes.proof.checklist import CHECKLIST_ITEMS
+from gpu_nodes.proof.checklist import BANDWIDTH_MET, CHECKLIST_ITEMS, DIAGNOSTICS_PASSED, METRICS_EXPORTED
 from gpu_nodes.resources.child_names import COMMAND, DRA_FEATURES, PREFLIGHT_CHILD, READINESS, READINESS_CHILD, TAINTS
 
 # What a healthy machine's GPUs are, unless its group declares a gpuModel.
 HEALTHY_MODEL: str = passing_report()["gpus"][0]["name"]
-# The readiness check's verdict on a node it proved (gpu_nodes/providers/readiness.py).
-PROVEN: dict[str, Any] = {"checklist": dict.fromkeys(CHECKLIST_ITEMS, "pass"), "gate": "lifted"}
+# The readiness check's verdict on a node it proved (gpu_nodes/providers/readiness.py), before the items its group
+# runs beyond the runbook's (`proven`). Nothing is measured under mocks: no DCGM, NCCL or exporter runs.
+PROVEN: dict[str, Any] = {
+    "checklist": dict.fromkeys(CHECKLIST_ITEMS, "pass"),
+    "gate": "lifted",
+    "measured": {"diagnostics": None, "busBandwidth": None, "metrics": None},
+}
+# The readiness inputs that add an item to a node's checklist, and the item (gpu_nodes/providers/readiness.py).
+_OPTIONAL_ITEMS = {"diagnostics": DIAGNOSTICS_PASSED.key, "performance": BANDWIDTH_MET.key, "metrics": METRICS_EXPORTED.key}
+
+
+def proven(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The verdict on a node proven by these readiness inputs: every item of its checklist passed, the gate lifted."""
+    verdict = copy.deepcopy(PROVEN)
+    verdict["checklist"].update({item: "pass" for key, item in _OPTIONAL_ITEMS.items() if inputs.get(key)})
+    return verdict
 # A node's taints as first put on: the first verification round, no GPU found unhealthy.
 FIRST_ROUND: dict[str, Any] = {"round": 1, "health": []}
 # What the API server of a Kubernetes 1.36 cluster keeps of DRA's gated fields (DRADeviceTaints and
@@ -107,7 +122,7 @@ class GpuNodesMocks(pulumi.runtime.Mocks):
         elif args.typ == TAINTS:
             outputs.update(copy.deepcopy(FIRST_ROUND))
         elif args.typ == READINESS and self.passes(self.node(args.name, READINESS_CHILD)):
-            outputs.update(copy.deepcopy(PROVEN))
+            outputs.update(proven(args.inputs))
         elif args.typ == DRA_FEATURES:
             outputs.update(KEPT)
         return outputs

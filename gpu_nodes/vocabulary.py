@@ -94,6 +94,13 @@ def group_selector(group: str) -> str:
     return f"{OWN_SELECTOR},{INSTANCE_LABEL}={group}"
 
 
+# The containers of our verification pods whose outcome the proof reads: DCGM's and NCCL's, whose logs hold
+# their reports, and the second container of a pod given GPUs, which must see none (gpu_nodes/manifests/verification.py).
+DCGM_CONTAINER = "dcgm"
+NCCL_CONTAINER = "nccl"
+ISOLATION_CONTAINER = "isolation"
+
+
 # --- Kubernetes' own ---------------------------------------------------------------------------
 
 # The label the Job controller puts on a Job's pods.

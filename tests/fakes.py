@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from gpu_nodes.proof.reader import Scraped
 from gpu_nodes.proof.target import NodeTarget
 
 T = TypeVar("T")
@@ -184,6 +185,29 @@ UNSCHEDULABLE = (
 )
 # The verification Jobs of n1, one per GPU count.
 JOBS = ["gpu-verify-a100-n1-1gpu-aaaa", "gpu-verify-a100-n1-2gpu-bbbb"]
+# n1's proof Jobs: the pod that asks for no GPU, DCGM's diagnostics and NCCL's all-reduce.
+ACCESS_JOB = "gpu-verify-a100-n1-access-cccc"
+DCGM_JOB = "gpu-verify-a100-n1-dcgm-dddd"
+NCCL_JOB = "gpu-verify-a100-n1-nccl-eeee"
+PROOF_JOBS = [ACCESS_JOB, DCGM_JOB, NCCL_JOB]
+
+
+def ended_pod(job_name: str, container: str, exit_code: int = 0, node_name: str = "n1") -> dict:
+    """The pod of a Job whose container ended with `exit_code`, as kubelet reports it."""
+    terminated = {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error"}
+    return {
+        "metadata": {
+            "name": f"{job_name}-x",
+            "namespace": VERIFICATION_NAMESPACE,
+            "labels": {"batch.kubernetes.io/job-name": job_name},
+            "creationTimestamp": "2026-12-01T11:00:00Z",
+        },
+        "spec": {"nodeName": node_name},
+        "status": {
+            "phase": "Succeeded" if exit_code == 0 else "Failed",
+            "containerStatuses": [{"name": container, "ready": False, "state": {"terminated": terminated}}],
+        },
+    }
 
 
 def pending_pod(job_name: str = JOBS[0]) -> dict:
@@ -213,6 +237,16 @@ class FakeCluster:
         self.checks = 0
         self.deleted_jobs: list[str] = []
         self.deleted_pods: list[str] = []
+        # What the pods' containers wrote, and the pages their ports serve (`proof.reader.PodOutputs`).
+        self.logs: dict[tuple[str, str, str], str] = {}
+        self.pages: dict[tuple[str, str, int], str] = {}
+
+    def log(self, namespace: str, pod: str, container: str) -> str | None:
+        return self.logs.get((namespace, pod, container))
+
+    def scrape(self, namespace: str, pod: str, port: int, path: str) -> Scraped:
+        page = self.pages.get((namespace, pod, port))
+        return Scraped(page) if page is not None else Scraped(None, "HTTP 503 Service Unavailable")
 
     def node(self, name: str) -> dict[str, Any] | None:
         return self.nodes.get(name)
@@ -307,7 +341,7 @@ BUSY = "0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 3 node(s) didn't
 def gated_cluster(**node_fields: Any) -> FakeCluster:
     """n1 as it is right after our taints and labels: gated, no plugin yet, Jobs just created."""
     cluster = FakeCluster([node(taints=[GPU_TAINT, GATE_TAINT], **node_fields)])
-    for name in JOBS:
+    for name in [*JOBS, ACCESS_JOB]:
         cluster.jobs[(VERIFICATION_NAMESPACE, name)] = job()
     return cluster
 
@@ -317,7 +351,7 @@ def plugin_lands(cluster: FakeCluster) -> None:
 
 
 def jobs_succeed(cluster: FakeCluster) -> None:
-    for name in JOBS:
+    for name in [*JOBS, ACCESS_JOB]:
         cluster.jobs[(VERIFICATION_NAMESPACE, name)] = job(succeeded=1)
 
 

@@ -16,7 +16,21 @@ HEALTHY = {
         "gpuModels": ["NVIDIA A100-SXM4-80GB"],
         "runtime": {"name": "containerd"},
     },
-    "checklist": dict.fromkeys(["labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded"], "pass"),
+    # The local stack proves each node with every item (tools/local/stack_config.py, `--proof full`).
+    "checklist": dict.fromkeys(
+        [
+            "labelled",
+            "tainted",
+            "pluginRunning",
+            "gpusRegistered",
+            "workloadSucceeded",
+            "secureAccess",
+            "diagnosticsPassed",
+            "bandwidthMet",
+            "metricsExported",
+        ],
+        "pass",
+    ),
     "gate": "lifted",
 }
 
@@ -39,12 +53,13 @@ def cells(line: list[str]) -> list[str]:
 
 def test_each_node_has_its_checklist_and_gate():
     header, row = (cells(line) for line in table({"local-gpu": {"gpu-node-1": HEALTHY}}))
-    assert header[-7:] == ["LABEL", "TAINT", "PLUGIN", "GPUS-REGISTERED", "GPU-WORKLOAD", "GATE", "QUARANTINE"], header
+    columns = ["LABEL", "TAINT", "PLUGIN", "GPUS-REGISTERED", "GPU-WORKLOAD", "ACCESS", "DCGM", "BUSBW", "METRICS"]
+    assert header[-11:] == [*columns, "GATE", "QUARANTINE"], header
     assert row[:3] == ["local-gpu", "gpu-node-1", "passed"], row
-    assert row[-7:] == ["pass", "pass", "pass", "pass", "pass", "lifted", "-"], row
+    assert row[-11:] == ["pass"] * len(columns) + ["lifted", "-"], row
 
 
 def test_a_failed_item_and_a_gate_still_up_stand_out():
     degraded = {**HEALTHY, "checklist": {**HEALTHY["checklist"], "gpusRegistered": "fail"}, "gate": "up"}
     row = cells(table({"local-gpu": {"gpu-node-2": degraded}})[1])
-    assert row[-4:] == ["FAIL", "pass", "up", "-"], row
+    assert row[-8:] == ["FAIL", "pass", "pass", "pass", "pass", "pass", "up", "-"], row

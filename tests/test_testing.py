@@ -15,7 +15,7 @@ from gpu_nodes import GpuFleet, GpuFleetArgs
 from gpu_nodes.package.components import GpuNodeGroup
 from gpu_nodes.preflight.command import preflight_command
 from gpu_nodes.preflight.report import CHECKS, read_report
-from gpu_nodes.proof.checklist import CHECKLIST_ITEMS
+from gpu_nodes.proof.checklist import CHECKLIST_ITEMS, DIAGNOSTICS_PASSED
 from gpu_nodes.testing import HEALTHY_MODEL, GpuNodesMocks, expected_gpus, failing_report, healthy_report
 from gpu_nodes.vocabulary import GFD_COUNT_LABEL, GFD_PRODUCT_LABEL
 from tests.factories import SSH_KEY, group
@@ -146,7 +146,9 @@ def test_the_helpers_healthy_machines_pass_every_check_and_are_proven() -> None:
         assert preflight["passed"] is True and preflight["failedChecks"] == [], f"{node}: {preflight}"
         assert preflight["passedChecks"] == list(CHECKS), f"{node}: {preflight}"
         assert (preflight["gpuCount"], preflight["gpuModels"]) == (8, ["NVIDIA A100-SXM4-80GB"]), f"{node}: {preflight}"
-        assert entry["checklist"] == dict.fromkeys(CHECKLIST_ITEMS, "pass") and entry["gate"] == "lifted", f"{node}: {entry}"
+        # The group runs DCGM's diagnostics by default: an item of its checklist too.
+        items = [*CHECKLIST_ITEMS, DIAGNOSTICS_PASSED.key]
+        assert entry["checklist"] == dict.fromkeys(items, "pass") and entry["gate"] == "lifted", f"{node}: {entry}"
 
 
 def test_a_preview_knows_no_report_even_of_proven_machines() -> None:

@@ -11,13 +11,18 @@ from typing import Any
 import pulumi
 
 from gpu_nodes.advisories import (
+    DCGM_ADVISORIES,
+    DCGM_EXPORTER_ADVISORIES,
     DEVICE_PLUGIN_ADVISORIES,
     PLUGIN_REQUIREMENTS,
+    ComponentAdvisory,
     PluginRequirement,
+    exporter_release,
     open_component_advisories,
     release_of,
     version_key,
 )
+from gpu_nodes.bandwidth_floors import floor_for
 from gpu_nodes.config.checks import (
     GPU_MODEL,
     HOST_KEY,
@@ -36,9 +41,15 @@ from gpu_nodes.config.checks import (
 from gpu_nodes.config.device_plugin import MPS, DevicePluginSpec, SharingSpec
 from gpu_nodes.config.dra import DraSpec
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, STRING, Check, between, one_of, setting
+from gpu_nodes.config.metrics import MetricsSpec
 from gpu_nodes.config.preflight import PreflightSpec, read_host_key
 from gpu_nodes.config.problems import Problem, Problems, Severity
-from gpu_nodes.config.verification import VerificationSpec
+from gpu_nodes.config.verification import (
+    DEFAULT_DIAGNOSTICS_LEVEL,
+    DIAGNOSTICS_OFF,
+    MIN_PERFORMANCE_GPUS,
+    VerificationSpec,
+)
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU, NAMESPACE, VERIFICATION_PRIORITY_SUFFIX
 from gpu_nodes.vocabulary import (
     FEATURE_LABEL_KEYS,
@@ -271,7 +282,14 @@ class NodeGroupSpec:
         complete=lambda group: replace(group.priority_class, name=group.priority_class.name or f"gpu-{group.name}"),
     )
     verification: VerificationSpec = setting(
-        "verification", OBJECT, "object", "", default={}, row=False, section=VerificationSpec
+        "verification",
+        OBJECT,
+        "object",
+        "",
+        default={},
+        row=False,
+        section=VerificationSpec,
+        complete=lambda group: replace(group.verification, diagnostics=_diagnostics_level(group)),
     )
     preflight: PreflightSpec = setting("preflight", OBJECT, "object", "", default={}, row=False, section=PreflightSpec)
     gpu_access: str = setting(
@@ -318,6 +336,7 @@ class NodeGroupSpec:
         check=one_of(ALLOCATORS),
     )
     dra: DraSpec = setting("dra", OBJECT, "object", "", default={}, row=False, section=DraSpec)
+    metrics: MetricsSpec = setting("metrics", OBJECT, "object", "", default={}, row=False, section=MetricsSpec)
     gpu_feature_labels: bool = setting(
         "gpuFeatureLabels",
         BOOLEAN,
@@ -346,6 +365,7 @@ class NodeGroupSpec:
         yield from _jobs_that_outgrow_the_sharing(self)
         yield from _gpu_facts_problems(self)
         yield from _device_plugin_release_problems(self)
+        yield from _proof_problems(self)
 
     @property
     def tenant_runtime_class(self) -> str | None:
@@ -378,9 +398,112 @@ class NodeGroupSpec:
         return self.uses_dra and not self.dra.extended_resource_name
 
     @property
+    def whole_gpus_problem(self) -> str | None:
+        """Why no pod can hold each of a node's GPUs whole, as DCGM's diagnostics and NCCL's all-reduce need them;
+        None where one can: a pod that asks for every GPU (under time-slicing, every replica) of its node."""
+        plugin = self.device_plugin
+        if plugin.mig_strategy != "none":
+            # NVIDIA/DCGM nvvs/src/Gpu.cpp IsMigModeDiagCompatible and NvidiaValidationSuite.cpp BuildCommonGpusList
+            # (v4.6.0): the diagnostic refuses a GPU whose MIG instances do not span it, and more than one MIG GPU.
+            return (
+                f"devicePlugin.migStrategy {plugin.mig_strategy}: pods are given MIG devices, not GPUs, and DCGM refuses "
+                "a GPU whose MIG instances do not span it whole (its nvvs/src/Gpu.cpp, IsMigModeDiagCompatible)"
+            )
+        sharing = plugin.sharing
+        if self.shares_through_mps:
+            # k8s-device-plugin cmd/mps-control-daemon/mps/daemon.go: the daemon limits each client's memory and
+            # threads to its share of the GPU.
+            return (
+                "devicePlugin.sharing.strategy mps: pods are MPS clients, each limited to its share of a GPU's memory "
+                "and threads by the plugin's MPS control daemon"
+            )
+        if sharing.shares and sharing.fail_requests_greater_than_one:
+            return (
+                f"devicePlugin.sharing.failRequestsGreaterThanOne: the plugin refuses a pod that asks for more than one "
+                f"of the {sharing.replicas} replicas of a GPU"
+            )
+        return None
+
+    @property
     def node_labels(self) -> dict[str, str]:
         """Every label this group puts on its nodes, the group label included."""
         return {**dict(self.labels), GROUP_LABEL: self.name}
+
+
+def _diagnostics_level(group: NodeGroupSpec) -> int:
+    """The DCGM diagnostics level the group runs: its own, else NVIDIA's readiness level where a pod can hold the
+    GPUs whole, else off."""
+    chosen = group.verification.diagnostics
+    if chosen is not None:
+        return chosen
+    return DIAGNOSTICS_OFF if group.whole_gpus_problem else DEFAULT_DIAGNOSTICS_LEVEL
+
+
+def _proof_problems(group: NodeGroupSpec) -> Iterator[Problem]:
+    """The proof items beyond the runbook's: DCGM's diagnostics and NCCL's all-reduce need a node's GPUs whole; the
+    all-reduce needs two GPUs and a floor; DCGM's and its exporter's images must be past NVIDIA's bulletins."""
+    verification, whole = group.verification, group.whole_gpus_problem
+    if verification.runs_diagnostics and whole:
+        yield Problem(
+            "verification.diagnostics",
+            verification.diagnostics,
+            f"cannot run here, {whole}: set off (preflight's gpu-health check still judges every GPU)",
+        )
+    if verification.runs_diagnostics:
+        yield from _image_problems("verification.diagnosticsImage", verification.diagnostics_image, "DCGM", DCGM_ADVISORIES)
+    performance = verification.performance
+    if performance.enabled:
+        if group.gpus_per_node < MIN_PERFORMANCE_GPUS:
+            yield Problem(
+                "verification.performance.enabled",
+                True,
+                f"needs gpusPerNode {MIN_PERFORMANCE_GPUS} or more: an all-reduce within one node spans its GPUs",
+            )
+        elif whole:
+            yield Problem("verification.performance.enabled", True, f"cannot run here, {whole}")
+        elif performance.min_bus_bandwidth is None:
+            yield from _floor_problems(group)
+    if group.metrics.enabled:
+        yield from _image_problems("metrics.image", group.metrics.image, "dcgm-exporter", DCGM_EXPORTER_ADVISORIES)
+
+
+def _floor_problems(group: NodeGroupSpec) -> Iterator[Problem]:
+    """Without a floor of its own, a group takes the floor of its GPU model and count: it must be one the data knows,
+    or known only once preflight reads the model."""
+    model = group.gpu_model
+    if model is not None and floor_for(model, group.gpus_per_node) is None:
+        yield Problem(
+            "verification.performance.minBusBandwidth",
+            MISSING,
+            f"no floor is known for {group.gpus_per_node} x {model} (gpu_nodes/bandwidth_floors.py): give the bus "
+            "bandwidth in GB/s these nodes must reach",
+        )
+    elif model is None and not group.preflight.enabled:
+        yield Problem(
+            "verification.performance.minBusBandwidth",
+            MISSING,
+            "expected the bus bandwidth in GB/s these nodes must reach: without preflight (which reads each machine's GPU "
+            "model) or gpuModel, no floor can be looked up",
+        )
+
+
+def _image_problems(key: str, image: str, what: str, advisories: tuple[ComponentAdvisory, ...]) -> Iterator[Problem]:
+    """An NVIDIA image open to one of its bulletins is refused; a tag that names no release cannot be judged (a warning)."""
+    tag = image_tag(image)
+    release = exporter_release(tag) if advisories is DCGM_EXPORTER_ADVISORIES else release_of(tag)
+    if release is None:
+        yield Problem(
+            key,
+            image,
+            f"cannot be judged against NVIDIA's {what} bulletins: its tag {tag!r} names no release; pin a release tag",
+            severity=Severity.RISK,
+        )
+        return
+    open_to = open_component_advisories(advisories, release)
+    if open_to:
+        fix = max((a.fixed[-1] for a in open_to), key=version_key)
+        cves = ", ".join(f"{a.cve} ({a.bulletin}, fixed in {a.fixed[-1]})" for a in open_to)
+        yield Problem(key, image, f"{what} {release} is open to {cves}: use {fix} or later")
 
 
 def _ssh_problems(group: NodeGroupSpec) -> Iterator[Problem]:

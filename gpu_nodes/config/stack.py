@@ -401,6 +401,14 @@ def _runtime_class_problems(stack: StackSpec) -> Iterator[Problem]:
                 group.gpu_access,
                 f"needs the RuntimeClass {who}, but {RUNTIME_CLASS_KEY} is off; set it, or use defaultRuntime",
             )
+        elif group.uses_dra and group.metrics.enabled:
+            # The exporter asks for no GPU: as the GPU Operator runs it, the nvidia runtime hands it every GPU.
+            yield Problem(
+                f"{NODE_GROUPS.key}[{index}].metrics.enabled",
+                True,
+                f"needs the RuntimeClass dcgm-exporter runs under (nvidia is not a DRA node's default runtime), but "
+                f"{RUNTIME_CLASS_KEY} is off; set it",
+            )
 
 
 def _host_key_problems(stack: StackSpec) -> Iterator[Problem]:

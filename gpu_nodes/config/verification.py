@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_nodes.config.checks import CUDA_IN_TAG, image_setting, image_tag, namespace_setting, pull_policy_setting
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, between, setting
+from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, SCALAR, Check, between, setting
 from gpu_nodes.config.problems import Problem, Problems
 
 # The images NVIDIA still publishes, amd64 and arm64 (GH200, GB200), chosen as docs/tenants.md, "CUDA" says.
@@ -35,6 +35,33 @@ DEFAULT_VERIFICATION_IMAGE = "nvcr.io/nvidia/cuda:13.0.3-base-ubuntu24.04"
 DEFAULT_CUDA_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04"
 DEFAULT_VERIFICATION_NAMESPACE = "gpu-verification"
 DEFAULT_VERIFICATION_TIMEOUT = 600
+# NVIDIA's DCGM image, whose `dcgmi diag` the diagnostics Job runs: the release the GPU Operator v26.7.0
+# deploys (deployments/gpu-operator/values.yaml `dcgm.version`, tag v26.7.0), past bulletin 5857's fix (4.5.3,
+# gpu_nodes/advisories.py DCGM_ADVISORIES). From 4.6.0 NVIDIA builds it on Ubuntu 24.04; no 4.5.3 Ubuntu 22.04
+# tag was published.
+DEFAULT_DIAGNOSTICS_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04"
+# NVIDIA's NGC PyTorch image, which ships nccl-tests' MPI builds (/usr/local/bin/all_reduce_perf_mpi) and Open MPI
+# (/usr/local/mpi/bin/mpirun): the image NVIDIA's AI Cluster Runtime runs its all-reduce test in (NVIDIA/aicr
+# validators/performance/testdata/h100/gke/runtime.yaml, v0.11.1) and NVIDIA's CloudAI names for its NCCL workloads.
+DEFAULT_PERFORMANCE_IMAGE = "nvcr.io/nvidia/pytorch:25.06-py3"
+# A plain image, no NVIDIA variable in it, for the pods that must see no GPU: the image of the AI Conformance
+# secure-access probe (kubernetes-sigs/wg-ai-conformance test/util_test.go, `ubuntu:22.04`).
+DEFAULT_PLAIN_IMAGE = "docker.io/library/ubuntu:22.04"
+
+# `dcgmi diag -r <level>`: 1 quick deployment checks (seconds; in DCGM 4.x the `software` test only), 2 adds `pcie`
+# and `memory` (about two minutes), 3 the long hardware and stress tests (about 15 minutes): NVIDIA/DCGM
+# nvvs/src/NvidiaValidationSuite.cpp FillTestVectors (v4.6.0) and the dcgmi diag reference. NVIDIA's guidance is
+# "Level 1 tests to use as a readiness metric · Level 2 tests to use as an epilogue on failure · Level 3 and
+# Level 4 tests to be run by an administrator as post-mortem" (DCGM User Guide, "DCGM Diagnostics"): level 1 is
+# the default of a group whose GPUs a pod can hold whole (`NodeGroupSpec.diagnostics_possible`).
+DIAGNOSTICS_OFF = 0
+DIAGNOSTICS_LEVELS = (1, 2, 3)
+DEFAULT_DIAGNOSTICS_LEVEL = 1
+# How long each level runs at most, as DCGM's reference gives it with room to spare: the Jobs' deadline
+# (verification.timeoutSeconds) must leave it that long.
+DIAGNOSTICS_SECONDS = {1: 60, 2: 300, 3: 1800}
+# What intra-node all-reduce needs: two GPUs or more in the pod.
+MIN_PERFORMANCE_GPUS = 2
 
 
 _MIG_RESOURCE = re.compile(r"nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
@@ -67,6 +94,53 @@ def read_mig_resources(problems: Problems, key: str, raw: dict[Any, Any] | None)
         else:
             resources.append((resource, count))
     return tuple(resources)
+
+
+def read_diagnostics(problems: Problems, key: str, value: Any) -> int | None:
+    """A DCGM diagnostics level, `off` as 0; None when not set (the group chooses). YAML 1.1 reads a bare `off`
+    as false, so false is off too."""
+    if value is None:
+        return None
+    if value in ("off", False):
+        return DIAGNOSTICS_OFF
+    return int(value)
+
+
+def _is_level(value: Any) -> bool:
+    return value in ("off", False) or (isinstance(value, int) and not isinstance(value, bool) and value in DIAGNOSTICS_LEVELS)
+
+
+@dataclass(frozen=True)
+class PerformanceSpec:
+    """`verification.performance`: intra-node NCCL all-reduce on each node, held to a bus-bandwidth floor."""
+
+    enabled: bool = setting(
+        "enabled",
+        BOOLEAN,
+        "bool",
+        "run nccl-tests' `all_reduce_perf` on each node of two GPUs or more, holding all its GPUs, and hold its bus "
+        'bandwidth to the floor (see "The proof")',
+        default=False,
+    )
+    min_bus_bandwidth: float | None = setting(
+        "minBusBandwidth",
+        SCALAR,
+        "number (GB/s)",
+        "the floor of the all-reduce bus bandwidth (`busbw`, out of place, at the largest size), in GB/s; without it, "
+        "the floor NVIDIA's and the clouds' figures give for the node's GPU model and count (gpu_nodes/bandwidth_floors.py)",
+        default=None,
+        default_text="from the GPU model",
+        check=Check(
+            lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 100_000,
+            "expected a number of GB/s above 0",
+        ),
+        annotation="float",
+        parse=lambda problems, key, value: None if value is None else float(value),
+    )
+    image: str = image_setting(
+        "pinned image with nccl-tests' `all_reduce_perf_mpi` and Open MPI's `mpirun` (NVIDIA's NGC PyTorch image)",
+        DEFAULT_PERFORMANCE_IMAGE,
+    )
 
 
 @dataclass(frozen=True)
@@ -116,11 +190,50 @@ class VerificationSpec:
         check=between(30, 86_400, "expected 30 to 86400 seconds"),
     )
     image_pull_policy: str | None = pull_policy_setting("the verification pods'")
+    diagnostics: int | None = setting(
+        "diagnostics",
+        SCALAR,
+        "`off`/`1`/`2`/`3`",
+        "the level of NVIDIA's DCGM diagnostics (`dcgmi diag -r <level>`) each node runs, in a pod holding all its "
+        "GPUs, before its gate lifts: 1 the deployment checks (seconds), 2 also PCIe and memory (about two minutes), 3 "
+        'the long hardware and stress tests (about 15 minutes); `off` on a MIG or MPS group (see "The proof")',
+        default=None,
+        default_text="`1` (`off` where no pod can hold the GPUs whole)",
+        check=Check(_is_level, "expected off, 1, 2 or 3"),
+        annotation="int | str",
+        parse=read_diagnostics,
+    )
+    diagnostics_image: str = image_setting(
+        "pinned image of NVIDIA's DCGM with `dcgmi`: a release past NVIDIA's DCGM bulletins (4.5.3 or later)",
+        DEFAULT_DIAGNOSTICS_IMAGE,
+        key="diagnosticsImage",
+    )
+    performance: PerformanceSpec = setting(
+        "performance", OBJECT, "object", "", default={}, row=False, section=PerformanceSpec
+    )
+    plain_image: str = image_setting(
+        "pinned image without NVIDIA's variables, with `/bin/sh` and `ls`: the containers that ask for no GPU and must see "
+        'none (see "The proof")',
+        DEFAULT_PLAIN_IMAGE,
+        key="plainImage",
+    )
 
     def cross_checks(self) -> Iterator[Problem]:
         # With mixed MIG, a group whose GPUs are all in MIG mode has no nvidia.com/gpu to ask for.
         if not self.gpus_per_pod and not self.mig_resources:
             yield Problem("gpusPerPod", [], "expected at least one GPU count, e.g. [1] or [1, 2]")
+        level = self.diagnostics or DIAGNOSTICS_OFF
+        if level and self.timeout_seconds < DIAGNOSTICS_SECONDS[level]:
+            yield Problem(
+                "timeoutSeconds",
+                self.timeout_seconds,
+                f"expected at least {DIAGNOSTICS_SECONDS[level]} with diagnostics {level}: DCGM's level {level} runs up to "
+                "that long (its dcgmi diag reference), and each Job's deadline is this timeout",
+            )
+
+    @property
+    def runs_diagnostics(self) -> bool:
+        return bool(self.diagnostics)
 
     @property
     def cuda_version(self) -> str | None:

@@ -23,6 +23,7 @@ do, and the scheduler makes and allocates their claims itself (Kubernetes' DRAEx
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from gpu_nodes.config.node_group import NodeGroupSpec
@@ -38,9 +39,12 @@ from gpu_nodes.manifests.naming import content_hash, dns_label, standard_labels
 from gpu_nodes.manifests.priority_class import verification_priority_class_name
 from gpu_nodes.vocabulary import (
     CHECK_HASH_ANNOTATION,
+    DCGM_CONTAINER,
     GATE,
     GPU_RESOURCE,
     GROUP_LABEL,
+    ISOLATION_CONTAINER,
+    NCCL_CONTAINER,
     PLUGIN_REVISION_ANNOTATION,
     ROUND_ANNOTATION,
 )
@@ -120,10 +124,30 @@ fi
 """
 
 
-# The check script lives once per group in a ConfigMap, not in every Job: each Job object is
+# What a container that asked for no GPU must see: no NVIDIA device node at all. The AI Conformance secure-access
+# test looks exactly so (kubernetes-sigs/wg-ai-conformance test/util_test.go: `ls /dev/nvidia*` in `ubuntu:22.04`,
+# ACCELERATOR_FOUND or ACCELERATOR_MISSING), for a pod with no claim and for the second container of a pod whose
+# first holds the GPU. A pattern that matches nothing stays as written, so `-e` tells a device from none. POSIX sh.
+_NO_DEVICE_SCRIPT = """\
+set -u
+seen=""
+for device in /dev/nvidia*; do
+  if [ -e "$device" ]; then seen="$seen $device"; fi
+done
+if [ -n "$seen" ]; then
+  echo "this container asked for no GPU and sees$seen: a container must get GPUs only through the device plugin" \\
+    "or DRA (README: How tenants get their GPUs, isolation)" >&2
+  exit 1
+fi
+echo "ok: no /dev/nvidia* in a container that asked for no GPU"
+"""
+
+
+# The check scripts live once per group in a ConfigMap, not in every Job: each Job object is
 # kept in the state (input and live output), so a script inside it would be stored three
 # times per Job.
 CHECK_KEY = "check.sh"
+NO_DEVICE_KEY = "no-device.sh"
 CHECK_DIR = "/gpu-nodes"
 # The pod's name for its claim, and the request's name inside the claim: containers name the first.
 CLAIM_NAME = "gpus"
@@ -175,8 +199,31 @@ def check_config_map_manifest(group: NodeGroupSpec) -> dict[str, Any]:
             "namespace": group.verification.namespace,
             "labels": standard_labels(APP_NAME, group.name, "verification"),
         },
-        "data": {CHECK_KEY: check_script(group)},
+        "data": check_scripts(group),
     }
+
+
+def check_scripts(group: NodeGroupSpec) -> dict[str, str]:
+    """The ConfigMap's scripts: the GPU count (and MPS client) check, and the no-device check."""
+    return {CHECK_KEY: check_script(group), NO_DEVICE_KEY: _NO_DEVICE_SCRIPT}
+
+
+class Role(Enum):
+    """What a verification Job proves of its node, each an item of the checklist; the value is its pods'
+    `app.kubernetes.io/component`."""
+
+    # Pods given GPUs see exactly them and run a CUDA kernel (workloadSucceeded).
+    WORKLOAD = "verification"
+    # A pod given no GPU sees none (secureAccess).
+    ACCESS = "access"
+    # NVIDIA's DCGM diagnostics on every GPU of the node (diagnosticsPassed).
+    DIAGNOSTICS = "diagnostics"
+    # NCCL's all-reduce across the node's GPUs, held to a bus-bandwidth floor (bandwidthMet).
+    PERFORMANCE = "performance"
+
+
+# The name each per-node proof Job's slug gives it (`gpu-verify-<group>-<node>-<slug>-<hash>`).
+_ROLE_SLUGS = {Role.ACCESS: "access", Role.DIAGNOSTICS: "dcgm", Role.PERFORMANCE: "nccl"}
 
 
 @dataclass(frozen=True)
@@ -185,6 +232,7 @@ class VerificationJob:
     gpus: int  # how many devices of `resource` the pod requests (and must see)
     manifest: dict[str, Any]
     resource: str = GPU_RESOURCE
+    role: Role = Role.WORKLOAD
 
     @property
     def name(self) -> str:
@@ -193,42 +241,81 @@ class VerificationJob:
 
     @property
     def slug(self) -> str:
-        return request_slug(self.resource, self.gpus)
+        return request_slug(self.resource, self.gpus) if self.role is Role.WORKLOAD else _ROLE_SLUGS[self.role]
 
 
 def requests(group: NodeGroupSpec) -> list[tuple[str, int]]:
-    """What the Jobs ask for: each GPU count in config order, then each MIG resource (mixed);
-    under strict isolation last a pod that asks for none and must see none. A DRA group asks for
-    devices of the DeviceClass `gpu.nvidia.com` instead (unless the class serves plain `nvidia.com/gpu`
-    requests), and for no MIG resource: those are the device plugin's names."""
+    """What the workload Jobs ask for: each GPU count in config order, then each MIG resource (mixed).
+    A DRA group asks for devices of the DeviceClass `gpu.nvidia.com` instead (unless the class serves
+    plain `nvidia.com/gpu` requests), and for no MIG resource: those are the device plugin's names."""
     spec = group.verification
-    no_gpu = [(GPU_RESOURCE, 0)] if group.isolation == "strict" else []
     if group.uses_dra and not group.claims_gpus:
-        return [(GPU_RESOURCE, gpus) for gpus in spec.gpus_per_pod] + no_gpu
+        return [(GPU_RESOURCE, gpus) for gpus in spec.gpus_per_pod]
     if group.uses_dra:
-        return [(dra_driver.GPU_DEVICE_CLASS, gpus) for gpus in spec.gpus_per_pod] + no_gpu
+        return [(dra_driver.GPU_DEVICE_CLASS, gpus) for gpus in spec.gpus_per_pod]
     # Whole GPUs as the plugin offers them: their shared replicas renamed where renameByDefault says so.
     gpu = group.device_plugin.sharing.resource
-    return [(gpu, gpus) for gpus in spec.gpus_per_pod] + list(spec.mig_resources) + no_gpu
+    return [(gpu, gpus) for gpus in spec.gpus_per_pod] + list(spec.mig_resources)
+
+
+def whole_node_request(group: NodeGroupSpec) -> tuple[str, int]:
+    """What a pod asks for to hold every GPU of its node whole (DCGM's diagnostics, NCCL's all-reduce): every
+    device the node offers, so every replica of a time-sliced GPU (a pod given all of them holds each GPU
+    alone); under DRA, a claim of all its GPUs. Only where `NodeGroupSpec.whole_gpus_problem` is None."""
+    if group.claims_gpus:
+        return dra_driver.GPU_DEVICE_CLASS, group.gpus_per_node
+    if group.uses_dra:
+        return GPU_RESOURCE, group.gpus_per_node
+    sharing = group.device_plugin.sharing
+    return sharing.resource, group.gpus_per_node * sharing.replicas
 
 
 def request_slug(resource: str, count: int) -> str:
-    """`2gpu`, `no-gpu`, or `1x-mig-1g-5gb` for nvidia.com/mig-1g.5gb: part of a DNS label."""
-    if count == 0:
-        return "no-gpu"
+    """`2gpu`, or `1x-mig-1g-5gb` for nvidia.com/mig-1g.5gb: part of a DNS label."""
     if resource in (GPU_RESOURCE, dra_driver.GPU_DEVICE_CLASS):
         return f"{count}gpu"
     return f"{count}x-{resource.rpartition('/')[2].replace('.', '-').replace('_', '-').lower()}"
 
 
+def proof_roles(group: NodeGroupSpec) -> list[Role]:
+    """The per-node Jobs beside the workload: the access check always, DCGM's diagnostics at the group's level,
+    NCCL's all-reduce where the group asks for it."""
+    roles = [Role.ACCESS]
+    roles += [Role.DIAGNOSTICS] if group.verification.runs_diagnostics else []
+    roles += [Role.PERFORMANCE] if group.verification.performance.enabled else []
+    return roles
+
+
+def proof_jobs_planned(group: NodeGroupSpec) -> list[str]:
+    """The slugs of each node's proof Jobs (`proof_roles`), as their resources are named."""
+    return [_ROLE_SLUGS[role] for role in proof_roles(group)]
+
+
 def verification_jobs(group: NodeGroupSpec) -> list[VerificationJob]:
-    """One Job per request, per node when `perNode`, in config order (first round)."""
+    """The workload Jobs, one per request and per node when `perNode`, in config order; then, per node, the
+    proof Jobs of `proof_roles` (first round)."""
     targets: list[str | None] = [node.name for node in group.nodes] if group.verification.per_node else [None]
-    return [
+    workload = [
         VerificationJob(node=node, gpus=count, resource=resource, manifest=job_manifest(group, node, count, resource))
         for node in targets
         for resource, count in requests(group)
     ]
+    return workload + [proof_job(group, node.name, role) for node in group.nodes for role in proof_roles(group)]
+
+
+def proof_job(group: NodeGroupSpec, node: str, role: Role, verification_round: int = 1) -> VerificationJob:
+    """One of a node's proof Jobs (`proof_roles`) as planned and built."""
+    resource, gpus = whole_node_request(group) if role in (Role.DIAGNOSTICS, Role.PERFORMANCE) else (GPU_RESOURCE, 0)
+    manifest = proof_job_manifest(group, node, role, verification_round)
+    return VerificationJob(node=node, gpus=gpus, manifest=manifest, resource=resource, role=role)
+
+
+def manifest_of(group: NodeGroupSpec, job: VerificationJob, verification_round: int) -> dict[str, Any]:
+    """The Job as it runs in `verification_round` (the round its nodes' taints carry)."""
+    if job.role is Role.WORKLOAD:
+        return job_manifest(group, job.node, job.gpus, job.resource, verification_round)
+    assert job.node is not None, "a proof Job belongs to one node"
+    return proof_job_manifest(group, job.node, job.role, verification_round)
 
 
 def claim_template_name(group: NodeGroupSpec, gpus: int) -> str:
@@ -255,11 +342,13 @@ def claim_template_manifest(group: NodeGroupSpec, gpus: int) -> dict[str, Any]:
 
 
 def claim_template_counts(group: NodeGroupSpec) -> list[int]:
-    """The GPU counts a DRA group's Jobs claim through templates, each once, in config order; none for a
-    device plugin group, nor for a DRA group whose Jobs ask for plain `nvidia.com/gpu`."""
+    """The GPU counts a DRA group's Jobs claim through templates, each once, in config order, then all the node's
+    GPUs where its diagnostics or all-reduce hold them; none for a device plugin group, nor for a DRA group whose
+    Jobs ask for plain `nvidia.com/gpu`."""
     if not group.claims_gpus:
         return []
-    return list(dict.fromkeys(g for g in group.verification.gpus_per_pod if g > 0))
+    whole = [whole_node_request(group)[1]] if set(proof_roles(group)) & {Role.DIAGNOSTICS, Role.PERFORMANCE} else []
+    return list(dict.fromkeys([*(g for g in group.verification.gpus_per_pod if g > 0), *whole]))
 
 
 def claim_templates(group: NodeGroupSpec) -> list[dict[str, Any]]:
@@ -281,8 +370,33 @@ def job_name(group: NodeGroupSpec, node: str | None, slug: str, spec: dict[str, 
 def job_manifest(
     group: NodeGroupSpec, node: str | None, gpus: int, resource: str = GPU_RESOURCE, verification_round: int = 1
 ) -> dict[str, Any]:
-    spec = group.verification
-    labels = standard_labels(APP_NAME, group.name, "verification")
+    """A workload Job: its pod given `gpus` of `resource` sees exactly them and runs a CUDA kernel, and its
+    second container, given none, sees none."""
+    pod_spec = _pod_spec(group, node, _gpu_containers(group, resource, gpus), with_checks=True)
+    if group.claims_gpus:
+        pod_spec["resourceClaims"] = [{"name": CLAIM_NAME, "resourceClaimTemplateName": claim_template_name(group, gpus)}]
+    return _job(group, node, request_slug(resource, gpus), Role.WORKLOAD, pod_spec, verification_round)
+
+
+def proof_job_manifest(group: NodeGroupSpec, node: str, role: Role, verification_round: int = 1) -> dict[str, Any]:
+    """One of a node's proof Jobs: the access check's pod asks for no GPU; DCGM's diagnostics and NCCL's
+    all-reduce hold every GPU of the node (`whole_node_request`)."""
+    if role is Role.ACCESS:
+        pod_spec = _pod_spec(group, node, _access_containers(group), with_checks=True)
+    else:
+        resource, gpus = whole_node_request(group)
+        tool = _dcgm_container if role is Role.DIAGNOSTICS else _nccl_container
+        pod_spec = _pod_spec(group, node, {"containers": [tool(group, resource, gpus)]}, with_checks=False)
+        # Both write where they run (DCGM's embedded host engine and its logs, Open MPI's session directory).
+        pod_spec["volumes"] = [*pod_spec.get("volumes", []), {"name": "scratch", "emptyDir": {}}]
+        if group.claims_gpus:
+            pod_spec["resourceClaims"] = [{"name": CLAIM_NAME, "resourceClaimTemplateName": claim_template_name(group, gpus)}]
+    return _job(group, node, _ROLE_SLUGS[role], role, pod_spec, verification_round)
+
+
+def _pod_spec(group: NodeGroupSpec, node: str | None, containers: dict[str, Any], with_checks: bool) -> dict[str, Any]:
+    """What every verification pod shares: it never preempts, runs on its group's node past the gate, as a
+    tenant's pod runs, unprivileged; with the check scripts mounted where its containers run them."""
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
         # Never evict running work (see gpu_nodes/manifests/priority_class.py): the class says so too,
@@ -301,12 +415,10 @@ def job_manifest(
             "runAsGroup": RUN_AS_USER,
             "seccompProfile": {"type": "RuntimeDefault"},
         },
-        "volumes": [{"name": "check", "configMap": {"name": check_config_map_name(group)}}],
+        **({"volumes": [{"name": "check", "configMap": {"name": check_config_map_name(group)}}]} if with_checks else {}),
         **image_pull_secrets(group),
-        **(_gpu_containers(group, resource, gpus) if gpus else _no_gpu_containers(group)),
+        **containers,
     }
-    if gpus and group.claims_gpus:
-        pod_spec["resourceClaims"] = [{"name": CLAIM_NAME, "resourceClaimTemplateName": claim_template_name(group, gpus)}]
     if node is not None:
         # The same pinning DaemonSets use: by node name, which the hostname label need not match.
         pod_spec["affinity"] = {
@@ -316,9 +428,18 @@ def job_manifest(
                 }
             }
         }
+    return pod_spec
+
+
+def _job(
+    group: NodeGroupSpec, node: str | None, slug: str, role: Role, pod_spec: dict[str, Any], verification_round: int
+) -> dict[str, Any]:
+    spec = group.verification
+    labels = standard_labels(APP_NAME, group.name, role.value)
     job_spec = {
-        # Small: a GPU that fails twice will not pass on a third try.
-        "backoffLimit": 1,
+        # Small: a GPU that fails twice will not pass on a third try. DCGM's and NCCL's verdicts are the
+        # machine's: a second run tells nothing new.
+        "backoffLimit": 1 if role in (Role.WORKLOAD, Role.ACCESS) else 0,
         "activeDeadlineSeconds": spec.timeout_seconds,
         # No ttlSecondsAfterFinished: the cluster would delete the Job and every
         # refresh would report it as drift.
@@ -331,7 +452,7 @@ def job_manifest(
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
-            "name": job_name(group, node, request_slug(resource, gpus), job_spec),
+            "name": job_name(group, node, slug, job_spec),
             "namespace": spec.namespace,
             "labels": labels,
             # The node's readiness check waits instead, and says why a Job did not succeed.
@@ -365,9 +486,88 @@ def _gpu_containers(group: NodeGroupSpec, resource: str, gpus: int) -> dict[str,
             # The image's own command (vectorAdd), under its own CUDA requirement: preflight has
             # checked the driver against it (--min-cuda).
             # Loading the CUDA driver and runtime takes a few hundred MiB of host memory.
-            {"name": "cuda", "image": spec.cuda_image, **_gpu_basics(group, resource, gpus, "512Mi")}
+            {"name": "cuda", "image": spec.cuda_image, **_gpu_basics(group, resource, gpus, "512Mi")},
+            # AI Conformance's multi-container isolation: the pod's second container, given no GPU, sees none.
+            _no_device_container(ISOLATION_CONTAINER, group),
         ],
     }
+
+
+def _no_device_container(name: str, group: NodeGroupSpec) -> dict[str, Any]:
+    """A container of the plain image, given no GPU, that fails if it sees any NVIDIA device node."""
+    spec = group.verification
+    return {
+        "name": name,
+        "image": spec.plain_image,
+        "command": ["/bin/sh", f"{CHECK_DIR}/{NO_DEVICE_KEY}"],
+        "volumeMounts": [{"name": "check", "mountPath": CHECK_DIR, "readOnly": True}],
+        **_container_basics(None, 0, "32Mi", spec.image_pull_policy),
+    }
+
+
+def _access_containers(group: NodeGroupSpec) -> dict[str, Any]:
+    """The pod that asks for no GPU: in the plain image it must see no NVIDIA device, as AI Conformance's
+    negative test has it; under strict isolation also in the CUDA image asking for every GPU by its variable."""
+    containers = [_no_device_container("plain", group)]
+    if group.isolation == "strict":
+        containers += _no_gpu_containers(group)["containers"]
+    return {"containers": containers}
+
+
+def _dcgm_container(group: NodeGroupSpec, resource: str, gpus: int) -> dict[str, Any]:
+    """`dcgmi diag -r <level> -j` on every GPU of the node. Without `--host`, dcgmi starts DCGM's host engine
+    embedded in its own process (NVIDIA/DCGM dcgmi/Diag.cpp, "start an embedded host engine instead"), so the pod
+    needs no nv-hostengine of its own and tests exactly the GPUs it was given. Its exit code is DCGM's: 0, or 226
+    when a test reported an error (dcgmlib/dcgm_structs.h DCGM_ST_NVVS_ERROR). The JSON document on its stdout is
+    what the proof reads (gpu_nodes/proof/dcgm.py)."""
+    spec = group.verification
+    return {
+        "name": DCGM_CONTAINER,
+        "image": spec.diagnostics_image,
+        "command": ["dcgmi", "diag", "-r", str(spec.diagnostics), "-j"],
+        "env": [{"name": "HOME", "value": SCRATCH_DIR}],
+        "volumeMounts": [{"name": "scratch", "mountPath": SCRATCH_DIR}],
+        **_tool_basics(group, resource, gpus, "2Gi"),
+    }
+
+
+# nccl-tests' sizes: one size, large enough for NVLink to reach its bus bandwidth (an NVIDIA maintainer: "256M is
+# too small to reach peak bandwidth", NVIDIA/nccl-tests issue 212; 8 x H100 reach about 476 GB/s at 4 GiB, issue 290),
+# and small enough for every GPU of 16 GB or more (nccl-tests holds the send and receive buffers of each size).
+ALL_REDUCE_BYTES = "4G"
+# Where the NGC PyTorch image keeps Open MPI and nccl-tests' MPI builds (NVIDIA/aicr validators/performance/testdata/
+# h100/gke/runtime.yaml, v0.11.1: `/usr/local/bin/${TEST_TYPE}_mpi`, `/usr/local/mpi/bin/mpirun`).
+MPIRUN = "/usr/local/mpi/bin/mpirun"
+ALL_REDUCE_PERF = "/usr/local/bin/all_reduce_perf_mpi"
+
+
+def _nccl_container(group: NodeGroupSpec, resource: str, gpus: int) -> dict[str, Any]:
+    """nccl-tests' all-reduce across every GPU of the node in one process (`-g`, the README's single-node form),
+    started by mpirun as one rank. Its exit code is nonzero where values came back wrong (src/common.cu, main:
+    testNumResults); the bus bandwidth the proof holds to its floor is read from its log (gpu_nodes/proof/nccl.py)."""
+    spec = group.verification
+    count = group.gpus_per_node
+    size = ALL_REDUCE_BYTES
+    return {
+        "name": NCCL_CONTAINER,
+        "image": spec.performance.image,
+        "command": [MPIRUN, "-np", "1", ALL_REDUCE_PERF, "-b", size, "-e", size, "-f", "2", "-g", str(count)],
+        "env": [{"name": "HOME", "value": SCRATCH_DIR}, {"name": "TMPDIR", "value": SCRATCH_DIR}],
+        "volumeMounts": [{"name": "scratch", "mountPath": SCRATCH_DIR}],
+        **_tool_basics(group, resource, gpus, "4Gi"),
+    }
+
+
+# The writable directory of the DCGM and NCCL containers (an emptyDir).
+SCRATCH_DIR = "/tmp"
+
+
+def _tool_basics(group: NodeGroupSpec, resource: str, gpus: int, memory: str) -> dict[str, Any]:
+    """DCGM's and NCCL's containers: all the node's GPUs, unprivileged, with a writable root (both write beside
+    their binaries' defaults), the log's tail as the message of a failure."""
+    basics = _gpu_basics(group, resource, gpus, memory)
+    basics["securityContext"] = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    return basics
 
 
 def _gpu_basics(group: NodeGroupSpec, resource: str, gpus: int, memory: str) -> dict[str, Any]:
@@ -382,7 +582,7 @@ def _gpu_basics(group: NodeGroupSpec, resource: str, gpus: int, memory: str) -> 
 
 
 def _no_gpu_containers(group: NodeGroupSpec) -> dict[str, Any]:
-    """Under strict isolation: a pod that requests no GPU, in the CUDA image, asking for every GPU
+    """Under strict isolation: a container that requests no GPU, in the CUDA image, asking for every GPU
     by the env var CUDA images carry (`NVIDIA_VISIBLE_DEVICES=all`), as any tenant's pod may. The
     hardened toolkit ignores it in an unprivileged container (nvidia-container-toolkit
     cmd/nvidia-container-runtime-hook/container_config.go and internal/modifier/cdi.go: devices
@@ -441,5 +641,5 @@ def _template_annotations(group: NodeGroupSpec, verification_round: int) -> dict
     # Round 1 adds nothing: a Job's name ends in its spec's hash (job_name), and an annotation on
     # every first round would rename, and so replace, the Jobs of every stack (pinned by tests/golden/*.json).
     revision = dra_driver.plugin_revision(group) if group.uses_dra else plugin_revision(group)
-    annotations = {PLUGIN_REVISION_ANNOTATION: revision, CHECK_HASH_ANNOTATION: content_hash(check_script(group))}
+    annotations = {PLUGIN_REVISION_ANNOTATION: revision, CHECK_HASH_ANNOTATION: content_hash(check_scripts(group))}
     return annotations | ({ROUND_ANNOTATION: str(verification_round)} if verification_round > 1 else {})

@@ -29,10 +29,11 @@ from gpu_nodes.config.device_plugin import (
 )
 from gpu_nodes.config.dra import DraSpec
 from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, STRING, Setting, settings
+from gpu_nodes.config.metrics import MetricsSpec
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec, PriorityClassSpec
 from gpu_nodes.config.preflight import PreflightSpec, SshProxySpec
 from gpu_nodes.config.stack import ARGUMENTS
-from gpu_nodes.config.verification import VerificationSpec
+from gpu_nodes.config.verification import PerformanceSpec, VerificationSpec
 
 INPUTS_FILE = Path(__file__).with_name("inputs.py")
 
@@ -54,10 +55,12 @@ INPUT_TYPES = (
     InputType("Sharing", SharingSpec, "How the device plugin shares each GPU: time-slicing or MPS, and how many ways."),
     InputType("DevicePlugin", DevicePluginSpec, "The group's NVIDIA device plugin DaemonSet."),
     InputType("PriorityClass", PriorityClassSpec, "The PriorityClass of the group's GPU workloads."),
+    InputType("Performance", PerformanceSpec, "Intra-node NCCL all-reduce on each node, held to a bus-bandwidth floor."),
     InputType("Verification", VerificationSpec, "The verification Jobs that prove the group's GPUs as a tenant's pod gets them."),
     InputType("SshProxy", SshProxySpec, "A bastion the machines are reached through."),
     InputType("Preflight", PreflightSpec, "The checks run on each machine over SSH before it is brought in."),
     InputType("Dra", DraSpec, "What a group whose GPUs NVIDIA's DRA driver allocates offers beyond ResourceClaims."),
+    InputType("Metrics", MetricsSpec, "NVIDIA's dcgm-exporter on the group's nodes, scraped by each node's proof."),
     InputType("NodeGroup", NodeGroupSpec, "One group of like GPU machines: an entry of `nodeGroups`."),
 )
 # The components' own inputs: the fleet's are the stack's settings, as `GpuFleetArgs` names them;

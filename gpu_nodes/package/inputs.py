@@ -269,6 +269,27 @@ class PriorityClass(TypedDict):
     "At most 1000000000 (above is reserved for system classes). Default: `1000000`."
 
 
+class Performance(TypedDict):
+    "Intra-node NCCL all-reduce on each node, held to a bus-bandwidth floor."
+
+    enabled: NotRequired[bool]
+    (
+        "Run nccl-tests' `all_reduce_perf` on each node of two GPUs or more, holding all its GPUs, and hold "
+        "its bus bandwidth to the floor (see \"The proof\"). Default: `false`."
+    )
+    minBusBandwidth: NotRequired[float]
+    (
+        "The floor of the all-reduce bus bandwidth (`busbw`, out of place, at the largest size), in GB/s; "
+        "without it, the floor NVIDIA's and the clouds' figures give for the node's GPU model and count "
+        "(gpu_nodes/bandwidth_floors.py). Default: from the GPU model."
+    )
+    image: NotRequired[str]
+    (
+        "Pinned image with nccl-tests' `all_reduce_perf_mpi` and Open MPI's `mpirun` (NVIDIA's NGC PyTorch "
+        "image). Default: `nvcr.io/nvidia/pytorch:25.06-py3`."
+    )
+
+
 class Verification(TypedDict):
     "The verification Jobs that prove the group's GPUs as a tenant's pod gets them."
 
@@ -305,6 +326,25 @@ class Verification(TypedDict):
     (
         "The verification pods' `imagePullPolicy`; `Never` or `IfNotPresent` where images are loaded onto the"
         " machines (air-gapped). Default: Kubernetes' (`IfNotPresent` for a tag)."
+    )
+    diagnostics: NotRequired[Any]
+    (
+        "The level of NVIDIA's DCGM diagnostics (`dcgmi diag -r <level>`) each node runs, in a pod holding "
+        "all its GPUs, before its gate lifts: 1 the deployment checks (seconds), 2 also PCIe and memory "
+        "(about two minutes), 3 the long hardware and stress tests (about 15 minutes); `off` on a MIG or MPS "
+        "group (see \"The proof\"). Default: `1` (`off` where no pod can hold the GPUs whole)."
+    )
+    diagnosticsImage: NotRequired[str]
+    (
+        "Pinned image of NVIDIA's DCGM with `dcgmi`: a release past NVIDIA's DCGM bulletins (4.5.3 or later)."
+        " Default: `nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04`."
+    )
+    performance: NotRequired[Performance]
+    "Intra-node NCCL all-reduce on each node, held to a bus-bandwidth floor. Default: `{}`."
+    plainImage: NotRequired[str]
+    (
+        "Pinned image without NVIDIA's variables, with `/bin/sh` and `ls`: the containers that ask for no GPU"
+        " and must see none (see \"The proof\"). Default: `docker.io/library/ubuntu:22.04`."
     )
 
 
@@ -396,6 +436,27 @@ class Dra(TypedDict):
     )
 
 
+class Metrics(TypedDict):
+    "NVIDIA's dcgm-exporter on the group's nodes, scraped by each node's proof."
+
+    enabled: NotRequired[bool]
+    (
+        "Run NVIDIA's dcgm-exporter on the group's nodes, with a Service, and prove each node by scraping it:"
+        " GPU utilisation, memory used, temperature and power for every GPU (see \"The proof\"). Default: "
+        "`false`."
+    )
+    image: NotRequired[str]
+    (
+        "Pinned dcgm-exporter image: a release past NVIDIA's bulletin 5857 (exporter 4.8.2 or later). "
+        "Default: `nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless`."
+    )
+    serviceMonitor: NotRequired[bool]
+    (
+        "Also a Prometheus Operator `ServiceMonitor` for the exporter's Service (the cluster must serve "
+        "`monitoring.coreos.com/v1`). Default: `false`."
+    )
+
+
 class NodeGroup(TypedDict):
     "One group of like GPU machines: an entry of `nodeGroups`."
 
@@ -453,6 +514,8 @@ class NodeGroup(TypedDict):
     )
     dra: NotRequired[Dra]
     "What a group whose GPUs NVIDIA's DRA driver allocates offers beyond ResourceClaims. Default: `{}`."
+    metrics: NotRequired[Metrics]
+    "NVIDIA's dcgm-exporter on the group's nodes, scraped by each node's proof. Default: `{}`."
     gpuFeatureLabels: NotRequired[bool]
     (
         "Label each node with GPU Feature Discovery's keys (`nvidia.com/gpu.product`, ...) from preflight's "
@@ -555,6 +618,8 @@ class GpuNodeGroupInputs(TypedDict):
     )
     dra: NotRequired[Dra]
     "What a group whose GPUs NVIDIA's DRA driver allocates offers beyond ResourceClaims. Default: `{}`."
+    metrics: NotRequired[Metrics]
+    "NVIDIA's dcgm-exporter on the group's nodes, scraped by each node's proof. Default: `{}`."
     gpuFeatureLabels: NotRequired[bool]
     (
         "Label each node with GPU Feature Discovery's keys (`nvidia.com/gpu.product`, ...) from preflight's "
@@ -611,10 +676,12 @@ __all__ = [
     "Sharing",
     "DevicePlugin",
     "PriorityClass",
+    "Performance",
     "Verification",
     "SshProxy",
     "Preflight",
     "Dra",
+    "Metrics",
     "NodeGroup",
     "GpuFleetInputs",
     "GpuNodeGroupInputs",

@@ -32,6 +32,11 @@ class VerificationJobReport(TypedDict):
 
     job: str
     "The Job's name."
+    role: str
+    (
+        "What the Job proves: `verification` (a pod given GPUs sees them and runs CUDA), `access` (a pod given none sees "
+        "none), `diagnostics` (NVIDIA's DCGM) or `performance` (NCCL's all-reduce)."
+    )
     resource: str
     "The extended resource it requested (`nvidia.com/gpu`, or a MIG resource)."
     gpus: int
@@ -144,6 +149,54 @@ class QuarantineReport(TypedDict):
     "The node conditions of its failed checks."
 
 
+class DiagnosticsReport(TypedDict):
+    "What NVIDIA's DCGM diagnostics found on a node."
+
+    level: int
+    "The level run (`dcgmi diag -r <level>`): 1, 2 or 3."
+    dcgmVersion: NotRequired[str]
+    "The DCGM release that ran them."
+    tests: dict[str, str]
+    "Each test DCGM ran, and its result: `Pass`, `Fail` or `Skip`."
+    failures: list[str]
+    "Each failure in DCGM's own words: the test, the GPU, the message and DCGM's error number."
+
+
+class BusBandwidthReport(TypedDict):
+    "What NCCL's all-reduce across the node's GPUs measured, and the floor it was held to."
+
+    gbps: NotRequired[float]
+    "The bus bandwidth (`busbw`, out of place, at the largest size), in GB/s."
+    floorGbps: NotRequired[float]
+    "The floor it was held to, in GB/s; none when none is known for the GPU model."
+    floorSource: str
+    "Where the floor comes from: the group's setting, or the figure and its source for the GPU model."
+    messageBytes: int
+    "The message size the bandwidth was measured at."
+
+
+class MetricsReport(TypedDict):
+    "What the node's dcgm-exporter reported."
+
+    gpus: int
+    "The GPUs it exported."
+    fields: list[str]
+    "The DCGM fields it exported."
+    missing: list[str]
+    "What the proof missed, one line each (a GPU without a field, a GPU not exported)."
+
+
+class MeasuredReport(TypedDict):
+    "What the proof items beyond the runbook measured when the node was last proven; none where the group runs none."
+
+    diagnostics: NotRequired[DiagnosticsReport]
+    "NVIDIA's DCGM diagnostics."
+    busBandwidth: NotRequired[BusBandwidthReport]
+    "NCCL's all-reduce bus bandwidth."
+    metrics: NotRequired[MetricsReport]
+    "The dcgm-exporter's metrics."
+
+
 class NodeReport(TypedDict):
     "What was checked, applied and verified on one node: the runbook's checklist and the readiness gate."
 
@@ -164,7 +217,9 @@ class NodeReport(TypedDict):
     verification: list[VerificationJobReport]
     "The verification Jobs that ran on the node."
     checklist: dict[str, str]
-    "Each item of the runbook's checklist, and whether the node passed it."
+    "Each item of the node's checklist (the runbook's, secure access, and those its group runs), and whether it passed."
+    measured: NotRequired[MeasuredReport]
+    "What DCGM's diagnostics, NCCL's all-reduce and the exporter measured when the node was last proven."
     gate: NotRequired[str]
     "The readiness gate: `lifted` once the node is proven."
     recovery: NotRequired[str]

@@ -2,7 +2,9 @@
 
 The checklist is a list of named items (`Item`): the five of the runbook's final checklist
 (labelled, tainted, plugin Running, GPUs registered with the exact count, a GPU workload that
-succeeded), and where the group's nodes are compared, their GPU facts. Each item says how it
+succeeded), the proof as NVIDIA and AI Conformance prove a node (a container given no GPU sees
+none; DCGM's diagnostics, NCCL's bus bandwidth and the exporter's metrics where the group runs
+them), and where the group's nodes are compared, their GPU facts. Each item says how it
 judges one look at the node and how the readiness check treats it; the `checklist` output and the
 node report's columns are read off the items. Also here: the readiness gate, the taint
 `gpu-nodes.dev/unverified=true:NoSchedule` that keeps GPU work off a node until its checks pass.
@@ -12,7 +14,7 @@ judge a node the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -247,6 +249,12 @@ class Look:
     # Under DRA: the node's ResourceSlices, and the GPUs its preflight found (None without preflight).
     slices: Sequence[Mapping[str, Any]] = ()
     devices: Sequence[Mapping[str, Any]] | None = None
+    # Why the proof items beyond the runbook's fail, one line each (gpu_nodes/proof/evidence.py): a container
+    # given no GPU that sees one; DCGM's diagnostics; NCCL's bus bandwidth; the exporter's metrics.
+    access: Sequence[str] = ()
+    diagnostics: Sequence[str] = ()
+    bandwidth: Sequence[str] = ()
+    metrics: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -265,6 +273,8 @@ class Item:
     final: bool = False
     # Judged only where the group's nodes are compared.
     compares_group: bool = False
+    # Judged only where the group runs it (its `Proof` says so): absent from the checklist elsewhere.
+    optional: bool = False
 
 
 def _missing(found: list[str]) -> list[str]:
@@ -285,17 +295,30 @@ WORKLOAD_SUCCEEDED = Item("workloadSucceeded", "GPU-WORKLOAD", lambda look: list
 # Not one of the runbook's five: only where the group's nodes are compared (docs/tenants.md, "GPU facts"). A node whose
 # GPUs are not the group's will not pass by waiting.
 GPU_FACTS_AGREE = Item("gpuFactsAgree", None, lambda look: _one(look.facts), final=True, compares_group=True)
+# The proof as NVIDIA and AI Conformance prove a node (docs/what-it-creates.md, "The proof"): a container given no GPU
+# sees none, in every group; DCGM's diagnostics, NCCL's all-reduce and the exporter's metrics where the group runs them.
+# Those that hold the node's GPUs wait, as the workload does, on a busy open node.
+SECURE_ACCESS = Item("secureAccess", "ACCESS", lambda look: list(look.access))
+DIAGNOSTICS_PASSED = Item("diagnosticsPassed", "DCGM", lambda look: list(look.diagnostics), deferrable=True, optional=True)
+BANDWIDTH_MET = Item("bandwidthMet", "BUSBW", lambda look: list(look.bandwidth), deferrable=True, optional=True)
+METRICS_EXPORTED = Item("metricsExported", "METRICS", lambda look: list(look.metrics), optional=True)
 
 # The runbook's final checklist, in its order.
 RUNBOOK = (LABELLED, TAINTED, PLUGIN_RUNNING, GPUS_REGISTERED, WORKLOAD_SUCCEEDED)
-ITEMS = (*RUNBOOK, GPU_FACTS_AGREE)
+# What a node is proven by beyond the runbook, in the report's order.
+PROOF = (SECURE_ACCESS, DIAGNOSTICS_PASSED, BANDWIDTH_MET, METRICS_EXPORTED)
+ITEMS = (*RUNBOOK, *PROOF, GPU_FACTS_AGREE)
 ITEMS_BY_KEY = {item.key: item for item in ITEMS}
-CHECKLIST_ITEMS = tuple(item.key for item in RUNBOOK)
+# The items every node's checklist has: the runbook's and secure access.
+CHECKLIST_ITEMS = tuple(item.key for item in ITEMS if not item.optional and not item.compares_group)
 
 
-def items_of(compares_group: bool) -> tuple[Item, ...]:
-    """The items a node is judged by: those that compare its group only where the group's nodes are compared."""
-    return tuple(item for item in ITEMS if compares_group or not item.compares_group)
+def items_of(compares_group: bool, optional: Collection[Item] = ()) -> tuple[Item, ...]:
+    """The items a node is judged by: those that compare its group only where the group's nodes are compared, the
+    optional ones only where the group runs them (`optional`)."""
+    return tuple(
+        item for item in ITEMS if (compares_group or not item.compares_group) and (not item.optional or item in optional)
+    )
 
 
 def item_problems(look: Look, items: Sequence[Item] = RUNBOOK) -> dict[Item, list[str]]:

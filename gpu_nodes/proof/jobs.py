@@ -110,3 +110,19 @@ def to_drain(pods: Sequence[Mapping[str, Any]], old_dra: bool) -> list[tuple[str
     the new one would hand out the same GPUs again (NVIDIA refuses both allocators on one node)."""
     found = [p for p in pods if holds_gpus_through(p, old_dra)]
     return sorted((str(p["metadata"].get("namespace")), str(p["metadata"]["name"])) for p in found)
+
+
+def failed_containers(pod: Mapping[str, Any]) -> list[str]:
+    """The pod's containers (init containers first) that ended with a nonzero exit code."""
+    status = pod.get("status") or {}
+    ended = [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]
+    return [c["name"] for c in ended if ((c.get("state") or {}).get("terminated") or {}).get("exitCode", 0) != 0]
+
+
+def finished_pod(pods: Sequence[Mapping[str, Any]]) -> str | None:
+    """The name of a Job's newest pod that has ended (Succeeded or Failed), whose log holds the Job's report."""
+    ended = [p for p in pods if (p.get("status") or {}).get("phase") in ("Succeeded", "Failed")]
+    if not ended:
+        return None
+    newest = max(ended, key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""))
+    return str(newest["metadata"]["name"])

@@ -14,10 +14,12 @@ from typing import Any
 
 from gpu_nodes.preflight.facts import disagreement, node_facts
 from gpu_nodes.proof.checklist import (
+    BANDWIDTH_MET,
+    DIAGNOSTICS_PASSED,
     GPUS_REGISTERED,
     ITEMS_BY_KEY,
+    METRICS_EXPORTED,
     PLUGIN_RUNNING,
-    RUNBOOK,
     Item,
     Look,
     allocatable_gpus,
@@ -26,14 +28,41 @@ from gpu_nodes.proof.checklist import (
     item_problems,
     items_of,
     not_ready,
+    pod_not_running,
     settled_plugin_pod,
     unhealthy_gpus,
 )
-from gpu_nodes.proof.jobs import gpu_requests, held_by_others, job_verdict, pod_story, waits_for_gpus
+from gpu_nodes.proof.evidence import (
+    PENDING,
+    BandwidthCheck,
+    DiagnosticsCheck,
+    Finding,
+    Measured,
+    MetricsCheck,
+    bandwidth_finding,
+    diagnostics_finding,
+    metrics_finding,
+)
+from gpu_nodes.proof.jobs import (
+    failed_containers,
+    finished_pod,
+    gpu_requests,
+    held_by_others,
+    job_verdict,
+    pod_story,
+    waits_for_gpus,
+)
 from gpu_nodes.proof.quarantine import Quarantine, quarantine_of
-from gpu_nodes.proof.reader import ClusterReader, NodePods
+from gpu_nodes.proof.reader import ClusterReader, NodePods, PodOutputs
 from gpu_nodes.proof.target import NodeTarget
-from gpu_nodes.vocabulary import GATE, GPU_RESOURCE_PREFIX, JOB_NAME_LABEL
+from gpu_nodes.vocabulary import (
+    DCGM_CONTAINER,
+    GATE,
+    GPU_RESOURCE_PREFIX,
+    ISOLATION_CONTAINER,
+    JOB_NAME_LABEL,
+    NCCL_CONTAINER,
+)
 
 # How long a plugin pod is Ready before its count is what it registers (it registers at start).
 PLUGIN_SETTLE_SECONDS = 10.0
@@ -54,16 +83,35 @@ NO_STORIES = Stories()
 @dataclass(frozen=True)
 class Proof:
     """What proving a node asks: its target, and its verification Jobs succeeded; with `group`, its GPU
-    facts agree with those of the nodes so labelled; under DRA, its ResourceSlices list `devices`."""
+    facts agree with those of the nodes so labelled; under DRA, its ResourceSlices list `devices`; a pod
+    given no GPU sees none; where the group runs them, DCGM's diagnostics pass, NCCL's bus bandwidth
+    reaches its floor and the exporter reports every GPU."""
 
     target: NodeTarget
-    # The verification Jobs' namespace and names.
+    # The verification Jobs' namespace, and the names of the workload Jobs.
     namespace: str
     jobs: Sequence[str]
     # The label of the node's group, where its GPU facts are compared with the group's (read from the cluster).
     group: Mapping[str, str] | None = None
     # Under DRA with preflight: the GPUs the node's preflight found.
     devices: Sequence[Mapping[str, Any]] | None = None
+    # The Jobs whose pods ask for no GPU and must see none.
+    access_jobs: Sequence[str] = ()
+    diagnostics: DiagnosticsCheck | None = None
+    performance: BandwidthCheck | None = None
+    metrics: MetricsCheck | None = None
+
+    @property
+    def all_jobs(self) -> list[str]:
+        """Every Job the node waits for: the workload's, the access check's, DCGM's and NCCL's."""
+        checks = [c.job for c in (self.diagnostics, self.performance) if c is not None]
+        return [*self.jobs, *self.access_jobs, *checks]
+
+    @property
+    def optional_items(self) -> set[Item]:
+        """The items beyond the runbook this node is proven by."""
+        runs = ((DIAGNOSTICS_PASSED, self.diagnostics), (BANDWIDTH_MET, self.performance), (METRICS_EXPORTED, self.metrics))
+        return {item for item, check in runs if check is not None}
 
 
 @dataclass
@@ -87,6 +135,8 @@ class Judgement:
     quarantine: Quarantine | None = None
     # The stories of the Jobs' pods as of this look, for the next look to carry.
     stories: Stories = field(default_factory=Stories)
+    # What the proof items beyond the runbook measured on this look (none on a refresh's look).
+    measured: Measured = field(default_factory=Measured)
 
     @property
     def jobs_done(self) -> bool:
@@ -110,11 +160,18 @@ class JobsSeen:
 
     failed: list[str]
     unfinished: list[str]
-    # One line per Job that has not succeeded, for the checklist's workload item.
-    workload: list[str]
+    # One line per Job that has not succeeded, by Job: each goes to the checklist item of its Job.
+    lines: dict[str, str]
     # Jobs Pending only for want of free GPUs, and their pods (none for a Job deleted after a deferral).
     waiting: dict[str, list[dict[str, Any]]]
     stories: Stories
+    # Workload Jobs whose pods failed only in their second container, which must see no GPU: secure access fails.
+    seen_gpus_unasked: frozenset[str] = frozenset()
+    # Each finished Job's newest ended pod, whose log holds its report.
+    finished: dict[str, str] = field(default_factory=dict)
+
+    def lines_of(self, jobs: Sequence[str]) -> list[str]:
+        return [self.lines[name] for name in jobs if name in self.lines]
 
 
 def facts_problem(view: ClusterReader, node: str, group: Mapping[str, str]) -> str | None:
@@ -133,13 +190,15 @@ def judge(
     compare: bool = True,
     deferred_before: bool = False,
     node_pods: NodePods | None = None,
+    outputs: PodOutputs | None = None,
 ) -> Judgement:
     """One look at the node at time `now`, carrying the Jobs' stories `seen` by the looks before.
     With `proof.group`, its GPU facts are compared with the group's too, unless `compare` is off: the
     comparison reads every node of the group, so a wait compares before it starts and once more
     when the rest passes, not on every event. `deferred_before`: the last run deferred the node's
     workload check (its Jobs were deleted then). `node_pods` tells whose pods hold the node's GPUs;
-    without it no Job is deferred."""
+    without it no Job is deferred. `outputs` reads DCGM's and NCCL's reports and the exporter's page;
+    without it (a refresh) those items are judged by their Jobs' verdicts and the exporter pod alone."""
     target = proof.target
     node = view.node(target.node)
     plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
@@ -147,8 +206,23 @@ def judge(
     # The comparison reads every node of the group: only where asked (see above).
     facts = facts_problem(view, target.node, proof.group) if proof.group and compare else None
     slices = view.resource_slices(target.node) if target.uses_dra else []
-    look = Look(target, node, plugin_pods, jobs.workload, facts, slices, proof.devices)
-    items = item_problems(look, items_of(compares_group=bool(proof.group)))
+    evidence = look_at_evidence(view, proof, node, jobs, outputs)
+    workload = [line for name, line in jobs.lines.items() if name in proof.jobs and name not in jobs.seen_gpus_unasked]
+    access = [jobs.lines[name] for name in (*proof.access_jobs, *sorted(jobs.seen_gpus_unasked)) if name in jobs.lines]
+    look = Look(
+        target,
+        node,
+        plugin_pods,
+        workload,
+        facts,
+        slices,
+        proof.devices,
+        access=access,
+        diagnostics=evidence.lines(proof.diagnostics, jobs),
+        bandwidth=evidence.lines(proof.performance, jobs),
+        metrics=list(evidence.metrics.problems),
+    )
+    items = item_problems(look, items_of(compares_group=bool(proof.group), optional=proof.optional_items))
     deferred = node_pods is not None and workload_deferred(proof, node, items, jobs, node_pods)
     # One line per failed item (a Job that has not succeeded is one of its own), the node's readiness and
     # someone else's quarantine first.
@@ -156,8 +230,10 @@ def judge(
     problems: list[tuple[str | None, str]] = [(None, ready)] if ready is not None else []
     problems += [(None, held_by(quarantine))] if quarantine else []
     problems += [(item.key, line) for item, lines in items.items() if not (deferred and item.deferrable) for line in lines]
+    # A finished Job whose report fails its item is as failed as one that exited nonzero: waiting will not mend it.
+    failed = [*jobs.failed, *(name for name in evidence.failed_jobs if name not in jobs.failed)]
     # A node that fails for another reason than its GPUs is not cured by a new plugin pod.
-    sound = ready is None and not jobs.failed and not items[PLUGIN_RUNNING]
+    sound = ready is None and not failed and not items[PLUGIN_RUNNING]
     # Only a GPU the plugin holds unhealthy comes back with a new pod; a resource not registered yet (under MPS,
     # its daemon not ready) is waited for.
     holds_unhealthy = bool(items[GPUS_REGISTERED]) and sound and unhealthy_gpus(node) > 0
@@ -165,7 +241,7 @@ def judge(
     return Judgement(
         checklist=checklist(items, deferred),
         problems=problems,
-        failed_jobs=jobs.failed,
+        failed_jobs=failed,
         unfinished_jobs=jobs.unfinished,
         gate_up=gated(node),
         short_plugin=short_plugin,
@@ -173,7 +249,68 @@ def judge(
         starved_jobs=list(jobs.waiting),
         quarantine=quarantine,
         stories=jobs.stories,
+        measured=evidence.measured,
     )
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one look found of DCGM's and NCCL's reports and the exporter's page."""
+
+    diagnostics: Finding = PENDING
+    bandwidth: Finding = PENDING
+    metrics: Finding = PENDING
+    # The finished Jobs whose report fails their item.
+    failed_jobs: tuple[str, ...] = ()
+
+    @property
+    def measured(self) -> Measured:
+        return Measured(self.diagnostics.measured, self.bandwidth.measured, self.metrics.measured)
+
+    def lines(self, check: DiagnosticsCheck | BandwidthCheck | None, jobs: JobsSeen) -> list[str]:
+        """The item's lines: what its report says, where one was read; else its Job's own line when it has not
+        succeeded (the tail of a report as the pod's termination message says less than the report)."""
+        if check is None:
+            return []
+        finding = self.diagnostics if isinstance(check, DiagnosticsCheck) else self.bandwidth
+        return list(finding.problems) or jobs.lines_of([check.job])
+
+
+def look_at_evidence(
+    view: ClusterReader, proof: Proof, node: Mapping[str, Any] | None, jobs: JobsSeen, outputs: PodOutputs | None
+) -> Evidence:
+    """Each report of a finished Job read once it is there, and the exporter's page, where `outputs` can read them."""
+    diagnostics, bandwidth, failed = PENDING, PENDING, []
+    if proof.diagnostics is not None and outputs is not None:
+        pod = jobs.finished.get(proof.diagnostics.job)
+        if pod is not None:
+            log = outputs.log(proof.namespace, pod, DCGM_CONTAINER)
+            diagnostics = diagnostics_finding(proof.diagnostics, log, proof.diagnostics.job in jobs.failed)
+    if proof.performance is not None and outputs is not None:
+        pod = jobs.finished.get(proof.performance.job)
+        if pod is not None:
+            facts = node_facts(node)
+            model = facts.models[0] if facts is not None and len(facts.models) == 1 else None
+            bandwidth = bandwidth_finding(proof.performance, outputs.log(proof.namespace, pod, NCCL_CONTAINER), model)
+    for check, finding in ((proof.diagnostics, diagnostics), (proof.performance, bandwidth)):
+        if check is not None and finding.final and finding.problems:
+            failed.append(check.job)
+    metrics = look_at_metrics(view, proof.target.node, proof.metrics, outputs) if proof.metrics is not None else PENDING
+    return Evidence(diagnostics, bandwidth, metrics, tuple(failed))
+
+
+def look_at_metrics(view: ClusterReader, node: str, check: MetricsCheck, outputs: PodOutputs | None) -> Finding:
+    """The node's exporter pod, running, and its page: without `outputs` (a refresh) the running pod alone."""
+    pods = view.pods(check.namespace, dict(check.selector), node=node)
+    running = [p for p in pods if pod_not_running(p) is None]
+    if not running:
+        why = "; ".join(w for w in (pod_not_running(p) for p in pods) if w)
+        return Finding((f"the dcgm-exporter pod does not run on it ({why})" if why else "no dcgm-exporter pod on it",))
+    pod = str(running[0]["metadata"]["name"])
+    if outputs is None:
+        return PENDING
+    scraped = outputs.scrape(check.namespace, pod, check.port, check.path)
+    return metrics_finding(check, pod, scraped.text, scraped.error)
 
 
 def settled_short_plugin(target: NodeTarget, plugin_pods: Sequence[Mapping[str, Any]], now: float) -> str | None:
@@ -187,44 +324,52 @@ def look_at_jobs(view: ClusterReader, proof: Proof, seen: Stories, deferred_befo
     namespace = proof.namespace
     failed: list[str] = []
     unfinished: list[str] = []
-    workload: list[str] = []
+    lines: dict[str, str] = {}
     waiting: dict[str, list[dict[str, Any]]] = {}
     stories = dict(seen.by_job)
-    for name in proof.jobs:
+    unasked: set[str] = set()
+    finished: dict[str, str] = {}
+    for name in proof.all_jobs:
         job = view.job(namespace, name)
         if job is None:
-            # Deleted when the last run deferred it: still unproven, not failed (a refresh makes it anew).
-            if deferred_before:
+            # Deleted when the last run deferred it: still unproven, not failed (a refresh makes it anew). The access
+            # check asks for no GPU, so it never waits for one, and is never deferred.
+            if deferred_before and name not in proof.access_jobs:
                 waiting[name] = []
             unfinished.append(name)
-            workload.append(f"verification Job {namespace}/{name} does not exist (deleted after a failed run?)")
+            lines[name] = f"verification Job {namespace}/{name} does not exist (deleted after a failed run?)"
             continue
         verdict, detail = job_verdict(job)
+        pods = view.pods(namespace, {JOB_NAME_LABEL: name})
+        if verdict != "running" and (pod := finished_pod(pods)) is not None:
+            finished[name] = pod
         if verdict == "succeeded":
             continue
-        pods = view.pods(namespace, {JOB_NAME_LABEL: name})
         if verdict == "running" and pods and all(waits_for_gpus(p) for p in pods):
             waiting[name] = pods
+        if name in proof.jobs and any(failed_containers(p) == [ISOLATION_CONTAINER] for p in pods):
+            unasked.add(name)
         story = "; ".join(s for s in (pod_story(p) for p in pods) if s)
         stories[name] = story or stories.get(name, "")
         (failed if verdict == "failed" else unfinished).append(name)
         what = f"failed ({detail})" if verdict == "failed" else f"has not succeeded ({detail})"
-        workload.append(f"verification Job {namespace}/{name} {what}; {stories[name] or 'no pod story'}")
-    return JobsSeen(failed, unfinished, workload, waiting, Stories(stories))
+        lines[name] = f"verification Job {namespace}/{name} {what}; {stories[name] or 'no pod story'}"
+    return JobsSeen(failed, unfinished, lines, waiting, Stories(stories), frozenset(unasked), finished)
 
 
 def workload_deferred(
     proof: Proof, node: Mapping[str, Any] | None, items: Mapping[Item, list[str]], jobs: JobsSeen, node_pods: NodePods
 ) -> bool:
     """An open node whose GPUs are all in use keeps serving: with the rest of the runbook proven, its
-    workload check waits for the next run (a new node, or one gated again, is proven in full). Only
-    when every Job that has not succeeded waits for GPUs that others' pods hold."""
-    node_sound = not any(lines for item, lines in items.items() if item in RUNBOOK and not item.deferrable)
+    workload check (and its diagnostics and all-reduce, which hold GPUs too) waits for the next run (a new
+    node, or one gated again, is proven in full). Only when every Job that has not succeeded waits for GPUs
+    that others' pods hold."""
+    node_sound = not any(lines for item, lines in items.items() if not item.deferrable and not item.compares_group)
     if not (jobs.waiting and list(jobs.waiting) == jobs.unfinished and not jobs.failed and not gated(node) and node_sound):
         return False
     pods = [pod for waiting in jobs.waiting.values() for pod in waiting]
     # Jobs deleted after a deferral have no pods: nothing to ask of the node's pods.
-    free = free_gpus(node, node_pods, proof.namespace, proof.jobs) if pods else {}
+    free = free_gpus(node, node_pods, proof.namespace, proof.all_jobs) if pods else {}
     return all(held_by_others(pod, free) for pod in pods)
 
 

@@ -1,10 +1,12 @@
 """What the proof reads of the cluster, and through what: `ClusterReader` (the provider process's
-shared watches, gpu_nodes/kube/cluster_view.py `ClusterView`, or a fake in tests) and `NodePods`
-(the one list outside the watches, gpu_nodes/kube/job_status.py)."""
+shared watches, gpu_nodes/kube/cluster_view.py `ClusterView`, or a fake in tests), `NodePods`
+(the one list outside the watches, gpu_nodes/kube/job_status.py) and `PodOutputs` (logs and the
+exporter's page, gpu_nodes/kube/pod_outputs.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -33,3 +35,24 @@ class NodePods(Protocol):
     """The pods bound to a node that hold resources there, any namespace (not in our watches)."""
 
     def on_node(self, node: str) -> list[dict[str, Any]]: ...
+
+
+class PodOutputs(Protocol):
+    """What the proof reads of a pod beyond its object: a container's log (DCGM's and NCCL's reports) and a page
+    its port serves (the exporter's metrics), both through the API server; outside the watches."""
+
+    def log(self, namespace: str, pod: str, container: str) -> str | None:
+        """The container's log; None when the API server cannot give it (the pod or its node gone)."""
+        ...
+
+    def scrape(self, namespace: str, pod: str, port: int, path: str) -> Scraped:
+        """The page the pod serves at `port` and `path`, through the API server's pod proxy."""
+        ...
+
+
+@dataclass(frozen=True)
+class Scraped:
+    """A page a pod served, or why it could not be read."""
+
+    text: str | None
+    error: str | None = None

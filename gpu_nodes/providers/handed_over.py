@@ -18,9 +18,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpu_nodes.advisories import (
+    DCGM_ADVISORIES,
+    DCGM_EXPORTER_ADVISORIES,
     GPU_OPERATOR_ADVISORIES,
     MIG_MANAGER_ADVISORIES,
     ComponentAdvisory,
+    exporter_release,
     open_component_advisories,
     release_of,
 )
@@ -90,7 +93,36 @@ def operator_advisories(
                 warnings.append(_line(what, release, rows))
             if kind == "ClusterPolicy":
                 warnings += _mig_manager_lines(obj, str(name), cdi, unknown)
+                warnings += _dcgm_lines(obj, str(name), unknown)
     return warnings, unknown
+
+
+def _dcgm_lines(policy: Mapping[str, Any], name: str, unknown: list[str]) -> list[str]:
+    """The Operator's dcgm-exporter (on unless `spec.dcgmExporter.enabled` is false) and its DCGM (off unless
+    `spec.dcgm.enabled`), judged against the bulletins gpu-nodes' own proof images are held to. The image is
+    `repository/image:version` (gpu-operator api/nvidia/v1/clusterpolicy_types.go, imagePath); a version that is a
+    digest cannot be judged."""
+    spec = policy.get("spec") or {}
+    lines = []
+    for field, what, advisories, enabled_by_default in (
+        ("dcgmExporter", "dcgm-exporter", DCGM_EXPORTER_ADVISORIES, True),
+        ("dcgm", "DCGM", DCGM_ADVISORIES, False),
+    ):
+        # A ClusterPolicy that does not name the part (one applied by hand) leaves it to the Operator's defaults,
+        # which its own release is judged by above.
+        part = spec.get(field) or {}
+        if not part or not part.get("enabled", enabled_by_default):
+            continue
+        where = f"the {what} of ClusterPolicy/{name}"
+        version = str(part.get("version") or "")
+        release = exporter_release(version) if advisories is DCGM_EXPORTER_ADVISORIES else release_of(version)
+        if release is None:
+            unknown.append(
+                f"{where}: spec.{field}.version {version or '(none)'} names no release, so NVIDIA's bulletins were not checked"
+            )
+        elif rows := open_component_advisories(advisories, release):
+            lines.append(_line(f"{where} (spec.{field}.version {version})", release, rows))
+    return lines
 
 
 def _mig_manager_lines(policy: Mapping[str, Any], name: str, cdi: bool | None, unknown: list[str]) -> list[str]:

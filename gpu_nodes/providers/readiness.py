@@ -43,8 +43,10 @@ from gpu_nodes.errors import NodeNotReadyError
 from gpu_nodes.kube.client import ClusterAccess, api_client_from_props
 from gpu_nodes.kube.job_status import Deleter, KubernetesDeleter, KubernetesNodePods, RecentNodePods
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, lift_gate, put_gate
+from gpu_nodes.kube.pod_outputs import KubernetesPodOutputs, RecentPodOutputs
 from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.proof.checklist import DEFERRED, PASS, WORKLOAD_SUCCEEDED
+from gpu_nodes.proof.evidence import BandwidthCheck, DiagnosticsCheck, MetricsCheck
 from gpu_nodes.proof.inputs import (
     Change,
     DeclaredInputs,
@@ -59,7 +61,7 @@ from gpu_nodes.proof.inputs import (
 )
 from gpu_nodes.proof.judgement import Judgement, Proof, Stories, failure_message, judge
 from gpu_nodes.proof.next_step import Progress, answered, next_step, verdict
-from gpu_nodes.proof.reader import ClusterReader, NodePods
+from gpu_nodes.proof.reader import ClusterReader, NodePods, PodOutputs
 from gpu_nodes.proof.recovery import restart_refused
 from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider, read_inputs
@@ -70,8 +72,9 @@ if TYPE_CHECKING:
 # The proof's API client, made on first use (NodeReadinessProvider._api).
 Client = Callable[[], "ApiClient"]
 
-# How old a list of a node's pods may be when a waiting Job asks who holds its GPUs.
+# How old a list of a node's pods may be when a waiting Job asks who holds its GPUs, and a page of its exporter.
 NODE_PODS_MAX_AGE = 5.0
+EXPORTER_PAGE_MAX_AGE = 5.0
 
 # The Job's own activeDeadlineSeconds fires first; this grace lets us read its verdict.
 GRACE_SECONDS = 30
@@ -108,10 +111,63 @@ class ReadinessInputs(DeclaredInputs, Generic[Late]):
     preflight_run: str | None | Late = field(default=None, metadata=declared("preflightRun", Change.RERUN))
     # Under DRA with preflight: the GPUs it reported, which the node's ResourceSlices must list.
     gpu_devices: Sequence[Mapping[str, str]] | None | Late = field(default=None, metadata=declared("gpuDevices", Change.RERUN))
+    # The node's Jobs whose pods ask for no GPU and must see none.
+    access_jobs: Sequence[str | Late] = field(default_factory=list, metadata=declared("accessJobs", Change.RERUN, read=as_list))
+    # DCGM's diagnostics (their Job and level), NCCL's all-reduce (its Job, the GPUs it spans and the group's own floor)
+    # and the exporter (its namespace, pod labels, port and the GPUs it must report), where the group runs them; a
+    # group without one has no such input.
+    diagnostics: Mapping[str, Any] | None | Late = field(
+        default=None, metadata=declared("diagnostics", Change.RERUN, read=optional_mapping, only_when_set=True)
+    )
+    performance: Mapping[str, Any] | None | Late = field(
+        default=None, metadata=declared("performance", Change.RERUN, read=optional_mapping, only_when_set=True)
+    )
+    metrics: Mapping[str, Any] | None = field(
+        default=None, metadata=declared("metrics", Change.RERUN, read=optional_mapping, only_when_set=True)
+    )
 
     def proof(self: ReadinessInputs[Never]) -> Proof:
         """What proving the node asks."""
-        return Proof(self.target, self.namespace, self.jobs, self.group_label, self.gpu_devices)
+        return Proof(
+            self.target,
+            self.namespace,
+            self.jobs,
+            self.group_label,
+            self.gpu_devices,
+            access_jobs=self.access_jobs,
+            diagnostics=_diagnostics_check(self.diagnostics),
+            performance=_bandwidth_check(self.performance),
+            metrics=_metrics_check(self.metrics),
+        )
+
+
+def diagnostics_input(job: pulumi.Input[str], level: int) -> dict[str, Any]:
+    return {"job": job, "level": level}
+
+
+def performance_input(job: pulumi.Input[str], gpus: int, floor_gbps: float | None) -> dict[str, Any]:
+    return {"job": job, "gpus": gpus, **({"floorGbps": floor_gbps} if floor_gbps is not None else {})}
+
+
+def metrics_input(namespace: str, selector: Mapping[str, str], port: int, gpus: int) -> dict[str, Any]:
+    return {"namespace": namespace, "selector": dict(selector), "port": port, "gpus": gpus}
+
+
+def _diagnostics_check(value: Mapping[str, Any] | None) -> DiagnosticsCheck | None:
+    return DiagnosticsCheck(str(value["job"]), int(value["level"])) if value else None
+
+
+def _bandwidth_check(value: Mapping[str, Any] | None) -> BandwidthCheck | None:
+    if not value:
+        return None
+    floor = value.get("floorGbps")
+    return BandwidthCheck(str(value["job"]), int(value["gpus"]), float(floor) if floor is not None else None)
+
+
+def _metrics_check(value: Mapping[str, Any] | None) -> MetricsCheck | None:
+    if not value:
+        return None
+    return MetricsCheck(str(value["namespace"]), dict(value["selector"]), int(value["port"]), int(value["gpus"]))
 
 
 # What makes a new wait necessary: another target (node, figure, plugin), Job, timeout, the
@@ -120,7 +176,7 @@ REPROVING_KEYS = keys(ReadinessInputs, Change.RERUN)
 
 
 class NodeReadinessProvider(ClusterResourceProvider):
-    computed = ("checklist", "gate", "recovery", "quarantine")
+    computed = ("checklist", "gate", "recovery", "quarantine", "measured")
 
     def _view(self, props: dict[str, Any]) -> ClusterReader:
         return cluster_view_from_props(self.cluster_props(props))
@@ -139,6 +195,9 @@ class NodeReadinessProvider(ClusterResourceProvider):
     def _node_pods(self, api: Client) -> NodePods:
         return RecentNodePods(KubernetesNodePods(api()), NODE_PODS_MAX_AGE)
 
+    def _outputs(self, api: Client) -> PodOutputs:
+        return RecentPodOutputs(KubernetesPodOutputs(api), EXPORTER_PAGE_MAX_AGE)
+
     def _prove(
         self, props: dict[str, Any], inputs: ReadinessInputs[Never], deferred_before: bool = False, proven_run: str | None = None
     ) -> dict[str, Any]:
@@ -150,13 +209,21 @@ class NodeReadinessProvider(ClusterResourceProvider):
         timeout = float(inputs.timeout_seconds) + GRACE_SECONDS
         api = self._api(props)
         node_pods = self._node_pods(api)
+        outputs = self._outputs(api)
         seen = Stories()
 
         def look(compare: bool) -> Judgement:
             # Each look carries the stories of the Jobs' pods seen so far: the Job controller deletes them at its deadline.
             nonlocal seen
             judgement = judge(
-                view, proof, time.time(), seen, compare=compare, deferred_before=deferred_before, node_pods=node_pods
+                view,
+                proof,
+                time.time(),
+                seen,
+                compare=compare,
+                deferred_before=deferred_before,
+                node_pods=node_pods,
+                outputs=outputs,
             )
             seen = judgement.stories
             return judgement
@@ -203,7 +270,14 @@ class NodeReadinessProvider(ClusterResourceProvider):
             if restarted
             else None
         )
-        return {**props, "checklist": judgement.checklist, "gate": "lifted", "recovery": recovery, "quarantine": None}
+        return {
+            **props,
+            "checklist": judgement.checklist,
+            "gate": "lifted",
+            "recovery": recovery,
+            "quarantine": None,
+            "measured": judgement.measured.as_output(),
+        }
 
     def _delete_jobs(self, proof: Proof, view: ClusterReader, api: Client, names: Sequence[str]) -> None:
         """Delete those of the node's Jobs that still exist, so that the next run makes them anew."""
@@ -252,6 +326,8 @@ class NodeReadiness(ClusterResource, module="gpu-nodes", name="NodeReadiness"):
     recovery: pulumi.Output[str | None]
     # Someone else's quarantine of the node, as the last look found it (gpu_nodes/proof/quarantine.py); None when none.
     quarantine: pulumi.Output[dict[str, Any] | None]
+    # What DCGM's diagnostics, NCCL's all-reduce and the exporter measured when the node was last proven.
+    measured: pulumi.Output[dict[str, Any] | None]
 
     def __init__(
         self,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.config.stack import NODE_GROUPS, StackSpec
-from gpu_nodes.manifests.verification import claim_template_counts, request_slug, requests
+from gpu_nodes.manifests.verification import claim_template_counts, proof_jobs_planned, request_slug, requests
 from gpu_nodes.resources.children import child_name, claim_child
 
 COMMAND = "command:remote:Command"
@@ -30,6 +30,8 @@ NODE_PATCH = "kubernetes:core/v1:NodePatch"
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
+SERVICE = "kubernetes:core/v1:Service"
+SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 JOB = "kubernetes:batch/v1:Job"
 CLUSTER_ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
@@ -59,6 +61,10 @@ DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD = "device-plugin-service-account"
 # Under devicePlugin.sharing.strategy mps: the plugin's MPS control daemon (gpu_nodes/manifests/mps_control_daemon.py).
 MPS_CONTROL_DAEMON_CHILD = "mps-control-daemon"
 VERIFICATION_CHECK_CHILD = "verification-check"
+# Under metrics.enabled: NVIDIA's dcgm-exporter, its Service and (metrics.serviceMonitor) its ServiceMonitor.
+METRICS_EXPORTER_CHILD = "dcgm-exporter"
+METRICS_SERVICE_CHILD = "dcgm-exporter-service"
+METRICS_MONITOR_CHILD = "dcgm-exporter-monitor"
 # Under allocator dra, in place of the device plugin's: NVIDIA's DRA driver's kubelet plugin, whose
 # DaemonSet is the group's `device-plugin` child all the same (node_builders.py, `deploy_dra_driver`).
 DRA_SERVICE_ACCOUNT_CHILD = "dra-kubelet-plugin-service-account"
@@ -135,6 +141,11 @@ def group_children(index: int, group: NodeGroupSpec) -> Iterator[Child]:
         yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), f"{key}.name", g)
         if group.shares_through_mps:
             yield Child(DAEMON_SET, child_name(g, MPS_CONTROL_DAEMON_CHILD), f"{key}.name", g)
+    if group.metrics.enabled:
+        yield Child(DAEMON_SET, child_name(g, METRICS_EXPORTER_CHILD), f"{key}.name", g)
+        yield Child(SERVICE, child_name(g, METRICS_SERVICE_CHILD), f"{key}.name", g)
+        if group.metrics.service_monitor:
+            yield Child(SERVICE_MONITOR, child_name(g, METRICS_MONITOR_CHILD), f"{key}.name", g)
     yield Child(CONFIG_MAP, child_name(g, VERIFICATION_CHECK_CHILD), f"{key}.name", g)
     for resource, count in requests(group):
         slug = request_slug(resource, count)
@@ -143,6 +154,9 @@ def group_children(index: int, group: NodeGroupSpec) -> Iterator[Child]:
                 yield Child(JOB, child_name(g, job_child(node.name, slug)), f"{key}.nodes[{n}].name", node.name)
         else:
             yield Child(JOB, child_name(g, job_child(None, slug)), f"{key}.name", g)
+    for n, node in enumerate(group.nodes):
+        for slug in proof_jobs_planned(group):
+            yield Child(JOB, child_name(g, job_child(node.name, slug)), f"{key}.nodes[{n}].name", node.name)
 
 
 def name_collisions(stack: StackSpec) -> list[str]:

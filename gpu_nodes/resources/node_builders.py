@@ -18,9 +18,10 @@ import pulumi_kubernetes as k8s
 from pulumi_command import remote
 
 from gpu_nodes.config.device_plugin import MPS
+from gpu_nodes.config.metrics import EXPORTER_PORT
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
 from gpu_nodes.kube.client import ClusterAccess
-from gpu_nodes.manifests import dra_driver, mps_control_daemon
+from gpu_nodes.manifests import dcgm_exporter, dra_driver, mps_control_daemon
 from gpu_nodes.manifests.device_plugin import APP_NAME as PLUGIN_APP_NAME
 from gpu_nodes.manifests.device_plugin import (
     config_map_manifest,
@@ -32,11 +33,12 @@ from gpu_nodes.manifests.naming import selector_labels
 from gpu_nodes.manifests.node_labels import label_patch
 from gpu_nodes.manifests.priority_class import priority_class_manifest, verification_priority_class_manifest
 from gpu_nodes.manifests.verification import (
+    Role,
     VerificationJob,
     check_config_map_manifest,
     claim_templates,
     combined_round,
-    job_manifest,
+    manifest_of,
     verification_jobs,
 )
 from gpu_nodes.preflight.command import node_preflight, waits_for
@@ -45,7 +47,13 @@ from gpu_nodes.preflight.report import read_report
 from gpu_nodes.proof.dra import ExpectedGpus
 from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.providers.claims import CREATE, Claim
-from gpu_nodes.providers.readiness import NodeReadiness, ReadinessInputs
+from gpu_nodes.providers.readiness import (
+    NodeReadiness,
+    ReadinessInputs,
+    diagnostics_input,
+    metrics_input,
+    performance_input,
+)
 from gpu_nodes.providers.taints import NodeTaints, TaintsInputs
 from gpu_nodes.resources.child_names import (
     DEVICE_PLUGIN_CHILD,
@@ -55,6 +63,9 @@ from gpu_nodes.resources.child_names import (
     DRA_ROLE_CHILD,
     DRA_SERVICE_ACCOUNT_CHILD,
     LABELS_CHILD,
+    METRICS_EXPORTER_CHILD,
+    METRICS_MONITOR_CHILD,
+    METRICS_SERVICE_CHILD,
     MPS_CONTROL_DAEMON_CHILD,
     PREFLIGHT_CHILD,
     PRIORITY_CLASS_CHILD,
@@ -125,6 +136,17 @@ class DevicePlugin:
 
 
 @dataclass(frozen=True)
+class Metrics:
+    """The group's dcgm-exporter DaemonSet, which each node's readiness check scrapes; None where it runs none."""
+
+    daemonset: k8s.apps.v1.DaemonSet | None = None
+
+    @property
+    def ready(self) -> list[pulumi.Resource]:
+        return [self.daemonset] if self.daemonset is not None else []
+
+
+@dataclass(frozen=True)
 class RegisteredJob:
     """A verification Job as planned (its node, GPUs and resource) and as registered."""
 
@@ -144,9 +166,13 @@ class Verification:
     check: k8s.core.v1.ConfigMap
     jobs: tuple[RegisteredJob, ...]
 
-    def of_node(self, node: str) -> list[RegisteredJob]:
-        """The Jobs that prove `node`: its own (`perNode`) or the group's, in config order."""
-        return [j for j in self.jobs if j.job.node in (node, None)]
+    def of_node(self, node: str, role: Role = Role.WORKLOAD) -> list[RegisteredJob]:
+        """The Jobs of `role` that prove `node`: its own (`perNode`) or the group's, in config order."""
+        return [j for j in self.jobs if j.job.node in (node, None) and j.job.role is role]
+
+    def one_of(self, node: str, role: Role) -> RegisteredJob | None:
+        """The node's one Job of a proof role (DCGM's, NCCL's), where the group runs it."""
+        return next(iter(self.of_node(node, role)), None)
 
 
 @dataclass(frozen=True)
@@ -328,6 +354,27 @@ def _plugin_service_account(group: GroupContext, namespace: SharedNamespace) -> 
     return register(service_account_manifest(group.spec), k8s.core.v1.ServiceAccount, children.name(child), opts)
 
 
+def deploy_metrics(
+    group: GroupContext, namespace: SharedNamespace, runtime_class: pulumi.Resource | None, after: Sequence[pulumi.Resource] = ()
+) -> Metrics:
+    """Under metrics.enabled: NVIDIA's dcgm-exporter on the group's nodes with its Service, and a ServiceMonitor where
+    the group asks for one (gpu_nodes/manifests/dcgm_exporter.py); nothing otherwise."""
+    children, spec = group.children, group.spec
+    if not spec.metrics.enabled:
+        return Metrics()
+    needs = [*namespace.ready, *([runtime_class] if runtime_class is not None else []), *after]
+    opts = children.opts(METRICS_EXPORTER_CHILD, depends_on=needs, deleted_with=namespace.deleted_with)
+    daemonset = register(
+        dcgm_exporter.daemonset_manifest(spec), k8s.apps.v1.DaemonSet, children.name(METRICS_EXPORTER_CHILD), opts
+    )
+    opts = children.opts(METRICS_SERVICE_CHILD, depends_on=namespace.ready, deleted_with=namespace.deleted_with)
+    service = register(dcgm_exporter.service_manifest(spec), k8s.core.v1.Service, children.name(METRICS_SERVICE_CHILD), opts)
+    if spec.metrics.service_monitor:
+        opts = children.opts(METRICS_MONITOR_CHILD, depends_on=[service], deleted_with=namespace.deleted_with)
+        generic_object(dcgm_exporter.service_monitor_manifest(spec), children.name(METRICS_MONITOR_CHILD), opts)
+    return Metrics(daemonset)
+
+
 def run_verification(
     group: GroupContext,
     namespace: SharedNamespace,
@@ -350,7 +397,7 @@ def run_verification(
         runs_on = [n for n in nodes if job.node in (None, n.name)]
         # A node gated again after it degraded starts a new round, and its Jobs run again.
         rounds: pulumi.Output[int] = pulumi.Output.all(*(n.taints.round for n in runs_on)).apply(_combined)
-        manifest = rounds.apply(functools.partial(_job_manifest, spec, job))
+        manifest = rounds.apply(functools.partial(manifest_of, spec, job))
         child = job_child(job.node, job.slug)
         # The round is known only once the taints are: the manifest is an Output, taken apart here.
         resource = register(
@@ -382,13 +429,18 @@ def _claim_templates(group: GroupContext, namespace: SharedNamespace) -> list[pu
 
 
 def prove_nodes(
-    group: GroupContext, nodes: Sequence[PreparedNode], plugin: DevicePlugin, verification: Verification
+    group: GroupContext,
+    nodes: Sequence[PreparedNode],
+    plugin: DevicePlugin,
+    verification: Verification,
+    metrics: Metrics = Metrics(),
 ) -> tuple[ProvenNode, ...]:
-    """Each node's readiness check, after its Jobs: it proves the node and lifts its gate."""
+    """Each node's readiness check, after its Jobs (and the group's exporter): it proves the node and lifts its gate."""
     spec, compared = group.spec, _compared_group(group.spec)
     proven = []
     for node in nodes:
         jobs = verification.of_node(node.name)
+        proof_jobs = [j for role in Role if role is not Role.WORKLOAD for j in verification.of_node(node.name, role)]
         child = node_child(node.name, READINESS_CHILD)
         preflight = node.preflight
         inputs = ReadinessInputs[pulumi.Output[Any]](
@@ -406,17 +458,40 @@ def prove_nodes(
             preflight_resource=preflight.name if preflight else None,
             preflight_run=preflight.command.id if preflight else None,
             gpu_devices=_dra_devices(spec, preflight),
+            access_jobs=[job.name for job in verification.of_node(node.name, Role.ACCESS)],
+            **_proof_checks(spec, verification, node.name),
         )
         readiness = NodeReadiness(
             group.children.name(child),
             inputs,
             group.cluster,
             opts=group.children.opts(
-                child, depends_on=[plugin.daemonset, node.labels, node.taints, *(job.resource for job in jobs)]
+                child,
+                depends_on=[
+                    plugin.daemonset,
+                    node.labels,
+                    node.taints,
+                    *(job.resource for job in (*jobs, *proof_jobs)),
+                    *metrics.ready,
+                ],
             ),
         )
-        proven.append(ProvenNode(node, readiness, tuple(jobs)))
+        proven.append(ProvenNode(node, readiness, (*jobs, *proof_jobs)))
     return tuple(proven)
+
+
+def _proof_checks(spec: NodeGroupSpec, verification: Verification, node: str) -> dict[str, Any]:
+    """The readiness inputs of the node's proof items beyond the runbook's, where the group runs them."""
+    checks: dict[str, Any] = {}
+    if (diagnostics := verification.one_of(node, Role.DIAGNOSTICS)) is not None:
+        checks["diagnostics"] = diagnostics_input(diagnostics.name, spec.verification.diagnostics or 0)
+    if (performance := verification.one_of(node, Role.PERFORMANCE)) is not None:
+        floor = spec.verification.performance.min_bus_bandwidth
+        checks["performance"] = performance_input(performance.name, spec.gpus_per_node, floor)
+    if spec.metrics.enabled:
+        selector = dcgm_exporter.exporter_selector(spec)
+        checks["metrics"] = metrics_input(spec.device_plugin.namespace, selector, EXPORTER_PORT, spec.gpus_per_node)
+    return checks
 
 
 def _mps_of(spec: NodeGroupSpec) -> str | None:
@@ -467,10 +542,6 @@ def _label_patch(spec: NodeGroupSpec, node: str, facts: pulumi.Output[GpuFacts |
 def _combined(rounds: list[Any]) -> int:
     # Numbers come back from the engine as floats.
     return combined_round([int(r or 1) for r in rounds])
-
-
-def _job_manifest(spec: NodeGroupSpec, job: VerificationJob, verification_round: int) -> dict[str, Any]:
-    return job_manifest(spec, job.node, job.gpus, job.resource, verification_round)
 
 
 def expected_allocatable(group: NodeGroupSpec) -> int | None:

@@ -1,9 +1,10 @@
 """`GpuNodeGroup`: brings one group of GPU machines into service and proves it works.
 
 Per node: preflight over SSH; our taints with the readiness gate, then our labels (which bring
-the device plugin); the verification Jobs; and the readiness check, which proves the node
-and lifts its gate. Per group: PriorityClasses and the device plugin DaemonSet (with its
-ServiceAccount). Each part is registered by a builder of node_builders.py; the component calls
+the device plugin); the verification Jobs (the workload's, the access check's, DCGM's diagnostics and
+NCCL's all-reduce); and the readiness check, which proves the node and lifts its gate. Per group:
+PriorityClasses, the device plugin DaemonSet (with its ServiceAccount) and, where asked, NVIDIA's
+dcgm-exporter. Each part is registered by a builder of node_builders.py; the component calls
 them in order and reports.
 """
 
@@ -34,6 +35,7 @@ from gpu_nodes.resources.node_builders import (
     claim_priority_classes,
     deploy_device_plugin,
     deploy_dra_driver,
+    deploy_metrics,
     expected_allocatable,
     expected_mig_devices,
     offered_resource,
@@ -113,8 +115,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
             plugin = deploy_dra_driver(group, plugin_namespace, args.device_classes, args.device_taints, args.before_nodes)
         else:
             plugin = deploy_device_plugin(group, plugin_namespace, args.runtime_class, args.before_nodes)
+        metrics = deploy_metrics(group, plugin_namespace, args.runtime_class, args.before_nodes)
         verification = run_verification(group, verification_namespace, args.runtime_class, nodes, plugin, priority)
-        proven = prove_nodes(group, nodes, plugin, verification)
+        proven = prove_nodes(group, nodes, plugin, verification, metrics)
         self.nodes = pulumi.Output.from_input({p.node.name: node_report(args.spec, p) for p in proven})
 
 
@@ -129,8 +132,11 @@ def node_report(spec: NodeGroupSpec, proven: ProvenNode) -> dict[str, Any]:
         "expectedGpus": expected_allocatable(spec),
         **({"gpuResource": resource} if (resource := offered_resource(spec)) else {}),
         **({"expectedMigDevices": mig} if (mig := expected_mig_devices(spec)) else {}),
-        "verification": [{"job": j.name, "resource": j.job.resource, "gpus": j.job.gpus} for j in proven.jobs],
+        "verification": [
+            {"job": j.name, "role": j.job.role.value, "resource": j.job.resource, "gpus": j.job.gpus} for j in proven.jobs
+        ],
         "checklist": readiness.checklist,
+        "measured": readiness.measured,
         "gate": readiness.gate,
         "recovery": readiness.recovery,
         "quarantine": readiness.quarantine,

@@ -36,9 +36,18 @@ def test_the_columns_stay_as_they_were():
         "PLUGIN",
         "GPUS-REGISTERED",
         "GPU-WORKLOAD",
+        "ACCESS",
+        "DCGM",
+        "BUSBW",
+        "METRICS",
         "GATE",
         "QUARANTINE",
     ], HEADER
+
+
+def test_an_item_a_group_does_not_run_is_a_dash_not_a_failure():
+    row = dict(zip(HEADER, node_row("a100", "n1", ENTRY), strict=True))
+    assert row["BUSBW"] == "-" and "bandwidthMet" not in ENTRY["checklist"], row
 
 
 def test_a_machine_not_yet_checked_is_said_so_not_failed():

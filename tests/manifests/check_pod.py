@@ -8,12 +8,29 @@ from pathlib import Path
 from typing import Any
 
 from gpu_nodes.config.node_group import NodeGroupSpec
-from gpu_nodes.manifests.verification import CHECK_DIR, CHECK_KEY, check_config_map_manifest
+from gpu_nodes.manifests.verification import (
+    CHECK_DIR,
+    CHECK_KEY,
+    Role,
+    VerificationJob,
+    check_config_map_manifest,
+    verification_jobs,
+)
 from tests.specs import group_spec
 
 
 def pod(job: Any) -> dict[str, Any]:
     return job.manifest["spec"]["template"]["spec"]
+
+
+def workload_jobs(group: NodeGroupSpec) -> list[VerificationJob]:
+    """The group's Jobs whose pods are given GPUs and run nvidia-smi and the CUDA sample."""
+    return [job for job in verification_jobs(group) if job.role is Role.WORKLOAD]
+
+
+def jobs_of(group: NodeGroupSpec, role: Role) -> list[VerificationJob]:
+    """The group's Jobs of one proof role (the access check, DCGM's, NCCL's), one per node."""
+    return [job for job in verification_jobs(group) if job.role is role]
 
 
 def whole_gpus(count: int) -> str:
@@ -45,3 +62,14 @@ def run_container(
     script.write_text(check_config_map_manifest(group or group_spec())["data"][CHECK_KEY])
     command = [script.as_posix() if part == f"{CHECK_DIR}/{CHECK_KEY}" else part for part in container["command"]]
     return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=30)
+
+
+def run_in_own_dev(tmp_path: Path, script: str, devices: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    """Runs `script` under real sh in a mount namespace of its own whose /dev holds only `devices` (empty
+    files stand in for the device nodes: the check asks only whether they are there). Needs root and unshare,
+    as the fake machines do (tools/fakehost)."""
+    (tmp_path / "check.sh").write_text(script)
+    made = " && ".join(f"touch /dev/{name}" for name in devices) or "true"
+    inner = f"mount -t tmpfs none /dev && {made} && sh {tmp_path / 'check.sh'}"
+    command = ["unshare", "--mount", "--propagation", "private", "sh", "-c", inner]
+    return subprocess.run(command, capture_output=True, text=True, timeout=30)

@@ -18,16 +18,15 @@ from gpu_nodes.manifests.verification import (
     check_script,
     combined_round,
     job_manifest,
-    verification_jobs,
 )
 from gpu_nodes.vocabulary import CHECK_HASH_ANNOTATION, GROUP_LABEL, PLUGIN_REVISION_ANNOTATION, ROUND_ANNOTATION
 from tests.factories import group, node
-from tests.manifests.check_pod import pod, run_container, whole_gpus
+from tests.manifests.check_pod import pod, run_container, whole_gpus, workload_jobs
 from tests.specs import group_spec
 
 
 def test_one_job_per_node_and_gpu_count():
-    jobs = verification_jobs(group_spec(verification={"gpusPerPod": [1, 2]}))
+    jobs = workload_jobs(group_spec(verification={"gpusPerPod": [1, 2]}))
     assert [(j.node, j.gpus) for j in jobs] == [
         ("a100-node-1", 1),
         ("a100-node-1", 2),
@@ -42,7 +41,7 @@ def test_mixed_mig_jobs_request_the_declared_mig_resources():
         devicePlugin={"migStrategy": "mixed"},
         verification={"gpusPerPod": [1], "migResources": {"nvidia.com/mig-1g.5gb": 2, "nvidia.com/mig-3g.20gb": 1}},
     )
-    jobs = verification_jobs(spec)
+    jobs = workload_jobs(spec)
     assert [(j.resource, j.gpus) for j in jobs] == [
         ("nvidia.com/gpu", 1),
         ("nvidia.com/mig-1g.5gb", 2),
@@ -57,19 +56,19 @@ def test_mixed_mig_jobs_request_the_declared_mig_resources():
 
 
 def test_per_node_jobs_are_pinned_by_node_name():
-    job = verification_jobs(group_spec())[0]
+    job = workload_jobs(group_spec())[0]
     terms = pod(job)["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert terms == [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a100-node-1"]}]}], job.name
 
 
 def test_group_jobs_may_land_on_any_group_node():
-    jobs = verification_jobs(group_spec(verification={"perNode": False, "gpusPerPod": [1, 2]}))
+    jobs = workload_jobs(group_spec(verification={"perNode": False, "gpusPerPod": [1, 2]}))
     assert [(j.node, j.gpus) for j in jobs] == [(None, 1), (None, 2)], [j.name for j in jobs]
     assert "affinity" not in pod(jobs[0]), jobs[0].name
 
 
 def test_requests_gpus_as_limits_on_the_group_nodes():
-    job = verification_jobs(group_spec(verification={"gpusPerPod": [2]}))[0]
+    job = workload_jobs(group_spec(verification={"gpusPerPod": [2]}))[0]
     spec = pod(job)
     assert spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "2", job.name
     assert spec["nodeSelector"] == {GROUP_LABEL: "a100"}, job.name
@@ -81,7 +80,7 @@ def test_requests_gpus_as_limits_on_the_group_nodes():
 
 def test_verification_never_evicts_running_work():
     """Re-running the Jobs after a plugin upgrade on a full node must not preempt GPU pods."""
-    job = verification_jobs(group_spec())[0]
+    job = workload_jobs(group_spec())[0]
     spec = pod(job)
     assert spec["preemptionPolicy"] == "Never", job.name
     assert spec["priorityClassName"] == "gpu-a100-verification", f"{job.name}: its class must not preempt either"
@@ -89,22 +88,22 @@ def test_verification_never_evicts_running_work():
 
 @pytest.mark.parametrize("access", ["defaultRuntime", "cdi"])
 def test_verification_pods_name_no_runtime_class_where_tenants_name_none(access: str):
-    job = verification_jobs(group_spec(gpuAccess=access))[0]
+    job = workload_jobs(group_spec(gpuAccess=access))[0]
     assert "runtimeClassName" not in pod(job), job.name
 
 
 def test_verification_pods_name_the_class_tenants_must_name():
-    job = verification_jobs(parse_stack([group(gpuAccess="runtimeClass")], runtime_class="nvidia-cdi").node_groups[0])[0]
+    job = workload_jobs(parse_stack([group(gpuAccess="runtimeClass")], runtime_class="nvidia-cdi").node_groups[0])[0]
     assert pod(job)["runtimeClassName"] == "nvidia-cdi", job.name
 
 
 def test_no_runtime_class_for_verification_when_it_is_off():
-    job = verification_jobs(parse_stack([group()], runtime_class="").node_groups[0])[0]
+    job = workload_jobs(parse_stack([group()], runtime_class="").node_groups[0])[0]
     assert "runtimeClassName" not in pod(job), job.name
 
 
 def test_bounded_retries_and_deadline_and_no_ttl():
-    job = verification_jobs(group_spec(verification={"timeoutSeconds": 300}))[0]
+    job = workload_jobs(group_spec(verification={"timeoutSeconds": 300}))[0]
     spec = job.manifest["spec"]
     assert spec["backoffLimit"] <= 2, job.name
     assert spec["activeDeadlineSeconds"] == 300, job.name
@@ -112,7 +111,7 @@ def test_bounded_retries_and_deadline_and_no_ttl():
 
 
 def test_security_context_meets_pod_security_restricted():
-    job = verification_jobs(group_spec())[0]
+    job = workload_jobs(group_spec())[0]
     spec = pod(job)
     assert spec["securityContext"]["runAsNonRoot"] is True, job.name
     assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}, job.name
@@ -122,8 +121,8 @@ def test_security_context_meets_pod_security_restricted():
 
 
 def test_a_cuda_kernel_runs_on_the_same_gpus_after_nvidia_smi():
-    job = verification_jobs(group_spec(verification={"gpusPerPod": [2]}))[0]
-    [smi], [cuda] = pod(job)["initContainers"], pod(job)["containers"]
+    job = workload_jobs(group_spec(verification={"gpusPerPod": [2]}))[0]
+    [smi], [cuda, _] = pod(job)["initContainers"], pod(job)["containers"]
     assert (smi["name"], cuda["name"]) == ("nvidia-smi", "cuda"), job.name
     assert cuda["image"] == DEFAULT_CUDA_IMAGE, job.name
     # The image's own command (vectorAdd), under the image's own CUDA requirement.
@@ -133,14 +132,14 @@ def test_a_cuda_kernel_runs_on_the_same_gpus_after_nvidia_smi():
 
 
 def test_a_failing_container_leaves_its_logs_as_the_message_readiness_quotes():
-    job = verification_jobs(group_spec())[0]
+    job = workload_jobs(group_spec())[0]
     for container in pod(job)["initContainers"] + pod(job)["containers"]:
         assert container["terminationMessagePolicy"] == "FallbackToLogsOnError", f"{job.name}: {container['name']}"
 
 
 def test_the_cuda_image_is_configurable_and_must_be_pinned():
     mirrored = "registry.example.com/mirror/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04"
-    job = verification_jobs(group_spec(verification={"cudaImage": mirrored}))[0]
+    job = workload_jobs(group_spec(verification={"cudaImage": mirrored}))[0]
     assert pod(job)["containers"][0]["image"] == mirrored, job.name
     with pytest.raises(
         ConfigError, match=r"verification\.cudaImage: got 'nvcr.io/nvidia/k8s/cuda-sample:latest'; expected an image pinned"
@@ -151,7 +150,7 @@ def test_the_cuda_image_is_configurable_and_must_be_pinned():
 def test_names_fit_a_label_and_stay_unique_for_long_node_names():
     long_a = "gpu-" + "a" * 120 + ".example.internal"
     long_b = "gpu-" + "a" * 120 + ".example.other"
-    jobs = verification_jobs(group_spec(nodes=[node(long_a), node(long_b)]))
+    jobs = workload_jobs(group_spec(nodes=[node(long_a), node(long_b)]))
     names = [j.name for j in jobs]
     assert all(len(n) <= 63 for n in names), names
     assert len(set(names)) == 2, names
@@ -159,7 +158,7 @@ def test_names_fit_a_label_and_stay_unique_for_long_node_names():
 
 def test_the_check_script_is_mounted_from_the_groups_config_map_not_inlined():
     spec = group_spec()
-    job = verification_jobs(spec)[0]
+    job = workload_jobs(spec)[0]
     container = pod(job)["initContainers"][0]
     assert container["command"] == ["/bin/sh", f"{CHECK_DIR}/{CHECK_KEY}"], job.name
     assert {"name": "check", "mountPath": CHECK_DIR, "readOnly": True} in container["volumeMounts"], job.name
@@ -172,15 +171,15 @@ def test_the_check_script_is_mounted_from_the_groups_config_map_not_inlined():
 def test_a_new_check_script_gives_new_jobs(monkeypatch):
     from gpu_nodes.manifests import verification
 
-    old = verification_jobs(group_spec())[0]
+    old = workload_jobs(group_spec())[0]
     monkeypatch.setattr(verification, "_CHECK_SCRIPT", check_script() + "# changed\n")
-    new = verification_jobs(group_spec())[0]
+    new = workload_jobs(group_spec())[0]
     hashes = [j.manifest["spec"]["template"]["metadata"]["annotations"][CHECK_HASH_ANNOTATION] for j in (old, new)]
     assert hashes[0] != hashes[1] and old.name != new.name, old.name
 
 
 def test_jobs_tolerate_the_readiness_gate_they_lift():
-    job = verification_jobs(group_spec())[0]
+    job = workload_jobs(group_spec())[0]
     gate = {"key": "gpu-nodes.dev/unverified", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
     assert gate in pod(job)["tolerations"], job.name
 
@@ -201,8 +200,8 @@ def test_a_group_wide_job_runs_again_when_any_node_starts_a_new_round():
 
 
 def test_a_new_plugin_image_gives_a_new_job_template():
-    old = verification_jobs(group_spec())[0]
-    new = verification_jobs(group_spec(devicePlugin={"image": "nvcr.io/nvidia/k8s-device-plugin:v0.19.0"}))[0]
+    old = workload_jobs(group_spec())[0]
+    new = workload_jobs(group_spec(devicePlugin={"image": "nvcr.io/nvidia/k8s-device-plugin:v0.19.0"}))[0]
     revision = lambda job: job.manifest["spec"]["template"]["metadata"]["annotations"][PLUGIN_REVISION_ANNOTATION]  # noqa: E731
     assert revision(old) != revision(new), old.name
 
@@ -240,7 +239,7 @@ ONE_GPU_TWICE = MIG_BESIDE_WHOLE_GPUS.splitlines(keepends=True)[-1] * 2
 
 
 def run_check(tmp_path: Path, listing: str, expected: int) -> subprocess.CompletedProcess:
-    job = verification_jobs(group_spec(gpusPerNode=max(expected, 4), verification={"gpusPerPod": [expected]}))[0]
+    job = workload_jobs(group_spec(gpusPerNode=max(expected, 4), verification={"gpusPerPod": [expected]}))[0]
     return run_container(tmp_path, pod(job)["initContainers"][0], listing)
 
 
@@ -262,7 +261,7 @@ def test_a_media_extension_profile_is_verified_under_the_name_the_plugin_registe
         devicePlugin={"migStrategy": "mixed", "migDevices": {"1g.10gb+me": 1, "1g.10gb": 5}},
         verification={"gpusPerPod": [], "migResources": {"nvidia.com/mig-1g.10gb.me": 1}},
     )
-    (job,) = verification_jobs(spec)
+    (job,) = workload_jobs(spec)
     assert pod(job)["initContainers"][0]["resources"]["limits"]["nvidia.com/mig-1g.10gb.me"] == "1", job.name
     assert job.slug == "1x-mig-1g-10gb-me", job.name
 
@@ -314,7 +313,7 @@ MPS = {"sharing": {"strategy": "mps", "replicas": 4}}
 
 def mps_check(tmp_path: Path, allocated: dict[str, str]) -> subprocess.CompletedProcess:
     spec = group_spec(devicePlugin=MPS)
-    job = verification_jobs(spec)[0]
+    job = workload_jobs(spec)[0]
     return run_container(tmp_path, pod(job)["initContainers"][0], whole_gpus(1), spec, allocated)
 
 
@@ -350,7 +349,7 @@ def test_without_mps_the_check_script_is_as_it_was():
 
 def test_renamed_replicas_are_what_the_jobs_ask_for():
     spec = group_spec(devicePlugin={"sharing": {**MPS["sharing"], "renameByDefault": True}})
-    job = verification_jobs(spec)[0]
+    job = workload_jobs(spec)[0]
     assert job.resource == "nvidia.com/gpu.shared", job.name
     assert pod(job)["containers"][0]["resources"]["limits"]["nvidia.com/gpu.shared"] == "1", job.name
     assert "nvidia.com/gpu" not in pod(job)["containers"][0]["resources"]["limits"], job.name

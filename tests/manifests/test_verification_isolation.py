@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_nodes.manifests.verification import verification_jobs
-from gpu_nodes.vocabulary import GPU_RESOURCE
-from tests.manifests.check_pod import pod, run_container, whole_gpus
+from gpu_nodes.manifests.verification import NO_DEVICE_KEY, Role, check_scripts, verification_jobs
+from gpu_nodes.vocabulary import GPU_RESOURCE, ISOLATION_CONTAINER
+from tests.manifests.check_pod import jobs_of, pod, run_container, run_in_own_dev, whole_gpus, workload_jobs
 from tests.specs import group_spec
 
 # `nvidia-smi -L` of one A100 split into two MIG devices (NVIDIA/nvidia-container-toolkit#203).
@@ -53,69 +53,91 @@ def test_a_pod_given_one_mig_device_that_sees_two_fails(tmp_path):
     assert "nvidia-smi lists 2 distinct GPU(s); this pod was given 1" in result.stderr, result.stderr
 
 
-# --- the pod that requests no GPU (isolation: strict) --------------------------------------
+# --- the pod that requests no GPU: every group, and under strict also in the CUDA image -----------
 
 
-def no_gpu_jobs(**config):
-    return [job for job in verification_jobs(group_spec(**config)) if job.gpus == 0]
+def access_jobs(**config):
+    return jobs_of(group_spec(**config), Role.ACCESS)
 
 
-def test_strict_adds_one_no_gpu_job_per_node():
-    jobs = no_gpu_jobs(isolation="strict")
+def test_every_group_has_one_access_job_per_node():
+    jobs = access_jobs()
     assert [job.node for job in jobs] == [node.name for node in group_spec().nodes], [job.name for job in jobs]
-    assert all("-no-gpu-" in job.name for job in jobs), [job.name for job in jobs]
+    assert all("-access-" in job.name for job in jobs), [job.name for job in jobs]
 
 
-def test_strict_with_group_wide_verification_adds_one_no_gpu_job():
-    jobs = no_gpu_jobs(isolation="strict", verification={"perNode": False})
-    assert [job.node for job in jobs] == [None], [job.name for job in jobs]
+def test_a_group_wide_verification_still_checks_access_on_each_node():
+    jobs = access_jobs(verification={"perNode": False})
+    assert [job.node for job in jobs] == [node.name for node in group_spec().nodes], [job.name for job in jobs]
 
 
-def test_default_isolation_has_no_no_gpu_job():
-    assert no_gpu_jobs() == []
+def test_the_access_pod_asks_for_no_gpu_in_a_plain_image():
+    job = access_jobs()[0]
+    (plain,) = pod(job)["containers"]
+    assert (plain["name"], plain["image"]) == ("plain", group_spec().verification.plain_image), job.name
+    assert not any(key.startswith("nvidia.com/") for key in plain["resources"]["limits"]), f"{job.name}: {plain}"
+    assert "env" not in plain, f"{job.name}: a plain image's container sets no NVIDIA variable"
 
 
-def test_the_no_gpu_pod_requests_no_gpu_and_asks_for_every_gpu_by_env():
-    job = no_gpu_jobs(isolation="strict")[0]
-    spec = pod(job)
-    assert "initContainers" not in spec, job.name
-    (container,) = spec["containers"]
-    limits = container["resources"]["limits"]
+def test_under_strict_the_access_pod_also_asks_for_every_gpu_by_env_in_the_cuda_image():
+    job = access_jobs(isolation="strict")[0]
+    plain, cuda_image = pod(job)["containers"]
+    assert plain["name"] == "plain", job.name
+    limits = cuda_image["resources"]["limits"]
     assert not any(key.startswith("nvidia.com/") for key in limits), f"{job.name}: {limits}"
-    env = {e["name"]: e["value"] for e in container["env"]}
+    env = {e["name"]: e["value"] for e in cuda_image["env"]}
     # What a CUDA image carries, said outright: the runtime must not honour it here.
     assert env["NVIDIA_VISIBLE_DEVICES"] == "all", job.name
     assert env["EXPECTED_GPUS"] == "0", job.name
-    assert container["image"] == group_spec().verification.image, job.name
+    assert cuda_image["image"] == group_spec().verification.image, job.name
 
 
-def test_the_no_gpu_pod_runs_as_a_tenants_pod_runs():
-    job = no_gpu_jobs(isolation="strict", gpuAccess="runtimeClass")[0]
+def test_the_access_pod_runs_as_a_tenants_pod_runs():
+    job = access_jobs(isolation="strict", gpuAccess="runtimeClass")[0]
     assert pod(job)["runtimeClassName"] == "nvidia", job.name
-    assert "runtimeClassName" not in pod(no_gpu_jobs(isolation="strict")[0]), job.name
+    assert "runtimeClassName" not in pod(access_jobs(isolation="strict")[0]), job.name
+
+
+def test_a_gpu_pods_second_container_asks_for_no_gpu():
+    (job, *_) = workload_jobs(group_spec())
+    cuda, isolation = pod(job)["containers"]
+    assert isolation["name"] == ISOLATION_CONTAINER, job.name
+    assert "nvidia.com/gpu" in cuda["resources"]["limits"], job.name
+    assert not any(key.startswith("nvidia.com/") for key in isolation["resources"]["limits"]), f"{job.name}: {isolation}"
 
 
 def no_gpu_check(tmp_path, listing):
-    return run_container(tmp_path, pod(no_gpu_jobs(isolation="strict")[0])["containers"][0], listing)
+    return run_container(tmp_path, pod(access_jobs(isolation="strict")[0])["containers"][1], listing)
 
 
-def test_a_no_gpu_pod_without_nvidia_smi_sees_no_gpu(tmp_path):
+def test_a_no_gpu_container_without_nvidia_smi_sees_no_gpu(tmp_path):
     result = no_gpu_check(tmp_path, None)
     assert result.returncode == 0, result.stderr
     assert "ok: no GPU visible, none requested" in result.stdout, result.stdout
 
 
-def test_a_no_gpu_pod_where_nvidia_smi_finds_no_device_sees_no_gpu(tmp_path):
+def test_a_no_gpu_container_where_nvidia_smi_finds_no_device_sees_no_gpu(tmp_path):
     result = no_gpu_check(tmp_path, NO_DEVICES)
     assert result.returncode == 0, result.stderr
 
 
-def test_a_no_gpu_pod_that_sees_gpus_fails(tmp_path):
+def test_a_no_gpu_container_that_sees_gpus_fails(tmp_path):
     result = no_gpu_check(tmp_path, whole_gpus(4))
     assert result.returncode == 1, result.stdout
     assert "nvidia-smi lists 4 distinct GPU(s); this pod was given 0" in result.stderr, result.stderr
 
 
 def test_gpu_jobs_still_request_their_gpus_under_strict():
-    jobs = [job for job in verification_jobs(group_spec(isolation="strict")) if job.gpus]
+    jobs = workload_jobs(group_spec(isolation="strict"))
     assert jobs and all(pod(job)["containers"][0]["resources"]["limits"][GPU_RESOURCE] == "1" for job in jobs)
+
+
+# --- the plain image's check, run as its container runs it: real sh, its own /dev -----------------
+
+
+@pytest.mark.parametrize("devices", [(), ("nvidiactl",), ("nvidia0", "nvidiactl", "nvidia-uvm")], ids=["none", "ctl", "gpu"])
+def test_the_no_device_check_fails_exactly_where_an_nvidia_device_node_is_there(tmp_path, devices):
+    result = run_in_own_dev(tmp_path, check_scripts(group_spec())[NO_DEVICE_KEY], devices)
+    assert (result.returncode == 0) == (not devices), f"/dev with {devices}: {result.stdout}{result.stderr}"
+    for device in devices:
+        assert f"/dev/{device}" in result.stderr, f"{device}: {result.stderr}"

@@ -88,7 +88,7 @@ def expected_shape(s: Setting) -> Any:
 def annotation_shape(text: str) -> Any:
     if (one_of := union_schema(text)) is not None:
         return tuple(shape_of(p) for p in one_of)
-    scalars = {"str": "string", "int": "integer", "bool": "boolean"}
+    scalars = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
     if text in scalars:
         return scalars[text]
     if text.startswith("list[") and text.endswith("]"):

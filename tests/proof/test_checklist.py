@@ -5,17 +5,21 @@ from __future__ import annotations
 import pytest
 
 from gpu_nodes.proof.checklist import (
+    BANDWIDTH_MET,
     CHECKLIST_ITEMS,
     DEFERRED,
+    DIAGNOSTICS_PASSED,
     FAIL,
     GPU_FACTS_AGREE,
     GPUS_REGISTERED,
     ITEMS,
     ITEMS_BY_KEY,
     LABELLED,
+    METRICS_EXPORTED,
     PASS,
     PLUGIN_RUNNING,
     RUNBOOK,
+    SECURE_ACCESS,
     TAINTED,
     WORKLOAD_SUCCEEDED,
     Look,
@@ -179,6 +183,10 @@ KEYS_AND_COLUMNS = [
     ("pluginRunning", "PLUGIN"),
     ("gpusRegistered", "GPUS-REGISTERED"),
     ("workloadSucceeded", "GPU-WORKLOAD"),
+    ("secureAccess", "ACCESS"),
+    ("diagnosticsPassed", "DCGM"),
+    ("bandwidthMet", "BUSBW"),
+    ("metricsExported", "METRICS"),
     ("gpuFactsAgree", None),
 ]
 
@@ -188,8 +196,9 @@ def test_the_items_keep_their_keys_columns_and_order():
     assert found == KEYS_AND_COLUMNS, found
 
 
-def test_the_runbooks_checklist_is_its_five_items():
-    assert CHECKLIST_ITEMS == ("labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded"), CHECKLIST_ITEMS
+def test_every_checklist_holds_the_runbooks_five_items_and_secure_access():
+    expected = ("labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded", "secureAccess")
+    assert expected == CHECKLIST_ITEMS, CHECKLIST_ITEMS
 
 
 # A look at n1 that fails one item only, by item.
@@ -204,6 +213,10 @@ BROKEN_LOOKS = {
     GPUS_REGISTERED: lambda: Look(target(), node(gpus=3), [plugin_pod()]),
     WORKLOAD_SUCCEEDED: lambda: Look(target(), node(), [plugin_pod()], ["verification Job v/j failed"]),
     GPU_FACTS_AGREE: lambda: Look(target(), node(), [plugin_pod()], facts="n1 has 4 x H100, the group 4 x A100"),
+    SECURE_ACCESS: lambda: Look(target(), node(), [plugin_pod()], access=["verification Job v/a failed; sees /dev/nvidia0"]),
+    DIAGNOSTICS_PASSED: lambda: Look(target(), node(), [plugin_pod()], diagnostics=["DCGM diagnostics level 1 failed: pcie"]),
+    BANDWIDTH_MET: lambda: Look(target(), node(), [plugin_pod()], bandwidth=["bus bandwidth 5.2 GB/s, below 200"]),
+    METRICS_EXPORTED: lambda: Look(target(), node(), [plugin_pod()], metrics=["GPU 2: no DCGM_FI_DEV_GPU_TEMP"]),
 }
 
 
@@ -230,8 +243,8 @@ def test_the_workload_item_has_one_line_per_job_that_has_not_succeeded():
 
 
 @pytest.mark.parametrize("item", ITEMS, ids=lambda item: item.key)
-def test_only_the_workload_check_may_be_deferred(item):
-    assert item.deferrable == (item is WORKLOAD_SUCCEEDED), item.key
+def test_only_the_items_whose_jobs_hold_gpus_may_be_deferred(item):
+    assert item.deferrable == (item in (WORKLOAD_SUCCEEDED, DIAGNOSTICS_PASSED, BANDWIDTH_MET)), item.key
 
 
 @pytest.mark.parametrize("item", ITEMS, ids=lambda item: item.key)
@@ -240,8 +253,13 @@ def test_only_the_gpu_facts_end_the_wait_and_compare_the_group(item):
 
 
 def test_a_node_is_judged_by_the_group_comparison_only_where_the_group_is_compared():
-    assert items_of(compares_group=False) == RUNBOOK, items_of(compares_group=False)
-    assert items_of(compares_group=True) == ITEMS, items_of(compares_group=True)
+    assert items_of(compares_group=False) == (*RUNBOOK, SECURE_ACCESS), items_of(compares_group=False)
+    assert items_of(compares_group=True) == (*RUNBOOK, SECURE_ACCESS, GPU_FACTS_AGREE), items_of(compares_group=True)
+
+
+def test_the_items_a_group_runs_beyond_the_runbook_are_judged_only_where_it_runs_them():
+    found = items_of(compares_group=False, optional={DIAGNOSTICS_PASSED, METRICS_EXPORTED})
+    assert found == (*RUNBOOK, SECURE_ACCESS, DIAGNOSTICS_PASSED, METRICS_EXPORTED), found
 
 
 @pytest.mark.parametrize("item", RUNBOOK, ids=lambda item: item.key)

@@ -17,9 +17,9 @@ from gpu_nodes.proof.exporter_metrics import (
     missing_fields,
     read_exporter_metrics,
 )
-from tests.proof.recorded import recorded
+from tests.proof.recorded import H100_SCRAPE, h100_with_fb_used, recorded
 
-H100 = "dcgm-exporter-h100x8-aicr.prom"
+H100 = H100_SCRAPE
 RTX3090 = "dcgm-exporter-rtx3090-pr326.prom"
 V100 = "dcgm-exporter-v100x4-issue250.prom"
 README = "dcgm-exporter-readme-4.5.3-4.8.2.txt"
@@ -40,14 +40,6 @@ H100_UUIDS = (
 
 def read(name: str) -> ExporterScrape:
     return read_exporter_metrics(recorded(name))
-
-
-def h100_with_fb_used() -> str:
-    """The recorded H100 scrape has no DCGM_FI_DEV_FB_USED (its author kept four fields): each GPU's
-    DCGM_FI_DEV_GPU_UTIL line is repeated under that name, making the scrape of a GPU that exports all four."""
-    lines = recorded(H100).splitlines()
-    fb_used = [line.replace(GPU_UTIL + "{", FB_USED + "{", 1) for line in lines if line.startswith(GPU_UTIL + "{")]
-    return "\n".join([*lines, *fb_used])
 
 
 def without_gpu(text: str, index: str) -> str:

@@ -17,17 +17,23 @@ import pytest
 
 from gpu_nodes.preflight.facts import GpuFacts, annotation
 from gpu_nodes.proof.checklist import CHECKLIST_ITEMS, DEFERRED, FAIL, PASS, WORKLOAD_SUCCEEDED
+from gpu_nodes.proof.evidence import BandwidthCheck, DiagnosticsCheck, MetricsCheck
 from gpu_nodes.proof.judgement import PLUGIN_SETTLE_SECONDS, Judgement, Proof, Stories, failure_message, judge
 from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.vocabulary import FACTS_ANNOTATION
 from tests.dra_slices import H100, gpu_device, node_slices, resource_slice, tainted, uuid, xid_taint
 from tests.fakes import (
+    ACCESS_JOB,
+    DCGM_JOB,
     GATE_TAINT,
     GPU_TAINT,
     JOBS,
+    NCCL_JOB,
+    PLUGIN_NAMESPACE,
     VERIFICATION_NAMESPACE,
     FakeCluster,
     busy_pod,
+    ended_pod,
     gated_cluster,
     job,
     jobs_succeed,
@@ -41,10 +47,11 @@ from tests.fakes import (
     short_node_with_settled_plugin,
     target,
 )
+from tests.proof.recorded import h100_with_fb_used, recorded
 
 # When the looks are taken: long after LONG_AGO, when every plugin pod Ready since then has settled.
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC).timestamp()
-PROOF = Proof(target(), VERIFICATION_NAMESPACE, JOBS)
+PROOF = Proof(target(), VERIFICATION_NAMESPACE, JOBS, access_jobs=[ACCESS_JOB])
 GROUP = {"gpu-nodes.dev/node-group": "a100"}
 PLUGIN_POD = "nvidia-device-plugin-a100-n1"
 
@@ -92,6 +99,10 @@ def _a_job_not_done(cluster: FakeCluster) -> None:
     cluster.jobs[(VERIFICATION_NAMESPACE, JOBS[1])] = job()
 
 
+def _a_pod_given_no_gpu_sees_one(cluster: FakeCluster) -> None:
+    cluster.jobs[(VERIFICATION_NAMESPACE, ACCESS_JOB)] = job(failed_reason="BackoffLimitExceeded")
+
+
 # Each item of the runbook, and what breaks it alone.
 BROKEN = {
     "labelled": _unlabelled,
@@ -99,6 +110,7 @@ BROKEN = {
     "pluginRunning": _no_plugin,
     "gpusRegistered": _short_of_a_gpu,
     "workloadSucceeded": _a_job_not_done,
+    "secureAccess": _a_pod_given_no_gpu_sees_one,
 }
 
 
@@ -112,7 +124,7 @@ def test_a_node_fails_the_one_item_it_breaks_and_is_not_proven(item):
     assert judgement.checklist[item] == FAIL, f"n1: {judgement.checklist}"
 
 
-def test_the_checklist_holds_every_item_of_the_runbook():
+def test_the_checklist_holds_every_item_every_node_is_proven_by():
     assert set(BROKEN) == set(CHECKLIST_ITEMS), sorted(BROKEN)
 
 
@@ -296,7 +308,8 @@ def test_without_a_list_of_the_nodes_pods_nothing_is_deferred():
 def test_a_job_deleted_after_a_deferral_is_unproven_not_failed_and_defers_again():
     """A plain run after a deferral: its Jobs were deleted then, and only a refresh makes them anew."""
     cluster = busy()
-    cluster.jobs.clear()
+    for name in JOBS:
+        del cluster.jobs[(VERIFICATION_NAMESPACE, name)]
     judgement = judge(cluster, PROOF, NOW, deferred_before=True, node_pods=cluster)
     assert not judgement.failed_jobs and judgement.unfinished_jobs == JOBS, f"n1: {judgement}"
     assert judgement.deferred_jobs == JOBS and judgement.passed, f"n1: {judgement.problems}"
@@ -410,3 +423,93 @@ def test_jobs_starved_of_gpus_on_a_short_node_count_as_done():
     assert judgement.starved_jobs == JOBS and judgement.jobs_done, f"n1: {judgement.starved_jobs}"
     # Its plugin pod has no Ready time yet: not settled, not named.
     assert judgement.short_plugin is None, f"n1: {judgement.short_plugin}"
+
+
+# --- the proof beyond the runbook: DCGM's, NCCL's and the exporter's reports ----------------------
+
+DIAGNOSED = Proof(
+    target(),
+    VERIFICATION_NAMESPACE,
+    JOBS,
+    access_jobs=[ACCESS_JOB],
+    diagnostics=DiagnosticsCheck(DCGM_JOB, 1),
+    performance=BandwidthCheck(NCCL_JOB, 4, floor_gbps=200.0),
+    metrics=MetricsCheck(PLUGIN_NAMESPACE, {"app.kubernetes.io/name": "dcgm-exporter"}, 9400, gpus=4),
+)
+EXPORTER_POD = "dcgm-exporter-a100-n1"
+
+
+def exporter_pod() -> dict:
+    pod = plugin_pod()
+    pod["metadata"] = {"name": EXPORTER_POD, "namespace": PLUGIN_NAMESPACE, "labels": {"app.kubernetes.io/name": "dcgm-exporter"}}
+    return pod
+
+
+def four_gpu_page() -> str:
+    """The recorded H100 scrape (with FB_USED) of GPUs 0-3 only: a node of four."""
+    return "\n".join(line for line in h100_with_fb_used().splitlines() if not any(f'gpu="{i}"' in line for i in range(4, 8)))
+
+
+def tools_ran(cluster: FakeCluster, dcgm: tuple[int, str], nccl: tuple[int, str]) -> FakeCluster:
+    """n1's DCGM and NCCL Jobs ended with these exit codes and logs, and its exporter serves four GPUs."""
+    for name, container, (code, log) in ((DCGM_JOB, "dcgm", dcgm), (NCCL_JOB, "nccl", nccl)):
+        ended = job(succeeded=1) if code == 0 else job(failed_reason="BackoffLimitExceeded")
+        cluster.jobs[(VERIFICATION_NAMESPACE, name)] = ended
+        pod = ended_pod(name, container, code)
+        cluster.pod_list.append(pod)
+        cluster.logs[(VERIFICATION_NAMESPACE, pod["metadata"]["name"], container)] = log
+    cluster.pod_list.append(exporter_pod())
+    cluster.pages[(PLUGIN_NAMESPACE, EXPORTER_POD, 9400)] = four_gpu_page()
+    return cluster
+
+
+PASSING_DCGM = (0, recorded("dcgmi-diag-r3-8gpu-pass.composed.json"))
+FAILING_DCGM = (226, recorded("dcgmi-diag-r1-dcgm4.2.3-gb10-persistence-fail.json"))
+GOOD_NCCL = (0, recorded("all_reduce_perf-dgx-a100-4gpu-nvswitch.table.txt"))
+DEGRADED_NCCL = (0, recorded("all_reduce_perf-dgx-a100-4gpu-p2p-disabled-degraded.table.txt"))
+
+
+def test_a_node_that_passes_every_item_it_runs_is_proven_and_its_figures_kept():
+    judgement = judge(cluster := tools_ran(proven_cluster(), PASSING_DCGM, GOOD_NCCL), DIAGNOSED, NOW, outputs=cluster)
+    assert judgement.passed, f"n1: {judgement.problems}"
+    assert {"diagnosticsPassed", "bandwidthMet", "metricsExported"} <= judgement.checklist.keys(), judgement.checklist
+    measured = judgement.measured
+    assert measured.bus_bandwidth is not None and measured.bus_bandwidth["gbps"] >= 200, measured
+    assert measured.metrics is not None and measured.metrics["gpus"] == 4, measured
+
+
+def test_a_failed_dcgm_test_fails_its_item_at_once_and_its_job_is_deleted_to_run_again():
+    cluster = tools_ran(proven_cluster(), FAILING_DCGM, GOOD_NCCL)
+    judgement = judge(cluster, DIAGNOSED, NOW, outputs=cluster)
+    assert failing(judgement) == ["diagnosticsPassed"], f"n1: {judgement.problems}"
+    assert "Persistence mode for GPU 0 is disabled" in judgement.problems[0][1], judgement.problems
+    assert judgement.final and DCGM_JOB in judgement.failed_jobs, f"n1: {judgement}"
+
+
+def test_a_bandwidth_below_the_floor_fails_its_item_at_once_though_its_job_succeeded():
+    cluster = tools_ran(proven_cluster(), PASSING_DCGM, DEGRADED_NCCL)
+    judgement = judge(cluster, DIAGNOSED, NOW, outputs=cluster)
+    assert failing(judgement) == ["bandwidthMet"], f"n1: {judgement.problems}"
+    assert judgement.final and NCCL_JOB in judgement.failed_jobs, "waiting will not raise a finished run's figure"
+
+
+def test_an_exporter_that_does_not_answer_is_waited_for():
+    cluster = tools_ran(proven_cluster(), PASSING_DCGM, GOOD_NCCL)
+    del cluster.pages[(PLUGIN_NAMESPACE, EXPORTER_POD, 9400)]
+    judgement = judge(cluster, DIAGNOSED, NOW, outputs=cluster)
+    assert failing(judgement) == ["metricsExported"], f"n1: {judgement.problems}"
+    assert not judgement.final, "an exporter answers a while after it starts"
+
+
+def test_dcgm_and_nccl_still_running_are_waited_for():
+    cluster = proven_cluster()
+    cluster.jobs[(VERIFICATION_NAMESPACE, DCGM_JOB)] = job()
+    cluster.jobs[(VERIFICATION_NAMESPACE, NCCL_JOB)] = job()
+    judgement = judge(cluster, DIAGNOSED, NOW, outputs=cluster)
+    assert {"diagnosticsPassed", "bandwidthMet"} <= set(failing(judgement)) and not judgement.final, judgement
+
+
+def test_a_refresh_judges_the_tools_by_their_jobs_and_the_exporter_by_its_pod_reading_no_report():
+    cluster = tools_ran(proven_cluster(), PASSING_DCGM, DEGRADED_NCCL)
+    judgement = judge(cluster, DIAGNOSED, NOW)
+    assert judgement.passed and judgement.measured.bus_bandwidth is None, f"n1: {judgement}"

@@ -105,3 +105,45 @@ def test_the_check_returns_its_advisories_for_the_program_to_warn_of(monkeypatch
     assert outs["advisories"] == lines and outs["unchecked"] == [], outs
     read = CoexistenceProvider().read("device-plugin-coexistence", {"nodes": ["gpu-0"], "handOver": []})
     assert read.outs["advisories"] == lines, read.outs
+
+
+# --- the Operator's DCGM and dcgm-exporter, held to the floors gpu-nodes' own proof images are --------
+
+
+def with_dcgm(policy: dict[str, Any], exporter: str | None = None, dcgm: str | None = None) -> dict[str, Any]:
+    """The ClusterPolicy's exporter and DCGM as the chart writes them (values.yaml `dcgmExporter`, `dcgm`)."""
+    if exporter is not None:
+        policy["spec"]["dcgmExporter"] = {
+            "enabled": True,
+            "repository": "nvcr.io/nvidia/k8s",
+            "image": "dcgm-exporter",
+            "version": exporter,
+        }
+    if dcgm is not None:
+        policy["spec"]["dcgm"] = {"enabled": True, "repository": "nvcr.io/nvidia/cloud-native", "image": "dcgm", "version": dcgm}
+    return policy
+
+
+def test_an_operators_exporter_open_to_bulletin_5857_is_named_with_its_version():
+    """The Operator v26.3.0 and v26.3.1 ship dcgm-exporter 4.5.1-4.8.0 (its values.yaml at those tags)."""
+    [warning], _ = operator_advisories([with_dcgm(cluster_policy("v26.7.0"), exporter="4.5.1-4.8.0-distroless")], [])
+    assert "the dcgm-exporter of ClusterPolicy/cluster-policy (spec.dcgmExporter.version 4.5.1-4.8.0-distroless)" in warning
+    assert "CVE-2026-47483" in warning and "fixed in 4.8.2" in warning, warning
+
+
+def test_an_operators_dcgm_open_to_bulletin_5857_is_named():
+    [warning], _ = operator_advisories([with_dcgm(cluster_policy("v26.7.0"), dcgm="4.5.2-1-ubuntu22.04")], [])
+    assert "the DCGM of ClusterPolicy/cluster-policy" in warning and "fixed in 4.5.3" in warning, warning
+
+
+def test_a_current_exporter_and_dcgm_are_not_named():
+    policy = with_dcgm(cluster_policy("v26.7.0"), exporter="4.6.0-4.8.3-distroless", dcgm="4.6.0-1-ubuntu24.04")
+    assert operator_advisories([policy], []) == ([], [])
+
+
+def test_an_exporter_pinned_by_digest_is_said_unchecked():
+    policy = with_dcgm(
+        cluster_policy("v26.7.0"), exporter="sha256:613ab03c11d442fd960ff515f547e9921537454a712d08160bc8f677f89f1c35"
+    )
+    warnings, [unknown] = operator_advisories([policy], [])
+    assert warnings == [] and "spec.dcgmExporter.version" in unknown and "names no release" in unknown, unknown

@@ -10,9 +10,16 @@ from gpu_nodes.proof.checklist import CHECKLIST_ITEMS, FAIL, PASS
 from gpu_nodes.proof.inputs import Change, keys
 from gpu_nodes.proof.target import TARGET_KEYS
 from gpu_nodes.providers.cluster_resource import read_inputs
-from gpu_nodes.providers.readiness import GRACE_SECONDS, REPROVING_KEYS, NodeReadinessProvider, ReadinessInputs
+from gpu_nodes.providers.readiness import (
+    GRACE_SECONDS,
+    REPROVING_KEYS,
+    NodeReadinessProvider,
+    ReadinessInputs,
+    diagnostics_input,
+)
 from gpu_nodes.vocabulary import FACTS_ANNOTATION
 from tests.fakes import (
+    DCGM_JOB,
     GATE_TAINT,
     GPU_TAINT,
     JOBS,
@@ -22,6 +29,7 @@ from tests.fakes import (
     FakeCluster,
     FakeTaintApi,
     busy_pod,
+    ended_pod,
     gated_cluster,
     job,
     jobs_succeed,
@@ -34,6 +42,7 @@ from tests.fakes import (
     short_node_with_settled_plugin,
     target,
 )
+from tests.proof.recorded import recorded
 
 
 def props(**overrides) -> dict:
@@ -49,6 +58,7 @@ def cluster(monkeypatch) -> FakeCluster:
     monkeypatch.setattr(NodeReadinessProvider, "_taint_api", lambda self, p: FakeTaintApi(fake))
     monkeypatch.setattr(NodeReadinessProvider, "_deleter", lambda self, p: fake)
     monkeypatch.setattr(NodeReadinessProvider, "_node_pods", lambda self, p: fake)
+    monkeypatch.setattr(NodeReadinessProvider, "_outputs", lambda self, p: fake)
     return fake
 
 
@@ -546,6 +556,10 @@ READINESS_KEYS = (
     "preflightResource",
     "preflightRun",
     "gpuDevices",
+    "accessJobs",
+    "diagnostics",
+    "performance",
+    "metrics",
 )
 # Stored only: the group's figures for the message (its GPUs, replicas, MPS), and the preflight's name.
 STATE_ONLY_KEYS = ("gpusPerNode", "replicas", "sharing", "preflightResource")
@@ -633,3 +647,46 @@ def test_rotated_credentials_are_stored_and_the_node_is_not_proven_again():
     assert NodeReadinessProvider().diff("n1", olds, props(kubeconfig="rotated")).changes
     outs = NodeReadinessProvider().update("n1", olds, props(kubeconfig="rotated")).outs
     assert outs == {**olds, "kubeconfig": "rotated"}, outs
+
+
+# --- the proof beyond the runbook ----------------------------------------------------------------
+
+
+def dcgm_ran(exit_code: int, log: str):
+    """An event: n1's DCGM Job ends with `exit_code`, its container's log `log`."""
+
+    def event(cluster: FakeCluster) -> None:
+        cluster.jobs[(VERIFICATION_NAMESPACE, DCGM_JOB)] = (
+            job(succeeded=1) if exit_code == 0 else job(failed_reason="BackoffLimitExceeded")
+        )
+        pod = ended_pod(DCGM_JOB, "dcgm", exit_code)
+        cluster.pod_list.append(pod)
+        cluster.logs[(VERIFICATION_NAMESPACE, pod["metadata"]["name"], "dcgm")] = log
+
+    return event
+
+
+def with_diagnostics() -> dict:
+    return props(diagnostics=diagnostics_input(DCGM_JOB, 1))
+
+
+def test_a_node_whose_diagnostics_pass_opens_with_what_dcgm_ran(cluster):
+    cluster.jobs[(VERIFICATION_NAMESPACE, DCGM_JOB)] = job()
+    cluster.events = [plugin_lands, jobs_succeed, dcgm_ran(0, recorded("dcgmi-diag-r3-8gpu-pass.composed.json"))]
+    created = NodeReadinessProvider().create(with_diagnostics())
+    assert created.outs["checklist"]["diagnosticsPassed"] == PASS, created.outs
+    assert created.outs["measured"]["diagnostics"]["failures"] == [], created.outs["measured"]
+    assert taints_on(cluster) == [GPU_TAINT], "the gate is still on n1"
+
+
+def test_a_node_whose_diagnostics_fail_stays_gated_in_dcgms_words_and_its_job_runs_again(cluster):
+    cluster.jobs[(VERIFICATION_NAMESPACE, DCGM_JOB)] = job()
+    failed = recorded("dcgmi-diag-r1-dcgm4.2.3-gb10-persistence-fail.json")
+    cluster.events = [plugin_lands, jobs_succeed, dcgm_ran(226, failed)]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(with_diagnostics())
+    message = str(failure.value)
+    assert "- diagnosticsPassed: DCGM diagnostics level 1 failed: software, GPU 0:" in message, message
+    assert "(DCGM error 29)" in message, message
+    assert DCGM_JOB in cluster.deleted_jobs, cluster.deleted_jobs
+    assert GATE_TAINT in taints_on(cluster), "a node that fails DCGM's diagnostics stays gated"

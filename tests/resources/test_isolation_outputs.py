@@ -18,13 +18,14 @@ def test_tenant_access_says_each_groups_isolation():
     }, access
 
 
-def test_the_node_report_says_the_groups_isolation_and_lists_the_no_gpu_job():
+def test_the_node_report_says_the_groups_isolation_and_lists_the_access_job():
     run = run_component(group("a100", isolation="strict"))
     node = run.resolve(run.globals["component"].nodes)["a100-node-1"]
     assert node["isolation"] == "strict", node
     names = [job.name for job in verification_jobs(group_spec("a100", isolation="strict")) if job.node == "a100-node-1"]
     assert [entry["job"] for entry in node["verification"]] == names, node
-    assert node["verification"][-1]["gpus"] == 0, node
+    (access,) = [entry for entry in node["verification"] if entry["role"] == "access"]
+    assert access["gpus"] == 0, node
 
 
 def test_the_node_report_of_a_default_group_says_default():

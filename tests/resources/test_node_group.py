@@ -56,7 +56,7 @@ def test_children_are_named_after_the_group_and_parented_to_it():
     children = [r for r in run.resources if r.parent == component.urn]
     parts = ("preflight", "preflight-script", "taints", "labels", "readiness")
     per_node = [f"a100-a100-node-{i}-{part}" for i in (1, 2) for part in parts]
-    jobs = ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-2-1gpu"]
+    jobs = [f"a100-verify-a100-node-{i}-{slug}" for i in (1, 2) for slug in ("1gpu", "access", "dcgm")]
     group_wide = ["a100-device-plugin", "a100-device-plugin-service-account", "a100-priority-class"]
     group_wide += ["a100-verification-priority-class", "a100-verification-check"]
     group_wide += ["a100-priority-class-claim", "a100-verification-priority-class-claim"]
@@ -202,11 +202,11 @@ def test_labels_come_after_the_gate_so_the_plugin_lands_on_a_gated_node():
 def test_each_node_job_waits_for_the_plugin_and_its_own_node_only():
     run = run_component(group("a100", verification={"gpusPerPod": [1, 2]}))
     jobs = run.of_type(JOB)
-    assert len(jobs) == 4, names(jobs)
+    assert len(jobs) == 8, names(jobs)
     for node in ("a100-node-1", "a100-node-2"):
         other = "a100-node-2" if node == "a100-node-1" else "a100-node-1"
-        for gpus in (1, 2):
-            job = run.named(f"a100-verify-{node}-{gpus}gpu")
+        for slug in ("1gpu", "2gpu", "access", "dcgm"):
+            job = run.named(f"a100-verify-{node}-{slug}")
             needs = deps(run, job)
             wanted = {"a100-device-plugin", "a100-verification-priority-class", f"a100-{node}-labels", f"a100-{node}-taints"}
             assert wanted <= needs, job.urn
@@ -216,7 +216,9 @@ def test_each_node_job_waits_for_the_plugin_and_its_own_node_only():
 def test_mixed_mig_registers_a_job_per_mig_resource():
     mig = {"nvidia.com/mig-1g.5gb": 2}
     run = run_component(group("a100", nodes=1, devicePlugin={"migStrategy": "mixed"}, verification={"migResources": mig}))
-    assert names(run.of_type(JOB)) == ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-1-2x-mig-1g-5gb"]
+    # No DCGM diagnostic on MIG GPUs: DCGM refuses a GPU whose MIG instances do not span it.
+    expected = ["a100-verify-a100-node-1-1gpu", "a100-verify-a100-node-1-2x-mig-1g-5gb", "a100-verify-a100-node-1-access"]
+    assert names(run.of_type(JOB)) == expected, names(run.of_type(JOB))
     job = run.named("a100-verify-a100-node-1-2x-mig-1g-5gb")
     limits = job.inputs["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
     assert limits["nvidia.com/mig-1g.5gb"] == "2", job.urn
@@ -328,11 +330,13 @@ def test_outputs_report_each_node():
     assert node["preflight"]["passed"] is True, node
     assert node["preflight"]["driverVersion"] == passing_report()["driverVersion"], node
     assert node["preflight"]["gpuModels"] == ["NVIDIA H100 80GB HBM3"], node
-    jobs = {job.name: job.gpus for job in verification_jobs(group_spec("a100", verification={"gpusPerPod": [1, 2]}))}
-    expected = [{"job": name, "resource": "nvidia.com/gpu", "gpus": gpus} for name, gpus in jobs.items() if "a100-node-1" in name]
+    jobs = verification_jobs(group_spec("a100", verification={"gpusPerPod": [1, 2]}))
+    mine = [job for job in jobs if job.node == "a100-node-1"]
+    expected = [{"job": job.name, "role": job.role.value, "resource": job.resource, "gpus": job.gpus} for job in mine]
     assert node["verification"] == expected, node
+    assert [job["role"] for job in node["verification"]] == ["verification", "verification", "access", "diagnostics"], node
     assert node["expectedGpus"] == 4, node
-    assert node["checklist"] == dict.fromkeys(CHECKLIST_ITEMS, "pass"), node
+    assert node["checklist"] == dict.fromkeys([*CHECKLIST_ITEMS, "diagnosticsPassed"], "pass"), node
     assert node["gate"] == "lifted", node
 
 
