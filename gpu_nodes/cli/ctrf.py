@@ -5,7 +5,7 @@ document (a dict, JSON as it is) out; the times are given.
 What CTRF requires and allows is read from ctrf-io/ctrf at commit 84ddec55 (`spec/ctrf.md` and
 `schema/ctrf.schema.json`, the schema tests/cli/fixtures/ holds): every object refuses fields it does
 not define, so what we add goes under `extra`, with keys named `<producer>.<what>` (spec 4.6.1,
-"Extension Keys"). docs/fleet.md, "The CTRF report", has the mapping.
+"Extension Keys"). docs/fleet.md, "Reports", has the mapping and why each status.
 """
 
 from __future__ import annotations
