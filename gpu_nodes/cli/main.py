@@ -123,8 +123,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.area == "report":
         return _stack_report(args)
-    if args.command == "report" and args.json == STDOUT and (args.out or STDOUT) == STDOUT:
-        print("gpu-nodes fleet: --json - and the report would both go to stdout: give --out or --json a file", file=sys.stderr)
+    if args.command == "report" and args.format == "ctrf" and args.json == STDOUT and (args.out or STDOUT) == STDOUT:
+        # Two JSON documents on one stream: no reader takes that (the table before --json's document, as ever, is fine).
+        print(
+            "gpu-nodes fleet: --json - and the CTRF report would both go to stdout: give --out or --json a file", file=sys.stderr
+        )
         return REFUSED
     try:
         fleet = load_fleet(args.file)

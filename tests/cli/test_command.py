@@ -241,7 +241,7 @@ def test_a_report_file_that_cannot_be_read_is_named(tmp_path: Path):
     )
 
 
-def test_a_fleet_report_and_its_json_both_on_stdout_are_refused():
+def test_a_fleet_reports_ctrf_and_its_json_both_on_stdout_are_refused():
     run = subprocess.run(
         [sys.executable, "-m", "gpu_nodes.cli", "fleet", "report", "--format", "ctrf", "--json", "-"],
         cwd=ROOT,
@@ -249,7 +249,7 @@ def test_a_fleet_report_and_its_json_both_on_stdout_are_refused():
         text=True,
         timeout=60,
     )
-    assert run.returncode == 2 and "--json - and the report would both go to stdout" in run.stderr, run.stderr
+    assert run.returncode == 2 and "--json - and the CTRF report would both go to stdout" in run.stderr, run.stderr
 
 
 class Workspace:
