@@ -185,6 +185,22 @@ def test_a_problems_own_dash_and_colon_do_not_start_an_item():
     assert dict(failure.items) == {"workloadSucceeded": problem}, failure
 
 
+def test_the_nodes_own_problems_stay_with_its_gate_not_with_an_item():
+    """The readiness check lists what is wrong with the node itself (NotReady, someone else's quarantine)
+    first, without an item (gpu_nodes/proof/judgement.py `judge`)."""
+    message = stays_gated("gpu-01", [(None, "NotReady (KubeletNotReady)"), ("pluginRunning", PLUGIN_PROBLEM)])
+    tests = checks_of(one(failure=kept_by_the_fleet_command(message)))
+    assert tests["gate"]["message"].endswith("what failed: - NotReady (KubeletNotReady)"), tests["gate"]
+    assert tests["pluginRunning"]["message"] == PLUGIN_PROBLEM, tests["pluginRunning"]
+
+
+def test_an_item_with_several_lines_carries_them_all():
+    """One line per Job of the node that did not succeed (gpu_nodes/proof/checklist.py WORKLOAD_SUCCEEDED)."""
+    lines = ["verification Job gpu-verification/gpu-verify-a failed", "verification Job gpu-verification/gpu-verify-b failed"]
+    failure = read_failure(stays_gated("gpu-01", [("workloadSucceeded", line) for line in lines]), RUNBOOK)
+    assert dict(failure.items) == {"workloadSucceeded": "; ".join(lines)}, failure
+
+
 def test_after_a_run_each_failed_item_carries_its_line_of_the_nodes_failure():
     report = one(
         failure=kept_by_the_fleet_command(stays_gated("gpu-01", PROBLEMS)), diagnosticsPassed="fail", bandwidthMet="fail"
