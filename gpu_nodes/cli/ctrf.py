@@ -39,6 +39,9 @@ MEASURED_BY_ITEM = {"diagnosticsPassed": "diagnostics", "bandwidthMet": "busBand
 NODE_EXTRA, MEASURED_EXTRA = f"{TOOL}.node", f"{TOOL}.measured"
 # The node's own test, after its items: its gate, whether it takes GPU work.
 GATE_TEST = "gate"
+# Lines of a node's failure that are about the node, not an item: the readiness check's word on restarting
+# its plugin pod (gpu_nodes/providers/readiness.py, `  - recovery: ...`). They go with the gate test.
+NODE_LINES = ("recovery",)
 LIFTED, UP = "lifted", "up"
 # The checklist's items in their order; a key this version does not know comes after them.
 _ORDER = [item.key for item in ITEMS]
@@ -63,7 +66,8 @@ class NodeReport:
 @dataclass(frozen=True)
 class Failure:
     """A node's failure message read item by item: the lines `  - <item>: <problem>` of
-    gpu_nodes/proof/judgement.py `failure_message`, and what comes before them."""
+    gpu_nodes/proof/judgement.py `failure_message`; and the rest, about the node itself (its first line,
+    the problems that name no item, the `NODE_LINES`)."""
 
     headline: str
     items: Mapping[str, str] = field(default_factory=dict)
@@ -95,18 +99,21 @@ class CtrfTest:
 def read_failure(message: str, items: Collection[str]) -> Failure:
     """The problem of each of `items` that the message names. The message may be as `pulumi up`
     prints it, one item a line, or on one line, as the fleet command keeps it (gpu_nodes/cli/progress.py):
-    only known item keys start an item, so a problem's own ` - ` does not split it."""
+    only known keys start a line, so a problem's own ` - ` does not split it. What follows an item's line
+    and starts none (the readiness check's closing hint) stays with that item."""
     text = " ".join(message.split())
-    keys = "|".join(re.escape(key) for key in sorted(items, key=len, reverse=True))
-    found = list(re.finditer(rf"(?:^|\s)- ({keys}): ", text)) if keys else []
-    if not found:
-        return Failure(text)
+    labels = "|".join(re.escape(key) for key in sorted({*items, *NODE_LINES}, key=len, reverse=True))
+    found = list(re.finditer(rf"(?:^|\s)- ({labels}): ", text))
+    node = [text[: found[0].start()].strip() if found else text]
     problems: dict[str, str] = {}
     for index, match in enumerate(found):
         end = found[index + 1].start() if index + 1 < len(found) else len(text)
         problem = text[match.end() : end].strip()
-        problems[match[1]] = f"{problems[match[1]]}; {problem}" if match[1] in problems else problem
-    return Failure(text[: found[0].start()].strip(), problems)
+        if match[1] in NODE_LINES:
+            node.append(f"- {match[1]}: {problem}")
+        else:
+            problems[match[1]] = f"{problems[match[1]]}; {problem}" if match[1] in problems else problem
+    return Failure(" ".join(node), problems)
 
 
 def ordered(keys: Iterable[str]) -> list[str]:

@@ -173,18 +173,22 @@ def gpu_nodes_report(*argv: str, stdin: str = "", cwd: Path = ROOT) -> subproces
     )
 
 
+# A real run's `pulumi stack output nodeGroups --json` (tests/cli/fixtures/README.md).
+RECORDED = ROOT / "tests/cli/fixtures/node-groups-local.json"
+
+
 def test_one_stacks_report_read_from_stdin_is_written_as_ctrf():
-    run = gpu_nodes_report("--format", "ctrf", "--stack", "prod", stdin=json.dumps({"h100": {"gpu-01": entry()}}))
+    run = gpu_nodes_report("--format", "ctrf", "--stack", "local", stdin=RECORDED.read_text())
     written = json.loads(run.stdout)
     assert run.returncode == 0 and ctrf_errors(written) == [], f"exit {run.returncode}: {run.stderr}"
-    assert [t["name"] for t in written["results"]["tests"]][-1] == "prod/h100/gpu-01: gate", written
+    assert [t["name"] for t in written["results"]["tests"]][-1] == "local/local-gpu/gpu-node-3: gate", written
 
 
-def test_one_stacks_report_is_the_table_by_default(tmp_path: Path):
-    (tmp_path / "node-groups.json").write_text(json.dumps({"h100": {"gpu-01": entry()}}))
-    run = gpu_nodes_report("node-groups.json", cwd=tmp_path)
-    assert run.returncode == 0 and run.stdout.splitlines()[0].split()[:2] == ["GROUP", "NODE"], run.stdout
-    assert run.stdout.splitlines()[1].split()[:3] == ["h100", "gpu-01", "passed"], run.stdout
+def test_one_stacks_report_is_the_table_by_default():
+    run = gpu_nodes_report(str(RECORDED))
+    lines = run.stdout.splitlines()
+    assert run.returncode == 0 and lines[0].split()[:2] == ["GROUP", "NODE"], run.stdout
+    assert [line.split()[:3] for line in lines[1:]] == [["local-gpu", f"gpu-node-{i}", "passed"] for i in (1, 2, 3)], run.stdout
 
 
 def test_out_writes_the_report_to_its_file_and_nothing_to_stdout(tmp_path: Path):

@@ -4,6 +4,8 @@ the measured figures and the node's context in `extra`."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,10 +22,11 @@ from gpu_nodes.cli.ctrf import (
 )
 from gpu_nodes.cli.progress import StackProgress
 from gpu_nodes.proof.checklist import ITEMS, plugin_problem
-from tests.cli.events import error
+from tests.cli.events import diagnostic, error
 from tests.cli.reports import RUNBOOK, ctrf_errors, entry, stays_gated
 from tests.fakes import target
 
+FIXTURES = Path(__file__).parent / "fixtures"
 START, STOP = 1_796_000_000_000, 1_796_000_630_000
 # DCGM's own words for a GPU without persistence mode (error 29, DCGM_FR_PERSISTENCE_MODE in NVIDIA/DCGM
 # dcgmlib/dcgm_errors.h, v4.6.0), as `dcgmi diag -r 1 -j` reports it, in the proof's line for the item.
@@ -308,3 +311,39 @@ def test_the_same_reports_make_the_same_document_whatever_the_order_of_their_key
     again = stack_reports({"a": {"n3": in_order}, "b": {"n1": in_order, "n2": in_order}}, "prod")
     assert document(reports, START, STOP) == document(again, START, STOP)
     assert [(r.group, r.node) for r in reports] == [("a", "n3"), ("b", "n1"), ("b", "n2")], reports
+
+
+# --- recorded from real runs (tests/cli/fixtures/README.md)
+
+
+def recorded_report() -> dict[str, Any]:
+    return json.loads((FIXTURES / "node-groups-local.json").read_text())
+
+
+def recorded_failure() -> str:
+    """gpu-node-2's failure as `gpu-nodes fleet` keeps it from the recorded run's diagnostics."""
+    progress = StackProgress("local", ("gpu-node-1", "gpu-node-2", "gpu-node-3"))
+    for found in json.loads((FIXTURES / "readiness-failure-diagnostics.json").read_text()):
+        progress.on_event(diagnostic(found["message"], found["urn"]))
+    assert list(progress.failed) == ["gpu-node-2"], progress.failed
+    return progress.failed["gpu-node-2"]
+
+
+def test_a_recorded_report_of_nodes_in_service_is_every_test_passed():
+    written = document(stack_reports(recorded_report(), "local"), START, STOP)
+    assert ctrf_errors(written) == [], ctrf_errors(written)
+    summary = written["results"]["summary"]
+    # Three nodes, each its five runbook items, gpuFactsAgree and its gate.
+    assert (summary["tests"], summary["passed"]) == (21, 21), summary
+
+
+def test_a_recorded_failure_fails_the_item_it_names_where_the_stale_report_says_pass():
+    report = NodeReport("local-gpu", "gpu-node-2", recorded_report()["local-gpu"]["gpu-node-2"], "local", recorded_failure())
+    tests = checks_of(report)
+    failed = {what: t["message"] for what, t in tests.items() if t["status"] == "failed"}
+    assert list(failed) == ["gpusRegistered", "gate"], failed
+    assert failed["gpusRegistered"].startswith('node gpu-node-2: status.allocatable["nvidia.com/gpu"] is 3, expected 4'), failed
+    assert failed["gpusRegistered"].endswith("if the node really has fewer GPUs, change gpusPerNode"), failed
+    assert failed["gate"].startswith("node gpu-node-2 stays gated (gpu-nodes.dev/unverified=true:NoSchedule) after 90s;"), failed
+    assert " - recovery: node gpu-node-2: its plugin pod " in failed["gate"], failed
+    assert ctrf_errors(document([report], START, STOP)) == []
