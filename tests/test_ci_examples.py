@@ -1,6 +1,7 @@
 """examples/ci: the scheduled drift check runs the fleet command's drift as docs/fleet.md shows it (which
-runs the README's two drift commands on every stack: tests/cli/test_runner.py) and passes actionlint, the
-linter for GitHub Actions workflows (built by tools/actionlint.sh)."""
+runs the README's two drift commands on every stack: tests/cli/test_runner.py), publishes each node's
+checklist as CTRF with ctrf-io's reporter, pins each action to a release's major tag, and passes actionlint,
+the linter for GitHub Actions workflows (built by tools/actionlint.sh)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,4 +47,25 @@ def test_the_workflow_runs_the_fleet_drift_command_of_the_docs():
 def test_the_verdict_and_logs_are_kept_even_when_drift_was_found():
     upload = next(step for step in steps() if str(step.get("uses", "")).startswith("actions/upload-artifact"))
     assert upload.get("if") == "${{ !cancelled() }}", f"{WORKFLOW}: {upload}"
-    assert "fleet-drift.json" in upload["with"]["path"] and "fleet-logs/" in upload["with"]["path"], upload
+    kept = upload["with"]["path"].split()
+    assert {"fleet-drift.json", "fleet-report.ctrf.json", "fleet-logs/"} <= set(kept), upload
+
+
+# `owner/name@vN`: an action at a release's major tag, as its README tells its users to pin it (ctrf-io's
+# github-test-reporter README: `uses: ctrf-io/github-test-reporter@v1`).
+_PINNED = re.compile(r"^[\w.-]+/[\w.-]+@v\d+$")
+
+
+@pytest.mark.parametrize("uses", [step["uses"] for step in steps() if "uses" in step])
+def test_each_action_is_pinned_to_a_releases_major_tag(uses: str):
+    assert _PINNED.match(uses), f"{WORKFLOW}: {uses}"
+
+
+def test_the_ctrf_report_the_docs_show_is_written_and_published_even_after_drift():
+    page = (ROOT / "docs/fleet.md").read_text()
+    assert re.search(r"^ {4}gpu-nodes fleet report .*--format ctrf\b", page, re.M), "docs/fleet.md shows no CTRF report"
+    report = next(step for step in steps() if "--format ctrf" in step.get("run", ""))
+    written = re.search(r'gpu-nodes fleet report -f "\$FLEET" --format ctrf --out (\S+)$', report["run"])
+    publish = next(step for step in steps() if str(step.get("uses", "")).startswith("ctrf-io/github-test-reporter@"))
+    assert written and publish["with"]["report-path"] == written[1], f"{WORKFLOW}: {report}, {publish}"
+    assert report.get("if") == publish.get("if") == "${{ !cancelled() }}", f"{WORKFLOW}: {report}, {publish}"

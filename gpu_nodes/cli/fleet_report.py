@@ -5,9 +5,11 @@ result, the drift verdict, and the same as JSON for CI. Pure: progress and outpu
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from gpu_nodes.cli.ctrf import NodeReport
 from gpu_nodes.cli.node_table import HEADER, aligned, node_row
 from gpu_nodes.cli.plan import FleetPlan
 from gpu_nodes.cli.progress import StackProgress
@@ -15,21 +17,43 @@ from gpu_nodes.cli.progress import StackProgress
 NO_REPORT = "no report"
 
 
-def node_rows(plan: FleetPlan, outputs: dict[str, dict[str, Any]]) -> list[list[str]]:
-    """["STACK", *HEADER] rows: every node of the fleet, in the fleet file's order of stacks.
-    A node its stack has no report for (never deployed, or its run failed first) says so."""
-    table = []
+def fleet_nodes(
+    plan: FleetPlan, outputs: dict[str, dict[str, Any]], failures: Mapping[str, Mapping[str, str]] | None = None
+) -> list[NodeReport]:
+    """Every node of the fleet, in the fleet file's order of stacks, with its stack's report of it (None:
+    never deployed, or its run failed first) and `failures`' word on it (stack: {node: why})."""
+    found = []
     for stack in plan.stacks:
         report = outputs.get(stack.name) or {}
+        failed = (failures or {}).get(stack.name) or {}
         for group in stack.groups:
             nodes = [n["name"] for n in next(g for g in stack.config["gpu-nodes:nodeGroups"] if g["name"] == group)["nodes"]]
             for node in nodes:
-                entry = (report.get(group) or {}).get(node)
-                if entry is None:
-                    table.append([stack.name, group, node, NO_REPORT, *["-"] * (len(HEADER) - 3)])
-                else:
-                    table.append([stack.name, *node_row(group, node, entry)])
-    return table
+                found.append(NodeReport(group, node, (report.get(group) or {}).get(node), stack.name, failed.get(node)))
+    return found
+
+
+def node_rows(plan: FleetPlan, outputs: dict[str, dict[str, Any]]) -> list[list[str]]:
+    """["STACK", *HEADER] rows: every node of the fleet, in the fleet file's order of stacks.
+    A node its stack has no report for (never deployed, or its run failed first) says so."""
+    return [
+        [str(n.stack), n.group, n.node, NO_REPORT, *["-"] * (len(HEADER) - 3)]
+        if n.entry is None
+        else [str(n.stack), *node_row(n.group, n.node, n.entry)]
+        for n in fleet_nodes(plan, outputs)
+    ]
+
+
+def run_failures(progress: StackProgress) -> dict[str, str]:
+    """Each node of the stack that its run did not prove, and why: the node's own failure, else the
+    stack's (a stack that failed before the node's proof, or did not run)."""
+    failed = dict(progress.failed)
+    if progress.state != "passed":
+        why = f"stack {progress.name} {progress.state}" + (f": {progress.reason}" if progress.reason else "")
+        for node in progress.nodes:
+            if node not in failed and node not in progress.proven:
+                failed[node] = f"not proven by this run: {why}"
+    return failed
 
 
 def node_table(plan: FleetPlan, outputs: dict[str, dict[str, Any]]) -> list[str]:

@@ -1,6 +1,7 @@
-"""`gpu-nodes fleet up | preview | drift | destroy | report | export`: one fleet, many stacks.
+"""`gpu-nodes fleet up | preview | drift | destroy | report | export`: one fleet, many stacks; and
+`gpu-nodes report`: one stack's per-node report, from its `nodeGroups` output.
 
-docs/fleet.md, "The fleet command".
+docs/fleet.md, "The fleet command" and "Reports".
 """
 
 from __future__ import annotations
@@ -9,24 +10,38 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pulumi import automation as auto
 
+from gpu_nodes.cli.ctrf import document, stack_reports
 from gpu_nodes.cli.deployed import deployment_digests
 from gpu_nodes.cli.fleet_file import Fleet, SecretSource, load_fleet
-from gpu_nodes.cli.fleet_report import as_json, drift_verdict, node_table, repair_command, stack_table
+from gpu_nodes.cli.fleet_report import (
+    as_json,
+    drift_verdict,
+    fleet_nodes,
+    node_table,
+    repair_command,
+    run_failures,
+    stack_table,
+)
 from gpu_nodes.cli.live import LiveView
+from gpu_nodes.cli.node_table import HEADER, WHAT, aligned, in_service, read_node_groups, rows
 from gpu_nodes.cli.orchestrate import objects_in_state, run_phases, shared_objects
 from gpu_nodes.cli.plan import FleetPlan, plan_fleet
 from gpu_nodes.cli.progress import StackProgress
 from gpu_nodes.cli.runner import RunOptions, run_stack
 from gpu_nodes.cli.stack_files import prepare_stack, stack_file
-from gpu_nodes.errors import GpuNodesError
+from gpu_nodes.errors import FleetError, GpuNodesError
 
 RUNS = ("up", "preview", "drift", "destroy")
+# What a report is written as: the table `make local-up` prints, or CTRF for CI (gpu_nodes/cli/ctrf.py).
+FORMATS = ("table", "ctrf")
+STDOUT = Path("-")
 # Exit codes: a stack failed (or drifted, or has nodes out of service); the command refused its input.
 FAILED, REFUSED = 1, 2
 
@@ -63,11 +78,37 @@ def parser() -> argparse.ArgumentParser:
             action.add_argument(
                 "--refresh", action="store_true", help="passed to each stack's pulumi up: what was changed by hand is set back"
             )
+        if name == "up":
+            action.add_argument("--ctrf", type=Path, help="also write each node's proof as CTRF JSON to this file (- for stdout)")
+        if name == "report":
+            _report_arguments(action)
         if name == "export":
             action.add_argument("--operator", action="store_true", required=True, help="the Pulumi Kubernetes Operator's objects")
             action.add_argument("--out", type=Path, help="write the objects here (default: stdout)")
             action.add_argument("--operator-settings", type=Path, help="YAML: the operator's backend, program source, Secrets")
+    report = commands.add_parser(
+        "report",
+        help="print one stack's per-node report from its nodeGroups output (pulumi stack output nodeGroups --json)",
+    )
+    report.add_argument(
+        "source", nargs="?", type=Path, default=STDOUT, help="the nodeGroups output as JSON (default: - for stdin)"
+    )
+    report.add_argument("--stack", type=_stack_name, help="the stack's name, put in front of each node in CTRF")
+    _report_arguments(report)
     return top
+
+
+def _report_arguments(action: argparse.ArgumentParser) -> None:
+    action.add_argument(
+        "--format", choices=FORMATS, default=FORMATS[0], help="the table, or CTRF JSON for CI (default: %(default)s)"
+    )
+    action.add_argument("--out", type=Path, help="write the report here (default: stdout)")
+
+
+def _stack_name(value: str) -> str:
+    if not value:
+        raise argparse.ArgumentTypeError("expected the stack's name, not an empty string")
+    return value
 
 
 def default_parallel() -> int:
@@ -80,6 +121,14 @@ def default_parallel() -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.area == "report":
+        return _stack_report(args)
+    if args.command == "report" and args.format == "ctrf" and args.json == STDOUT and (args.out or STDOUT) == STDOUT:
+        # Two JSON documents on one stream: no reader takes that (the table before --json's document, as ever, is fine).
+        print(
+            "gpu-nodes fleet: --json - and the CTRF report would both go to stdout: give --out or --json a file", file=sys.stderr
+        )
+        return REFUSED
     try:
         fleet = load_fleet(args.file)
         plan = plan_fleet(fleet)
@@ -121,6 +170,7 @@ def _run(
     # What each stack's `up` runs: kept by a successful up, compared by drift (gpu_nodes/cli/deployed.py).
     files = {s.name: stack_file(fleet.program, s.name) for s in plan.stacks} if args.command in ("up", "drift") else {}
     digests = deployment_digests(fleet.program, files)
+    started = _now_ms()
     live = LiveView(list(progress.values()))
     live.start()
     try:
@@ -145,6 +195,9 @@ def _run(
         lines += ["", *drift_verdict(stacks, repair_command(args.file))]
     print("\n".join(lines))
     _write_json(args.json, as_json(args.command, plan, stacks, outputs))
+    if getattr(args, "ctrf", None) is not None:
+        nodes = fleet_nodes(plan, outputs, {s.name: run_failures(s) for s in stacks})
+        _write_json(args.ctrf, document(nodes, started, _now_ms()))
     return 0 if all(s.state == "passed" for s in stacks) else FAILED
 
 
@@ -154,14 +207,51 @@ def _report(args: argparse.Namespace, plan: FleetPlan, workspace: auto.LocalWork
     for stack in plan.stacks:
         progress = StackProgress(stack.name, stack.nodes, owner=stack.owner)
         report = outputs.get(stack.name) or {}
-        lifted = {node for nodes in report.values() for node, entry in nodes.items() if entry.get("gate") == "lifted"}
+        lifted = {node for nodes in report.values() for node, entry in nodes.items() if in_service(entry)}
         progress.proven = lifted & set(stack.nodes)
         out = [n for n in stack.nodes if n not in lifted]
         progress.finish(not out, f"not in service: {', '.join(out)}" if out else "")
         stacks.append(progress)
-    print("\n".join(node_table(plan, outputs)))
+    if args.format == "ctrf":
+        now = _now_ms()
+        _write_json(args.out or STDOUT, document(fleet_nodes(plan, outputs), now, now))
+    else:
+        _write_text(args.out or STDOUT, "\n".join(node_table(plan, outputs)) + "\n")
     _write_json(args.json, as_json("report", plan, stacks, outputs))
     return 0 if all(s.state == "passed" for s in stacks) else FAILED
+
+
+def _stack_report(args: argparse.Namespace) -> int:
+    """`gpu-nodes report`: one stack's nodeGroups output, as the table or as CTRF; exit 1 when a node
+    is out of service, as `fleet report`'s."""
+    try:
+        node_groups = read_node_groups(_read_source(args.source), "stdin" if args.source == STDOUT else str(args.source))
+    except GpuNodesError as error:
+        print(f"gpu-nodes report: {error}", file=sys.stderr)
+        return REFUSED
+    if args.format == "ctrf":
+        now = _now_ms()
+        _write_json(args.out or STDOUT, document(stack_reports(node_groups, args.stack), now, now))
+    else:
+        _write_text(args.out or STDOUT, "\n".join(aligned([HEADER, *rows(node_groups)])) + "\n")
+    entries = [entry for nodes in node_groups.values() for entry in nodes.values()]
+    return 0 if all(in_service(entry) for entry in entries) else FAILED
+
+
+def _read_source(source: Path) -> str:
+    if source == STDOUT:
+        return sys.stdin.read()
+    try:
+        return source.read_text()
+    except OSError as error:
+        raise FleetError(source, [f"cannot read it: {error.strerror}"], WHAT) from None
+    except UnicodeDecodeError as error:
+        raise FleetError(source, [f"not text: {error}"], WHAT) from None
+
+
+def _now_ms() -> int:
+    """Now, as CTRF counts time: milliseconds since the Unix epoch."""
+    return time.time_ns() // 1_000_000
 
 
 def _cached() -> Callable[[SecretSource], str]:
@@ -197,10 +287,12 @@ def _outputs(
 
 
 def _write_json(path: Path | None, data: dict) -> None:
-    if path is None:
-        return
-    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
-    if str(path) == "-":
+    if path is not None:
+        _write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def _write_text(path: Path, text: str) -> None:
+    if path == STDOUT:
         sys.stdout.write(text)
     else:
         path.write_text(text)

@@ -35,3 +35,8 @@ def error(message: str, name: str | None = None) -> EngineEvent:
     return _event(
         "diagnosticEvent", {"message": message, "severity": "error", "urn": urn(name) if name else "", "color": "never"}
     )
+
+
+def diagnostic(message: str, urn: str | None, severity: str = "error") -> EngineEvent:
+    """A diagnostic as recorded from a real run (its URN, or None for one of the whole update)."""
+    return _event("diagnosticEvent", {"message": message, "severity": severity, "urn": urn or "", "color": "never"})

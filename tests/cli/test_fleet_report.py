@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpu_nodes.cli.fleet_report import as_json, drift_verdict, node_rows, repair_command, stack_table
+import pytest
+
+from gpu_nodes.cli.fleet_report import as_json, drift_verdict, fleet_nodes, node_rows, repair_command, run_failures, stack_table
 from gpu_nodes.cli.plan import plan_fleet
 from gpu_nodes.cli.progress import Change, StackProgress
 from tests.cli.fleets import fleet, group
@@ -79,3 +81,43 @@ def test_the_json_says_whether_every_stack_passed_and_lists_every_node():
         ("a", "n2", "lifted"),
         ("b", "n3", "-"),
     ]
+
+
+def test_every_node_of_the_fleet_comes_with_its_stacks_report_and_the_runs_word_on_it():
+    nodes = fleet_nodes(plan(), {"a": {"a": {"n1": ENTRY}}}, {"a": {"n2": "node n2 stays gated"}})
+    assert [(n.stack, n.group, n.node, n.entry is not None, n.failure) for n in nodes] == [
+        ("a", "a", "n1", True, None),
+        ("a", "a", "n2", False, "node n2 stays gated"),
+        ("b", "b", "n3", False, None),
+    ], nodes
+
+
+@pytest.mark.parametrize(
+    ("state", "reason", "expected"),
+    [
+        ("passed", "", {"n2": "node n2 stays gated"}),
+        (
+            "failed",
+            "pulumi up exited 255",
+            {"n2": "node n2 stays gated", "n3": "not proven by this run: stack a failed: pulumi up exited 255"},
+        ),
+        (
+            "skipped",
+            "not started: the owner o did not run",
+            {
+                "n1": "not proven by this run: stack a skipped: not started: the owner o did not run",
+                "n2": "node n2 stays gated",
+                "n3": "not proven by this run: stack a skipped: not started: the owner o did not run",
+            },
+        ),
+    ],
+)
+def test_a_run_names_each_node_it_did_not_prove_and_why(state: str, reason: str, expected: dict[str, str]):
+    a = StackProgress("a", ("n1", "n2", "n3"))
+    a.failed["n2"] = "node n2 stays gated"
+    if state != "skipped":
+        a.proven.add("n1")
+        a.finish(state == "passed", reason)
+    else:
+        a.skip(reason)
+    assert run_failures(a) == expected
