@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_nodes.proof.checklist import DEFERRED, FAIL, ITEMS, PASS
+from gpu_nodes.proof.checklist import DEFERRED, FAIL, ITEMS, ITEMS_BY_KEY, PASS
 from gpu_nodes.vocabulary import GATE
 
 # spec/ctrf.md: "Version: 0.0.0 (This version corresponds directly to the CTRF `specVersion` field.)"
@@ -33,8 +33,6 @@ STATUSES = (PASSED, FAILED, SKIPPED, PENDING, OTHER)
 # written (`pending`): the item passed before and is owed on the next run; so `other`, and
 # `rawStatus: deferred` says which.
 STATUS = {PASS: PASSED, FAIL: FAILED, DEFERRED: OTHER}
-# Each checklist item whose figures the node report keeps under `measured`, and their key there.
-MEASURED_BY_ITEM = {"diagnosticsPassed": "diagnostics", "bandwidthMet": "busBandwidth", "metricsExported": "metrics"}
 # The extension keys of a test's `extra`: the node's context, and the item's figures.
 NODE_EXTRA, MEASURED_EXTRA = f"{TOOL}.node", f"{TOOL}.measured"
 # The node's own test, after its items: its gate, whether it takes GPU work.
@@ -145,7 +143,8 @@ def node_tests(report: NodeReport) -> list[CtrfTest]:
     measured = entry.get("measured") or {}
     tests = []
     for key in ordered([*checklist, *named]):
-        figures = measured.get(MEASURED_BY_ITEM.get(key, ""))
+        item = ITEMS_BY_KEY.get(key)
+        figures = measured.get(item.measured) if item is not None and item.measured else None
         extra = {**context, **({MEASURED_EXTRA: figures} if figures is not None else {})}
         tests.append(_item_test(report, key, checklist.get(key), named.get(key), extra))
     tests.append(_gate_test(report, failure, context))

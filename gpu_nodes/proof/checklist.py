@@ -275,6 +275,8 @@ class Item:
     compares_group: bool = False
     # Judged only where the group runs it (its `Proof` says so): absent from the checklist elsewhere.
     optional: bool = False
+    # Where the node report keeps what the item measured (`measured.<key>`); None: it measures nothing.
+    measured: str | None = None
 
 
 def _missing(found: list[str]) -> list[str]:
@@ -299,9 +301,13 @@ GPU_FACTS_AGREE = Item("gpuFactsAgree", None, lambda look: _one(look.facts), fin
 # sees none, in every group; DCGM's diagnostics, NCCL's all-reduce and the exporter's metrics where the group runs them.
 # Those that hold the node's GPUs wait, as the workload does, on a busy open node.
 SECURE_ACCESS = Item("secureAccess", "ACCESS", lambda look: list(look.access))
-DIAGNOSTICS_PASSED = Item("diagnosticsPassed", "DCGM", lambda look: list(look.diagnostics), deferrable=True, optional=True)
-BANDWIDTH_MET = Item("bandwidthMet", "BUSBW", lambda look: list(look.bandwidth), deferrable=True, optional=True)
-METRICS_EXPORTED = Item("metricsExported", "METRICS", lambda look: list(look.metrics), optional=True)
+DIAGNOSTICS_PASSED = Item(
+    "diagnosticsPassed", "DCGM", lambda look: list(look.diagnostics), deferrable=True, optional=True, measured="diagnostics"
+)
+BANDWIDTH_MET = Item(
+    "bandwidthMet", "BUSBW", lambda look: list(look.bandwidth), deferrable=True, optional=True, measured="busBandwidth"
+)
+METRICS_EXPORTED = Item("metricsExported", "METRICS", lambda look: list(look.metrics), optional=True, measured="metrics")
 
 # The runbook's final checklist, in its order.
 RUNBOOK = (LABELLED, TAINTED, PLUGIN_RUNNING, GPUS_REGISTERED, WORKLOAD_SUCCEEDED)
