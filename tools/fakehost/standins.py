@@ -404,16 +404,15 @@ def dcgmi(argv: Sequence[str], env: Mapping[str, str]) -> tuple[str, int]:
 # count = bytes / 4 for float, algbw = bytes / time, busbw = algbw * 2(n-1)/n. Exit 0 when no value is wrong and
 # NCCL_TESTS_MIN_BW is unset.
 # The numbers: a DGX A100's four GPUs on NVSwitch, and the same with NCCL_P2P_DISABLE=1 (fixtures/README.md). Each
-# size takes the measured time of the nearest recorded size (1-8 GiB), scaled to its bytes and, for n GPUs, by
-# 2(n-1)/n over the recording's 2(4-1)/4 (so busbw, what the fabric moves, stays as recorded); one GPU takes the
-# time of two (busbw is 0 then, as nccl-tests computes it). A real run is slower than that at small sizes.
+# size takes the bus bandwidth recorded at the nearest recorded size (1-8 GiB), in and out of place, for any GPU
+# count (busbw is what the fabric moves: NVIDIA/nccl-tests doc/PERFORMANCE.md); algbw = busbw * n / 2(n-1) and the
+# time follow. A real run is slower than that at small sizes, where latency rules.
 
 NCCL_TESTS_VERSION = "2.19.6"
 # NCCL's version code as a recorded nccl-tests 2.18.3 run prints it (fixtures/README.md).
 NCCL_VERSION_CODE = 23005
 TEST_NOT_IMPLEMENTED = 5
 TEST_INVALID_USAGE = 6
-RECORDED_GPUS = 4
 GIB = 1 << 30
 # The line of main()'s TESTCHECK(result) in src/common.cu at v2.19.6, which names it on failure.
 MAIN_TESTCHECK_LINE = 1454
@@ -432,17 +431,17 @@ SIMULATED_OPTIONS = set("tgbeifnwcod")
 @dataclass(frozen=True)
 class RecordedRow:
     size: int
-    out_of_place_us: float
-    in_place_us: float
+    out_of_place_busbw: float
+    in_place_busbw: float
 
 
 def recorded_rows(name: str) -> tuple[RecordedRow, ...]:
-    """The result rows of a recorded all_reduce_perf table: size and the two measured times."""
+    """The result rows of a recorded all_reduce_perf table: size and the two bus bandwidths (GB/s)."""
     rows = []
     for line in (FIXTURES / name).read_text().splitlines():
         fields = line.split()
         if fields and not line.startswith("#"):
-            rows.append(RecordedRow(int(fields[0]), float(fields[5]), float(fields[9])))
+            rows.append(RecordedRow(int(fields[0]), float(fields[7]), float(fields[11])))
     return tuple(rows)
 
 
@@ -472,12 +471,15 @@ def bus_factor(ranks: int) -> float:
     return 2 * (ranks - 1) / ranks
 
 
-def scaled_time(rows: Sequence[RecordedRow], size: int, ranks: int, in_place: bool) -> float:
-    """Microseconds for `size` bytes on `ranks` GPUs at the recorded bandwidth of the nearest recorded size."""
+def measured(rows: Sequence[RecordedRow], size: int, ranks: int, in_place: bool) -> tuple[float, float, float]:
+    """Time (us), algbw and busbw (GB/s) of `size` bytes on `ranks` GPUs: the bus bandwidth recorded at the nearest
+    recorded size, what the fabric moves whatever the GPU count; algbw and time follow from it (src/all_reduce.cu
+    AllReduceGetBw). One GPU moves nothing over the fabric (busbw 0): it takes the time of two."""
     nearest = min(rows, key=lambda r: abs(math.log2(max(size, 1)) - math.log2(r.size)))
-    measured = nearest.in_place_us if in_place else nearest.out_of_place_us
-    factor = bus_factor(ranks) if ranks > 1 else bus_factor(2)
-    return measured * (size / nearest.size) * factor / bus_factor(RECORDED_GPUS)
+    busbw = nearest.in_place_busbw if in_place else nearest.out_of_place_busbw
+    algbw = busbw / bus_factor(max(ranks, 2))
+    time_us = size / 1e3 / algbw if algbw > 0 else 0.0
+    return time_us, algbw, busbw if ranks > 1 else 0.0
 
 
 @dataclass
@@ -614,9 +616,7 @@ def all_reduce_report(
         nbytes = count * 4
         line = f"{nbytes:12d}  {count:12d}  {'float':>8s}  {'sum':>6s}  {-1:6d}"
         for in_place in (False, True):
-            time_us = scaled_time(rows, nbytes, ranks, in_place)
-            algbw = nbytes / 1e9 / (time_us / 1e6) if time_us > 0 else 0.0
-            busbw = algbw * bus_factor(ranks)
+            time_us, algbw, busbw = measured(rows, nbytes, ranks, in_place)
             busbws.append(busbw)
             wrong = f"{0:6g}" if opts.check else "   N/A"
             line += f"  {float_str(time_us, 7):>7s}  {float_str(algbw, 6):>6s}  {float_str(busbw, 6):>6s}  {wrong}"
