@@ -37,7 +37,7 @@ fi
 # it stops, but not when it was killed.
 if command -v ip >/dev/null; then
   for addr in $(ip -4 -o addr show dev lo | awk '{print $4}' | grep -E '^198\.1[89]\.[0-9]+\.[0-9]+/32$' || true); do
-    ip addr del "$addr" dev lo 2>/dev/null && echo "[down] unbound $addr from lo" >&2 || true
+    if ip addr del "$addr" dev lo 2>/dev/null; then echo "[down] unbound $addr from lo" >&2; fi
   done
 fi
 

@@ -1092,3 +1092,41 @@ def test_a_container_asking_for_more_gpus_than_it_was_given_fails_as_nccl_tests_
     assert patch["status"]["phase"] == "Failed"
     assert terminated["exitCode"] == 5  # testNotImplemented
     assert "Invalid number of GPUs: 4 requested but only 2 were found." in terminated["message"]
+
+
+def test_the_exporters_server_answers_metrics_and_health_as_dcgm_exporter(tmp_path):
+    import threading
+    import urllib.request
+
+    endpoint = reg.ExporterEndpoint("uid-1", "ns/dcgm-exporter-x", "gpu-node-1", "127.0.0.1", 0, "gpu-node-1", 2, "")
+    server = reg._ExporterServer(("127.0.0.1", 0), reg._ExporterHandler)
+    server.endpoint, server.pages = endpoint, reg.ExporterPages(tmp_path / "fakehosts")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with urllib.request.urlopen(f"{base}/metrics", timeout=10) as resp:
+            page = resp.read().decode()
+            assert resp.headers["Content-Type"].startswith("text/plain")
+        with urllib.request.urlopen(f"{base}/health", timeout=10) as resp:
+            assert resp.read() == b"OK"
+    finally:
+        server.shutdown()
+        server.server_close()
+    temps = [line for line in page.splitlines() if line.startswith("DCGM_FI_DEV_GPU_TEMP{")]
+    assert [line.split('gpu="')[1].split('"')[0] for line in temps] == ["0", "1"]
+    assert all(f'UUID="{reg.gpu_uuid("gpu-node-1", i)}"' in temps[i] for i in range(2))
+    assert all('hostname="gpu-node-1"' in line for line in temps)
+
+
+def test_exporter_servers_bind_the_pod_ip_once_and_unbind_it_when_the_pod_goes(tmp_path):
+    """The servers' bookkeeping, with lo left alone: the IP goes to the bind function (a recorder here), and a bind
+    that fails leaves nothing served."""
+    calls = []
+
+    def bind(ip, present):
+        calls.append((ip, present))
+        raise OSError("not here")
+
+    servers = reg.ExporterServers(reg.ExporterPages(tmp_path), bind)
+    servers.sync([exporter()], {"gpu-node-1": node()})
+    assert calls == [("198.18.0.131", True)] and servers.serving == {}

@@ -1042,8 +1042,9 @@ def cmd_break(name: str, mode: str) -> None:
     print(f"fakehost: {name} is now {mode}", file=sys.stderr)
 
 
-def cmd_down() -> None:
-    for name in _known_nodes():
+def cmd_down(names: list[str] | None = None) -> None:
+    """Stops the named machines (all of them without names)."""
+    for name in names or _known_nodes():
         if _e2e_host(name).stop():
             print(f"fakehost: {name} stopped", file=sys.stderr)
     if STATE.exists():
@@ -1062,7 +1063,8 @@ def main(argv: list[str]) -> None:
     breaker = sub.add_parser("break")
     breaker.add_argument("node")
     breaker.add_argument("mode", choices=MODES)
-    sub.add_parser("down")
+    downer = sub.add_parser("down")
+    downer.add_argument("nodes", nargs="*")
     inner = sub.add_parser("_enter")  # internal: see FakeHost.start
     for flag in ("--machine", "--stage", "--config"):
         inner.add_argument(flag, type=Path, required=True)
@@ -1073,7 +1075,7 @@ def main(argv: list[str]) -> None:
     elif args.command == "break":
         cmd_break(args.node, args.mode)
     elif args.command == "down":
-        cmd_down()
+        cmd_down(args.nodes)
     else:
         enter(args.machine, args.stage, args.hostname, args.config)
 
