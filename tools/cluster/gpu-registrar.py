@@ -50,11 +50,23 @@ with that check on (`FEATURE_GATES` naming `NVMLDeviceHealthCheck=true`). The sl
 by field, and the upstream files it follows are in the DRA section below and in
 tools/cluster/README.md ("DRA").
 
+And it plays kubelet and the container runtime for the pods that prove a node (see "the pods that prove a
+node" below and tools/cluster/README.md):
+
+  a Running Job pod of gpu-nodes' diagnostics or performance (labels part-of=gpu-nodes, component
+    diagnostics|performance, restartPolicy Never), which stages/pod-run-by-registrar.yaml keeps from kwok's
+    pod-complete   -> its containers' programs run once against the fake machine's stand-ins
+                      (tools/fakehost/programs), their output becomes the containers' logs (kwok Logs), and
+                      the pod ends with their exit codes, as kubelet ends it
+  a Running dcgm-exporter pod   -> its pod IP is bound on lo and serves the machine's /metrics, for the API
+                      server's pod proxy; unbound when the pod goes
+
 Stdlib only. Credentials come from a kubeconfig through `kubectl config view --raw --flatten`
 (our kubectl is on PATH after `source tools/cluster/env.sh`). The node status is changed with a
 JSON merge patch on the `status` subresource under its own field manager.
 
-Usage: gpu-registrar.py [--kubeconfig PATH] [--interval 1.0] [--dra-wipe-delay 30] [--once] [-v]
+Usage: gpu-registrar.py [--kubeconfig PATH] [--interval 1.0] [--dra-wipe-delay 30] [--fakehosts DIR]
+                        [--pod-logs DIR] [--workload-timeout 120] [--once] [-v]
 """
 
 from __future__ import annotations
@@ -1518,6 +1530,7 @@ class ExporterServers:
         self.pages, self.bind = pages, bind
         self.serving: dict[str, tuple[ExporterEndpoint, _ExporterServer]] = {}
         self.refused: set[str] = set()
+        self.failed: set[str] = set()
 
     def sync(self, running: list[dict], nodes: Mapping[str, Obj]) -> None:
         wanted, refused = exporter_endpoints(running, nodes)
@@ -1538,8 +1551,11 @@ class ExporterServers:
                 self.bind(endpoint.ip, True)
                 server = _ExporterServer((endpoint.ip, endpoint.port), _ExporterHandler)
             except OSError as e:
-                log.warning("exporter pod %s: cannot serve %s:%d: %s", endpoint.pod, endpoint.ip, endpoint.port, e)
+                if endpoint.uid not in self.failed:  # tried again every pass, said once
+                    self.failed.add(endpoint.uid)
+                    log.warning("exporter pod %s: cannot serve %s:%d: %s", endpoint.pod, endpoint.ip, endpoint.port, e)
                 continue
+            self.failed.discard(endpoint.uid)
             server.endpoint, server.pages = endpoint, self.pages
             threading.Thread(target=server.serve_forever, name=f"exporter-{endpoint.ip}", daemon=True).start()
             self.serving[endpoint.uid] = (endpoint, server)
