@@ -99,10 +99,10 @@ exit_codes() { # JOB CONTAINER: the container's exit code in each of the Job's p
     -o jsonpath="{range .items[*]}{.status.containerStatuses[?(@.name==\"$2\")].state.terminated.exitCode}{' '}{end}"
 }
 dcgm_statuses() { # JOB: "<test>=<summary status> ..." from the dcgm container's log, as the proof reads it
-  kubectl -n "$NS" logs "job/$1" -c dcgm | python3 -c '
+  kubectl -n "$NS" logs "job/$1" -c dcgm 2>/dev/null | python3 -c '
 import json, sys
 doc = json.load(sys.stdin)
-print(" ".join(f"{t[\"name\"]}={t[\"test_summary\"][\"status\"]}" for c in doc["DCGM Diagnostic"]["test_categories"] for t in c["tests"]))'
+print(" ".join(t["name"] + "=" + t["test_summary"]["status"] for c in doc["DCGM Diagnostic"]["test_categories"] for t in c["tests"]))'
 }
 busbw_at_largest() { # JOB: the out-of-place busbw of the largest size in the nccl container's log
   kubectl -n "$NS" logs "job/$1" -c nccl | awk '!/^#/ && NF == 13 { size = $1; busbw = $8 } END { print size, busbw }'
@@ -217,8 +217,10 @@ for n in gpu-node-1 "$BROKEN"; do
   for _ in $(seq 1 25); do metrics "$pod" >/dev/null 2>&1 && break; sleep 0.2; done
   got=$(metrics "$pod" | fields_per_gpu)
   [ "$got" = 4/4 ] || fail "$n: exporter page has the four fields for $got GPUs"
-  want_uuid=$(python3 -c 'import sys, uuid; print(f"GPU-{uuid.uuid5(uuid.NAMESPACE_DNS, sys.argv[1] + \".gpu0\")}")' "$n")
-  metrics "$pod" | grep -q "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"$want_uuid\"" || fail "$n: GPU 0's UUID is not $want_uuid"
+  # what the machine's nvidia-smi prints for GPU 0 (tools/fakehost/fakehost.py query_gpu_lines)
+  want_uuid=$(python3 -c 'import sys, uuid; print("GPU-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, sys.argv[1] + ".gpu0")))' "$n")
+  page=$(metrics "$pod")  # (not piped into grep -q: under pipefail, its early exit fails the pipe)
+  grep -q "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"$want_uuid\"" <<<"$page" || fail "$n: GPU 0's UUID is not $want_uuid"
 done
 step "pod proxy: each exporter's page has the four fields for 4/4 GPUs, the UUIDs the machines' nvidia-smi prints"
 
@@ -227,8 +229,8 @@ step "pod proxy: each exporter's page has the four fields for 4/4 GPUs, the UUID
 diagnostics_job diag-broken "$BROKEN" 1
 wait_job diag-broken Failed
 [ "$(exit_codes diag-broken dcgm)" = "226 226 " ] || fail "diag-broken: dcgm exit codes '$(exit_codes diag-broken dcgm)'"
-kubectl -n "$NS" logs job/diag-broken -c dcgm | grep -q 'Persistence Mode: Persistence mode for GPU 0 is disabled' ||
-  fail "diag-broken: no persistence mode warning in the log"
+log=$(kubectl -n "$NS" logs job/diag-broken -c dcgm 2>/dev/null)
+grep -q 'Persistence Mode: Persistence mode for GPU 0 is disabled' <<<"$log" || fail "diag-broken: no persistence mode warning in the log"
 reason=$(kubectl -n "$NS" get job diag-broken -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}')
 step "persistence-mode-off: diagnostics Job Failed ($reason), dcgm exited 226 in both pods, DCGM's warning in the log"
 
