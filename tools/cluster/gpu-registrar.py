@@ -1018,9 +1018,12 @@ class ContainerRun:
     finished: float
     message: str = ""
     log_file: str = ""
+    start_error: bool = False  # the program could not be started (containerd: exit 128, reason StartError)
 
     @property
     def reason(self) -> str:
+        if self.start_error:
+            return "StartError"
         return "Completed" if self.exit_code == 0 else "Error"
 
 
@@ -1374,18 +1377,21 @@ class WorkloadRunner:
             argv = container_argv(container)
             program = standin_program(argv, programs)
             started = time.time()
-            output, exit_code = "", 0  # no program of the machine's: it ends as kwok's pod-complete ends it
+            output, exit_code, start_error = "", 0, None  # no program of the machine's: it ends as kwok's pod-complete ends it
             if program is not None and argv is not None:
                 uuids = [gpu_uuid(node_name, i) for i in given.get(cname, [])]
                 env = container_environment(pod, container, uuids, self.programs)
                 env |= self._machine_env(node, container)
-                output, exit_code = self._execute([str(self.programs / program), *argv[1:]], env, *run_as(pod, container))
+                output, exit_code, start_error = self._execute(
+                    [str(self.programs / program), *argv[1:]], env, *run_as(pod, container)
+                )
             log_file = log_dir / cname / "0.log"
             log_file.parent.mkdir(parents=True, exist_ok=True)
             log_file.write_text(cri_log(output, time.time()))
-            message = termination_message(container, exit_code, output)
+            message = start_error or termination_message(container, exit_code, output)
             image = str(container.get("image", ""))
-            runs.append(ContainerRun(cname, image, exit_code, started, time.time(), message, str(log_file)))
+            end = time.time()
+            runs.append(ContainerRun(cname, image, exit_code, started, end, message, str(log_file), start_error is not None))
         return runs
 
     def _machine_env(self, node: Obj, container: Obj) -> dict[str, str]:
@@ -1400,21 +1406,28 @@ class WorkloadRunner:
             "PYTHONDONTWRITEBYTECODE": "1",
         }
 
-    def _execute(self, argv: list[str], env: dict[str, str], user: int | None, group: int | None) -> tuple[str, int]:
-        """The program's combined output and its exit status (a signal's as 128 + its number, as runc reports it)."""
+    def _execute(self, argv: list[str], env: dict[str, str], user: int | None, group: int | None) -> tuple[str, int, str | None]:
+        """The program's combined output, its exit status (a signal's as 128 + its number, as runc reports it), and why
+        it could not start, if it could not (the container's user may not reach it, say): then containerd's
+        errorStartExitCode 128, with the error as the message (internal/cri/server/helpers.go)."""
         as_user: dict[str, Any] = {}
         if os.geteuid() == 0 and user is not None:
             as_user = {"user": user, "group": group if group is not None else 0, "extra_groups": []}
         try:
-            done = subprocess.run(
+            proc = subprocess.Popen(
                 argv, env=env, cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                timeout=self.timeout, check=False, start_new_session=True, **as_user,
+                start_new_session=True, **as_user,
             )  # fmt: skip
-        except subprocess.TimeoutExpired as e:
-            partial = e.output.decode(errors="replace") if isinstance(e.output, bytes) else ""
-            return partial + f"(killed by the local cluster's gpu-registrar after {self.timeout:.0f}s)\n", 128 + signal.SIGKILL
-        code = done.returncode
-        return done.stdout.decode(errors="replace"), (128 - code if code < 0 else code)
+        except OSError as e:
+            return "", 128, f"failed to start {argv[0]} as user {user}: {e}"
+        try:
+            out, _ = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # its whole session: mpirun's program too
+            out, _ = proc.communicate()
+            out += f"(killed by the local cluster's gpu-registrar after {self.timeout:.0f}s)\n".encode()
+        code = proc.returncode
+        return out.decode(errors="replace"), (128 - code if code < 0 else code), None
 
     def _remove_logs_of_gone_pods(self) -> None:
         if not self.logs.is_dir():

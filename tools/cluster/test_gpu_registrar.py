@@ -1028,6 +1028,9 @@ class RecordingClient:
 
 
 def play(tmp_path, pod, n=None):
+    """Runs the pod as the registrar does, as the test's own user: the pod's user (65534) may not reach a checkout
+    in a closed home directory (test_the_program_runs_as_the_containers_user covers that switch)."""
+    pod["spec"].pop("securityContext", None)
     client = RecordingClient()
     runner = reg.WorkloadRunner(client, reg.PROGRAMS, tmp_path / "fakehosts", tmp_path / "logs", timeout=60)
     runner.sync([pod], {"gpu-node-1": n or node()})
@@ -1130,3 +1133,30 @@ def test_exporter_servers_bind_the_pod_ip_once_and_unbind_it_when_the_pod_goes(t
     servers = reg.ExporterServers(reg.ExporterPages(tmp_path), bind)
     servers.sync([exporter()], {"gpu-node-1": node()})
     assert calls == [("198.18.0.131", True)] and servers.serving == {}
+
+
+def runner(tmp_path):
+    return reg.WorkloadRunner(RecordingClient(), reg.PROGRAMS, tmp_path / "fakehosts", tmp_path / "logs", timeout=60)
+
+
+def test_the_program_runs_as_the_containers_user(tmp_path):
+    import os
+
+    output, code, start_error = runner(tmp_path)._execute(["/usr/bin/id", "-u"], {"PATH": "/usr/bin"}, 65534, 65534)
+    # Only root may switch users, as kubelet's runtime does; the registrar runs as root under up.sh.
+    assert (output.strip(), code, start_error) == ("65534" if os.geteuid() == 0 else str(os.geteuid()), 0, None)
+
+
+def test_a_program_that_cannot_start_ends_as_containerd_ends_it(tmp_path):
+    output, code, start_error = runner(tmp_path)._execute([str(tmp_path / "missing")], {}, None, None)
+    assert (output, code) == ("", 128) and "failed to start" in start_error
+    run = reg.ContainerRun("dcgm", "img", code, 0.0, 1.0, start_error, "", start_error=True)
+    terminated = reg.completion_patch([run], 2.0)["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (128, "StartError")
+    assert terminated["message"].startswith("failed to start")
+
+
+def test_a_program_that_outlives_the_timeout_is_killed(tmp_path):
+    slow = reg.WorkloadRunner(RecordingClient(), reg.PROGRAMS, tmp_path, tmp_path, timeout=0.5)
+    output, code, _ = slow._execute(["/bin/sleep", "30"], {"PATH": "/bin"}, None, None)
+    assert code == 137 and "killed by the local cluster's gpu-registrar after" in output
