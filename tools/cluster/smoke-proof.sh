@@ -127,9 +127,11 @@ print(f"{sum(need <= f for f in seen.values())}/{len(seen)}")'
 
 # ---------------------------------------------------------------- setup
 fakehost_up() { # NODE: its sshd runs (the pid fakehost.py wrote, still an sshd of that machine's config)
-  local state="$REPO/.state/fakehosts/$1" pid
+  local state="$REPO/.state/fakehosts/$1" pid cmdline
   pid=$(cat "$state/pid" 2>/dev/null) || return 1
-  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q "$state/sshd_config"
+  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
+  cmdline=$(tr '\0' ' ' < "/proc/$pid/cmdline")
+  grep -q "$state/sshd_config" <<<"$cmdline"
 }
 if ! fakehost_up "$BROKEN"; then
   step "starting $BROKEN's fake machine (tools/fakehost/up.sh)"
@@ -139,6 +141,8 @@ fi
 "$REPO/tools/fakehost/break.sh" "$BROKEN" healthy 2>/dev/null
 
 step "device plugin and dcgm-exporter DaemonSets on gpu-node-1, gpu-node-2"
+# A run just before leaves its namespace terminating (the cleanup does not wait): wait for it to go.
+kubectl wait --for=delete "namespace/$NS" --timeout=120s >/dev/null 2>&1 || true
 kubectl create namespace "$NS" >/dev/null
 kubectl label node gpu-node-1 gpu-node-2 gpu-proof-smoke.dev/gpus=true --overwrite >/dev/null
 kubectl apply -f - >/dev/null <<EOF
@@ -251,7 +255,8 @@ step "metrics-stopped: $BROKEN's page has no GPU lines (gpu-node-1's unchanged);
 # ---------------------------------------------------------------- the exporter goes
 ip=$(kubectl -n "$NS" get pod "$pod" -o jsonpath='{.status.podIP}')
 kubectl -n "$NS" delete daemonset dcgm-exporter --wait=true >/dev/null
-for _ in $(seq 1 50); do ip -4 -o addr show dev lo | grep -q " $ip/32 " || break; sleep 0.2; done
-! ip -4 -o addr show dev lo | grep -q " $ip/32 " || fail "$ip still bound on lo after its pod went"
+bound() { local addrs; addrs=$(ip -4 -o addr show dev lo); grep -q " $1/32 " <<<"$addrs"; }
+for _ in $(seq 1 50); do bound "$ip" || break; sleep 0.2; done
+! bound "$ip" || fail "$ip still bound on lo after its pod went"
 step "exporter DaemonSet deleted: its pod IP $ip is unbound from lo"
 step "OK"
