@@ -1303,6 +1303,7 @@ class WorkloadRunner:
         self.done: dict[str, float] = {}  # uid -> when its status was written
         self.no_logs_api = False
         self.passes = 0
+        self.reachable: dict[tuple[int, int], bool] = {}  # (uid, gid) -> whether the programs run as them
 
     def sync(self, running: list[dict], nodes: Mapping[str, Obj]) -> None:
         for uid, future in list(self.active.items()):
@@ -1411,7 +1412,7 @@ class WorkloadRunner:
         it could not start, if it could not (the container's user may not reach it, say): then containerd's
         errorStartExitCode 128, with the error as the message (internal/cri/server/helpers.go)."""
         as_user: dict[str, Any] = {}
-        if os.geteuid() == 0 and user is not None:
+        if os.geteuid() == 0 and user is not None and self._reachable_as(user, group if group is not None else 0):
             as_user = {"user": user, "group": group if group is not None else 0, "extra_groups": []}
         try:
             proc = subprocess.Popen(
@@ -1428,6 +1429,23 @@ class WorkloadRunner:
             out += f"(killed by the local cluster's gpu-registrar after {self.timeout:.0f}s)\n".encode()
         code = proc.returncode
         return out.decode(errors="replace"), (128 - code if code < 0 else code), None
+
+    def _reachable_as(self, user: int, group: int) -> bool:
+        """Whether the fake machine's programs run as this user: a checkout in a home directory closed to others (a
+        CI's clean clone under /root, say) is not, and there they run as the registrar's own user, said once. The
+        container's user changes nothing in what the stand-ins answer."""
+        key = (user, group)
+        if key not in self.reachable:
+            probe = [str(self.programs / "dcgmi"), "--version"]
+            try:
+                done = subprocess.run(probe, capture_output=True, text=True, timeout=60, user=user, group=group, extra_groups=[])
+                self.reachable[key] = "stand-in" in done.stderr  # its own answer: "only `diag` is simulated"
+            except (OSError, subprocess.TimeoutExpired):
+                self.reachable[key] = False
+            if not self.reachable[key]:
+                what = "the fake machine's programs (%s) cannot run as uid %d: they run as the registrar's user"
+                log.warning(what, self.programs, user)
+        return self.reachable[key]
 
     def _remove_logs_of_gone_pods(self) -> None:
         if not self.logs.is_dir():

@@ -1140,11 +1140,30 @@ def runner(tmp_path):
 
 
 def test_the_program_runs_as_the_containers_user(tmp_path):
+    """With programs any user may run (a directory of its own here, not the checkout, which may be closed)."""
     import os
+    import shutil
+    import tempfile
 
-    output, code, start_error = runner(tmp_path)._execute(["/usr/bin/id", "-u"], {"PATH": "/usr/bin"}, 65534, 65534)
+    programs = pathlib.Path(tempfile.mkdtemp(prefix="gpu-registrar-programs-"))
+    try:
+        programs.chmod(0o755)
+        (programs / "dcgmi").write_text("#!/bin/sh\necho 'dcgmi stand-in: only `diag` is simulated' >&2\nexit 255\n")
+        (programs / "dcgmi").chmod(0o755)
+        open_runner = reg.WorkloadRunner(RecordingClient(), programs, tmp_path, tmp_path, timeout=60)
+        output, code, start_error = open_runner._execute(["/usr/bin/id", "-u"], {"PATH": "/usr/bin"}, 65534, 65534)
+    finally:
+        shutil.rmtree(programs)
     # Only root may switch users, as kubelet's runtime does; the registrar runs as root under up.sh.
     assert (output.strip(), code, start_error) == ("65534" if os.geteuid() == 0 else str(os.geteuid()), 0, None)
+
+
+def test_where_the_containers_user_cannot_run_the_programs_they_run_as_the_registrars(tmp_path):
+    import os
+
+    closed = reg.WorkloadRunner(RecordingClient(), tmp_path / "closed", tmp_path, tmp_path, timeout=60)
+    output, code, _ = closed._execute(["/usr/bin/id", "-u"], {"PATH": "/usr/bin"}, 65534, 65534)
+    assert (output.strip(), code) == (str(os.geteuid()), 0)
 
 
 def test_a_program_that_cannot_start_ends_as_containerd_ends_it(tmp_path):
