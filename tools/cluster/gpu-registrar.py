@@ -516,8 +516,8 @@ GPU_MODELS = {
 }
 DEFAULT_GPU_MODEL = "NVIDIA A100-SXM4-80GB"
 # fakehost MachineSpec.driver and cuda_version (what nvidia-smi's header says).
-DRIVER_VERSION = "550.54.15"
-CUDA_DRIVER_VERSION = "12.4"
+DRIVER_VERSION = "580.178.04"
+CUDA_DRIVER_VERSION = "13.0"
 
 
 def programs_of(container: Obj) -> set[str] | None:
