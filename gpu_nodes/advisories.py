@@ -289,10 +289,11 @@ def driver_fix(version: str, bulletins: Iterable[DriverBulletin] = DRIVER_BULLET
     own = _clear_release(branch, rows)
     if branch in PATCHED_DRIVER_BRANCHES and own:
         return f"upgrade to {own} or later (R{branch})"
+    supported = [b.branch for b in DRIVER_BRANCHES if b.kind == "long-term support" and b.branch in PATCHED_DRIVER_BRANCHES]
     targets = [
-        f"R{b.branch} from {release}" if release else f"R{b.branch}"
-        for b in DRIVER_BRANCHES
-        if b.kind == "long-term support" and b.branch in PATCHED_DRIVER_BRANCHES and (release := _clear_release(b.branch, rows)) != ""
+        f"R{branch} from {release}" if release else f"R{branch}"
+        for branch in supported
+        if (release := _clear_release(branch, rows)) != ""
     ]
     return f"move to a long-term support branch NVIDIA patches ({', '.join(targets)})"
 

@@ -89,7 +89,10 @@ def golden_at(commit: str) -> str | None:
     names = [n for n in git("ls-tree", "--name-only", f"{commit}:tests/golden").stdout.split() if n.endswith(".json")]
     if not names:
         return None
-    files = [(name, subprocess.run(["git", "show", f"{commit}:tests/golden/{name}"], cwd=ROOT, capture_output=True).stdout) for name in names]
+    def content(name: str) -> bytes:
+        return subprocess.run(["git", "show", f"{commit}:tests/golden/{name}"], cwd=ROOT, capture_output=True).stdout
+
+    files = [(name, content(name)) for name in names]
     return digest_of(files)
 
 
@@ -185,7 +188,8 @@ def test_a_change_to_the_package_after_a_release_is_under_the_next_version(histo
         f"{PACKAGE} changed since {last} ({commit[:12]}), and CHANGELOG.md's newest entry is still {newest.version}: "
         f"open the next version's entry (## <next> (unreleased)) and say there what a user sees:\n{changed}"
     )
-    assert re.search(r"^- ", newest.text, re.M), f"CHANGELOG.md {newest.version}: {PACKAGE} changed since {last}; the entry says nothing"
+    said = re.search(r"^- ", newest.text, re.M)
+    assert said, f"CHANGELOG.md {newest.version}: {PACKAGE} changed since {last}; the entry says nothing"
 
 
 def test_the_golden_state_is_the_released_one_or_the_next_version_says_what_changes():

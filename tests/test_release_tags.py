@@ -104,9 +104,8 @@ def test_the_docs_install_line_installs_that_release_from_the_clone(tagged, tmp_
     requirement = line.replace(PLACEHOLDER, f"git+file://localhost{tagged}".removeprefix("git+")).replace("git+git+", "git+")
     (tmp_path / "requirements.txt").write_text(requirement + "\n")
     target = tmp_path / "site"
-    installed = run(
-        sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), "-r", "requirements.txt", cwd=tmp_path
-    )
+    pip = (sys.executable, "-m", "pip", "install", "--quiet", "--no-deps")
+    installed = run(*pip, "--target", str(target), "-r", "requirements.txt", cwd=tmp_path)
     assert installed.returncode == 0, f"{requirement}: {installed.stderr}"
     metadata = next(target.glob("gpu_nodes-*.dist-info/METADATA")).read_text()
     assert f"\nVersion: {version}\n" in metadata, f"{requirement}: installed {re.search(r'Version: .*', metadata)}"

@@ -485,7 +485,8 @@ def test_a_driver_on_a_patched_branch_is_told_its_branchs_fixed_release():
         "driverAdvisories": {"branch": "R580", "branchPatched": True, "openBulletins": ["5861"]},
     }
     line = preflight_warnings(json.dumps(report))[0]
-    assert line.startswith("driver-advisories: driver 580.159.03 is open to NVIDIA's bulletin 5861: upgrade to 580.178.04 or later (R580) "), line
+    said = "driver-advisories: driver 580.159.03 is open to NVIDIA's bulletin 5861: upgrade to 580.178.04 or later (R580) "
+    assert line.startswith(said), line
 
 
 def test_other_checks_that_passed_with_a_warning_are_said_with_their_detail():
