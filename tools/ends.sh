@@ -9,8 +9,10 @@
 #
 # Left out of these runs, each because it pins something other than the dependencies' behaviour:
 # the golden state and the release record (the exact provider versions in every registration,
-# pinned by requirements.txt), the policy pack (its own program and requirements), and the built
-# package and the release tags (the build and git, which the main run tests once).
+# pinned by requirements.txt), the policy pack (its own program and requirements), the built package
+# and the release tags (the build and git), and what runs no code of the dependencies: the preflight
+# script under bash (tests/scripts), the docs' layout, and the local cluster's GPU registrar
+# (tools/cluster). The main run tests each of them once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,4 +53,5 @@ echo "ends: $end: $shown" >&2
 
 GPU_NODES_TIER=unit exec "$dir/venv/bin/python" -m pytest -p no:cacheprovider -m "not engine and not cluster" \
   --ignore tests/resources/test_golden_state.py --ignore tests/test_release.py --ignore tests/test_policy.py \
-  --ignore tests/test_built_package.py --ignore tests/test_release_tags.py "$@"
+  --ignore tests/test_built_package.py --ignore tests/test_release_tags.py \
+  --ignore tests/scripts --ignore tests/test_docs_layout.py --ignore tools/cluster "$@"
