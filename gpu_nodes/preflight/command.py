@@ -368,23 +368,25 @@ def node_preflight(
 
 def preflight_warnings(stdout: object) -> list[str]:
     """The checks that passed with a warning (the script's "warning:" details), as `name: detail`,
-    one line each; none when stdout holds no report. The driver's advisories are said in a line of
-    their own words (driver_advisories_warning): the script's detail lists every CVE of every bulletin,
+    one line each; none when stdout holds no report. A driver open to NVIDIA's bulletins is said in a
+    line of its own (driver_advisories_warning): the script's detail lists every CVE of every bulletin,
     which stays in the report."""
     report = read_report(stdout) or {}
     checks = report.get("checks") or []
-    return [
-        f"{DRIVER_ADVISORIES_CHECK}: {driver_advisories_warning(report)}"
-        if c["name"] == DRIVER_ADVISORIES_CHECK
-        else f"{c['name']}: {c['detail'][len(WARNING) :]}"
-        for c in checks
-        if _warned(c)
-    ]
+    return [f"{c['name']}: {_warning_of(c, report)}" for c in checks if _warned(c)]
 
 
-def driver_advisories_warning(report: dict[str, Any]) -> str:
-    """One line for a driver the driver-advisories check warned of: the bulletins it is open to, its
-    branch when NVIDIA no longer patches it, and the fix (advisories.driver_fix)."""
+def _warning_of(check: dict[str, Any], report: dict[str, Any]) -> str:
+    detail = str(check["detail"])[len(WARNING) :]
+    if check["name"] == DRIVER_ADVISORIES_CHECK:
+        return driver_advisories_warning(report) or detail
+    return detail
+
+
+def driver_advisories_warning(report: dict[str, Any]) -> str | None:
+    """One line for a driver open to NVIDIA's bulletins or on a branch past its end of life: the
+    bulletins, the branch, and the fix (advisories.driver_fix). None when the report names neither (the
+    driver's version unknown, say): the check's own words say why then."""
     version = str(report.get("driverVersion") or "")
     found = report.get("driverAdvisories") or {}
     bulletins = [str(b) for b in found.get("openBulletins") or []]
@@ -393,9 +395,10 @@ def driver_advisories_warning(report: dict[str, Any]) -> str:
         problems.append(f"is open to NVIDIA's bulletin{'s' if len(bulletins) > 1 else ''} {', '.join(bulletins)}")
     if found.get("branchPatched") is False:
         problems.append(f"is on {found.get('branch')}, past its end of life")
-    fix = driver_fix(version) if version else "upgrade the driver"
+    if not version or not problems:
+        return None
     return (
-        f"driver {version or '(version unknown)'} {' and '.join(problems) or 'is open to a bulletin'}: {fix} "
+        f"driver {version} {' and '.join(problems)}: {driver_fix(version)} "
         f"(the CVEs: this machine's preflight report; preflight.driverAdvisories: refuse keeps such machines out)"
     )
 

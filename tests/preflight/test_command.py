@@ -489,6 +489,17 @@ def test_a_driver_on_a_patched_branch_is_told_its_branchs_fixed_release():
     assert line.startswith(said), line
 
 
+def test_a_driver_whose_version_is_unknown_is_said_in_the_checks_own_words():
+    detail = "driver version unknown (see the driver check): cannot tell which of NVIDIA's bulletins it is open to"
+    report = {
+        **WARNED_REPORT,
+        "driverVersion": None,
+        "driverAdvisories": {"branch": None, "branchPatched": None, "openBulletins": []},
+        "checks": [{"name": "driver-advisories", "ok": True, "detail": f"warning: {detail}"}],
+    }
+    assert preflight_warnings(json.dumps(report)) == [f"driver-advisories: {detail}"]
+
+
 def test_other_checks_that_passed_with_a_warning_are_said_with_their_detail():
     warnings = preflight_warnings(json.dumps(WARNED_REPORT))
     assert warnings[1:] == ["runtime: containerd's config could not be dumped; read from its files"], warnings
