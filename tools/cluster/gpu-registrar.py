@@ -587,8 +587,10 @@ def published_gpus(node: Obj) -> int | None:
 
 
 def semver(version: str) -> str:
-    """Masterminds semver's String() of a NVML version: "8.0" -> "8.0.0"."""
-    parts = version.split(".")
+    """Masterminds semver's String() of a NVML version, each part a number: "8.0" -> "8.0.0",
+    "580.178.04" -> "580.178.4" (String() prints "%d.%d.%d"; the API server refuses a version attribute
+    with a leading zero, as semver 2.0.0 does)."""
+    parts = [str(int(part)) for part in version.split(".")]
     return ".".join(parts + ["0"] * (3 - len(parts)))
 
 

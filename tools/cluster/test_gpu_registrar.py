@@ -370,7 +370,7 @@ def test_a_device_has_the_attributes_and_capacity_of_a_full_gpu():
             "brand": {"string": "Nvidia"},
             "architecture": {"string": "Ampere"},
             "cudaComputeCapability": {"version": "8.0.0"},
-            "driverVersion": {"version": "580.178.04"},
+            "driverVersion": {"version": "580.178.4"},
             "cudaDriverVersion": {"version": "13.0.0"},
             "resource.kubernetes.io/pciBusID": {"string": "0000:08:00.0"},
         },
