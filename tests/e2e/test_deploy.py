@@ -122,8 +122,8 @@ def test_each_node_carries_gfds_labels_from_its_own_preflight(deployed):
         "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB",
         "nvidia.com/gpu.memory": "81920",
         "nvidia.com/gpu.count": "4",
-        "nvidia.com/cuda.driver-version.full": "550.54.15",
-        "nvidia.com/cuda.runtime-version.full": "12.4",
+        "nvidia.com/cuda.driver-version.full": fakehost.MachineSpec().driver,
+        "nvidia.com/cuda.runtime-version.full": fakehost.MachineSpec().cuda_version,
         # GFD's without time-slicing (internal/lm/resource.go), and MIG Disabled means MIG-capable.
         "nvidia.com/gpu.replicas": "1",
         "nvidia.com/gpu.sharing-strategy": "none",
@@ -151,8 +151,11 @@ def test_outputs_hold_what_preflight_found(deployed):
         preflight = report[name]["preflight"]
         assert preflight["passed"] is True, f"{name}: {preflight}"
         assert preflight["gpuCount"] == 4, f"{name}: {preflight}"
-        assert preflight["driverVersion"] == "550.54.15", f"{name}: {preflight}"
-        assert preflight["cudaVersion"] == "12.4", f"{name}: {preflight}"
+        assert preflight["driverVersion"] == fakehost.MachineSpec().driver, f"{name}: {preflight}"
+        assert preflight["cudaVersion"] == fakehost.MachineSpec().cuda_version, f"{name}: {preflight}"
+        # A driver NVIDIA patches, clear of its bulletins: a first run shows no security warning.
+        assert preflight["driverAdvisories"]["openBulletins"] == [], f"{name}: {preflight}"
+        assert "driver-advisories" not in preflight["warnedChecks"], f"{name}: {preflight}"
         assert preflight["kubelet"] == {"cgroupDriver": "systemd", "cpuManagerPolicy": "none"}, f"{name}: {preflight}"
         assert preflight["gpuModels"] == ["NVIDIA A100-SXM4-80GB"], f"{name}: {preflight}"
         assert preflight["runtime"]["name"] == "containerd", f"{name}: {preflight}"
