@@ -68,9 +68,12 @@ def diagnostics_finding(check: DiagnosticsCheck, log: str | None, job_failed: bo
     report = read_diagnostic(log) if log is not None else None
     level = f"DCGM diagnostics level {check.level}"
     if report is None:
-        if not job_failed:
-            return Finding((f"{level}: the Job {check.job} succeeded, but its log holds no DCGM report",), final=True)
-        return Finding(final=True)  # the Job's own failure line says why
+        if job_failed:
+            return Finding(final=True)  # the Job's own failure line says why
+        if log is None:
+            # The API could not hand the log over (its node's kubelet busy, say): looked at again until the wait ends.
+            return Finding((f"{level}: the Job {check.job} succeeded, but its log could not be read",))
+        return Finding((f"{level}: the Job {check.job} succeeded, but its log holds no DCGM report",), final=True)
     measured = {
         "level": check.level,
         "dcgmVersion": report.version,
@@ -88,7 +91,9 @@ def diagnostics_finding(check: DiagnosticsCheck, log: str | None, job_failed: bo
 def bandwidth_finding(check: BandwidthCheck, log: str | None, model: str | None) -> Finding:
     """NCCL's bus bandwidth from the finished Job's log (out of place, at the largest size), held to the group's floor,
     else the one NVIDIA's and the clouds' figures give for the node's GPU model and count."""
-    run = read_all_reduce(log) if log is not None else None
+    if log is None:
+        return Finding((f"all_reduce_perf: the Job {check.job} ended, but its log could not be read",))
+    run = read_all_reduce(log)
     if run is None or run.largest is None:
         errors = "; ".join(run.errors) if run is not None and run.errors else "its log holds no all_reduce_perf table"
         return Finding((f"all_reduce_perf ran no size: {errors}",), final=True)

@@ -49,6 +49,18 @@ def test_a_job_that_succeeded_with_no_report_fails_saying_so():
     assert finding.problems == (f"DCGM diagnostics level 1: the Job {DCGM.job} succeeded, but its log holds no DCGM report",)
 
 
+def test_a_log_the_api_could_not_hand_over_is_looked_at_again():
+    finding = diagnostics_finding(DCGM, None, job_failed=False)
+    assert finding.problems == (f"DCGM diagnostics level 1: the Job {DCGM.job} succeeded, but its log could not be read",)
+    assert not finding.final, "a log not read yet may still be read: the wait goes on"
+
+
+def test_an_all_reduce_log_the_api_could_not_hand_over_is_looked_at_again():
+    finding = bandwidth_finding(BandwidthCheck("nccl", 8), None, H100_NODE)
+    assert finding.problems == ("all_reduce_perf: the Job nccl ended, but its log could not be read",), finding
+    assert not finding.final, "a log not read yet may still be read: the wait goes on"
+
+
 def test_a_failed_job_with_no_log_leaves_the_words_to_the_job():
     finding = diagnostics_finding(DCGM, None, job_failed=True)
     assert finding.problems == () and finding.final, finding

@@ -827,6 +827,8 @@ WORKLOAD_COMPONENTS = ("diagnostics", "performance")
 EXPORTER_NAME = "dcgm-exporter"  # app.kubernetes.io/name of the exporter's pods
 # kwok's chaos stage ends a pod so labelled (up.sh applies it): such a pod is left to it.
 CHAOS_LABEL = "pod-container-running-failed.stage.kwok.x-k8s.io"
+# How long a pod's end waits for the API to serve its containers' logs (kwok picks up a new Logs within a second).
+LOGS_SERVED_SECONDS = 15.0
 # RFC 2544's benchmarking range: global unicast, as the pod proxy wants, yet never a real network. up.sh gives each
 # node a /25 of it as podCIDR, and kwok hands out pod IPs from there.
 SIMULATED_POD_NETWORK = ipaddress.ip_network("198.18.0.0/15")
@@ -1064,6 +1066,11 @@ def logs_object(pod: Obj, runs: list[ContainerRun]) -> dict:
     }
 
 
+def _served(text: str | None, written: bool) -> bool:
+    """Whether the API serves a container's log: some text where its log file has some."""
+    return text is not None and (bool(text) or not written)
+
+
 def pod_log_dir(root: pathlib.Path, pod: Obj) -> pathlib.Path:
     """kubelet's layout: <root>/<namespace>_<name>_<uid>/<container>/0.log."""
     meta = pod.get("metadata", {})
@@ -1284,6 +1291,17 @@ class Client:
         body = {**body, "metadata": {**meta, "resourceVersion": current["metadata"]["resourceVersion"]}}
         return self._request("PUT", f"{path}?{q}", body, "application/json")
 
+    def read_log(self, namespace: str, pod: str, container: str) -> str | None:
+        """The container's log as `kubectl logs` reads it (through kwok's kubelet server), or None while it cannot."""
+        q = urllib.parse.urlencode({"container": container})
+        path = f"/api/v1/namespaces/{urllib.parse.quote(namespace)}/pods/{urllib.parse.quote(pod)}/log?{q}"
+        req = urllib.request.Request(self.server + path, headers={k: v for k, v in self.headers.items() if k != "Accept"})
+        try:
+            with urllib.request.urlopen(req, context=self.ssl, timeout=10) as resp:
+                return resp.read().decode(errors="replace")
+        except (urllib.error.URLError, OSError):
+            return None
+
     def wipe_slices(self, node: str) -> dict:
         """kubelet's call: DeleteCollection of the driver's slices on the node."""
         q = urllib.parse.urlencode({"fieldSelector": f"spec.nodeName={node},spec.driver={DRA_DRIVER}"})
@@ -1339,6 +1357,7 @@ class WorkloadRunner:
                 for run in runs:
                     log.info("pod %s on %s: container %s exited %d", name, pod["spec"]["nodeName"], run.name, run.exit_code)
             self._write_logs(pod, runs)
+            self._await_logs_served(pod, runs)
             patch = completion_patch(runs, time.time())
             self.client.patch_pod_status(pod["metadata"]["namespace"], pod["metadata"]["name"], patch)
             log.info("pod %s: %s", name, patch["status"]["phase"])
@@ -1364,6 +1383,22 @@ class WorkloadRunner:
                 raise
             self.no_logs_api = True
             log.warning("the API serves no kwok Logs: kubectl logs shows nothing (a cluster from before up.sh enabled them)")
+
+    def _await_logs_served(self, pod: dict, runs: list[ContainerRun]) -> None:
+        """Until the API serves each container's log: kubelet's log of a container is whole once the container has
+        ended, before its status says so, but kwok reads a Logs object only once its watch delivers it. A status
+        written first let the proof read an empty log of a finished pod (and judge a report missing)."""
+        if self.no_logs_api:
+            return
+        namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+        deadline = time.monotonic() + LOGS_SERVED_SECONDS
+        for run in runs:
+            written = bool(run.log_file) and pathlib.Path(run.log_file).stat().st_size > 0
+            while not _served(self.client.read_log(namespace, name, run.name), written):
+                if time.monotonic() > deadline:
+                    log.warning("pod %s/%s: the API does not serve container %s's log yet", namespace, name, run.name)
+                    return
+                time.sleep(0.2)
 
     def _claims(self, pod: dict) -> dict[str, Obj]:
         namespace = pod["metadata"].get("namespace", "")

@@ -1012,11 +1012,17 @@ class RecordingClient:
     """The API calls the runner makes, recorded."""
 
     def __init__(self):
-        self.logs, self.patches = [], []
+        self.logs, self.patches, self.reads = [], [], []
 
     def put_logs(self, body):
         self.logs.append(body)
         return body
+
+    def read_log(self, namespace, pod, container):
+        """As kwok serves it once it holds the pod's Logs: the file's text."""
+        files = {entry["containers"][0]: entry["logsFile"] for body in self.logs for entry in body["spec"]["logs"]}
+        self.reads.append(container)
+        return log_text(files[container]) if container in files else None
 
     def patch_pod_status(self, namespace, name, patch):
         self.patches.append((namespace, name, patch))
@@ -1059,6 +1065,38 @@ def test_a_diagnostics_pod_runs_dcgmi_against_the_machine_and_succeeds(tmp_path)
     assert [e["entity_id"] for e in document["entity_groups"][0]["entities"]] == [0, 1, 2, 3]
     assert document["metadata"]["version"] == "4.6.0"
     assert log_text(files["isolation"]) == ""  # not run: a shell of a plain image
+
+
+class SlowLogsClient(RecordingClient):
+    """An API whose kubelet server serves a pod's logs only from its third read on (kwok's watch of Logs lagging)."""
+
+    def __init__(self):
+        super().__init__()
+        self.events = []
+
+    def read_log(self, namespace, pod, container):
+        lagging = len(self.events) < 2
+        served = None if lagging else super().read_log(namespace, pod, container)
+        self.events.append(("read", container, served is not None))
+        return served
+
+    def patch_pod_status(self, namespace, name, patch):
+        self.events.append(("end", name, True))
+        return super().patch_pod_status(namespace, name, patch)
+
+
+def test_a_pods_end_is_written_once_the_api_serves_its_logs(tmp_path):
+    """kubelet's log of an ended container is whole before its status is written; so is the registrar's."""
+    pod = workload()
+    pod["spec"].pop("securityContext", None)
+    client = SlowLogsClient()
+    runner = reg.WorkloadRunner(client, reg.PROGRAMS, tmp_path / "fakehosts", tmp_path / "logs", timeout=60)
+    runner.sync([pod], {"gpu-node-1": node()})
+    runner.wait()
+    ends = [i for i, event in enumerate(client.events) if event[0] == "end"]
+    served = {event[1] for event in client.events[: ends[0]] if event[0] == "read" and event[2]}
+    assert len(ends) == 1 and served == {"dcgm", "isolation"}, client.events
+    assert any(event[0] == "read" and not event[2] for event in client.events), "the lag was not played"
 
 
 def test_a_performance_pod_runs_all_reduce_perf_through_mpirun(tmp_path):
