@@ -202,9 +202,11 @@ def test_a_stack_of_the_program_before_the_package_upgrades_in_place(cluster: Lo
         changed = {s["urn"]: s["op"] for s in steps if s["op"] not in ("same", "read")}
         # The new resources: the fleet component itself, which has no provider and nothing in the
         # cluster, the provider that holds the cluster's access for our dynamic resources, and the
-        # plugin's own ServiceAccount (it ran under the namespace's default one before).
+        # plugin's own ServiceAccount (it ran under the namespace's default one before), and each node's Jobs of the
+        # proof items 0.5.0 runs by default: the access check and DCGM's diagnostics (docs/upgrading.md, "To 0.5.0").
         created = sorted(urn.rsplit("::", 1)[1] for urn, op in changed.items() if op == "create")
-        expected = ["gpu-nodes", "gpu-nodes-cluster-access", "gpu-nodes-upgrade-device-plugin-service-account"]
+        proof = [f"gpu-nodes-upgrade-verify-{node}-{item}" for node in UPGRADE_NODES for item in ("access", "dcgm")]
+        expected = sorted(["gpu-nodes", "gpu-nodes-cluster-access", "gpu-nodes-upgrade-device-plugin-service-account", *proof])
         assert created == expected, local.explain(f"the upgrade changes {changed}", preview)
         fleet = next(urn for urn, op in changed.items() if op == "create" and urn.endswith("::gpu-nodes"))
         assert fleet.endswith("::gpu-nodes:index:GpuFleet::gpu-nodes"), fleet
