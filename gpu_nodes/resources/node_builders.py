@@ -484,7 +484,7 @@ def _proof_checks(spec: NodeGroupSpec, verification: Verification, node: str) ->
     """The readiness inputs of the node's proof items beyond the runbook's, where the group runs them."""
     checks: dict[str, Any] = {}
     if (diagnostics := verification.one_of(node, Role.DIAGNOSTICS)) is not None:
-        checks["diagnostics"] = diagnostics_input(diagnostics.name, spec.verification.diagnostics or 0)
+        checks["diagnostics"] = diagnostics_input(diagnostics.name, spec.diagnostics_level)
     if (performance := verification.one_of(node, Role.PERFORMANCE)) is not None:
         floor = spec.verification.performance.min_bus_bandwidth
         checks["performance"] = performance_input(performance.name, spec.gpus_per_node, floor)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gpu_nodes import ConfigError, GpuFleetArgs
-from gpu_nodes.config.stack import ARGUMENTS
+from gpu_nodes.config.stack import OWN_SETTINGS
 from gpu_nodes.config.stack_config import StackConfig
 from tests.factories import SSH_KEY, group, node
 
@@ -75,7 +75,7 @@ def test_tuples_are_lists():
 def test_every_stack_setting_is_a_field_of_gpu_fleet_args():
     """A stack setting is declared once, on StackSpec; GpuFleetArgs is the one other place it is added."""
     fields = {f.name for f in dataclasses.fields(GpuFleetArgs)}
-    missing = sorted(name for name in ARGUMENTS if name not in fields)
+    missing = sorted(s.argument for s in OWN_SETTINGS if s.argument not in fields)
     assert not missing, f"stack settings without a GpuFleetArgs field: {missing}"
 
 
@@ -91,4 +91,4 @@ def test_a_stack_setting_from_stack_config_reaches_the_reader_as_declared():
         secret_keys=frozenset({"gpu-nodes:sshPrivateKey"}),
     )
     stack = GpuFleetArgs.from_stack_config(config).validate()
-    assert (stack.runtime_class_name, stack.hand_over, stack.ssh_private_key_given) == ("nvidia-cdi", ("kube-system/nvdp",), True)
+    assert (stack.runtime_class_name, stack.hand_over, stack.has_ssh_private_key) == ("nvidia-cdi", ("kube-system/nvdp",), True)

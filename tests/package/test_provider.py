@@ -86,12 +86,13 @@ def test_valid_inputs_pass():
 @pytest.mark.parametrize(
     ("problem", "path", "reason"),
     [
-        ("gpu-nodes:nodeGroups[0].gpusPerNode: got 0; expected ≥ 1", "nodeGroups[0].gpusPerNode", "got 0; expected ≥ 1"),
-        ("gpu-nodes:runtimeClass: got 'x y'; expected a name", "runtimeClass", "got 'x y'; expected a name"),
+        ("nodeGroups[0].gpusPerNode: got 0; expected ≥ 1", "nodeGroups[0].gpusPerNode", "got 0; expected ≥ 1"),
+        ("runtimeClass: got 'x y'; expected a name", "runtimeClass", "got 'x y'; expected a name"),
         ("two groups share a name: a100", "", "two groups share a name: a100"),
     ],
 )
-def test_a_readers_problem_in_the_programs_words(problem, path, reason):
+def test_a_readers_problem_names_its_property_path(problem, path, reason):
+    """The reader names each problem as the program wrote its inputs (`PACKAGE_INPUTS`): its path is the property's."""
     assert problem_details(problem) == {"property_path": path, "reason": reason}, problem
 
 
