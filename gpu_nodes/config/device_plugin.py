@@ -26,7 +26,16 @@ from gpu_nodes.config.checks import (
 from gpu_nodes.config.fields import Component, Need, between, section, setting
 from gpu_nodes.config.problems import Problem, Problems, Severity
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
-from gpu_nodes.vocabulary import GPU_RESOURCE, SHARED_GPU_RESOURCE, mig_resource
+from gpu_nodes.vocabulary import (
+    GPU_RESOURCE,
+    MPS,
+    SHARED_GPU_RESOURCE,
+    TIME_SLICING,
+    GpuSharing,
+    MigStrategy,
+    SharingStrategy,
+    mig_resource,
+)
 
 # The newest release: v0.20.1 (2026-09-22; its changelog: NodeFeature CR delete rights and
 # component-specific selector labels in the chart, vGPU and GFD parsing guards, the toolkit module
@@ -37,7 +46,6 @@ DEFAULT_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
 # The program the device plugin's CDI specs run as hooks, by default (k8s-device-plugin
 # api/config/v1/consts.go, DefaultNvidiaCTKPath), where the toolkit's packages install it.
 DEFAULT_CDI_HOOK_PATH = "/usr/bin/nvidia-ctk"
-MigStrategy = Literal["none", "single", "mixed"]
 MIG_STRATEGIES: tuple[MigStrategy, ...] = get_args(MigStrategy)
 
 
@@ -255,9 +263,6 @@ def read_xids(problems: Problems, key: str, raw: object) -> tuple[int, ...]:
 # `api/config/v1/sharing.go`: `sharing.timeSlicing`, `sharing.mps`; the two exclude each other, README
 # "Shared Access to GPUs"), and as GPU Feature Discovery names them in `nvidia.com/gpu.sharing-strategy`
 # (`SharingStrategyTimeSlicing` "time-slicing", `SharingStrategyMPS` "mps": gpu_nodes/preflight/facts.py).
-SharingStrategy = Literal["timeSlicing", "mps"]
-TIME_SLICING: Final = "timeSlicing"
-MPS: Final = "mps"
 SHARING_STRATEGIES: tuple[SharingStrategy, ...] = get_args(SharingStrategy)
 # Time-slicing: ours (upstream sets no upper bound; 1 is "off").
 MAX_TIME_SLICING_REPLICAS = 64
@@ -407,7 +412,13 @@ class SharingSpec:
     def replicas_key(self) -> str:
         """Where, under devicePlugin, the group's config gives its replicas, for messages: the older spelling
         where it was used."""
-        return "timeSlicingReplicas" if self.legacy else "sharing.replicas"
+        return self.as_shared.replicas_key
+
+    @property
+    def as_shared(self) -> GpuSharing:
+        """The sharing as the layers above take it: what the config says, and in which setting."""
+        setting: Literal["sharing", "timeSlicingReplicas"] = "timeSlicingReplicas" if self.legacy else "sharing"
+        return GpuSharing(self.strategy, self.replicas, self.rename_by_default, setting)
 
     def plugin_config(self) -> dict[str, object]:
         """The plugin's `sharing` section (`api/config/v1/sharing.go`, ReplicatedResources): the one

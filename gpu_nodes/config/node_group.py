@@ -38,7 +38,7 @@ from gpu_nodes.config.checks import (
     parse_taint,
     reserved_key_owner,
 )
-from gpu_nodes.config.device_plugin import MPS, DevicePluginSpec, SharingSpec
+from gpu_nodes.config.device_plugin import DevicePluginSpec, SharingSpec
 from gpu_nodes.config.dra import DraSpec
 from gpu_nodes.config.fields import Check, Component, Need, at_least, between, section, setting
 from gpu_nodes.config.metrics import MetricsSpec
@@ -58,6 +58,7 @@ from gpu_nodes.vocabulary import (
     GPU_PRESENT_LABEL,
     GPU_RESOURCE,
     GROUP_LABEL,
+    MPS,
     Taint,
     mig_resource,
 )

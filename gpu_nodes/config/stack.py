@@ -16,7 +16,6 @@ from dataclasses import dataclass, field, replace
 
 from gpu_nodes.config.checks import is_dns_label, is_dns_subdomain
 from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
-from gpu_nodes.config.device_plugin import MPS
 from gpu_nodes.config.fields import Check, Parse, Setting, section, setting, settings
 from gpu_nodes.config.node_group import RUNTIME_CLASS_KEY, NodeGroupSpec
 from gpu_nodes.config.preflight import SKIP_HOST_KEY_CHECK, host_key_missing
@@ -24,7 +23,7 @@ from gpu_nodes.config.problems import MISSING, Problem, Problems, Refusal, Undis
 from gpu_nodes.config.reading import cross_check, read_fields
 from gpu_nodes.constants import DEFAULT_RUNTIME_CLASS, NAMESPACE, PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
 from gpu_nodes.errors import ConfigError
-from gpu_nodes.vocabulary import GPU_RESOURCE
+from gpu_nodes.vocabulary import GPU_RESOURCE, MPS
 
 
 def _names_setting(name: str, help: str, parse: Parse[tuple[str, ...]]) -> tuple[str, ...]:

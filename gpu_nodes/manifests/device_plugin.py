@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from gpu_nodes.config.checks import image_tag
-from gpu_nodes.config.device_plugin import MPS, DevicePluginSpec
+from gpu_nodes.config.device_plugin import DevicePluginSpec
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.naming import content_hash, selector_labels, standard_labels
 from gpu_nodes.vocabulary import (
@@ -25,6 +25,7 @@ from gpu_nodes.vocabulary import (
     GPU_RESOURCE,
     GROUP_LABEL,
     MIG_DEVICES_ANNOTATION,
+    MPS,
     PAUSED_FOR_MIG_CHANGE,
     Taint,
 )

@@ -54,14 +54,16 @@ from gpu_nodes.proof.jobs import (
 )
 from gpu_nodes.proof.quarantine import Quarantine, quarantine_of
 from gpu_nodes.proof.reader import ClusterReader, NodePods, PodOutputs
-from gpu_nodes.proof.target import NodeTarget
+from gpu_nodes.proof.target import DeclaredGpus, NodeTarget
 from gpu_nodes.vocabulary import (
     DCGM_CONTAINER,
     GATE,
     GPU_RESOURCE_PREFIX,
     ISOLATION_CONTAINER,
     JOB_NAME_LABEL,
+    MPS,
     NCCL_CONTAINER,
+    GpuSharing,
 )
 
 # How long a plugin pod is Ready before its count is what it registers (it registers at start).
@@ -410,10 +412,9 @@ _DRA_TAINT_HINT = (
 )
 
 
-def failure_message(
-    target: NodeTarget, judgement: Judgement, waited: float, gpus_per_node: int, replicas: int, sharing: str | None = None
-) -> str:
-    """Why the node stays gated, item by item. sharing: `mps` where the plugin shares the GPUs through MPS."""
+def failure_message(target: NodeTarget, judgement: Judgement, waited: float, declared: DeclaredGpus) -> str:
+    """Why the node stays gated, item by item; a node short of GPUs told what the group declares of them, in the
+    settings it uses (`declared`, and the MIG layout its target holds)."""
     gate = "stays gated" if judgement.gate_up else "is gated again"
     lines = [f"node {target.node} {gate} ({GATE}) after {waited:.0f}s; what failed:"]
     for item, problem in judgement.problems:
@@ -425,27 +426,32 @@ def failure_message(
                 + (_DRA_TAINT_HINT if "tainted" in problem else "")
             )
         elif item == GPUS_REGISTERED.key:
-            why = f"gpusPerNode {gpus_per_node}" + (f" x {_shared_by(sharing)} {replicas}" if replicas > 1 else "")
-            if target.expected_mig_devices or target.expected_gpus not in (None, gpus_per_node * replicas):
-                why = f"gpusPerNode {gpus_per_node} x devicePlugin.migDevices"
             problem = (
-                f"node {target.node}: {problem} ({why}). A GPU is missing "
+                f"node {target.node}: {problem} ({_declared(target, declared)}). A GPU is missing "
                 "or the device plugin reports it unhealthy (an XID error, say): see the plugin's log on that node and "
                 f"`kubectl describe node {target.node}`; if the node really has fewer GPUs, change gpusPerNode"
-            ) + _mps_hint(target.node, sharing)
+            ) + _mps_hint(target.node, declared.sharing)
         lines.append(f"  - {item}: {problem}" if item else f"  - {problem}")
     return "\n".join(lines)
 
 
-def _shared_by(sharing: str | None) -> str:
-    """What multiplies the GPUs, as the group's config says it."""
-    return "sharing.replicas (mps)" if sharing == "mps" else "timeSlicingReplicas"
+def _declared(target: NodeTarget, declared: DeclaredGpus) -> str:
+    """What the group declares of each node's GPUs, in the settings it uses: its MIG layout where it declares one,
+    else its GPUs times the replicas of each where it shares them (`sharing.replicas`, or the older
+    `timeSlicingReplicas`)."""
+    if target.mig_devices:
+        return f"gpusPerNode {declared.gpus_per_node} x devicePlugin.migDevices"
+    sharing = declared.sharing
+    if not sharing.shares:
+        return f"gpusPerNode {declared.gpus_per_node}"
+    how = f" ({sharing.strategy})" if sharing.setting == "sharing" else ""
+    return f"gpusPerNode {declared.gpus_per_node} x {sharing.replicas_key}{how} {sharing.replicas}"
 
 
-def _mps_hint(node: str, sharing: str | None) -> str:
+def _mps_hint(node: str, sharing: GpuSharing) -> str:
     """Under MPS the plugin serves nothing until its MPS control daemon is ready (k8s-device-plugin
     internal/plugin/mps.go, waitForDaemon: the daemon's `.ready` file and an answer on its control pipe)."""
-    if sharing != "mps":
+    if sharing.strategy != MPS:
         return ""
     return (
         f". Under MPS the plugin registers the GPUs only once its MPS control daemon on {node} is ready: see that "

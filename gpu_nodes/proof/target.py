@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_nodes.proof.inputs import Change, DeclaredInputs, count, declared, keys, mapping, same, text
-from gpu_nodes.vocabulary import GPU_RESOURCE
+from gpu_nodes.vocabulary import GPU_RESOURCE, TIME_SLICING, GpuSharing, SharingStrategy
 
 
 def _sorted(value: Mapping[str, Any]) -> dict[str, Any]:
@@ -74,3 +74,28 @@ class NodeTarget(DeclaredInputs):
 
 # The inputs that describe the node's target: a change of any proves the node again.
 TARGET_KEYS = keys(NodeTarget)
+
+
+@dataclass(frozen=True)
+class DeclaredGpus(DeclaredInputs):
+    """What the group's config declares of each node's GPUs, for the message of a node short of them: how many
+    (`gpusPerNode`), how many ways each is shared, and by which setting, so that the message names the settings
+    the group uses. Stored only: the target (`expectedGpus`) is what is compared."""
+
+    gpus_per_node: int = field(metadata=declared("gpusPerNode", Change.STATE_ONLY, read=count, required=True))
+    replicas: int = field(metadata=declared("replicas", Change.STATE_ONLY, read=count, required=True))
+    # The strategy where the group shares its GPUs through `devicePlugin.sharing` (`mps`, `timeSlicing`); None where
+    # it shares none, or by the older `timeSlicingReplicas` (no such input: tests/golden/*.json).
+    strategy: SharingStrategy | None = field(default=None, metadata=declared("sharing", Change.STATE_ONLY, only_when_set=True))
+
+    @classmethod
+    def of(cls, gpus_per_node: int, sharing: GpuSharing) -> DeclaredGpus:
+        spelled = sharing.setting == "sharing" and sharing.shares
+        return cls(gpus_per_node, sharing.replicas, sharing.strategy if spelled else None)
+
+    @property
+    def sharing(self) -> GpuSharing:
+        """How the group shares each GPU, as its config says it."""
+        if self.strategy is None and self.replicas > 1:
+            return GpuSharing(TIME_SLICING, self.replicas, setting="timeSlicingReplicas")
+        return GpuSharing(self.strategy or TIME_SLICING, self.replicas)

@@ -63,7 +63,7 @@ from gpu_nodes.proof.judgement import Judgement, Proof, Stories, failure_message
 from gpu_nodes.proof.next_step import Progress, answered, next_step, verdict
 from gpu_nodes.proof.reader import ClusterReader, NodePods, PodOutputs
 from gpu_nodes.proof.recovery import restart_refused
-from gpu_nodes.proof.target import NodeTarget
+from gpu_nodes.proof.target import DeclaredGpus, NodeTarget
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider, read_inputs
 
 if TYPE_CHECKING:
@@ -94,11 +94,9 @@ class ReadinessInputs(DeclaredInputs, Generic[Late]):
     namespace: str = field(metadata=declared("namespace", Change.RERUN, required=True))
     jobs: Sequence[str | Late] = field(metadata=declared("jobs", Change.RERUN, read=as_list))
     timeout_seconds: int = field(metadata=declared("timeoutSeconds", Change.RERUN, read=count, required=True))
-    # The group's figures, for the failure message (expectedGpus, in the target, is what is compared).
-    gpus_per_node: int = field(metadata=declared("gpusPerNode", Change.STATE_ONLY, read=count, required=True))
-    replicas: int = field(metadata=declared("replicas", Change.STATE_ONLY, read=count, required=True))
-    # Under MPS, `mps`: the message then names the plugin's MPS control daemon. None elsewhere (no such input).
-    sharing: str | None = field(default=None, metadata=declared("sharing", Change.STATE_ONLY, only_when_set=True))
+    # What the group declares of the node's GPUs, for the failure message (expectedGpus, in the target, is what is
+    # compared).
+    declared_gpus: DeclaredGpus = field(metadata=carried(DeclaredGpus))
     # Where facts are compared: the group's label, and the node's own facts (from its preflight), so
     # that new facts prove it again. A group that compares none has no such inputs (tests/golden/*.json).
     group_label: Mapping[str, str] | None = field(
@@ -246,7 +244,7 @@ class NodeReadinessProvider(ClusterResourceProvider):
             refused = restart_refused(target, step.pod, inputs.preflight_run, inputs.preflight_resource)
         restarted = progress.restarted
         if step.action != "pass":
-            message = failure_message(target, judgement, timeout, inputs.gpus_per_node, inputs.replicas, inputs.sharing)
+            message = failure_message(target, judgement, timeout, inputs.declared_gpus)
             if refused:
                 message += f"\n  - recovery: {refused}"
             if restarted:
