@@ -4,6 +4,8 @@ still patches."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gpu_nodes.advisories import (
@@ -20,6 +22,7 @@ from gpu_nodes.advisories import (
     TOOLKIT_FLOOR,
     Advisory,
     DriverBranch,
+    driver_fix,
     floor,
     open_advisories,
     open_component_advisories,
@@ -233,3 +236,21 @@ def test_the_dra_driver_we_render_is_not_below_its_floor():
     """No bulletin names the DRA driver: its floor is its first release under kubernetes-sigs (v0.4.0)."""
     assert version_key(RELEASE.version) >= version_key(DRA_DRIVER_FLOOR), (RELEASE, DRA_DRIVER_FLOOR_SOURCE)
     assert RELEASE.version == DRA_DRIVER_RELEASE, "the release the settings are held to is the one rendered"
+
+
+@pytest.mark.parametrize(
+    ("version", "fix"),
+    [
+        # A branch NVIDIA patches: its own release that every bulletin's fix reaches (5861's for R580 and R595).
+        ("580.105.08", "upgrade to 580.178.04 or later (R580)"),
+        ("595.71.05", "upgrade to 595.91.07 or later (R595)"),
+        # Past its end of life, or never fixed: the long-term support branches NVIDIA patches, R620 from its first
+        # release (newer than every branch a bulletin lists, so open to none of them).
+        ("550.54.15", "move to a long-term support branch NVIDIA patches (R580 from 580.178.04, R620)"),
+        ("570.211.01", "move to a long-term support branch NVIDIA patches (R580 from 580.178.04, R620)"),
+    ],
+)
+def test_the_fix_a_warning_names_clears_every_bulletin(version, fix):
+    assert driver_fix(version) == fix
+    named = re.search(r"\d+\.\d+\.\d+", fix)[0]  # type: ignore[index]
+    assert not [b.bulletin for b in DRIVER_BULLETINS if b.is_open(named)], f"{named} is still open to a bulletin"

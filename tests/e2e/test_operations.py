@@ -30,6 +30,7 @@ from tests.e2e.conftest import (
     failed_resources,
     taints_of,
 )
+from tests.e2e.gates import assert_only_gated, gated
 from tests.e2e.stack_file import STACK_FILE, edit_group, set_stack_config
 from tests.sshd import fakehost
 
@@ -113,16 +114,6 @@ def wait_for_allocatable(local, node: str, gpus: str, timeout: float = 60) -> No
             return
         assert time.monotonic() < deadline, local.explain(f"{node} allocatable nvidia.com/gpu {allocatable}, waited for {gpus}")
         time.sleep(1)
-
-
-def gated(local, name: str) -> bool:
-    return GATE in taints_of(local.node(name))
-
-
-def assert_only_gated(local, *names: str) -> None:
-    for name in NODES:
-        expected = name in names
-        assert gated(local, name) == expected, local.explain(f"{name} is {'not ' if expected else ''}gated")
 
 
 def jobs_of(local, node: str) -> dict[str, dict]:
