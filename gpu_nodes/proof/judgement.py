@@ -21,7 +21,7 @@ from gpu_nodes.proof.checklist import (
     METRICS_EXPORTED,
     PLUGIN_RUNNING,
     Item,
-    Look,
+    Observation,
     allocatable_gpus,
     checklist,
     gated,
@@ -71,7 +71,7 @@ PLUGIN_SETTLE_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
-class Stories:
+class PodStories:
     """The last story seen of each Job's pods: the Job controller deletes them at its deadline, so a
     look carries the stories of the looks before it (`Judgement.stories`)."""
 
@@ -79,7 +79,7 @@ class Stories:
 
 
 # What the first look of a proof has seen.
-NO_STORIES = Stories()
+NO_POD_STORIES = PodStories()
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ class Judgement:
     # Someone else's quarantine of the node (NVSentinel's): the gate stays on while it holds.
     quarantine: Quarantine | None = None
     # The stories of the Jobs' pods as of this look, for the next look to carry.
-    stories: Stories = field(default_factory=Stories)
+    stories: PodStories = field(default_factory=PodStories)
     # What the proof items beyond the runbook measured on this look (none on a refresh's look).
     measured: Measured = field(default_factory=Measured)
 
@@ -166,7 +166,7 @@ class JobsSeen:
     lines: dict[str, str]
     # Jobs Pending only for want of free GPUs, and their pods (none for a Job deleted after a deferral).
     waiting: dict[str, list[dict[str, Any]]]
-    stories: Stories
+    stories: PodStories
     # Workload Jobs whose pods failed only in their second container, which must see no GPU: secure access fails.
     seen_gpus_unasked: frozenset[str] = frozenset()
     # Each finished Job's newest ended pod, whose log holds its report.
@@ -187,14 +187,14 @@ def judge(
     view: ClusterReader,
     proof: Proof,
     now: float,
-    seen: Stories = NO_STORIES,
+    stories: PodStories = NO_POD_STORIES,
     *,
     compare: bool = True,
     deferred_before: bool = False,
     node_pods: NodePods | None = None,
     outputs: PodOutputs | None = None,
 ) -> Judgement:
-    """One look at the node at time `now`, carrying the Jobs' stories `seen` by the looks before.
+    """One look at the node at time `now`, carrying the `stories` of the Jobs' pods the looks before saw.
     With `proof.group`, its GPU facts are compared with the group's too, unless `compare` is off: the
     comparison reads every node of the group, so a wait compares before it starts and once more
     when the rest passes, not on every event. `deferred_before`: the last run deferred the node's
@@ -204,14 +204,14 @@ def judge(
     target = proof.target
     node = view.node(target.node)
     plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
-    jobs = look_at_jobs(view, proof, seen, deferred_before)
+    jobs = look_at_jobs(view, proof, stories, deferred_before)
     # The comparison reads every node of the group: only where asked (see above).
     facts = facts_problem(view, target.node, proof.group) if proof.group and compare else None
     slices = view.resource_slices(target.node) if target.uses_dra else []
     evidence = look_at_evidence(view, proof, node, jobs, outputs)
     workload = [line for name, line in jobs.lines.items() if name in proof.jobs and name not in jobs.seen_gpus_unasked]
     access = [jobs.lines[name] for name in (*proof.access_jobs, *sorted(jobs.seen_gpus_unasked)) if name in jobs.lines]
-    look = Look(
+    look = Observation(
         target,
         node,
         plugin_pods,
@@ -321,14 +321,14 @@ def settled_short_plugin(target: NodeTarget, plugin_pods: Sequence[Mapping[str, 
     return None if target.uses_dra else settled_plugin_pod(target, plugin_pods, now, PLUGIN_SETTLE_SECONDS)
 
 
-def look_at_jobs(view: ClusterReader, proof: Proof, seen: Stories, deferred_before: bool) -> JobsSeen:
+def look_at_jobs(view: ClusterReader, proof: Proof, stories_before: PodStories, deferred_before: bool) -> JobsSeen:
     """Each of the node's Jobs that has not succeeded, and why, in its pods' last story seen."""
     namespace = proof.namespace
     failed: list[str] = []
     unfinished: list[str] = []
     lines: dict[str, str] = {}
     waiting: dict[str, list[dict[str, Any]]] = {}
-    stories = dict(seen.by_job)
+    stories = dict(stories_before.by_job)
     unasked: set[str] = set()
     finished: dict[str, str] = {}
     for name in proof.all_jobs:
@@ -356,7 +356,7 @@ def look_at_jobs(view: ClusterReader, proof: Proof, seen: Stories, deferred_befo
         (failed if verdict == "failed" else unfinished).append(name)
         what = f"failed ({detail})" if verdict == "failed" else f"has not succeeded ({detail})"
         lines[name] = f"verification Job {namespace}/{name} {what}; {stories[name] or 'no pod story'}"
-    return JobsSeen(failed, unfinished, lines, waiting, Stories(stories), frozenset(unasked), finished)
+    return JobsSeen(failed, unfinished, lines, waiting, PodStories(stories), frozenset(unasked), finished)
 
 
 def workload_deferred(
