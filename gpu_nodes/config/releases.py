@@ -49,6 +49,17 @@ def requirements(spec: object, component: Component, prefix: str = "") -> Iterat
             yield from requirements(value, component, f"{prefix}{s.key}.")
 
 
+def declared_needs(spec: type, prefix: str = "") -> list[tuple[str, Need]]:
+    """Every rule declared with the settings of `spec` and of the sections it holds, by the setting's key (the docs'
+    table of them, gpu_nodes/package/generate.py; a test per rule, tests/config/test_releases.py)."""
+    found: list[tuple[str, Need]] = []
+    for _, s in settings(spec):
+        found += [(f"{prefix}{s.key}", need) for need in s.needs]
+        if s.section is not None and not s.is_list:
+            found += declared_needs(s.section, f"{prefix}{s.key}.")
+    return found
+
+
 def unmet(found: list[Requirement], release: str) -> list[Requirement]:
     """The requirements `release` does not meet."""
     return [r for r in found if version_key(release) < version_key(r.need.since)]

@@ -39,6 +39,7 @@ from gpu_nodes.config.metrics import MetricsSpec
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec, PriorityClassSpec
 from gpu_nodes.config.preflight import PreflightSpec, SshProxySpec
 from gpu_nodes.config.problems import MISSING
+from gpu_nodes.config.releases import declared_needs
 from gpu_nodes.config.stack import OWN_SETTINGS, STACK_SETTINGS
 from gpu_nodes.config.verification import PerformanceSpec, VerificationSpec
 
@@ -416,6 +417,11 @@ _REPOSITORY = Path(__file__).resolve().parents[2]
 Row = tuple[str, str, str, str]
 
 
+def release_rows() -> list[Row]:
+    """The table of the releases the settings need (docs/machines.md): each rule as declared with its setting."""
+    return [(key, f"{need.component.value} v{need.since}", need.what, need.source) for key, need in declared_needs(NodeGroupSpec)]
+
+
 def stack_rows() -> list[Row]:
     """The stack settings' table: every stack setting, the Kubernetes provider's two beside ours."""
     return [(s.key, s.type_text, s.readme_default(), s.meaning) for s in STACK_SETTINGS]
@@ -435,6 +441,7 @@ TABLES = (
     Table("docs/configuration.md", "| field | type | default | meaning |", lambda: readme_rows(NodeGroupSpec)),
     Table("docs/fleet.md", "| fleet file key | type | default | meaning |", lambda: readme_rows(FleetFileSpec)),
     Table("docs/fleet.md", "| operator setting | type | default | meaning |", lambda: readme_rows(OperatorSettings)),
+    Table("docs/machines.md", "| setting | needs | what is deployed for it | where upstream says so |", release_rows),
 )
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from gpu_nodes.config.fields import Component, Need, settings
+from gpu_nodes.config.fields import Component
 from gpu_nodes.config.node_group import NodeGroupSpec, dra_driver_release_problems
-from gpu_nodes.config.releases import requirements, unmet
+from gpu_nodes.config.releases import declared_needs, requirements, unmet
 from gpu_nodes.config.stack import parse_stack
 from tests.config.problems import KEY, assert_one_problem, problems_of
 from tests.factories import group
@@ -102,24 +102,14 @@ def test_the_dra_driver_gpu_nodes_deploys_honours_every_dra_group_setting():
     assert list(dra_driver_release_problems(spec)) == []
 
 
-def declared_needs(spec: type = NodeGroupSpec) -> list[tuple[str, Need]]:
-    """Every rule declared with a group's settings, by the setting's key."""
-    found = []
-    for _, s in settings(spec):
-        found += [(s.key, need) for need in s.needs]
-        if s.section is not None and not s.is_list:
-            found += [(f"{s.key}.{key}", need) for key, need in declared_needs(s.section)]
-    return found
-
-
 def test_every_rule_names_what_it_deploys_and_where_upstream_says_so():
-    for key, need in declared_needs():
+    for key, need in declared_needs(NodeGroupSpec):
         assert need.what and need.source and need.since, key
 
 
 def test_every_device_plugin_rule_has_a_test_above():
     tested = {(key, since) for _, _, key, _, since in RULES}
-    declared = {(key, need.since) for key, need in declared_needs() if need.component is Component.DEVICE_PLUGIN}
+    declared = {(key, need.since) for key, need in declared_needs(NodeGroupSpec) if need.component is Component.DEVICE_PLUGIN}
     assert declared == tested, f"rules without a test: {sorted(declared - tested)}; tests of no rule: {sorted(tested - declared)}"
 
 
