@@ -595,6 +595,24 @@ class DevicePluginSpec:
         default=DEFAULT_CDI_HOOK_PATH,
         check=CDI_HOOK,
     )
+    # The plugin's --device-id-strategy (cmd/nvidia-device-plugin/main.go: `DEVICE_ID_STRATEGY`, `uuid | index`, uuid by
+    # default): how it names each GPU it hands a container (NVIDIA_VISIBLE_DEVICES, the volume mounts, the CDI device
+    # names). Unset, the plugin's default, and no variable is written.
+    device_id_strategy: Literal["uuid", "index"] | None = setting(
+        "deviceIdStrategy",
+        "how the plugin names the GPUs it hands a container (`DEVICE_ID_STRATEGY`): by `uuid`, or by `index` where a "
+        "GPU has no UUID the runtime can name (NVIDIA's Tegra parts)",
+        default=None,
+        default_text="`uuid` (the plugin's)",
+        needs=(
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.9.0",
+                "DEVICE_ID_STRATEGY",
+                f"{_CHANGELOG}, v0.9.0: GPUs passed by device index instead of UUID",
+            ),
+        ),
+    )
 
     def cross_checks(self) -> Iterator[Problem]:
         yield from _mig_layout_conflicts(self)

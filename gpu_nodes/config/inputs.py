@@ -37,6 +37,13 @@ class ImagePullPolicy(StrEnum):
     NEVER = "Never"
 
 
+class DeviceIdStrategy(StrEnum):
+    "What `deviceIdStrategy` takes: `uuid`, `index`."
+
+    UUID = "uuid"
+    INDEX = "index"
+
+
 class ContainerRuntime(StrEnum):
     "What `containerRuntime` takes: `containerd`, `docker`, `cri-o`, `k3s`, `rke2`, `auto`."
 
@@ -102,6 +109,7 @@ if TYPE_CHECKING:
     StrategyOrWord: TypeAlias = Strategy | Literal["timeSlicing", "mps"]
     MigStrategyOrWord: TypeAlias = MigStrategy | Literal["none", "single", "mixed"]
     ImagePullPolicyOrWord: TypeAlias = ImagePullPolicy | Literal["Always", "IfNotPresent", "Never"]
+    DeviceIdStrategyOrWord: TypeAlias = DeviceIdStrategy | Literal["uuid", "index"]
     ContainerRuntimeOrWord: TypeAlias = ContainerRuntime | Literal["containerd", "docker", "cri-o", "k3s", "rke2", "auto"]
     DriverAdvisoriesOrWord: TypeAlias = DriverAdvisories | Literal["warn", "refuse"]
     BecomeOrWord: TypeAlias = Become | Literal["sudo"]
@@ -117,6 +125,7 @@ else:
     StrategyOrWord = Strategy
     MigStrategyOrWord = MigStrategy
     ImagePullPolicyOrWord = ImagePullPolicy
+    DeviceIdStrategyOrWord = DeviceIdStrategy
     ContainerRuntimeOrWord = ContainerRuntime
     DriverAdvisoriesOrWord = DriverAdvisories
     BecomeOrWord = Become
@@ -293,6 +302,11 @@ class DevicePlugin(TypedDict):
     (
         "With `gpuAccess: cdi`: the `nvidia-ctk` (or `nvidia-cdi-hook`) on the machines that the CDI specs' "
         "hooks run; preflight checks each machine has it. Default: `/usr/bin/nvidia-ctk`."
+    )
+    deviceIdStrategy: NotRequired[DeviceIdStrategyOrWord]
+    (
+        "How the plugin names the GPUs it hands a container (`DEVICE_ID_STRATEGY`): by `uuid`, or by `index` "
+        "where a GPU has no UUID the runtime can name (NVIDIA's Tegra parts). Default: `uuid` (the plugin's)."
     )
 
 
@@ -698,6 +712,7 @@ __all__ = [
     "Strategy",
     "MigStrategy",
     "ImagePullPolicy",
+    "DeviceIdStrategy",
     "ContainerRuntime",
     "DriverAdvisories",
     "Become",

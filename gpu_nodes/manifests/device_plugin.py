@@ -194,6 +194,8 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
         mounts.append({"name": "all-gpus", "mountPath": f"{DEVICE_MOUNT_ROOT}/all", "readOnly": True})
         volumes.append({"name": "all-gpus", "hostPath": {"path": "/dev/null", "type": "CharDevice"}})
     env += health_check_env(spec)
+    if spec.device_id_strategy is not None:
+        env.append({"name": "DEVICE_ID_STRATEGY", "value": spec.device_id_strategy})
     container_resources = {"resources": spec.resources} if spec.resources else {}
     return {
         "apiVersion": "apps/v1",

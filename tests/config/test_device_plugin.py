@@ -379,3 +379,8 @@ def test_a_sharing_setting_with_nothing_shared_is_a_warning(key):
     assert list(spec.warnings) == [
         f"{KEY}.devicePlugin.sharing.{key}: True has no effect: replicas 1 shares nothing (time-slicing is off)"
     ], spec.warnings
+
+
+def test_a_device_id_strategy_the_plugin_does_not_have_is_refused_naming_its_words():
+    problems = problems_of(group(devicePlugin={"deviceIdStrategy": "serial"}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.deviceIdStrategy", "expected one of uuid, index")

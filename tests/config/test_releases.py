@@ -61,6 +61,7 @@ RULES: list[tuple[str, dict[str, Any], str, str, str]] = [
     ("gpuAccess cdi", {"gpuAccess": "cdi", "devicePlugin": {"acceptAdvisories": ACCEPTED}}, "gpuAccess", "0.14.5", "0.15.0"),
     ("gpuAccess defaultRuntime", {"gpuAccess": "defaultRuntime"}, "gpuAccess", "0.4.0", "0.5.0"),
     ("isolation strict", {"isolation": "strict"}, "isolation", "0.6.0", "0.7.0"),
+    ("deviceIdStrategy", {"devicePlugin": {"deviceIdStrategy": "index"}}, "devicePlugin.deviceIdStrategy", "0.8.2", "0.9.0"),
 ]
 
 
