@@ -92,3 +92,21 @@ def test_a_stack_setting_from_stack_config_reaches_the_reader_as_declared():
     )
     stack = GpuFleetArgs.from_stack_config(config).validate()
     assert (stack.runtime_class_name, stack.hand_over, stack.has_ssh_private_key) == ("nvidia-cdi", ("kube-system/nvdp",), True)
+
+
+def test_the_arguments_are_read_once(monkeypatch):
+    """`validate` and the fleet share one reading: a program that validates first is not read twice."""
+    from gpu_nodes.resources import fleet
+
+    reads = []
+    read_stack = fleet.read_stack
+    monkeypatch.setattr(fleet, "read_stack", lambda *a, **k: reads.append(a) or read_stack(*a, **k))
+    arguments = args()
+    assert arguments.validate() is arguments.validate(), "the same stack, not a second reading"
+    assert len(reads) == 1, reads
+
+
+def test_warnings_name_the_settings_as_the_program_wrote_them():
+    raw = group(preflight={"enabled": False, "maxSessions": 3})
+    (warning,) = GpuFleetArgs(node_groups=[raw]).validate().warnings
+    assert warning.startswith("node_groups[0].preflight.maxSessions: 3 has no effect"), warning

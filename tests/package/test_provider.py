@@ -14,7 +14,7 @@ from pulumi.provider.experimental.analyzer import Analyzer
 
 from gpu_nodes import GpuFleet as PythonGpuFleet
 from gpu_nodes import GpuFleetArgs
-from gpu_nodes.package.components import GpuFleet, GpuNodeGroup, problem_details
+from gpu_nodes.package.components import GpuFleet, GpuNodeGroup, problem_details, reading
 from gpu_nodes.package.provider import PACKAGE, GpuNodesProvider, refuse_mistakes
 from tests.factories import SSH_KEY, group
 from tests.pulumi_mocks import run_inline
@@ -287,3 +287,25 @@ NAME_FROM_A_RESOURCE = (
     "got another resource's output; expected a string given as it is: it names resources, and names of resources must "
     "be known when the program runs"
 )
+
+
+def test_the_component_is_built_from_the_arguments_the_provider_read(monkeypatch):
+    """Read once: `construct` reads the inputs (to refuse a mistake before anything registers), and the component
+    takes those arguments rather than reading its inputs again."""
+    reads: list[GpuFleetArgs] = []
+    read_once = GpuFleetArgs._read_once
+
+    def counted(self):
+        reads.append(self)
+        return read_once(self)
+
+    monkeypatch.setattr(GpuFleetArgs, "_read_once", counted)
+    inputs = {"nodeGroups": [group("a100", preflight={"enabled": False})]}
+    arguments = refuse_mistakes("gpu-nodes:index:GpuFleet", inputs)
+    run_inline(lambda: _built_while_reading(arguments, inputs))
+    assert reads == [arguments], f"read {len(reads)} times"
+
+
+def _built_while_reading(arguments: GpuFleetArgs, inputs: dict) -> GpuFleet:
+    with reading(arguments):
+        return GpuFleet("gpus", as_the_sdk_maps_them(GpuFleet, inputs))
