@@ -401,7 +401,7 @@ class SharingSpec:
     @property
     def shares(self) -> bool:
         """Whether the plugin advertises replicas at all (MPS always does)."""
-        return self.replicas > 1
+        return self.as_shared.shares
 
     @property
     def resource(self) -> str:

@@ -126,10 +126,19 @@ def matching(pattern: re.Pattern[str], allowed: str, noun: str = "") -> Check:
 
 
 class Component(Enum):
-    """NVIDIA's parts a setting may need a release of, as messages name them."""
+    """NVIDIA's parts a setting may need a release of, as messages name them. The device plugin's and the DRA
+    driver's releases are known before anything registers (the image the group runs, the driver release the stack
+    deploys); the NVIDIA driver's and the container toolkit's only on each machine, where preflight holds them
+    (gpu_nodes/scripts/preflight/)."""
 
     DEVICE_PLUGIN = "device plugin"
     DRA_DRIVER = "DRA driver"
+    DRIVER = "NVIDIA driver"
+    TOOLKIT = "NVIDIA Container Toolkit"
+
+    def release(self, version: str) -> str:
+        """A release as its project names it: the device plugin and the DRA driver tag theirs `v0.20.1`."""
+        return f"v{version}" if self in (Component.DEVICE_PLUGIN, Component.DRA_DRIVER) else version
 
 
 @dataclass(frozen=True)

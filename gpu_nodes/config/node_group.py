@@ -94,6 +94,10 @@ MIN_PRIORITY = -2_147_483_648
 MAX_PRIORITY_CLASS_NAME = 253 - len(VERIFICATION_PRIORITY_SUFFIX)
 
 
+# Where NVIDIA's DRA driver says what a machine needs for GPU allocation.
+DRA_PREREQUISITES = "kubernetes-sigs/dra-driver-nvidia-gpu site/content/docs/prerequisites.md"
+
+
 # The stack setting a group's gpuAccess may need (declared in config/stack.py).
 RUNTIME_CLASS_KEY = f"{NAMESPACE}:runtimeClass"
 
@@ -331,6 +335,24 @@ class NodeGroupSpec:
                 DRA_DRIVER_FLOOR,
                 "its chart and image under their present names",
                 DRA_DRIVER_FLOOR_SOURCE,
+                when=lambda group: group.uses_dra,
+            ),
+            # NVIDIA's DRA driver's prerequisites for GPU allocation (kubernetes-sigs/dra-driver-nvidia-gpu
+            # site/content/docs/prerequisites.md): found on each machine, where preflight's dra-driver-version and
+            # dra-toolkit checks hold them (68-check-dra.sh, DRA_FLOOR; tests/config/test_releases.py holds the two
+            # together).
+            Need(
+                Component.DRIVER,
+                "565",
+                "GPU allocation by NVIDIA's DRA driver",
+                DRA_PREREQUISITES,
+                when=lambda group: group.uses_dra,
+            ),
+            Need(
+                Component.TOOLKIT,
+                "1.18.0",
+                "GPU allocation by NVIDIA's DRA driver",
+                DRA_PREREQUISITES,
                 when=lambda group: group.uses_dra,
             ),
         ),

@@ -68,9 +68,9 @@ def unmet(found: list[Requirement], release: str) -> list[Requirement]:
 def release_problem(requirement: Requirement, image_key: str, image: str, release: str) -> Problem:
     """The setting refused for the release found: `<key>: got <value>; needs <component> v<since> or later ...`."""
     need = requirement.need
+    first = f"{need.component.value} {need.component.release(need.since)}"
     return Problem(
         requirement.key,
         requirement.value,
-        f"needs {need.component.value} v{need.since} or later ({need.what}; {need.source}): {image_key} {image} is "
-        f"{release}, which does not read it",
+        f"needs {first} or later ({need.what}; {need.source}): {image_key} {image} is {release}, which does not read it",
     )

@@ -419,7 +419,8 @@ Row = tuple[str, str, str, str]
 
 def release_rows() -> list[Row]:
     """The table of the releases the settings need (docs/machines.md): each rule as declared with its setting."""
-    return [(key, f"{need.component.value} v{need.since}", need.what, need.source) for key, need in declared_needs(NodeGroupSpec)]
+    needs = declared_needs(NodeGroupSpec)
+    return [(key, f"{need.component.value} {need.component.release(need.since)}", need.what, need.source) for key, need in needs]
 
 
 def stack_rows() -> list[Row]:

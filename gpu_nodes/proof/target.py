@@ -96,6 +96,8 @@ class DeclaredGpus(DeclaredInputs):
     @property
     def sharing(self) -> GpuSharing:
         """How the group shares each GPU, as its config says it."""
-        if self.strategy is None and self.replicas > 1:
-            return GpuSharing(TIME_SLICING, self.replicas, setting="timeSlicingReplicas")
-        return GpuSharing(self.strategy or TIME_SLICING, self.replicas)
+        if self.strategy is not None:
+            return GpuSharing(self.strategy, self.replicas)
+        # Without a strategy: shared by the older spelling, or not shared at all.
+        older = GpuSharing(TIME_SLICING, self.replicas, setting="timeSlicingReplicas")
+        return older if older.shares else GpuSharing(TIME_SLICING, self.replicas)

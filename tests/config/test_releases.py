@@ -5,6 +5,7 @@ goes without one."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ from gpu_nodes.config.node_group import NodeGroupSpec, dra_driver_release_proble
 from gpu_nodes.config.releases import declared_needs, requirements, unmet
 from gpu_nodes.config.stack import parse_stack
 from tests.config.problems import KEY, assert_one_problem, problems_of
-from tests.factories import group
+from tests.factories import ROOT, group
 
 PLUGIN = "nvcr.io/nvidia/k8s-device-plugin"
 # The CVEs of bulletin 5659, which names plugins up to 0.17.2 under the CDI strategies: accepted where a CDI group
@@ -112,6 +113,19 @@ def test_every_device_plugin_rule_has_a_test_above():
     tested = {(key, since) for _, _, key, _, since in RULES}
     declared = {(key, need.since) for key, need in declared_needs(NodeGroupSpec) if need.component is Component.DEVICE_PLUGIN}
     assert declared == tested, f"rules without a test: {sorted(declared - tested)}; tests of no rule: {sorted(tested - declared)}"
+
+
+def test_the_machines_floors_a_dra_group_needs_are_those_preflight_holds_each_machine_to():
+    """The NVIDIA driver's and the toolkit's releases are found on the machines: 68-check-dra.sh refuses a machine
+    below them, and its floors are the ones declared with `allocator`."""
+    script = (ROOT / "gpu_nodes/scripts/preflight/68-check-dra.sh").read_text()
+    floors = dict(re.findall(r"^  \[(driver|toolkit)\]=(\S+)$", script, re.M))
+    declared = {
+        {Component.DRIVER: "driver", Component.TOOLKIT: "toolkit"}[need.component]: need.since
+        for key, need in declared_needs(NodeGroupSpec)
+        if key == "allocator" and need.component in (Component.DRIVER, Component.TOOLKIT)
+    }
+    assert declared == floors == {"driver": "565", "toolkit": "1.18.0"}, (declared, floors)
 
 
 def test_a_groups_requirements_are_those_of_what_it_sets():
