@@ -514,8 +514,8 @@ def _floor_problems(group: NodeGroupSpec) -> Iterator[Problem]:
         yield Problem(
             "verification.performance.minBusBandwidth",
             MISSING,
-            f"no floor is known for {group.gpus_per_node} x {model} (gpu_nodes/bandwidth_floors.py): give the bus "
-            "bandwidth in GB/s these nodes must reach",
+            f"no floor is known for gpusPerNode {group.gpus_per_node} x gpuModel {model!r} (gpu_nodes/bandwidth_floors.py): "
+            "give the bus bandwidth in GB/s these nodes must reach",
         )
     elif model is None and not group.preflight.enabled:
         yield Problem(
@@ -565,7 +565,11 @@ def _verification_problems(group: NodeGroupSpec) -> Iterator[Problem]:
     # With single, every MIG device is one nvidia.com/gpu.
     per_gpu = MAX_MIG_DEVICES_PER_GPU if strategy == "single" else 1
     limit = group.gpus_per_node * per_gpu
-    limit_text = f"gpusPerNode ({group.gpus_per_node})" if per_gpu == 1 else f"{limit} ({per_gpu} MIG devices per GPU)"
+    limit_text = (
+        f"gpusPerNode ({group.gpus_per_node})"
+        if per_gpu == 1
+        else f"{limit} ({per_gpu} MIG devices per GPU under devicePlugin.migStrategy single, gpusPerNode {group.gpus_per_node})"
+    )
     for index, count in enumerate(verification.gpus_per_pod):
         if count > limit:
             yield Problem(f"verification.gpusPerPod[{index}]", count, f"expected at most {limit_text}")
@@ -648,7 +652,7 @@ def _dra_problems(group: NodeGroupSpec) -> Iterator[Problem]:
 def _gpu_facts_problems(group: NodeGroupSpec) -> Iterator[Problem]:
     """The GPU facts come from preflight; their labels are ours alone to write."""
     if group.gpu_model is not None and not group.preflight.enabled:
-        yield Problem("gpuModel", group.gpu_model, "needs preflight, which reads each machine's GPU model")
+        yield Problem("gpuModel", group.gpu_model, "needs preflight.enabled true: preflight reads each machine's GPU model")
     if group.gpu_feature_labels and group.preflight.enabled:
         labels = dict(group.labels)
         ours = {*FEATURE_LABEL_KEYS, *([GFD_MPS_CAPABLE_LABEL] if group.device_plugin.sharing.strategy == MPS else [])}

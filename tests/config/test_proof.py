@@ -78,7 +78,7 @@ REFUSED = [
         "a_declared_model_no_floor_is_known_for",
         group(gpuModel="NVIDIA A2", verification={"performance": {"enabled": True}}),
         f"{KEY}.verification.performance.minBusBandwidth",
-        ("no floor is known for 4 x NVIDIA A2", "GB/s"),
+        ("no floor is known for gpusPerNode 4 x gpuModel 'NVIDIA A2'", "GB/s"),
     ),
     (
         "no_floor_without_preflight_or_model",
