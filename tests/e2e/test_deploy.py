@@ -65,7 +65,8 @@ def test_verification_pods_run_as_a_tenants_pod_without_a_runtime_class(deployed
         assert job["status"].get("succeeded") == 1, deployed.explain(f"{job['metadata']['name']}: {job['status']}")
     for pod in verification:
         assert "runtimeClassName" not in pod["spec"], deployed.explain(f"{pod['metadata']['name']} names a RuntimeClass")
-    for pod in deployed.kubectl_json("get", "pods", "-n", "nvidia-device-plugin")["items"]:
+    plugin = "app.kubernetes.io/name=nvidia-device-plugin"
+    for pod in deployed.kubectl_json("get", "pods", "-n", "nvidia-device-plugin", "-l", plugin)["items"]:
         name = pod["metadata"]["name"]
         assert pod["spec"].get("runtimeClassName") == "nvidia", deployed.explain(f"{name} names no RuntimeClass nvidia")
         env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
