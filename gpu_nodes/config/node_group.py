@@ -594,7 +594,8 @@ def _verification_problems(group: NodeGroupSpec) -> Iterator[Problem]:
                 yield Problem(
                     f"verification.migResources.{resource}",
                     count,
-                    f"expected at most {mig_limit} ({MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU)",
+                    f"expected at most {mig_limit} ({MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU, "
+                    f"gpusPerNode {group.gpus_per_node})",
                 )
 
 
