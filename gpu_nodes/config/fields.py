@@ -12,7 +12,7 @@ type the config writes) come:
 - the docs tables' type column (`int 1-64`, `list of strings`, `` `none`/`single`/`mixed` ``), a check adding
   its range or naming what the value is (`absolute path`);
 - for a setting of fixed words (a `Literal` of strings), the reader's check (`expected one of ...`) and the
-  package's enum (gpu_nodes/config/inputs.py, written by gpu_nodes/config/generate.py);
+  package's enum (gpu_nodes/config/inputs.py, written by gpu_nodes/package/generate.py);
 - whether the value is itself a section (or a list of them) that the reader reads by its own declarations;
 - the typed input a program passes (gpu_nodes/config/inputs.py): `pulumi.Input[...]` where the value may come
   from another resource, an enum where it takes fixed words, a section's own type.

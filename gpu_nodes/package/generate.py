@@ -1,10 +1,10 @@
-"""Writes `inputs.py`, the package's typed inputs, and the docs' config tables, from the field declarations.
+"""Writes gpu_nodes/config/inputs.py, the package's typed inputs, and the docs' config tables, from the field declarations.
 
 The Python SDK infers a component's schema from the type annotations of its `args` and from the
 docstring under each annotation (pulumi/provider/experimental/analyzer.py, `analyze_type` and
 `get_docstring`). Both come from the same `setting(...)` declarations that drive the stack
 config's reader, the docs' config tables and Pulumi.yaml, so the schema cannot say other than they
-do. tests/package/test_inputs.py holds the file to what this writes.
+do. tests/config/test_inputs.py holds the file to what this writes.
 
     .venv/bin/python -m gpu_nodes.package.generate   # rewrites inputs.py and the docs' config tables
 """
