@@ -13,7 +13,9 @@ import pytest
 from gpu_nodes import ConfigError, GpuFleetArgs
 from gpu_nodes.config.stack import OWN_SETTINGS
 from gpu_nodes.config.stack_config import StackConfig
-from tests.factories import SSH_KEY, group, node
+from gpu_nodes.resources.fleet import TYPE
+from tests.factories import SECRET_KEYS, SSH_KEY, group, node, stack_config
+from tests.pulumi_mocks import run_program
 
 
 def args(**given: Any) -> GpuFleetArgs:
@@ -110,3 +112,19 @@ def test_warnings_name_the_settings_as_the_program_wrote_them():
     raw = group(preflight={"enabled": False, "maxSessions": 3})
     (warning,) = GpuFleetArgs(node_groups=[raw]).validate().warnings
     assert warning.startswith("node_groups[0].preflight.maxSessions: 3 has no effect"), warning
+
+
+def test_the_program_validates_first_and_its_fleet_takes_that_reading(monkeypatch):
+    """The repository's __main__.py calls `args.validate()` before it registers its provider, then builds the fleet
+    from the same arguments: the stack config is read once in the run, not again by the fleet."""
+    reads: list[GpuFleetArgs] = []
+    read_once = GpuFleetArgs._read_once
+
+    def counted(self: GpuFleetArgs) -> tuple:
+        reads.append(self)
+        return read_once(self)
+
+    monkeypatch.setattr(GpuFleetArgs, "_read_once", counted)
+    run = run_program(stack_config(group("a100", preflight={"enabled": False})), SECRET_KEYS)
+    assert reads == [run.globals["args"]], f"read {len(reads)} times"
+    assert run.of_type(TYPE), "no fleet was built"
