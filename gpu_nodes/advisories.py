@@ -423,44 +423,6 @@ def release_of(tag: str) -> str | None:
     return found["version"] if found else None
 
 
-# ---------------------------------------------------------- what a plugin release can honour
-#
-# A setting the chosen plugin cannot honour is refused naming the release it needs: an older
-# plugin ignores an environment variable it does not know, and starts without it.
-
-
-@dataclass(frozen=True)
-class PluginRequirement:
-    """What we deploy for a setting, and the first device plugin release that reads it."""
-
-    what: str  # what we deploy: the variable or strategy the plugin must know
-    since: str
-    source: str
-
-
-PLUGIN_REQUIREMENTS: dict[str, PluginRequirement] = {
-    # k8s-device-plugin PR 1443 (merged October 2025, "Add support for explicitly enabling XIDs in
-    # health checks"): DP_ENABLE_HEALTHCHECKS, mirroring DP_DISABLE_HEALTHCHECKS; first released in v0.18.0.
-    "enabledXids": PluginRequirement("DP_ENABLE_HEALTHCHECKS", "0.18.0", "k8s-device-plugin PR 1443, released in v0.18.0"),
-    # k8s-device-plugin PR 573 (merged March 2024, "Add cdi-cri device list strategy"), after
-    # v0.15.0-rc.1 was cut; v0.14's --device-list-strategy takes envvar, volume-mounts and
-    # cdi-annotations only. First released in v0.15.0 (April 2024).
-    "gpuAccess: cdi": PluginRequirement(
-        "DEVICE_LIST_STRATEGY=cdi-cri", "0.15.0", "k8s-device-plugin PR 573, released in v0.15.0"
-    ),
-    # k8s-device-plugin CHANGELOG.md, v0.7.0-rc.5: "Add deviceListStrategyFlag to allow device list
-    # passing as volume mounts".
-    "isolation: strict": PluginRequirement(
-        "DEVICE_LIST_STRATEGY=volume-mounts", "0.7.0", "k8s-device-plugin CHANGELOG.md, v0.7.0-rc.5"
-    ),
-    # k8s-device-plugin CHANGELOG.md, v0.5.0: "Add flag to optionally return list of device nodes in
-    # Allocate() call" (--pass-device-specs, PASS_DEVICE_SPECS).
-    "gpuAccess: defaultRuntime/runtimeClass": PluginRequirement(
-        "PASS_DEVICE_SPECS=true", "0.5.0", "k8s-device-plugin CHANGELOG.md, v0.5.0"
-    ),
-}
-
-
 # ------------------------------------------------------------------ NVIDIA's DRA driver
 #
 # No NVIDIA bulletin names the DRA driver (NVIDIA/product-security read to 5861, September 2026).
@@ -472,6 +434,9 @@ PLUGIN_REQUIREMENTS: dict[str, PluginRequirement] = {
 # of R565 or later, the container toolkit 1.18.0 or later (below the toolkit floor above), CDI on
 # in the runtime.
 DRA_DRIVER_FLOOR = "0.4.0"
+# The release gpu-nodes deploys (gpu_nodes/manifests/dra_driver.py, RELEASE, where it is cited): the settings of a
+# DRA group are held to the releases they need against it (gpu_nodes/config/releases.py).
+DRA_DRIVER_RELEASE = "0.5.0"
 DRA_DRIVER_FLOOR_SOURCE = (
     "kubernetes-sigs/dra-driver-nvidia-gpu site/content/docs/upgrade.md: v0.4.0 is the first release of its chart and "
     "image under their present names; no NVIDIA security bulletin names the DRA driver"

@@ -24,7 +24,7 @@ from typing import Any
 import pulumi
 
 from gpu_nodes.preflight.report import CHECKS, passing_report
-from gpu_nodes.proof.checklist import BANDWIDTH_MET, CHECKLIST_ITEMS, DIAGNOSTICS_PASSED, METRICS_EXPORTED
+from gpu_nodes.proof.checklist import BANDWIDTH_MET, CHECKLIST_ITEMS, DIAGNOSTICS_PASSED, METRICS_EXPORTED, PASS
 from gpu_nodes.pulumi_internals import plain
 from gpu_nodes.resources.child_names import COMMAND, DRA_FEATURES, PREFLIGHT_CHILD, READINESS, READINESS_CHILD, TAINTS
 
@@ -33,7 +33,7 @@ HEALTHY_MODEL: str = passing_report()["gpus"][0]["name"]
 # The readiness check's verdict on a node it proved (gpu_nodes/providers/readiness.py), before the items its group
 # runs beyond the runbook's (`proven`). Nothing is measured under mocks: no DCGM, NCCL or exporter runs.
 PROVEN: dict[str, Any] = {
-    "checklist": dict.fromkeys(CHECKLIST_ITEMS, "pass"),
+    "checklist": dict.fromkeys(CHECKLIST_ITEMS, PASS),
     "gate": "lifted",
     "measured": {"diagnostics": None, "busBandwidth": None, "metrics": None},
 }
@@ -44,7 +44,7 @@ _OPTIONAL_ITEMS = {"diagnostics": DIAGNOSTICS_PASSED.key, "performance": BANDWID
 def proven(inputs: Mapping[str, Any]) -> dict[str, Any]:
     """The verdict on a node proven by these readiness inputs: every item of its checklist passed, the gate lifted."""
     verdict = copy.deepcopy(PROVEN)
-    verdict["checklist"].update({item: "pass" for key, item in _OPTIONAL_ITEMS.items() if inputs.get(key)})
+    verdict["checklist"].update({item: PASS for key, item in _OPTIONAL_ITEMS.items() if inputs.get(key)})
     return verdict
 # A node's taints as first put on: the first verification round, no GPU found unhealthy.
 FIRST_ROUND: dict[str, Any] = {"round": 1, "health": []}

@@ -9,6 +9,7 @@ tests/resources/test_golden_state.py, fails). The bottom of the package: it impo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final, Literal
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,38 @@ DRA_GPU_DRIVER = "gpu.nvidia.com"
 # the resource's name and ".shared" (k8s-device-plugin `api/config/v1/replicas.go`, UnmarshalJSON sets
 # each resource's Rename to `ResourceName.DefaultSharedRename()`).
 SHARED_GPU_RESOURCE = f"{GPU_RESOURCE}.shared"
+# The plugin's MIG strategies (k8s-device-plugin `api/config/v1/flags.go`, MigStrategyNone/Single/Mixed).
+MigStrategy = Literal["none", "single", "mixed"]
+# How the plugin shares a GPU, as its config file names each way (k8s-device-plugin v0.20.0
+# `api/config/v1/sharing.go`: `sharing.timeSlicing`, `sharing.mps`; the two exclude each other, README
+# "Shared Access to GPUs"), and as GPU Feature Discovery names them in `nvidia.com/gpu.sharing-strategy`
+# (`SharingStrategyTimeSlicing` "time-slicing", `SharingStrategyMPS` "mps": gpu_nodes/preflight/facts.py).
+SharingStrategy = Literal["timeSlicing", "mps"]
+TIME_SLICING: Final = "timeSlicing"
+MPS: Final = "mps"
+
+
+@dataclass(frozen=True)
+class GpuSharing:
+    """How a group's device plugin shares each GPU, as its config says it (`devicePlugin.sharing`, or the older
+    `timeSlicingReplicas`): the strategy, how many replicas each GPU is (1: not shared), whether the replicas are
+    renamed `nvidia.com/gpu.shared`, and the setting the config gives the replicas in, which messages name."""
+
+    strategy: SharingStrategy
+    replicas: int
+    renamed: bool = False
+    # Under devicePlugin: `sharing`, or the older `timeSlicingReplicas`.
+    setting: Literal["sharing", "timeSlicingReplicas"] = "sharing"
+
+    @property
+    def shares(self) -> bool:
+        """Whether the plugin advertises replicas at all (MPS always does)."""
+        return self.replicas > 1
+
+    @property
+    def replicas_key(self) -> str:
+        """Where, under devicePlugin, the group's config gives its replicas."""
+        return "sharing.replicas" if self.setting == "sharing" else "timeSlicingReplicas"
 
 
 def mig_resource(profile: str) -> str:

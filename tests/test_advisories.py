@@ -12,12 +12,12 @@ from gpu_nodes.advisories import (
     DEVICE_PLUGIN_ADVISORIES,
     DRA_DRIVER_FLOOR,
     DRA_DRIVER_FLOOR_SOURCE,
+    DRA_DRIVER_RELEASE,
     DRIVER_BRANCHES,
     DRIVER_BULLETINS,
     GPU_OPERATOR_ADVISORIES,
     MIG_MANAGER_ADVISORIES,
     PATCHED_DRIVER_BRANCHES,
-    PLUGIN_REQUIREMENTS,
     TOOLKIT_ADVISORIES,
     TOOLKIT_FLOOR,
     Advisory,
@@ -232,14 +232,10 @@ def test_a_release_is_read_from_a_tag_or_a_version_label(tag, release):
     assert release_of(tag) == release
 
 
-def test_every_setting_that_needs_a_plugin_release_names_its_source():
-    assert PLUGIN_REQUIREMENTS["enabledXids"].since == "0.18.0"
-    assert all(need.source and need.what for need in PLUGIN_REQUIREMENTS.values()), PLUGIN_REQUIREMENTS
-
-
 def test_the_dra_driver_we_render_is_not_below_its_floor():
     """No bulletin names the DRA driver: its floor is its first release under kubernetes-sigs (v0.4.0)."""
     assert version_key(RELEASE.version) >= version_key(DRA_DRIVER_FLOOR), (RELEASE, DRA_DRIVER_FLOOR_SOURCE)
+    assert RELEASE.version == DRA_DRIVER_RELEASE, "the release the settings are held to is the one rendered"
 
 
 @pytest.mark.parametrize(

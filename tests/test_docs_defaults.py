@@ -39,6 +39,10 @@ NOT_OURS = {
     ("what-it-creates.md", "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1"),
     # A tenant's own pod, which asks for a GPU through a claim.
     ("dra.md", "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"),
+    # An older plugin, in the message a setting it cannot honour is refused with.
+    ("machines.md", "nvcr.io/nvidia/k8s-device-plugin:v0.19.0"),
+    # A plugin a stack of 0.4.0 pinned, too old for MPS, in the message 0.5.0 refuses the group with.
+    ("upgrading.md", "nvcr.io/nvidia/k8s-device-plugin:v0.14.5"),
 }
 
 

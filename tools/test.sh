@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 tools/setup.sh
 .venv/bin/ruff check .
 .venv/bin/mypy
+.venv/bin/mypy --strict gpu_nodes/config  # the declarations and their reader, strictly typed
 .venv/bin/mypy policy  # its own program, with its own __main__.py
 tools/shellcheck.sh
 

@@ -9,4 +9,5 @@ cd "$(dirname "$0")/.."
 tools/setup.sh
 .venv/bin/ruff check .
 .venv/bin/mypy
+.venv/bin/mypy --strict gpu_nodes/config  # the declarations and their reader, strictly typed
 GPU_NODES_TIER=unit exec .venv/bin/python -m pytest -m "not engine and not cluster" "$@"

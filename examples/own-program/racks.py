@@ -6,10 +6,12 @@ One stack per rack: the stack with `shared: own` creates the namespaces and the 
 the racks share, the others (`shared: reference`) only name them, and never delete them.
 """
 
+from typing import cast
+
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpu_nodes import GpuFleet, GpuFleetArgs
+from gpu_nodes import GpuFleet, GpuFleetArgs, NodeArgs, NodeGroupArgs
 
 config = pulumi.Config()
 # The team's own provider: the fleet reaches the cluster through it and nothing else.
@@ -20,20 +22,26 @@ owns_shared = config.get("shared", "own") == "own"
 # names its machine (`sshHost`, `sshUser`, `hostKey`); without one, the rack's machines are ones
 # another tool has checked, named by their node name alone.
 ssh_key = config.get_secret("sshPrivateKey")  # None when the stack sets none
-nodes = [node if isinstance(node, dict) else {"name": node} for node in config.require_object("nodes")]
+
+# The stack's config is untyped YAML: each node as written, a name alone or a map of its connection (which the
+# fleet's reader checks, naming any mistake).
+nodes: list[NodeArgs] = [
+    cast(NodeArgs, node) if isinstance(node, dict) else {"name": node} for node in config.require_object("nodes")
+]
+# Typed as the stack config spells a group (gpu_nodes.NodeGroupArgs): mypy refuses a misspelled key or a wrong type.
+rack: NodeGroupArgs = {
+    "name": config.require("rack"),
+    "gpusPerNode": config.get_int("gpusPerNode", 8),
+    "nodes": nodes,
+    "devicePlugin": {"namespace": "gpus-device-plugin"},
+    "verification": {"namespace": "gpus-verification"},
+}
+if ssh_key is None:
+    rack["preflight"] = {"enabled": False}
 fleet = GpuFleet(
     "gpus",
     GpuFleetArgs(
-        node_groups=[
-            {
-                "name": config.require("rack"),
-                "gpusPerNode": config.get_int("gpusPerNode", 8),
-                "nodes": nodes,
-                "devicePlugin": {"namespace": "gpus-device-plugin"},
-                "verification": {"namespace": "gpus-verification"},
-                **({} if ssh_key is not None else {"preflight": {"enabled": False}}),
-            }
-        ],
+        node_groups=[rack],
         ssh_private_key=ssh_key,
         runtime_class="nvidia-gpus",
         create_runtime_class=owns_shared,

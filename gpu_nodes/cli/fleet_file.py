@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,16 +25,17 @@ from typing import Any
 import yaml
 
 from gpu_nodes.config.checks import is_shell_name
-from gpu_nodes.config.fields import LIST, OBJECT, STRING, setting, settings
+from gpu_nodes.config.fields import section, setting, settings
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.config.problems import Problem, Problems, Undisclosed
 from gpu_nodes.config.reading import Fields, cross_check, read_fields, unknown_key
 from gpu_nodes.config.stack import (
-    ARGUMENTS,
     IMAGE_PULL_SECRET,
     NODE_GROUPS,
+    OWN_SETTINGS,
     SECRET_SHAPES,
     STACK_SETTINGS,
+    Naming,
     StackSpec,
     read_stack,
 )
@@ -48,8 +49,13 @@ STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 CONFIG_KEY = re.compile(r"^[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+$")
 # What the command derives per stack: the fleet file does not set them per stack.
 DERIVED = (NODE_GROUPS.key,)
-DECLARED_KEYS = {s.key for s in ARGUMENTS.values()}
-SECRET_KEYS = {s.key for s in ARGUMENTS.values() if s.secret}
+DECLARED_KEYS = {s.key for s in OWN_SETTINGS}
+SECRET_KEYS = {s.key for s in OWN_SETTINGS if s.secret}
+# How the stack reader's messages name a setting as the fleet file writes it: its groups under `nodeGroups`, its
+# secrets under `secrets`, the rest under `config` (`config.gpu-nodes:runtimeClass`).
+FLEET_FILE_KEYS = Naming(
+    lambda s: "nodeGroups" if s.key == NODE_GROUPS.key else f"{'secrets' if s.secret else 'config'}.{s.key}"
+)
 # Our own namespace's keys a fleet file may set under `config:` (the others are secrets or derived).
 CONFIG_KEYS = [s.key for s in STACK_SETTINGS if s.key.startswith(f"{NAMESPACE}:") and s.key not in (*DERIVED, *SECRET_KEYS)]
 _TYPED = {s.key: s for s in STACK_SETTINGS if not s.key.startswith(f"{NAMESPACE}:")}
@@ -133,9 +139,10 @@ def _read_source(problems: Problems, at: str, key: str, where: Any) -> SecretSou
         return None
     before = len(problems)
     fields = Fields(problems, at, where, ("file", "env"))
-    file, env = fields.get("file", None, STRING), fields.get("env", None, STRING)
-    fields.check("file", file, bool, "expected the path of the file that holds it")
-    fields.check("env", env, is_shell_name, "expected an environment variable's name: letters, digits and _, not a digit first")
+    file = fields.text("file", None, bool, "expected the path of the file that holds it")
+    env = fields.text(
+        "env", None, is_shell_name, "expected an environment variable's name: letters, digits and _, not a digit first"
+    )
     if len(problems) == before and (file is None) == (env is None):
         problems.add(at, where, f"{expected}, one of them")
     return SecretSource(key, file=file, env=env) if len(problems) == before else None
@@ -161,20 +168,18 @@ def _read_stacks(problems: Problems, key: str, raw: dict[Any, Any] | None) -> di
     return stacks
 
 
-def _group_names(node_groups: list[Any]) -> list[str]:
+def _group_names(node_groups: list[object]) -> list[str]:
     """The groups' names as written (the stack reader names a group without one)."""
     return [g["name"] for g in node_groups if isinstance(g, dict) and isinstance(g.get("name"), str)]
 
 
-def _stacks_or_one_per_group(fleet: FleetFileSpec) -> dict[str, tuple[str, ...]]:
-    return fleet.stacks if fleet.stacks is not None else {name: (name,) for name in _group_names(fleet.node_groups)}
 
 
 def _placement_problems(fleet: FleetFileSpec) -> Iterator[Problem]:
     """Each group in exactly one stack."""
     groups = _group_names(fleet.node_groups)
     placed: dict[str, str] = {}
-    for name, members in fleet.stacks.items():
+    for name, members in fleet.stack_groups.items():
         for group in members:
             if group not in groups:
                 yield Problem(f"stacks.{name}", group, f"expected a group under nodeGroups: {', '.join(groups)}")
@@ -186,60 +191,54 @@ def _placement_problems(fleet: FleetFileSpec) -> Iterator[Problem]:
     for index, written in enumerate(fleet.node_groups):
         group_name = written.get("name") if isinstance(written, dict) else None
         if isinstance(group_name, str) and group_name not in placed:
-            stacks = ", ".join(fleet.stacks)
+            stacks = ", ".join(fleet.stack_groups)
             yield Problem(f"nodeGroups[{index}].name", group_name, f"in no stack; add it to one of {stacks}")
 
 
-@dataclass(frozen=True)
+@section
 class FleetFileSpec:
     """The fleet file's keys, declared as stack config's are (docs/fleet.md, "The fleet command")."""
 
     program: str = setting(
         "program",
-        STRING,
-        "string",
         "the Pulumi program's directory, relative to the fleet file",
         default=".",
         default_text="the fleet file's directory",
     )
+    # As written; None: the first stack (`owning_stack`).
     owner: str | None = setting(
         "owner",
-        STRING,
-        "string",
         "the stack that creates what the stacks share",
         default=None,
         default_text="the first stack",
-        complete=lambda fleet: fleet.owner if fleet.owner is not None else next(iter(_stacks_or_one_per_group(fleet)), None),
     )
-    config: dict[str, Any] = setting(
+    config: dict[str, object] = setting(
         "config",
-        OBJECT,
-        "object",
         "stack settings every stack gets, as stack config spells them (`kubernetes:kubeconfig: PATH`); "
         "not `gpu-nodes:nodeGroups`, and no secret",
         default=None,
         default_text="none",
+        written=Mapping[str, object],
         parse=_read_config,
     )
     secrets: tuple[SecretSource, ...] = setting(
         "secrets",
-        OBJECT,
-        "object",
         "secret stack settings, and where to read each: `{file: PATH}` or `{env: NAME}`",
         default=None,
         default_text="none",
+        written=Mapping[str, object],
         parse=_read_secrets,
     )
-    node_groups: list[Any] = setting("nodeGroups", LIST, "list", "the groups, as `gpu-nodes:nodeGroups` spells them")
-    stacks: dict[str, tuple[str, ...]] = setting(
+    # As written: the stack reader reads them (`read_fleet`).
+    node_groups: list[object] = setting("nodeGroups", "the groups, as `gpu-nodes:nodeGroups` spells them")
+    # As written; None: one stack per group (`stack_groups`).
+    stacks: dict[str, tuple[str, ...]] | None = setting(
         "stacks",
-        OBJECT,
-        "object",
         "stack name: its groups' names",
         default=None,
         default_text="one stack per group, named after it",
+        written=Mapping[str, object],
         parse=_read_stacks,
-        complete=_stacks_or_one_per_group,
     )
 
     def cross_checks(self) -> Iterator[Problem]:
@@ -247,9 +246,9 @@ class FleetFileSpec:
             if source.key in self.config:
                 yield Problem(f"secrets.{source.key}", source.written, "also under config; give it once")
         yield from _placement_problems(self)
-        if self.owner is not None and self.owner not in self.stacks:
-            yield Problem("owner", self.owner, f"expected one of the stacks: {', '.join(self.stacks)}")
-        if len(self.stacks) > 1 and IMAGE_PULL_SECRET.key in {s.key for s in self.secrets}:
+        if self.owner is not None and self.owner not in self.stack_groups:
+            yield Problem("owner", self.owner, f"expected one of the stacks: {', '.join(self.stack_groups)}")
+        if len(self.stack_groups) > 1 and IMAGE_PULL_SECRET.key in {s.key for s in self.secrets}:
             # docs/fleet.md, "Several stacks on one cluster": each stack would create the pull Secret
             # gpu-nodes-pull in the shared namespaces, and the second one's claim refuses it.
             yield Problem(
@@ -257,6 +256,16 @@ class FleetFileSpec:
                 next(s.written for s in self.secrets if s.key == IMAGE_PULL_SECRET.key),
                 "a private registry across stacks is not supported yet",
             )
+
+    @property
+    def stack_groups(self) -> dict[str, tuple[str, ...]]:
+        """Stack name -> its groups' names: as written, else one stack per group, named after it."""
+        return self.stacks if self.stacks is not None else {name: (name,) for name in _group_names(self.node_groups)}
+
+    @property
+    def owning_stack(self) -> str | None:
+        """The stack that creates what the stacks share: as written, else the first."""
+        return self.owner if self.owner is not None else next(iter(self.stack_groups), None)
 
 
 @dataclass(frozen=True)
@@ -307,31 +316,25 @@ def read_fleet(path: Path, raw: Any) -> Fleet:
     try:
         # A secret's source stands in for its value: the reader only asks whether it is given.
         given = {**{key: value for key, value in spec.config.items() if key in DECLARED_KEYS}, **{s.key: s for s in spec.secrets}}
-        stack = read_stack({**given, NODE_GROUPS.key: spec.node_groups})
+        stack = read_stack({**given, NODE_GROUPS.key: spec.node_groups}, naming=FLEET_FILE_KEYS)
     except ConfigError as error:
-        problems.problems += [_in_fleet_words(p, spec.secrets) for p in error.problems]
+        problems.problems += error.problems
     program_dir = (path.parent / Path(spec.program).expanduser()).resolve()
     if not (program_dir / "Pulumi.yaml").is_file():
         problems.add("program", spec.program, f"{program_dir} has no Pulumi.yaml")
-    if problems or stack is None or spec.owner is None:
+    owner = spec.owning_stack
+    if problems or stack is None or owner is None:
         raise FleetError(path, problems.problems)
     return Fleet(
         path=path,
         program=program_dir,
-        groups=tuple(spec.node_groups),
+        groups=tuple(group for group in spec.node_groups if isinstance(group, dict)),
         specs=stack.node_groups,
         stack=stack,
-        stacks=spec.stacks,
-        owner=spec.owner,
+        stacks=spec.stack_groups,
+        owner=owner,
         config=spec.config,
         secrets=spec.secrets,
     )
 
 
-def _in_fleet_words(problem: str, secrets: tuple[SecretSource, ...]) -> str:
-    """A stack reader's problem as the fleet file spells the key: `nodeGroups[0].name`, `config.gpu-nodes:runtimeClass`."""
-    if problem.startswith(NODE_GROUPS.key):
-        return problem.removeprefix(f"{NAMESPACE}:")
-    key = ":".join(problem.split(":", 2)[:2])
-    where = "secrets" if key in SECRET_KEYS or key in {s.key for s in secrets} else "config"
-    return f"{where}.{problem}"

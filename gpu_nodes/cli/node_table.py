@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpu_nodes.errors import FleetError
-from gpu_nodes.proof.checklist import ITEMS
+from gpu_nodes.proof.checklist import FAIL, ITEMS, PASS
 
 # Column headings of the checklist items that have one, in the checklist's order.
 CHECKLIST_COLUMNS = {item.key: item.column for item in ITEMS if item.column}
@@ -35,7 +35,7 @@ def _preflight(preflight: dict[str, Any]) -> list[str]:
 
 def node_row(group: str, node: str, entry: Mapping[str, Any]) -> list[str]:
     checklist = entry.get("checklist") or {}
-    items = [{"pass": "pass", "fail": "FAIL"}.get(checklist.get(item, ""), "-") for item in CHECKLIST_COLUMNS]
+    items = [{PASS: "pass", FAIL: "FAIL"}.get(checklist.get(item, ""), "-") for item in CHECKLIST_COLUMNS]
     return [group, node, *_preflight(entry.get("preflight") or {}), *items, entry.get("gate") or "-", _held(entry)]
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,8 +23,8 @@ import yaml
 from gpu_nodes.cli.fleet_file import CONFIG_KEY, Fleet, load_yaml, refuse_unless_mapping
 from gpu_nodes.cli.plan import FleetPlan, StackPlan
 from gpu_nodes.config.checks import is_dns_label, is_dns_subdomain, is_env_var_name, is_label_value, is_secret_key
-from gpu_nodes.config.fields import INTEGER, MISSING, OBJECT, STRING, Check, Parse, setting
-from gpu_nodes.config.problems import Problems
+from gpu_nodes.config.fields import Check, Parse, at_least, section, setting
+from gpu_nodes.config.problems import MISSING, Problems
 from gpu_nodes.config.reading import Fields, read_section
 from gpu_nodes.config.stack import KUBE_CONTEXT, KUBECONFIG
 from gpu_nodes.errors import FleetError
@@ -39,7 +39,7 @@ class SecretRef:
     key: str
 
 
-def _refs(name_ok: Callable[[str], Any], name_allowed: str) -> Parse:
+def _refs(name_ok: Callable[[str], Any], name_allowed: str) -> Parse[dict[str, SecretRef]]:
     """Reads `NAME: {secret: SECRET, key: KEY}` per entry, each name and reference as Kubernetes takes them."""
 
     def read(problems: Problems, key: str, raw: dict[Any, Any] | None) -> dict[str, SecretRef]:
@@ -50,10 +50,8 @@ def _refs(name_ok: Callable[[str], Any], name_allowed: str) -> Parse:
                 problems.add(at, where, name_allowed)
                 continue
             fields = Fields(problems, at, where, ("secret", "key"))
-            secret = fields.check("secret", fields.get("secret", MISSING, STRING), is_dns_subdomain, "expected a Secret's name")
-            ref_key = fields.check(
-                "key", fields.get("key", MISSING, STRING), is_secret_key, "expected a key of the Secret's data"
-            )
+            secret = fields.text("secret", MISSING, is_dns_subdomain, "expected a Secret's name")
+            ref_key = fields.text("key", MISSING, is_secret_key, "expected a key of the Secret's data")
             if secret is not None and ref_key is not None:
                 refs[name] = SecretRef(secret, ref_key)
         return refs
@@ -61,21 +59,17 @@ def _refs(name_ok: Callable[[str], Any], name_allowed: str) -> Parse:
     return read
 
 
-@dataclass(frozen=True)
+@section
 class OperatorSettings:
     """`--operator-settings`, declared as stack config is (docs/fleet.md, "Past one machine")."""
 
     repository: str = setting(
         "repository",
-        STRING,
-        "string",
         "the program's git repository, as the workspace pods clone it",
         check=Check(bool, "expected a git URL"),
     )
     backend: str = setting(
         "backend",
-        STRING,
-        "string",
         "the state backend, reachable from the workspace pods",
         check=Check(
             lambda url: not url.startswith("file:"),
@@ -83,28 +77,22 @@ class OperatorSettings:
         ),
     )
     branch: str = setting(
-        "branch", STRING, "string", "the branch the pods check out", default="main", check=Check(bool, "expected a branch name")
+        "branch", "the branch the pods check out", default="main", check=Check(bool, "expected a branch name")
     )
     repo_dir: str = setting(
         "repoDir",
-        STRING,
-        "string",
         "the program's directory in the repository",
         default=".",
         check=Check(lambda path: bool(path) and not path.startswith("/"), "expected a relative path"),
     )
     namespace: str = setting(
         "namespace",
-        STRING,
-        "string",
         "where the Stacks and their workspace pods live",
         default="gpu-nodes-fleet",
         check=Check(is_dns_label, "expected a namespace name (DNS-1123 label: lowercase letters, digits, -)"),
     )
     service_account: str = setting(
         "serviceAccount",
-        STRING,
-        "string",
         "the workspace pods' ServiceAccount",
         default="gpu-nodes-fleet",
         check=Check(is_dns_subdomain, "expected a ServiceAccount name (DNS-1123 subdomain)"),
@@ -113,28 +101,24 @@ class OperatorSettings:
     # value is 60 seconds; values below 60 (including 0) are treated as 60."
     resync_frequency_seconds: int = setting(
         "resyncFrequencySeconds",
-        INTEGER,
-        "integer",
         "how often each stack is run again (which repairs drift)",
         default=600,
-        check=Check(lambda seconds: seconds >= 60, "expected 60 or more (the operator runs no more often)"),
+        check=at_least(60, "expected 60 or more (the operator runs no more often)"),
     )
     env: dict[str, SecretRef] = setting(
         "env",
-        OBJECT,
-        "object",
         "environment variables of the workspace pods, each from a Secret: `NAME: {secret, key}`",
         default=None,
         default_text="none",
+        written=Mapping[str, Mapping[str, str]],
         parse=_refs(is_env_var_name, "expected an environment variable's name"),
     )
     secrets: dict[str, SecretRef] = setting(
         "secrets",
-        OBJECT,
-        "object",
         "each secret stack setting from a Secret: `gpu-nodes:sshPrivateKey: {secret, key}`",
         default=None,
         default_text="each of the fleet file's secrets from `gpu-nodes-<name>`, key `value`",
+        written=Mapping[str, Mapping[str, str]],
         parse=_refs(CONFIG_KEY.fullmatch, "expected a stack setting, <namespace>:<name>"),
     )
 

@@ -8,9 +8,9 @@ import base64
 import binascii
 import ipaddress
 import re
-from typing import Any
+from typing import Literal, get_args
 
-from gpu_nodes.config.fields import STRING, Check, between, matching, one_of, setting
+from gpu_nodes.config.fields import Check, between, matching, setting
 from gpu_nodes.vocabulary import OWN_KEY_DOMAIN, Taint
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -171,7 +171,7 @@ def is_ssh_user(value: str) -> bool:
 
 
 # Checks and messages more than one field uses.
-PORT = between(1, 65535, "expected a port from 1 to 65535")
+PORT = between(1, 65535, "expected a port from 1 to 65535", words="")
 PINNED = Check(
     is_pinned_image,
     "expected an image pinned by tag (not 'latest') or digest (sha256: and 64 hex digits), an image reference such as "
@@ -204,43 +204,45 @@ def is_absolute_path(value: str) -> bool:
 # The two programs the toolkit's CDI hooks run as (nvidia-container-toolkit internal/discover/hooks.go,
 # getFixedArgsForCDIHookCLI: `nvidia-ctk hook <name>`, else `<basename> <name>`).
 CDI_HOOK_PROGRAMS = ("nvidia-ctk", "nvidia-cdi-hook")
-DIRECTORY = Check(is_absolute_path, "expected an absolute directory path such as /run/nvidia/driver")
+DIRECTORY = Check(is_absolute_path, "expected an absolute directory path such as /run/nvidia/driver", noun="absolute path")
 CDI_HOOK = Check(
     lambda path: is_absolute_path(path) and path.rsplit("/", 1)[-1] in CDI_HOOK_PROGRAMS,
     f"expected the absolute path of {' or '.join(CDI_HOOK_PROGRAMS)} on the machines, such as /usr/bin/nvidia-ctk",
+    noun="absolute path",
 )
 
 
-PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+# A container's imagePullPolicy, as the pod spec takes it.
+PullPolicy = Literal["Always", "IfNotPresent", "Never"]
+PULL_POLICIES: tuple[PullPolicy, ...] = get_args(PullPolicy)
 
 
-def image_setting(help: str, default: str, key: str = "image") -> Any:
+def image_setting(help: str, default: str, key: str = "image") -> str:
     """A pinned image, for the device plugin and the verification pods."""
-    return setting(key, STRING, "string", help, default=default, check=PINNED)
+    return setting(key, help, default=default, check=PINNED)
 
 
-def count_or_percent(value: Any) -> bool:
+def count_or_percent(value: object) -> bool:
     if isinstance(value, int) and not isinstance(value, bool):
         return value >= 1
     return isinstance(value, str) and bool(re.fullmatch(r"[0-9]{1,3}%", value)) and 1 <= int(value[:-1]) <= 100
 
 
-COUNT_OR_PERCENT = Check(count_or_percent, "expected a whole number of at least 1, or a percentage from 1% to 100%")
+COUNT_OR_PERCENT = Check(
+    count_or_percent, "expected a whole number of at least 1, or a percentage from 1% to 100%", noun="int ≥ 1, or `N%`"
+)
 
 
-def pull_policy_setting(whose: str) -> Any:
+def pull_policy_setting(whose: str) -> PullPolicy | None:
     """A container's imagePullPolicy, or Kubernetes' own default."""
     return setting(
         "imagePullPolicy",
-        STRING,
-        "`Always`/`IfNotPresent`/`Never`",
         f"{whose} `imagePullPolicy`; `Never` or `IfNotPresent` where images are loaded onto the machines (air-gapped)",
         default=None,
         default_text="Kubernetes' (`IfNotPresent` for a tag)",
-        check=one_of(PULL_POLICIES),
     )
 
 
-def namespace_setting(help: str, default: str) -> Any:
+def namespace_setting(help: str, default: str) -> str:
     """A namespace shared by the groups."""
-    return setting("namespace", STRING, "string", help, default=default, check=NAMESPACE_NAME)
+    return setting("namespace", help, default=default, check=NAMESPACE_NAME)

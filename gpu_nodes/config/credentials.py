@@ -16,7 +16,6 @@ import base64
 import binascii
 import json
 import re
-from typing import Any
 
 _PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----\n([A-Za-z0-9+/=\n]+?)\n?-----END \1-----\n?")
 _PRIVATE_KEY_TYPES = ("OPENSSH PRIVATE KEY", "RSA PRIVATE KEY", "PRIVATE KEY", "EC PRIVATE KEY", "DSA PRIVATE KEY")
@@ -31,7 +30,7 @@ PRIVATE_KEY_ALLOWED = (
 PULL_SECRET_ALLOWED = 'expected a .dockerconfigjson: the JSON `docker login` writes to ~/.docker/config.json, {"auths": {...}}'
 
 
-def private_key_problem(text: Any) -> str | None:
+def private_key_problem(text: object) -> str | None:
     """What is wrong with an SSH private key, or None."""
     if not isinstance(text, str):
         return PRIVATE_KEY_ALLOWED
@@ -60,7 +59,7 @@ def _openssh_cipher(body: bytes) -> bytes:
     return body[start + 4 : start + 4 + length]
 
 
-def pull_secret_problem(text: Any) -> str | None:
+def pull_secret_problem(text: object) -> str | None:
     """What is wrong with a registry login, or None."""
     try:
         login = json.loads(text) if isinstance(text, str) else None

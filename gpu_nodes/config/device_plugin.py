@@ -5,10 +5,10 @@ settings), and its reader."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from decimal import Decimal
-from typing import Any
+from typing import Final, Literal, TypedDict, get_args
 
 from gpu_nodes.advisories import DEVICE_PLUGIN_CVES
 from gpu_nodes.config.checks import (
@@ -16,16 +16,26 @@ from gpu_nodes.config.checks import (
     COUNT_OR_PERCENT,
     DIRECTORY,
     TAINT_EFFECTS,
+    PullPolicy,
     image_setting,
     is_label_key,
     is_label_value,
     namespace_setting,
     pull_policy_setting,
 )
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, SCALAR, STRING, between, one_of, setting
+from gpu_nodes.config.fields import Component, Need, between, section, setting
 from gpu_nodes.config.problems import Problem, Problems, Severity
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
-from gpu_nodes.vocabulary import GPU_RESOURCE, SHARED_GPU_RESOURCE, mig_resource
+from gpu_nodes.vocabulary import (
+    GPU_RESOURCE,
+    MPS,
+    SHARED_GPU_RESOURCE,
+    TIME_SLICING,
+    GpuSharing,
+    MigStrategy,
+    SharingStrategy,
+    mig_resource,
+)
 
 # The newest release: v0.20.1 (2026-09-22; its changelog: NodeFeature CR delete rights and
 # component-specific selector labels in the chart, vGPU and GFD parsing guards, the toolkit module
@@ -36,7 +46,7 @@ DEFAULT_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
 # The program the device plugin's CDI specs run as hooks, by default (k8s-device-plugin
 # api/config/v1/consts.go, DefaultNvidiaCTKPath), where the toolkit's packages install it.
 DEFAULT_CDI_HOOK_PATH = "/usr/bin/nvidia-ctk"
-MIG_STRATEGIES = ("none", "single", "mixed")
+MIG_STRATEGIES: tuple[MigStrategy, ...] = get_args(MigStrategy)
 
 
 # A MIG profile as the plugin (v0.20.0) names a MIG device, go-nvlib's MigProfileInfo.String
@@ -51,7 +61,7 @@ MIG_PROFILE_FORMS = (
     "1, 2, 3, 4, 6, 7, 8, optionally followed by one of +me, -me, +me.all, +gfx (1g.10gb+me)"
 )
 # DP_ENABLE_HEALTHCHECKS's word for every XID (k8s-device-plugin internal/rm/health.go, newHealthCheckXIDs).
-ALL_XIDS = "all"
+ALL_XIDS: Final = "all"
 # The largest XID the plugin reads: strconv.ParseUint(…, 10, 64) in newHealthCheckXIDs; it skips others.
 _MAX_XID = 2**64 - 1
 # A toleration's keys and operators, as the pod spec takes them (core/v1 Toleration).
@@ -63,7 +73,24 @@ _RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage")
 RESOURCE_PARTS = ("requests", "limits")
 
 
-def mig_profile_problem(profile: Any) -> str | None:
+class Toleration(TypedDict, total=False):
+    """A toleration as the pod spec takes it (core/v1 Toleration): what the reader lets through."""
+
+    key: str
+    operator: str
+    value: str
+    effect: str
+    tolerationSeconds: int
+
+
+class ResourceRequirements(TypedDict, total=False):
+    """A container's resources as the pod spec takes them: each part a map of resource name to quantity."""
+
+    requests: dict[str, str]
+    limits: dict[str, str]
+
+
+def mig_profile_problem(profile: object) -> str | None:
     """Why profile is not a MIG profile the plugin can name; None when it is."""
     found = _MIG_PROFILE.fullmatch(profile) if isinstance(profile, str) else None
     if found is None or (found["c"] is not None and int(found["c"]) >= int(found["g"])):
@@ -77,7 +104,7 @@ def is_compute_instance_profile(profile: str) -> bool:
     return found is not None and found["c"] is not None
 
 
-def read_mig_devices(problems: Problems, key: str, raw: dict[Any, Any] | None) -> tuple[tuple[str, int], ...]:
+def read_mig_devices(problems: Problems, key: str, raw: dict[object, object] | None) -> tuple[tuple[str, int], ...]:
     """The MIG layout of each GPU, profile -> devices, as nvidia-mig-parted writes it."""
     devices: list[tuple[str, int]] = []
     for profile, count in sorted((raw or {}).items(), key=lambda item: str(item[0])):
@@ -87,13 +114,13 @@ def read_mig_devices(problems: Problems, key: str, raw: dict[Any, Any] | None) -
         elif not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_MIG_DEVICES_PER_GPU:
             problems.add(f"{key}.{profile}", count, f"expected 1 to {MAX_MIG_DEVICES_PER_GPU} devices per GPU")
         else:
-            devices.append((profile, count))
+            devices.append((str(profile), count))
     if sum(n for _, n in devices) > MAX_MIG_DEVICES_PER_GPU:
         problems.add(key, raw, f"expected at most {MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU in all")
     return tuple(devices)
 
 
-def read_enabled_xids(problems: Problems, key: str, raw: Any) -> tuple[int, ...] | str:
+def read_enabled_xids(problems: Problems, key: str, raw: object) -> tuple[int, ...] | Literal["all"]:
     """A list of XIDs, or `all` (ALL_XIDS)."""
     if raw is None:
         return ()
@@ -105,7 +132,7 @@ def read_enabled_xids(problems: Problems, key: str, raw: Any) -> tuple[int, ...]
     return read_xids(problems, key, raw)
 
 
-def read_accepted_plugin_advisories(problems: Problems, key: str, raw: list[Any] | None) -> tuple[str, ...]:
+def read_accepted_plugin_advisories(problems: Problems, key: str, raw: list[object] | None) -> tuple[str, ...]:
     """CVE ids of NVIDIA's device plugin advisories (DEVICE_PLUGIN_ADVISORIES), each once, in the table's order."""
     for index, cve in enumerate(raw or ()):
         if cve not in DEVICE_PLUGIN_CVES:
@@ -115,14 +142,14 @@ def read_accepted_plugin_advisories(problems: Problems, key: str, raw: list[Any]
     return tuple(cve for cve in DEVICE_PLUGIN_CVES if cve in (raw or ()))
 
 
-def read_tolerations(problems: Problems, key: str, raw: Any) -> tuple[dict[str, Any], ...]:
+def read_tolerations(problems: Problems, key: str, raw: object) -> tuple[Toleration, ...]:
     """Tolerations as the pod spec takes them, in the order given."""
     if raw is None:
         return ()
     if not isinstance(raw, list):
         problems.add(key, raw, "expected a list of tolerations, e.g. [{key: example.com/dedicated, operator: Exists}]")
         return ()
-    found: list[dict[str, Any]] = []
+    found: list[Toleration] = []
     for index, item in enumerate(raw):
         here = f"{key}[{index}]"
         if not isinstance(item, dict) or not item or set(item) - set(TOLERATION_KEYS):
@@ -132,11 +159,11 @@ def read_tolerations(problems: Problems, key: str, raw: Any) -> tuple[dict[str, 
         if problem:
             problems.add(here, item, problem)
         else:
-            found.append(dict(item))
+            found.append(Toleration(**{str(key): value for key, value in item.items()}))  # type: ignore[typeddict-item]
     return tuple(found)
 
 
-def _toleration_problem(item: dict[str, Any]) -> str | None:
+def _toleration_problem(item: dict[object, object]) -> str | None:
     operator = item.get("operator", "Equal")
     if operator not in TOLERATION_OPERATORS:
         return f"expected operator {' or '.join(TOLERATION_OPERATORS)}"
@@ -148,7 +175,7 @@ def _toleration_problem(item: dict[str, Any]) -> str | None:
         return "a toleration's value is a string, as a taint's is: quote it (value: \"1\")"
     if any(name in item and not isinstance(item[name], str) for name in ("key", "operator", "effect")):
         return "key, operator and effect are strings"
-    if isinstance(item.get("value"), str) and not is_label_value(item["value"]):
+    if isinstance(value := item.get("value"), str) and not is_label_value(value):
         # The API server takes an Equal toleration's value only as a label value (ValidateTolerations,
         # kubernetes/kubernetes pkg/apis/core/validation/validation.go).
         return "expected a label value as value: at most 63 letters, digits, '-', '_' or '.'"
@@ -163,14 +190,14 @@ def _toleration_problem(item: dict[str, Any]) -> str | None:
     return None
 
 
-def read_resources(problems: Problems, key: str, raw: Any) -> dict[str, dict[str, str]]:
+def read_resources(problems: Problems, key: str, raw: object) -> ResourceRequirements:
     """`{requests: {...}, limits: {...}}` with quantities as strings."""
     if not raw:
         return {}
     if not isinstance(raw, dict) or set(raw) - set(RESOURCE_PARTS):
         problems.add(key, raw, 'expected {requests: {cpu: "50m", memory: 64Mi}, limits: {memory: 128Mi}}')
         return {}
-    resources: dict[str, dict[str, str]] = {}
+    resources: ResourceRequirements = {}
     for part in RESOURCE_PARTS:
         values = raw.get(part)
         if values is None:
@@ -185,7 +212,7 @@ def read_resources(problems: Problems, key: str, raw: Any) -> dict[str, dict[str
             elif not isinstance(text, str) or not _QUANTITY.fullmatch(text):
                 problems.add(f"{key}.{part}.{name}", quantity, "expected a Kubernetes quantity such as 50m, 0.5, 64Mi or 1Gi")
             else:
-                resources.setdefault(part, {})[name] = text
+                resources.setdefault(part, {})[str(name)] = text  # type: ignore[misc]  # part is one of RESOURCE_PARTS
     for name, request in sorted(resources.get("requests", {}).items()):
         limit = resources.get("limits", {}).get(name)
         if limit is not None and quantity_value(request) > quantity_value(limit):
@@ -215,7 +242,7 @@ def quantity_value(text: str) -> Decimal:
     return Decimal(number.lstrip("+")) * _SUFFIXES[suffix]
 
 
-def read_xids(problems: Problems, key: str, raw: Any) -> tuple[int, ...]:
+def read_xids(problems: Problems, key: str, raw: object) -> tuple[int, ...]:
     """XIDs the plugin's health check should ignore, as it takes them: whole numbers."""
     if raw is None:
         return ()
@@ -236,8 +263,7 @@ def read_xids(problems: Problems, key: str, raw: Any) -> tuple[int, ...]:
 # `api/config/v1/sharing.go`: `sharing.timeSlicing`, `sharing.mps`; the two exclude each other, README
 # "Shared Access to GPUs"), and as GPU Feature Discovery names them in `nvidia.com/gpu.sharing-strategy`
 # (`SharingStrategyTimeSlicing` "time-slicing", `SharingStrategyMPS` "mps": gpu_nodes/preflight/facts.py).
-TIME_SLICING, MPS = "timeSlicing", "mps"
-SHARING_STRATEGIES = (TIME_SLICING, MPS)
+SHARING_STRATEGIES: tuple[SharingStrategy, ...] = get_args(SharingStrategy)
 # Time-slicing: ours (upstream sets no upper bound; 1 is "off").
 MAX_TIME_SLICING_REPLICAS = 64
 # MPS: the plugin reads a shared resource only with 2 or more replicas (`api/config/v1/replicas.go`,
@@ -251,53 +277,96 @@ MIN_MPS_REPLICAS = 2
 MAX_MPS_REPLICAS = 48
 
 
-@dataclass(frozen=True)
+# Where the plugin's releases that each sharing setting needs are read: its CHANGELOG.md (k8s-device-plugin, kept
+# to v0.15.0; later releases' notes are on their GitHub releases) and the pull requests named.
+_CHANGELOG = "k8s-device-plugin CHANGELOG.md"
+# The plugin's config file (`CONFIG_FILE`, `version: v1`), which time-slicing, MPS and the MIG strategy are written
+# to (gpu_nodes/manifests/device_plugin.py, `plugin_config`): v0.12.0-rc.1, "Add the ability to load the plugin
+# configuration from a file", "Add API for specifying time-slicing parameters to support GPU sharing".
+_CONFIG_FILE = Need(
+    Component.DEVICE_PLUGIN,
+    "0.12.0",
+    "its config file (CONFIG_FILE, version v1)",
+    f"{_CHANGELOG}, v0.12.0-rc.1: the plugin configuration loaded from a file",
+)
+
+
+@section
 class SharingSpec:
     """`devicePlugin.sharing`: how many replicas of each GPU the plugin advertises, and how."""
 
-    strategy: str = setting(
+    strategy: SharingStrategy = setting(
         "strategy",
-        STRING,
-        "`timeSlicing`/`mps`",
         "CUDA time-slicing (no isolation between the pods sharing a GPU), or CUDA MPS: the plugin's MPS control "
         "daemon runs on each node and gives each pod an equal share of the GPU's memory and compute (see "
         '"Sharing a GPU")',
         default=TIME_SLICING,
-        check=one_of(SHARING_STRATEGIES),
+        needs=(
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.12.0",
+                "sharing.timeSlicing in its config file",
+                f"{_CHANGELOG}, v0.12.0-rc.1: the API for time-slicing parameters",
+                when=lambda sharing: sharing.strategy == TIME_SLICING and sharing.shares,
+            ),
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.15.0",
+                "sharing.mps in its config file, and its MPS control daemon",
+                f"{_CHANGELOG}, v0.15.0-rc.1: support for MPS sharing",
+                when=lambda sharing: sharing.strategy == MPS,
+            ),
+        ),
     )
     replicas: int = setting(
         "replicas",
-        INTEGER,
-        f"int 1-{MAX_TIME_SLICING_REPLICAS}; `mps`: {MIN_MPS_REPLICAS}-{MAX_MPS_REPLICAS}",
         "how many pods share each GPU: the node offers `gpusPerNode` x replicas; with `timeSlicing`, 1 is off",
-        default=MISSING,
         check=between(
             1,
             MAX_TIME_SLICING_REPLICAS,
             f"expected 1 (off) to {MAX_TIME_SLICING_REPLICAS}; with strategy mps {MIN_MPS_REPLICAS} to {MAX_MPS_REPLICAS}",
+            words=f"1-{MAX_TIME_SLICING_REPLICAS}; `mps`: {MIN_MPS_REPLICAS}-{MAX_MPS_REPLICAS}",
         ),
     )
     rename_by_default: bool = setting(
         "renameByDefault",
-        BOOLEAN,
-        "bool",
         f"advertise the replicas as `{SHARED_GPU_RESOURCE}`, which tenants' pods then ask for, in place of `{GPU_RESOURCE}`",
         default=False,
+        needs=(
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.12.0",
+                "renameByDefault",
+                f"{_CHANGELOG}, v0.12.0-rc.4: TimeSlicing.RenameByDefault",
+                when=lambda sharing: sharing.rename_by_default,
+            ),
+        ),
     )
-    fail_requests_greater_than_one: bool = setting(
+    # As written; None: the plugin's own default (`refuses_more_than_one`).
+    fail_requests_greater_than_one: bool | None = setting(
         "failRequestsGreaterThanOne",
-        BOOLEAN,
-        "bool",
         "the plugin refuses a container that asks for more than one replica (its pod fails with "
         "`UnexpectedAdmissionError`); `false` under `mps` needs plugin v0.20.0",
         default=None,
         default_text="`false`; `true` with `mps`",
-        # The plugin's own defaults: false for time-slicing (README "With CUDA Time-Slicing": "set to false by
-        # default to retain backwards compatibility"); true for MPS (`api/config/v1/config.go`, NewConfig: an
-        # omitted value is true, "the historical MPS behavior", pull request 1762, in v0.20.0; before it the
-        # plugin ignored the field under MPS and refused such requests always, pull request 574).
-        complete=lambda sharing: (
-            sharing.strategy == MPS if sharing.fail_requests_greater_than_one is None else sharing.fail_requests_greater_than_one
+        needs=(
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.12.0",
+                "failRequestsGreaterThanOne",
+                f"{_CHANGELOG}, v0.12.0-rc.6: a flag FailRequestsGreaterThanOne for TimeSlicing resources",
+                when=lambda sharing: sharing.strategy == TIME_SLICING and sharing.fail_requests_greater_than_one is True,
+            ),
+            # Before v0.20.0 the plugin ignored the field under MPS and refused such requests always (pull request
+            # 574); pull request 1762, in v0.20.0, reads it (`api/config/v1/config.go`, NewConfig).
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.20.0",
+                "failRequestsGreaterThanOne false under sharing.mps",
+                "k8s-device-plugin PR 1762, released in v0.20.0",
+                when=lambda sharing: sharing.strategy == MPS and sharing.fail_requests_greater_than_one is False,
+                shown=lambda sharing: False,
+            ),
         ),
     )
     # Read from the older spelling, `devicePlugin.timeSlicingReplicas` (not a setting of its own).
@@ -315,15 +384,24 @@ class SharingSpec:
         if not self.shares:
             for key, value in (
                 ("renameByDefault", self.rename_by_default),
-                ("failRequestsGreaterThanOne", self.fail_requests_greater_than_one),
+                ("failRequestsGreaterThanOne", self.refuses_more_than_one),
             ):
                 if value:
                     yield Problem(key, value, "replicas 1 shares nothing (time-slicing is off)", severity=Severity.NO_EFFECT)
 
     @property
+    def refuses_more_than_one(self) -> bool:
+        """Whether the plugin refuses a container that asks for more than one replica: as written, else the
+        plugin's own default: false for time-slicing (README "With CUDA Time-Slicing": "set to false by default to
+        retain backwards compatibility"); true for MPS (`api/config/v1/config.go`, NewConfig: an omitted value is
+        true, "the historical MPS behavior", pull request 1762, in v0.20.0)."""
+        written = self.fail_requests_greater_than_one
+        return self.strategy == MPS if written is None else written
+
+    @property
     def shares(self) -> bool:
         """Whether the plugin advertises replicas at all (MPS always does)."""
-        return self.replicas > 1
+        return self.as_shared.shares
 
     @property
     def resource(self) -> str:
@@ -334,18 +412,24 @@ class SharingSpec:
     def replicas_key(self) -> str:
         """Where, under devicePlugin, the group's config gives its replicas, for messages: the older spelling
         where it was used."""
-        return "timeSlicingReplicas" if self.legacy else "sharing.replicas"
+        return self.as_shared.replicas_key
 
-    def plugin_config(self) -> dict[str, Any]:
+    @property
+    def as_shared(self) -> GpuSharing:
+        """The sharing as the layers above take it: what the config says, and in which setting."""
+        setting: Literal["sharing", "timeSlicingReplicas"] = "timeSlicingReplicas" if self.legacy else "sharing"
+        return GpuSharing(self.strategy, self.replicas, self.rename_by_default, setting)
+
+    def plugin_config(self) -> dict[str, object]:
         """The plugin's `sharing` section (`api/config/v1/sharing.go`, ReplicatedResources): the one
         resource, `nvidia.com/gpu`, with its replicas; `renameByDefault` and `failRequestsGreaterThanOne`
         only where they differ from what the plugin assumes when they are left out, except MPS's
         `failRequestsGreaterThanOne`, written always (a plugin before v0.20.0 ignores it)."""
-        shared: dict[str, Any] = {}
+        shared: dict[str, object] = {}
         if self.rename_by_default:
             shared["renameByDefault"] = True
-        if self.strategy == MPS or self.fail_requests_greater_than_one:
-            shared["failRequestsGreaterThanOne"] = self.fail_requests_greater_than_one
+        if self.strategy == MPS or self.refuses_more_than_one:
+            shared["failRequestsGreaterThanOne"] = self.refuses_more_than_one
         shared["resources"] = [{"name": GPU_RESOURCE, "replicas": self.replicas}]
         return {self.strategy: shared}
 
@@ -356,7 +440,11 @@ def time_slicing(replicas: int | None) -> SharingSpec:
     return SharingSpec(TIME_SLICING, replicas or 1, False, False, legacy=True)
 
 
-@dataclass(frozen=True)
+def _has_me_profile(plugin: DevicePluginSpec) -> bool:
+    return plugin.mig_strategy != "none" and any("+me" in profile for profile, _ in plugin.mig_devices)
+
+
+@section
 class DevicePluginSpec:
     image: str = image_setting(
         "pinned by tag (not `latest`) or digest; a release NVIDIA's advisories name for the strategy the group uses is "
@@ -365,129 +453,126 @@ class DevicePluginSpec:
     )
     accept_advisories: tuple[str, ...] = setting(
         "acceptAdvisories",
-        LIST,
-        "list of CVE ids",
         "NVIDIA's device plugin advisories accepted as a risk for this group's `image`, e.g. `[CVE-2025-23266, "
         "CVE-2025-23267]`: a plugin open only to these is deployed, and a warning names them",
         default=None,
         default_text="none",
-        annotation="list[str]",
+        written=Sequence[str],
         parse=read_accepted_plugin_advisories,
     )
     namespace: str = namespace_setting(
         "shared by groups; Pod Security `privileged` (the plugin mounts hostPath)", DEFAULT_DEVICE_PLUGIN_NAMESPACE
     )
-    mig_strategy: str = setting(
+    mig_strategy: MigStrategy = setting(
         "migStrategy",
-        STRING,
-        "`none`/`single`/`mixed`",
         'the plugin\'s MIG strategy; `mixed` needs `verification.migResources` (see "MIG")',
         default="none",
-        check=one_of(MIG_STRATEGIES),
+        needs=(replace(_CONFIG_FILE, when=lambda plugin: plugin.mig_strategy != "none"),),
     )
-    # As given (None: not given); what the group shares is `sharing`, which it completes.
+    # As given (None: not given); what the group shares is `sharing`, which follows it where that is not given.
     time_slicing_replicas: int | None = setting(
         "timeSlicingReplicas",
-        INTEGER,
-        f"int 1-{MAX_TIME_SLICING_REPLICAS}",
         "share each GPU N ways by time-slicing: the older spelling of `sharing: {strategy: timeSlicing, replicas: N}`",
         default=None,
         default_text="`1` (off)",
         check=between(1, MAX_TIME_SLICING_REPLICAS, f"expected 1 (time-slicing off) to {MAX_TIME_SLICING_REPLICAS}"),
+        needs=(replace(_CONFIG_FILE, when=lambda plugin: (plugin.time_slicing_replicas or 1) > 1),),
     )
-    sharing: SharingSpec = setting(
+    # As written; None: what timeSlicingReplicas says (`sharing`).
+    sharing_setting: SharingSpec | None = setting(
         "sharing",
-        OBJECT,
-        "object",
         "",
         default=None,
         default_text="what `timeSlicingReplicas` says (off)",
         row=False,
-        section=SharingSpec,
-        # Not given: what timeSlicingReplicas says (off without it).
-        complete=lambda plugin: plugin.sharing or time_slicing(plugin.time_slicing_replicas),
     )
     fail_on_init_error: bool = setting(
-        "failOnInitError", BOOLEAN, "bool", "the plugin's own default: exit when no GPU can be initialised", default=True
+        "failOnInitError", "the plugin's own default: exit when no GPU can be initialised", default=True
     )
     # Per GPU, as nvidia-mig-parted's `mig-devices` under `devices: all` (profile -> count).
     mig_devices: tuple[tuple[str, int], ...] = setting(
         "migDevices",
-        OBJECT,
-        "map",
         'the MIG devices each GPU is split into, e.g. `{"1g.10gb": 7}`: preflight counts them on each GPU and the readiness '
         'checks the exact count (see "MIG")',
         default=None,
         default_text="the count is not checked",
-        annotation="dict[str, int]",
+        written=Mapping[str, int],
         parse=read_mig_devices,
+        needs=(
+            # The verification Jobs ask for the `+me` profiles' resources, which only a plugin that knows them registers.
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.13.0",
+                "MIG devices of a +me profile",
+                f"{_CHANGELOG}, v0.13.0-rc.2: support MIG devices with the 1g.10gb+me profile",
+                when=_has_me_profile,
+                shown=lambda plugin: dict(plugin.mig_devices),
+            ),
+        ),
     )
-    tolerations: tuple[dict[str, Any], ...] = setting(
+    tolerations: tuple[Toleration, ...] = setting(
         "tolerations",
-        LIST,
-        "list",
         "more tolerations for the plugin's pods, beside the group's taints and the gate, e.g. "
         "`[{key: example.com/dedicated, operator: Exists}]`",
         default=None,
         default_text="none",
-        annotation="list[Toleration]",
+        written=Sequence[Toleration],
         parse=read_tolerations,
     )
-    resources: dict[str, dict[str, str]] = setting(
+    resources: ResourceRequirements = setting(
         "resources",
-        OBJECT,
-        "object",
         "the plugin container's `requests` and `limits`, e.g. `{requests: {cpu: 50m, memory: 64Mi}}`",
         default=None,
         default_text="none (upstream's)",
-        annotation="ResourceRequirements",
+        written=ResourceRequirements,
         parse=read_resources,
     )
     health_checks: bool = setting(
         "healthChecks",
-        BOOLEAN,
-        "bool",
         "the plugin's XID health checks; `false` (`DP_DISABLE_HEALTHCHECKS=all`) for passthrough or vGPU hosts; "
         'under allocator `dra`, the DRA driver\'s, on where the cluster keeps device taints (see "DRA")',
         default=True,
     )
-    image_pull_policy: str | None = pull_policy_setting("the plugin's")
+    image_pull_policy: PullPolicy | None = pull_policy_setting("the plugin's")
     max_unavailable: int | str | None = setting(
         "maxUnavailable",
-        SCALAR,
-        "int ≥ 1, or `N%`",
         "how many nodes' plugin pods a rollout replaces at once (the DaemonSet's `maxUnavailable`)",
         default=None,
         default_text="`1` (Kubernetes')",
         check=COUNT_OR_PERCENT,
-        annotation="int | str",
     )
     ignored_xids: tuple[int, ...] = setting(
         "ignoredXids",
-        LIST,
-        "list of ints",
         "XIDs that do not make a GPU unhealthy, beside the plugin's own list (`DP_DISABLE_HEALTHCHECKS=109,...`)",
         default=None,
         default_text="none",
-        annotation="list[int]",
+        written=Sequence[int],
         parse=read_xids,
     )
     # A list of XIDs, or ALL_XIDS.
-    enabled_xids: tuple[int, ...] | str = setting(
+    enabled_xids: tuple[int, ...] | Literal["all"] = setting(
         "enabledXids",
-        SCALAR,
-        "list of ints, or `all`",
         "XIDs that make a GPU unhealthy although the plugin's own list ignores them (13, 31, 43, 45, 68, 109) or "
         "`ignoredXids` would; `all` for every XID (`DP_ENABLE_HEALTHCHECKS`, plugin v0.18+)",
         default=None,
         default_text="none",
-        annotation="list[int] | str",
+        written=Sequence[int] | Literal["all"] | None,
         parse=read_enabled_xids,
+        needs=(
+            # k8s-device-plugin PR 1443 (merged October 2025, "Add support for explicitly enabling XIDs in health
+            # checks"): DP_ENABLE_HEALTHCHECKS, mirroring DP_DISABLE_HEALTHCHECKS; first released in v0.18.0.
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.18.0",
+                "DP_ENABLE_HEALTHCHECKS",
+                "k8s-device-plugin PR 1443, released in v0.18.0",
+                when=lambda plugin: bool(plugin.enabled_xids),
+                shown=lambda plugin: plugin.enabled_xids if isinstance(plugin.enabled_xids, str) else list(plugin.enabled_xids),
+            ),
+        ),
     )
     driver_root: str = setting(
         "driverRoot",
-        STRING,
-        "absolute path",
         "where the NVIDIA driver is installed on the machines: `/`, or `/run/nvidia/driver` where the driver runs in "
         "a container (the GPU Operator's); with `gpuAccess: cdi` it is mounted at `/driver-root` for the plugin's "
         'CDI specs (see "How tenants get their GPUs")',
@@ -498,8 +583,6 @@ class DevicePluginSpec:
     # it the DaemonSet is as before, so that a stack with no MIG manager sees no change of its plugin pods.
     pause_for_mig_manager: bool = setting(
         "pauseForMigManager",
-        BOOLEAN,
-        "bool",
         "step off a node while NVIDIA's MIG manager (the GPU Operator's) reconfigures its GPUs, as the Operator's own "
         "plugin does, and come back after (`nvidia.com/gpu.deploy.device-plugin=paused-for-mig-change`; see "
         '"Beside the GPU Operator")',
@@ -507,18 +590,39 @@ class DevicePluginSpec:
     )
     cdi_hook_path: str = setting(
         "cdiHookPath",
-        STRING,
-        "absolute path",
         "with `gpuAccess: cdi`: the `nvidia-ctk` (or `nvidia-cdi-hook`) on the machines that the CDI specs' hooks "
         "run; preflight checks each machine has it",
         default=DEFAULT_CDI_HOOK_PATH,
         check=CDI_HOOK,
+    )
+    # The plugin's --device-id-strategy (cmd/nvidia-device-plugin/main.go: `DEVICE_ID_STRATEGY`, `uuid | index`, uuid by
+    # default): how it names each GPU it hands a container (NVIDIA_VISIBLE_DEVICES, the volume mounts, the CDI device
+    # names). Unset, the plugin's default, and no variable is written.
+    device_id_strategy: Literal["uuid", "index"] | None = setting(
+        "deviceIdStrategy",
+        "how the plugin names the GPUs it hands a container (`DEVICE_ID_STRATEGY`): by `uuid`, or by `index` where a "
+        "GPU has no UUID the runtime can name (NVIDIA's Tegra parts)",
+        default=None,
+        default_text="`uuid` (the plugin's)",
+        needs=(
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.9.0",
+                "DEVICE_ID_STRATEGY",
+                f"{_CHANGELOG}, v0.9.0: GPUs passed by device index instead of UUID",
+            ),
+        ),
     )
 
     def cross_checks(self) -> Iterator[Problem]:
         yield from _mig_layout_conflicts(self)
         yield from _health_check_conflicts(self)
         yield from _sharing_conflicts(self)
+
+    @property
+    def sharing(self) -> SharingSpec:
+        """How the plugin shares each GPU: `sharing` as written, else what `timeSlicingReplicas` says (off without it)."""
+        return self.sharing_setting or time_slicing(self.time_slicing_replicas)
 
     def mig_allocatable(self, gpus_per_node: int) -> dict[str, int] | None:
         """What each node offers under the declared MIG layout; None when none is declared."""
@@ -542,7 +646,7 @@ class DevicePluginSpec:
 
 def _sharing_conflicts(plugin: DevicePluginSpec) -> Iterator[Problem]:
     """One spelling of the sharing, and MPS only on whole GPUs."""
-    if plugin.time_slicing_replicas is not None and not plugin.sharing.legacy:
+    if plugin.time_slicing_replicas is not None and plugin.sharing_setting is not None:
         yield Problem(
             "timeSlicingReplicas",
             plugin.time_slicing_replicas,

@@ -4,12 +4,10 @@ the group's and the stack's to weigh (gpu_nodes/config/node_group.py, gpu_nodes/
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from gpu_nodes.config.fields import BOOLEAN, setting
+from gpu_nodes.config.fields import section, setting
 
 
-@dataclass(frozen=True)
+@section
 class DraSpec:
     # Kubernetes' DRAExtendedResource (KEP 5004): a DeviceClass's `spec.extendedResourceName` lets the
     # scheduler serve a pod's plain extended-resource request from the class's devices, on a node
@@ -19,8 +17,6 @@ class DraSpec:
     # v1.35.4), beta and on from 1.36 (staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go).
     extended_resource_name: bool = setting(
         "extendedResourceName",
-        BOOLEAN,
-        "bool",
         "with allocator `dra`: the DeviceClass `gpu.nvidia.com` serves plain `nvidia.com/gpu` requests "
         "(`extendedResourceName`, as the driver's chart renders it), so a tenant's pod that asks for "
         "`nvidia.com/gpu` gets the group's GPUs through DRA, and the verification Jobs ask so; needs Kubernetes' "

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gpu_nodes.config.checks import image_setting
-from gpu_nodes.config.fields import BOOLEAN, setting
+from gpu_nodes.config.fields import section, setting
 
 # NVIDIA's dcgm-exporter: the release the GPU Operator v26.7.0 deploys (deployments/gpu-operator/values.yaml
 # `dcgmExporter.version`, tag v26.7.0; the chart default of NVIDIA/dcgm-exporter deployment/values.yaml),
@@ -19,12 +17,10 @@ METRICS_PATH = "/metrics"
 HEALTH_PATH = "/health"
 
 
-@dataclass(frozen=True)
+@section
 class MetricsSpec:
     enabled: bool = setting(
         "enabled",
-        BOOLEAN,
-        "bool",
         "run NVIDIA's dcgm-exporter on the group's nodes, with a Service, and prove each node by scraping it: GPU "
         'utilisation, memory used, temperature and power for every GPU (see "The proof")',
         default=False,
@@ -34,8 +30,6 @@ class MetricsSpec:
     )
     service_monitor: bool = setting(
         "serviceMonitor",
-        BOOLEAN,
-        "bool",
         "also a Prometheus Operator `ServiceMonitor` for the exporter's Service (the cluster must serve "
         "`monitoring.coreos.com/v1`)",
         default=False,

@@ -4,9 +4,8 @@ settings against each other once each has been read."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Final, Literal, get_args
 
 import pulumi
 
@@ -14,9 +13,10 @@ from gpu_nodes.advisories import (
     DCGM_ADVISORIES,
     DCGM_EXPORTER_ADVISORIES,
     DEVICE_PLUGIN_ADVISORIES,
-    PLUGIN_REQUIREMENTS,
+    DRA_DRIVER_FLOOR,
+    DRA_DRIVER_FLOOR_SOURCE,
+    DRA_DRIVER_RELEASE,
     ComponentAdvisory,
-    PluginRequirement,
     exporter_release,
     open_component_advisories,
     release_of,
@@ -38,12 +38,13 @@ from gpu_nodes.config.checks import (
     parse_taint,
     reserved_key_owner,
 )
-from gpu_nodes.config.device_plugin import MPS, DevicePluginSpec, SharingSpec
+from gpu_nodes.config.device_plugin import DevicePluginSpec, SharingSpec
 from gpu_nodes.config.dra import DraSpec
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, OBJECT, STRING, Check, between, one_of, setting
+from gpu_nodes.config.fields import Check, Component, Need, at_least, between, section, setting
 from gpu_nodes.config.metrics import MetricsSpec
 from gpu_nodes.config.preflight import PreflightSpec, read_host_key
-from gpu_nodes.config.problems import Problem, Problems, Severity
+from gpu_nodes.config.problems import MISSING, Problem, Problems, Severity
+from gpu_nodes.config.releases import Requirement, release_problem, requirements, unmet
 from gpu_nodes.config.verification import (
     DEFAULT_DIAGNOSTICS_LEVEL,
     DIAGNOSTICS_OFF,
@@ -57,6 +58,7 @@ from gpu_nodes.vocabulary import (
     GPU_PRESENT_LABEL,
     GPU_RESOURCE,
     GROUP_LABEL,
+    MPS,
     Taint,
     mig_resource,
 )
@@ -69,16 +71,22 @@ DEFAULT_TAINTS = (f"{GPU_RESOURCE}=present:NoSchedule",)
 # How a tenant's pod gets its GPUs, and so the path the verification pods take (docs/tenants.md,
 # "How tenants get their GPUs"): nvidia as the node's default runtime; a RuntimeClass that tenants
 # must name; or CDI devices that the plugin names (its cdi-cri strategy).
-GPU_ACCESS = ("defaultRuntime", "runtimeClass", "cdi")
+GpuAccess = Literal["defaultRuntime", "runtimeClass", "cdi"]
+GPU_ACCESS: tuple[GpuAccess, ...] = get_args(GpuAccess)
 # Whether a pod may see GPUs it was not given (docs/tenants.md, "Isolation"): `default`
 # leaves the container toolkit as it ships, which honours NVIDIA_VISIBLE_DEVICES in any container;
 # `strict` is NVIDIA's hardening, where only the device plugin's volume mounts (or CDI) give GPUs.
-ISOLATION = ("default", "strict")
+Isolation = Literal["default", "strict"]
+ISOLATION: tuple[Isolation, ...] = get_args(Isolation)
 # Who hands out the group's GPUs (docs/dra.md): NVIDIA's device plugin, which registers
 # `nvidia.com/gpu` with kubelet, or NVIDIA's DRA driver, whose kubelet plugin publishes the GPUs as
 # ResourceSlices that the scheduler allocates to ResourceClaims. NVIDIA refuses both on one node.
-DEVICE_PLUGIN_ALLOCATOR, DRA_ALLOCATOR = "devicePlugin", "dra"
-ALLOCATORS = (DEVICE_PLUGIN_ALLOCATOR, DRA_ALLOCATOR)
+Allocator = Literal["devicePlugin", "dra"]
+DEVICE_PLUGIN_ALLOCATOR: Final = "devicePlugin"
+DRA_ALLOCATOR: Final = "dra"
+ALLOCATORS: tuple[Allocator, ...] = get_args(Allocator)
+# How the device plugin hands a container its GPUs: its DEVICE_LIST_STRATEGY (`NodeGroupSpec.device_list_strategy`).
+DeviceListStrategy = Literal["envvar", "volume-mounts", "cdi-cri"]
 DEFAULT_PRIORITY_VALUE = 1_000_000
 # Kubernetes reserves values above one billion for the system classes.
 MAX_USER_PRIORITY = 1_000_000_000
@@ -86,11 +94,15 @@ MIN_PRIORITY = -2_147_483_648
 MAX_PRIORITY_CLASS_NAME = 253 - len(VERIFICATION_PRIORITY_SUFFIX)
 
 
+# Where NVIDIA's DRA driver says what a machine needs for GPU allocation.
+DRA_PREREQUISITES = "kubernetes-sigs/dra-driver-nvidia-gpu site/content/docs/prerequisites.md"
+
+
 # The stack setting a group's gpuAccess may need (declared in config/stack.py).
 RUNTIME_CLASS_KEY = f"{NAMESPACE}:runtimeClass"
 
 
-def read_labels(problems: Problems, key: str, raw: dict[Any, Any] | None) -> tuple[tuple[str, str], ...]:
+def read_labels(problems: Problems, key: str, raw: dict[object, object] | None) -> tuple[tuple[str, str], ...]:
     labels: list[tuple[str, str]] = []
     for label_key, value in sorted((raw or {}).items(), key=lambda item: str(item[0])):
         here = f"{key}.{label_key}"
@@ -118,9 +130,9 @@ def _reserved(key: str, what: str) -> str:
     return f"the {what} key prefix {domain}/ belongs to {owner}: a node's {what}s under it are not this config's to set"
 
 
-def read_taints(problems: Problems, key: str, raw: list[Any] | None) -> tuple[Taint, ...]:
+def read_taints(problems: Problems, key: str, raw: list[object] | None) -> tuple[Taint, ...]:
     taints: list[Taint] = []
-    seen: set[tuple[str, str]] = set()
+    keys_and_effects: set[tuple[str, str]] = set()
     for index, text in enumerate(raw or []):
         taint = parse_taint(text) if isinstance(text, str) else None
         if taint is None:
@@ -133,20 +145,18 @@ def read_taints(problems: Problems, key: str, raw: list[Any] | None) -> tuple[Ta
         if reserved_key_owner(taint.key):
             problems.add(f"{key}[{index}]", text, _reserved(taint.key, "taint"))
             continue
-        if (taint.key, taint.effect) in seen:
+        if (taint.key, taint.effect) in keys_and_effects:
             problems.add(f"{key}[{index}]", text, "a node has one taint per key and effect")
             continue
-        seen.add((taint.key, taint.effect))
+        keys_and_effects.add((taint.key, taint.effect))
         taints.append(taint)
     return tuple(taints)
 
 
-@dataclass(frozen=True)
+@section
 class NodeSpec:
     name: str = setting(
         "name",
-        STRING,
-        "string",
         "the Kubernetes node name",
         check=Check(is_dns_subdomain, "expected a Kubernetes node name (DNS-1123 subdomain)"),
         row=False,
@@ -158,21 +168,15 @@ class NodeSpec:
     # preflight's connection holds them (gpu_nodes/preflight/command.py), no name or report key.
     ssh_host: str | pulumi.Output[str] | None = setting(
         "sshHost",
-        STRING,
-        "string",
         "address of the machine: a host name or an IP address",
         default=None,
         default_text="required with preflight",
         check=SSH_HOST,
         from_resource=True,
     )
-    ssh_port: int | pulumi.Output[int] = setting(
-        "sshPort", INTEGER, "int", "SSH port", default=22, check=PORT, from_resource=True
-    )
+    ssh_port: int | pulumi.Output[int] = setting("sshPort", "SSH port", default=22, check=PORT, from_resource=True)
     ssh_user: str | pulumi.Output[str] | None = setting(
         "sshUser",
-        STRING,
-        "string",
         'SSH user: `root` (see "Privileges")',
         default=None,
         default_text="required with preflight",
@@ -181,8 +185,6 @@ class NodeSpec:
     )
     host_key: str | pulumi.Output[str] | None = setting(
         "hostKey",
-        STRING,
-        "string",
         "the machine's public ed25519 or ecdsa host key, `ssh-ed25519 AAAA...` (`ssh-keyscan -t ed25519 HOST`)",
         default=None,
         default_text="required with preflight",
@@ -192,14 +194,13 @@ class NodeSpec:
     )
 
 
-@dataclass(frozen=True)
+@section
 class PriorityClassSpec:
-    name: str = setting(
+    # As written; None: `gpu-<group>` (`NodeGroupSpec.priority_class_name`).
+    name: str | None = setting(
         "name",
-        STRING,
-        "string",
         "not `system-*`, at most 240 characters: `<name>-verification` is created too",
-        default=None,  # gpu-<group>, completed by the group (`NodeGroupSpec.priority_class`)
+        default=None,
         default_text="`gpu-<group>`",
         check=Check(
             lambda n: is_dns_subdomain(n) and not n.startswith("system-") and len(n) <= MAX_PRIORITY_CLASS_NAME,
@@ -209,145 +210,165 @@ class PriorityClassSpec:
     )
     value: int = setting(
         "value",
-        INTEGER,
-        "int",
         "at most 1000000000 (above is reserved for system classes)",
         default=DEFAULT_PRIORITY_VALUE,
         check=between(
             MIN_PRIORITY,
             MAX_USER_PRIORITY,
             f"expected {MIN_PRIORITY} to {MAX_USER_PRIORITY} (higher values are reserved for system classes)",
+            words="",
         ),
     )
 
 
-@dataclass(frozen=True)
+# The releases of the device plugin that the way a group's pods get their GPUs needs (`device_list_env` in
+# gpu_nodes/manifests/device_plugin.py: what is deployed for each).
+_ACCESS_NEEDS = (
+    # k8s-device-plugin PR 573 (merged March 2024, "Add cdi-cri device list strategy"), after v0.15.0-rc.1 was cut;
+    # v0.14's --device-list-strategy takes envvar, volume-mounts and cdi-annotations only. First released in v0.15.0.
+    Need(
+        Component.DEVICE_PLUGIN,
+        "0.15.0",
+        "DEVICE_LIST_STRATEGY=cdi-cri",
+        "k8s-device-plugin PR 573, released in v0.15.0",
+        when=lambda group: group.device_list_strategy == "cdi-cri",
+        shown=lambda group: group.gpu_access,
+    ),
+    # k8s-device-plugin CHANGELOG.md, v0.5.0: "Add flag to optionally return list of device nodes in Allocate() call"
+    # (--pass-device-specs, PASS_DEVICE_SPECS).
+    Need(
+        Component.DEVICE_PLUGIN,
+        "0.5.0",
+        "PASS_DEVICE_SPECS=true",
+        "k8s-device-plugin CHANGELOG.md, v0.5.0",
+        when=lambda group: group.device_list_strategy != "cdi-cri",
+        shown=lambda group: group.gpu_access,
+    ),
+)
+
+
+@section
 class NodeGroupSpec:
     name: str = setting(
         "name",
-        STRING,
-        "string",
         "DNS-1123 label; names the group's objects and its node label value",
         check=Check(is_dns_label, "expected a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters"),
         names_resources=True,
     )
     nodes: tuple[NodeSpec, ...] = setting(
         "nodes",
-        LIST,
-        "list",
         "`{name, sshHost, sshPort, sshUser, hostKey}`; `name` is the Kubernetes node name; a node may belong to one group only",
         default_text="required, at least one",
         check=Check(lambda nodes: len(nodes) >= 1, "expected at least one node"),
-        section=NodeSpec,
     )
     gpus_per_node: int = setting(
         "gpusPerNode",
-        INTEGER,
-        "int ≥ 1",
         "GPUs each node must expose",
-        check=Check(lambda n: n >= 1, "expected at least 1"),
+        check=at_least(1, "expected at least 1"),
     )
     labels: tuple[tuple[str, str], ...] = setting(
         "labels",
-        OBJECT,
-        "map",
         "labels for every node (a map given here replaces the default); `gpu-nodes.dev/node-group` is added; keys under "
         "`kubernetes.io/`, `k8s.io/` (and their subdomains) and `gpu-nodes.dev/` are reserved",
         default=DEFAULT_LABELS,
         default_text='`{accelerator: nvidia, nvidia.com/gpu.present: "true"}`',
-        annotation="dict[str, str]",
+        written=Mapping[str, str],
         parse=read_labels,
     )
     taints: tuple[Taint, ...] = setting(
         "taints",
-        LIST,
-        "list of strings",
         "`kubectl taint` syntax `key[=value]:Effect`; the same keys are reserved as for labels (the gate "
         "`gpu-nodes.dev/unverified` is the stack's own)",
         default=list(DEFAULT_TAINTS),
-        annotation="list[str]",
+        written=Sequence[str],
         parse=read_taints,
     )
-    device_plugin: DevicePluginSpec = setting(
-        "devicePlugin", OBJECT, "object", "", default={}, row=False, section=DevicePluginSpec
-    )
-    priority_class: PriorityClassSpec = setting(
-        "priorityClass",
-        OBJECT,
-        "object",
-        "",
-        default={},
-        row=False,
-        section=PriorityClassSpec,
-        complete=lambda group: replace(group.priority_class, name=group.priority_class.name or f"gpu-{group.name}"),
-    )
-    verification: VerificationSpec = setting(
-        "verification",
-        OBJECT,
-        "object",
-        "",
-        default={},
-        row=False,
-        section=VerificationSpec,
-        complete=lambda group: replace(group.verification, diagnostics=_diagnostics_level(group)),
-    )
-    preflight: PreflightSpec = setting("preflight", OBJECT, "object", "", default={}, row=False, section=PreflightSpec)
-    gpu_access: str = setting(
+    device_plugin: DevicePluginSpec = setting("devicePlugin", "", row=False)
+    priority_class: PriorityClassSpec = setting("priorityClass", "", row=False)
+    verification: VerificationSpec = setting("verification", "", row=False)
+    preflight: PreflightSpec = setting("preflight", "", row=False)
+    # As written; None: the group's default (`gpu_access`).
+    gpu_access_setting: GpuAccess | None = setting(
         "gpuAccess",
-        STRING,
-        "`defaultRuntime`/`runtimeClass`/`cdi`",
         "how a tenant's pod gets its GPUs, and so what preflight requires and how the verification pods run: "
         "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
         '(the plugin\'s `cdi-cri` strategy). See "How tenants get their GPUs"',
         default=None,
         default_text="`defaultRuntime` (`cdi` with allocator `dra`)",
-        check=one_of(GPU_ACCESS),
-        # NVIDIA's DRA driver gives containers their GPUs as CDI devices only: that is a DRA group's path.
-        complete=lambda group: group.gpu_access or ("cdi" if group.uses_dra else "defaultRuntime"),
+        needs=_ACCESS_NEEDS,
     )
-    isolation: str = setting(
+    isolation: Isolation = setting(
         "isolation",
-        STRING,
-        "`default`/`strict`",
         "whether a pod may see GPUs it was not given: `default` keeps the container toolkit as it ships (a pod "
         "that sets `NVIDIA_VISIBLE_DEVICES=all`, as CUDA images do, sees every GPU under the nvidia runtime); "
         "`strict` needs NVIDIA's hardened toolkit settings, which preflight checks, and proves that a pod given no "
         'GPU sees none. See "How tenants get their GPUs"',
         default="default",
-        check=one_of(ISOLATION),
+        needs=(
+            # k8s-device-plugin CHANGELOG.md, v0.7.0-rc.5: "Add deviceListStrategyFlag to allow device list passing as
+            # volume mounts".
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.7.0",
+                "DEVICE_LIST_STRATEGY=volume-mounts",
+                "k8s-device-plugin CHANGELOG.md, v0.7.0-rc.5",
+                when=lambda group: group.device_list_strategy == "volume-mounts",
+            ),
+        ),
     )
     gpu_model: str | None = setting(
         "gpuModel",
-        STRING,
-        "string",
         "the GPU model every node must have, as `nvidia-smi` names it (`NVIDIA H100 80GB HBM3`); without it the "
         'group\'s nodes must agree with each other (see "GPU facts")',
         default=None,
         default_text="most nodes' model",
         check=GPU_MODEL,
     )
-    allocator: str = setting(
+    allocator: Allocator = setting(
         "allocator",
-        STRING,
-        "`devicePlugin`/`dra`",
         "who hands out the group's GPUs: NVIDIA's device plugin (`nvidia.com/gpu`), or NVIDIA's DRA driver "
         '(ResourceClaims of the DeviceClass `gpu.nvidia.com`). See "DRA"',
         default=DEVICE_PLUGIN_ALLOCATOR,
-        check=one_of(ALLOCATORS),
+        needs=(
+            Need(
+                Component.DRA_DRIVER,
+                DRA_DRIVER_FLOOR,
+                "its chart and image under their present names",
+                DRA_DRIVER_FLOOR_SOURCE,
+                when=lambda group: group.uses_dra,
+            ),
+            # NVIDIA's DRA driver's prerequisites for GPU allocation (kubernetes-sigs/dra-driver-nvidia-gpu
+            # site/content/docs/prerequisites.md): found on each machine, where preflight's dra-driver-version and
+            # dra-toolkit checks hold them (68-check-dra.sh, DRA_FLOOR; tests/config/test_releases.py holds the two
+            # together).
+            Need(
+                Component.DRIVER,
+                "565",
+                "GPU allocation by NVIDIA's DRA driver",
+                DRA_PREREQUISITES,
+                when=lambda group: group.uses_dra,
+            ),
+            Need(
+                Component.TOOLKIT,
+                "1.18.0",
+                "GPU allocation by NVIDIA's DRA driver",
+                DRA_PREREQUISITES,
+                when=lambda group: group.uses_dra,
+            ),
+        ),
     )
-    dra: DraSpec = setting("dra", OBJECT, "object", "", default={}, row=False, section=DraSpec)
-    metrics: MetricsSpec = setting("metrics", OBJECT, "object", "", default={}, row=False, section=MetricsSpec)
+    dra: DraSpec = setting("dra", "", row=False)
+    metrics: MetricsSpec = setting("metrics", "", row=False)
     gpu_feature_labels: bool = setting(
         "gpuFeatureLabels",
-        BOOLEAN,
-        "bool",
         "label each node with GPU Feature Discovery's keys (`nvidia.com/gpu.product`, ...) from preflight's facts; "
         "turn off where GFD itself runs",
         default=True,
     )
-    # The stack's RuntimeClass (per stack), which the device plugin names; None: there is none.
+    # The stack's RuntimeClass (per stack), which the device plugin names; None: there is none. Set by the stack's
+    # reader (gpu_nodes/config/stack.py, `read_stack`).
     runtime_class: str | None = None
-    # The pull secret every pod of the group names (gpu-nodes:imagePullSecret); None: none.
+    # The pull secret every pod of the group names (gpu-nodes:imagePullSecret); None: none. Set as runtime_class is.
     image_pull_secret: str | None = None
 
     def cross_checks(self) -> Iterator[Problem]:
@@ -365,7 +386,34 @@ class NodeGroupSpec:
         yield from _jobs_that_outgrow_the_sharing(self)
         yield from _gpu_facts_problems(self)
         yield from _device_plugin_release_problems(self)
+        yield from dra_driver_release_problems(self)
         yield from _proof_problems(self)
+
+    @property
+    def gpu_access(self) -> GpuAccess:
+        """How a tenant's pod gets its GPUs: as written, else nvidia as the default runtime, or, under DRA, CDI:
+        NVIDIA's DRA driver gives containers their GPUs as CDI devices only."""
+        if self.gpu_access_setting is not None:
+            return self.gpu_access_setting
+        return "cdi" if self.uses_dra else "defaultRuntime"
+
+    @property
+    def priority_class_name(self) -> str:
+        """The group's PriorityClass: as written, else `gpu-<group>`."""
+        return self.priority_class.name or f"gpu-{self.name}"
+
+    @property
+    def diagnostics_level(self) -> int:
+        """The DCGM diagnostics level the group runs: its own, else NVIDIA's readiness level where a pod can hold the
+        GPUs whole, else off."""
+        chosen = self.verification.diagnostics
+        if chosen is not None:
+            return chosen
+        return DIAGNOSTICS_OFF if self.whole_gpus_problem else DEFAULT_DIAGNOSTICS_LEVEL
+
+    @property
+    def runs_diagnostics(self) -> bool:
+        return self.diagnostics_level != DIAGNOSTICS_OFF
 
     @property
     def tenant_runtime_class(self) -> str | None:
@@ -373,7 +421,7 @@ class NodeGroupSpec:
         return self.runtime_class if self.gpu_access == "runtimeClass" else None
 
     @property
-    def device_list_strategy(self) -> str:
+    def device_list_strategy(self) -> DeviceListStrategy:
         """How the device plugin hands a container its GPUs (its DEVICE_LIST_STRATEGY, as
         manifests/device_plugin.py `device_list_env` sets it): `cdi-cri` under gpuAccess cdi,
         `volume-mounts` under isolation strict, else the plugin's default `envvar`."""
@@ -417,7 +465,7 @@ class NodeGroupSpec:
                 "devicePlugin.sharing.strategy mps: pods are MPS clients, each limited to its share of a GPU's memory "
                 "and threads by the plugin's MPS control daemon"
             )
-        if sharing.shares and sharing.fail_requests_greater_than_one:
+        if sharing.shares and sharing.refuses_more_than_one:
             return (
                 f"devicePlugin.sharing.failRequestsGreaterThanOne: the plugin refuses a pod that asks for more than one "
                 f"of the {sharing.replicas} replicas of a GPU"
@@ -430,26 +478,17 @@ class NodeGroupSpec:
         return {**dict(self.labels), GROUP_LABEL: self.name}
 
 
-def _diagnostics_level(group: NodeGroupSpec) -> int:
-    """The DCGM diagnostics level the group runs: its own, else NVIDIA's readiness level where a pod can hold the
-    GPUs whole, else off."""
-    chosen = group.verification.diagnostics
-    if chosen is not None:
-        return chosen
-    return DIAGNOSTICS_OFF if group.whole_gpus_problem else DEFAULT_DIAGNOSTICS_LEVEL
-
-
 def _proof_problems(group: NodeGroupSpec) -> Iterator[Problem]:
     """The proof items beyond the runbook's: DCGM's diagnostics and NCCL's all-reduce need a node's GPUs whole; the
     all-reduce needs two GPUs and a floor; DCGM's and its exporter's images must be past NVIDIA's bulletins."""
     verification, whole = group.verification, group.whole_gpus_problem
-    if verification.runs_diagnostics and whole:
+    if group.runs_diagnostics and whole:
         yield Problem(
             "verification.diagnostics",
-            verification.diagnostics,
+            group.diagnostics_level,
             f"cannot run here, {whole}: set off (preflight's gpu-health check still judges every GPU)",
         )
-    if verification.runs_diagnostics:
+    if group.runs_diagnostics:
         yield from _image_problems("verification.diagnosticsImage", verification.diagnostics_image, "DCGM", DCGM_ADVISORIES)
     performance = verification.performance
     if performance.enabled:
@@ -475,8 +514,8 @@ def _floor_problems(group: NodeGroupSpec) -> Iterator[Problem]:
         yield Problem(
             "verification.performance.minBusBandwidth",
             MISSING,
-            f"no floor is known for {group.gpus_per_node} x {model} (gpu_nodes/bandwidth_floors.py): give the bus "
-            "bandwidth in GB/s these nodes must reach",
+            f"no floor is known for gpusPerNode {group.gpus_per_node} x gpuModel {model!r} (gpu_nodes/bandwidth_floors.py): "
+            "give the bus bandwidth in GB/s these nodes must reach",
         )
     elif model is None and not group.preflight.enabled:
         yield Problem(
@@ -526,7 +565,11 @@ def _verification_problems(group: NodeGroupSpec) -> Iterator[Problem]:
     # With single, every MIG device is one nvidia.com/gpu.
     per_gpu = MAX_MIG_DEVICES_PER_GPU if strategy == "single" else 1
     limit = group.gpus_per_node * per_gpu
-    limit_text = f"gpusPerNode ({group.gpus_per_node})" if per_gpu == 1 else f"{limit} ({per_gpu} MIG devices per GPU)"
+    limit_text = (
+        f"gpusPerNode ({group.gpus_per_node})"
+        if per_gpu == 1
+        else f"{limit} ({per_gpu} MIG devices per GPU under devicePlugin.migStrategy single, gpusPerNode {group.gpus_per_node})"
+    )
     for index, count in enumerate(verification.gpus_per_pod):
         if count > limit:
             yield Problem(f"verification.gpusPerPod[{index}]", count, f"expected at most {limit_text}")
@@ -551,7 +594,8 @@ def _verification_problems(group: NodeGroupSpec) -> Iterator[Problem]:
                 yield Problem(
                     f"verification.migResources.{resource}",
                     count,
-                    f"expected at most {mig_limit} ({MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU)",
+                    f"expected at most {mig_limit} ({MAX_MIG_DEVICES_PER_GPU} MIG devices per GPU, "
+                    f"gpusPerNode {group.gpus_per_node})",
                 )
 
 
@@ -609,7 +653,7 @@ def _dra_problems(group: NodeGroupSpec) -> Iterator[Problem]:
 def _gpu_facts_problems(group: NodeGroupSpec) -> Iterator[Problem]:
     """The GPU facts come from preflight; their labels are ours alone to write."""
     if group.gpu_model is not None and not group.preflight.enabled:
-        yield Problem("gpuModel", group.gpu_model, "needs preflight, which reads each machine's GPU model")
+        yield Problem("gpuModel", group.gpu_model, "needs preflight.enabled true: preflight reads each machine's GPU model")
     if group.gpu_feature_labels and group.preflight.enabled:
         labels = dict(group.labels)
         ours = {*FEATURE_LABEL_KEYS, *([GFD_MPS_CAPABLE_LABEL] if group.device_plugin.sharing.strategy == MPS else [])}
@@ -664,28 +708,18 @@ def _jobs_that_outgrow_the_sharing(group: NodeGroupSpec) -> Iterator[Problem]:
 
 def _device_plugin_release_problems(group: NodeGroupSpec) -> Iterator[Problem]:
     """The plugin image's release against NVIDIA's advisories for the strategy the group uses, and
-    against the releases its settings need; a tag that is no release is named as a warning where
-    either would apply. A DRA group runs no device plugin."""
+    against the releases its settings need (`requirements`); a tag that is no release is named as a warning
+    where either would apply. A DRA group runs no device plugin."""
     if group.uses_dra:
         return
     plugin = group.device_plugin
     tag = image_tag(plugin.image)
     release = release_of(tag) if tag != "digest" else None
     strategy = group.device_list_strategy
-    needs = plugin_requirements(group)
+    needs = list(requirements(group, Component.DEVICE_PLUGIN))
     judged = [a for a in DEVICE_PLUGIN_ADVISORIES if not a.strategies or strategy in a.strategies]
     if release is None:
-        if judged or any(key.startswith(("enabledXids", "gpuAccess: cdi")) for key in needs):
-            why = "it is pinned by digest only" if tag == "digest" else f"its tag {tag!r} names no release"
-            yield Problem(
-                "devicePlugin.image",
-                plugin.image,
-                f"cannot be judged: {why}, so neither NVIDIA's advisories for the {strategy} strategy "
-                f"({', '.join(sorted({a.bulletin for a in judged})) or 'none'}) nor the releases its settings need "
-                f"({', '.join(f'{k}: v{n.since}' for k, n in needs.items()) or 'none'}) are checked; pin a release tag "
-                "beside the digest (`...:v0.20.1@sha256:...`) to have it judged",
-                severity=Severity.RISK,
-            )
+        yield from _unjudged_image(plugin.image, tag, strategy, judged, needs)
         return
     open_to = open_component_advisories(DEVICE_PLUGIN_ADVISORIES, release, (strategy,))
     let_in = [a for a in open_to if a.cve not in plugin.accept_advisories]
@@ -705,36 +739,43 @@ def _device_plugin_release_problems(group: NodeGroupSpec) -> Iterator[Problem]:
             "accepted by devicePlugin.acceptAdvisories",
             severity=Severity.RISK,
         )
-    for key, need in needs.items():
-        if version_key(release) < version_key(need.since):
-            setting, value = _requiring_setting(group, key)
-            yield Problem(
-                setting,
-                value,
-                f"needs device plugin v{need.since} or later ({need.what}; {need.source}): devicePlugin.image "
-                f"{plugin.image} is {release}, which does not read it",
-            )
+    for requirement in unmet(needs, release):
+        yield release_problem(requirement, "devicePlugin.image", plugin.image, release)
 
 
-def _requiring_setting(group: NodeGroupSpec, requirement: str) -> tuple[str, Any]:
-    """The key and value of the setting behind a PLUGIN_REQUIREMENTS entry, as a message names them."""
-    if requirement == "enabledXids":
-        xids = group.device_plugin.enabled_xids
-        return "devicePlugin.enabledXids", xids if isinstance(xids, str) else list(xids)
-    if requirement.startswith("isolation"):
-        return "isolation", group.isolation
-    return "gpuAccess", group.gpu_access
+def _unjudged_image(
+    image: str, tag: str, strategy: str, judged: list[ComponentAdvisory], needs: list[Requirement]
+) -> Iterator[Problem]:
+    """A plugin image whose tag names no release: what could not be checked, as a warning. Every group needs some
+    release (its device list strategy has one), so the warning is there whatever else the group sets."""
+    why = "it is pinned by digest only" if tag == "digest" else f"its tag {tag!r} names no release"
+    wanted = [r for r in needs if version_key(r.need.since) > version_key(_OLDEST_JUDGED)]
+    if not judged and not wanted:
+        return
+    yield Problem(
+        "devicePlugin.image",
+        image,
+        f"cannot be judged: {why}, so neither NVIDIA's advisories for the {strategy} strategy "
+        f"({', '.join(sorted({a.bulletin for a in judged})) or 'none'}) nor the releases its settings need "
+        f"({', '.join(r.said for r in needs) or 'none'}) are checked; pin a release tag "
+        "beside the digest (`...:v0.20.1@sha256:...`) to have it judged",
+        severity=Severity.RISK,
+    )
 
 
-def plugin_requirements(group: NodeGroupSpec) -> dict[str, PluginRequirement]:
-    """The settings of the group that need a device plugin release, and what each needs."""
-    used = {
-        "enabledXids": bool(group.device_plugin.enabled_xids),
-        "gpuAccess: cdi": group.device_list_strategy == "cdi-cri",
-        "isolation: strict": group.device_list_strategy == "volume-mounts",
-        "gpuAccess: defaultRuntime/runtimeClass": group.gpu_access != "cdi",
-    }
-    return {key: need for key, need in PLUGIN_REQUIREMENTS.items() if used[key]}
+# The releases every plugin still published has: a group that needs no later one loses nothing when its tag names
+# no release (v0.7.0's volume-mounts and v0.5.0's PASS_DEVICE_SPECS).
+_OLDEST_JUDGED = "0.7.0"
+
+
+def dra_driver_release_problems(group: NodeGroupSpec, release: str = DRA_DRIVER_RELEASE) -> Iterator[Problem]:
+    """Under allocator dra, the DRA driver release the stack deploys (DRA_DRIVER_RELEASE, not a setting) against the
+    releases the group's settings need: a release that moves back, or a setting that needs a later one, is held here."""
+    if not group.uses_dra:
+        return
+    for requirement in unmet(list(requirements(group, Component.DRA_DRIVER)), release):
+        yield release_problem(requirement, "the DRA driver", "gpu-nodes deploys", release)
+
 
 def _shared_multi_gpu_problem(sharing: SharingSpec) -> str:
     """Why a Job of several GPUs cannot prove a group whose GPUs are shared, naming what shares them."""
@@ -743,7 +784,7 @@ def _shared_multi_gpu_problem(sharing: SharingSpec) -> str:
             f"with devicePlugin.timeSlicingReplicas {sharing.replicas} a multi-GPU pod may get one GPU twice: keep "
             "gpusPerPod at [1] for a time-sliced group, or set timeSlicingReplicas to 1"
         )
-    if sharing.fail_requests_greater_than_one:
+    if sharing.refuses_more_than_one:
         return (
             f"with devicePlugin.sharing.failRequestsGreaterThanOne true ({sharing.strategy}, {sharing.replicas} replicas) the "
             "device plugin refuses a pod that asks for more than one replica (UnexpectedAdmissionError): keep "

@@ -3,31 +3,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Final, Literal, get_args
 
 import pulumi
 
 from gpu_nodes.advisories import TOOLKIT_ADVISORIES, TOOLKIT_CVES, TOOLKIT_FLOOR, open_advisories
 from gpu_nodes.config.checks import DRIVER_VERSION, HOST_KEY, PORT, RECHECK, SSH_HOST, SSH_USER, TOOLKIT_VERSION
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, STRING, as_written, between, one_of, setting, settings
+from gpu_nodes.config.fields import as_written, between, section, setting, settings
 from gpu_nodes.config.problems import Problem, Problems, Severity
 from gpu_nodes.constants import NAMESPACE
 
 # Machines of a group checked at once: OpenSSH's MaxStartups (default 10:30:100) starts refusing
 # new connections beyond 10 still logging in, so a stock bastion refuses none of ours.
 DEFAULT_PREFLIGHT_SESSIONS = 10
-CONTAINER_RUNTIMES = ("containerd", "docker", "cri-o", "k3s", "rke2", "auto")
-DRIVER_ADVISORIES_WARN = "warn"
-DRIVER_ADVISORIES_REFUSE = "refuse"
+ContainerRuntime = Literal["containerd", "docker", "cri-o", "k3s", "rke2", "auto"]
+CONTAINER_RUNTIMES: tuple[ContainerRuntime, ...] = get_args(ContainerRuntime)
+DriverAdvisories = Literal["warn", "refuse"]
+DRIVER_ADVISORIES_WARN: Final = "warn"
+DRIVER_ADVISORIES_REFUSE: Final = "refuse"
 
 
 # The stack setting that lets a machine go without a pinned host key (declared in config/stack.py).
 SKIP_HOST_KEY_CHECK = f"{NAMESPACE}:insecureSkipHostKeyCheck"
 
 
-def read_accepted_advisories(problems: Problems, key: str, raw: list[Any] | None) -> tuple[str, ...]:
+def read_accepted_advisories(problems: Problems, key: str, raw: list[object] | None) -> tuple[str, ...]:
     """CVE ids of TOOLKIT_ADVISORIES, each once, in the table's order."""
     for index, cve in enumerate(raw or ()):
         if cve not in TOOLKIT_CVES:
@@ -51,27 +52,25 @@ def read_host_key(problems: Problems, key: str, host_key: str | None) -> str | N
     return host_key.strip() if host_key else None
 
 
-def host_key_missing() -> str:
-    """What is allowed where a machine's (or a bastion's) host key is missing."""
-    return f"pin the machine's SSH host key (ssh-keyscan), or set {SKIP_HOST_KEY_CHECK} to true to accept any host key"
+def read_min_toolkit(problems: Problems, key: str, minimum: str | None) -> str | None:
+    """A toolkit version; "" is none."""
+    return minimum or None
 
 
-@dataclass(frozen=True)
+def host_key_missing(skip_check: str = SKIP_HOST_KEY_CHECK) -> str:
+    """What is allowed where a machine's (or a bastion's) host key is missing; `skip_check`: the stack setting that
+    accepts any, as the program names it."""
+    return f"pin the machine's SSH host key (ssh-keyscan), or set {skip_check} to true to accept any host key"
+
+
+@section
 class SshProxySpec:
     # As a node's: each may be another resource's output (a bastion the same program creates).
-    host: str | pulumi.Output[str] = setting(
-        "host", STRING, "string", "the bastion's address", row=False, check=SSH_HOST, from_resource=True
-    )
-    port: int | pulumi.Output[int] = setting(
-        "port", INTEGER, "int", "its SSH port", default=22, row=False, check=PORT, from_resource=True
-    )
-    user: str | pulumi.Output[str] = setting(
-        "user", STRING, "string", "its SSH user", row=False, check=SSH_USER, from_resource=True
-    )
+    host: str | pulumi.Output[str] = setting("host", "the bastion's address", row=False, check=SSH_HOST, from_resource=True)
+    port: int | pulumi.Output[int] = setting("port", "its SSH port", default=22, row=False, check=PORT, from_resource=True)
+    user: str | pulumi.Output[str] = setting("user", "its SSH user", row=False, check=SSH_USER, from_resource=True)
     host_key: str | pulumi.Output[str] | None = setting(
         "hostKey",
-        STRING,
-        "string",
         "its public host key",
         default=None,
         row=False,
@@ -81,23 +80,18 @@ class SshProxySpec:
     )
 
 
-@dataclass(frozen=True)
+@section
 class PreflightSpec:
-    enabled: bool = setting("enabled", BOOLEAN, "bool", "run the SSH checks before bringing a node in", default=True)
-    container_runtime: str = setting(
+    enabled: bool = setting("enabled", "run the SSH checks before bringing a node in", default=True)
+    container_runtime: ContainerRuntime = setting(
         "containerRuntime",
-        STRING,
-        "`containerd`/`docker`/`cri-o`/`k3s`/`rke2`/`auto`",
         "which runtime's nvidia configuration to check; `docker` is Docker behind cri-dockerd; `k3s`/`rke2` read "
         "their own containerd config under `/var/lib/rancher/<name>/agent/etc/containerd`; `auto` follows "
         "kubelet's `--container-runtime-endpoint` (or `containerRuntimeEndpoint`), then the CRI socket that listens",
         default="containerd",
-        check=one_of(CONTAINER_RUNTIMES),
     )
     max_sessions: int = setting(
         "maxSessions",
-        INTEGER,
-        "int 1-1000",
         "machines of the group checked at once, each over one SSH connection at a time (the copy, then the "
         "command); the default stays within a stock sshd's `MaxStartups`, also on a bastion",
         default=DEFAULT_PREFLIGHT_SESSIONS,
@@ -105,75 +99,56 @@ class PreflightSpec:
     )
     min_driver: str | None = setting(
         "minDriver",
-        STRING,
-        "string",
         'minimum driver version, e.g. `"550.54"`',
         default=None,
         check=DRIVER_VERSION,
     )
-    driver_advisories: str = setting(
+    driver_advisories: DriverAdvisories = setting(
         "driverAdvisories",
-        STRING,
-        "`warn`/`refuse`",
         "a driver open to one of NVIDIA's display-driver security bulletins, or on a branch NVIDIA no longer "
         'patches, is named per node as a warning; `refuse` keeps such machines out (see "Driver advisories")',
         default=DRIVER_ADVISORIES_WARN,
-        check=one_of((DRIVER_ADVISORIES_WARN, DRIVER_ADVISORIES_REFUSE)),
     )
     min_toolkit: str | None = setting(
         "minToolkit",
-        STRING,
-        "string",
         "a minimum NVIDIA Container Toolkit (`nvidia-ctk --version`) above the floor NVIDIA's advisories set; one "
         'below it is refused unless `acceptToolkitAdvisories` names every CVE it lets in (see "Toolkit advisories")',
         default=None,
         default_text=f"`{TOOLKIT_FLOOR}`, the advisories' floor",
         check=TOOLKIT_VERSION,
-        parse=lambda _problems, _key, minimum: minimum or None,  # "" is none
+        parse=read_min_toolkit,
     )
     accept_toolkit_advisories: tuple[str, ...] = setting(
         "acceptToolkitAdvisories",
-        LIST,
-        "list of CVE ids",
         "NVIDIA Container Toolkit advisories accepted as a risk on these machines, e.g. `[CVE-2026-24260]`: a toolkit "
         "open only to these passes, and its report names them",
         default=None,
         default_text="none",
-        annotation="list[str]",
+        written=Sequence[str],
         parse=read_accepted_advisories,
     )
     proxy: SshProxySpec | None = setting(
         "proxy",
-        OBJECT,
-        "object",
         "bastion `{host, port (22), user, hostKey}`, reached with the same key; from a program, each of the four may be "
         "another resource's output, checked when it resolves",
         default=None,
-        section=SshProxySpec,
     )
-    become: str | None = setting(
+    become: Literal["sudo"] | None = setting(
         "become",
-        STRING,
-        "`sudo`",
         "run the checks as root through `sudo -n` when `sshUser` is not root; the script is then copied to the "
         'user\'s home (see "Privileges")',
         default=None,
         default_text="none (log in as root)",
-        check=one_of(("sudo",)),
     )
     # Any text; a new value runs preflight again on every node of the group.
     recheck: str | None = setting(
         "recheck",
-        STRING,
-        "string",
         '1-64 printable characters; a new value runs preflight again on every node of the group (see "Re-check the machines")',
         default=None,
         check=RECHECK,
     )
     ssh_timeout_seconds: int | None = setting(
         "sshTimeoutSeconds",
-        INTEGER,
-        "int 1-600",
         "seconds each SSH connection attempt may take, to the machine and to the bastion (pulumi-command's "
         "`perDialTimeout`; it tries up to 10 times); raise it for slow links",
         default=None,

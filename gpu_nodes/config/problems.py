@@ -7,10 +7,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Final
 
-from gpu_nodes.config.fields import MISSING, OUTPUT_WRITTEN, is_output
+import pulumi
+from pulumi.output import Unknown
+
 from gpu_nodes.errors import ConfigError
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+# A key that is not there; as a setting's default (gpu_nodes/config/fields.py): the key is required.
+MISSING: Final = _Missing()
+# Another resource's output in a message, where a value would be.
+OUTPUT_WRITTEN = "another resource's output"
+
+
+def is_output(value: object) -> bool:
+    """A value another resource gives: a `pulumi.Output`, or (in the component package) a value the
+    engine does not know yet (pulumi/runtime/rpc.py, `deserialize_property`, keeps it as `Unknown`)."""
+    return isinstance(value, (pulumi.Output, Unknown))
+
 
 # The error that tells the program of problems (each `<key>: got <value>; <what is allowed>`).
 Refusal = Callable[[list[str]], Exception]
@@ -44,7 +64,7 @@ class Problem:
     does to the run."""
 
     key: str
-    value: Any
+    value: object
     allowed: str
     severity: Severity = Severity.MISTAKE
 
@@ -60,13 +80,13 @@ class Problems:
         # program's words (those found now are raised by whoever reads them).
         self.refuse_later: Refusal = refuse_later or (lambda problems: ConfigError(problems, "value from another resource"))
 
-    def add(self, key: str, value: Any, allowed: str) -> None:
+    def add(self, key: str, value: object, allowed: str) -> None:
         self.problems.append(f"{key}: got {_show(value)}; {allowed}")
 
-    def warn(self, key: str, value: Any, why: str) -> None:
+    def warn(self, key: str, value: object, why: str) -> None:
         self.warnings.append(f"{key}: {_show(value)} has no effect: {why}")
 
-    def caution(self, key: str, value: Any, why: str) -> None:
+    def caution(self, key: str, value: object, why: str) -> None:
         """A valid setting whose risk the run names, and goes on: `<key>: <value> <why>`."""
         self.warnings.append(f"{key}: {_show(value)} {why}")
 
@@ -74,7 +94,7 @@ class Problems:
         return len(self.problems)
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     if value is MISSING:
         return "nothing (the key is required)"
     if is_output(value):

@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 import pulumi
 
-from gpu_nodes.config.fields import LIST, MISSING, Kind, Setting, is_output, settings
-from gpu_nodes.config.problems import Problem, Problems, Severity, Undisclosed
+from gpu_nodes.config.fields import STRING, Kind, Setting, settings
+from gpu_nodes.config.problems import MISSING, Problem, Problems, Severity, Undisclosed, is_output
 from gpu_nodes.pulumi_internals import with_secrecy
 
 
-def unknown_key(unknown: Any, allowed: Iterable[str], prefix: str = "") -> str:
+def unknown_key(unknown: object, allowed: Iterable[str], prefix: str = "") -> str:
     """What to say of a key no declaration has: the closest known one, or all of them.
     Keys that all start with `prefix` (`gpu-nodes:`) are compared without it."""
     known = [key.removeprefix(prefix) for key in allowed]
@@ -39,20 +38,26 @@ def unknown_key(unknown: Any, allowed: Iterable[str], prefix: str = "") -> str:
 class Fields:
     """One config object's fields: reports a non-object, unknown keys, wrong types, failed checks."""
 
-    def __init__(self, problems: Problems, key: str, raw: Any, allowed: tuple[str, ...]):
+    def __init__(
+        self, problems: Problems, key: str, raw: object, allowed: tuple[str, ...], names: Mapping[str, str] | None = None
+    ):
         self.problems = problems
         self.key = key
-        self.raw: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        self.raw: dict[object, object] = raw if isinstance(raw, dict) else {}
+        # How messages name each field, where the caller says (the stack's settings: `Naming`).
+        self.names = names or {}
         if not isinstance(raw, dict):
             problems.add(key, raw, "expected an object")
         for unknown in sorted(set(self.raw) - set(allowed), key=str):
             problems.add(self.at(unknown), self.raw[unknown], unknown_key(unknown, allowed))
 
-    def at(self, name: Any) -> str:
-        """A field's key as messages name it: `nodeGroups[0].name`; a stack setting's own key at the top."""
+    def at(self, name: object) -> str:
+        """A field's key as messages name it: `nodeGroups[0].name`; a stack setting as its `Naming` says."""
+        if name in self.names:
+            return self.names[str(name)]
         return f"{self.key}.{name}" if self.key else str(name)
 
-    def get(self, name: str, default: Any, kind: Kind) -> Any:
+    def get(self, name: str, default: object, kind: Kind) -> object:
         """The value, or None (reported) when it is missing or of the wrong type.
 
         A null is "not set": the default, or missing where the key is required; never "off"
@@ -68,16 +73,22 @@ class Fields:
             return None
         return value
 
-    def check(self, name: str, value: Any, ok: Callable[[Any], bool], allowed: str) -> Any:
+    def text(self, name: str, default: object, ok: Callable[[str], bool], allowed: str) -> str | None:
+        """A string field: None (reported) when it is missing where required, of another type, or not `ok`."""
+        value = self.check(name, self.get(name, default, STRING), ok, allowed)
+        return value if isinstance(value, str) else None
+
+    def check(self, name: str, value: object, ok: Callable[[Any], bool], allowed: str) -> object:
         if value is not None and not ok(value):
             self.problems.add(self.at(name), value, allowed)
             return None
         return value
 
-    def read(self, s: Setting) -> Any:
+    def read(self, s: Setting) -> object:
         """Read a declared field: its type (or its default), then its check."""
         value = self.get(s.key, s.default, s.kind)
-        return self.check(s.key, value, s.check.ok, s.check.allowed) if s.check is not None else value
+        check = s.value_check
+        return self.check(s.key, value, check.ok, check.allowed) if check is not None else value
 
 
 Spec = TypeVar("Spec")
@@ -90,36 +101,37 @@ class CrossChecked(Protocol):
     def cross_checks(self) -> Iterable[Problem]: ...
 
 
-def read_section(problems: Problems, key: str, raw: Any, spec: type[Spec], given: Mapping[str, Any] | None = None) -> Spec | None:
+def read_section(
+    problems: Problems, key: str, raw: object, spec: type[Spec], names: Mapping[str, str] | None = None
+) -> Spec | None:
     """A config object read into `spec`: each declared field on its own (`read_fields`), then, when
     every field read, the spec's `cross_checks`. None (its problems added) when anything is wrong;
     unknown keys are reported but do not stop the checks."""
     before = len(problems)
-    built = read_fields(problems, key, raw, spec, given)
+    built = read_fields(problems, key, raw, spec, names)
     if built is None:
         return None
     cross_check(problems, key, built)
     return built if len(problems) == before else None
 
 
-def read_fields(problems: Problems, key: str, raw: Any, spec: type[Spec], given: Mapping[str, Any] | None = None) -> Spec | None:
+def read_fields(
+    problems: Problems, key: str, raw: object, spec: type[Spec], names: Mapping[str, str] | None = None
+) -> Spec | None:
     """Each declared field of `spec` on its own, in declaration order: its kind, default, check and
-    `parse`, a section within it read by `read_section`; then each field's `complete`. None (its
-    problems added) when a field is wrong. `given`: fields the caller supplies, not read from the
-    object (a secret, say)."""
-    given = dict(given or {})
+    `parse`, a section within it read by `read_section`. None (its problems added) when a field is wrong.
+    `names`: how messages name the fields, where not by their key under `key` (the stack's settings)."""
     declared = dict(settings(spec))
-    fields = Fields(problems, key, raw, tuple(s.key for s in declared.values()))
+    fields = Fields(problems, key, raw, tuple(s.key for s in declared.values()), names)
     before = len(problems)
-    values = {attr: given[attr] if attr in given else _read_field(fields, s) for attr, s in declared.items()}
+    values = {attr: _read_field(fields, s) for attr, s in declared.items()}
     if len(problems) > before:
         return None
-    built = spec(**{**given, **values})
-    completed = {attr: s.complete(built) for attr, s in declared.items() if s.complete is not None}
-    return replace(built, **completed) if completed else built  # type: ignore[type-var]
+    # The section holds each value to its annotation as it is made (fields.py, `section`).
+    return cast(Callable[..., Spec], spec)(**values)
 
 
-def cross_check(problems: Problems, key: str, spec: Any) -> None:
+def cross_check(problems: Problems, key: str, spec: object) -> None:
     """The spec's checks between its fields (`CrossChecked`), each problem under the section's `key`."""
     for problem in spec.cross_checks() if isinstance(spec, CrossChecked) else ():
         at = f"{key}.{problem.key}" if key else problem.key
@@ -131,26 +143,32 @@ def cross_check(problems: Problems, key: str, spec: Any) -> None:
             problems.add(at, problem.value, problem.allowed)
 
 
-def _read_field(fields: Fields, s: Setting) -> Any:
+def _read_field(fields: Fields, s: Setting) -> object:
     """One field: its kind, default and check, then its `parse`, or its section(s) read in turn;
-    another resource's output where the setting takes one, read when it resolves."""
+    another resource's output where the setting takes one, read when it resolves; a secret only for
+    whether it is given (its text, or a secret Output, goes to where it is used alone)."""
+    here = fields.at(s.key)
+    if s.secret and s.parse is not None:
+        return s.parse(fields.problems, here, fields.raw.get(s.key))
     if is_output(fields.raw.get(s.key)):
         return _read_later(fields, s, fields.raw[s.key])
     before = len(fields.problems)
     value = fields.read(s)
     if len(fields.problems) > before:
         return None
-    here = fields.at(s.key)
     if s.parse is not None:
         return s.parse(fields.problems, here, value)
     if s.section is None or value is None:
         return value
-    if s.kind is LIST:
-        return tuple(read_section(fields.problems, f"{here}[{index}]", item, s.section) for index, item in enumerate(value))
+    if isinstance(value, list):
+        # A list read at the top of a message's key (a group on its own: its keys named without `nodeGroups[0].`).
+        return tuple(
+            read_section(fields.problems, f"{here}[{index}]" if here else "", item, s.section) for index, item in enumerate(value)
+        )
     return read_section(fields.problems, here, value, s.section)
 
 
-def _read_later(fields: Fields, s: Setting, value: Any) -> pulumi.Output[Any] | None:
+def _read_later(fields: Fields, s: Setting, value: object) -> pulumi.Output[object] | None:
     """Another resource's output as the setting's value once it resolves, read then as now (its kind,
     check and parse); refused now where the program needs the value while it runs."""
     here = fields.at(s.key)
@@ -159,7 +177,7 @@ def _read_later(fields: Fields, s: Setting, value: Any) -> pulumi.Output[Any] | 
         return None
     refuse = fields.problems.refuse_later
 
-    def read(resolved: Any, secret: bool) -> Any:
+    def read(resolved: object, secret: bool) -> object:
         # A secret is named by its length only, as the secret settings are.
         problems = _Undisclosing() if secret else Problems()
         if resolved is None:
@@ -183,7 +201,7 @@ def _read_later(fields: Fields, s: Setting, value: Any) -> pulumi.Output[Any] | 
 class _Undisclosing(Problems):
     """Problems that name a text by its length only: a secret's."""
 
-    def add(self, key: str, value: Any, allowed: str) -> None:
+    def add(self, key: str, value: object, allowed: str) -> None:
         super().add(key, Undisclosed(len(value)) if isinstance(value, str) else value, allowed)
 
 

@@ -11,36 +11,24 @@ stack fails before a single resource is registered.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from gpu_nodes.config.checks import is_dns_label, is_dns_subdomain
 from gpu_nodes.config.credentials import private_key_problem, pull_secret_problem
-from gpu_nodes.config.device_plugin import MPS
-from gpu_nodes.config.fields import BOOLEAN, LIST, MISSING, STRING, Check, Parse, Setting, setting, settings
+from gpu_nodes.config.fields import Check, Parse, Setting, section, setting, settings
 from gpu_nodes.config.node_group import RUNTIME_CLASS_KEY, NodeGroupSpec
 from gpu_nodes.config.preflight import SKIP_HOST_KEY_CHECK, host_key_missing
-from gpu_nodes.config.problems import Problem, Problems, Refusal, Undisclosed
-from gpu_nodes.config.reading import read_section
+from gpu_nodes.config.problems import MISSING, Problem, Problems, Refusal, Undisclosed
+from gpu_nodes.config.reading import cross_check, read_fields
 from gpu_nodes.constants import DEFAULT_RUNTIME_CLASS, NAMESPACE, PULL_SECRET_NAME, VERIFICATION_PRIORITY_SUFFIX
 from gpu_nodes.errors import ConfigError
-from gpu_nodes.vocabulary import GPU_RESOURCE
+from gpu_nodes.vocabulary import GPU_RESOURCE, MPS
 
 
-def _names_setting(name: str, help: str, argument: str, parse: Parse) -> Any:
+def _names_setting(name: str, help: str, parse: Parse[tuple[str, ...]]) -> tuple[str, ...]:
     """A stack-level list of names, none by default."""
-    return setting(
-        f"{NAMESPACE}:{name}",
-        LIST,
-        "list of strings",
-        help,
-        default=(),
-        default_text="none",
-        argument=argument,
-        annotation="list[str]",
-        parse=parse,
-    )
+    return setting(f"{NAMESPACE}:{name}", help, default=(), default_text="none", written=Sequence[str], parse=parse)
 
 
 _HAND_OVER_REF = re.compile(
@@ -48,19 +36,19 @@ _HAND_OVER_REF = re.compile(
 )
 
 
-def read_names(problems: Problems, key: str, raw: list[Any], problem: Callable[[str], str | None]) -> tuple[str, ...]:
+def read_names(problems: Problems, key: str, raw: list[object], problem: Callable[[str], str | None]) -> tuple[str, ...]:
     """A stack-level list of names, each once, sorted; `problem` says what is wrong with one."""
     names: list[str] = []
     for index, name in enumerate(raw):
         wrong = problem(name) if isinstance(name, str) else "expected a string"
-        if wrong:
-            problems.add(f"{key}[{index}]", name, wrong)
+        if wrong or not isinstance(name, str):
+            problems.add(f"{key}[{index}]", name, wrong or "expected a string")
         elif name not in names:
             names.append(name)
     return tuple(sorted(names))
 
 
-def read_hand_over(problems: Problems, key: str, raw: list[Any]) -> tuple[str, ...]:
+def read_hand_over(problems: Problems, key: str, raw: list[object]) -> tuple[str, ...]:
     """Other device plugin installs the stack may share the cluster with, by reference."""
 
     def problem(ref: str) -> str | None:
@@ -70,7 +58,7 @@ def read_hand_over(problems: Problems, key: str, raw: list[Any]) -> tuple[str, .
     return read_names(problems, key, raw, problem)
 
 
-def read_namespaces(problems: Problems, key: str, raw: list[Any]) -> tuple[str, ...]:
+def read_namespaces(problems: Problems, key: str, raw: list[object]) -> tuple[str, ...]:
     """Namespaces to reference, not create; whether a group uses each is the stack's to weigh."""
     return read_names(
         problems, key, raw, lambda name: None if is_dns_label(name) else "expected a namespace name (DNS-1123 label)"
@@ -78,13 +66,20 @@ def read_namespaces(problems: Problems, key: str, raw: list[Any]) -> tuple[str, 
 
 
 def read_runtime_class_name(problems: Problems, key: str, name: str) -> str | None:
-    """A class's name; None for "" or "false" (no RuntimeClass: preflight then requires nvidia as the default runtime)."""
+    """A class's name; None for "" or "false" (no RuntimeClass: preflight then requires nvidia as the
+    default runtime)."""
     if name in ("", "false"):
         return None
     if name == "true" or not is_dns_subdomain(name):
         problems.add(key, name, 'expected a RuntimeClass name (DNS-1123 subdomain), or "" / false to use no RuntimeClass')
         return None
     return name
+
+
+def is_given(problems: Problems, key: str, secret: object) -> bool:
+    """Whether a secret is given: its text (or a secret Output) goes to where it is used alone, and its shape
+    is checked by its length only (`add_secret_problems`)."""
+    return secret is not None
 
 
 @dataclass(frozen=True)
@@ -94,76 +89,87 @@ class RuntimeClassSpec:
 
 
 @dataclass(frozen=True)
+class Naming:
+    """How messages name the stack's settings, as the program that gave them wrote them: stack config by its keys
+    (`gpu-nodes:nodeGroups[0].gpusPerNode`), a Python program by `GpuFleetArgs`' arguments (`node_groups[0]...`),
+    the component package by its inputs (`nodeGroups[0]...`), and a group on its own by its own keys
+    (`gpusPerNode`). The reader reads one vocabulary, the declarations' keys; only the messages are named so."""
+
+    name: Callable[[Setting], str]
+    # A group on its own: its keys are not under `nodeGroups[0]`.
+    one_group: bool = False
+
+    def of(self, s: Setting) -> str:
+        return "" if self.one_group and s.key == NODE_GROUPS.key else self.name(s)
+
+    def group(self, index: int, rest: str = "") -> str:
+        """A key within group `index`: `gpu-nodes:nodeGroups[1].gpuAccess`."""
+        if self.one_group:
+            return rest
+        at = f"{self.of(NODE_GROUPS)}[{index}]"
+        return f"{at}.{rest}" if rest else at
+
+    def fields(self) -> dict[str, str]:
+        """Each stack setting's key, as messages name it."""
+        return {s.key: self.of(s) for s in STACK_SETTINGS}
+
+
+STACK_KEYS = Naming(lambda s: s.key)
+PROGRAM_ARGUMENTS = Naming(lambda s: s.argument)
+PACKAGE_INPUTS = Naming(lambda s: s.name)
+ONE_GROUP = Naming(lambda s: s.name, one_group=True)
+
+
+@section
 class StackSpec:
     """A whole stack. Each field below with a `setting` is a stack setting, declared once, in the
     table's order: `GpuFleetArgs` has a field named as its `argument`, and the stack config's
     reading (`GpuFleetArgs.from_stack_config`), this reader, docs/configuration.md's table and Pulumi.yaml
-    (those with `pulumi_type`) all follow the declarations."""
+    (those with `pulumi_description`) all follow the declarations."""
 
     node_groups: tuple[NodeGroupSpec, ...] = setting(
         f"{NAMESPACE}:nodeGroups",
-        LIST,
-        "list",
         "one entry per node group (below)",
-        argument="node_groups",
-        annotation="list[NodeGroup]",
         check=Check(lambda groups: len(groups) >= 1, "expected a list with at least one node group"),
-        section=NodeGroupSpec,
-        # The stack's RuntimeClass and pull Secret, which every group's pods name.
-        complete=lambda stack: tuple(
-            replace(group, runtime_class=stack.runtime_class_name, image_pull_secret=stack.pull_secret)
-            for group in stack.node_groups
-        ),
     )
     # Whether it is given: the key itself goes to the SSH sessions only, as a secret.
-    ssh_private_key_given: bool = setting(
+    has_ssh_private_key: bool = setting(
         f"{NAMESPACE}:sshPrivateKey",
-        STRING,
-        "secret string",
         "private key for the machines (and the bastion)",
         default=None,
         default_text="required when any group runs preflight",
-        argument="ssh_private_key",
         secret=True,
+        written=str,
+        parse=is_given,
     )
     insecure_skip_host_key_check: bool = setting(
         SKIP_HOST_KEY_CHECK,
-        BOOLEAN,
-        "bool",
         'accept any SSH host key for nodes without `hostKey` (see "Host keys")',
         default=False,
-        pulumi_type="boolean",
         pulumi_description="Accept any SSH host key for nodes without a pinned hostKey. "
         "Leaves preflight open to a man in the middle.",
-        argument="insecure_skip_host_key_check",
     )
     # None: the stack uses no RuntimeClass.
     runtime_class_name: str | None = setting(
         RUNTIME_CLASS_KEY,
-        STRING,
-        "string, or `false`",
         "the RuntimeClass the device plugin names, and tenants' pods with `gpuAccess: runtimeClass`; "
         '`""` or `false`: none (see "How tenants get their GPUs")',
         default=DEFAULT_RUNTIME_CLASS,
-        argument="runtime_class",
+        written=str,
         parse=read_runtime_class_name,
     )
     # None: as the name decides (see `runtime_class`).
     create_runtime_class: bool | None = setting(
         f"{NAMESPACE}:createRuntimeClass",
-        BOOLEAN,
-        "bool",
         "create the class (handler `nvidia`), or only name one that exists already",
         default=None,
         default_text="`true` for `nvidia`, `false` for another name",
-        argument="create_runtime_class",
     )
     # Referenced, never created or deleted (gpu_nodes/providers/claims.py).
     existing_namespaces: tuple[str, ...] = _names_setting(
         "existingNamespaces",
         "namespaces the groups use that exist already: the stack puts its objects in them but never creates or "
         'deletes them (see "Objects the stack did not create")',
-        "existing_namespaces",
         read_namespaces,
     )
     # Other device plugin installs the stack may share the cluster with (gpu_nodes/providers/coexistence.py).
@@ -171,34 +177,41 @@ class StackSpec:
         "handOver",
         "other NVIDIA device plugin or DRA driver installs allowed on the cluster, kept off this stack's nodes: "
         '`<namespace>/<DaemonSet>`, `ClusterPolicy/<name>` or `GPUCluster/<name>` (see "Another device plugin on the cluster")',
-        "hand_over",
         read_hand_over,
     )
-    # The Secret that holds the login, which every pod names; None without a login.
-    pull_secret: str | None = setting(
+    # Whether a login is given: the Secret that holds it is `pull_secret`, which every pod names.
+    has_image_pull_secret: bool = setting(
         f"{NAMESPACE}:imagePullSecret",
-        STRING,
-        "secret string",
         f"a registry login (`.dockerconfigjson`, as `docker login` writes `~/.docker/config.json`): the stack puts it "
         f'in a Secret `{PULL_SECRET_NAME}` in each namespace it uses, before the pods that name it (see "Private '
         'registries")',
         default=None,
         default_text="none",
-        argument="image_pull_secret",
         secret=True,
+        written=str,
+        parse=is_given,
     )
-    # Settings given that have no effect (preflight settings with preflight off): warned about.
+    # Settings given that have no effect (preflight settings with preflight off), and risks accepted: warned about.
     warnings: tuple[str, ...] = ()
+    # How this stack's messages name its settings.
+    naming: Naming = field(default=STACK_KEYS, compare=False)
 
     def cross_checks(self) -> Iterator[Problem]:
-        yield from _across_groups(self.node_groups)
-        yield from _plain_gpu_request_problems(self.node_groups)
+        yield from _across_groups(self)
+        yield from _plain_gpu_request_problems(self)
         yield from _runtime_class_problems(self)
         yield from _host_key_problems(self)
         used = {name for group in self.node_groups for name in (group.device_plugin.namespace, group.verification.namespace)}
         for name in self.existing_namespaces:
             if name not in used:
-                yield Problem(EXISTING_NAMESPACES.key, name, f"no group uses it; the groups use {', '.join(sorted(used))}")
+                yield Problem(
+                    self.naming.of(EXISTING_NAMESPACES), name, f"no group uses it; the groups use {', '.join(sorted(used))}"
+                )
+
+    @property
+    def pull_secret(self) -> str | None:
+        """The Secret that holds the registry login, which every pod names; None without a login."""
+        return PULL_SECRET_NAME if self.has_image_pull_secret else None
 
     @property
     def runtime_class(self) -> RuntimeClassSpec | None:
@@ -216,70 +229,81 @@ class StackSpec:
     @property
     def missing_ssh_key(self) -> str | None:
         """What to say when a group runs preflight and no key is given; None when nothing is missing."""
-        if self.needs_ssh_key and not self.ssh_private_key_given:
-            return f"{SSH_PRIVATE_KEY.key}: not set; a group runs preflight, which logs in with it"
+        if self.needs_ssh_key and not self.has_ssh_private_key:
+            return f"{self.naming.of(SSH_PRIVATE_KEY)}: not set; a group runs preflight, which logs in with it"
         return None
 
 
 _DECLARED = dict(settings(StackSpec))
 NODE_GROUPS = _DECLARED["node_groups"]
-SSH_PRIVATE_KEY = _DECLARED["ssh_private_key_given"]
+SSH_PRIVATE_KEY = _DECLARED["has_ssh_private_key"]
 INSECURE_SKIP_HOST_KEY_CHECK = _DECLARED["insecure_skip_host_key_check"]
 RUNTIME_CLASS = _DECLARED["runtime_class_name"]
 CREATE_RUNTIME_CLASS = _DECLARED["create_runtime_class"]
 EXISTING_NAMESPACES = _DECLARED["existing_namespaces"]
 HAND_OVER = _DECLARED["hand_over"]
-IMAGE_PULL_SECRET = _DECLARED["pull_secret"]
-# The Kubernetes provider's own settings: documented beside ours, read by the provider.
-KUBECONFIG = Setting(
-    "kubernetes:kubeconfig",
-    STRING,
-    "secret string",
-    "path or contents of the kubeconfig",
-    default=None,
-    default_text="`$KUBECONFIG` / `~/.kube/config`",
-    secret=True,
-)
-KUBE_CONTEXT = Setting("kubernetes:context", STRING, "string", "kubeconfig context", default=None, default_text="current context")
+IMAGE_PULL_SECRET = _DECLARED["has_image_pull_secret"]
+
+
+@section
+class KubernetesProviderSettings:
+    """The Kubernetes provider's own settings: documented beside ours, read by the provider (never by us)."""
+
+    kubeconfig: str | None = setting(
+        "kubernetes:kubeconfig",
+        "path or contents of the kubeconfig",
+        default=None,
+        default_text="`$KUBECONFIG` / `~/.kube/config`",
+        secret=True,
+    )
+    context: str | None = setting("kubernetes:context", "kubeconfig context", default=None, default_text="current context")
+
+
+KUBECONFIG, KUBE_CONTEXT = (s for _, s in settings(KubernetesProviderSettings))
+# The stack's own settings, in the order of docs/configuration.md's table.
+OWN_SETTINGS = tuple(_DECLARED.values())
 # Every stack setting, in the order of docs/configuration.md's table.
-STACK_SETTINGS = (*_DECLARED.values(), KUBECONFIG, KUBE_CONTEXT)
-# The stack's settings as `GpuFleetArgs` names them.
-ARGUMENTS = {s.argument: s for s in _DECLARED.values() if s.argument}
+STACK_SETTINGS = (*OWN_SETTINGS, KUBECONFIG, KUBE_CONTEXT)
 
 
 # The secret settings whose text has a shape to check (gpu_nodes/config/credentials.py).
 SECRET_SHAPES = ((SSH_PRIVATE_KEY, private_key_problem), (IMAGE_PULL_SECRET, pull_secret_problem))
 
 
-def add_secret_problems(problems: Problems, value_of: Callable[[Setting], Any]) -> None:
+def add_secret_problems(problems: Problems, value_of: Callable[[Setting], object], naming: Naming = STACK_KEYS) -> None:
     """Each secret given as text that is not what it must be, named by its length only (an
     Output is checked by no one here)."""
     for s, problem in SECRET_SHAPES:
         value = value_of(s)
         wrong = problem(value) if isinstance(value, str) else None
-        if wrong:
-            problems.add(s.key, Undisclosed(len(value)), wrong)
+        if wrong and isinstance(value, str):
+            problems.add(naming.of(s), Undisclosed(len(value)), wrong)
 
 
-def read_stack(values: Mapping[str, Any], refuse: Refusal | None = None) -> StackSpec:
-    """The stack from its settings by key (`gpu-nodes:nodeGroups`, ...); raises ConfigError naming
-    every mistake. A secret's value is only looked at for whether it is given. `refuse`: the error
-    for a mistake in a value another resource gives, found when it resolves (`Problems.refuse_later`)."""
+def read_stack(values: Mapping[str, object], refuse: Refusal | None = None, naming: Naming = STACK_KEYS) -> StackSpec:
+    """The stack from its settings by key (`gpu-nodes:nodeGroups`, ...), the one reading of a run; raises
+    ConfigError naming every mistake as `naming` says. A secret's value is only looked at for whether it is
+    given. `refuse`: the error for a mistake in a value another resource gives, found when it resolves
+    (`Problems.refuse_later`)."""
     problems = Problems(refuse)
-    given = {SSH_PRIVATE_KEY.key: "ssh_private_key_given", IMAGE_PULL_SECRET.key: "pull_secret"}
-    secrets = {
-        "ssh_private_key_given": values.get(SSH_PRIVATE_KEY.key) is not None,
-        "pull_secret": PULL_SECRET_NAME if values.get(IMAGE_PULL_SECRET.key) is not None else None,
-    }
-    settings_read = {key: _as_config(key, value) for key, value in values.items() if key not in given}
-    # Warnings are collected while reading: all of it first, then the spec with them.
-    built = read_section(problems, "", settings_read, StackSpec, given=secrets)
+    written = {key: _as_config(key, value) for key, value in values.items()}
+    built = read_fields(problems, "", written, StackSpec, naming.fields())
     if built is None:
         raise ConfigError(problems.problems)
-    return replace(built, warnings=tuple(problems.warnings))
+    # The stack's RuntimeClass and pull Secret, which every group's pods name; its checks across groups name its
+    # settings as the program wrote them.
+    groups = tuple(
+        replace(group, runtime_class=built.runtime_class_name, image_pull_secret=built.pull_secret) for group in built.node_groups
+    )
+    stack = replace(built, node_groups=groups, naming=naming)
+    cross_check(problems, "", stack)
+    if problems.problems:
+        raise ConfigError(problems.problems)
+    # Warnings are collected while reading: all of it first, then the spec with them.
+    return replace(stack, warnings=tuple(problems.warnings))
 
 
-def _as_config(key: str, value: Any) -> Any:
+def _as_config(key: str, value: object) -> object:
     """A setting as stack config writes it: a program's tuples and mappings as lists and dicts, and
     the strings Pulumi's config hands over for YAML's true and false as booleans where a boolean
     is meant (and `false` for the RuntimeClass as its "none")."""
@@ -295,15 +319,16 @@ def _as_config(key: str, value: Any) -> Any:
     return value
 
 
-def parse_stack(node_groups: Any, refuse: Refusal | None = None, **arguments: Any) -> StackSpec:
-    """`read_stack`, the settings given as `GpuFleetArgs` names them (`runtime_class=...`)."""
-    values = {NODE_GROUPS.key: node_groups, **{ARGUMENTS[name].key: value for name, value in arguments.items()}}
+def parse_stack(node_groups: object, refuse: Refusal | None = None, **arguments: object) -> StackSpec:
+    """`read_stack`, the settings given as `GpuFleetArgs` names them (`runtime_class=...`), named by their keys."""
+    by_argument = {s.argument: s for s in OWN_SETTINGS}
+    values = {NODE_GROUPS.key: node_groups, **{by_argument[name].key: value for name, value in arguments.items()}}
     return read_stack(values, refuse)
 
 
-def _across_groups(groups: tuple[NodeGroupSpec, ...]) -> Iterator[Problem]:
+def _across_groups(stack: StackSpec) -> Iterator[Problem]:
     """Names, nodes, priority classes and namespaces the groups cannot share."""
-    key = NODE_GROUPS.key
+    groups, at = stack.node_groups, stack.naming.group
     seen_groups: dict[str, int] = {}
     seen_nodes: dict[str, str] = {}
     seen_priority: dict[str, str] = {}
@@ -311,52 +336,52 @@ def _across_groups(groups: tuple[NodeGroupSpec, ...]) -> Iterator[Problem]:
     for index, group in enumerate(groups):
         if group.name in seen_groups:
             yield Problem(
-                f"{key}[{index}].name",
+                at(index, "name"),
                 group.name,
-                f"group names must be unique (also used by nodeGroups[{seen_groups[group.name]}])",
+                f"group names must be unique (also used by {at(seen_groups[group.name])})",
             )
         seen_groups.setdefault(group.name, index)
         for node in group.nodes:
             owner = seen_nodes.setdefault(node.name, group.name)
             if owner != group.name:
                 yield Problem(
-                    f"{key}[{index}].nodes", node.name, f"a node may belong to one group only (already in group {owner!r})"
+                    at(index, "nodes"), node.name, f"a node may belong to one group only (already in group {owner!r})"
                 )
-        pc_name = group.priority_class.name
+        pc_name = group.priority_class_name
         for taken in (pc_name, pc_name + VERIFICATION_PRIORITY_SUFFIX):
             pc_owner = seen_priority.setdefault(taken, group.name)
             if pc_owner != group.name:
-                yield Problem(f"{key}[{index}].priorityClass.name", pc_name, f"{taken!r} is already used by group {pc_owner!r}")
+                yield Problem(at(index, "priorityClass.name"), pc_name, f"{taken!r} is already used by group {pc_owner!r}")
                 break
         # One namespace cannot be both privileged (plugin) and restricted (verification).
         for namespace, use in ((group.device_plugin.namespace, "devicePlugin"), (group.verification.namespace, "verification")):
             other = namespace_use.setdefault(namespace, use)
             if other != use:
                 yield Problem(
-                    f"{key}[{index}].{use}.namespace",
+                    at(index, f"{use}.namespace"),
                     namespace,
                     "the device plugin namespace (Pod Security privileged) and the verification namespace "
                     "(Pod Security restricted) must differ",
                 )
 
 
-def _plain_gpu_request_problems(groups: tuple[NodeGroupSpec, ...]) -> Iterator[Problem]:
+def _plain_gpu_request_problems(stack: StackSpec) -> Iterator[Problem]:
     """What a tenant's plain `nvidia.com/gpu` pod gets, where a DRA group's DeviceClass serves that name
     (`dra.extendedResourceName`). The DeviceClass `gpu.nvidia.com` is one per cluster and selects every
     GPU of the driver, whichever group's node publishes it: the DRA groups agree, or a group that did not
     ask would serve plain pods too. On a node that advertises `nvidia.com/gpu` itself the scheduler gives
     the pod the device plugin's (kube-scheduler `filterExtendedResources`: DRA only where the node's
     allocatable has none), so a device plugin group beside it must mean a whole GPU by the name too."""
-    key = NODE_GROUPS.key
+    groups, at = stack.node_groups, stack.naming.group
     asking = [(index, group) for index, group in enumerate(groups) if group.uses_dra and group.dra.extended_resource_name]
     if not asking:
         return
     first, first_group = asking[0]
-    named = f"{key}[{first}].dra.extendedResourceName ({first_group.name})"
+    named = f"{at(first, 'dra.extendedResourceName')} ({first_group.name})"
     for index, group in enumerate(groups):
         if group.uses_dra and not group.dra.extended_resource_name:
             yield Problem(
-                f"{key}[{index}].dra.extendedResourceName",
+                at(index, "dra.extendedResourceName"),
                 False,
                 f"{named} is true: the DeviceClass gpu.nvidia.com it sets is the cluster's one for every DRA group, "
                 "so a plain nvidia.com/gpu pod could get this group's GPUs too; set it alike on every DRA group",
@@ -364,7 +389,7 @@ def _plain_gpu_request_problems(groups: tuple[NodeGroupSpec, ...]) -> Iterator[P
         elif not group.uses_dra and (meaning := _plugin_gpu_meaning(group)):
             setting_key, value, what = meaning
             yield Problem(
-                f"{key}[{index}].devicePlugin.{setting_key}",
+                at(index, f"devicePlugin.{setting_key}"),
                 value,
                 f"here nvidia.com/gpu is {what}, while with {named} true a plain nvidia.com/gpu pod gets a whole GPU "
                 "on a DRA node: the same request would mean two things; keep this group's nvidia.com/gpu a whole GPU, "
@@ -372,7 +397,7 @@ def _plain_gpu_request_problems(groups: tuple[NodeGroupSpec, ...]) -> Iterator[P
             )
 
 
-def _plugin_gpu_meaning(group: NodeGroupSpec) -> tuple[str, Any, str] | None:
+def _plugin_gpu_meaning(group: NodeGroupSpec) -> tuple[str, object, str] | None:
     """The device plugin setting under which a group's `nvidia.com/gpu` is not a whole GPU (its key under
     devicePlugin, its value) and what the name then means; None where it is a whole GPU. Replicas renamed
     `nvidia.com/gpu.shared` (`renameByDefault`) leave `nvidia.com/gpu` unclaimed there."""
@@ -388,8 +413,11 @@ def _plugin_gpu_meaning(group: NodeGroupSpec) -> tuple[str, Any, str] | None:
 
 def _runtime_class_problems(stack: StackSpec) -> Iterator[Problem]:
     """What the stack's RuntimeClass setting leaves the groups and itself."""
+    named = stack.naming
+    runtime_class = named.of(RUNTIME_CLASS)
     if stack.create_runtime_class is True and stack.runtime_class_name is None:
-        yield Problem(CREATE_RUNTIME_CLASS.key, True, f'nothing to create: {RUNTIME_CLASS_KEY} is off ("" or false)')
+        # Two settings: this one, and the one that leaves it nothing to do.
+        yield Problem(named.of(CREATE_RUNTIME_CLASS), True, f'nothing to create: {runtime_class} is off ("" or false)')
     if stack.runtime_class_name is not None:
         return
     for index, group in enumerate(stack.node_groups):
@@ -397,17 +425,17 @@ def _runtime_class_problems(stack: StackSpec) -> Iterator[Problem]:
             # With cdi the plugin itself needs the class: without nvidia as the default it has no NVML otherwise.
             who = "tenants must name" if group.gpu_access == "runtimeClass" else "the device plugin runs under"
             yield Problem(
-                f"{NODE_GROUPS.key}[{index}].gpuAccess",
+                named.group(index, "gpuAccess"),
                 group.gpu_access,
-                f"needs the RuntimeClass {who}, but {RUNTIME_CLASS_KEY} is off; set it, or use defaultRuntime",
+                f"needs the RuntimeClass {who}, but {runtime_class} is off; set it, or use defaultRuntime",
             )
         elif group.uses_dra and group.metrics.enabled:
             # The exporter asks for no GPU: as the GPU Operator runs it, the nvidia runtime hands it every GPU.
             yield Problem(
-                f"{NODE_GROUPS.key}[{index}].metrics.enabled",
+                named.group(index, "metrics.enabled"),
                 True,
                 f"needs the RuntimeClass dcgm-exporter runs under (nvidia is not a DRA node's default runtime), but "
-                f"{RUNTIME_CLASS_KEY} is off; set it",
+                f"{runtime_class} is off; set it",
             )
 
 
@@ -419,9 +447,10 @@ def _host_key_problems(stack: StackSpec) -> Iterator[Problem]:
     for index, group in enumerate(stack.node_groups):
         if not group.preflight.enabled:
             continue
-        here = f"{NODE_GROUPS.key}[{index}]"
+        # Two settings: the missing key, and the stack's setting that would let it go.
+        missing = host_key_missing(stack.naming.of(INSECURE_SKIP_HOST_KEY_CHECK))
         for node_index, node in enumerate(group.nodes):
             if node.host_key is None:
-                yield Problem(f"{here}.nodes[{node_index}].hostKey", MISSING, host_key_missing())
+                yield Problem(stack.naming.group(index, f"nodes[{node_index}].hostKey"), MISSING, missing)
         if group.preflight.proxy is not None and group.preflight.proxy.host_key is None:
-            yield Problem(f"{here}.preflight.proxy.hostKey", MISSING, host_key_missing())
+            yield Problem(stack.naming.group(index, "preflight.proxy.hostKey"), MISSING, missing)

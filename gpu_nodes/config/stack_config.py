@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from gpu_nodes.config.fields import BOOLEAN, LIST, OBJECT, Setting
 from gpu_nodes.config.problems import Problems, Undisclosed
@@ -42,7 +41,7 @@ class StackConfig:
         value = self.values[key]
         return value if isinstance(value, str) else json.dumps(value)
 
-    def value(self, s: Setting) -> Any:
+    def value(self, s: Setting) -> object:
         """The setting as data: a list, an object or a boolean decoded from its JSON text, as
         `pulumi.Config.get_object` would, but text that is no JSON stays text (the reader names it)."""
         text = self.text(s)

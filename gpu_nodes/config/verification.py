@@ -5,12 +5,11 @@ the group's to weigh (gpu_nodes/config/node_group.py)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Literal
 
-from gpu_nodes.config.checks import CUDA_IN_TAG, image_setting, image_tag, namespace_setting, pull_policy_setting
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, OBJECT, SCALAR, Check, between, setting
+from gpu_nodes.config.checks import CUDA_IN_TAG, PullPolicy, image_setting, image_tag, namespace_setting, pull_policy_setting
+from gpu_nodes.config.fields import Check, between, section, setting
 from gpu_nodes.config.problems import Problem, Problems
 
 # The images NVIDIA still publishes, amd64 and arm64 (GH200, GB200), chosen as docs/tenants.md, "CUDA" says.
@@ -56,6 +55,8 @@ DEFAULT_PLAIN_IMAGE = "docker.io/library/ubuntu:22.04"
 # the default of a group whose GPUs a pod can hold whole (`NodeGroupSpec.diagnostics_possible`).
 DIAGNOSTICS_OFF = 0
 DIAGNOSTICS_LEVELS = (1, 2, 3)
+# How `verification.diagnostics` is written: a level, or off (YAML 1.1's bare `off` reads as false, taken too).
+DiagnosticsSetting = Literal["off", 1, 2, 3]
 DEFAULT_DIAGNOSTICS_LEVEL = 1
 # How long each level runs at most, as DCGM's reference gives it with room to spare: the Jobs' deadline
 # (verification.timeoutSeconds) must leave it that long.
@@ -67,7 +68,7 @@ MIN_PERFORMANCE_GPUS = 2
 _MIG_RESOURCE = re.compile(r"nvidia\.com/mig-[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 
 
-def read_gpus_per_pod(problems: Problems, key: str, counts: list[Any] | None) -> tuple[int, ...]:
+def read_gpus_per_pod(problems: Problems, key: str, counts: list[object] | None) -> tuple[int, ...]:
     """GPU counts, each a whole number once; how many a node offers is the group's to weigh."""
     gpus_per_pod: list[int] = []
     for index, count in enumerate(counts or []):
@@ -80,7 +81,7 @@ def read_gpus_per_pod(problems: Problems, key: str, counts: list[Any] | None) ->
     return tuple(gpus_per_pod)
 
 
-def read_mig_resources(problems: Problems, key: str, raw: dict[Any, Any] | None) -> tuple[tuple[str, int], ...]:
+def read_mig_resources(problems: Problems, key: str, raw: dict[object, object] | None) -> tuple[tuple[str, int], ...]:
     """MIG resources the Jobs request, each a name and a count; whether the group may ask for them is
     its device plugin's MIG strategy's to say."""
     resources: list[tuple[str, int]] = []
@@ -96,36 +97,38 @@ def read_mig_resources(problems: Problems, key: str, raw: dict[Any, Any] | None)
     return tuple(resources)
 
 
-def read_diagnostics(problems: Problems, key: str, value: Any) -> int | None:
+def read_diagnostics(problems: Problems, key: str, value: object) -> int | None:
     """A DCGM diagnostics level, `off` as 0; None when not set (the group chooses). YAML 1.1 reads a bare `off`
     as false, so false is off too."""
     if value is None:
         return None
     if value in ("off", False):
         return DIAGNOSTICS_OFF
-    return int(value)
+    assert isinstance(value, int), value  # its check let only a level through
+    return value
 
 
-def _is_level(value: Any) -> bool:
+def _is_level(value: object) -> bool:
     return value in ("off", False) or (isinstance(value, int) and not isinstance(value, bool) and value in DIAGNOSTICS_LEVELS)
 
 
-@dataclass(frozen=True)
+def read_bandwidth(problems: Problems, key: str, value: float | None) -> float | None:
+    """GB/s as a float, whether YAML wrote 450 or 450.0."""
+    return None if value is None else float(value)
+
+
+@section
 class PerformanceSpec:
     """`verification.performance`: intra-node NCCL all-reduce on each node, held to a bus-bandwidth floor."""
 
     enabled: bool = setting(
         "enabled",
-        BOOLEAN,
-        "bool",
         "run nccl-tests' `all_reduce_perf` on each node of two GPUs or more, holding all its GPUs, and hold its bus "
         'bandwidth to the floor (see "The proof")',
         default=False,
     )
     min_bus_bandwidth: float | None = setting(
         "minBusBandwidth",
-        SCALAR,
-        "number (GB/s)",
         "the floor of the all-reduce bus bandwidth (`busbw`, out of place, at the largest size), in GB/s; without it, "
         "the floor NVIDIA's and the clouds' figures give for the node's GPU model and count (gpu_nodes/bandwidth_floors.py)",
         default=None,
@@ -133,9 +136,9 @@ class PerformanceSpec:
         check=Check(
             lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 100_000,
             "expected a number of GB/s above 0",
+            words="(GB/s)",
         ),
-        annotation="float",
-        parse=lambda problems, key, value: None if value is None else float(value),
+        parse=read_bandwidth,
     )
     image: str = image_setting(
         "pinned image with nccl-tests' `all_reduce_perf_mpi` and Open MPI's `mpirun` (NVIDIA's NGC PyTorch image)",
@@ -143,7 +146,7 @@ class PerformanceSpec:
     )
 
 
-@dataclass(frozen=True)
+@section
 class VerificationSpec:
     image: str = image_setting("pinned image with `nvidia-smi`", DEFAULT_VERIFICATION_IMAGE)
     cuda_image: str = image_setting(
@@ -155,52 +158,43 @@ class VerificationSpec:
     namespace: str = namespace_setting("shared by groups; Pod Security `restricted`", DEFAULT_VERIFICATION_NAMESPACE)
     gpus_per_pod: tuple[int, ...] = setting(
         "gpusPerPod",
-        LIST,
-        "list of int",
         "one Job per count requesting `nvidia.com/gpu`; `[1, 2]` adds a multi-GPU check; each ≤ `gpusPerNode` "
         "(≤ 7 × `gpusPerNode` with `migStrategy: single`); may be `[]` when `migResources` is set",
         default=[1],
-        annotation="list[int]",
+        written=Sequence[int],
         parse=read_gpus_per_pod,
     )
     # With migStrategy mixed: (resource, count) pairs, e.g. ("nvidia.com/mig-1g.5gb", 1).
     mig_resources: tuple[tuple[str, int], ...] = setting(
         "migResources",
-        OBJECT,
-        "map",
         "only with `migStrategy: mixed`, and then required: MIG resource → devices per Job, e.g. "
         '`{"nvidia.com/mig-1g.5gb": 1}`; one Job per resource, each count ≤ 7 × `gpusPerNode`',
         default=None,
-        annotation="dict[str, int]",
+        written=Mapping[str, int],
         parse=read_mig_resources,
     )
     per_node: bool = setting(
         "perNode",
-        BOOLEAN,
-        "bool",
         "one Job per node and count, pinned to that node; `false`: per count, any node of the group",
         default=True,
     )
     timeout_seconds: int = setting(
         "timeoutSeconds",
-        INTEGER,
-        "int 30-86400",
         "how long `pulumi up` waits for each Job (also its `activeDeadlineSeconds`) and for each node's GPU count to be exact",
         default=DEFAULT_VERIFICATION_TIMEOUT,
         check=between(30, 86_400, "expected 30 to 86400 seconds"),
     )
-    image_pull_policy: str | None = pull_policy_setting("the verification pods'")
+    image_pull_policy: PullPolicy | None = pull_policy_setting("the verification pods'")
+    # As written: 0 for off, None where the group chooses (`NodeGroupSpec.diagnostics_level`).
     diagnostics: int | None = setting(
         "diagnostics",
-        SCALAR,
-        "`off`/`1`/`2`/`3`",
         "the level of NVIDIA's DCGM diagnostics (`dcgmi diag -r <level>`) each node runs, in a pod holding all its "
         "GPUs, before its gate lifts: 1 the deployment checks (seconds), 2 also PCIe and memory (about two minutes), 3 "
         'the long hardware and stress tests (about 15 minutes); `off` on a MIG or MPS group (see "The proof")',
         default=None,
         default_text="`1` (`off` where no pod can hold the GPUs whole)",
         check=Check(_is_level, "expected off, 1, 2 or 3"),
-        annotation="int | str",
+        written=DiagnosticsSetting | None,
         parse=read_diagnostics,
     )
     diagnostics_image: str = image_setting(
@@ -208,9 +202,7 @@ class VerificationSpec:
         DEFAULT_DIAGNOSTICS_IMAGE,
         key="diagnosticsImage",
     )
-    performance: PerformanceSpec = setting(
-        "performance", OBJECT, "object", "", default={}, row=False, section=PerformanceSpec
-    )
+    performance: PerformanceSpec = setting("performance", "", row=False)
     plain_image: str = image_setting(
         "pinned image without NVIDIA's variables, with `/bin/sh` and `ls`: the containers that ask for no GPU and must see "
         'none (see "The proof")',
@@ -230,10 +222,6 @@ class VerificationSpec:
                 f"expected at least {DIAGNOSTICS_SECONDS[level]} with diagnostics {level}: DCGM's level {level} runs up to "
                 "that long (its dcgmi diag reference), and each Job's deadline is this timeout",
             )
-
-    @property
-    def runs_diagnostics(self) -> bool:
-        return bool(self.diagnostics)
 
     @property
     def cuda_version(self) -> str | None:

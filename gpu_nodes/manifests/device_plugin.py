@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from gpu_nodes.config.checks import image_tag
-from gpu_nodes.config.device_plugin import MPS, DevicePluginSpec
+from gpu_nodes.config.device_plugin import DevicePluginSpec
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.naming import content_hash, selector_labels, standard_labels
 from gpu_nodes.vocabulary import (
@@ -25,6 +25,7 @@ from gpu_nodes.vocabulary import (
     GPU_RESOURCE,
     GROUP_LABEL,
     MIG_DEVICES_ANNOTATION,
+    MPS,
     PAUSED_FOR_MIG_CHANGE,
     Taint,
 )
@@ -193,6 +194,8 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
         mounts.append({"name": "all-gpus", "mountPath": f"{DEVICE_MOUNT_ROOT}/all", "readOnly": True})
         volumes.append({"name": "all-gpus", "hostPath": {"path": "/dev/null", "type": "CharDevice"}})
     env += health_check_env(spec)
+    if spec.device_id_strategy is not None:
+        env.append({"name": "DEVICE_ID_STRATEGY", "value": spec.device_id_strategy})
     container_resources = {"resources": spec.resources} if spec.resources else {}
     return {
         "apiVersion": "apps/v1",

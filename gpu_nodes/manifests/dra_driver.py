@@ -24,6 +24,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_nodes.advisories import DRA_DRIVER_RELEASE
 from gpu_nodes.config.checks import image_tag
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.device_plugin import image_pull_secrets, tolerations
@@ -58,7 +59,7 @@ class DriverRelease:
 # Before it: 0.4.1 (June 2026), 0.4.0 (May 2026), the first releases under this name.
 RELEASE = DriverRelease(
     chart="dra-driver-nvidia-gpu",
-    version="0.5.0",
+    version=DRA_DRIVER_RELEASE,
     repository="registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu",
     pull_policy="IfNotPresent",
     source="kubernetes-sigs/dra-driver-nvidia-gpu v0.5.0, deployments/helm/dra-driver-nvidia-gpu",

@@ -18,11 +18,8 @@ def node_labels(group: NodeGroupSpec, facts: GpuFacts | None = None) -> dict[str
     """The group's labels and, from preflight's facts, GPU Feature Discovery's."""
     if facts is None or not group.gpu_feature_labels:
         return group.node_labels
-    sharing = group.device_plugin.sharing
-    return {
-        **group.node_labels,
-        **feature_labels(facts, group.device_plugin.mig_strategy, sharing.replicas, sharing.strategy, sharing.rename_by_default),
-    }
+    plugin = group.device_plugin
+    return {**group.node_labels, **feature_labels(facts, plugin.mig_strategy, plugin.sharing.as_shared)}
 
 
 def label_patch(group: NodeGroupSpec, node: str, facts: GpuFacts | None = None) -> dict[str, Any]:

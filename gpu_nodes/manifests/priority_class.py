@@ -20,12 +20,11 @@ from gpu_nodes.manifests.naming import claimed_labels, standard_labels
 
 
 def priority_class_manifest(group: NodeGroupSpec, stack: str) -> dict[str, Any]:
-    spec = group.priority_class
-    return _manifest(group, spec.name, "PreemptLowerPriority", f"GPU workloads of node group {group.name}", stack)
+    return _manifest(group, group.priority_class_name, "PreemptLowerPriority", f"GPU workloads of node group {group.name}", stack)
 
 
 def verification_priority_class_name(group: NodeGroupSpec) -> str:
-    return f"{group.priority_class.name}{VERIFICATION_PRIORITY_SUFFIX}"
+    return f"{group.priority_class_name}{VERIFICATION_PRIORITY_SUFFIX}"
 
 
 def verification_priority_class_manifest(group: NodeGroupSpec, stack: str) -> dict[str, Any]:

@@ -281,7 +281,7 @@ def proof_roles(group: NodeGroupSpec) -> list[Role]:
     """The per-node Jobs beside the workload: the access check always, DCGM's diagnostics at the group's level,
     NCCL's all-reduce where the group asks for it."""
     roles = [Role.ACCESS]
-    roles += [Role.DIAGNOSTICS] if group.verification.runs_diagnostics else []
+    roles += [Role.DIAGNOSTICS] if group.runs_diagnostics else []
     roles += [Role.PERFORMANCE] if group.verification.performance.enabled else []
     return roles
 
@@ -524,7 +524,7 @@ def _dcgm_container(group: NodeGroupSpec, resource: str, gpus: int) -> dict[str,
     return {
         "name": DCGM_CONTAINER,
         "image": spec.diagnostics_image,
-        "command": ["dcgmi", "diag", "-r", str(spec.diagnostics), "-j"],
+        "command": ["dcgmi", "diag", "-r", str(group.diagnostics_level), "-j"],
         "env": [{"name": "HOME", "value": SCRATCH_DIR}],
         "volumeMounts": [{"name": "scratch", "mountPath": SCRATCH_DIR}],
         **_tool_basics(group, resource, gpus, "2Gi"),

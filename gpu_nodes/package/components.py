@@ -7,7 +7,9 @@ reads the outputs from the attributes its class annotations name (`get_state`).
 """
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from enum import Enum
 from typing import Any, cast
 
@@ -15,17 +17,32 @@ import pulumi
 from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
 
 from gpu_nodes.config.fields import settings
+from gpu_nodes.config.inputs import GpuFleetInputs, GpuNodeGroupInputs
 from gpu_nodes.config.node_group import NodeGroupSpec
-from gpu_nodes.constants import NAMESPACE
-from gpu_nodes.package.inputs import GpuFleetInputs, GpuNodeGroupInputs
+from gpu_nodes.config.stack import ONE_GROUP, PACKAGE_INPUTS, Naming
 from gpu_nodes.package.outputs import NodeReport, TenantAccess
 from gpu_nodes.resources import fleet, node_group
 from gpu_nodes.resources.program_objects import check_program_objects
 
 # A group's own keys (`gpusPerNode`, ...), as GpuNodeGroupInputs has them beside the fleet's.
 GROUP_KEYS = tuple(s.key for _, s in settings(NodeGroupSpec))
-# Where the reader of a group on its own, the fleet of that one group, puts the group's keys.
-ONE_GROUP = "nodeGroups[0]"
+# The arguments the provider read from a component's inputs before it constructs it (`reading`): the component
+# is built from them, so that its inputs are read once.
+_READ: ContextVar[fleet.GpuFleetArgs | None] = ContextVar("gpu_nodes_read_arguments", default=None)
+
+
+@contextmanager
+def reading(arguments: fleet.GpuFleetArgs) -> Iterator[None]:
+    """While the provider constructs a component: the arguments it read, for the component to take."""
+    token = _READ.set(arguments)
+    try:
+        yield
+    finally:
+        _READ.reset(token)
+
+
+def _read_arguments() -> fleet.GpuFleetArgs | None:
+    return _READ.get()
 
 
 class GpuFleet(fleet.GpuFleet):
@@ -40,10 +57,7 @@ class GpuFleet(fleet.GpuFleet):
     "Per group: what a tenant's GPU pod must say to get its GPUs."
 
     def __init__(self, name: str, args: GpuFleetInputs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, fleet_args(args), opts)
-
-    def in_program_words(self, text: str, args: fleet.GpuFleetArgs) -> str:
-        return in_schema_words(text)
+        super().__init__(name, _read_arguments() or fleet_args(args), opts)
 
 
 class GpuNodeGroup(node_group.GpuNodeGroup):
@@ -58,11 +72,11 @@ class GpuNodeGroup(node_group.GpuNodeGroup):
     "What a tenant's GPU pod must say to get its GPUs on this group."
 
     def __init__(self, name: str, args: GpuNodeGroupInputs, opts: pulumi.ResourceOptions | None = None):
-        arguments = group_fleet_args(args)
+        arguments = _read_arguments() or group_fleet_args(args)
         stack = arguments.validate()
         (spec,) = stack.node_groups
         for warning in stack.warnings:
-            pulumi.log.warn(in_schema_words(warning, ONE_GROUP))
+            pulumi.log.warn(warning)
         check_program_objects(name, stack)
         # Registered as the Python API's group is, then the fleet's shared objects as its own children.
         pulumi.ComponentResource.__init__(self, node_group.TYPE, name, None, opts)
@@ -73,28 +87,19 @@ class GpuNodeGroup(node_group.GpuNodeGroup):
         self.register_outputs({"tenantAccess": self.tenant_access})
 
 
-def in_schema_words(text: str, within: str = "") -> str:
-    """A reader's line that starts with a stack key (`gpu-nodes:nodeGroups[0].gpusPerNode: ...`) as
-    a program in another language wrote it (`nodeGroups[0].gpusPerNode: ...`); with `within`, the
-    path inside that property (`gpusPerNode: ...`)."""
-    text = text.removeprefix(f"{NAMESPACE}:")
-    if within and text.startswith((f"{within}.", f"{within}[", f"{within}:")):
-        text = text.removeprefix(within).removeprefix(".")
-    return text
-
-
 def group_fleet_args(inputs: Mapping[str, Any]) -> fleet.GpuFleetArgs:
     """A group's inputs as the fleet of that one group: its own keys the group, the others the fleet's."""
     group = {key: value for key, value in inputs.items() if key in GROUP_KEYS}
     rest = {name: value for name, value in inputs.items() if name not in GROUP_KEYS}
-    return fleet_args({**rest, "node_groups": [group]}, node_group.TYPE)
+    return fleet_args({**rest, "node_groups": [group]}, node_group.TYPE, ONE_GROUP)
 
 
-def fleet_args(inputs: Mapping[str, Any], component: str = fleet.TYPE) -> fleet.GpuFleetArgs:
-    """The Python API's arguments from a program's inputs, keyed by `GpuFleetArgs` field; a mistake in
-    a value another resource gives, found when it resolves, is refused as `component`'s inputs are."""
+def fleet_args(inputs: Mapping[str, Any], component: str = fleet.TYPE, naming: Naming = PACKAGE_INPUTS) -> fleet.GpuFleetArgs:
+    """The Python API's arguments from a program's inputs, keyed by `GpuFleetArgs` field, its messages naming the
+    inputs as the program wrote them; a mistake in a value another resource gives, found when it resolves, is
+    refused as `component`'s inputs are."""
     arguments = {name: as_written(value) for name, value in inputs.items()}
-    return fleet.GpuFleetArgs(**arguments, refusal=functools.partial(inputs_error, component))
+    return fleet.GpuFleetArgs(**arguments, refusal=functools.partial(inputs_error, component), naming=naming)
 
 
 def inputs_error(component: str, problems: list[str]) -> InputPropertiesError:
@@ -103,16 +108,15 @@ def inputs_error(component: str, problems: list[str]) -> InputPropertiesError:
     reports it as such, also when an apply raises it (pulumi/provider/server.py, `Construct`); the engine
     lists each property's problem under the message (`- property <path> with value <value> has a
     problem: <reason>`), so the message itself names only what has no property path."""
-    within = ONE_GROUP if component == node_group.TYPE else ""
-    details = [problem_details(problem, within) for problem in problems]
+    details = [problem_details(problem) for problem in problems]
     unplaced = [f"\n  - {d['reason']}" for d in details if not d["property_path"]]
     return InputPropertiesError(f"invalid inputs of {component}{''.join(unplaced)}", details)
 
 
-def problem_details(problem: str, within: str = "") -> InputPropertyErrorDetails:
-    """A reader's problem (`gpu-nodes:nodeGroups[0].gpusPerNode: got 0; ...`) as the property path a
-    program wrote (`nodeGroups[0].gpusPerNode`; with `within` the path inside it, `gpusPerNode`) and the reason."""
-    path, found, reason = in_schema_words(problem, within).partition(": ")
+def problem_details(problem: str) -> InputPropertyErrorDetails:
+    """A reader's problem, named as the program wrote its inputs (`nodeGroups[0].gpusPerNode: got 0; ...`; a group
+    on its own: `gpusPerNode: ...`), as the property path and the reason."""
+    path, found, reason = problem.partition(": ")
     if not found or not path or " " in path:
         return {"property_path": "", "reason": problem}
     return {"property_path": path, "reason": reason}

@@ -28,8 +28,7 @@ from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.server import main
 from pulumi.resource import ResourceOptions
 
-from gpu_nodes.config.stack import ARGUMENTS
-from gpu_nodes.constants import NAMESPACE
+from gpu_nodes.config.stack import OWN_SETTINGS
 from gpu_nodes.package.components import (
     GROUP_KEYS,
     GpuFleet,
@@ -37,6 +36,7 @@ from gpu_nodes.package.components import (
     fleet_args,
     group_fleet_args,
     inputs_error,
+    reading,
 )
 from gpu_nodes.package.generate import union_properties
 from gpu_nodes.package.metadata import LANGUAGES, PACKAGE_METADATA
@@ -47,9 +47,10 @@ PACKAGE = "gpu-nodes"
 # pyproject.toml's version, as the installed package's metadata holds it (tools/setup.sh installs the
 # checkout again when pyproject.toml changes).
 VERSION = importlib.metadata.version("gpu-nodes")
-# Each input of the fleet by its schema name (`sshPrivateKey`), as its stack key without the namespace.
-SCHEMA_INPUTS = {s.key.removeprefix(f"{NAMESPACE}:"): argument for argument, s in ARGUMENTS.items()}
-SECRET_INPUTS = sorted(name for name, argument in SCHEMA_INPUTS.items() if ARGUMENTS[argument].secret)
+# Each input of the fleet by its schema name (`sshPrivateKey`, its stack key without the namespace), as the
+# argument of `GpuFleetArgs` it is.
+SCHEMA_INPUTS = {s.name: s.argument for s in OWN_SETTINGS}
+SECRET_INPUTS = sorted(s.name for s in OWN_SETTINGS if s.secret)
 # A group on its own: its keys by their own name, and the fleet's others.
 GROUP_SCHEMA_INPUTS = {**{key: key for key in GROUP_KEYS}, **{k: v for k, v in SCHEMA_INPUTS.items() if v != "node_groups"}}
 
@@ -79,9 +80,11 @@ class GpuNodesProvider(ComponentProvider):
     def construct(
         self, name: str, resource_type: str, inputs: Mapping[str, Any], options: ResourceOptions | None = None
     ) -> ConstructResult:
-        if resource_type in READERS:
-            refuse_mistakes(resource_type, inputs)
-        return super().construct(name, resource_type, inputs, options)
+        if resource_type not in READERS:
+            return super().construct(name, resource_type, inputs, options)
+        # Read once: the component is built from the arguments read here.
+        with reading(refuse_mistakes(resource_type, inputs)):
+            return super().construct(name, resource_type, inputs, options)
 
 
 def finish_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -148,21 +151,21 @@ def name_enum_values_by_their_words(schema: dict[str, Any]) -> None:
                 value["name"] = "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", value["value"]))
 
 
-def refuse_mistakes(component: str, inputs: Mapping[str, Any]) -> None:
-    """Raise one InputPropertiesError naming every mistake in a component's inputs, as the stack
-    config's reader finds them, each by the property path the program wrote (a group on its own:
-    without the `nodeGroups[0].` of the fleet of that one group the reader reads); nothing when
-    there is none."""
+def refuse_mistakes(component: str, inputs: Mapping[str, Any]) -> fleet.GpuFleetArgs:
+    """The component's inputs read as the fleet's arguments; raise one InputPropertiesError naming every mistake
+    in them, as the stack config's reader finds them, each by the property path the program wrote (a group on its
+    own: its own keys)."""
     reader = READERS[component]
     unknown: list[InputPropertyErrorDetails] = [
         {"property_path": key, "reason": "unknown input"} for key in sorted(inputs) if key not in reader.inputs
     ]
     args = reader.arguments({reader.inputs[key]: value for key, value in inputs.items() if key in reader.inputs})
-    problems = args.check()[1]
+    problems = args.read()[1]
     if unknown or problems:
         # The engine shows each value as the program gave it (a secret hidden).
         error = inputs_error(component, problems)
         raise InputPropertiesError(error.message, unknown + list(error.errors or []))
+    return args
 
 
 def serve() -> None:

@@ -35,11 +35,18 @@ from gpu_nodes.vocabulary import (
     GFD_PRODUCT_LABEL,
     GFD_REPLICAS_LABEL,
     GFD_SHARING_LABEL,
+    MPS,
+    TIME_SLICING,
+    GpuSharing,
+    MigStrategy,
+    SharingStrategy,
 )
 
 # GFD's `nvidia.com/gpu.sharing-strategy` for each way the plugin's config shares a GPU (its keys
 # `timeSlicing` and `mps`: api/config/v1/sharing.go, SharingStrategyTimeSlicing and SharingStrategyMPS).
-SHARING_LABEL_VALUES = {"timeSlicing": "time-slicing", "mps": "mps"}
+SHARING_LABEL_VALUES: dict[SharingStrategy, str] = {TIME_SLICING: "time-slicing", MPS: "mps"}
+# A group whose plugin shares nothing: each GPU one replica.
+NOT_SHARED = GpuSharing(TIME_SLICING, 1)
 # A Kubernetes label value: what a clique read from the machine must be to be written.
 _LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
 
@@ -175,13 +182,11 @@ def _architecture_labels(capability: str | None) -> dict[str, str]:
     return {GFD_FAMILY_LABEL: arch_family(major, minor), GFD_COMPUTE_MAJOR_LABEL: str(major), GFD_COMPUTE_MINOR_LABEL: str(minor)}
 
 
-def feature_labels(
-    facts: GpuFacts, mig_strategy: str, replicas: int = 1, strategy: str = "timeSlicing", renamed: bool = False
-) -> dict[str, str]:
+def feature_labels(facts: GpuFacts, mig_strategy: MigStrategy, sharing: GpuSharing = NOT_SHARED) -> dict[str, str]:
     """GFD's labels for what preflight knows. Under MIG, GFD describes the MIG devices in the
     product, count and memory labels, which preflight does not read: then only the versions.
 
-    replicas, strategy, renamed: devicePlugin.sharing's (or timeSlicingReplicas'). GFD (`internal/lm/resource.go` baseLabeler)
+    sharing: devicePlugin.sharing's (or timeSlicingReplicas'). GFD (`internal/lm/resource.go` baseLabeler)
     writes `gpu.replicas` and `gpu.sharing-strategy` (1 and none when the plugin's config shares nothing,
     else the replicas and `time-slicing` or `mps`), and appends SHARED to the product of a shared resource
     that is not renamed (getProductName, isRenamed: renameByDefault gives each resource its `.shared`
@@ -206,17 +211,16 @@ def feature_labels(
         labels[GFD_MIG_CAPABLE_LABEL] = "true" if facts.mig_capable else "false"
     if facts.clique and _LABEL_VALUE.fullmatch(facts.clique):
         labels[GFD_CLIQUE_LABEL] = facts.clique
-    if strategy == "mps":
+    if sharing.strategy == MPS:
         labels[GFD_MPS_CAPABLE_LABEL] = "true"
     if mig_strategy == "none":
         # GFD labels a node by its first GPU; a node of mixed models fails the group check anyway.
-        shared = replicas > 1
-        suffix = "-SHARED" if shared and not renamed else ""
+        suffix = "-SHARED" if sharing.shares and not sharing.renamed else ""
         labels[GFD_PRODUCT_LABEL] = product_label(facts.models[0]) + suffix
         labels[GFD_MEMORY_LABEL] = str(facts.memory_mib[0])
         labels[GFD_COUNT_LABEL] = str(facts.count)
-        labels[GFD_REPLICAS_LABEL] = str(replicas)
-        labels[GFD_SHARING_LABEL] = SHARING_LABEL_VALUES[strategy] if shared else "none"
+        labels[GFD_REPLICAS_LABEL] = str(sharing.replicas)
+        labels[GFD_SHARING_LABEL] = SHARING_LABEL_VALUES[sharing.strategy] if sharing.shares else "none"
         labels.update(_architecture_labels(facts.compute_capability))
     return dict(sorted(labels.items()))
 

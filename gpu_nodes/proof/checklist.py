@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, Literal
 
 from gpu_nodes.proof.dra import dra_gpu_drift, dra_gpu_problem
 from gpu_nodes.proof.mig_manager import mig_problem, paused_plugin
@@ -24,9 +24,13 @@ from gpu_nodes.proof.quarantine import quarantine_of
 from gpu_nodes.proof.target import NodeTarget
 from gpu_nodes.vocabulary import GATE, GPU_RESOURCE, GPU_RESOURCE_PREFIX, Taint
 
-PASS, FAIL = "pass", "fail"
+# What the `checklist` output says of each item, and the node report's table and the CTRF report read: the one
+# type of a pass or a fail everywhere (the readiness check's next step is its own: gpu_nodes/proof/next_step.py).
+ItemStatus = Literal["pass", "fail", "deferred"]
+PASS: Final = "pass"
+FAIL: Final = "fail"
 # The workload check of a busy, open node, put off to the next run.
-DEFERRED = "deferred"
+DEFERRED: Final = "deferred"
 
 
 def _taint_ids(taints: Sequence[Mapping[str, Any]]) -> set[Taint]:
@@ -236,7 +240,7 @@ def degradation(
 
 
 @dataclass(frozen=True)
-class Look:
+class Observation:
     """What one look at a node found, as its checklist's items judge it."""
 
     target: NodeTarget
@@ -266,7 +270,7 @@ class Item:
     key: str
     # None: not in the report.
     column: str | None
-    problems: Callable[[Look], list[str]]
+    problems: Callable[[Observation], list[str]]
     # A busy, open node may put it off to the next run, the rest of the runbook proven (`DEFERRED`).
     deferrable: bool = False
     # Failing it ends the wait: waiting will not make it pass.
@@ -327,7 +331,7 @@ def items_of(compares_group: bool, optional: Collection[Item] = ()) -> tuple[Ite
     )
 
 
-def item_problems(look: Look, items: Sequence[Item] = RUNBOOK) -> dict[Item, list[str]]:
+def item_problems(look: Observation, items: Sequence[Item] = RUNBOOK) -> dict[Item, list[str]]:
     """Why each item fails on the look (no lines: it passes), in their order."""
     return {item: item.problems(look) for item in items}
 

@@ -53,7 +53,7 @@ DOCUMENT = "DCGM Diagnostic"
 DCGM3_DOCUMENT = "DCGM GPU Diagnostic"
 # The statuses Diag.cpp writes in JSON (HelperDisplayDiagResult); "Not Run" is its word for a test
 # whose every result was left out, which this module reports as such.
-PASS, FAIL, SKIP, NOT_RUN = "Pass", "Fail", "Skip", "Not Run"
+DCGM_PASS, DCGM_FAIL, DCGM_SKIP, DCGM_NOT_RUN = "Pass", "Fail", "Skip", "Not Run"
 # The DCGM releases the product runs: those that fix NVIDIA's bulletin 5857.
 SUPPORTED = "DCGM 4.5.3 or later (NVIDIA security bulletin 5857)"
 NO_MESSAGE = "DCGM reported Fail and gave no message"
@@ -100,7 +100,7 @@ class DcgmDiagnostic:
             return (f"DCGM gave no result to judge: {self.runtime_error}",)
         if self.failures:
             return tuple(str(failure) for failure in self.failures)
-        if not any(status == PASS for _, status in self.tests):
+        if not any(status == DCGM_PASS for _, status in self.tests):
             ran = ", ".join(f"{test}: {status}" for test, status in self.tests) or "no test at all"
             return (f"DCGM passed no test ({ran})",)
         return ()
@@ -178,17 +178,17 @@ def _status(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) ->
     if summary.get("status"):
         return str(summary["status"])
     statuses = {r.get("status") for r in results}
-    return next((s for s in (FAIL, PASS, SKIP) if s in statuses), NOT_RUN)
+    return next((s for s in (DCGM_FAIL, DCGM_PASS, DCGM_SKIP) if s in statuses), DCGM_NOT_RUN)
 
 
 def _test_failures(name: str, results: Sequence[Mapping[str, Any]], summary: Mapping[str, Any]) -> list[DcgmFailure]:
     found: list[DcgmFailure] = []
     for result in results:
-        if result.get("status") == FAIL:
+        if result.get("status") == DCGM_FAIL:
             entity = _entity(result)
             warnings = [_mapping(w) for w in _sequence(result.get("warnings"))]
             found += [_failure(name, entity, w) for w in warnings] or [DcgmFailure(name, entity, NO_MESSAGE, None, None)]
-    if summary.get("status") == FAIL:
+    if summary.get("status") == DCGM_FAIL:
         # The warnings an entity's result carries; the summary repeats them from DCGM 4.5 on.
         attributed = {_key(_mapping(w)) for r in results for w in _sequence(r.get("warnings"))}
         whole = [_mapping(w) for w in _sequence(summary.get("warnings"))]

@@ -105,20 +105,20 @@ class Pool:
     slices: tuple[str, ...]  # the names of the slices seen at that generation
 
     @property
-    def complete(self) -> bool:
+    def all_seen(self) -> bool:
         return self.slice_count is not None and len(self.slices) >= self.slice_count
 
     def incompleteness(self) -> str | None:
-        """Why the pool cannot be read yet; None when it is complete."""
-        if self.complete:
+        """Why the pool cannot be read yet; None when every slice of it is seen."""
+        if self.all_seen:
             return None
         expected = "an unknown number" if self.slice_count is None else str(self.slice_count)
         return f"pool {self.name} is incomplete at generation {self.generation}: {len(self.slices)} of {expected} ResourceSlices"
 
 
 @dataclass(frozen=True)
-class SliceLook:
-    """What one look at a node's ResourceSlices found: the driver's pools on the node and their devices."""
+class NodeSlices:
+    """What a node's ResourceSlices publish: the driver's pools on the node and their devices."""
 
     node: str
     pools: tuple[Pool, ...]
@@ -130,8 +130,8 @@ class SliceLook:
         return tuple(d for d in self.devices if d.type == GPU_DEVICE_TYPE)
 
     @property
-    def complete(self) -> bool:
-        return bool(self.pools) and all(pool.complete for pool in self.pools)
+    def all_seen(self) -> bool:
+        return bool(self.pools) and all(pool.all_seen for pool in self.pools)
 
     def incompleteness(self) -> list[str]:
         return [why for pool in self.pools if (why := pool.incompleteness())]
@@ -154,7 +154,7 @@ def _generation(item: Mapping[str, Any]) -> int:
         return 0
 
 
-def look_at_slices(slices: Iterable[Mapping[str, Any]], node: str, driver: str = DRA_GPU_DRIVER) -> SliceLook:
+def slices_of_node(slices: Iterable[Mapping[str, Any]], node: str, driver: str = DRA_GPU_DRIVER) -> NodeSlices:
     """The driver's pools on `node` and their devices, each pool at its newest generation only."""
     mine = [s for s in slices if (s.get("spec") or {}).get("driver") == driver and (s.get("spec") or {}).get("nodeName") == node]
     by_pool: dict[str, list[Mapping[str, Any]]] = {}
@@ -171,7 +171,7 @@ def look_at_slices(slices: Iterable[Mapping[str, Any]], node: str, driver: str =
         for item in current:
             for device in (item.get("spec") or {}).get("devices") or []:
                 devices.append(_device(device, _slice_name(item), driver))
-    return SliceLook(node, tuple(pools), tuple(devices))
+    return NodeSlices(node, tuple(pools), tuple(devices))
 
 
 def _slice_name(item: Mapping[str, Any]) -> str:
@@ -207,11 +207,11 @@ class SliceDifference:
         return bool(self.missing or self.unexpected or self.other_model or self.count or self.model or self.tainted)
 
 
-def difference(look: SliceLook, expected: ExpectedGpus) -> SliceDifference:
-    """Compare the GPU devices a look found with the expected GPUs: by UUID and model where
+def difference(node_slices: NodeSlices, expected: ExpectedGpus) -> SliceDifference:
+    """Compare the GPU devices a node's slices publish with the expected GPUs: by UUID and model where
     preflight listed them, else by count and (if given) model. A GPU tainted `NoSchedule` or
     `NoExecute` is not offered: it is named as tainted, and does not count."""
-    gpus = look.gpus
+    gpus = node_slices.gpus
     if expected.gpus:
         wanted = dict(expected.gpus)
         published = {d.uuid: d for d in gpus if d.uuid}
@@ -235,12 +235,12 @@ def slice_problem(
     not judged: the driver is still writing them), the UUIDs missing, the GPUs listed with a taint
     that keeps them from claims (and the taint), the devices preflight did not find, and those of
     another model."""
-    look = look_at_slices(slices, node, driver)
-    if not look.pools:
+    published = slices_of_node(slices, node, driver)
+    if not published.pools:
         return f"node {node}: no ResourceSlice of driver {driver} lists it (NVIDIA's DRA kubelet plugin has published no GPU)"
-    if not look.complete:
-        return f"node {node}: {'; '.join(look.incompleteness())}"
-    diff = difference(look, expected)
+    if not published.all_seen:
+        return f"node {node}: {'; '.join(published.incompleteness())}"
+    diff = difference(published, expected)
     if not diff:
         return None
     found: list[str] = []
@@ -273,12 +273,12 @@ def slice_findings(
     """What a look at the node's ResourceSlices found that differs from what was proven, one line
     per device (for drift: "device GPU-... of node X is gone from its ResourceSlice"); none when
     they still list exactly the expected GPUs."""
-    look = look_at_slices(slices, node, driver)
-    if not look.pools:
+    published = slices_of_node(slices, node, driver)
+    if not published.pools:
         return [f"node {node} has no ResourceSlice of driver {driver}: all its GPUs are gone"]
-    if not look.complete:
-        return [f"the ResourceSlices of node {node} cannot be read: {why}" for why in look.incompleteness()]
-    diff = difference(look, expected)
+    if not published.all_seen:
+        return [f"the ResourceSlices of node {node} cannot be read: {why}" for why in published.incompleteness()]
+    diff = difference(published, expected)
     lines = [f"device {uuid} of node {node} is gone from its ResourceSlice" for uuid in diff.missing]
     lines += [
         f"device {d.uuid or d.name} ({d.name}) of node {node} is tainted {', '.join(d.withholding)} in its ResourceSlice: "

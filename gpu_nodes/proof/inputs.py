@@ -21,7 +21,7 @@ from typing import Any, Self, TypeVar
 R = TypeVar("R")
 # How a record holds a value another resource computes: a `pulumi.Output` where the program builds it,
 # nothing (`Never`) where a provider reads it back from its inputs, for the engine has resolved it by then.
-Late = TypeVar("Late")
+Computed = TypeVar("Computed")
 
 _INPUT = "gpu_nodes_input"
 _CARRIED = "gpu_nodes_carried"
@@ -39,19 +39,19 @@ class Change(Enum):
     REPLACE = "replace"
 
 
-def same(value: Any) -> Any:
+def as_is(value: Any) -> Any:
     return value
 
 
-def text(value: Any) -> str:
+def as_text(value: Any) -> str:
     return str(value or "")
 
 
-def mapping(value: Any) -> dict[str, Any]:
+def as_dict(value: Any) -> dict[str, Any]:
     return dict(value or {})
 
 
-def optional_mapping(value: Any) -> dict[str, Any] | None:
+def as_dict_or_none(value: Any) -> dict[str, Any] | None:
     return dict(value) if value else None
 
 
@@ -59,7 +59,7 @@ def as_list(value: Any) -> list[Any]:
     return list(value or [])
 
 
-def count(value: Any) -> int | None:
+def whole_number(value: Any) -> int | None:
     """A number as a whole number: the engine hands numbers over as floats; messages must say 4, not 4.0."""
     return int(value) if value is not None else None
 
@@ -70,9 +70,9 @@ class Input:
 
     key: str
     change: Change
-    write: Callable[[Any], Any] = same
+    write: Callable[[Any], Any] = as_is
     # From the input's value; None when the input is absent and not `required`.
-    read: Callable[[Any], Any] = same
+    read: Callable[[Any], Any] = as_is
     required: bool = False
     # Left out when empty: a resource without it has no such input (tests/golden/*.json).
     only_when_set: bool = False
@@ -81,8 +81,8 @@ class Input:
 def declared(
     key: str,
     change: Change,
-    write: Callable[[Any], Any] = same,
-    read: Callable[[Any], Any] = same,
+    write: Callable[[Any], Any] = as_is,
+    read: Callable[[Any], Any] = as_is,
     required: bool = False,
     only_when_set: bool = False,
 ) -> dict[str, Input]:

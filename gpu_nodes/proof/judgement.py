@@ -21,7 +21,7 @@ from gpu_nodes.proof.checklist import (
     METRICS_EXPORTED,
     PLUGIN_RUNNING,
     Item,
-    Look,
+    Observation,
     allocatable_gpus,
     checklist,
     gated,
@@ -54,14 +54,16 @@ from gpu_nodes.proof.jobs import (
 )
 from gpu_nodes.proof.quarantine import Quarantine, quarantine_of
 from gpu_nodes.proof.reader import ClusterReader, NodePods, PodOutputs
-from gpu_nodes.proof.target import NodeTarget
+from gpu_nodes.proof.target import DeclaredGpus, NodeTarget
 from gpu_nodes.vocabulary import (
     DCGM_CONTAINER,
     GATE,
     GPU_RESOURCE_PREFIX,
     ISOLATION_CONTAINER,
     JOB_NAME_LABEL,
+    MPS,
     NCCL_CONTAINER,
+    GpuSharing,
 )
 
 # How long a plugin pod is Ready before its count is what it registers (it registers at start).
@@ -69,7 +71,7 @@ PLUGIN_SETTLE_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
-class Stories:
+class PodStories:
     """The last story seen of each Job's pods: the Job controller deletes them at its deadline, so a
     look carries the stories of the looks before it (`Judgement.stories`)."""
 
@@ -77,7 +79,7 @@ class Stories:
 
 
 # What the first look of a proof has seen.
-NO_STORIES = Stories()
+NO_POD_STORIES = PodStories()
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,7 @@ class Judgement:
     # Someone else's quarantine of the node (NVSentinel's): the gate stays on while it holds.
     quarantine: Quarantine | None = None
     # The stories of the Jobs' pods as of this look, for the next look to carry.
-    stories: Stories = field(default_factory=Stories)
+    stories: PodStories = field(default_factory=PodStories)
     # What the proof items beyond the runbook measured on this look (none on a refresh's look).
     measured: Measured = field(default_factory=Measured)
 
@@ -164,7 +166,7 @@ class JobsSeen:
     lines: dict[str, str]
     # Jobs Pending only for want of free GPUs, and their pods (none for a Job deleted after a deferral).
     waiting: dict[str, list[dict[str, Any]]]
-    stories: Stories
+    stories: PodStories
     # Workload Jobs whose pods failed only in their second container, which must see no GPU: secure access fails.
     seen_gpus_unasked: frozenset[str] = frozenset()
     # Each finished Job's newest ended pod, whose log holds its report.
@@ -185,14 +187,14 @@ def judge(
     view: ClusterReader,
     proof: Proof,
     now: float,
-    seen: Stories = NO_STORIES,
+    stories: PodStories = NO_POD_STORIES,
     *,
     compare: bool = True,
     deferred_before: bool = False,
     node_pods: NodePods | None = None,
     outputs: PodOutputs | None = None,
 ) -> Judgement:
-    """One look at the node at time `now`, carrying the Jobs' stories `seen` by the looks before.
+    """One look at the node at time `now`, carrying the `stories` of the Jobs' pods the looks before saw.
     With `proof.group`, its GPU facts are compared with the group's too, unless `compare` is off: the
     comparison reads every node of the group, so a wait compares before it starts and once more
     when the rest passes, not on every event. `deferred_before`: the last run deferred the node's
@@ -202,14 +204,14 @@ def judge(
     target = proof.target
     node = view.node(target.node)
     plugin_pods = view.pods(target.plugin_namespace, dict(target.plugin_selector), node=target.node)
-    jobs = look_at_jobs(view, proof, seen, deferred_before)
+    jobs = look_at_jobs(view, proof, stories, deferred_before)
     # The comparison reads every node of the group: only where asked (see above).
     facts = facts_problem(view, target.node, proof.group) if proof.group and compare else None
     slices = view.resource_slices(target.node) if target.uses_dra else []
     evidence = look_at_evidence(view, proof, node, jobs, outputs)
     workload = [line for name, line in jobs.lines.items() if name in proof.jobs and name not in jobs.seen_gpus_unasked]
     access = [jobs.lines[name] for name in (*proof.access_jobs, *sorted(jobs.seen_gpus_unasked)) if name in jobs.lines]
-    look = Look(
+    look = Observation(
         target,
         node,
         plugin_pods,
@@ -319,14 +321,14 @@ def settled_short_plugin(target: NodeTarget, plugin_pods: Sequence[Mapping[str, 
     return None if target.uses_dra else settled_plugin_pod(target, plugin_pods, now, PLUGIN_SETTLE_SECONDS)
 
 
-def look_at_jobs(view: ClusterReader, proof: Proof, seen: Stories, deferred_before: bool) -> JobsSeen:
+def look_at_jobs(view: ClusterReader, proof: Proof, stories_before: PodStories, deferred_before: bool) -> JobsSeen:
     """Each of the node's Jobs that has not succeeded, and why, in its pods' last story seen."""
     namespace = proof.namespace
     failed: list[str] = []
     unfinished: list[str] = []
     lines: dict[str, str] = {}
     waiting: dict[str, list[dict[str, Any]]] = {}
-    stories = dict(seen.by_job)
+    stories = dict(stories_before.by_job)
     unasked: set[str] = set()
     finished: dict[str, str] = {}
     for name in proof.all_jobs:
@@ -354,7 +356,7 @@ def look_at_jobs(view: ClusterReader, proof: Proof, seen: Stories, deferred_befo
         (failed if verdict == "failed" else unfinished).append(name)
         what = f"failed ({detail})" if verdict == "failed" else f"has not succeeded ({detail})"
         lines[name] = f"verification Job {namespace}/{name} {what}; {stories[name] or 'no pod story'}"
-    return JobsSeen(failed, unfinished, lines, waiting, Stories(stories), frozenset(unasked), finished)
+    return JobsSeen(failed, unfinished, lines, waiting, PodStories(stories), frozenset(unasked), finished)
 
 
 def workload_deferred(
@@ -410,10 +412,9 @@ _DRA_TAINT_HINT = (
 )
 
 
-def failure_message(
-    target: NodeTarget, judgement: Judgement, waited: float, gpus_per_node: int, replicas: int, sharing: str | None = None
-) -> str:
-    """Why the node stays gated, item by item. sharing: `mps` where the plugin shares the GPUs through MPS."""
+def failure_message(target: NodeTarget, judgement: Judgement, waited: float, declared: DeclaredGpus) -> str:
+    """Why the node stays gated, item by item; a node short of GPUs told what the group declares of them, in the
+    settings it uses (`declared`, and the MIG layout its target holds)."""
     gate = "stays gated" if judgement.gate_up else "is gated again"
     lines = [f"node {target.node} {gate} ({GATE}) after {waited:.0f}s; what failed:"]
     for item, problem in judgement.problems:
@@ -425,27 +426,32 @@ def failure_message(
                 + (_DRA_TAINT_HINT if "tainted" in problem else "")
             )
         elif item == GPUS_REGISTERED.key:
-            why = f"gpusPerNode {gpus_per_node}" + (f" x {_shared_by(sharing)} {replicas}" if replicas > 1 else "")
-            if target.expected_mig_devices or target.expected_gpus not in (None, gpus_per_node * replicas):
-                why = f"gpusPerNode {gpus_per_node} x devicePlugin.migDevices"
             problem = (
-                f"node {target.node}: {problem} ({why}). A GPU is missing "
+                f"node {target.node}: {problem} ({_declared(target, declared)}). A GPU is missing "
                 "or the device plugin reports it unhealthy (an XID error, say): see the plugin's log on that node and "
                 f"`kubectl describe node {target.node}`; if the node really has fewer GPUs, change gpusPerNode"
-            ) + _mps_hint(target.node, sharing)
+            ) + _mps_hint(target.node, declared.sharing)
         lines.append(f"  - {item}: {problem}" if item else f"  - {problem}")
     return "\n".join(lines)
 
 
-def _shared_by(sharing: str | None) -> str:
-    """What multiplies the GPUs, as the group's config says it."""
-    return "sharing.replicas (mps)" if sharing == "mps" else "timeSlicingReplicas"
+def _declared(target: NodeTarget, declared: DeclaredGpus) -> str:
+    """What the group declares of each node's GPUs, in the settings it uses: its MIG layout where it declares one,
+    else its GPUs times the replicas of each where it shares them (`sharing.replicas`, or the older
+    `timeSlicingReplicas`)."""
+    if target.mig_devices:
+        return f"gpusPerNode {declared.gpus_per_node} x devicePlugin.migDevices"
+    sharing = declared.sharing
+    if not sharing.shares:
+        return f"gpusPerNode {declared.gpus_per_node}"
+    how = f" ({sharing.strategy})" if sharing.setting == "sharing" else ""
+    return f"gpusPerNode {declared.gpus_per_node} x {sharing.replicas_key}{how} {sharing.replicas}"
 
 
-def _mps_hint(node: str, sharing: str | None) -> str:
+def _mps_hint(node: str, sharing: GpuSharing) -> str:
     """Under MPS the plugin serves nothing until its MPS control daemon is ready (k8s-device-plugin
     internal/plugin/mps.go, waitForDaemon: the daemon's `.ready` file and an answer on its control pipe)."""
-    if sharing != "mps":
+    if sharing.strategy != MPS:
         return ""
     return (
         f". Under MPS the plugin registers the GPUs only once its MPS control daemon on {node} is ready: see that "

@@ -1,6 +1,7 @@
 """What the readiness check does after a look at the node: wait, restart the plugin pod, refuse
-to, pass or fail (gpu_nodes/providers/readiness.py carries it out; the recovery rule is in its
-docstring). Waiting, its deadline and its polling are the provider's; what it waits for is here.
+to, lift the node's gate (it is proven) or keep it (gpu_nodes/providers/readiness.py carries it out; the
+recovery rule is in its docstring). Waiting, its deadline and its polling are the provider's; what it waits
+for is here. Whether an item passes is the checklist's (gpu_nodes/proof/checklist.py, `ItemStatus`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Literal
 
 from gpu_nodes.proof.judgement import Judgement
 
-Action = Literal["wait", "restart", "refuse", "pass", "fail"]
+Action = Literal["wait", "restart", "refuse", "lift", "keep"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,8 @@ class Progress:
     waited: bool = False
 
 
-WAIT, PASS, FAIL = Step("wait"), Step("pass"), Step("fail")
+# Wait for the next look; lift the gate (the node is proven); keep it (the node fails, and the check says why).
+WAIT, LIFT, KEEP = Step("wait"), Step("lift"), Step("keep")
 
 
 def next_step(judgement: Judgement, progress: Progress) -> Step:
@@ -42,9 +44,9 @@ def next_step(judgement: Judgement, progress: Progress) -> Step:
     kept) or the wait is over; after a restart, the wait ends when another plugin pod has settled
     and the node is still short."""
     if judgement.passed:
-        return PASS
+        return LIFT
     if judgement.final:
-        return FAIL
+        return KEEP
     short = judgement.short_plugin
     if progress.restarted is None and short:
         # The plugin never takes back a GPU it marked unhealthy (an XID), only a new plugin pod does.
@@ -53,8 +55,8 @@ def next_step(judgement: Judgement, progress: Progress) -> Step:
         if judgement.jobs_done or progress.waited:
             return Step("refuse", short)
     if progress.restarted is not None and short not in (None, progress.restarted):
-        return FAIL
-    return FAIL if progress.waited else WAIT
+        return KEEP
+    return KEEP if progress.waited else WAIT
 
 
 def answered(judgement: Judgement, progress: Progress) -> bool:
@@ -64,4 +66,4 @@ def answered(judgement: Judgement, progress: Progress) -> bool:
 
 def verdict(judgement: Judgement) -> Step:
     """The step after the proof's last look: it passes or fails."""
-    return PASS if judgement.passed else FAIL
+    return LIFT if judgement.passed else KEEP

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_nodes.proof.inputs import Change, DeclaredInputs, count, declared, keys, mapping, same, text
-from gpu_nodes.vocabulary import GPU_RESOURCE
+from gpu_nodes.proof.inputs import Change, DeclaredInputs, as_dict, as_is, as_text, declared, keys, whole_number
+from gpu_nodes.vocabulary import GPU_RESOURCE, TIME_SLICING, GpuSharing, SharingStrategy
 
 
 def _sorted(value: Mapping[str, Any]) -> dict[str, Any]:
@@ -35,13 +35,13 @@ class NodeTarget(DeclaredInputs):
     change of any of them proves the node again (`TARGET_KEYS`)."""
 
     node: str = field(metadata=declared("node", Change.RERUN, required=True))
-    labels: Mapping[str, str] = field(metadata=declared("labels", Change.RERUN, mapping, mapping))
+    labels: Mapping[str, str] = field(metadata=declared("labels", Change.RERUN, as_dict, as_dict))
     taints: Sequence[Mapping[str, str]] = field(metadata=declared("taints", Change.RERUN, _taint_list, _taint_list))
     # Empty in a taints state from before the gate, which holds the node and its taints only.
-    plugin_namespace: str = field(metadata=declared("pluginNamespace", Change.RERUN, same, text))
-    plugin_selector: Mapping[str, str] = field(metadata=declared("pluginSelector", Change.RERUN, mapping, mapping))
+    plugin_namespace: str = field(metadata=declared("pluginNamespace", Change.RERUN, as_is, as_text))
+    plugin_selector: Mapping[str, str] = field(metadata=declared("pluginSelector", Change.RERUN, as_dict, as_dict))
     # None under mixed MIG, and under single MIG without a declared layout.
-    expected_gpus: int | None = field(metadata=declared("expectedGpus", Change.RERUN, same, count))
+    expected_gpus: int | None = field(metadata=declared("expectedGpus", Change.RERUN, as_is, whole_number))
     # Under mixed MIG with a declared layout: each nvidia.com/mig-<profile> and its count.
     # With neither figure, any GPU resource will do.
     expected_mig_devices: Mapping[str, int] | None = field(
@@ -74,3 +74,30 @@ class NodeTarget(DeclaredInputs):
 
 # The inputs that describe the node's target: a change of any proves the node again.
 TARGET_KEYS = keys(NodeTarget)
+
+
+@dataclass(frozen=True)
+class DeclaredGpus(DeclaredInputs):
+    """What the group's config declares of each node's GPUs, for the message of a node short of them: how many
+    (`gpusPerNode`), how many ways each is shared, and by which setting, so that the message names the settings
+    the group uses. Stored only: the target (`expectedGpus`) is what is compared."""
+
+    gpus_per_node: int = field(metadata=declared("gpusPerNode", Change.STATE_ONLY, read=whole_number, required=True))
+    replicas: int = field(metadata=declared("replicas", Change.STATE_ONLY, read=whole_number, required=True))
+    # The strategy where the group shares its GPUs through `devicePlugin.sharing` (`mps`, `timeSlicing`); None where
+    # it shares none, or by the older `timeSlicingReplicas` (no such input: tests/golden/*.json).
+    strategy: SharingStrategy | None = field(default=None, metadata=declared("sharing", Change.STATE_ONLY, only_when_set=True))
+
+    @classmethod
+    def of(cls, gpus_per_node: int, sharing: GpuSharing) -> DeclaredGpus:
+        spelled = sharing.setting == "sharing" and sharing.shares
+        return cls(gpus_per_node, sharing.replicas, sharing.strategy if spelled else None)
+
+    @property
+    def sharing(self) -> GpuSharing:
+        """How the group shares each GPU, as its config says it."""
+        if self.strategy is not None:
+            return GpuSharing(self.strategy, self.replicas)
+        # Without a strategy: shared by the older spelling, or not shared at all.
+        older = GpuSharing(TIME_SLICING, self.replicas, setting="timeSlicingReplicas")
+        return older if older.shares else GpuSharing(TIME_SLICING, self.replicas)

@@ -45,7 +45,6 @@ from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourc
 from gpu_nodes.providers.gpu_allocators import (
     DEVICE_PLUGIN,
     DRA,
-    DRA_GPU_DRIVER,
     GPU_CLUSTER,
     OPERATOR,
     OPERATOR_DRA,
@@ -59,7 +58,7 @@ from gpu_nodes.providers.gpu_allocators import (
     runs_device_plugin,
 )
 from gpu_nodes.providers.handed_over import operator_advisories
-from gpu_nodes.vocabulary import GPU_RESOURCE
+from gpu_nodes.vocabulary import DRA_GPU_DRIVER, GPU_RESOURCE
 
 # Newest first: the API server serves v1 from Kubernetes 1.34; 1.32-1.33 only the betas (if enabled).
 SLICE_VERSIONS = ("v1", "v1beta2", "v1beta1")

@@ -49,21 +49,21 @@ from gpu_nodes.proof.checklist import DEFERRED, PASS, WORKLOAD_SUCCEEDED
 from gpu_nodes.proof.evidence import BandwidthCheck, DiagnosticsCheck, MetricsCheck
 from gpu_nodes.proof.inputs import (
     Change,
+    Computed,
     DeclaredInputs,
-    Late,
+    as_dict,
+    as_dict_or_none,
     as_list,
     carried,
-    count,
     declared,
     keys,
-    mapping,
-    optional_mapping,
+    whole_number,
 )
-from gpu_nodes.proof.judgement import Judgement, Proof, Stories, failure_message, judge
+from gpu_nodes.proof.judgement import Judgement, PodStories, Proof, failure_message, judge
 from gpu_nodes.proof.next_step import Progress, answered, next_step, verdict
 from gpu_nodes.proof.reader import ClusterReader, NodePods, PodOutputs
 from gpu_nodes.proof.recovery import restart_refused
-from gpu_nodes.proof.target import NodeTarget
+from gpu_nodes.proof.target import DeclaredGpus, NodeTarget
 from gpu_nodes.providers.cluster_resource import ClusterResource, ClusterResourceProvider, read_inputs
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ RERUN_HINT = "Failed Jobs were deleted so that they run again: fix the cause, th
 
 
 @dataclass(frozen=True)
-class ReadinessInputs(DeclaredInputs, Generic[Late]):
+class ReadinessInputs(DeclaredInputs, Generic[Computed]):
     """What a readiness resource is given. A change of a `RERUN` input proves the node again; of a
     `STATE_ONLY` one, it is stored and the last proof stands."""
 
@@ -92,38 +92,40 @@ class ReadinessInputs(DeclaredInputs, Generic[Late]):
     target: NodeTarget = field(metadata=carried(NodeTarget))
     # The node's verification Jobs (new names for a new plugin or round), and how long they may take.
     namespace: str = field(metadata=declared("namespace", Change.RERUN, required=True))
-    jobs: Sequence[str | Late] = field(metadata=declared("jobs", Change.RERUN, read=as_list))
-    timeout_seconds: int = field(metadata=declared("timeoutSeconds", Change.RERUN, read=count, required=True))
-    # The group's figures, for the failure message (expectedGpus, in the target, is what is compared).
-    gpus_per_node: int = field(metadata=declared("gpusPerNode", Change.STATE_ONLY, read=count, required=True))
-    replicas: int = field(metadata=declared("replicas", Change.STATE_ONLY, read=count, required=True))
-    # Under MPS, `mps`: the message then names the plugin's MPS control daemon. None elsewhere (no such input).
-    sharing: str | None = field(default=None, metadata=declared("sharing", Change.STATE_ONLY, only_when_set=True))
+    jobs: Sequence[str | Computed] = field(metadata=declared("jobs", Change.RERUN, read=as_list))
+    timeout_seconds: int = field(metadata=declared("timeoutSeconds", Change.RERUN, read=whole_number, required=True))
+    # What the group declares of the node's GPUs, for the failure message (expectedGpus, in the target, is what is
+    # compared).
+    declared_gpus: DeclaredGpus = field(metadata=carried(DeclaredGpus))
     # Where facts are compared: the group's label, and the node's own facts (from its preflight), so
     # that new facts prove it again. A group that compares none has no such inputs (tests/golden/*.json).
     group_label: Mapping[str, str] | None = field(
-        default=None, metadata=declared("groupLabel", Change.RERUN, mapping, optional_mapping, only_when_set=True)
+        default=None, metadata=declared("groupLabel", Change.RERUN, as_dict, as_dict_or_none, only_when_set=True)
     )
-    gpu_facts: str | None | Late = field(default=None, metadata=declared("gpuFacts", Change.RERUN))
+    gpu_facts: str | None | Computed = field(default=None, metadata=declared("gpuFacts", Change.RERUN))
     # Where preflight runs: its resource's name, for the message, and its run (new each time it runs):
     # a fresh run proves the node again, and only one may bring a GPU back. Elsewhere none.
     preflight_resource: str | None = field(default=None, metadata=declared("preflightResource", Change.STATE_ONLY))
-    preflight_run: str | None | Late = field(default=None, metadata=declared("preflightRun", Change.RERUN))
+    preflight_run: str | None | Computed = field(default=None, metadata=declared("preflightRun", Change.RERUN))
     # Under DRA with preflight: the GPUs it reported, which the node's ResourceSlices must list.
-    gpu_devices: Sequence[Mapping[str, str]] | None | Late = field(default=None, metadata=declared("gpuDevices", Change.RERUN))
+    gpu_devices: Sequence[Mapping[str, str]] | None | Computed = field(
+        default=None, metadata=declared("gpuDevices", Change.RERUN)
+    )
     # The node's Jobs whose pods ask for no GPU and must see none.
-    access_jobs: Sequence[str | Late] = field(default_factory=list, metadata=declared("accessJobs", Change.RERUN, read=as_list))
+    access_jobs: Sequence[str | Computed] = field(
+        default_factory=list, metadata=declared("accessJobs", Change.RERUN, read=as_list)
+    )
     # DCGM's diagnostics (their Job and level), NCCL's all-reduce (its Job, the GPUs it spans and the group's own floor)
     # and the exporter (its namespace, pod labels, port and the GPUs it must report), where the group runs them; a
     # group without one has no such input.
-    diagnostics: Mapping[str, Any] | None | Late = field(
-        default=None, metadata=declared("diagnostics", Change.RERUN, read=optional_mapping, only_when_set=True)
+    diagnostics: Mapping[str, Any] | None | Computed = field(
+        default=None, metadata=declared("diagnostics", Change.RERUN, read=as_dict_or_none, only_when_set=True)
     )
-    performance: Mapping[str, Any] | None | Late = field(
-        default=None, metadata=declared("performance", Change.RERUN, read=optional_mapping, only_when_set=True)
+    performance: Mapping[str, Any] | None | Computed = field(
+        default=None, metadata=declared("performance", Change.RERUN, read=as_dict_or_none, only_when_set=True)
     )
     metrics: Mapping[str, Any] | None = field(
-        default=None, metadata=declared("metrics", Change.RERUN, read=optional_mapping, only_when_set=True)
+        default=None, metadata=declared("metrics", Change.RERUN, read=as_dict_or_none, only_when_set=True)
     )
 
     def proof(self: ReadinessInputs[Never]) -> Proof:
@@ -210,22 +212,22 @@ class NodeReadinessProvider(ClusterResourceProvider):
         api = self._api(props)
         node_pods = self._node_pods(api)
         outputs = self._outputs(api)
-        seen = Stories()
+        stories = PodStories()
 
         def look(compare: bool) -> Judgement:
             # Each look carries the stories of the Jobs' pods seen so far: the Job controller deletes them at its deadline.
-            nonlocal seen
+            nonlocal stories
             judgement = judge(
                 view,
                 proof,
                 time.time(),
-                seen,
+                stories,
                 compare=compare,
                 deferred_before=deferred_before,
                 node_pods=node_pods,
                 outputs=outputs,
             )
-            seen = judgement.stories
+            stories = judgement.stories
             return judgement
 
         judgement = look(compare=True)
@@ -238,15 +240,15 @@ class NodeReadinessProvider(ClusterResourceProvider):
                 progress = replace(progress, restarted=step.pod)
             judgement = view.wait_for(lambda: look(compare=False), partial(answered, progress=progress), timeout)
             step, waited = next_step(judgement, replace(progress, waited=True)), True
-        if step.action == "pass" and waited and proof.group:
+        if step.action == "lift" and waited and proof.group:
             judgement = look(compare=True)  # the group's other nodes may have been checked meanwhile
             step = verdict(judgement)
         refused = None
         if step.action == "refuse" and step.pod:
             refused = restart_refused(target, step.pod, inputs.preflight_run, inputs.preflight_resource)
         restarted = progress.restarted
-        if step.action != "pass":
-            message = failure_message(target, judgement, timeout, inputs.gpus_per_node, inputs.replicas, inputs.sharing)
+        if step.action != "lift":
+            message = failure_message(target, judgement, timeout, inputs.declared_gpus)
             if refused:
                 message += f"\n  - recovery: {refused}"
             if restarted:

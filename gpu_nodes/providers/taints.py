@@ -36,7 +36,7 @@ from gpu_nodes.kube.job_status import Evictor, KubernetesEvictor, KubernetesNode
 from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, TaintDict, apply_taints, present
 from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.proof.checklist import degradation, node_taints
-from gpu_nodes.proof.inputs import Change, DeclaredInputs, Late, carried, declared, keys, optional_mapping
+from gpu_nodes.proof.inputs import Change, Computed, DeclaredInputs, as_dict_or_none, carried, declared, keys
 from gpu_nodes.proof.jobs import to_drain
 from gpu_nodes.proof.mig_manager import mig_change, mig_marks
 from gpu_nodes.proof.reader import ClusterReader, NodePods
@@ -50,7 +50,7 @@ DRAIN_POLL_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
-class TaintsInputs(DeclaredInputs, Generic[Late]):
+class TaintsInputs(DeclaredInputs, Generic[Computed]):
     """What a taints resource is given. A change of a `RERUN` input puts our taints on again and judges
     the node's health anew (on refresh) against it; another node is another resource (the id is the node)."""
 
@@ -58,10 +58,12 @@ class TaintsInputs(DeclaredInputs, Generic[Late]):
     target: NodeTarget = field(metadata=carried(NodeTarget))
     # The readiness gate, put on with our taints; a state from before the gate has none, and it goes on once.
     gate: Mapping[str, str] | None = field(
-        default_factory=GATE.to_k8s, metadata=declared("gate", Change.RERUN, optional_mapping, optional_mapping)
+        default_factory=GATE.to_k8s, metadata=declared("gate", Change.RERUN, as_dict_or_none, as_dict_or_none)
     )
     # Under DRA with preflight: the GPUs the machine reported: a refresh names one gone from its slices.
-    gpu_devices: Sequence[Mapping[str, str]] | None | Late = field(default=None, metadata=declared("gpuDevices", Change.RERUN))
+    gpu_devices: Sequence[Mapping[str, str]] | None | Computed = field(
+        default=None, metadata=declared("gpuDevices", Change.RERUN)
+    )
 
     @property
     def ours(self) -> list[TaintDict]:

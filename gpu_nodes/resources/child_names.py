@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gpu_nodes.config.node_group import NodeGroupSpec
-from gpu_nodes.config.stack import NODE_GROUPS, StackSpec
+from gpu_nodes.config.stack import STACK_KEYS, Naming, StackSpec
 from gpu_nodes.manifests.verification import claim_template_counts, proof_jobs_planned, request_slug, requests
 from gpu_nodes.resources.children import child_name, claim_child
 
@@ -115,48 +115,52 @@ class Child:
     value: str  # and that value
 
 
-def group_children(index: int, group: NodeGroupSpec) -> Iterator[Child]:
-    """Every resource the group registers below it (gpu_nodes/resources/node_group.py)."""
-    key = f"{NODE_GROUPS.key}[{index}]"
+def group_children(index: int, group: NodeGroupSpec, naming: Naming = STACK_KEYS) -> Iterator[Child]:
+    """Every resource the group registers below it (gpu_nodes/resources/node_group.py), each with the setting that
+    names it, as `naming` says."""
+
+    def at(rest: str) -> str:
+        return naming.group(index, rest)
+
     g = group.name
     for n, node in enumerate(group.nodes):
         for role, kind in NODE_CHILDREN:
             if role.startswith(PREFLIGHT_CHILD) and not group.preflight.enabled:
                 continue
-            yield Child(kind, child_name(g, node_child(node.name, role)), f"{key}.nodes[{n}].name", node.name)
+            yield Child(kind, child_name(g, node_child(node.name, role)), at(f"nodes[{n}].name"), node.name)
     for pc in (PRIORITY_CLASS_CHILD, VERIFICATION_PRIORITY_CLASS_CHILD):
-        yield Child(PRIORITY_CLASS, child_name(g, pc), f"{key}.name", g)
-        yield Child(CLAIM, child_name(g, claim_child(pc)), f"{key}.name", g)
+        yield Child(PRIORITY_CLASS, child_name(g, pc), at("name"), g)
+        yield Child(CLAIM, child_name(g, claim_child(pc)), at("name"), g)
     if group.uses_dra:
-        yield Child(SERVICE_ACCOUNT, child_name(g, DRA_SERVICE_ACCOUNT_CHILD), f"{key}.name", g)
-        yield Child(CLUSTER_ROLE, child_name(g, DRA_ROLE_CHILD), f"{key}.name", g)
-        yield Child(CLUSTER_ROLE_BINDING, child_name(g, DRA_ROLE_BINDING_CHILD), f"{key}.name", g)
-        yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), f"{key}.name", g)
+        yield Child(SERVICE_ACCOUNT, child_name(g, DRA_SERVICE_ACCOUNT_CHILD), at("name"), g)
+        yield Child(CLUSTER_ROLE, child_name(g, DRA_ROLE_CHILD), at("name"), g)
+        yield Child(CLUSTER_ROLE_BINDING, child_name(g, DRA_ROLE_BINDING_CHILD), at("name"), g)
+        yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), at("name"), g)
         for gpus in sorted(claim_template_counts(group)):
-            yield Child(CLAIM_TEMPLATE, child_name(g, claim_template_child(gpus)), f"{key}.name", g)
+            yield Child(CLAIM_TEMPLATE, child_name(g, claim_template_child(gpus)), at("name"), g)
     else:
         if group.device_plugin.needs_config_file:
-            yield Child(CONFIG_MAP, child_name(g, DEVICE_PLUGIN_CONFIG_CHILD), f"{key}.name", g)
-        yield Child(SERVICE_ACCOUNT, child_name(g, DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD), f"{key}.name", g)
-        yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), f"{key}.name", g)
+            yield Child(CONFIG_MAP, child_name(g, DEVICE_PLUGIN_CONFIG_CHILD), at("name"), g)
+        yield Child(SERVICE_ACCOUNT, child_name(g, DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD), at("name"), g)
+        yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), at("name"), g)
         if group.shares_through_mps:
-            yield Child(DAEMON_SET, child_name(g, MPS_CONTROL_DAEMON_CHILD), f"{key}.name", g)
+            yield Child(DAEMON_SET, child_name(g, MPS_CONTROL_DAEMON_CHILD), at("name"), g)
     if group.metrics.enabled:
-        yield Child(DAEMON_SET, child_name(g, METRICS_EXPORTER_CHILD), f"{key}.name", g)
-        yield Child(SERVICE, child_name(g, METRICS_SERVICE_CHILD), f"{key}.name", g)
+        yield Child(DAEMON_SET, child_name(g, METRICS_EXPORTER_CHILD), at("name"), g)
+        yield Child(SERVICE, child_name(g, METRICS_SERVICE_CHILD), at("name"), g)
         if group.metrics.service_monitor:
-            yield Child(SERVICE_MONITOR, child_name(g, METRICS_MONITOR_CHILD), f"{key}.name", g)
-    yield Child(CONFIG_MAP, child_name(g, VERIFICATION_CHECK_CHILD), f"{key}.name", g)
+            yield Child(SERVICE_MONITOR, child_name(g, METRICS_MONITOR_CHILD), at("name"), g)
+    yield Child(CONFIG_MAP, child_name(g, VERIFICATION_CHECK_CHILD), at("name"), g)
     for resource, count in requests(group):
         slug = request_slug(resource, count)
         if group.verification.per_node:
             for n, node in enumerate(group.nodes):
-                yield Child(JOB, child_name(g, job_child(node.name, slug)), f"{key}.nodes[{n}].name", node.name)
+                yield Child(JOB, child_name(g, job_child(node.name, slug)), at(f"nodes[{n}].name"), node.name)
         else:
-            yield Child(JOB, child_name(g, job_child(None, slug)), f"{key}.name", g)
+            yield Child(JOB, child_name(g, job_child(None, slug)), at("name"), g)
     for n, node in enumerate(group.nodes):
         for slug in proof_jobs_planned(group):
-            yield Child(JOB, child_name(g, job_child(node.name, slug)), f"{key}.nodes[{n}].name", node.name)
+            yield Child(JOB, child_name(g, job_child(node.name, slug)), at(f"nodes[{n}].name"), node.name)
 
 
 def name_collisions(stack: StackSpec) -> list[str]:
@@ -165,7 +169,7 @@ def name_collisions(stack: StackSpec) -> list[str]:
     reported: set[tuple[str, str]] = set()
     problems = []
     for index, group in enumerate(stack.node_groups):
-        for child in group_children(index, group):
+        for child in group_children(index, group, stack.naming):
             other = first.setdefault((child.type, child.name), child)
             if other is not child and (child.source, other.source) not in reported:
                 reported.add((child.source, other.source))

@@ -14,8 +14,7 @@ tests/golden/*.json; docs/own-program.md, "In Python").
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +25,15 @@ from gpu_nodes.config.args import NodeGroupArgs
 from gpu_nodes.config.fields import Setting
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.config.problems import Problems
-from gpu_nodes.config.stack import ARGUMENTS, StackSpec, add_secret_problems, parse_stack
+from gpu_nodes.config.stack import (
+    OWN_SETTINGS,
+    PROGRAM_ARGUMENTS,
+    STACK_KEYS,
+    Naming,
+    StackSpec,
+    add_secret_problems,
+    read_stack,
+)
 from gpu_nodes.config.stack_config import StackConfig
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.kube.client import ClusterAccess
@@ -48,10 +55,16 @@ TYPE = "gpu-nodes:index:GpuFleet"
 
 @dataclass
 class GpuFleetArgs:
-    """What a fleet asks for; each field is the stack setting of the same name (docs/configuration.md)."""
+    """What a fleet asks for; each field is the stack setting of the same name (docs/configuration.md), its
+    name in snake case as Pulumi's Python SDKs name a property (`Setting.argument`). The maps inside
+    (`node_groups`' entries and their sections) are keyed as the stack config spells them (`gpusPerNode`),
+    typed by the generated inputs (gpu_nodes/config/inputs.py), as every language's SDK and the schema have them.
+
+    The arguments are read once, by the first `validate` (or by the fleet, which validates them): change them
+    before that, not after."""
 
     # gpu-nodes:nodeGroups: one entry per group.
-    node_groups: Sequence[NodeGroupArgs | Mapping[str, Any]]
+    node_groups: Sequence[NodeGroupArgs]
     # gpu-nodes:sshPrivateKey: required when a group runs preflight. Pass a secret.
     ssh_private_key: pulumi.Input[str] | None = None
     # gpu-nodes:imagePullSecret: a registry login (.dockerconfigjson). Pass a secret.
@@ -78,6 +91,11 @@ class GpuFleetArgs:
     # How the program is told of a mistake in a value another resource gives, found when it resolves
     # (`refuse_later`): the component package refuses it as it refuses its inputs (components.py).
     refusal: Callable[[list[str]], Exception] | None = field(default=None, repr=False)
+    # How messages name the settings: by default as this program gave them (stack config's keys, or these
+    # arguments); the component package names them as its inputs.
+    naming: Naming | None = field(default=None, repr=False)
+    # The one reading of these arguments (`read`).
+    _read: tuple[StackSpec | None, list[str]] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_stack_config(cls, stack_config: StackConfig | None = None, **extra: Any) -> GpuFleetArgs:
@@ -88,23 +106,30 @@ class GpuFleetArgs:
         for warning in config.warnings():
             pulumi.log.warn(warning)
 
-        def given(s: Setting) -> Any:
+        def value_of(s: Setting) -> object:
             text = config.text(s)
             return pulumi.Output.secret(text) if s.secret and text is not None else config.value(s)
 
         # Only the settings given: the others keep this class's defaults.
-        settings = {name: given(s) for name, s in ARGUMENTS.items() if config.text(s) is not None}
+        settings = {s.argument: value_of(s) for s in OWN_SETTINGS if config.text(s) is not None}
         return cls(**{"node_groups": None, **settings, "stack_config": config, **extra})
 
+    @property
+    def names(self) -> Naming:
+        """How this program's settings are named in messages."""
+        if self.naming is not None:
+            return self.naming
+        return STACK_KEYS if self.stack_config is not None else PROGRAM_ARGUMENTS
+
     def validate(self) -> StackSpec:
-        """The validated stack; raises one ConfigError naming every mistake, by its argument (or,
-        from stack config, by its key). The fleet calls it first; a program may call it earlier,
-        before it registers anything of its own."""
-        stack, problems = self.check()
+        """The validated stack; raises one ConfigError naming every mistake as the program wrote it (from
+        stack config, by its key; from Python, by its argument). The fleet calls it first; a program may call it
+        earlier, before it registers anything of its own: the arguments are read once."""
+        stack, problems = self.read()
         if problems:
             if self.stack_config is not None:
                 raise ConfigError(problems)
-            raise ConfigError([in_argument_words(p) for p in problems], "GpuFleetArgs")
+            raise ConfigError(problems, "GpuFleetArgs")
         assert stack is not None
         return stack
 
@@ -113,17 +138,22 @@ class GpuFleetArgs:
         ConfigError naming each as `validate` names them, or the program's own `refusal`."""
         if self.refusal is not None:
             return self.refusal(problems)
-        words = problems if self.stack_config is not None else [in_argument_words(p) for p in problems]
-        return ConfigError(words, "value from another resource")
+        return ConfigError(problems, "value from another resource")
 
-    def check(self) -> tuple[StackSpec | None, list[str]]:
-        """The stack (None when it cannot be read) and every problem, each named by its stack key
-        (`gpu-nodes:nodeGroups[0].gpusPerNode: got 0; ...`)."""
+    def read(self) -> tuple[StackSpec | None, list[str]]:
+        """The stack (None when it cannot be read) and every problem, each named as the program wrote it
+        (`gpu-nodes:nodeGroups[0].gpusPerNode: got 0; ...`, `node_groups[0].gpusPerNode: ...`); read once."""
+        if self._read is None:
+            self._read = self._read_once()
+        return self._read
+
+    def _read_once(self) -> tuple[StackSpec | None, list[str]]:
         problems = self.stack_config.problems() if self.stack_config is not None else self._secret_problems()
         problems += filter(None, [stack_label_problem(self.stack_label)])
         stack: StackSpec | None = None
         try:
-            stack = parse_stack(refuse=self.refuse_later, **{name: getattr(self, name) for name in ARGUMENTS})
+            values = {s.key: getattr(self, s.argument) for s in OWN_SETTINGS}
+            stack = read_stack(values, self.refuse_later, self.names)
         except ConfigError as error:
             problems += error.problems
         if stack is not None:
@@ -135,21 +165,13 @@ class GpuFleetArgs:
     def _secret_problems(self) -> list[str]:
         """A key or login given as plain text, or as no text at all: what it must be."""
         problems = Problems()
-        add_secret_problems(problems, lambda s: getattr(self, s.argument or ""))
-        wrong_types = (secret_argument_problem(name, getattr(self, name)) for name in SECRET_ARGUMENTS)
+        add_secret_problems(problems, lambda s: getattr(self, s.argument), self.names)
+        wrong_types = (secret_argument_problem(self.names.of(s), getattr(self, s.argument)) for s in SECRET_SETTINGS)
         return [*problems.problems, *filter(None, wrong_types)]
 
 
-# The secret settings, as the GpuFleetArgs fields a program gives them in.
-SECRET_ARGUMENTS = [name for name, s in ARGUMENTS.items() if s.secret]
-# Each stack key, as the GpuFleetArgs field a program gives it in.
-_ARGUMENTS = {s.key: name for name, s in ARGUMENTS.items()}
-_STACK_KEY = re.compile("|".join(re.escape(key) for key in sorted(_ARGUMENTS, key=len, reverse=True)))
-
-
-def in_argument_words(problem: str) -> str:
-    """A problem in a Python program's words: `node_groups[0].gpusPerNode`, not `gpu-nodes:nodeGroups[0]...`."""
-    return _STACK_KEY.sub(lambda found: _ARGUMENTS[found[0]], problem)
+# The secret settings: given as text or a secret Output.
+SECRET_SETTINGS = [s for s in OWN_SETTINGS if s.secret]
 
 
 class GpuFleet(pulumi.ComponentResource):
@@ -164,7 +186,7 @@ class GpuFleet(pulumi.ComponentResource):
         # A mistake fails here, before the fleet or anything in it is registered.
         stack = args.validate()
         for warning in stack.warnings:
-            pulumi.log.warn(self.in_program_words(warning, args))
+            pulumi.log.warn(warning)
         check_program_objects(name, stack)
         # Each resource's stack trace, kept in the state, holds where it was made and the program's own frames only.
         keep_program_frames(os.getcwd())
@@ -182,11 +204,6 @@ class GpuFleet(pulumi.ComponentResource):
         self.tenant_access = {spec.name: tenant_access(spec) for spec in stack.node_groups}
         # The report is the stack's output (`nodeGroups`, __main__.py); a copy here would be one more per node in the state.
         self.register_outputs({"tenantAccess": self.tenant_access})
-
-    def in_program_words(self, text: str, args: GpuFleetArgs) -> str:
-        """A reader's line (a warning) as the program wrote its settings: by stack key from stack
-        config, by argument name from Python."""
-        return text if args.stack_config is not None else in_argument_words(text)
 
 
 @dataclass(frozen=True)

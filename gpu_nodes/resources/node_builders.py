@@ -16,7 +16,6 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpu_nodes.config.device_plugin import MPS
 from gpu_nodes.config.metrics import EXPORTER_PORT
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
 from gpu_nodes.kube.client import ClusterAccess
@@ -45,7 +44,7 @@ from gpu_nodes.preflight.facts import GpuFacts, annotation, facts_from_report
 from gpu_nodes.preflight.remote import remote
 from gpu_nodes.preflight.report import read_report
 from gpu_nodes.proof.dra import ExpectedGpus
-from gpu_nodes.proof.target import NodeTarget
+from gpu_nodes.proof.target import DeclaredGpus, NodeTarget
 from gpu_nodes.providers.claims import CREATE, Claim
 from gpu_nodes.providers.readiness import (
     NodeReadiness,
@@ -448,9 +447,7 @@ def prove_nodes(
             namespace=spec.verification.namespace,
             jobs=[job.name for job in jobs],
             timeout_seconds=spec.verification.timeout_seconds,
-            gpus_per_node=spec.gpus_per_node,
-            replicas=spec.device_plugin.sharing.replicas,
-            sharing=_mps_of(spec),
+            declared_gpus=DeclaredGpus.of(spec.gpus_per_node, spec.device_plugin.sharing.as_shared),
             group_label=compared,
             # New facts prove the node again.
             gpu_facts=preflight.facts.apply(_annotation_of) if compared and preflight else None,
@@ -484,7 +481,7 @@ def _proof_checks(spec: NodeGroupSpec, verification: Verification, node: str) ->
     """The readiness inputs of the node's proof items beyond the runbook's, where the group runs them."""
     checks: dict[str, Any] = {}
     if (diagnostics := verification.one_of(node, Role.DIAGNOSTICS)) is not None:
-        checks["diagnostics"] = diagnostics_input(diagnostics.name, spec.verification.diagnostics or 0)
+        checks["diagnostics"] = diagnostics_input(diagnostics.name, spec.diagnostics_level)
     if (performance := verification.one_of(node, Role.PERFORMANCE)) is not None:
         floor = spec.verification.performance.min_bus_bandwidth
         checks["performance"] = performance_input(performance.name, spec.gpus_per_node, floor)
@@ -492,11 +489,6 @@ def _proof_checks(spec: NodeGroupSpec, verification: Verification, node: str) ->
         selector = dcgm_exporter.exporter_selector(spec)
         checks["metrics"] = metrics_input(spec.device_plugin.namespace, selector, EXPORTER_PORT, spec.gpus_per_node)
     return checks
-
-
-def _mps_of(spec: NodeGroupSpec) -> str | None:
-    """`mps` for a group that shares its GPUs through MPS (the readiness message names its daemon)."""
-    return MPS if spec.shares_through_mps else None
 
 
 def _compared_group(spec: NodeGroupSpec) -> dict[str, str] | None:

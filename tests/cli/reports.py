@@ -11,7 +11,7 @@ from typing import Any
 from jsonschema.validators import validator_for
 
 from gpu_nodes.proof.judgement import Judgement, failure_message
-from gpu_nodes.proof.target import NodeTarget
+from gpu_nodes.proof.target import DeclaredGpus, NodeTarget
 from tests.fakes import target
 
 CTRF_SCHEMA = Path(__file__).parent / "fixtures/ctrf.schema.json"
@@ -49,7 +49,7 @@ def stays_gated(node: str, problems: list[tuple[str | None, str]], waited: float
         unfinished_jobs=[],
         gate_up=True,
     )
-    return failure_message(NodeTarget(**{**vars(target()), "node": node}), judgement, waited, 4, 1)
+    return failure_message(NodeTarget(**{**vars(target()), "node": node}), judgement, waited, DeclaredGpus(4, 1))
 
 
 def ctrf_errors(document: dict[str, Any]) -> list[str]:

@@ -347,14 +347,14 @@ def plugin_of(**device_plugin):
 def test_the_older_spelling_is_time_slicing_and_none_is_off():
     """timeSlicingReplicas N keeps meaning {strategy: timeSlicing, replicas: N}; without either nothing is shared."""
     legacy, spelled = plugin_of(timeSlicingReplicas=4).sharing, plugin_of(sharing={"replicas": 4}).sharing
-    assert (legacy.strategy, legacy.replicas, legacy.rename_by_default, legacy.fail_requests_greater_than_one) == (
+    assert (legacy.strategy, legacy.replicas, legacy.rename_by_default, legacy.refuses_more_than_one) == (
         "timeSlicing",
         4,
         False,
         False,
     ), legacy
     assert legacy.legacy and not spelled.legacy, (legacy, spelled)
-    assert (spelled.strategy, spelled.replicas, spelled.fail_requests_greater_than_one) == ("timeSlicing", 4, False), spelled
+    assert (spelled.strategy, spelled.replicas, spelled.refuses_more_than_one) == ("timeSlicing", 4, False), spelled
     off = plugin_of().sharing
     assert (off.replicas, off.shares, off.resource) == (1, False, "nvidia.com/gpu"), off
 
@@ -363,9 +363,9 @@ def test_the_older_spelling_is_time_slicing_and_none_is_off():
 def test_fail_requests_greater_than_one_defaults_as_the_plugin_does(strategy, default):
     """README "With CUDA Time-Slicing": false by default for time-slicing; api/config/v1/config.go NewConfig: an MPS
     config that leaves it out is true (pull request 1762)."""
-    assert plugin_of(sharing={"strategy": strategy, "replicas": 4}).sharing.fail_requests_greater_than_one is default
+    assert plugin_of(sharing={"strategy": strategy, "replicas": 4}).sharing.refuses_more_than_one is default
     relaxed = plugin_of(sharing={"strategy": strategy, "replicas": 4, "failRequestsGreaterThanOne": not default})
-    assert relaxed.sharing.fail_requests_greater_than_one is (not default), relaxed.sharing
+    assert relaxed.sharing.refuses_more_than_one is (not default), relaxed.sharing
 
 
 def test_renamed_replicas_are_offered_as_the_shared_resource():
@@ -379,3 +379,8 @@ def test_a_sharing_setting_with_nothing_shared_is_a_warning(key):
     assert list(spec.warnings) == [
         f"{KEY}.devicePlugin.sharing.{key}: True has no effect: replicas 1 shares nothing (time-slicing is off)"
     ], spec.warnings
+
+
+def test_a_device_id_strategy_the_plugin_does_not_have_is_refused_naming_its_words():
+    problems = problems_of(group(devicePlugin={"deviceIdStrategy": "serial"}))
+    assert_one_problem(problems, f"{KEY}.devicePlugin.deviceIdStrategy", "expected one of uuid, index")

@@ -81,7 +81,7 @@ def test_an_unknown_cve_is_refused_naming_the_allowed_ones():
 def test_an_image_whose_release_is_unknown_is_named_as_a_warning_under_cdi(image: str, why: str):
     [warning] = warnings_of(plugin_group(image, gpuAccess="cdi"))
     assert warning.startswith(f"{KEY}.devicePlugin.image:"), warning
-    assert f"cannot be judged: {why}" in warning and "bulletin 5659" in warning and "gpuAccess: cdi: v0.15.0" in warning
+    assert f"cannot be judged: {why}" in warning and "bulletin 5659" in warning and "gpuAccess: v0.15.0" in warning
 
 
 def test_a_digest_beside_the_tag_is_judged_by_the_tag():

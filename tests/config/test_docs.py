@@ -20,6 +20,7 @@ from gpu_nodes.config.fields import readme_rows
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.config.stack import STACK_SETTINGS
 from gpu_nodes.constants import NAMESPACE
+from gpu_nodes.package.generate import TABLES, page_with_table, release_rows
 from tests.pulumi_mocks import ROOT
 
 CONFIGURATION = ROOT / "docs/configuration.md"
@@ -29,6 +30,7 @@ STACK = (CONFIGURATION, "| key | type | default | meaning |")
 GROUP = (CONFIGURATION, "| field | type | default | meaning |")
 FLEET_FILE = (FLEET, "| fleet file key | type | default | meaning |")
 OPERATOR = (FLEET, "| operator setting | type | default | meaning |")
+RELEASES = (ROOT / "docs/machines.md", "| setting | needs | what is deployed for it | where upstream says so |")
 
 Row = tuple[str, str, str, str]
 
@@ -69,6 +71,17 @@ def test_fleet_file_table_matches_the_declarations():
 
 def test_operator_settings_table_matches_the_declarations():
     assert doc_table(OPERATOR) == readme_rows(OperatorSettings)
+
+
+def test_the_releases_table_is_each_rule_declared_with_its_setting():
+    assert doc_table(RELEASES) == release_rows()
+
+
+@pytest.mark.parametrize("table", TABLES, ids=lambda t: f"{t.page}: {t.header}")
+def test_the_generator_writes_each_table_as_it_is(table):
+    """`python -m gpu_nodes.package.generate` writes every table: the pages are what it writes."""
+    page = ROOT / table.page
+    assert page_with_table(page.read_text(), table) == page.read_text(), f"{table.page} is stale: run the generator"
 
 
 # A section a row's meaning names: `see "MIG"`, `See "How tenants get their GPUs"`.

@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 
 from gpu_nodes import ConfigError, GpuFleetArgs
-from gpu_nodes.config.stack import ARGUMENTS
+from gpu_nodes.config.stack import OWN_SETTINGS
 from gpu_nodes.config.stack_config import StackConfig
-from tests.factories import SSH_KEY, group, node
+from gpu_nodes.resources.fleet import TYPE
+from tests.factories import SECRET_KEYS, SSH_KEY, group, node, stack_config
+from tests.pulumi_mocks import run_program
 
 
 def args(**given: Any) -> GpuFleetArgs:
@@ -75,7 +77,7 @@ def test_tuples_are_lists():
 def test_every_stack_setting_is_a_field_of_gpu_fleet_args():
     """A stack setting is declared once, on StackSpec; GpuFleetArgs is the one other place it is added."""
     fields = {f.name for f in dataclasses.fields(GpuFleetArgs)}
-    missing = sorted(name for name in ARGUMENTS if name not in fields)
+    missing = sorted(s.argument for s in OWN_SETTINGS if s.argument not in fields)
     assert not missing, f"stack settings without a GpuFleetArgs field: {missing}"
 
 
@@ -91,4 +93,38 @@ def test_a_stack_setting_from_stack_config_reaches_the_reader_as_declared():
         secret_keys=frozenset({"gpu-nodes:sshPrivateKey"}),
     )
     stack = GpuFleetArgs.from_stack_config(config).validate()
-    assert (stack.runtime_class_name, stack.hand_over, stack.ssh_private_key_given) == ("nvidia-cdi", ("kube-system/nvdp",), True)
+    assert (stack.runtime_class_name, stack.hand_over, stack.has_ssh_private_key) == ("nvidia-cdi", ("kube-system/nvdp",), True)
+
+
+def test_the_arguments_are_read_once(monkeypatch):
+    """`validate` and the fleet share one reading: a program that validates first is not read twice."""
+    from gpu_nodes.resources import fleet
+
+    reads = []
+    read_stack = fleet.read_stack
+    monkeypatch.setattr(fleet, "read_stack", lambda *a, **k: reads.append(a) or read_stack(*a, **k))
+    arguments = args()
+    assert arguments.validate() is arguments.validate(), "the same stack, not a second reading"
+    assert len(reads) == 1, reads
+
+
+def test_warnings_name_the_settings_as_the_program_wrote_them():
+    raw = group(preflight={"enabled": False, "maxSessions": 3})
+    (warning,) = GpuFleetArgs(node_groups=[raw]).validate().warnings
+    assert warning.startswith("node_groups[0].preflight.maxSessions: 3 has no effect"), warning
+
+
+def test_the_program_validates_first_and_its_fleet_takes_that_reading(monkeypatch):
+    """The repository's __main__.py calls `args.validate()` before it registers its provider, then builds the fleet
+    from the same arguments: the stack config is read once in the run, not again by the fleet."""
+    reads: list[GpuFleetArgs] = []
+    read_once = GpuFleetArgs._read_once
+
+    def counted(self: GpuFleetArgs) -> tuple:
+        reads.append(self)
+        return read_once(self)
+
+    monkeypatch.setattr(GpuFleetArgs, "_read_once", counted)
+    run = run_program(stack_config(group("a100", preflight={"enabled": False})), SECRET_KEYS)
+    assert reads == [run.globals["args"]], f"read {len(reads)} times"
+    assert run.of_type(TYPE), "no fleet was built"

@@ -18,7 +18,7 @@ def test_defaults_follow_the_runbook_and_upstream():
     assert spec.device_plugin.fail_on_init_error is True, spec.device_plugin
     assert spec.device_plugin.needs_config_file is False, spec.device_plugin
     assert spec.priority_class.value == 1_000_000, spec.priority_class
-    assert spec.priority_class.name == "gpu-a100", spec.priority_class
+    assert spec.priority_class_name == "gpu-a100", spec.priority_class
     assert spec.verification.gpus_per_pod == (1,), spec.verification
     assert spec.verification.per_node is True, spec.verification
     assert spec.preflight.enabled is True, spec.preflight

@@ -201,5 +201,5 @@ def test_a_bastion_from_another_resource_with_preflight_off_is_warned_about_as_s
         warnings.extend(GpuFleetArgs(node_groups=[raw]).validate().warnings)
 
     run_inline(program)
-    shown = "gpu-nodes:nodeGroups[0].preflight.proxy: {'host': \"another resource's output\""
+    shown = "node_groups[0].preflight.proxy: {'host': \"another resource's output\""
     assert any(w.startswith(shown) for w in warnings), warnings

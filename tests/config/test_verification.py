@@ -45,7 +45,7 @@ REFUSED = [
         "mig_resource_count_is_bounded_by_seven_per_gpu",
         group(devicePlugin={"migStrategy": "mixed"}, verification={"migResources": {MIG_1G: 29}}),
         f"{KEY}.verification.migResources.{MIG_1G}",
-        ("29", "at most 28"),
+        ("29", "at most 28 (7 MIG devices per GPU, gpusPerNode 4)"),
     ),
 ]
 

@@ -85,7 +85,7 @@ from pulumi.provider.experimental import component_provider_host
 from pulumi_command import remote
 
 from gpu_nodes.package.components import fleet_args
-from gpu_nodes.package.inputs import GpuFleetInputs
+from gpu_nodes.config.inputs import GpuFleetInputs
 from gpu_nodes.preflight.command import connection
 
 

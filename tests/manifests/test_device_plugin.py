@@ -290,6 +290,16 @@ def test_ignored_xids_are_a_comma_separated_list():
     assert env(ds)["DP_DISABLE_HEALTHCHECKS"] == "13,109", env(ds)
 
 
+@pytest.mark.parametrize("strategy", ["uuid", "index"])
+def test_a_device_id_strategy_reaches_the_plugin_as_it_reads_it(strategy):
+    """DEVICE_ID_STRATEGY, `uuid | index` (cmd/nvidia-device-plugin/main.go)."""
+    assert env(daemonset_manifest(group_spec(devicePlugin={"deviceIdStrategy": strategy})))["DEVICE_ID_STRATEGY"] == strategy
+
+
+def test_without_a_device_id_strategy_the_plugin_keeps_its_own():
+    assert "DEVICE_ID_STRATEGY" not in env(daemonset_manifest(group_spec()))
+
+
 def test_the_plugins_health_checks_stand_by_default():
     assert "DP_DISABLE_HEALTHCHECKS" not in env(daemonset_manifest(group_spec()))
     assert "DP_ENABLE_HEALTHCHECKS" not in env(daemonset_manifest(group_spec()))

@@ -14,7 +14,7 @@ from pulumi.provider.experimental.analyzer import Analyzer
 
 from gpu_nodes import GpuFleet as PythonGpuFleet
 from gpu_nodes import GpuFleetArgs
-from gpu_nodes.package.components import GpuFleet, GpuNodeGroup, problem_details
+from gpu_nodes.package.components import GpuFleet, GpuNodeGroup, problem_details, reading
 from gpu_nodes.package.provider import PACKAGE, GpuNodesProvider, refuse_mistakes
 from tests.factories import SSH_KEY, group
 from tests.pulumi_mocks import run_inline
@@ -86,12 +86,13 @@ def test_valid_inputs_pass():
 @pytest.mark.parametrize(
     ("problem", "path", "reason"),
     [
-        ("gpu-nodes:nodeGroups[0].gpusPerNode: got 0; expected ≥ 1", "nodeGroups[0].gpusPerNode", "got 0; expected ≥ 1"),
-        ("gpu-nodes:runtimeClass: got 'x y'; expected a name", "runtimeClass", "got 'x y'; expected a name"),
+        ("nodeGroups[0].gpusPerNode: got 0; expected ≥ 1", "nodeGroups[0].gpusPerNode", "got 0; expected ≥ 1"),
+        ("runtimeClass: got 'x y'; expected a name", "runtimeClass", "got 'x y'; expected a name"),
         ("two groups share a name: a100", "", "two groups share a name: a100"),
     ],
 )
-def test_a_readers_problem_in_the_programs_words(problem, path, reason):
+def test_a_readers_problem_names_its_property_path(problem, path, reason):
+    """The reader names each problem as the program wrote its inputs (`PACKAGE_INPUTS`): its path is the property's."""
     assert problem_details(problem) == {"property_path": path, "reason": reason}, problem
 
 
@@ -286,3 +287,25 @@ NAME_FROM_A_RESOURCE = (
     "got another resource's output; expected a string given as it is: it names resources, and names of resources must "
     "be known when the program runs"
 )
+
+
+def test_the_component_is_built_from_the_arguments_the_provider_read(monkeypatch):
+    """Read once: `construct` reads the inputs (to refuse a mistake before anything registers), and the component
+    takes those arguments rather than reading its inputs again."""
+    reads: list[GpuFleetArgs] = []
+    read_once = GpuFleetArgs._read_once
+
+    def counted(self):
+        reads.append(self)
+        return read_once(self)
+
+    monkeypatch.setattr(GpuFleetArgs, "_read_once", counted)
+    inputs = {"nodeGroups": [group("a100", preflight={"enabled": False})]}
+    arguments = refuse_mistakes("gpu-nodes:index:GpuFleet", inputs)
+    run_inline(lambda: _built_while_reading(arguments, inputs))
+    assert reads == [arguments], f"read {len(reads)} times"
+
+
+def _built_while_reading(arguments: GpuFleetArgs, inputs: dict) -> GpuFleet:
+    with reading(arguments):
+        return GpuFleet("gpus", as_the_sdk_maps_them(GpuFleet, inputs))

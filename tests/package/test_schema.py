@@ -5,19 +5,23 @@ and its SDKs named its own."""
 
 from __future__ import annotations
 
+import collections.abc
 import re
 import tomllib
-from typing import Any
+import types
+from typing import Any, Union, get_args, get_origin, is_typeddict
 from urllib.parse import urlsplit
 
+import pulumi
 import pytest
 
 from gpu_nodes.config.checks import PULL_POLICIES, TAINT_EFFECTS
 from gpu_nodes.config.device_plugin import MIG_STRATEGIES, TOLERATION_OPERATORS
-from gpu_nodes.config.fields import BOOLEAN, INTEGER, LIST, MISSING, STRING, Setting, settings
+from gpu_nodes.config.fields import Setting, settings
 from gpu_nodes.config.node_group import ALLOCATORS, GPU_ACCESS, ISOLATION, NodeGroupSpec
 from gpu_nodes.config.preflight import CONTAINER_RUNTIMES, DRIVER_ADVISORIES_REFUSE, DRIVER_ADVISORIES_WARN
-from gpu_nodes.config.stack import ARGUMENTS
+from gpu_nodes.config.problems import MISSING
+from gpu_nodes.config.stack import OWN_SETTINGS
 from gpu_nodes.package.generate import INPUT_TYPES, SHAPES, description, enum_types, setting_enum, union_schema
 from gpu_nodes.package.metadata import GO_IMPORT_BASE_PATH, NPM_PACKAGE, PYTHON_PACKAGE, REPOSITORY
 from gpu_nodes.package.provider import PACKAGE, SCHEMA_INPUTS, VERSION, package_schema
@@ -27,7 +31,8 @@ FLEET_TYPE = "gpu-nodes:index:GpuFleet"
 GROUP_TYPE = "gpu-nodes:index:GpuNodeGroup"
 COMPONENTS = (FLEET_TYPE, GROUP_TYPE)
 SCHEMA = package_schema()
-SCALAR_TYPES = {STRING: "string", INTEGER: "integer", BOOLEAN: "boolean"}
+SCALAR_TYPES: dict[object, str] = {str: "string", int: "integer", bool: "boolean", float: "number"}
+ARGUMENTS = {s.argument: s for s in OWN_SETTINGS}
 
 
 def declared_properties() -> list[tuple[str, str, Setting]]:
@@ -77,25 +82,26 @@ def expected_shape(s: Setting) -> Any:
     """What the declaration says the property's type is."""
     if s.section is not None:
         type_name = next(t.name for t in INPUT_TYPES if t.spec is s.section)
-        return [ref(type_name)] if s.kind is LIST else ref(type_name)
+        return [ref(type_name)] if s.is_list else ref(type_name)
     if (enum := setting_enum(s)) is not None:
         return ref(enum.name)
-    if s.annotation is not None:
-        return annotation_shape(s.annotation)
-    return SCALAR_TYPES[s.kind]
-
-
-def annotation_shape(text: str) -> Any:
-    if (one_of := union_schema(text)) is not None:
+    if (one_of := union_schema(s.written_type)) is not None:
         return tuple(shape_of(p) for p in one_of)
-    scalars = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
-    if text in scalars:
-        return scalars[text]
-    if text.startswith("list[") and text.endswith("]"):
-        return [annotation_shape(text[len("list[") : -1])]
-    if text.startswith("dict[str, ") and text.endswith("]"):
-        return {"*": annotation_shape(text[len("dict[str, ") : -1])}
-    return ref(text)
+    return type_shape(s.written_type)
+
+
+def type_shape(declared: Any) -> Any:
+    """A written type as the schema should say it: without None, and another resource's output as the value."""
+    if get_origin(declared) in (Union, types.UnionType):
+        (declared,) = [m for m in get_args(declared) if m is not type(None) and get_origin(m) is not pulumi.Output]
+    if declared in SCALAR_TYPES:
+        return SCALAR_TYPES[declared]
+    if get_origin(declared) in (tuple, list, collections.abc.Sequence):
+        return [type_shape(get_args(declared)[0])]
+    if get_origin(declared) in (dict, collections.abc.Mapping):
+        return {"*": type_shape(get_args(declared)[1])}
+    assert is_typeddict(declared), declared
+    return ref(declared.__name__)
 
 
 @pytest.mark.parametrize(("where", "name", "s"), declared_properties(), ids=lambda v: v if isinstance(v, str) else "")
@@ -128,6 +134,7 @@ def test_no_property_is_of_any_type_but_the_claim_template_a_tenant_copies():
     [
         ("DevicePlugin", "maxUnavailable", ("integer", "string")),
         ("DevicePlugin", "enabledXids", (["integer"], "string")),
+        ("Verification", "diagnostics", ("integer", "string")),
     ],
 )
 def test_a_value_of_one_of_two_types_says_both_and_is_plain(where, name, one_of):
@@ -166,10 +173,10 @@ def test_a_setting_of_fixed_words_is_an_enum_of_the_words_its_reader_takes(where
 
 
 def test_every_setting_of_fixed_words_is_an_enum():
-    """A new `one_of(...)` setting is an enum without a row above."""
+    """A new setting of fixed words (a `Literal` of strings) is an enum without a row above."""
     for where, name, s in declared_properties():
-        if s.check is not None and s.check.options:
-            assert enum_words(schema_object(where)[0][name]) == s.check.options, f"{where}.{name}"
+        if s.words:
+            assert enum_words(schema_object(where)[0][name]) == s.words, f"{where}.{name}"
 
 
 def test_every_enum_is_one_a_property_uses():

@@ -14,6 +14,7 @@ from gpu_nodes.preflight.facts import (
     product_label,
 )
 from gpu_nodes.preflight.report import passing_report
+from gpu_nodes.vocabulary import GpuSharing
 
 SXM = GpuFacts(models=("NVIDIA H100 80GB HBM3",), memory_mib=(81559,), count=8, driver_version="550.54.15", cuda_version="12.4")
 PCIE = GpuFacts(models=("NVIDIA H100 PCIe",), memory_mib=(81559,), count=8)
@@ -51,7 +52,7 @@ def test_without_time_slicing_gfd_writes_one_replica_and_no_sharing():
 
 def test_with_time_slicing_the_product_is_shared_as_gfd_writes_it():
     """getProductName appends SHARED when the resource has replicas > 1 and is not renamed (ours is not)."""
-    labels = feature_labels(SXM, "none", replicas=4)
+    labels = feature_labels(SXM, "none", GpuSharing("timeSlicing", 4))
     assert labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3-SHARED", labels
     assert (labels["nvidia.com/gpu.replicas"], labels["nvidia.com/gpu.sharing-strategy"]) == ("4", "time-slicing"), labels
 
@@ -173,13 +174,13 @@ def test_the_same_model_with_other_memory_differs():
 
 def test_under_mps_gfd_says_mps_and_mps_capable():
     """internal/lm/resource.go baseLabeler (SharingStrategy mps) and nvml.go newSharingLabeler (mps.capable)."""
-    labels = feature_labels(SXM, "none", replicas=4, strategy="mps")
+    labels = feature_labels(SXM, "none", GpuSharing("mps", 4))
     assert (labels["nvidia.com/gpu.replicas"], labels["nvidia.com/gpu.sharing-strategy"]) == ("4", "mps"), labels
     assert labels["nvidia.com/mps.capable"] == "true" and labels["nvidia.com/gpu.product"].endswith("-SHARED"), labels
 
 
 def test_a_renamed_shared_resource_keeps_the_plain_product_name():
     """getProductName: no SHARED for a renamed resource (renameByDefault gives it `nvidia.com/gpu.shared`)."""
-    labels = feature_labels(SXM, "none", replicas=4, strategy="timeSlicing", renamed=True)
+    labels = feature_labels(SXM, "none", GpuSharing("timeSlicing", 4, renamed=True))
     assert labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3", labels
     assert "nvidia.com/mps.capable" not in labels, "GFD writes false there; we write nothing where MPS is not used"

@@ -22,7 +22,7 @@ from gpu_nodes.proof.checklist import (
     SECURE_ACCESS,
     TAINTED,
     WORKLOAD_SUCCEEDED,
-    Look,
+    Observation,
     checklist,
     degradation,
     gated,
@@ -44,13 +44,13 @@ def test_the_gate_is_the_documented_taint():
 
 
 def test_a_healthy_node_passes_every_item():
-    items = checklist(item_problems(Look(target(), node(), [plugin_pod()])))
+    items = checklist(item_problems(Observation(target(), node(), [plugin_pod()])))
     assert items == dict.fromkeys(("labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded"), PASS)
 
 
 def test_each_item_fails_on_its_own():
     bare = node(gpus=3, taints=[], **{"gpu-nodes.dev/node-group": "other"})
-    items = checklist(item_problems(Look(target(), bare, [], ["the Job failed"])))
+    items = checklist(item_problems(Observation(target(), bare, [], ["the Job failed"])))
     assert items == dict.fromkeys(items, FAIL), items
 
 
@@ -202,21 +202,25 @@ def test_every_checklist_holds_the_runbooks_five_items_and_secure_access():
 
 
 # A look at n1 that fails one item only, by item.
-def _unlabelled() -> Look:
-    return Look(target(), node(**{"gpu-nodes.dev/node-group": "other"}), [plugin_pod()])
+def _unlabelled() -> Observation:
+    return Observation(target(), node(**{"gpu-nodes.dev/node-group": "other"}), [plugin_pod()])
 
 
 BROKEN_LOOKS = {
     LABELLED: _unlabelled,
-    TAINTED: lambda: Look(target(), node(taints=[]), [plugin_pod()]),
-    PLUGIN_RUNNING: lambda: Look(target(), node(), []),
-    GPUS_REGISTERED: lambda: Look(target(), node(gpus=3), [plugin_pod()]),
-    WORKLOAD_SUCCEEDED: lambda: Look(target(), node(), [plugin_pod()], ["verification Job v/j failed"]),
-    GPU_FACTS_AGREE: lambda: Look(target(), node(), [plugin_pod()], facts="n1 has 4 x H100, the group 4 x A100"),
-    SECURE_ACCESS: lambda: Look(target(), node(), [plugin_pod()], access=["verification Job v/a failed; sees /dev/nvidia0"]),
-    DIAGNOSTICS_PASSED: lambda: Look(target(), node(), [plugin_pod()], diagnostics=["DCGM diagnostics level 1 failed: pcie"]),
-    BANDWIDTH_MET: lambda: Look(target(), node(), [plugin_pod()], bandwidth=["bus bandwidth 5.2 GB/s, below 200"]),
-    METRICS_EXPORTED: lambda: Look(target(), node(), [plugin_pod()], metrics=["GPU 2: no DCGM_FI_DEV_GPU_TEMP"]),
+    TAINTED: lambda: Observation(target(), node(taints=[]), [plugin_pod()]),
+    PLUGIN_RUNNING: lambda: Observation(target(), node(), []),
+    GPUS_REGISTERED: lambda: Observation(target(), node(gpus=3), [plugin_pod()]),
+    WORKLOAD_SUCCEEDED: lambda: Observation(target(), node(), [plugin_pod()], ["verification Job v/j failed"]),
+    GPU_FACTS_AGREE: lambda: Observation(target(), node(), [plugin_pod()], facts="n1 has 4 x H100, the group 4 x A100"),
+    SECURE_ACCESS: lambda: Observation(
+        target(), node(), [plugin_pod()], access=["verification Job v/a failed; sees /dev/nvidia0"]
+    ),
+    DIAGNOSTICS_PASSED: lambda: Observation(
+        target(), node(), [plugin_pod()], diagnostics=["DCGM diagnostics level 1 failed: pcie"]
+    ),
+    BANDWIDTH_MET: lambda: Observation(target(), node(), [plugin_pod()], bandwidth=["bus bandwidth 5.2 GB/s, below 200"]),
+    METRICS_EXPORTED: lambda: Observation(target(), node(), [plugin_pod()], metrics=["GPU 2: no DCGM_FI_DEV_GPU_TEMP"]),
 }
 
 
@@ -228,7 +232,7 @@ def test_a_look_that_breaks_one_item_fails_that_item_only(item):
 
 @pytest.mark.parametrize("item", ITEMS, ids=lambda item: item.key)
 def test_a_healthy_look_passes_each_item(item):
-    lines = item.problems(Look(target(), node(), [plugin_pod()]))
+    lines = item.problems(Observation(target(), node(), [plugin_pod()]))
     assert lines == [], (item.key, lines)
 
 
@@ -238,7 +242,7 @@ def test_a_failing_item_says_why_in_its_own_words():
 
 
 def test_the_workload_item_has_one_line_per_job_that_has_not_succeeded():
-    lines = WORKLOAD_SUCCEEDED.problems(Look(target(), node(), [plugin_pod()], ["job a failed", "job b pending"]))
+    lines = WORKLOAD_SUCCEEDED.problems(Observation(target(), node(), [plugin_pod()], ["job a failed", "job b pending"]))
     assert lines == ["job a failed", "job b pending"], (WORKLOAD_SUCCEEDED.key, lines)
 
 

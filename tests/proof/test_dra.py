@@ -7,9 +7,9 @@ import pytest
 from gpu_nodes.proof.dra import (
     ExpectedGpus,
     attribute,
-    look_at_slices,
     slice_findings,
     slice_problem,
+    slices_of_node,
 )
 from tests.dra_slices import (
     A100,
@@ -83,8 +83,8 @@ def test_a_pool_of_several_slices_is_read_whole():
 
 def test_mig_devices_are_not_gpus():
     devices = [*(gpu_device(i) for i in range(4)), mig_device(0, 0), mig_device(0, 1)]
-    look = look_at_slices([resource_slice(NODE, devices)], NODE)
-    assert [d.name for d in look.gpus] == ["gpu-0", "gpu-1", "gpu-2", "gpu-3"], look
+    published = slices_of_node([resource_slice(NODE, devices)], NODE)
+    assert [d.name for d in published.gpus] == ["gpu-0", "gpu-1", "gpu-2", "gpu-3"], published
     assert slice_problem(NODE, [resource_slice(NODE, devices)], EXPECTED) is None, NODE
 
 

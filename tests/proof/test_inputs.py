@@ -16,14 +16,14 @@ from gpu_nodes.proof.inputs import (
     Change,
     DeclaredInputs,
     Input,
+    as_dict,
     as_list,
     carried,
-    count,
     declarations,
     declared,
     inputs,
     keys,
-    mapping,
+    whole_number,
 )
 
 
@@ -32,7 +32,7 @@ class Inner(DeclaredInputs):
     """A record carried by `Outer`, as a node's target is by its resources' inputs."""
 
     node: str = field(metadata=declared("node", Change.REPLACE, required=True))
-    gpus: int | None = field(default=None, metadata=declared("gpus", Change.RERUN, read=count))
+    gpus: int | None = field(default=None, metadata=declared("gpus", Change.RERUN, read=whole_number))
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Outer(DeclaredInputs):
     jobs: Sequence[str] = field(metadata=declared("jobs", Change.RERUN, read=as_list))
     hint: str | None = field(default=None, metadata=declared("hint", Change.STATE_ONLY))
     labels: Mapping[str, str] = field(
-        default_factory=dict, metadata=declared("labels", Change.RERUN, mapping, mapping, only_when_set=True)
+        default_factory=dict, metadata=declared("labels", Change.RERUN, as_dict, as_dict, only_when_set=True)
     )
 
 

@@ -18,8 +18,8 @@ import pytest
 from gpu_nodes.preflight.facts import GpuFacts, annotation
 from gpu_nodes.proof.checklist import CHECKLIST_ITEMS, DEFERRED, FAIL, PASS, WORKLOAD_SUCCEEDED
 from gpu_nodes.proof.evidence import BandwidthCheck, DiagnosticsCheck, MetricsCheck
-from gpu_nodes.proof.judgement import PLUGIN_SETTLE_SECONDS, Judgement, Proof, Stories, failure_message, judge
-from gpu_nodes.proof.target import NodeTarget
+from gpu_nodes.proof.judgement import PLUGIN_SETTLE_SECONDS, Judgement, PodStories, Proof, failure_message, judge
+from gpu_nodes.proof.target import DeclaredGpus, NodeTarget
 from gpu_nodes.vocabulary import FACTS_ANNOTATION
 from tests.dra_slices import H100, gpu_device, node_slices, resource_slice, tainted, uuid, xid_taint
 from tests.fakes import (
@@ -232,9 +232,9 @@ def test_a_look_returns_the_stories_it_saw_and_leaves_those_it_was_given():
     cluster = proven_cluster()
     cluster.jobs[(VERIFICATION_NAMESPACE, JOBS[0])] = job()
     cluster.pod_list.append(pending_pod(JOBS[0]))
-    seen = Stories({JOBS[1]: "an older story"})
+    seen = PodStories({JOBS[1]: "an older story"})
     judgement = judge(cluster, PROOF, NOW, seen)
-    assert seen == Stories({JOBS[1]: "an older story"}), f"{JOBS[1]}: the caller's stories changed"
+    assert seen == PodStories({JOBS[1]: "an older story"}), f"{JOBS[1]}: the caller's stories changed"
     assert "untolerated taint" in judgement.stories.by_job[JOBS[0]], f"{JOBS[0]}: {judgement.stories}"
     assert judgement.stories.by_job[JOBS[1]] == "an older story", f"{JOBS[1]}: {judgement.stories}"
 
@@ -401,7 +401,7 @@ def test_under_dra_a_gpu_the_driver_tainted_keeps_the_node_gated_naming_the_devi
     judgement = judge(cluster, Proof(DRA_TARGET, VERIFICATION_NAMESPACE, JOBS, devices=DEVICES), NOW)
     assert failing(judgement) == ["gpusRegistered"], f"n1: {judgement.problems}"
     assert f"{uuid(3)} (gpu-3) gpu.nvidia.com/xid=79:NoSchedule" in judgement.problems[0][1], f"n1: {judgement.problems}"
-    message = failure_message(DRA_TARGET, judgement, 120, 4, 1)
+    message = failure_message(DRA_TARGET, judgement, 120, DeclaredGpus(4, 1))
     assert "its kubelet plugin pod restarts" in message and "untainted" in message, message
 
 

@@ -4,7 +4,7 @@ node was gated as drift."""
 
 from __future__ import annotations
 
-from gpu_nodes.proof.checklist import PLUGIN_RUNNING, Look, degradation, plugin_problem
+from gpu_nodes.proof.checklist import PLUGIN_RUNNING, Observation, degradation, plugin_problem
 from gpu_nodes.proof.mig_manager import mig_change, mig_marks, mig_pause, mig_problem
 from gpu_nodes.vocabulary import DEVICE_PLUGIN_DEPLOY_LABEL, MIG_CONFIG_LABEL, MIG_CONFIG_STATE_LABEL, PAUSED_FOR_MIG_CHANGE
 from tests.fakes import node, plugin_pod, target
@@ -50,7 +50,7 @@ def test_the_readiness_check_names_the_mig_manager_not_a_missing_plugin():
     assert problem is not None, "a paused node has no plugin pod"
     assert problem.startswith("no device plugin pod on it: NVIDIA's MIG manager is reconfiguring"), problem
     assert "devicePlugin.pauseForMigManager steps off the node until the MIG manager sets " in problem, problem
-    assert PLUGIN_RUNNING.problems(Look(target(), paused, [])) == [problem]
+    assert PLUGIN_RUNNING.problems(Observation(target(), paused, [])) == [problem]
     # Without the MIG manager's marks, the plain reason.
     assert plugin_problem(target(), [], node("n1")).startswith("no device plugin pod on it (DaemonSet pods"), "plain reason"
 

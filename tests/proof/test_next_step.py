@@ -37,23 +37,23 @@ HELD = Quarantine(by="NVSentinel", state="quarantined", cordoned=True, taints=()
 JOB_LINE = ("workloadSucceeded", f"verification Job v/{NODE}-1gpu has not succeeded (active 1, failed 0)")
 
 CASES = {
-    "a node that passes passes": (look(), Progress(fresh_run=False), Step("pass")),
-    "a failed Job fails at once": (look([JOB_LINE], failed=["j"]), Progress(fresh_run=False), Step("fail")),
+    "a node that passes passes": (look(), Progress(fresh_run=False), Step("lift")),
+    "a failed Job fails at once": (look([JOB_LINE], failed=["j"]), Progress(fresh_run=False), Step("keep")),
     "GPUs not the group's fail at once": (
         look([("gpuFactsAgree", f"{NODE} has 4 x H100, the group 4 x A100")]),
         Progress(fresh_run=False),
-        Step("fail"),
+        Step("keep"),
     ),
     "someone else's quarantine fails at once": (
         look([(None, f"{NODE} held")], quarantine=HELD),
         Progress(fresh_run=False),
-        Step("fail"),
+        Step("keep"),
     ),
     "a node not proven yet is waited for": (look([JOB_LINE], unfinished=["j"]), Progress(fresh_run=False), Step("wait")),
     "a node not proven when the wait is over fails": (
         look([JOB_LINE], unfinished=["j"]),
         Progress(fresh_run=False, waited=True),
-        Step("fail"),
+        Step("keep"),
     ),
     "short under a settled plugin after a fresh preflight: restart the pod": (
         look([SHORT], short_plugin=OLD_POD, unfinished=["j"]),
@@ -88,12 +88,12 @@ CASES = {
     "after the restart, the new pod settled short: fail, no second restart": (
         look([SHORT], short_plugin=NEW_POD),
         Progress(fresh_run=True, restarted=OLD_POD),
-        Step("fail"),
+        Step("keep"),
     ),
     "after the restart, the wait over: fail": (
         look([SHORT]),
         Progress(fresh_run=True, restarted=OLD_POD, waited=True),
-        Step("fail"),
+        Step("keep"),
     ),
 }
 
@@ -112,4 +112,4 @@ def test_a_wait_ends_on_every_step_but_waiting(case):
 
 
 def test_the_last_look_passes_or_fails():
-    assert (verdict(look()), verdict(look([SHORT], short_plugin=OLD_POD))) == (Step("pass"), Step("fail")), NODE
+    assert (verdict(look()), verdict(look([SHORT], short_plugin=OLD_POD))) == (Step("lift"), Step("keep")), NODE

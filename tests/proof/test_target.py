@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from gpu_nodes.proof.target import TARGET_KEYS, NodeTarget
+import pytest
+
+from gpu_nodes.proof.target import TARGET_KEYS, DeclaredGpus, NodeTarget
 from gpu_nodes.resources.node_builders import expected_allocatable, node_target
+from gpu_nodes.vocabulary import GpuSharing
 from tests.fakes import target
 from tests.specs import group_spec
 
@@ -96,3 +99,24 @@ def test_a_dra_target_reads_back_from_its_inputs_with_a_whole_count():
 
 def test_a_device_plugin_groups_target_has_no_dra_input():
     assert "draGpus" not in node_target(group_spec(), "n1").to_props()
+
+
+@pytest.mark.parametrize(
+    ("sharing", "written", "key"),
+    [
+        (GpuSharing("timeSlicing", 4), {"gpusPerNode": 2, "replicas": 4, "sharing": "timeSlicing"}, "sharing.replicas"),
+        (GpuSharing("mps", 4), {"gpusPerNode": 2, "replicas": 4, "sharing": "mps"}, "sharing.replicas"),
+        (
+            GpuSharing("timeSlicing", 4, setting="timeSlicingReplicas"),
+            {"gpusPerNode": 2, "replicas": 4},
+            "timeSlicingReplicas",
+        ),
+        (GpuSharing("timeSlicing", 1), {"gpusPerNode": 2, "replicas": 1}, "sharing.replicas"),
+    ],
+    ids=["time-sliced by sharing", "mps", "time-sliced by the older spelling", "not shared"],
+)
+def test_the_declared_gpus_travel_as_inputs_and_come_back_naming_the_setting_the_group_used(sharing, written, key):
+    declared = DeclaredGpus.of(2, sharing)
+    assert declared.to_props() == written, declared
+    back = DeclaredGpus.from_props(written).sharing
+    assert (back.strategy, back.replicas, back.replicas_key) == (sharing.strategy, sharing.replicas, key), back

@@ -8,7 +8,7 @@ from gpu_nodes.errors import NodeNotReadyError
 from gpu_nodes.preflight.facts import GpuFacts, annotation
 from gpu_nodes.proof.checklist import CHECKLIST_ITEMS, FAIL, PASS
 from gpu_nodes.proof.inputs import Change, keys
-from gpu_nodes.proof.target import TARGET_KEYS
+from gpu_nodes.proof.target import TARGET_KEYS, DeclaredGpus
 from gpu_nodes.providers.cluster_resource import read_inputs
 from gpu_nodes.providers.readiness import (
     GRACE_SECONDS,
@@ -47,7 +47,7 @@ from tests.proof.recorded import recorded
 
 def props(**overrides) -> dict:
     """n1's readiness inputs as the resource writes them (group a100, no preflight), with `overrides` by key."""
-    inputs = ReadinessInputs(target(), VERIFICATION_NAMESPACE, JOBS, timeout_seconds=60, gpus_per_node=4, replicas=1)
+    inputs = ReadinessInputs(target(), VERIFICATION_NAMESPACE, JOBS, timeout_seconds=60, declared_gpus=DeclaredGpus(4, 1))
     return {**inputs.to_props(), "kubeconfig": "secret", "context": None, **overrides}
 
 
@@ -112,10 +112,21 @@ def test_a_node_short_of_a_gpu_stays_gated_with_both_figures(cluster):
     assert GATE_TAINT in taints_on(cluster)
 
 
-def test_time_slicing_is_explained_in_the_figure(cluster):
+def test_time_slicing_by_the_older_spelling_is_explained_in_its_words(cluster):
     cluster.events = [plugin_lands, jobs_succeed]
     with pytest.raises(NodeNotReadyError, match=r"expected 8 \(gpusPerNode 4 x timeSlicingReplicas 2\)"):
         NodeReadinessProvider().create(props(expectedGpus=8, replicas=2))
+
+
+def test_time_slicing_by_sharing_is_explained_naming_sharing_replicas(cluster):
+    """A group that wrote `devicePlugin.sharing: {strategy: timeSlicing, replicas: 4}` is told of the key it set, not of
+    timeSlicingReplicas, which it may not set beside sharing."""
+    cluster.events = [plugin_lands, jobs_succeed]
+    with pytest.raises(NodeNotReadyError) as failure:
+        NodeReadinessProvider().create(props(expectedGpus=16, replicas=4, sharing="timeSlicing"))
+    message = str(failure.value)
+    assert "expected 16 (gpusPerNode 4 x sharing.replicas (timeSlicing) 4)" in message, message
+    assert "timeSlicingReplicas" not in message and "MPS control daemon" not in message, message
 
 
 def test_mps_is_explained_in_the_figure_and_its_daemon_named(cluster):
@@ -137,7 +148,8 @@ def test_renamed_replicas_are_counted_under_their_own_name(cluster):
 
 def test_a_node_short_of_a_declared_mig_device_stays_gated_naming_the_resource(cluster):
     cluster.events = [plugin_lands, jobs_succeed]
-    mig = {"expectedGpus": None, "expectedMigDevices": {"nvidia.com/mig-1g.10gb": 28}}
+    # As the group writes them: the declared layout (7 devices on each of 4 GPUs) and what it puts on the node.
+    mig = {"expectedGpus": None, "expectedMigDevices": {"nvidia.com/mig-1g.10gb": 28}, "migDevices": {"1g.10gb": 7}}
     with pytest.raises(NodeNotReadyError) as failure:
         NodeReadinessProvider().create(props(**mig))
     message = str(failure.value)
@@ -597,8 +609,7 @@ def test_the_inputs_read_back_as_written():
         VERIFICATION_NAMESPACE,
         JOBS,
         timeout_seconds=60,
-        gpus_per_node=4,
-        replicas=1,
+        declared_gpus=DeclaredGpus(4, 4, "timeSlicing"),
         group_label=GROUP,
         gpu_facts='{"count":4}',
         preflight_resource=PREFLIGHT["preflightResource"],
@@ -612,7 +623,8 @@ def test_a_state_reads_with_whole_numbers_and_without_the_inputs_its_group_never
     """The engine hands numbers over as floats; a group without preflight or compared facts has no such inputs."""
     state = {**props(), "timeoutSeconds": 60.0, "gpusPerNode": 4.0, "replicas": 1.0, "expectedGpus": 4.0}
     read_back = read_inputs(ReadinessInputs, state)
-    figures = (read_back.timeout_seconds, read_back.gpus_per_node, read_back.replicas, read_back.target.expected_gpus)
+    declared = read_back.declared_gpus
+    figures = (read_back.timeout_seconds, declared.gpus_per_node, declared.replicas, read_back.target.expected_gpus)
     assert figures == (60, 4, 1, 4) and all(isinstance(f, int) for f in figures), f"n1: {figures}"
     absent = (read_back.group_label, read_back.gpu_facts, read_back.preflight_run, read_back.gpu_devices)
     assert absent == (None, None, None, None), f"n1: {absent}"

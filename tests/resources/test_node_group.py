@@ -451,11 +451,18 @@ def test_renamed_replicas_are_what_readiness_counts_and_the_report_names():
     assert (report["a100-node-1"]["expectedGpus"], report["a100-node-1"]["gpuResource"]) == (8, "nvidia.com/gpu.shared")
 
 
-def test_a_time_sliced_group_keeps_the_readiness_inputs_it_had():
+def test_a_group_time_sliced_by_the_older_spelling_keeps_the_readiness_inputs_it_had():
     run = run_component(group("a100", gpusPerNode=2, devicePlugin={"timeSlicingReplicas": 4}))
     for check in readiness_checks(run):
         assert (check.inputs["expectedGpus"], check.inputs["replicas"]) == (8, 4), check.urn
         assert "sharing" not in check.inputs and "gpuResource" not in check.inputs, check.urn
+
+
+def test_a_group_time_sliced_by_sharing_says_so_to_its_readiness_check():
+    """Its message then names sharing.replicas, the setting the group used (gpu_nodes/proof/judgement.py)."""
+    run = run_component(group("a100", gpusPerNode=2, devicePlugin={"sharing": {"strategy": "timeSlicing", "replicas": 4}}))
+    for check in readiness_checks(run):
+        assert (check.inputs["expectedGpus"], check.inputs["replicas"], check.inputs["sharing"]) == (8, 4, "timeSlicing")
 
 
 def test_an_mps_node_is_labelled_mps_capable_as_gfd_would():

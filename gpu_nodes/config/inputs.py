@@ -1,11 +1,15 @@
-"""The package's typed inputs, written by gpu_nodes/package/generate.py from the field declarations: do not edit.
+"""The typed inputs a program passes, written by gpu_nodes/package/generate.py from the field declarations: do
+not edit.
 
-Keys are the stack config's own (camelCase, as the schema and every SDK spell them); the component
-maps them onto `GpuFleetArgs` (gpu_nodes/package/components.py).
+They type `GpuFleetArgs`' groups in a Python program (gpu_nodes/resources/fleet.py) and the component package's
+inputs, from which the SDK infers the schema every language's SDK is generated from (gpu_nodes/package/
+components.py). Keys are the stack config's own (camelCase, as the schema and every SDK spell them), in
+Python as in any language, so that docs/configuration.md's tables are the reference of each; the fleet's own
+arguments (`GpuFleetInputs`) are `GpuFleetArgs`' (snake case, as Pulumi's Python SDKs name a property).
 """
 
 from enum import StrEnum
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypeAlias, TypedDict
 
 import pulumi
 
@@ -31,6 +35,13 @@ class ImagePullPolicy(StrEnum):
     ALWAYS = "Always"
     IF_NOT_PRESENT = "IfNotPresent"
     NEVER = "Never"
+
+
+class DeviceIdStrategy(StrEnum):
+    "What `deviceIdStrategy` takes: `uuid`, `index`."
+
+    UUID = "uuid"
+    INDEX = "index"
 
 
 class ContainerRuntime(StrEnum):
@@ -94,16 +105,50 @@ class TaintEffect(StrEnum):
     NO_EXECUTE = "NoExecute"
 
 
+if TYPE_CHECKING:
+    StrategyOrWord: TypeAlias = Strategy | Literal["timeSlicing", "mps"]
+    MigStrategyOrWord: TypeAlias = MigStrategy | Literal["none", "single", "mixed"]
+    ImagePullPolicyOrWord: TypeAlias = ImagePullPolicy | Literal["Always", "IfNotPresent", "Never"]
+    DeviceIdStrategyOrWord: TypeAlias = DeviceIdStrategy | Literal["uuid", "index"]
+    ContainerRuntimeOrWord: TypeAlias = ContainerRuntime | Literal["containerd", "docker", "cri-o", "k3s", "rke2", "auto"]
+    DriverAdvisoriesOrWord: TypeAlias = DriverAdvisories | Literal["warn", "refuse"]
+    BecomeOrWord: TypeAlias = Become | Literal["sudo"]
+    GpuAccessOrWord: TypeAlias = GpuAccess | Literal["defaultRuntime", "runtimeClass", "cdi"]
+    IsolationOrWord: TypeAlias = Isolation | Literal["default", "strict"]
+    AllocatorOrWord: TypeAlias = Allocator | Literal["devicePlugin", "dra"]
+    TolerationOperatorOrWord: TypeAlias = TolerationOperator | Literal["Equal", "Exists"]
+    TaintEffectOrWord: TypeAlias = TaintEffect | Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+    MaxUnavailableValue: TypeAlias = int | str
+    EnabledXidsValue: TypeAlias = list[int] | Literal["all"]
+    DiagnosticsValue: TypeAlias = Literal["off", 1, 2, 3]
+else:
+    StrategyOrWord = Strategy
+    MigStrategyOrWord = MigStrategy
+    ImagePullPolicyOrWord = ImagePullPolicy
+    DeviceIdStrategyOrWord = DeviceIdStrategy
+    ContainerRuntimeOrWord = ContainerRuntime
+    DriverAdvisoriesOrWord = DriverAdvisories
+    BecomeOrWord = Become
+    GpuAccessOrWord = GpuAccess
+    IsolationOrWord = Isolation
+    AllocatorOrWord = Allocator
+    TolerationOperatorOrWord = TolerationOperator
+    TaintEffectOrWord = TaintEffect
+    MaxUnavailableValue = Any
+    EnabledXidsValue = Any
+    DiagnosticsValue = Any
+
+
 class Toleration(TypedDict):
     "A toleration of the device plugin's pods, as a pod spec takes it (Kubernetes' core/v1 Toleration)."
 
     key: NotRequired[str]
     "The taint key it tolerates; without one, operator `Exists` tolerates every taint."
-    operator: NotRequired[TolerationOperator]
+    operator: NotRequired[TolerationOperatorOrWord]
     "`Equal`: the taint's value is `value`; `Exists`: any value. Default: `Equal`."
     value: NotRequired[str]
     "The taint value it tolerates, with operator `Equal`."
-    effect: NotRequired[TaintEffect]
+    effect: NotRequired[TaintEffectOrWord]
     "The taint effect it tolerates. Default: every effect."
     tolerationSeconds: NotRequired[int]
     "With effect `NoExecute`: how long a pod stays once the taint is put on. Default: for ever."
@@ -146,7 +191,7 @@ class Node(TypedDict):
 class Sharing(TypedDict):
     "How the device plugin shares each GPU: time-slicing or MPS, and how many ways."
 
-    strategy: NotRequired[Strategy]
+    strategy: NotRequired[StrategyOrWord]
     (
         "CUDA time-slicing (no isolation between the pods sharing a GPU), or CUDA MPS: the plugin's MPS "
         "control daemon runs on each node and gives each pod an equal share of the GPU's memory and compute "
@@ -184,7 +229,7 @@ class DevicePlugin(TypedDict):
     )
     namespace: NotRequired[str]
     "Shared by groups; Pod Security `privileged` (the plugin mounts hostPath). Default: `nvidia-device-plugin`."
-    migStrategy: NotRequired[MigStrategy]
+    migStrategy: NotRequired[MigStrategyOrWord]
     "The plugin's MIG strategy; `mixed` needs `verification.migResources` (see \"MIG\"). Default: `none`."
     timeSlicingReplicas: NotRequired[int]
     (
@@ -219,12 +264,12 @@ class DevicePlugin(TypedDict):
         "hosts; under allocator `dra`, the DRA driver's, on where the cluster keeps device taints (see "
         "\"DRA\"). Default: `true`."
     )
-    imagePullPolicy: NotRequired[ImagePullPolicy]
+    imagePullPolicy: NotRequired[ImagePullPolicyOrWord]
     (
         "The plugin's `imagePullPolicy`; `Never` or `IfNotPresent` where images are loaded onto the machines "
         "(air-gapped). Default: Kubernetes' (`IfNotPresent` for a tag)."
     )
-    maxUnavailable: NotRequired[Any]
+    maxUnavailable: NotRequired[MaxUnavailableValue]
     (
         "How many nodes' plugin pods a rollout replaces at once (the DaemonSet's `maxUnavailable`). Default: "
         "`1` (Kubernetes')."
@@ -234,7 +279,7 @@ class DevicePlugin(TypedDict):
         "XIDs that do not make a GPU unhealthy, beside the plugin's own list "
         "(`DP_DISABLE_HEALTHCHECKS=109,...`). Default: none."
     )
-    enabledXids: NotRequired[Any]
+    enabledXids: NotRequired[EnabledXidsValue]
     (
         "XIDs that make a GPU unhealthy although the plugin's own list ignores them (13, 31, 43, 45, 68, 109)"
         " or `ignoredXids` would; `all` for every XID (`DP_ENABLE_HEALTHCHECKS`, plugin v0.18+). Default: "
@@ -257,6 +302,11 @@ class DevicePlugin(TypedDict):
     (
         "With `gpuAccess: cdi`: the `nvidia-ctk` (or `nvidia-cdi-hook`) on the machines that the CDI specs' "
         "hooks run; preflight checks each machine has it. Default: `/usr/bin/nvidia-ctk`."
+    )
+    deviceIdStrategy: NotRequired[DeviceIdStrategyOrWord]
+    (
+        "How the plugin names the GPUs it hands a container (`DEVICE_ID_STRATEGY`): by `uuid`, or by `index` "
+        "where a GPU has no UUID the runtime can name (NVIDIA's Tegra parts). Default: `uuid` (the plugin's)."
     )
 
 
@@ -322,12 +372,12 @@ class Verification(TypedDict):
         "How long `pulumi up` waits for each Job (also its `activeDeadlineSeconds`) and for each node's GPU "
         "count to be exact. Default: `600`."
     )
-    imagePullPolicy: NotRequired[ImagePullPolicy]
+    imagePullPolicy: NotRequired[ImagePullPolicyOrWord]
     (
         "The verification pods' `imagePullPolicy`; `Never` or `IfNotPresent` where images are loaded onto the"
         " machines (air-gapped). Default: Kubernetes' (`IfNotPresent` for a tag)."
     )
-    diagnostics: NotRequired[Any]
+    diagnostics: NotRequired[DiagnosticsValue]
     (
         "The level of NVIDIA's DCGM diagnostics (`dcgmi diag -r <level>`) each node runs, in a pod holding "
         "all its GPUs, before its gate lifts: 1 the deployment checks (seconds), 2 also PCIe and memory "
@@ -369,7 +419,7 @@ class Preflight(TypedDict):
 
     enabled: NotRequired[bool]
     "Run the SSH checks before bringing a node in. Default: `true`."
-    containerRuntime: NotRequired[ContainerRuntime]
+    containerRuntime: NotRequired[ContainerRuntimeOrWord]
     (
         "Which runtime's nvidia configuration to check; `docker` is Docker behind cri-dockerd; `k3s`/`rke2` "
         "read their own containerd config under `/var/lib/rancher/<name>/agent/etc/containerd`; `auto` "
@@ -383,7 +433,7 @@ class Preflight(TypedDict):
     )
     minDriver: NotRequired[str]
     "Minimum driver version, e.g. `\"550.54\"`. Default: none."
-    driverAdvisories: NotRequired[DriverAdvisories]
+    driverAdvisories: NotRequired[DriverAdvisoriesOrWord]
     (
         "A driver open to one of NVIDIA's display-driver security bulletins, or on a branch NVIDIA no longer "
         "patches, is named per node as a warning; `refuse` keeps such machines out (see \"Driver advisories\")."
@@ -405,7 +455,7 @@ class Preflight(TypedDict):
         "Bastion `{host, port (22), user, hostKey}`, reached with the same key; from a program, each of the "
         "four may be another resource's output, checked when it resolves. Default: none."
     )
-    become: NotRequired[Become]
+    become: NotRequired[BecomeOrWord]
     (
         "Run the checks as root through `sudo -n` when `sshUser` is not root; the script is then copied to "
         "the user's home (see \"Privileges\"). Default: none (log in as root)."
@@ -488,14 +538,14 @@ class NodeGroup(TypedDict):
     "The verification Jobs that prove the group's GPUs as a tenant's pod gets them. Default: `{}`."
     preflight: NotRequired[Preflight]
     "The checks run on each machine over SSH before it is brought in. Default: `{}`."
-    gpuAccess: NotRequired[GpuAccess]
+    gpuAccess: NotRequired[GpuAccessOrWord]
     (
         "How a tenant's pod gets its GPUs, and so what preflight requires and how the verification pods run: "
         "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
         "(the plugin's `cdi-cri` strategy). See \"How tenants get their GPUs\". Default: `defaultRuntime` "
         "(`cdi` with allocator `dra`)."
     )
-    isolation: NotRequired[Isolation]
+    isolation: NotRequired[IsolationOrWord]
     (
         "Whether a pod may see GPUs it was not given: `default` keeps the container toolkit as it ships (a "
         "pod that sets `NVIDIA_VISIBLE_DEVICES=all`, as CUDA images do, sees every GPU under the nvidia "
@@ -507,7 +557,7 @@ class NodeGroup(TypedDict):
         "The GPU model every node must have, as `nvidia-smi` names it (`NVIDIA H100 80GB HBM3`); without it "
         "the group's nodes must agree with each other (see \"GPU facts\"). Default: most nodes' model."
     )
-    allocator: NotRequired[Allocator]
+    allocator: NotRequired[AllocatorOrWord]
     (
         "Who hands out the group's GPUs: NVIDIA's device plugin (`nvidia.com/gpu`), or NVIDIA's DRA driver "
         "(ResourceClaims of the DeviceClass `gpu.nvidia.com`). See \"DRA\". Default: `devicePlugin`."
@@ -592,14 +642,14 @@ class GpuNodeGroupInputs(TypedDict):
     "The verification Jobs that prove the group's GPUs as a tenant's pod gets them. Default: `{}`."
     preflight: NotRequired[Preflight]
     "The checks run on each machine over SSH before it is brought in. Default: `{}`."
-    gpuAccess: NotRequired[GpuAccess]
+    gpuAccess: NotRequired[GpuAccessOrWord]
     (
         "How a tenant's pod gets its GPUs, and so what preflight requires and how the verification pods run: "
         "nvidia as the default runtime; a RuntimeClass tenants must name (`gpu-nodes:runtimeClass`); or CDI "
         "(the plugin's `cdi-cri` strategy). See \"How tenants get their GPUs\". Default: `defaultRuntime` "
         "(`cdi` with allocator `dra`)."
     )
-    isolation: NotRequired[Isolation]
+    isolation: NotRequired[IsolationOrWord]
     (
         "Whether a pod may see GPUs it was not given: `default` keeps the container toolkit as it ships (a "
         "pod that sets `NVIDIA_VISIBLE_DEVICES=all`, as CUDA images do, sees every GPU under the nvidia "
@@ -611,7 +661,7 @@ class GpuNodeGroupInputs(TypedDict):
         "The GPU model every node must have, as `nvidia-smi` names it (`NVIDIA H100 80GB HBM3`); without it "
         "the group's nodes must agree with each other (see \"GPU facts\"). Default: most nodes' model."
     )
-    allocator: NotRequired[Allocator]
+    allocator: NotRequired[AllocatorOrWord]
     (
         "Who hands out the group's GPUs: NVIDIA's device plugin (`nvidia.com/gpu`), or NVIDIA's DRA driver "
         "(ResourceClaims of the DeviceClass `gpu.nvidia.com`). See \"DRA\". Default: `devicePlugin`."
@@ -662,6 +712,7 @@ __all__ = [
     "Strategy",
     "MigStrategy",
     "ImagePullPolicy",
+    "DeviceIdStrategy",
     "ContainerRuntime",
     "DriverAdvisories",
     "Become",
