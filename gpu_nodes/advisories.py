@@ -360,6 +360,46 @@ GPU_OPERATOR_ADVISORIES: tuple[ComponentAdvisory, ...] = (
     ComponentAdvisory("CVE-2026-24260", _TOCTOU, _BULLETIN_5850, ("26.3.2",), product="NVIDIA GPU Operator"),
 )
 
+# The GPU Operator's own age. NVIDIA's platform-support page for the Operator, "NVIDIA GPU Operator Life Cycle"
+# (docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/platform-support.html, built from
+# NVIDIA/cloud-native-docs gpu-operator/life-cycle-policy.rst; read 2026-12): "When a new major version of NVIDIA
+# GPU Operator is released, the previous major version enters deprecated support and only receives patch release
+# updates for critical bug and CVE fixes. All prior major versions reach end of support and no longer receive patch
+# release updates." Its table: 26.7.x Supported, 26.3.x Deprecated, 25.10.x and lower End of Support. A major
+# version is YY.MM (the page's "NVIDIA GPU Operator Versioning"). A line newer than the newest listed was released
+# after the page was read: it is taken as supported.
+OPERATOR_LIFECYCLE_READ = "2026-12"
+OPERATOR_LIFECYCLE_SOURCE = (
+    'NVIDIA GPU Operator platform-support page, "NVIDIA GPU Operator Life Cycle" (read 2026-12): 26.7.x Supported, '
+    "26.3.x Deprecated, 25.10.x and lower End of Support"
+)
+SUPPORTED, DEPRECATED, END_OF_SUPPORT = "supported", "deprecated", "end of support"
+
+
+@dataclass(frozen=True)
+class OperatorLine:
+    """A major version of the GPU Operator (YY.MM) and its status in NVIDIA's life-cycle table."""
+
+    line: str
+    status: str
+
+
+OPERATOR_LINES: tuple[OperatorLine, ...] = (OperatorLine("26.7", SUPPORTED), OperatorLine("26.3", DEPRECATED))
+
+
+def operator_support(release: str, lines: Iterable[OperatorLine] = OPERATOR_LINES) -> str:
+    """The life-cycle status of a GPU Operator release (`26.3.1`): its line's, end of support below the oldest line
+    listed, supported above the newest."""
+    rows = sorted(lines, key=lambda row: version_key(row.line))
+    mine = release_line(release)
+    for row in rows:
+        if version_key(row.line) == mine:
+            return row.status
+    if mine < version_key(rows[0].line):
+        return END_OF_SUPPORT
+    return SUPPORTED if mine > version_key(rows[-1].line) else END_OF_SUPPORT
+
+
 # 5659: "NVIDIA MIG Manager | Linux | All versions up to and including 0.12.1 (only when CDI is enabled) | 0.12.2".
 MIG_MANAGER_ADVISORIES: tuple[ComponentAdvisory, ...] = tuple(
     ComponentAdvisory(
@@ -427,6 +467,33 @@ PLUGIN_REQUIREMENTS: dict[str, PluginRequirement] = {
     # Allocate() call" (--pass-device-specs, PASS_DEVICE_SPECS).
     "gpuAccess: defaultRuntime/runtimeClass": PluginRequirement(
         "PASS_DEVICE_SPECS=true", "0.5.0", "k8s-device-plugin CHANGELOG.md, v0.5.0"
+    ),
+    # The plugin's 2026 settings (cmd/nvidia-device-plugin/main.go at v0.20.0, each flag with its environment
+    # variable; the first tag that has each read with `git tag --contains` of the commit that added it):
+    # commit 88a79d7e9 "Add configurable allocation policy (packed/distributed) for replicated and MIG resources
+    # (#1621)", July 2026, first in v0.20.0 (CHANGELOG.md v0.20.0).
+    "allocationPolicy": PluginRequirement(
+        "SHARED_DEVICES_ALLOCATION_POLICY", "0.20.0", "k8s-device-plugin PR 1621, released in v0.20.0"
+    ),
+    # --cdi-feature-flags: on the release-0.18 line v0.18.1 added the flag ("Allow CDI feature flags to be set") but
+    # passed it to no CDI library until v0.18.2 ("Ensure that cdi.FeatureFlags are passed to CDI library":
+    # cmd/nvidia-device-plugin/plugin-manager.go has cdi.WithFeatureFlags from v0.18.2); on main, commit c82980680
+    # (November 2025), first in v0.19.0. So v0.18.2 is the first release that honours it.
+    "cdiFeatureFlags": PluginRequirement(
+        "CDI_FEATURE_FLAGS", "0.18.2", "k8s-device-plugin CHANGELOG.md v0.18.1 and v0.18.2 (honoured from v0.18.2)"
+    ),
+    # commit 32bf0136a "Allow CDI hooks to be disabled" (May 2026), first in v0.20.0.
+    "cdiDisableHooks": PluginRequirement(
+        "CDI_DISABLE_HOOKS", "0.20.0", "k8s-device-plugin commit 32bf0136a, released in v0.20.0"
+    ),
+    # commit a482e27c1 "Allow device discovery strategy to be specified" (May 2024), first in v0.16.0-rc.1.
+    "deviceDiscoveryStrategy": PluginRequirement(
+        "DEVICE_DISCOVERY_STRATEGY", "0.16.0", "k8s-device-plugin commit a482e27c1, released in v0.16.0"
+    ),
+    # commit f91cbb94d "Add optional injection of the default IMEX channel" (October 2024), first in v0.17.0-rc.1
+    # (CHANGELOG.md v0.17.0-rc.1): --imex-channel-ids / --imex-required, api/config/v1/imex.go.
+    "imex": PluginRequirement(
+        "IMEX_CHANNEL_IDS and IMEX_REQUIRED", "0.17.0", "k8s-device-plugin commit f91cbb94d, released in v0.17.0"
     ),
 }
 

@@ -237,3 +237,23 @@ def test_every_setting_that_needs_a_plugin_release_names_its_source():
 def test_the_dra_driver_we_render_is_not_below_its_floor():
     """No bulletin names the DRA driver: its floor is its first release under kubernetes-sigs (v0.4.0)."""
     assert version_key(RELEASE.version) >= version_key(DRA_DRIVER_FLOOR), (RELEASE, DRA_DRIVER_FLOOR_SOURCE)
+
+
+def test_nvidias_operator_life_cycle_table_as_read():
+    """26.7.x Supported, 26.3.x Deprecated, 25.10.x and lower End of Support (OPERATOR_LIFECYCLE_SOURCE)."""
+    from gpu_nodes.advisories import DEPRECATED, END_OF_SUPPORT, SUPPORTED, operator_support
+
+    assert [operator_support(v) for v in ("26.7.0", "26.7.1", "26.3.3", "26.3.0")] == [SUPPORTED, SUPPORTED, DEPRECATED, DEPRECATED]
+    assert {operator_support(v) for v in ("25.10.1", "25.10.0", "25.3.4", "24.9.2")} == {END_OF_SUPPORT}
+    # Released after the page was read: not judged past its end.
+    assert operator_support("26.11.0") == SUPPORTED
+
+
+def test_each_plugin_requirement_names_a_release_and_its_source():
+    from gpu_nodes.advisories import PLUGIN_REQUIREMENTS
+
+    since = {key: need.since for key, need in PLUGIN_REQUIREMENTS.items()}
+    assert since["allocationPolicy"] == "0.20.0" and since["cdiDisableHooks"] == "0.20.0", since
+    assert since["cdiFeatureFlags"] == "0.18.2" and since["deviceDiscoveryStrategy"] == "0.16.0", since
+    assert since["imex"] == "0.17.0", since
+    assert all(need.source.startswith("k8s-device-plugin ") for need in PLUGIN_REQUIREMENTS.values())
