@@ -1,6 +1,7 @@
 """The group's `devicePlugin` section: how the NVIDIA device plugin runs on the group's nodes (its
 image, MIG strategy and layout, how it shares a GPU (time-slicing or MPS), health checks, pod
-settings), and its reader."""
+settings, its 2026 settings (allocation policy, CDI feature flags and hooks, device discovery) and the
+IMEX channels it injects), and its reader."""
 
 from __future__ import annotations
 
@@ -230,6 +231,100 @@ def read_xids(problems: Problems, key: str, raw: Any) -> tuple[int, ...]:
         elif xid not in xids:
             xids.append(xid)
     return tuple(sorted(xids))
+
+
+# The plugin's 2026 settings, each read from k8s-device-plugin v0.20.0 cmd/nvidia-device-plugin/main.go (the release
+# that introduced each is data in gpu_nodes/advisories.py, PLUGIN_REQUIREMENTS).
+# --shared-devices-allocation-policy (SHARED_DEVICES_ALLOCATION_POLICY; api/config/v1/consts.go AllocationPolicyDistributed,
+# AllocationPolicyPacked; validateFlags refuses any other word): how the plugin picks the GPUs of a request among
+# replicas and MIG devices (internal/rm/allocate.go: distributed prefers the GPUs with the fewest replicas allocated,
+# packed those with the most). Whole GPUs without replicas keep NVLink-aligned placement whatever it says
+# (internal/rm/nvml_manager.go, getPreferredAllocation).
+ALLOCATION_POLICIES = ("distributed", "packed")
+# --device-discovery-strategy (DEVICE_DISCOVERY_STRATEGY): validateFlags takes auto, nvml or tegra.
+DEVICE_DISCOVERY_STRATEGIES = ("auto", "nvml", "tegra")
+# --cdi-feature-flags (CDI_FEATURE_FLAGS) and --cdi-disable-hooks (CDI_DISABLE_HOOKS): passed to the container toolkit's
+# CDI library the plugin vendors (nvidia-container-toolkit v1.20.0, pkg/nvcdi/api.go FeatureFlag and HookName,
+# internal/discover/hooks.go), and used only where the plugin writes CDI specs: with a CDI strategy
+# (internal/cdi/cdi.go, New: a null handler otherwise). The words each takes, as that library defines them.
+CDI_FEATURE_FLAGS = (
+    "enable-explicit-driver-libraries",
+    "disable-nvsandboxutils",
+    "enable-coherent-annotations",
+    "disable-multiple-csv-devices",
+    "no-additional-gids-for-device-nodes",
+    "disable-ipc-discoverer",
+)
+CDI_HOOKS = (
+    "all",
+    "create-symlinks",
+    "disable-device-node-modification",
+    "enable-cuda-compat",
+    "update-ldcache",
+    "update-application-profile",
+    "chmod",
+)
+
+
+def read_words(words: tuple[str, ...], example: str) -> Any:
+    """A reader of a list of words from `words`, each once, in the order given."""
+
+    def read(problems: Problems, key: str, raw: Any) -> tuple[str, ...]:
+        if raw is None:
+            return ()
+        if not isinstance(raw, list):
+            problems.add(key, raw, f"expected a list, e.g. [{example}]")
+            return ()
+        found: list[str] = []
+        for index, word in enumerate(raw):
+            if word not in words:
+                problems.add(f"{key}[{index}]", word, f"expected one of {', '.join(words)}")
+            elif word not in found:
+                found.append(word)
+        return tuple(found)
+
+    return read
+
+
+def read_channel_ids(problems: Problems, key: str, raw: Any) -> tuple[int, ...]:
+    """The IMEX channels the plugin injects: `[]` or `[0]`, all the plugin takes (api/config/v1/imex.go,
+    AssertChannelIDsValid: "channelIDs must be [] or [0]", checked at start by validateFlags)."""
+    if raw is None or raw == []:
+        return ()
+    if raw != [0] or isinstance(raw[0], bool):
+        problems.add(key, raw, "expected [] or [0]: the device plugin injects only IMEX channel 0 (its api/config/v1/imex.go)")
+        return ()
+    return (0,)
+
+
+@dataclass(frozen=True)
+class ImexSpec:
+    """`devicePlugin.imex`: the IMEX channels the plugin adds to every container it gives GPUs
+    (k8s-device-plugin v0.20.0 README "IMEX Support"; internal/imex/imex.go finds
+    `/dev/nvidia-caps-imex-channels/channel<N>` in the plugin's container or under its driver root)."""
+
+    channel_ids: tuple[int, ...] = setting(
+        "channelIds",
+        LIST,
+        "`[]` or `[0]`",
+        "the IMEX channels the plugin adds to each container it gives GPUs (`IMEX_CHANNEL_IDS`, plugin v0.17.0+), "
+        'for jobs across the machines of an NVLink domain; needs `nvlinkDomain` (see "IMEX and NVLink domains")',
+        default=None,
+        default_text="`[]` (none)",
+        annotation="list[int]",
+        parse=read_channel_ids,
+    )
+    required: bool = setting(
+        "required",
+        BOOLEAN,
+        "bool",
+        "the plugin refuses to start on a machine without the channel, rather than leave it out (`IMEX_REQUIRED`)",
+        default=False,
+    )
+
+    def cross_checks(self) -> Iterator[Problem]:
+        if self.required and not self.channel_ids:
+            yield Problem("required", True, "channelIds is [] (the plugin's README: no effect then)", severity=Severity.NO_EFFECT)
 
 
 # How the plugin shares a GPU, as its config file names each way (k8s-device-plugin v0.20.0
@@ -514,6 +609,49 @@ class DevicePluginSpec:
         default=DEFAULT_CDI_HOOK_PATH,
         check=CDI_HOOK,
     )
+    allocation_policy: str | None = setting(
+        "allocationPolicy",
+        STRING,
+        "`distributed`/`packed`",
+        "how the plugin picks among shared replicas and MIG devices: spread over the GPUs, or packed onto the fewest "
+        "(`SHARED_DEVICES_ALLOCATION_POLICY`, plugin v0.20.0+); only with sharing or MIG",
+        default=None,
+        default_text="the plugin's (`distributed`)",
+        check=one_of(ALLOCATION_POLICIES),
+    )
+    cdi_feature_flags: tuple[str, ...] = setting(
+        "cdiFeatureFlags",
+        LIST,
+        "list of strings",
+        "features of the CDI specs the plugin writes, e.g. `[disable-ipc-discoverer]` (`CDI_FEATURE_FLAGS`, plugin "
+        "v0.18.2+); only with `gpuAccess: cdi`",
+        default=None,
+        default_text="none",
+        annotation="list[str]",
+        parse=read_words(CDI_FEATURE_FLAGS, "disable-ipc-discoverer"),
+    )
+    cdi_disable_hooks: tuple[str, ...] = setting(
+        "cdiDisableHooks",
+        LIST,
+        "list of strings",
+        "hooks left out of the CDI specs the plugin writes, e.g. `[enable-cuda-compat]`, or `[all]` "
+        "(`CDI_DISABLE_HOOKS`, plugin v0.20.0+); only with `gpuAccess: cdi`",
+        default=None,
+        default_text="none",
+        annotation="list[str]",
+        parse=read_words(CDI_HOOKS, "enable-cuda-compat"),
+    )
+    device_discovery_strategy: str | None = setting(
+        "deviceDiscoveryStrategy",
+        STRING,
+        "`auto`/`nvml`/`tegra`",
+        "how the plugin finds the GPUs (`DEVICE_DISCOVERY_STRATEGY`, plugin v0.16.0+): NVML for data-center GPUs, "
+        "tegra for integrated ones",
+        default=None,
+        default_text="the plugin's (`auto`)",
+        check=one_of(DEVICE_DISCOVERY_STRATEGIES),
+    )
+    imex: ImexSpec = setting("imex", OBJECT, "object", "", default={}, row=False, section=ImexSpec)
 
     def cross_checks(self) -> Iterator[Problem]:
         yield from _mig_layout_conflicts(self)

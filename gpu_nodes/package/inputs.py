@@ -33,6 +33,21 @@ class ImagePullPolicy(StrEnum):
     NEVER = "Never"
 
 
+class AllocationPolicy(StrEnum):
+    "What `allocationPolicy` takes: `distributed`, `packed`."
+
+    DISTRIBUTED = "distributed"
+    PACKED = "packed"
+
+
+class DeviceDiscoveryStrategy(StrEnum):
+    "What `deviceDiscoveryStrategy` takes: `auto`, `nvml`, `tegra`."
+
+    AUTO = "auto"
+    NVML = "nvml"
+    TEGRA = "tegra"
+
+
 class ContainerRuntime(StrEnum):
     "What `containerRuntime` takes: `containerd`, `docker`, `cri-o`, `k3s`, `rke2`, `auto`."
 
@@ -77,6 +92,13 @@ class Allocator(StrEnum):
 
     DEVICE_PLUGIN = "devicePlugin"
     DRA = "dra"
+
+
+class ContainerToolkit(StrEnum):
+    "What `containerToolkit` takes: `runtime`, `nri`."
+
+    RUNTIME = "runtime"
+    NRI = "nri"
 
 
 class TolerationOperator(StrEnum):
@@ -164,6 +186,22 @@ class Sharing(TypedDict):
         "The plugin refuses a container that asks for more than one replica (its pod fails with "
         "`UnexpectedAdmissionError`); `false` under `mps` needs plugin v0.20.0. Default: `false`; `true` with"
         " `mps`."
+    )
+
+
+class Imex(TypedDict):
+    "The IMEX channels the device plugin adds to each container it gives GPUs."
+
+    channelIds: NotRequired[list[int]]
+    (
+        "The IMEX channels the plugin adds to each container it gives GPUs (`IMEX_CHANNEL_IDS`, plugin "
+        "v0.17.0+), for jobs across the machines of an NVLink domain; needs `nvlinkDomain` (see \"IMEX and "
+        "NVLink domains\"). Default: `[]` (none)."
+    )
+    required: NotRequired[bool]
+    (
+        "The plugin refuses to start on a machine without the channel, rather than leave it out "
+        "(`IMEX_REQUIRED`). Default: `false`."
     )
 
 
@@ -258,6 +296,29 @@ class DevicePlugin(TypedDict):
         "With `gpuAccess: cdi`: the `nvidia-ctk` (or `nvidia-cdi-hook`) on the machines that the CDI specs' "
         "hooks run; preflight checks each machine has it. Default: `/usr/bin/nvidia-ctk`."
     )
+    allocationPolicy: NotRequired[AllocationPolicy]
+    (
+        "How the plugin picks among shared replicas and MIG devices: spread over the GPUs, or packed onto the"
+        " fewest (`SHARED_DEVICES_ALLOCATION_POLICY`, plugin v0.20.0+); only with sharing or MIG. Default: "
+        "the plugin's (`distributed`)."
+    )
+    cdiFeatureFlags: NotRequired[list[str]]
+    (
+        "Features of the CDI specs the plugin writes, e.g. `[disable-ipc-discoverer]` (`CDI_FEATURE_FLAGS`, "
+        "plugin v0.18.2+); only with `gpuAccess: cdi`. Default: none."
+    )
+    cdiDisableHooks: NotRequired[list[str]]
+    (
+        "Hooks left out of the CDI specs the plugin writes, e.g. `[enable-cuda-compat]`, or `[all]` "
+        "(`CDI_DISABLE_HOOKS`, plugin v0.20.0+); only with `gpuAccess: cdi`. Default: none."
+    )
+    deviceDiscoveryStrategy: NotRequired[DeviceDiscoveryStrategy]
+    (
+        "How the plugin finds the GPUs (`DEVICE_DISCOVERY_STRATEGY`, plugin v0.16.0+): NVML for data-center "
+        "GPUs, tegra for integrated ones. Default: the plugin's (`auto`)."
+    )
+    imex: NotRequired[Imex]
+    "The IMEX channels the device plugin adds to each container it gives GPUs. Default: `{}`."
 
 
 class PriorityClass(TypedDict):
@@ -434,6 +495,19 @@ class Dra(TypedDict):
         "Kubernetes' DRAExtendedResource (beta and on from 1.36), which `pulumi up` checks. See \"DRA\". "
         "Default: `false`."
     )
+    computeDomains: NotRequired[bool]
+    (
+        "With allocator `dra` on NVLink-domain machines (`nvlinkDomain`): NVIDIA's DRA driver's "
+        "ComputeDomains, which hand IMEX channels to jobs across the domain's machines; the group gets a "
+        "ComputeDomain its proof uses. See \"DRA\", \"ComputeDomains\". Default: `false`."
+    )
+    migProfiles: NotRequired[list[str]]
+    (
+        "With allocator `dra`: split GPUs by MIG on demand (the driver's DynamicMIG) and prove each profile "
+        "listed, e.g. `[1g.10gb]`: a claim of one device of it, and a Job that sees its MIG device; needs "
+        "Kubernetes' DRAPartitionableDevices (beta and on from 1.36), which `pulumi up` checks. See \"DRA\", "
+        "\"MIG\". Default: none."
+    )
 
 
 class Metrics(TypedDict):
@@ -454,6 +528,23 @@ class Metrics(TypedDict):
     (
         "Also a Prometheus Operator `ServiceMonitor` for the exporter's Service (the cluster must serve "
         "`monitoring.coreos.com/v1`). Default: `false`."
+    )
+
+
+class NvlinkDomain(TypedDict):
+    "The NVLink domain (clique) the group's machines belong to, and its IMEX peers."
+
+    clique: str
+    (
+        "The NVLink domain every node of the group is in, as GPU Feature Discovery labels it "
+        "(`nvidia.com/gpu.clique`, `<ClusterUUID>.<CliqueId>` of `nvidia-smi -q`'s Fabric section): preflight"
+        " and the proof check each node."
+    )
+    imexPeers: NotRequired[list[str]]
+    (
+        "Where the machines run NVIDIA's IMEX daemon themselves (a group with `devicePlugin.imex`): the "
+        "addresses each machine's daemon must list in its nodes config (`/etc/nvidia-imex/nodes_config.cfg`),"
+        " the domain's machines. Default: none."
     )
 
 
@@ -514,6 +605,14 @@ class NodeGroup(TypedDict):
     )
     dra: NotRequired[Dra]
     "What a group whose GPUs NVIDIA's DRA driver allocates offers beyond ResourceClaims. Default: `{}`."
+    nvlinkDomain: NotRequired[NvlinkDomain]
+    "The NVLink domain (clique) the group's machines belong to, and its IMEX peers. Default: none."
+    containerToolkit: NotRequired[ContainerToolkit]
+    (
+        "How the machines' NVIDIA Container Toolkit reaches containers: the container runtime's `nvidia` "
+        "entry, or its NRI plugin (the GPU Operator's `cdi.nriPluginEnabled`: no `nvidia` runtime, no "
+        "RuntimeClass; CDI devices only, so `gpuAccess: cdi`). See \"NRI-mode nodes\". Default: `runtime`."
+    )
     metrics: NotRequired[Metrics]
     "NVIDIA's dcgm-exporter on the group's nodes, scraped by each node's proof. Default: `{}`."
     gpuFeatureLabels: NotRequired[bool]
@@ -618,6 +717,14 @@ class GpuNodeGroupInputs(TypedDict):
     )
     dra: NotRequired[Dra]
     "What a group whose GPUs NVIDIA's DRA driver allocates offers beyond ResourceClaims. Default: `{}`."
+    nvlinkDomain: NotRequired[NvlinkDomain]
+    "The NVLink domain (clique) the group's machines belong to, and its IMEX peers. Default: none."
+    containerToolkit: NotRequired[ContainerToolkit]
+    (
+        "How the machines' NVIDIA Container Toolkit reaches containers: the container runtime's `nvidia` "
+        "entry, or its NRI plugin (the GPU Operator's `cdi.nriPluginEnabled`: no `nvidia` runtime, no "
+        "RuntimeClass; CDI devices only, so `gpuAccess: cdi`). See \"NRI-mode nodes\". Default: `runtime`."
+    )
     metrics: NotRequired[Metrics]
     "NVIDIA's dcgm-exporter on the group's nodes, scraped by each node's proof. Default: `{}`."
     gpuFeatureLabels: NotRequired[bool]
@@ -662,18 +769,22 @@ __all__ = [
     "Strategy",
     "MigStrategy",
     "ImagePullPolicy",
+    "AllocationPolicy",
+    "DeviceDiscoveryStrategy",
     "ContainerRuntime",
     "DriverAdvisories",
     "Become",
     "GpuAccess",
     "Isolation",
     "Allocator",
+    "ContainerToolkit",
     "TolerationOperator",
     "TaintEffect",
     "Toleration",
     "ResourceRequirements",
     "Node",
     "Sharing",
+    "Imex",
     "DevicePlugin",
     "PriorityClass",
     "Performance",
@@ -682,6 +793,7 @@ __all__ = [
     "Preflight",
     "Dra",
     "Metrics",
+    "NvlinkDomain",
     "NodeGroup",
     "GpuFleetInputs",
     "GpuNodeGroupInputs",
