@@ -125,11 +125,14 @@ def require_sshd() -> None:
 
 
 @contextmanager
-def running_sshd(workdir: Path, spec: MachineSpec | None = None, host: str = "127.0.0.1") -> Iterator[SshServer]:
-    """Starts sshd on host and a free port in workdir, and stops it on exit."""
+def running_sshd(
+    workdir: Path, spec: MachineSpec | None = None, host: str = "127.0.0.1", state: str = "server"
+) -> Iterator[SshServer]:
+    """Starts sshd on host and a free port in workdir, and stops it on exit. Its state goes to workdir/<state>: with
+    the spec's hostname there, workdir is where tools/fakehost keeps machines, as the e2e's .state/fakehosts is."""
     client_key_file = workdir / "id_ed25519"
     fakehost.ensure_key(client_key_file, "sshd-test-client")
-    machine = _start(workdir / "server", spec or MachineSpec(), host, client_key_file)
+    machine = _start(workdir / state, spec or MachineSpec(), host, client_key_file)
     try:
         yield SshServer(
             host=host,

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Stops the local cluster started by up.sh: the gpu-registrar, then the kwok cluster `gpu-nodes`.
 # Usage: tools/cluster/down.sh [--stop]
-#   (default) delete the cluster: processes, etcd data, pki, kubeconfig (.state/cluster is emptied
-#             of them; logs of the registrar stay)
+#   (default) delete the cluster: processes, etcd data, pki, kubeconfig, the containers' logs
+#             (.state/cluster is emptied of them; logs of the registrar stay)
 #   --stop    only stop its processes; `up.sh` starts the same cluster again with its data
 set -euo pipefail
 
@@ -33,6 +33,14 @@ if [ -f "$PIDFILE" ]; then
   rm -f "$PIDFILE"
 fi
 
+# The exporter pods' IPs the registrar bound on lo (/32s of 198.18.0.0/15, see up.sh pod_cidr): it unbinds them when
+# it stops, but not when it was killed.
+if command -v ip >/dev/null; then
+  for addr in $(ip -4 -o addr show dev lo | awk '{print $4}' | grep -E '^198\.1[89]\.[0-9]+\.[0-9]+/32$' || true); do
+    if ip addr del "$addr" dev lo 2>/dev/null; then echo "[down] unbound $addr from lo" >&2; fi
+  done
+fi
+
 if [ ! -f "$KWOK_WORKDIR/clusters/$CLUSTER/kwok.yaml" ]; then
   echo "[down] no cluster $CLUSTER under $KWOK_WORKDIR" >&2
   rm -f "$KUBECONFIG"
@@ -48,5 +56,6 @@ else
   # --kubeconfig: the file kwokctl removes the cluster's context from (default ~/.kube/config)
   kwokctl --name "$CLUSTER" delete cluster --kubeconfig "$KUBECONFIG"
   rm -f "$KUBECONFIG" "$GPU_NODES_STATE/nodes.yaml" "$GPU_NODES_STATE/kwokctl-config.yaml" "$GPU_NODES_STATE/kwok-stages.yaml"
+  rm -rf "$GPU_NODES_STATE/pod-logs"
 fi
 [ "$MODE" = stop ] && echo "[down] cluster $CLUSTER stopped" >&2 || echo "[down] cluster $CLUSTER deleted" >&2

@@ -50,33 +50,53 @@ with that check on (`FEATURE_GATES` naming `NVMLDeviceHealthCheck=true`). The sl
 by field, and the upstream files it follows are in the DRA section below and in
 tools/cluster/README.md ("DRA").
 
+And it plays kubelet and the container runtime for the pods that prove a node (see "the pods that prove a
+node" below and tools/cluster/README.md):
+
+  a Running Job pod of gpu-nodes' diagnostics or performance (labels part-of=gpu-nodes, component
+    diagnostics|performance, restartPolicy Never), which stages/pod-run-by-registrar.yaml keeps from kwok's
+    pod-complete   -> its containers' programs run once against the fake machine's stand-ins
+                      (tools/fakehost/programs), their output becomes the containers' logs (kwok Logs), and
+                      the pod ends with their exit codes, as kubelet ends it
+  a Running dcgm-exporter pod   -> its pod IP is bound on lo and serves the machine's /metrics, for the API
+                      server's pod proxy; unbound when the pod goes
+
 Stdlib only. Credentials come from a kubeconfig through `kubectl config view --raw --flatten`
 (our kubectl is on PATH after `source tools/cluster/env.sh`). The node status is changed with a
 JSON merge patch on the `status` subresource under its own field manager.
 
-Usage: gpu-registrar.py [--kubeconfig PATH] [--interval 1.0] [--dra-wipe-delay 30] [--once] [-v]
+Usage: gpu-registrar.py [--kubeconfig PATH] [--interval 1.0] [--dra-wipe-delay 30] [--fakehosts DIR]
+                        [--pod-logs DIR] [--workload-timeout 120] [--once] [-v]
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import concurrent.futures
+import datetime
 import hashlib
+import http.server
+import importlib.util
+import ipaddress
 import json
 import logging
 import os
+import pathlib
 import re
+import shutil
 import signal
 import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -601,7 +621,7 @@ def binary_si(n: int) -> str:
 
 
 def gpu_uuid(node_name: str, index: int) -> str:
-    """The UUID the node's fake machine prints (tools/fakehost/fakehost.py _gpu_lines; hostname = node name)."""
+    """The UUID the node's fake machine prints (tools/fakehost/fakehost.py query_gpu_lines; hostname = node name)."""
     return f"GPU-{uuid.uuid5(uuid.NAMESPACE_DNS, f'{node_name}.gpu{index}')}"
 
 
@@ -762,6 +782,372 @@ def dra_actions(
     return actions, pending
 
 
+# --------------------------------------------------------------------------- the pods that prove a node
+#
+# kubelet and the container runtime, played for the pods of gpu-nodes' proof. kwok has neither: its stages move a
+# pod's status, and its pod-complete stage ends every Job pod with exit 0. Our stage (stages/pod-run-by-registrar.yaml)
+# holds the Job pods below Running instead, and the registrar runs them:
+#
+#   a Running Job pod labelled app.kubernetes.io/part-of=gpu-nodes, app.kubernetes.io/component diagnostics or
+#   performance, restartPolicy Never: each container whose command names a program of the fake machine
+#   (tools/fakehost/programs: dcgmi, mpirun, all_reduce_perf[_mpi]) runs once, by that file name, with those programs
+#   first on PATH, a clean environment (the container's own env, what kubelet and the device plugin add), as the
+#   container's user, under a timeout; its output becomes the container's log and the pod ends as kubelet ends it.
+#   A container whose command names no such program (a plain image's shell, say) ends with exit 0, as kwok's
+#   pod-complete would end it: it is not run on this machine, whose files are not the image's.
+#
+#   a Running pod labelled app.kubernetes.io/name=dcgm-exporter: its pod IP (from the node's podCIDR, a range never
+#   routed: 198.18.0.0/15) is bound on lo and its listen port serves the machine's /metrics and /health from a
+#   thread, so the API server's pod proxy reaches it; unbound when the pod goes.
+#
+# What each part follows:
+#   kubelet (Kubernetes v1.35.4): pkg/kubelet/kubelet_pods.go getPhase (restartPolicy Never: Succeeded when every
+#     container exited 0, else Failed); pkg/kubelet/status/generate.go (Ready and ContainersReady False with reason
+#     PodCompleted or PodFailed once the phase is terminal); pkg/kubelet/kuberuntime/kuberuntime_container.go
+#     convertToKubeContainerStatus (terminationMessagePolicy FallbackToLogsOnError: a failed container's message is
+#     the last 80 lines, at most 2048 bytes, of its log, pkg/kubelet/container/runtime.go); the device plugin's
+#     Allocate answer as kubelet hands it to the runtime: NVIDIA_VISIBLE_DEVICES with the GPUs' UUIDs
+#     (k8s-device-plugin's default envvar strategy, device ids by uuid)
+#   containerd (internal/cri/server/helpers.go): reason Completed for exit 0, Error otherwise; the log as CRI lines
+#     `<RFC 3339 time> <stream> F <line>` (k8s.io/cri-client pkg/logs, which kwok reads them with)
+#   kwok v0.8.0: a `Logs` object per pod (pkg/apis/v1alpha1/logs_types.go: spec.logs[].containers, logsFile) makes
+#     kwok-controller's kubelet API serve the file to `kubectl logs` (pkg/kwok/server/debugging_logs.go); it is owned
+#     by the pod, so the garbage collector removes it with the pod
+#   kube-apiserver v1.35.4 pkg/registry/core/pod/strategy.go ResourceLocation: the pod proxy connects to the pod IP
+#     and refuses one that is not global unicast (127/8 among them), hence a routable-looking range of our own
+#   dcgm-exporter (NVIDIA/dcgm-exporter pkg/cmd/app.go): it listens on --address/-a or DCGM_EXPORTER_LISTEN
+#     (default :9400); internal/pkg/hostname/hostname.go: its hostname label is NODE_NAME, else the host name
+
+PART_OF_LABEL = "app.kubernetes.io/part-of"
+PART_OF = "gpu-nodes"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+WORKLOAD_COMPONENTS = ("diagnostics", "performance")
+EXPORTER_NAME = "dcgm-exporter"  # app.kubernetes.io/name of the exporter's pods
+# kwok's chaos stage ends a pod so labelled (up.sh applies it): such a pod is left to it.
+CHAOS_LABEL = "pod-container-running-failed.stage.kwok.x-k8s.io"
+# RFC 2544's benchmarking range: global unicast, as the pod proxy wants, yet never a real network. up.sh gives each
+# node a /25 of it as podCIDR, and kwok hands out pod IPs from there.
+SIMULATED_POD_NETWORK = ipaddress.ip_network("198.18.0.0/15")
+EXPORTER_LISTEN = ":9400"
+KWOK_API_VERSION = "kwok.x-k8s.io/v1alpha1"
+# kubelet's caps on a termination message read from the log.
+TERMINATION_LOG_LINES = 80
+TERMINATION_LOG_BYTES = 2048
+REPO = pathlib.Path(__file__).resolve().parents[2]
+PROGRAMS = REPO / "tools" / "fakehost" / "programs"
+STANDINS = REPO / "tools" / "fakehost" / "standins.py"
+FAKEHOSTS = REPO / ".state" / "fakehosts"
+POD_LOGS = REPO / ".state" / "cluster" / "pod-logs"
+# The fake machine's PATH after the programs (what an image's PATH holds: only the stand-ins answer here).
+BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# The pod fields kubelet resolves for env valueFrom.fieldRef that a verification pod may use.
+FIELD_REFS = {
+    "spec.nodeName": lambda p: p.get("spec", {}).get("nodeName", ""),
+    "spec.serviceAccountName": lambda p: p.get("spec", {}).get("serviceAccountName", ""),
+    "metadata.name": lambda p: p.get("metadata", {}).get("name", ""),
+    "metadata.namespace": lambda p: p.get("metadata", {}).get("namespace", ""),
+    "metadata.uid": lambda p: p.get("metadata", {}).get("uid", ""),
+    "status.podIP": lambda p: p.get("status", {}).get("podIP", ""),
+    "status.hostIP": lambda p: p.get("status", {}).get("hostIP", ""),
+}
+
+
+def _labels(pod: Obj) -> Mapping[str, str]:
+    return pod.get("metadata", {}).get("labels") or {}
+
+
+def _uid(pod: Obj) -> str:
+    return str(pod.get("metadata", {}).get("uid", ""))
+
+
+def is_workload_pod(pod: Obj) -> bool:
+    """A pod of gpu-nodes' diagnostics or performance Jobs that this registrar runs (restartPolicy Never: kubelet
+    would restart an OnFailure container in place, which is not played; kwok completes those)."""
+    labels = _labels(pod)
+    if labels.get(PART_OF_LABEL) != PART_OF or labels.get(COMPONENT_LABEL) not in WORKLOAD_COMPONENTS:
+        return False
+    if CHAOS_LABEL in labels:
+        return False
+    owners = pod.get("metadata", {}).get("ownerReferences") or []
+    return any(o.get("kind") == "Job" for o in owners) and pod.get("spec", {}).get("restartPolicy") == "Never"
+
+
+def workloads_to_start(pods: Iterable[Obj], seen: Iterable[str]) -> list[Obj]:
+    """The Running workload pods on a node that were not started yet."""
+    known = set(seen)
+    return [
+        p for p in pods if is_workload_pod(p) and is_running(p) and p.get("spec", {}).get("nodeName") and _uid(p) not in known
+    ]
+
+
+def container_argv(container: Obj) -> list[str] | None:
+    """command + args; None without a command (the image's entrypoint, which is not known here)."""
+    if not container.get("command"):
+        return None
+    return [str(a) for a in [*(container.get("command") or []), *(container.get("args") or [])]]
+
+
+def standin_program(argv: list[str] | None, programs: Iterable[str]) -> str | None:
+    """The fake machine's program the command names (by file name: an image's /usr/local/mpi/bin/mpirun is
+    `mpirun`), or None."""
+    if not argv:
+        return None
+    name = argv[0].rsplit("/", 1)[-1]
+    return name if name in set(programs) else None
+
+
+def _limit(container: Obj, resource: str) -> int:
+    resources = container.get("resources") or {}
+    values = [parse_count((resources.get(k) or {}).get(resource)) for k in ("limits", "requests")]
+    return max((v for v in values if v is not None), default=0)
+
+
+def claimed_gpus(pod: Obj, container: Obj, claims: Mapping[str, Obj]) -> list[int] | None:
+    """The GPUs (indices) NVIDIA's DRA driver allocated to the container's claims (device gpu-<index>), or None
+    when the container names no claim. claims: the pod's ResourceClaims by name."""
+    names = [c.get("name") for c in (container.get("resources") or {}).get("claims") or []]
+    if not names:
+        return None
+    generated = {s.get("name"): s.get("resourceClaimName") for s in pod.get("status", {}).get("resourceClaimStatuses") or []}
+    direct = {c.get("name"): c.get("resourceClaimName") for c in pod.get("spec", {}).get("resourceClaims") or []}
+    indices = []
+    for name in names:
+        claim = claims.get(generated.get(name) or direct.get(name) or "") or {}
+        results = ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []
+        for result in results:
+            device = str(result.get("device", ""))
+            if result.get("driver") == DRA_DRIVER and device.startswith("gpu-") and device[4:].isdigit():
+                indices.append(int(device[4:]))
+    return sorted(set(indices))
+
+
+def claim_names(pod: Obj) -> list[str]:
+    """The ResourceClaims the pod's claims resolved to (status.resourceClaimStatuses, or a claim named directly)."""
+    names = [s.get("resourceClaimName") for s in pod.get("status", {}).get("resourceClaimStatuses") or []]
+    names += [c.get("resourceClaimName") for c in pod.get("spec", {}).get("resourceClaims") or []]
+    return sorted({n for n in names if n})
+
+
+def gpus_of_containers(pod: Obj, node_gpus: int, claims: Mapping[str, Obj] | None = None) -> dict[str, list[int]]:
+    """Container name -> the indices of the machine's GPUs it was given. A device-plugin request of nvidia.com/gpu
+    (or its replicas under sharing: each replica sits on one GPU, and a request spreads over as many GPUs as it can)
+    takes GPUs in order, the containers of a pod never sharing one; a DRA claim takes the devices it was allocated."""
+    given: dict[str, list[int]] = {}
+    next_free = 0
+    for container in pod.get("spec", {}).get("containers") or []:
+        claimed = claimed_gpus(pod, container, claims or {})
+        if claimed is not None:
+            given[container.get("name", "")] = claimed
+            continue
+        count = max(_limit(container, GPU_RESOURCE), _limit(container, SHARED_GPU_RESOURCE))
+        count = min(count, max(node_gpus - next_free, 0))
+        given[container.get("name", "")] = list(range(next_free, next_free + count))
+        next_free += count
+    return given
+
+
+def container_environment(pod: Obj, container: Obj, gpu_uuids: list[str], programs: pathlib.Path) -> dict[str, str]:
+    """What the container's process sees: PATH with the fake machine's programs first, HOME, HOSTNAME (the pod's
+    name, as kubelet sets it), the container's env (values, and the pod fields kubelet resolves), and the device
+    plugin's NVIDIA_VISIBLE_DEVICES when it was given GPUs."""
+    env = {"PATH": f"{programs}:{BASE_PATH}", "HOME": "/", "HOSTNAME": str(pod.get("metadata", {}).get("name", ""))}
+    for item in container.get("env") or []:
+        name = item.get("name")
+        if not name:
+            continue
+        if "value" in item:
+            env[name] = str(item.get("value") or "")
+            continue
+        ref = ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
+        if ref in FIELD_REFS:
+            env[name] = FIELD_REFS[ref](pod)
+    if env["PATH"] != f"{programs}:{BASE_PATH}":
+        env["PATH"] = f"{programs}:{env['PATH']}"  # the image's PATH, the stand-ins still first
+    if gpu_uuids:
+        env["NVIDIA_VISIBLE_DEVICES"] = ",".join(gpu_uuids)
+    return env
+
+
+def run_as(pod: Obj, container: Obj) -> tuple[int | None, int | None]:
+    """The user and group the container runs as (its securityContext before the pod's); None where unset."""
+    pod_ctx = pod.get("spec", {}).get("securityContext") or {}
+    ctx = container.get("securityContext") or {}
+    user = ctx.get("runAsUser", pod_ctx.get("runAsUser"))
+    group = ctx.get("runAsGroup", pod_ctx.get("runAsGroup"))
+    return (int(user) if user is not None else None), (int(group) if group is not None else None)
+
+
+def rfc3339nano(when: float) -> str:
+    """Go's time.RFC3339Nano in UTC: up to nine fraction digits, trailing zeros dropped."""
+    stamp = datetime.datetime.fromtimestamp(when, datetime.UTC)
+    fraction = f"{stamp.microsecond:06d}000".rstrip("0")
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "") + "Z"
+
+
+def rfc3339(when: float) -> str:
+    """metav1.Time as the API writes it: seconds."""
+    return datetime.datetime.fromtimestamp(when, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def cri_log(output: str, when: float) -> str:
+    """The output as containerd's CRI log: one full line per line, `<time> stdout F <line>`."""
+    lines = output.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    stamp = rfc3339nano(when)
+    return "".join(f"{stamp} stdout F {line}\n" for line in lines)
+
+
+def termination_message(container: Obj, exit_code: int, output: str) -> str:
+    """kubelet's message for a terminated container: none is written to the termination message path here, so it is
+    the log's tail under FallbackToLogsOnError when the container failed, else empty."""
+    if exit_code == 0 or container.get("terminationMessagePolicy") != "FallbackToLogsOnError":
+        return ""
+    tail = "".join(line + "\n" for line in output.rstrip("\n").split("\n")[-TERMINATION_LOG_LINES:])
+    return tail.encode()[-TERMINATION_LOG_BYTES:].decode(errors="replace")
+
+
+@dataclass(frozen=True)
+class ContainerRun:
+    """How one container of a workload pod ended."""
+
+    name: str
+    image: str
+    exit_code: int
+    started: float
+    finished: float
+    message: str = ""
+    log_file: str = ""
+    start_error: bool = False  # the program could not be started (containerd: exit 128, reason StartError)
+
+    @property
+    def reason(self) -> str:
+        if self.start_error:
+            return "StartError"
+        return "Completed" if self.exit_code == 0 else "Error"
+
+
+def completion_patch(runs: list[ContainerRun], now: float) -> dict:
+    """The pod's status once every container ended (a strategic merge patch: conditions merge by type)."""
+    failed = any(r.exit_code != 0 for r in runs)
+    phase, reason = ("Failed", "PodFailed") if failed else ("Succeeded", "PodCompleted")
+    conditions = [
+        {"type": kind, "status": "False", "reason": reason, "lastTransitionTime": rfc3339(now)}
+        for kind in ("Ready", "ContainersReady")
+    ]
+    statuses = []
+    for run in runs:
+        terminated: dict[str, Any] = {
+            "exitCode": run.exit_code,
+            "reason": run.reason,
+            "startedAt": rfc3339(run.started),
+            "finishedAt": rfc3339(run.finished),
+        }
+        if run.message:
+            terminated["message"] = run.message
+        status = {"name": run.name, "image": run.image, "ready": False, "restartCount": 0, "started": False}
+        statuses.append(status | {"state": {"terminated": terminated}})
+    return {"status": {"phase": phase, "conditions": conditions, "containerStatuses": statuses}}
+
+
+def logs_object(pod: Obj, runs: list[ContainerRun]) -> dict:
+    """kwok's Logs for the pod: each container's log file, owned by the pod."""
+    meta = pod.get("metadata", {})
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": meta.get("name"), "uid": meta.get("uid")}
+    return {
+        "apiVersion": KWOK_API_VERSION,
+        "kind": "Logs",
+        "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace"), "ownerReferences": [owner]},
+        "spec": {"logs": [{"containers": [r.name], "logsFile": r.log_file} for r in runs if r.log_file]},
+    }
+
+
+def pod_log_dir(root: pathlib.Path, pod: Obj) -> pathlib.Path:
+    """kubelet's layout: <root>/<namespace>_<name>_<uid>/<container>/0.log."""
+    meta = pod.get("metadata", {})
+    return root / f"{meta.get('namespace')}_{meta.get('name')}_{meta.get('uid')}"
+
+
+@dataclass(frozen=True)
+class ExporterEndpoint:
+    """Where a dcgm-exporter pod listens, and what its page is of."""
+
+    uid: str
+    pod: str
+    node: str
+    ip: str
+    port: int
+    hostname: str
+    gpus: int
+    model: str
+
+
+def listen_port(container: Obj) -> int | None:
+    """The port of dcgm-exporter's --address/-a (or DCGM_EXPORTER_LISTEN, default :9400)."""
+    address = _env(container, "DCGM_EXPORTER_LISTEN") or EXPORTER_LISTEN
+    args = [str(a) for a in [*(container.get("command") or []), *(container.get("args") or [])]]
+    for i, arg in enumerate(args):
+        if arg in ("-a", "--address", "-address") and i + 1 < len(args):
+            address = args[i + 1]
+        elif arg.startswith(("--address=", "-a=")):
+            address = arg.split("=", 1)[1]
+    port = address.rsplit(":", 1)[-1]
+    return int(port) if port.isdigit() else None
+
+
+def exporter_endpoints(pods: Iterable[Obj], nodes: Mapping[str, Obj]) -> tuple[dict[str, ExporterEndpoint], list[Obj]]:
+    """The Running dcgm-exporter pods to serve, by uid, and those that cannot be (a pod IP outside the simulated
+    network: hostNetwork, or a node without our podCIDR)."""
+    serve, refused = {}, []
+    for pod in pods:
+        spec = pod.get("spec") or {}
+        node = nodes.get(spec.get("nodeName", ""))
+        if _labels(pod).get(PLUGIN_LABEL) != EXPORTER_NAME or not is_running(pod) or node is None:
+            continue
+        ip = pod.get("status", {}).get("podIP", "")
+        try:
+            routable = ipaddress.ip_address(ip) in SIMULATED_POD_NETWORK
+        except ValueError:
+            routable = False
+        containers = spec.get("containers") or []
+        port = listen_port(containers[0]) if containers else None
+        if not routable or port is None or spec.get("hostNetwork"):
+            refused.append(pod)
+            continue
+        node_name = spec["nodeName"]
+        env_node = _resolved_env(pod, containers[0], "NODE_NAME")
+        serve[_uid(pod)] = ExporterEndpoint(
+            uid=_uid(pod),
+            pod=f"{pod['metadata'].get('namespace')}/{pod['metadata'].get('name')}",
+            node=node_name,
+            ip=ip,
+            port=port,
+            hostname=env_node or str(pod["metadata"].get("name", "")),
+            gpus=simulated_gpus(node) or 0,
+            model=str((node.get("metadata", {}).get("annotations") or {}).get(GPU_MODEL_ANNOTATION) or ""),
+        )
+    return serve, refused
+
+
+def _resolved_env(pod: Obj, container: Obj, name: str) -> str:
+    for item in container.get("env") or []:
+        if item.get("name") == name:
+            if "value" in item:
+                return str(item.get("value") or "")
+            ref = ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
+            return FIELD_REFS[ref](pod) if ref in FIELD_REFS else ""
+    return ""
+
+
+def exporter_changes(
+    serving: Mapping[str, ExporterEndpoint], wanted: Mapping[str, ExporterEndpoint]
+) -> tuple[list[str], list[ExporterEndpoint]]:
+    """The servers to stop (pod gone or changed) and the endpoints to serve (new or changed)."""
+    stop = sorted(uid for uid, endpoint in serving.items() if wanted.get(uid) != endpoint)
+    start = [endpoint for uid, endpoint in sorted(wanted.items()) if serving.get(uid) != endpoint]
+    return stop, start
+
+
 # --------------------------------------------------------------------------- API access
 
 
@@ -852,10 +1238,396 @@ class Client:
         path = f"{RESOURCE_API}/resourceslices/{urllib.parse.quote(body['metadata']['name'])}?{q}"
         return self._request("PUT", path, body, "application/json")
 
+    def serves(self, group_version: str, resource: str) -> bool:
+        """The API serves the resource (discovery of its group version)."""
+        try:
+            found = self._request("GET", f"/apis/{group_version}")
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                return False
+            raise
+        return any(r.get("name") == resource for r in found.get("resources") or [])
+
+    def list_pods(self, label_selector: str) -> list[dict]:
+        q = urllib.parse.urlencode({"labelSelector": label_selector})
+        return self._request("GET", f"/api/v1/pods?{q}")["items"]
+
+    def patch_pod_status(self, namespace: str, name: str, patch: dict) -> dict:
+        """A strategic merge patch of the pod's status, as kubelet's status manager writes it."""
+        q = urllib.parse.urlencode({"fieldManager": FIELD_MANAGER})
+        path = f"/api/v1/namespaces/{urllib.parse.quote(namespace)}/pods/{urllib.parse.quote(name)}/status?{q}"
+        return self._request("PATCH", path, patch, "application/strategic-merge-patch+json")
+
+    def get_resource_claim(self, namespace: str, name: str) -> dict | None:
+        path = f"{RESOURCE_API}/namespaces/{urllib.parse.quote(namespace)}/resourceclaims/{urllib.parse.quote(name)}"
+        try:
+            return self._request("GET", path)
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                return None
+            raise
+
+    def put_logs(self, body: dict) -> dict:
+        """Creates the pod's kwok Logs, or replaces one left by an earlier pod of that name."""
+        meta = body["metadata"]
+        base = f"/apis/{KWOK_API_VERSION}/namespaces/{urllib.parse.quote(meta['namespace'])}/logs"
+        q = urllib.parse.urlencode({"fieldManager": FIELD_MANAGER})
+        try:
+            return self._request("POST", f"{base}?{q}", body, "application/json")
+        except urllib.error.HTTPError as e:
+            if e.code != 409:
+                raise
+        path = f"{base}/{urllib.parse.quote(meta['name'])}"
+        current = self._request("GET", path)
+        body = {**body, "metadata": {**meta, "resourceVersion": current["metadata"]["resourceVersion"]}}
+        return self._request("PUT", f"{path}?{q}", body, "application/json")
+
     def wipe_slices(self, node: str) -> dict:
         """kubelet's call: DeleteCollection of the driver's slices on the node."""
         q = urllib.parse.urlencode({"fieldSelector": f"spec.nodeName={node},spec.driver={DRA_DRIVER}"})
         return self._request("DELETE", f"{RESOURCE_API}/resourceslices?{q}")
+
+
+# --------------------------------------------------------------------------- running the proof's pods
+
+
+class WorkloadRunner:
+    """Runs each workload pod's containers once (a few pods at a time, off the loop), then writes its Logs and its
+    final status. A pod whose API writes failed is written again on a later pass, without running it again."""
+
+    def __init__(self, client: Client, programs: pathlib.Path, fakehosts: pathlib.Path, logs: pathlib.Path, timeout: float):
+        self.client, self.programs, self.fakehosts, self.logs, self.timeout = client, programs, fakehosts, logs, timeout
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="workload")
+        self.active: dict[str, concurrent.futures.Future[bool]] = {}
+        self.runs: dict[str, list[ContainerRun]] = {}  # uid -> how its containers ended, until written
+        self.done: dict[str, float] = {}  # uid -> when its status was written
+        self.no_logs_api = False
+        self.passes = 0
+        self.reachable: dict[tuple[int, int], bool] = {}  # (uid, gid) -> whether the programs run as them
+
+    def sync(self, running: list[dict], nodes: Mapping[str, Obj]) -> None:
+        for uid, future in list(self.active.items()):
+            if future.done():
+                del self.active[uid]
+                if future.exception() is None and future.result():
+                    self.done[uid] = time.monotonic()
+        for pod in workloads_to_start(running, [*self.active, *self.done]):
+            node = nodes.get(pod["spec"]["nodeName"])
+            if node is not None:
+                self.active[_uid(pod)] = self.pool.submit(self._play, pod, node)
+        # Forget pods written a while ago that no longer run (their status reached the API).
+        running_uids = {_uid(p) for p in running}
+        self.done = {u: t for u, t in self.done.items() if u in running_uids or time.monotonic() - t < 600}
+        self.passes += 1
+        if self.passes % 60 == 1:
+            self._remove_logs_of_gone_pods()
+
+    def wait(self) -> None:
+        """Waits for the runs under way (--once, shutdown)."""
+        concurrent.futures.wait(list(self.active.values()))
+        self.pool.shutdown(wait=True)
+
+    def _play(self, pod: dict, node: Obj) -> bool:
+        name = f"{pod['metadata'].get('namespace')}/{pod['metadata'].get('name')}"
+        try:
+            runs = self.runs.get(_uid(pod))
+            if runs is None:
+                runs = self._run_containers(pod, node)
+                self.runs[_uid(pod)] = runs
+                for run in runs:
+                    log.info("pod %s on %s: container %s exited %d", name, pod["spec"]["nodeName"], run.name, run.exit_code)
+            self._write_logs(pod, runs)
+            patch = completion_patch(runs, time.time())
+            self.client.patch_pod_status(pod["metadata"]["namespace"], pod["metadata"]["name"], patch)
+            log.info("pod %s: %s", name, patch["status"]["phase"])
+            self.runs.pop(_uid(pod), None)
+            return True
+        except urllib.error.HTTPError as e:
+            if e.code == 404:  # the pod went meanwhile
+                self.runs.pop(_uid(pod), None)
+                return True
+            log.warning("pod %s: writing its end failed (%s), again next pass", name, e)
+            return False
+        except Exception:
+            log.exception("pod %s: not run", name)
+            return True  # not again: the same error would come back every second
+
+    def _write_logs(self, pod: dict, runs: list[ContainerRun]) -> None:
+        if self.no_logs_api:
+            return
+        try:
+            self.client.put_logs(logs_object(pod, runs))
+        except urllib.error.HTTPError as e:
+            if e.code != 404 or self.client.serves(KWOK_API_VERSION, "logs"):
+                raise
+            self.no_logs_api = True
+            log.warning("the API serves no kwok Logs: kubectl logs shows nothing (a cluster from before up.sh enabled them)")
+
+    def _claims(self, pod: dict) -> dict[str, Obj]:
+        namespace = pod["metadata"].get("namespace", "")
+        return {n: c for n in claim_names(pod) if (c := self.client.get_resource_claim(namespace, n)) is not None}
+
+    def _run_containers(self, pod: dict, node: Obj) -> list[ContainerRun]:
+        programs = {p.name for p in self.programs.iterdir()} if self.programs.is_dir() else set()
+        node_name = node["metadata"]["name"]
+        given = gpus_of_containers(pod, simulated_gpus(node) or 0, self._claims(pod) if claim_names(pod) else {})
+        log_dir = pod_log_dir(self.logs, pod)
+        runs = []
+        for container in pod["spec"].get("containers") or []:
+            cname = container.get("name", "")
+            argv = container_argv(container)
+            program = standin_program(argv, programs)
+            started = time.time()
+            output, exit_code, start_error = "", 0, None  # no program of the machine's: it ends as kwok's pod-complete ends it
+            if program is not None and argv is not None:
+                uuids = [gpu_uuid(node_name, i) for i in given.get(cname, [])]
+                env = container_environment(pod, container, uuids, self.programs)
+                env |= self._machine_env(node, container)
+                output, exit_code, start_error = self._execute(
+                    [str(self.programs / program), *argv[1:]], env, *run_as(pod, container)
+                )
+            log_file = log_dir / cname / "0.log"
+            log_file.parent.mkdir(parents=True, exist_ok=True)
+            log_file.write_text(cri_log(output, time.time()))
+            message = start_error or termination_message(container, exit_code, output)
+            image = str(container.get("image", ""))
+            end = time.time()
+            runs.append(ContainerRun(cname, image, exit_code, started, end, message, str(log_file), start_error is not None))
+        return runs
+
+    def _machine_env(self, node: Obj, container: Obj) -> dict[str, str]:
+        """What tools/fakehost/standins.py reads the machine by (its environment contract)."""
+        annotations = node.get("metadata", {}).get("annotations") or {}
+        return {
+            "GPU_NODES_NODE": node["metadata"]["name"],
+            "GPU_NODES_FAKEHOSTS": str(self.fakehosts),
+            "GPU_NODES_SIMULATED_GPUS": str(simulated_gpus(node) or 0),
+            "GPU_NODES_GPU_MODEL": str(annotations.get(GPU_MODEL_ANNOTATION) or ""),
+            "GPU_NODES_IMAGE": str(container.get("image", "")),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+
+    def _execute(self, argv: list[str], env: dict[str, str], user: int | None, group: int | None) -> tuple[str, int, str | None]:
+        """The program's combined output, its exit status (a signal's as 128 + its number, as runc reports it), and why
+        it could not start, if it could not (the container's user may not reach it, say): then containerd's
+        errorStartExitCode 128, with the error as the message (internal/cri/server/helpers.go)."""
+        as_user: dict[str, Any] = {}
+        if os.geteuid() == 0 and user is not None and self._reachable_as(user, group if group is not None else 0):
+            as_user = {"user": user, "group": group if group is not None else 0, "extra_groups": []}
+        try:
+            proc = subprocess.Popen(
+                argv, env=env, cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                start_new_session=True, **as_user,
+            )  # fmt: skip
+        except OSError as e:
+            return "", 128, f"failed to start {argv[0]} as user {user}: {e}"
+        try:
+            out, _ = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # its whole session: mpirun's program too
+            out, _ = proc.communicate()
+            out += f"(killed by the local cluster's gpu-registrar after {self.timeout:.0f}s)\n".encode()
+        code = proc.returncode
+        return out.decode(errors="replace"), (128 - code if code < 0 else code), None
+
+    def _reachable_as(self, user: int, group: int) -> bool:
+        """Whether the fake machine's programs run as this user: a checkout in a home directory closed to others (a
+        CI's clean clone under /root, say) is not, and there they run as the registrar's own user, said once. The
+        container's user changes nothing in what the stand-ins answer."""
+        key = (user, group)
+        if key not in self.reachable:
+            probe = [str(self.programs / "dcgmi"), "--version"]
+            try:
+                done = subprocess.run(probe, capture_output=True, text=True, timeout=60, user=user, group=group, extra_groups=[])
+                self.reachable[key] = "stand-in" in done.stderr  # its own answer: "only `diag` is simulated"
+            except (OSError, subprocess.TimeoutExpired):
+                self.reachable[key] = False
+            if not self.reachable[key]:
+                what = "the fake machine's programs (%s) cannot run as uid %d: they run as the registrar's user"
+                log.warning(what, self.programs, user)
+        return self.reachable[key]
+
+    def _remove_logs_of_gone_pods(self) -> None:
+        if not self.logs.is_dir():
+            return
+        try:
+            live = {_uid(p) for p in self.client.list_pods(f"{PART_OF_LABEL}={PART_OF}")}
+        except (urllib.error.URLError, OSError, ValueError):
+            return
+        for entry in self.logs.iterdir():
+            uid = entry.name.rsplit("_", 1)[-1]
+            if uid not in live and uid not in self.active and uid not in self.runs:
+                shutil.rmtree(entry, ignore_errors=True)
+
+
+def load_standins(path: pathlib.Path = STANDINS) -> Any:
+    """tools/fakehost/standins.py, loaded by path (tools/ is not a package): the exporter's page comes from there."""
+    if "standins" in sys.modules:
+        return sys.modules["standins"]
+    spec = importlib.util.spec_from_file_location("standins", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["standins"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class ExporterPages:
+    """The /metrics page of a node's exporter, made again only when the machine may have changed (its fake machine's
+    sshd or mode file)."""
+
+    def __init__(self, fakehosts: pathlib.Path):
+        self.fakehosts = fakehosts
+        self.cache: dict[tuple, str] = {}
+        self.lock = threading.Lock()
+
+    def _read(self, path: pathlib.Path) -> str:
+        try:
+            return path.read_text()
+        except OSError:
+            return ""
+
+    def page(self, endpoint: ExporterEndpoint) -> str:
+        state = self.fakehosts / endpoint.node
+        key = (endpoint, self._read(state / "pid"), self._read(state / "mode"))
+        with self.lock:
+            if key in self.cache:
+                return self.cache[key]
+        standins = load_standins()
+        env = {
+            standins.ENV_NODE: endpoint.node,
+            standins.ENV_FAKEHOSTS: str(self.fakehosts),
+            standins.ENV_GPUS: str(endpoint.gpus),
+            standins.ENV_MODEL: endpoint.model,
+        }
+        page = standins.exporter_page(standins.machine_from_env(env), endpoint.hostname)
+        with self.lock:
+            self.cache = {k: v for k, v in self.cache.items() if k[0].uid != endpoint.uid}
+            self.cache[key] = page
+        return page
+
+
+class _ExporterServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    endpoint: ExporterEndpoint
+    pages: ExporterPages
+
+
+class _ExporterHandler(http.server.BaseHTTPRequestHandler):
+    """dcgm-exporter's routes (internal/pkg/server/server.go): /metrics, /health ("OK")."""
+
+    server: _ExporterServer
+
+    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+        path = self.path.split("?", 1)[0]
+        if path == "/health":
+            self._reply(200, "OK", "text/plain; charset=utf-8")
+        elif path == "/metrics":
+            try:
+                page = self.server.pages.page(self.server.endpoint)
+            except Exception as e:  # the machine does not answer (its driver, say): what a broken exporter gives
+                self._reply(500, f"An internal server error occurred: {e}\n", "text/plain; charset=utf-8")
+                return
+            self._reply(200, page, "text/plain; version=0.0.4; charset=utf-8")
+        else:
+            self._reply(404, "404 page not found\n", "text/plain; charset=utf-8")
+
+    def _reply(self, code: int, body: str, ctype: str) -> None:
+        data = body.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the stdlib's signature)
+        log.debug("exporter %s: %s", self.server.endpoint.pod, format % args)
+
+
+def ip_on_lo(ip: str, present: bool) -> None:
+    """Binds (or unbinds) ip/32 on lo; one that is already so is left alone."""
+    verb = "add" if present else "del"
+    done = subprocess.run(["ip", "addr", verb, f"{ip}/32", "dev", "lo"], capture_output=True, text=True, check=False)
+    quiet = ("File exists", "Cannot assign requested address")
+    if done.returncode != 0 and not any(q in done.stderr for q in quiet):
+        raise OSError(f"ip addr {verb} {ip}/32 dev lo: {done.stderr.strip()}")
+
+
+class ExporterServers:
+    """An HTTP server per dcgm-exporter pod, on its pod IP (bound on lo) and listen port."""
+
+    def __init__(self, pages: ExporterPages, bind: Callable[[str, bool], None] = ip_on_lo):
+        self.pages, self.bind = pages, bind
+        self.serving: dict[str, tuple[ExporterEndpoint, _ExporterServer]] = {}
+        self.refused: set[str] = set()
+        self.failed: set[str] = set()
+
+    def sync(self, running: list[dict], nodes: Mapping[str, Obj]) -> None:
+        wanted, refused = exporter_endpoints(running, nodes)
+        for pod in refused:
+            if _uid(pod) not in self.refused:
+                self.refused.add(_uid(pod))
+                log.warning(
+                    "exporter pod %s/%s: pod IP %r is not in %s (hostNetwork, or a node without the podCIDR up.sh gives): "
+                    "its metrics are not served",
+                    pod["metadata"].get("namespace"), pod["metadata"].get("name"), pod.get("status", {}).get("podIP"),
+                    SIMULATED_POD_NETWORK,
+                )  # fmt: skip
+        stop, start = exporter_changes({u: e for u, (e, _) in self.serving.items()}, wanted)
+        for uid in stop:
+            self._stop(uid)
+        for endpoint in start:
+            try:
+                self.bind(endpoint.ip, True)
+                server = _ExporterServer((endpoint.ip, endpoint.port), _ExporterHandler)
+            except OSError as e:
+                if endpoint.uid not in self.failed:  # tried again every pass, said once
+                    self.failed.add(endpoint.uid)
+                    log.warning("exporter pod %s: cannot serve %s:%d: %s", endpoint.pod, endpoint.ip, endpoint.port, e)
+                continue
+            self.failed.discard(endpoint.uid)
+            server.endpoint, server.pages = endpoint, self.pages
+            threading.Thread(target=server.serve_forever, name=f"exporter-{endpoint.ip}", daemon=True).start()
+            self.serving[endpoint.uid] = (endpoint, server)
+            where = f"http://{endpoint.ip}:{endpoint.port}/metrics"
+            log.info("exporter pod %s on %s: serving %s", endpoint.pod, endpoint.node, where)
+
+    def _stop(self, uid: str) -> None:
+        endpoint, server = self.serving.pop(uid)
+        server.shutdown()
+        server.server_close()
+        if not any(e.ip == endpoint.ip for e, _ in self.serving.values()):
+            try:
+                self.bind(endpoint.ip, False)
+            except OSError as e:
+                log.warning("exporter pod %s: %s", endpoint.pod, e)
+        log.info("exporter pod %s: stopped serving %s:%d", endpoint.pod, endpoint.ip, endpoint.port)
+
+    def stop_all(self) -> None:
+        for uid in list(self.serving):
+            self._stop(uid)
+
+
+@dataclass
+class ProofPods:
+    """The parts that play the pods of the proof: the workload runner and the exporters' servers."""
+
+    runner: WorkloadRunner
+    exporters: ExporterServers
+
+    def sync(self, running: list[dict], nodes: list[dict]) -> None:
+        by_name = {n["metadata"]["name"]: n for n in nodes}
+        self.runner.sync(running, by_name)
+        self.exporters.sync(running, by_name)
+
+    def close(self, wait: bool = True) -> None:
+        """Stops serving (and unbinds the exporters' IPs); `wait`: for the containers under way too."""
+        self.exporters.stop_all()
+        if wait:
+            self.runner.wait()
+        else:
+            self.runner.pool.shutdown(wait=False, cancel_futures=True)
 
 
 # --------------------------------------------------------------------------- loop
@@ -919,7 +1691,7 @@ def note_dropped_taints(action: SliceAction, stored_slice: dict) -> None:
         _TAINTS_DROPPED.discard(action.node)
 
 
-def run_once(client: Client, wipe_delay: float = DRA_WIPE_DELAY) -> dict[str, dict]:
+def run_once(client: Client, wipe_delay: float = DRA_WIPE_DELAY, proof: ProofPods | None = None) -> dict[str, dict]:
     nodes, pods = client.list_nodes(), client.list_plugin_pods()
     for pod in pods:
         uid = pod.get("metadata", {}).get("uid", "")
@@ -937,6 +1709,8 @@ def run_once(client: Client, wipe_delay: float = DRA_WIPE_DELAY) -> dict[str, di
         client.patch_node_status(name, patch)
         log.info("node %s: %s", name, json.dumps(patch["status"], sort_keys=True))
     run_dra(client, nodes, wipe_delay, running)
+    if proof is not None:
+        proof.sync(running, nodes)
     return patches
 
 
@@ -972,6 +1746,9 @@ def main(argv: list[str] | None = None) -> int:
         default=DRA_WIPE_DELAY,
         help="seconds from a DRA plugin going to its slices being deleted (kubelet: 30)",
     )
+    ap.add_argument("--fakehosts", type=pathlib.Path, default=FAKEHOSTS, help=f"the fake machines' state (default {FAKEHOSTS})")
+    ap.add_argument("--pod-logs", type=pathlib.Path, default=POD_LOGS, help=f"where containers' logs go (default {POD_LOGS})")
+    ap.add_argument("--workload-timeout", type=float, default=120.0, help="seconds a container's program may run (default 120)")
     ap.add_argument("--once", action="store_true", help="one pass, then exit (for tests)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
@@ -980,8 +1757,13 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     client = Client(args.kubeconfig, args.context)
+    runner = WorkloadRunner(client, PROGRAMS, args.fakehosts, args.pod_logs, args.workload_timeout)
+    proof = ProofPods(runner, ExporterServers(ExporterPages(args.fakehosts)))
     if args.once:
-        run_once(client, args.dra_wipe_delay)
+        try:
+            run_once(client, args.dra_wipe_delay, proof)
+        finally:
+            proof.close()
         return 0
 
     stop = False
@@ -996,7 +1778,7 @@ def main(argv: list[str] | None = None) -> int:
     failing = False
     while not stop:
         try:
-            run_once(client, args.dra_wipe_delay)
+            run_once(client, args.dra_wipe_delay, proof)
             if failing:
                 log.info("API reachable again")
             failing = False
@@ -1005,6 +1787,7 @@ def main(argv: list[str] | None = None) -> int:
                 log.warning("pass failed: %s", e)
             failing = True
         time.sleep(args.interval)
+    proof.close(wait=False)
     log.info("stopped")
     return 0
 

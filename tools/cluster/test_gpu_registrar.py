@@ -384,7 +384,7 @@ def test_uuids_are_those_the_fake_machine_prints():
     sys.modules["fakehost"] = fakehost
     spec.loader.exec_module(fakehost)
     machine = fakehost.MachineSpec(hostname="gpu-node-2", gpus=8)
-    lines = [line.split(", ") for line in fakehost._gpu_lines(machine).splitlines()]
+    lines = [line.split(", ") for line in fakehost.query_gpu_lines(machine).splitlines()]
     devices = reg.desired_slice(dra_node(name="gpu-node-2", gpus="8"))["spec"]["devices"]
     assert [d["attributes"]["uuid"]["string"] for d in devices] == [fields[2] for fields in lines]
     assert {d["attributes"]["productName"]["string"] for d in devices} == {machine.gpu_name}
@@ -680,3 +680,502 @@ def test_the_config_maps_read_are_the_plugins_and_the_mps_daemons():
     verification = pod(owner="Job", name_label="gpu-verification")
     verification["spec"]["volumes"] = [{"name": "check", "configMap": {"name": "gpu-verify-a100-check"}}]
     assert reg.config_map_refs([plugin, daemon, verification]) == set(maps), maps
+
+
+# ---------------------------------------------------------------- the pods that prove a node
+
+
+def workload(component="diagnostics", phase="Running", node_name="gpu-node-1", restart="Never", owner="Job", **labels):
+    """A pod of gpu-nodes' diagnostics Job, shaped as the product's manifests shape it."""
+    meta = {
+        "name": "gpu-verify-x-dcgm-abcde",
+        "namespace": "gpu-verification",
+        "uid": f"uid-{component}-{phase}-{node_name}",
+        "labels": {
+            "app.kubernetes.io/part-of": "gpu-nodes",
+            "app.kubernetes.io/name": "gpu-verification",
+            "app.kubernetes.io/component": component,
+            **labels,
+        },
+        "ownerReferences": [{"kind": owner, "name": "gpu-verify-x", "controller": True}] if owner else [],
+    }
+    containers = [
+        {
+            "name": "dcgm",
+            "image": "nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04",
+            "command": ["dcgmi", "diag", "-r", "1", "-j"],
+            "resources": {"limits": {GPU: "4"}},
+        },
+        {"name": "isolation", "image": "busybox:1.37", "command": ["sh", "-c", "! ls /dev/nvidia*"]},
+    ]
+    spec = {"nodeName": node_name, "restartPolicy": restart, "containers": containers}
+    spec["securityContext"] = {"runAsNonRoot": True, "runAsUser": 65534, "runAsGroup": 65534}
+    return {"metadata": meta, "spec": spec, "status": {"phase": phase, "podIP": "198.18.0.130"}}
+
+
+@pytest.mark.parametrize("component", ["diagnostics", "performance"])
+def test_the_proofs_job_pods_are_run_by_the_registrar(component):
+    assert reg.is_workload_pod(workload(component))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"component": "verification"},  # the GPU workload Job: kwok completes it, as before
+        {"component": "access"},
+        {"restart": "OnFailure"},  # kubelet restarts such a container in place: not played
+        {"owner": "DaemonSet"},
+        {"owner": None},
+        {"pod-container-running-failed.stage.kwok.x-k8s.io": "true"},  # kwok's chaos stage has it
+    ],
+)
+def test_other_pods_are_left_to_kwok(change):
+    assert not reg.is_workload_pod(workload(**change))
+
+
+def test_a_pod_not_of_gpu_nodes_is_left_to_kwok():
+    p = workload()
+    p["metadata"]["labels"]["app.kubernetes.io/part-of"] = "someone-else"
+    assert not reg.is_workload_pod(p)
+
+
+def test_only_running_pods_on_a_node_not_started_yet_start():
+    pending, done, running = workload(phase="Pending"), workload(node_name="gpu-node-2"), workload(node_name="gpu-node-3")
+    unscheduled = workload(node_name="")
+    deleting = workload(node_name="gpu-node-4")
+    deleting["metadata"]["deletionTimestamp"] = "2026-12-07T00:00:00Z"
+    started = reg.workloads_to_start([pending, done, running, unscheduled, deleting], [reg._uid(done)])
+    assert started == [running]
+
+
+@pytest.mark.parametrize(
+    "command,expected",
+    [
+        (["dcgmi", "diag", "-r", "1", "-j"], "dcgmi"),
+        (["/usr/local/mpi/bin/mpirun", "-np", "1", "/usr/local/bin/all_reduce_perf_mpi"], "mpirun"),
+        (["sh", "-c", "dcgmi diag -r 1 -j"], None),  # a shell: not run on this machine
+        (["nvidia-smi"], None),
+    ],
+)
+def test_a_container_runs_when_its_command_names_a_program_of_the_machine(command, expected):
+    programs = {"dcgmi", "mpirun", "all_reduce_perf", "all_reduce_perf_mpi"}
+    assert reg.standin_program(reg.container_argv({"command": command}), programs) == expected
+
+
+def test_a_container_without_a_command_runs_its_images_entrypoint_which_is_not_known():
+    assert reg.container_argv({"args": ["diag"]}) is None
+    assert reg.standin_program(None, {"dcgmi"}) is None
+
+
+def test_args_follow_the_command():
+    assert reg.container_argv({"command": ["dcgmi"], "args": ["diag", "-r", 2]}) == ["dcgmi", "diag", "-r", "2"]
+
+
+def test_each_container_gets_the_gpus_it_asked_for_and_never_anothers():
+    p = workload()
+    p["spec"]["containers"][1]["resources"] = {"limits": {GPU: "2"}}
+    p["spec"]["containers"][0]["resources"] = {"limits": {GPU: "2"}}
+    assert reg.gpus_of_containers(p, 4) == {"dcgm": [0, 1], "isolation": [2, 3]}
+
+
+def test_a_container_without_a_gpu_request_gets_none():
+    assert reg.gpus_of_containers(workload(), 4) == {"dcgm": [0, 1, 2, 3], "isolation": []}
+
+
+def test_shared_replicas_spread_over_the_gpus_the_node_has():
+    p = workload()
+    p["spec"]["containers"][0]["resources"] = {"limits": {reg.SHARED_GPU_RESOURCE: "8"}}  # 4 GPUs x 2 replicas
+    assert reg.gpus_of_containers(p, 4)["dcgm"] == [0, 1, 2, 3]
+
+
+def test_a_dra_claim_gives_the_devices_the_driver_allocated():
+    p = workload()
+    p["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpus"}]}
+    p["spec"]["resourceClaims"] = [{"name": "gpus", "resourceClaimTemplateName": "gpu-verify-4gpu"}]
+    p["status"]["resourceClaimStatuses"] = [{"name": "gpus", "resourceClaimName": "pod-gpus-x1"}]
+    results = [{"driver": "gpu.nvidia.com", "pool": "gpu-node-1", "device": f"gpu-{i}", "request": "gpus"} for i in (3, 1)]
+    results.append({"driver": "other.example.com", "pool": "gpu-node-1", "device": "gpu-0", "request": "gpus"})
+    claim = {"status": {"allocation": {"devices": {"results": results}}}}
+    assert reg.claim_names(p) == ["pod-gpus-x1"]
+    assert reg.gpus_of_containers(p, 4, {"pod-gpus-x1": claim}) == {"dcgm": [1, 3], "isolation": []}
+
+
+def test_the_environment_puts_the_machines_programs_first_and_names_the_gpus_given():
+    p = workload()
+    container = dict(p["spec"]["containers"][0])
+    container["env"] = [
+        {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+        {"name": "LEVEL", "value": "1"},
+        {"name": "SECRET", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},  # not resolved here
+    ]
+    env = reg.container_environment(p, container, ["GPU-a", "GPU-b"], pathlib.Path("/progs"))
+    assert env["PATH"].split(":")[0] == "/progs"
+    assert env["NVIDIA_VISIBLE_DEVICES"] == "GPU-a,GPU-b"
+    assert env["NODE_NAME"] == "gpu-node-1" and env["LEVEL"] == "1" and "SECRET" not in env
+    assert env["HOSTNAME"] == "gpu-verify-x-dcgm-abcde"
+
+
+def test_an_images_path_comes_after_the_machines_programs():
+    container = {"env": [{"name": "PATH", "value": "/usr/local/mpi/bin:/usr/bin"}]}
+    env = reg.container_environment(workload(), container, [], pathlib.Path("/progs"))
+    assert env["PATH"] == "/progs:/usr/local/mpi/bin:/usr/bin"
+    assert "NVIDIA_VISIBLE_DEVICES" not in env
+
+
+def test_the_container_runs_as_its_user_before_the_pods():
+    p = workload()
+    assert reg.run_as(p, {}) == (65534, 65534)
+    assert reg.run_as(p, {"securityContext": {"runAsUser": 1000}}) == (1000, 65534)
+    p["spec"].pop("securityContext")
+    assert reg.run_as(p, {}) == (None, None)
+
+
+def test_a_log_is_one_cri_line_per_line_of_output():
+    log = reg.cri_log('{\n\t"a" : 1\n}\n\nlast', 1765116000.5)
+    assert log.splitlines() == [
+        "2025-12-07T14:00:00.5Z stdout F {",
+        '2025-12-07T14:00:00.5Z stdout F \t"a" : 1',
+        "2025-12-07T14:00:00.5Z stdout F }",
+        "2025-12-07T14:00:00.5Z stdout F ",
+        "2025-12-07T14:00:00.5Z stdout F last",
+    ]
+    assert reg.cri_log("", 0) == ""
+
+
+def test_times_are_go_rfc3339nano_with_trailing_zeros_dropped():
+    assert reg.rfc3339nano(1765116000) == "2025-12-07T14:00:00Z"
+    assert reg.rfc3339nano(1765116000.123456) == "2025-12-07T14:00:00.123456Z"
+    assert reg.rfc3339(1765116000.9) == "2025-12-07T14:00:00Z"
+
+
+def test_a_failed_container_with_fallback_to_logs_gets_its_logs_tail_as_message():
+    container = {"terminationMessagePolicy": "FallbackToLogsOnError"}
+    output = "".join(f"line {i}\n" for i in range(100))
+    message = reg.termination_message(container, 226, output)
+    assert message.splitlines() == [f"line {i}" for i in range(20, 100)]
+    assert len(reg.termination_message(container, 1, "x" * 5000 + "\n").encode()) == 2048
+    assert reg.termination_message(container, 0, output) == ""
+    assert reg.termination_message({}, 226, output) == ""  # File: the message path, empty here
+
+
+def run(name="dcgm", exit_code=0, message=""):
+    return reg.ContainerRun(name, "img", exit_code, 1765116000.0, 1765116001.0, message, f"/logs/{name}/0.log")
+
+
+def test_a_pod_whose_containers_all_exit_0_succeeds():
+    patch = reg.completion_patch([run(), run("isolation")], 1765116002.0)["status"]
+    assert patch["phase"] == "Succeeded"
+    assert {c["type"]: (c["status"], c["reason"]) for c in patch["conditions"]} == {
+        "Ready": ("False", "PodCompleted"),
+        "ContainersReady": ("False", "PodCompleted"),
+    }
+    assert [s["state"]["terminated"]["reason"] for s in patch["containerStatuses"]] == ["Completed", "Completed"]
+
+
+def test_a_pod_with_a_failed_container_fails_with_its_exit_code():
+    patch = reg.completion_patch([run(exit_code=226, message="tail"), run("isolation")], 1765116002.0)["status"]
+    assert patch["phase"] == "Failed"
+    assert {c["reason"] for c in patch["conditions"]} == {"PodFailed"}
+    dcgm = patch["containerStatuses"][0]
+    assert dcgm["name"] == "dcgm" and dcgm["ready"] is False and dcgm["restartCount"] == 0
+    assert dcgm["state"]["terminated"] == {
+        "exitCode": 226,
+        "reason": "Error",
+        "message": "tail",
+        "startedAt": "2025-12-07T14:00:00Z",
+        "finishedAt": "2025-12-07T14:00:01Z",
+    }
+
+
+def test_the_logs_object_is_the_pods_and_names_each_containers_file():
+    p = workload()
+    obj = reg.logs_object(p, [run(), run("isolation")])
+    assert obj["apiVersion"] == "kwok.x-k8s.io/v1alpha1" and obj["kind"] == "Logs"
+    assert (obj["metadata"]["name"], obj["metadata"]["namespace"]) == ("gpu-verify-x-dcgm-abcde", "gpu-verification")
+    assert obj["metadata"]["ownerReferences"] == [
+        {"apiVersion": "v1", "kind": "Pod", "name": "gpu-verify-x-dcgm-abcde", "uid": p["metadata"]["uid"]}
+    ]
+    assert obj["spec"]["logs"] == [
+        {"containers": ["dcgm"], "logsFile": "/logs/dcgm/0.log"},
+        {"containers": ["isolation"], "logsFile": "/logs/isolation/0.log"},
+    ]
+
+
+def test_the_stage_that_holds_these_pods_selects_what_the_registrar_runs():
+    """stages/pod-run-by-registrar.yaml and is_workload_pod say the same, and the stage outweighs pod-complete."""
+    import yaml
+
+    stage = yaml.safe_load(_path.with_name("stages").joinpath("pod-run-by-registrar.yaml").read_text())
+    exprs = {e["key"]: (e["operator"], e.get("values")) for e in stage["spec"]["selector"]["matchExpressions"]}
+    assert exprs['.metadata.labels["app.kubernetes.io/part-of"]'] == ("In", [reg.PART_OF])
+    assert exprs['.metadata.labels["app.kubernetes.io/component"]'] == ("In", list(reg.WORKLOAD_COMPONENTS))
+    assert exprs[f'.metadata.labels["{reg.CHAOS_LABEL}"]'] == ("DoesNotExist", None)
+    assert exprs[".spec.restartPolicy"] == ("In", ["Never"])
+    assert exprs[".metadata.ownerReferences.[].kind"] == ("In", ["Job"])
+    assert stage["spec"]["weight"] > 0
+    assert not (stage["spec"].get("next") or {}) and not stage["spec"].get("steps")
+
+
+# ---------------------------------------------------------------- dcgm-exporter pods
+
+
+def exporter(ip="198.18.0.131", phase="Running", node_name="gpu-node-1", host_network=False, env=None, args=None):
+    container = {"name": "dcgm-exporter", "image": "nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless"}
+    container["ports"] = [{"name": "metrics", "containerPort": 9400}]
+    if env is not None:
+        container["env"] = env
+    if args is not None:
+        container["args"] = args
+    return {
+        "metadata": {
+            "name": "dcgm-exporter-x7k2p",
+            "namespace": "nvidia-device-plugin",
+            "uid": f"exp-{ip}-{node_name}",
+            "labels": {"app.kubernetes.io/name": "dcgm-exporter", "app.kubernetes.io/component": "metrics"},
+            "ownerReferences": [{"kind": "DaemonSet", "name": "dcgm-exporter", "controller": True}],
+        },
+        "spec": {"nodeName": node_name, "hostNetwork": host_network, "containers": [container]},
+        "status": {"phase": phase, "podIP": ip},
+    }
+
+
+NODE_NAME_ENV = [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
+
+
+def test_a_running_exporter_pod_is_served_on_its_pod_ip_and_port():
+    serve, refused = reg.exporter_endpoints([exporter(env=NODE_NAME_ENV)], {"gpu-node-1": node()})
+    assert refused == []
+    (endpoint,) = serve.values()
+    assert (endpoint.ip, endpoint.port, endpoint.node, endpoint.hostname, endpoint.gpus) == (
+        "198.18.0.131",
+        9400,
+        "gpu-node-1",
+        "gpu-node-1",
+        4,
+    )
+
+
+def test_without_node_name_the_exporters_hostname_is_the_pods():
+    (endpoint,) = reg.exporter_endpoints([exporter()], {"gpu-node-1": node()})[0].values()
+    assert endpoint.hostname == "dcgm-exporter-x7k2p"
+
+
+@pytest.mark.parametrize(
+    "container,port",
+    [
+        ({}, 9400),
+        ({"env": [{"name": "DCGM_EXPORTER_LISTEN", "value": ":9500"}]}, 9500),
+        ({"args": ["-a", ":9401"]}, 9401),
+        ({"args": ["--address=[::]:9402"]}, 9402),
+        ({"args": ["-f", "/etc/dcgm-exporter/dcp-metrics-included.csv"]}, 9400),
+    ],
+)
+def test_the_exporter_listens_where_its_flags_say(container, port):
+    assert reg.listen_port(container) == port
+
+
+@pytest.mark.parametrize(
+    "pod",
+    [
+        exporter(ip="10.0.0.5"),  # a node without the podCIDR up.sh gives: kwok's default --cidr
+        exporter(host_network=True, ip="198.18.0.131"),
+        exporter(ip=""),
+    ],
+)
+def test_an_exporter_pod_outside_the_simulated_network_is_refused(pod):
+    serve, refused = reg.exporter_endpoints([pod], {"gpu-node-1": node()})
+    assert serve == {} and refused == [pod]
+
+
+@pytest.mark.parametrize("pod", [exporter(phase="Pending"), exporter(node_name="gone-node")])
+def test_an_exporter_pod_not_running_on_a_known_node_is_not_served(pod):
+    assert reg.exporter_endpoints([pod], {"gpu-node-1": node()}) == ({}, [])
+
+
+def test_an_exporter_pod_that_went_or_changed_is_stopped_and_a_new_one_started():
+    nodes = {"gpu-node-1": node(), "gpu-node-2": node("gpu-node-2")}
+    old = reg.exporter_endpoints([exporter(), exporter(ip="198.18.1.1", node_name="gpu-node-2")], nodes)[0]
+    moved = exporter(ip="198.18.0.132")
+    moved["metadata"]["uid"] = "exp-198.18.0.131-gpu-node-1"  # same pod, new IP
+    new = reg.exporter_endpoints([moved], nodes)[0]
+    stop, start = reg.exporter_changes(old, new)
+    assert stop == sorted(old) and [e.ip for e in start] == ["198.18.0.132"]
+    assert reg.exporter_changes(new, new) == ([], [])
+
+
+# ---------------------------------------------------------------- running them (the machine's real programs)
+
+
+class RecordingClient:
+    """The API calls the runner makes, recorded."""
+
+    def __init__(self):
+        self.logs, self.patches = [], []
+
+    def put_logs(self, body):
+        self.logs.append(body)
+        return body
+
+    def patch_pod_status(self, namespace, name, patch):
+        self.patches.append((namespace, name, patch))
+        return patch
+
+    def get_resource_claim(self, namespace, name):
+        return None
+
+    def list_pods(self, label_selector):
+        return []
+
+
+def play(tmp_path, pod, n=None):
+    """Runs the pod as the registrar does, as the test's own user: the pod's user (65534) may not reach a checkout
+    in a closed home directory (test_the_program_runs_as_the_containers_user covers that switch)."""
+    pod["spec"].pop("securityContext", None)
+    client = RecordingClient()
+    runner = reg.WorkloadRunner(client, reg.PROGRAMS, tmp_path / "fakehosts", tmp_path / "logs", timeout=60)
+    runner.sync([pod], {"gpu-node-1": n or node()})
+    runner.wait()
+    return client
+
+
+def log_text(path):
+    """The container's output back from its CRI log, as kubectl logs prints it."""
+    return "".join(line.split(" ", 3)[3] + "\n" for line in pathlib.Path(path).read_text().splitlines())
+
+
+def test_a_diagnostics_pod_runs_dcgmi_against_the_machine_and_succeeds(tmp_path):
+    pod = workload()
+    client = play(tmp_path, pod)
+    ((namespace, name, patch),) = client.patches
+    assert (namespace, name) == ("gpu-verification", "gpu-verify-x-dcgm-abcde")
+    assert patch["status"]["phase"] == "Succeeded"
+    exits = {s["name"]: s["state"]["terminated"]["exitCode"] for s in patch["status"]["containerStatuses"]}
+    assert exits == {"dcgm": 0, "isolation": 0}
+    (logs,) = client.logs
+    files = {entry["containers"][0]: entry["logsFile"] for entry in logs["spec"]["logs"]}
+    document = json.loads(log_text(files["dcgm"]))
+    assert [e["entity_id"] for e in document["entity_groups"][0]["entities"]] == [0, 1, 2, 3]
+    assert document["metadata"]["version"] == "4.6.0"
+    assert log_text(files["isolation"]) == ""  # not run: a shell of a plain image
+
+
+def test_a_performance_pod_runs_all_reduce_perf_through_mpirun(tmp_path):
+    pod = workload("performance")
+    pod["spec"]["containers"] = [
+        {
+            "name": "nccl",
+            "image": "nvcr.io/nvidia/pytorch:25.11-py3",
+            "command": ["/usr/local/mpi/bin/mpirun", "-np", "1", "/usr/local/bin/all_reduce_perf_mpi"],
+            "args": ["-b", "4G", "-e", "4G", "-f", "2", "-g", "4"],
+            "resources": {"limits": {GPU: "4"}},
+        }
+    ]
+    client = play(tmp_path, pod)
+    ((_, _, patch),) = client.patches
+    assert patch["status"]["phase"] == "Succeeded"
+    output = log_text(client.logs[0]["spec"]["logs"][0]["logsFile"])
+    rows = [line.split() for line in output.splitlines() if line and not line.startswith("#")]
+    assert [(r[0], r[7]) for r in rows] == [("4294967296", "232.81")]  # the recorded DGX A100 at 4 GiB
+
+
+def test_a_container_asking_for_more_gpus_than_it_was_given_fails_as_nccl_tests_does(tmp_path):
+    pod = workload("performance")
+    pod["spec"]["containers"] = [
+        {
+            "name": "nccl",
+            "image": "nvcr.io/nvidia/pytorch:25.11-py3",
+            "command": ["all_reduce_perf_mpi", "-b", "1G", "-e", "1G", "-g", "4"],
+            "resources": {"limits": {GPU: "2"}},
+            "terminationMessagePolicy": "FallbackToLogsOnError",
+        }
+    ]
+    client = play(tmp_path, pod)
+    ((_, _, patch),) = client.patches
+    terminated = patch["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert patch["status"]["phase"] == "Failed"
+    assert terminated["exitCode"] == 5  # testNotImplemented
+    assert "Invalid number of GPUs: 4 requested but only 2 were found." in terminated["message"]
+
+
+def test_the_exporters_server_answers_metrics_and_health_as_dcgm_exporter(tmp_path):
+    import threading
+    import urllib.request
+
+    endpoint = reg.ExporterEndpoint("uid-1", "ns/dcgm-exporter-x", "gpu-node-1", "127.0.0.1", 0, "gpu-node-1", 2, "")
+    server = reg._ExporterServer(("127.0.0.1", 0), reg._ExporterHandler)
+    server.endpoint, server.pages = endpoint, reg.ExporterPages(tmp_path / "fakehosts")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with urllib.request.urlopen(f"{base}/metrics", timeout=10) as resp:
+            page = resp.read().decode()
+            assert resp.headers["Content-Type"].startswith("text/plain")
+        with urllib.request.urlopen(f"{base}/health", timeout=10) as resp:
+            assert resp.read() == b"OK"
+    finally:
+        server.shutdown()
+        server.server_close()
+    temps = [line for line in page.splitlines() if line.startswith("DCGM_FI_DEV_GPU_TEMP{")]
+    assert [line.split('gpu="')[1].split('"')[0] for line in temps] == ["0", "1"]
+    assert all(f'UUID="{reg.gpu_uuid("gpu-node-1", i)}"' in temps[i] for i in range(2))
+    assert all('hostname="gpu-node-1"' in line for line in temps)
+
+
+def test_exporter_servers_bind_the_pod_ip_once_and_unbind_it_when_the_pod_goes(tmp_path):
+    """The servers' bookkeeping, with lo left alone: the IP goes to the bind function (a recorder here), and a bind
+    that fails leaves nothing served."""
+    calls = []
+
+    def bind(ip, present):
+        calls.append((ip, present))
+        raise OSError("not here")
+
+    servers = reg.ExporterServers(reg.ExporterPages(tmp_path), bind)
+    servers.sync([exporter()], {"gpu-node-1": node()})
+    assert calls == [("198.18.0.131", True)] and servers.serving == {}
+
+
+def runner(tmp_path):
+    return reg.WorkloadRunner(RecordingClient(), reg.PROGRAMS, tmp_path / "fakehosts", tmp_path / "logs", timeout=60)
+
+
+def test_the_program_runs_as_the_containers_user(tmp_path):
+    """With programs any user may run (a directory of its own here, not the checkout, which may be closed)."""
+    import os
+    import shutil
+    import tempfile
+
+    programs = pathlib.Path(tempfile.mkdtemp(prefix="gpu-registrar-programs-"))
+    try:
+        programs.chmod(0o755)
+        (programs / "dcgmi").write_text("#!/bin/sh\necho 'dcgmi stand-in: only `diag` is simulated' >&2\nexit 255\n")
+        (programs / "dcgmi").chmod(0o755)
+        open_runner = reg.WorkloadRunner(RecordingClient(), programs, tmp_path, tmp_path, timeout=60)
+        output, code, start_error = open_runner._execute(["/usr/bin/id", "-u"], {"PATH": "/usr/bin"}, 65534, 65534)
+    finally:
+        shutil.rmtree(programs)
+    # Only root may switch users, as kubelet's runtime does; the registrar runs as root under up.sh.
+    assert (output.strip(), code, start_error) == ("65534" if os.geteuid() == 0 else str(os.geteuid()), 0, None)
+
+
+def test_where_the_containers_user_cannot_run_the_programs_they_run_as_the_registrars(tmp_path):
+    import os
+
+    closed = reg.WorkloadRunner(RecordingClient(), tmp_path / "closed", tmp_path, tmp_path, timeout=60)
+    output, code, _ = closed._execute(["/usr/bin/id", "-u"], {"PATH": "/usr/bin"}, 65534, 65534)
+    assert (output.strip(), code) == (str(os.geteuid()), 0)
+
+
+def test_a_program_that_cannot_start_ends_as_containerd_ends_it(tmp_path):
+    output, code, start_error = runner(tmp_path)._execute([str(tmp_path / "missing")], {}, None, None)
+    assert (output, code) == ("", 128) and "failed to start" in start_error
+    run = reg.ContainerRun("dcgm", "img", code, 0.0, 1.0, start_error, "", start_error=True)
+    terminated = reg.completion_patch([run], 2.0)["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (128, "StartError")
+    assert terminated["message"].startswith("failed to start")
+
+
+def test_a_program_that_outlives_the_timeout_is_killed(tmp_path):
+    slow = reg.WorkloadRunner(RecordingClient(), reg.PROGRAMS, tmp_path, tmp_path, timeout=0.5)
+    output, code, _ = slow._execute(["/bin/sleep", "30"], {"PATH": "/bin"}, None, None)
+    assert code == 137 and "killed by the local cluster's gpu-registrar after" in output

@@ -40,6 +40,8 @@ while [ $# -gt 0 ]; do
 done
 [[ "$NODES" =~ ^[0-9]+$ ]] || { echo "up.sh: --nodes must be a number" >&2; exit 2; }
 [[ "$GPUS" =~ ^[0-9]+$ ]] || { echo "up.sh: --gpus must be a number" >&2; exit 2; }
+# Each node gets a /25 of 198.18.0.0/15 as its podCIDR (below): room for 1024 nodes, cpu-node-1 among them.
+[ "$NODES" -le 1023 ] || { echo "up.sh: --nodes must be at most 1023 (each node has a /25 of 198.18.0.0/15 for its pods), not $NODES" >&2; exit 2; }
 
 CLUSTER=gpu-nodes
 START=$(date +%s)
@@ -69,9 +71,10 @@ export KWOK_ETCD_BINARY="$ETCD_BIN/etcd"
 export KWOK_ETCD_VERSION="${CLUSTER_ETCD_VERSION#v}"
 
 # ---------------------------------------------------------------- kwokctl config and kwok stages
-# kwok runs with Stage objects in the API (--enable-crds=Stage), so that a test can add a stage
+# kwok runs with Stage objects in the API (--enable-crds=Stage,Logs), so that a test can add a stage
 # of its own for as long as it needs one (a failing CUDA container on one node, say) and delete
-# it after. The stages applied at start are kwokctl's defaults (node-initialize,
+# it after; and with Logs objects, through which the registrar hands kwok-controller the logs of the
+# containers it runs (`kubectl logs`, kwok's pkg/kwok/server/debugging_logs.go). The stages applied at start are kwokctl's defaults (node-initialize,
 # node-heartbeat-with-lease, pod-ready, pod-complete, pod-delete) plus two opt-in chaos stages:
 #   node label node-not-ready.stage.kwok.x-k8s.io=true          -> node Ready=False
 #   pod label  pod-container-running-failed.stage.kwok.x-k8s.io=true -> pod Failed (exit 1)
@@ -138,7 +141,7 @@ else
   log "kwokctl create cluster $CLUSTER (Kubernetes $CLUSTER_K8S_VERSION, etcd $CLUSTER_ETCD_VERSION, kwok $CLUSTER_KWOK_VERSION)"
   kwokctl --name "$CLUSTER" --config "$CONFIG" create cluster \
     --runtime binary \
-    --enable-crds=Stage \
+    --enable-crds=Stage,Logs \
     --kube-apiserver-binary "$KWOK_KUBE_APISERVER_BINARY" \
     --kube-controller-manager-binary "$KWOK_KUBE_CONTROLLER_MANAGER_BINARY" \
     --kube-scheduler-binary "$KWOK_KUBE_SCHEDULER_BINARY" \
@@ -170,6 +173,10 @@ if ! kubectl get crd stages.kwok.x-k8s.io >/dev/null 2>&1; then
   echo "up.sh: cluster $CLUSTER serves no Stage objects (created before kwok ran with --enable-crds=Stage): run tools/cluster/down.sh, then up.sh" >&2
   exit 1
 fi
+if ! kubectl get crd logs.kwok.x-k8s.io >/dev/null 2>&1; then
+  echo "up.sh: cluster $CLUSTER serves no Logs objects (created before kwok ran with --enable-crds=Stage,Logs): run tools/cluster/down.sh, then up.sh" >&2
+  exit 1
+fi
 write_stages
 log "applying kwok's stages"
 kubectl apply --server-side --field-manager=gpu-nodes-up -f "$STAGES" >/dev/null
@@ -185,9 +192,20 @@ gpu_instance() {
   esac
 }
 
-# node NAME INSTANCE CPU MEMORY [GPUS]
+# The pod CIDR of node INDEX: the INDEX-th /25 of 198.18.0.0/15, RFC 2544's benchmarking range. kwok hands
+# out pod IPs from the node's podCIDR (pkg/kwok/controllers/pod_controller.go, funcPodIPsWith), and the API
+# server's pod proxy only connects to a global unicast pod IP (kubernetes pkg/registry/core/pod/strategy.go,
+# ResourceLocation): this range is one, and no real network is in it, so the registrar can bind an exporter
+# pod's IP on lo and serve its metrics there without shadowing anything.
+pod_cidr() {
+  local offset=$(( $1 * 128 ))
+  echo "198.$(( 18 + offset / 65536 )).$(( offset / 256 % 256 )).$(( offset % 256 ))/25"
+}
+
+# node NAME INDEX INSTANCE CPU MEMORY [GPUS]
 node_manifest() {
-  local name=$1 itype=$2 cpu=$3 mem=$4 gpus=${5:-}
+  local name=$1 index=$2 itype=$3 cpu=$4 mem=$5 gpus=${6:-} cidr
+  cidr=$(pod_cidr "$index")
   cat <<EOF
 ---
 apiVersion: v1
@@ -208,7 +226,10 @@ EOF
     node.kubernetes.io/instance-type: $itype
     topology.kubernetes.io/region: local-1
     topology.kubernetes.io/zone: local-1a
-spec: {}
+spec:
+  podCIDR: $cidr
+  podCIDRs:
+  - $cidr
 status:
   capacity:
     cpu: "$cpu"
@@ -234,9 +255,9 @@ EOF
 {
   for i in $(seq 1 "$NODES"); do
     read -r itype cpu mem <<<"$(gpu_instance "$GPUS")"
-    node_manifest "gpu-node-$i" "$itype" "$cpu" "$mem" "$GPUS"
+    node_manifest "gpu-node-$i" "$i" "$itype" "$cpu" "$mem" "$GPUS"
   done
-  node_manifest cpu-node-1 m5.2xlarge 8 32Gi
+  node_manifest cpu-node-1 0 m5.2xlarge 8 32Gi
 } > "$GPU_NODES_STATE/nodes.yaml"
 log "applying $NODES GPU node(s) and cpu-node-1"
 # Server-side apply: on creation the status (cpu/memory/pods capacity) is kept; later runs only

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stops every fake machine started by up.sh (their state and keys are kept).
-# Usage: tools/fakehost/down.sh
+# Stops the fake machines started by up.sh, those named or all (their state and keys are kept).
+# Usage: tools/fakehost/down.sh [NODE...]
 set -euo pipefail
 exec python3 "$(dirname "$0")/fakehost.py" down "$@"

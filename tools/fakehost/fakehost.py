@@ -47,6 +47,12 @@ MODES = (
     "runtime-not-restarted",
     "reset-required",
     "cdi-generation",
+    # What the stand-ins of NVIDIA's container programs (tools/fakehost/standins.py) answer; nvidia-smi and
+    # preflight see a healthy machine in each.
+    "persistence-mode-off",
+    "p2p-disabled",
+    "metrics-stopped",
+    # NVIDIA's IMEX daemon (MachineSpec.imex_daemon): its service failed, or a peer left out of its nodes config.
     "imex-down",
     "imex-peer-missing",
 )
@@ -253,7 +259,14 @@ def make_unix_socket(path: Path) -> None:
         sock.close()
 
 
-def _gpu_lines(spec: MachineSpec) -> str:
+def pci_bus_id(index: int) -> str:
+    """The PCI bus id nvidia-smi prints for the machine's GPU of this index (the fake machines put GPU i on bus i+7)."""
+    return f"00000000:{index + 7:02X}:00.0"
+
+
+def query_gpu_lines(spec: MachineSpec) -> str:
+    """`nvidia-smi --query-gpu=index,name,uuid,driver_version,memory.total --format=csv,noheader`: one line per GPU,
+    each UUID derived from the machine's hostname and the GPU's index (stable across restarts)."""
     lines = []
     for index in range(spec.gpus):
         gpu_uuid = uuid.uuid5(uuid.NAMESPACE_DNS, f"{spec.hostname}.gpu{index}")
@@ -294,7 +307,7 @@ def smi_q(spec: MachineSpec, reset_required: int | None = None) -> str:
     for index in range(spec.gpus):
         faulty = index == reset_required
         blocks.append(
-            f"GPU 00000000:{index + 7:02X}:00.0\n"
+            f"GPU {pci_bus_id(index)}\n"
             f"    Product Name                          : {spec.gpu_name}\n"
             "    MIG Mode\n"
             "        Current                           : Disabled\n"
@@ -345,7 +358,7 @@ EOF
     ;;
   *--query-gpu=*)
     cat <<'EOF'
-{_gpu_lines(spec)}
+{query_gpu_lines(spec)}
 EOF
     ;;
   -q)
@@ -355,7 +368,7 @@ EOF
     ;;
   -L)
     cat <<'EOF'
-{smi_list(_gpu_lines(spec))}
+{smi_list(query_gpu_lines(spec))}
 EOF
     ;;
   *)
@@ -702,7 +715,7 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
         shutil.rmtree(tree)
     sbin = tree / "usr/local/sbin"
     _write(sbin / "nvidia-smi", _nvidia_smi(spec, mode_file), 0o755)
-    uuids = [line.split(", ")[2] for line in _gpu_lines(spec).splitlines()]
+    uuids = [line.split(", ")[2] for line in query_gpu_lines(spec).splitlines()]
     generation_fails = f'[ "$(cat {shlex.quote(str(mode_file))} 2>/dev/null)" = cdi-generation ]'
     _toolkit(tree, spec, nvidia_ctk(spec.toolkit_version, cdi_spec(uuids, spec.driver), generation_fails))
     # Like the real one, config dump fails when it may not read the config.
@@ -850,7 +863,11 @@ def set_mode(mode_file: Path, mode: str) -> None:
     runtime-not-restarted: the running containerd (crictl info) has not loaded the nvidia drop-in;
     reset-required: its GPU FAULTY_GPU reports Reset Required and recovery action Reset;
     cdi-generation: `nvidia-ctk cdi generate` finds no device edits and fails, as upstream does;
-    imex-down: the nvidia-imex service has failed; imex-peer-missing: its nodes config lacks the last peer."""
+    imex-down: the nvidia-imex service has failed; imex-peer-missing: its nodes config lacks the last peer.
+    For the programs NVIDIA's images run in a pod on the machine (tools/fakehost/standins.py):
+    persistence-mode-off: `dcgmi diag` fails its software test on every GPU (persistence mode disabled);
+    p2p-disabled: all_reduce_perf measures the bus bandwidth of a recorded run without peer-to-peer;
+    metrics-stopped: dcgm-exporter's page has no GPU field lines."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     mode_file.parent.mkdir(parents=True, exist_ok=True)
@@ -1184,8 +1201,9 @@ def cmd_break(name: str, mode: str) -> None:
     print(f"fakehost: {name} is now {mode}", file=sys.stderr)
 
 
-def cmd_down() -> None:
-    for name in _known_nodes():
+def cmd_down(names: list[str] | None = None) -> None:
+    """Stops the named machines (all of them without names)."""
+    for name in names or _known_nodes():
         if _e2e_host(name).stop():
             print(f"fakehost: {name} stopped", file=sys.stderr)
     if STATE.exists():
@@ -1204,7 +1222,8 @@ def main(argv: list[str]) -> None:
     breaker = sub.add_parser("break")
     breaker.add_argument("node")
     breaker.add_argument("mode", choices=MODES)
-    sub.add_parser("down")
+    downer = sub.add_parser("down")
+    downer.add_argument("nodes", nargs="*")
     inner = sub.add_parser("_enter")  # internal: see FakeHost.start
     for flag in ("--machine", "--stage", "--config"):
         inner.add_argument(flag, type=Path, required=True)
@@ -1215,7 +1234,7 @@ def main(argv: list[str]) -> None:
     elif args.command == "break":
         cmd_break(args.node, args.mode)
     elif args.command == "down":
-        cmd_down()
+        cmd_down(args.nodes)
     else:
         enter(args.machine, args.stage, args.hostname, args.config)
 
