@@ -98,6 +98,8 @@ def group_selector(group: str) -> str:
 # their reports, and the second container of a pod given GPUs, which must see none (gpu_nodes/manifests/verification.py).
 DCGM_CONTAINER = "dcgm"
 NCCL_CONTAINER = "nccl"
+# The container of a node's IMEX Job that lists the IMEX channels it was given (gpu_nodes/manifests/verification.py).
+IMEX_CONTAINER = "imex"
 ISOLATION_CONTAINER = "isolation"
 
 

@@ -82,6 +82,8 @@ class PublishedDevice:
     type: str | None
     uuid: str | None
     model: str | None  # productName
+    # A MIG device's profile (`1g.10gb`: mig.go, CommonAttributesMig); None for a whole GPU.
+    profile: str | None = None
     # Those of its taints that keep it from claims (WITHHOLDING_EFFECTS), as `key[=value]:effect`.
     withholding: tuple[str, ...] = ()
 
@@ -187,7 +189,13 @@ def _device(device: Mapping[str, Any], slice_name: str, driver: str) -> Publishe
     taints = [t for t in device.get("taints") or [] if isinstance(t, Mapping)]
     withholding = tuple(str(Taint.from_k8s(dict(t))) for t in taints if t.get("effect") in WITHHOLDING_EFFECTS)
     return PublishedDevice(
-        str(device.get("name") or ""), slice_name, text("type"), text("uuid"), text("productName"), withholding=withholding
+        str(device.get("name") or ""),
+        slice_name,
+        text("type"),
+        text("uuid"),
+        text("productName"),
+        profile=text("profile"),
+        withholding=withholding,
     )
 
 
@@ -312,8 +320,34 @@ def dra_gpu_problem(
     devices: Sequence[Mapping[str, Any]] | None = None,
 ) -> str | None:
     """The checklist's `gpusRegistered` for a DRA node: why its ResourceSlices do not list exactly
-    its GPUs, each named (`slice_problem`); None when they do."""
-    return slice_problem(node, slices, expected_gpus(dra_gpus, devices))
+    its GPUs, each named (`slice_problem`), and, under dynamic MIG, a MIG device of each profile the group proves
+    (`mig_problem`); None when they do."""
+    slices = list(slices)
+    problem = slice_problem(node, slices, expected_gpus(dra_gpus, devices))
+    if problem is not None:
+        return problem
+    return mig_profiles_problem(node, slices, dra_gpus.get("migProfiles") or ())
+
+
+def mig_profiles_problem(node: str, slices: Iterable[Mapping[str, Any]], profiles: Sequence[str]) -> str | None:
+    """Why the node's slices offer no MIG device of one of `profiles`; None when each has one. Under the driver's
+    DynamicMIG every GPU of a MIG-capable model lists each profile it can be cut into, as a device of type `mig` that
+    consumes the GPU's counters (kubernetes-sigs/dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/partitions.go,
+    `MigSpec.PartGetDevice`; driver.go, `generateSplitResourceSlices`); an A100 whose MIG mode is off lists none
+    (site/content/docs/guides/gpu-allocation/mig.md, "Limitations and considerations")."""
+    if not profiles:
+        return None
+    look = look_at_slices(slices, node)
+    offered = {d.profile for d in look.devices if d.type == MIG_DEVICE_TYPE and d.offered}
+    missing = [p for p in profiles if p not in offered]
+    if not missing:
+        return None
+    listed = sorted({d.profile for d in look.devices if d.type == MIG_DEVICE_TYPE and d.profile}) or ["none"]
+    return (
+        f"node {node}: no MIG device of profile {', '.join(missing)} (dra.migProfiles) offered in its ResourceSlices "
+        f"(profiles listed: {', '.join(listed)}): the driver's DynamicMIG publishes none there (its gate off in the "
+        "kubelet plugin, or the GPUs' MIG mode off)"
+    )
 
 
 def dra_gpu_drift(

@@ -234,7 +234,7 @@ def declare_shared(
         opts=children.opts(COEXISTENCE_CHILD),
     )
     runtime_class = declare_runtime_class(stack, children, cluster, args.stack_label)
-    dra = declare_shared_dra(stack, children, cluster, args.stack_label)
+    dra = declare_shared_dra(stack, children, cluster, args.stack_label, namespaces, stack.pull_secret)
     return Shared(children, cluster, namespaces, coexistence, runtime_class, dra)
 
 

@@ -124,3 +124,18 @@ def test_a_dra_group_with_compute_domains_needs_only_the_clique():
 def test_a_plugin_before_v0_17_0_cannot_inject_a_channel(tag):
     raw = imex_group(devicePlugin={"image": f"nvcr.io/nvidia/k8s-device-plugin:{tag}"})
     assert_one_problem(problems_of(raw), f"{KEY}.devicePlugin.imex.channelIds", "needs device plugin v0.17.0", "IMEX_CHANNEL_IDS")
+
+
+def test_groups_with_compute_domains_share_the_namespace_the_drivers_one_controller_runs_in():
+    def domain(name: str, namespace: str) -> dict[str, Any]:
+        return group(
+            name,
+            allocator="dra",
+            dra={"computeDomains": True},
+            nvlinkDomain={"clique": CLIQUE},
+            devicePlugin={"namespace": namespace},
+        )
+
+    assert len(parse_stack([domain("gb200", "nvidia-dra"), domain("gb300", "nvidia-dra")]).node_groups) == 2
+    problems = problems_of(domain("gb200", "nvidia-dra"), domain("gb300", "other-dra"))
+    assert_one_problem(problems, "gpu-nodes:nodeGroups[1].devicePlugin.namespace", "one ComputeDomain controller", "nvidia-dra")
