@@ -74,7 +74,8 @@ class DraSpec:
         "list of MIG profiles",
         "with allocator `dra`: split GPUs by MIG on demand (the driver's DynamicMIG) and prove each profile listed, "
         'e.g. `[1g.10gb]`: a claim of one device of it, and a Job that sees its MIG device; needs Kubernetes\' '
-        "DRAPartitionableDevices (beta and on from 1.36), which `pulumi up` checks. See \"DRA\", \"MIG\"",
+        "DRAPartitionableDevices (beta and on from 1.36), which `pulumi up` checks. An Ampere GPU in MIG mode is offered "
+        "only split: set `verification.gpusPerPod: []` and no `diagnostics` there. See \"DRA\", \"MIG under DRA\"",
         default=None,
         default_text="none",
         annotation="list[str]",

@@ -546,6 +546,12 @@ def _ssh_problems(group: NodeGroupSpec) -> Iterator[Problem]:
 def _verification_problems(group: NodeGroupSpec) -> Iterator[Problem]:
     """What the Jobs ask for, against what a node offers under the device plugin's MIG strategy."""
     verification, strategy = group.verification, group.device_plugin.mig_strategy
+    # MIG devices only: mixed MIG's resources, or the DRA driver's dynamic MIG on Ampere GPUs in MIG mode, which it
+    # publishes as their MIG profiles and not whole (kubernetes-sigs/dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/
+    # nvlib.go: "the full GPU is not allocatable on Ampere when MIG cannot be toggled without a GPU reset").
+    mig_only = verification.mig_resources or (group.uses_dra and group.dra.mig_profiles)
+    if not verification.gpus_per_pod and not mig_only:
+        yield Problem("verification.gpusPerPod", [], "expected at least one GPU count, e.g. [1] or [1, 2]")
     # Time-slicing replicas do not count: a pod must see as many distinct GPUs as it asks for.
     # With single, every MIG device is one nvidia.com/gpu.
     per_gpu = MAX_MIG_DEVICES_PER_GPU if strategy == "single" else 1

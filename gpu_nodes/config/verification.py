@@ -158,7 +158,7 @@ class VerificationSpec:
         LIST,
         "list of int",
         "one Job per count requesting `nvidia.com/gpu`; `[1, 2]` adds a multi-GPU check; each ≤ `gpusPerNode` "
-        "(≤ 7 × `gpusPerNode` with `migStrategy: single`); may be `[]` when `migResources` is set",
+        "(≤ 7 × `gpusPerNode` with `migStrategy: single`); may be `[]` when `migResources` or `dra.migProfiles` is set",
         default=[1],
         annotation="list[int]",
         parse=read_gpus_per_pod,
@@ -219,9 +219,8 @@ class VerificationSpec:
     )
 
     def cross_checks(self) -> Iterator[Problem]:
-        # With mixed MIG, a group whose GPUs are all in MIG mode has no nvidia.com/gpu to ask for.
-        if not self.gpus_per_pod and not self.mig_resources:
-            yield Problem("gpusPerPod", [], "expected at least one GPU count, e.g. [1] or [1, 2]")
+        # With mixed MIG, a group whose GPUs are all in MIG mode has no nvidia.com/gpu to ask for (nor, under the DRA
+        # driver's dynamic MIG, an Ampere GPU in MIG mode a whole device: the node group's check, node_group.py).
         level = self.diagnostics or DIAGNOSTICS_OFF
         if level and self.timeout_seconds < DIAGNOSTICS_SECONDS[level]:
             yield Problem(

@@ -368,8 +368,8 @@ class Verification(TypedDict):
     gpusPerPod: NotRequired[list[int]]
     (
         "One Job per count requesting `nvidia.com/gpu`; `[1, 2]` adds a multi-GPU check; each ≤ `gpusPerNode`"
-        " (≤ 7 × `gpusPerNode` with `migStrategy: single`); may be `[]` when `migResources` is set. Default: "
-        "`[1]`."
+        " (≤ 7 × `gpusPerNode` with `migStrategy: single`); may be `[]` when `migResources` or "
+        "`dra.migProfiles` is set. Default: `[1]`."
     )
     migResources: NotRequired[dict[str, int]]
     (
@@ -505,8 +505,9 @@ class Dra(TypedDict):
     (
         "With allocator `dra`: split GPUs by MIG on demand (the driver's DynamicMIG) and prove each profile "
         "listed, e.g. `[1g.10gb]`: a claim of one device of it, and a Job that sees its MIG device; needs "
-        "Kubernetes' DRAPartitionableDevices (beta and on from 1.36), which `pulumi up` checks. See \"DRA\", "
-        "\"MIG\". Default: none."
+        "Kubernetes' DRAPartitionableDevices (beta and on from 1.36), which `pulumi up` checks. An Ampere GPU"
+        " in MIG mode is offered only split: set `verification.gpusPerPod: []` and no `diagnostics` there. "
+        "See \"DRA\", \"MIG under DRA\". Default: none."
     )
 
 

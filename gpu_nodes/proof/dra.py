@@ -82,8 +82,10 @@ class PublishedDevice:
     type: str | None
     uuid: str | None
     model: str | None  # productName
-    # A MIG device's profile (`1g.10gb`: mig.go, CommonAttributesMig); None for a whole GPU.
+    # A MIG device's profile (`1g.10gb`) and its GPU's UUID (`parentUUID`: mig.go, CommonAttributesMig); None for a
+    # whole GPU.
     profile: str | None = None
+    parent: str | None = None
     # Those of its taints that keep it from claims (WITHHOLDING_EFFECTS), as `key[=value]:effect`.
     withholding: tuple[str, ...] = ()
 
@@ -130,6 +132,16 @@ class SliceLook:
     def gpus(self) -> tuple[PublishedDevice, ...]:
         """The whole GPUs (type gpu), not MIG devices."""
         return tuple(d for d in self.devices if d.type == GPU_DEVICE_TYPE)
+
+    def split_gpus(self) -> tuple[PublishedDevice, ...]:
+        """The whole GPUs, and the GPUs offered only split under the driver's dynamic MIG (an Ampere GPU in MIG mode:
+        its MIG profiles are published and not the GPU itself, nvlib.go), each once, by its MIG devices' parentUUID."""
+        whole = {d.uuid for d in self.gpus}
+        parents: dict[str, PublishedDevice] = {}
+        for d in self.devices:
+            if d.type == MIG_DEVICE_TYPE and d.parent and d.parent not in whole and d.offered:
+                parents.setdefault(d.parent, PublishedDevice(f"{d.parent} (split)", d.slice, GPU_DEVICE_TYPE, d.parent, d.model))
+        return (*self.gpus, *parents.values())
 
     @property
     def complete(self) -> bool:
@@ -195,6 +207,7 @@ def _device(device: Mapping[str, Any], slice_name: str, driver: str) -> Publishe
         text("uuid"),
         text("productName"),
         profile=text("profile"),
+        parent=text("parentUUID"),
         withholding=withholding,
     )
 
@@ -215,11 +228,12 @@ class SliceDifference:
         return bool(self.missing or self.unexpected or self.other_model or self.count or self.model or self.tainted)
 
 
-def difference(look: SliceLook, expected: ExpectedGpus) -> SliceDifference:
+def difference(look: SliceLook, expected: ExpectedGpus, split: bool = False) -> SliceDifference:
     """Compare the GPU devices a look found with the expected GPUs: by UUID and model where
     preflight listed them, else by count and (if given) model. A GPU tainted `NoSchedule` or
-    `NoExecute` is not offered: it is named as tainted, and does not count."""
-    gpus = look.gpus
+    `NoExecute` is not offered: it is named as tainted, and does not count. With `split` (dynamic MIG) a GPU offered
+    only as its MIG devices counts (`SliceLook.split_gpus`)."""
+    gpus = look.split_gpus() if split else look.gpus
     if expected.gpus:
         wanted = dict(expected.gpus)
         published = {d.uuid: d for d in gpus if d.uuid}
@@ -235,7 +249,7 @@ def difference(look: SliceLook, expected: ExpectedGpus) -> SliceDifference:
 
 
 def slice_problem(
-    node: str, slices: Iterable[Mapping[str, Any]], expected: ExpectedGpus, driver: str = DRA_GPU_DRIVER
+    node: str, slices: Iterable[Mapping[str, Any]], expected: ExpectedGpus, driver: str = DRA_GPU_DRIVER, split: bool = False
 ) -> str | None:
     """Why the node's ResourceSlices do not list exactly the expected GPUs; None when they do.
 
@@ -248,7 +262,7 @@ def slice_problem(
         return f"node {node}: no ResourceSlice of driver {driver} lists it (NVIDIA's DRA kubelet plugin has published no GPU)"
     if not look.complete:
         return f"node {node}: {'; '.join(look.incompleteness())}"
-    diff = difference(look, expected)
+    diff = difference(look, expected, split)
     if not diff:
         return None
     found: list[str] = []
@@ -322,11 +336,11 @@ def dra_gpu_problem(
     """The checklist's `gpusRegistered` for a DRA node: why its ResourceSlices do not list exactly
     its GPUs, each named (`slice_problem`), and, under dynamic MIG, a MIG device of each profile the group proves
     (`mig_problem`); None when they do."""
-    slices = list(slices)
-    problem = slice_problem(node, slices, expected_gpus(dra_gpus, devices))
+    slices, profiles = list(slices), dra_gpus.get("migProfiles") or ()
+    problem = slice_problem(node, slices, expected_gpus(dra_gpus, devices), split=bool(profiles))
     if problem is not None:
         return problem
-    return mig_profiles_problem(node, slices, dra_gpus.get("migProfiles") or ())
+    return mig_profiles_problem(node, slices, profiles)
 
 
 def mig_profiles_problem(node: str, slices: Iterable[Mapping[str, Any]], profiles: Sequence[str]) -> str | None:

@@ -240,6 +240,15 @@ def test_a_tainted_mig_device_is_not_offered():
 
 def test_the_gpus_are_judged_before_the_profiles():
     slices = mig_slices()
-    slices[1]["spec"]["devices"] = slices[1]["spec"]["devices"][1:]  # gpu-0 gone, its partition left
+    slices[1]["spec"]["devices"] = []  # gpu-0 gone, and its partitions with it
     problem = dra_gpu_problem(NODE, {"count": 4, "migProfiles": ["1g.10gb"]}, slices, None)
     assert problem is not None and "4 GPU device" not in problem and "3 GPU device(s) published, expected 4" in problem
+
+
+def test_an_ampere_gpu_in_mig_mode_offered_only_split_counts_as_published():
+    """nvlib.go: on Ampere in MIG mode the driver publishes the GPU's MIG profiles and not the GPU itself."""
+    slices = mig_slices()
+    for item in slices[1:]:
+        item["spec"]["devices"] = [d for d in item["spec"]["devices"] if d["attributes"]["type"]["string"] == "mig"]
+    assert dra_gpu_problem(NODE, {"count": 4, "migProfiles": ["1g.10gb"]}, slices, None) is None
+    assert dra_gpu_problem(NODE, {"count": 4}, slices, None) is not None, "whole GPUs only without dynamic MIG"

@@ -1175,17 +1175,31 @@ def _write_hosts_json() -> list[dict[str, object]]:
     return entries
 
 
-def cmd_up(names: list[str], dra: bool = False, toolkit_install: str = "packages") -> None:
+def cmd_up(
+    names: list[str], dra: bool = False, toolkit_install: str = "packages", nvlink: str = "", nri: bool = False
+) -> None:
     """Start the machines; with `dra`, each as NVIDIA's DRA driver wants it (`dra_ready`); `toolkit_install`:
-    who installed the toolkit the runtime runs (TOOLKIT_INSTALLS)."""
+    who installed the toolkit the runtime runs (TOOLKIT_INSTALLS). With `nvlink` (a clique, `<ClusterUUID>.<CliqueId>`)
+    the machines are one NVLink domain of that clique (`nvlink_machine`): each runs NVIDIA's IMEX daemon listing all of
+    them (their addresses) and has channel 0, or, with `dra`, has the daemon installed and disabled and no channel, as
+    the DRA driver's ComputeDomains want. With `nri`, each is set up as the GPU Operator's NRI mode leaves it
+    (`nri_machine`)."""
     ensure_key(CLIENT_KEY, "fakehost-client")
     client_public = CLIENT_KEY.with_suffix(".pub").read_text()
     for name in names:
         _assign_address(name)
+    peers = tuple(_e2e_host(name).host for name in names)
+    for name in names:
         host = _e2e_host(name)
         if dra:
             host = replace(host, spec=dra_ready(host.spec))
         host = replace(host, spec=replace(host.spec, toolkit_install=toolkit_install))
+        if nvlink and dra:
+            host = replace(host, spec=replace(host.spec, nvlink_clique=nvlink, imex_daemon="off"))
+        elif nvlink:
+            host = replace(host, spec=nvlink_machine(host.spec, nvlink, peers))
+        if nri:
+            host = replace(host, spec=nri_machine(host.spec))
         if host.running_pid():
             print(f"fakehost: {name} already up on {host.host}:{host.port}", file=sys.stderr)
             continue
@@ -1218,6 +1232,8 @@ def main(argv: list[str]) -> None:
     upper.add_argument(
         "--toolkit", choices=TOOLKIT_INSTALLS, default="packages", help="who installed the toolkit the runtime runs"
     )
+    upper.add_argument("--nvlink", default="", metavar="CLIQUE", help="the machines are one NVLink domain of this clique")
+    upper.add_argument("--nri", action="store_true", help="the toolkit injects through its NRI plugin (the Operator's NRI mode)")
     upper.add_argument("nodes", nargs="+")
     breaker = sub.add_parser("break")
     breaker.add_argument("node")
@@ -1230,7 +1246,7 @@ def main(argv: list[str]) -> None:
     inner.add_argument("--hostname", required=True)
     args = parser.parse_args(argv)
     if args.command == "up":
-        cmd_up(args.nodes, args.dra, args.toolkit)
+        cmd_up(args.nodes, args.dra, args.toolkit, args.nvlink, args.nri)
     elif args.command == "break":
         cmd_break(args.node, args.mode)
     elif args.command == "down":
