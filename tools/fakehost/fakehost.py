@@ -1176,14 +1176,20 @@ def _write_hosts_json() -> list[dict[str, object]]:
 
 
 def cmd_up(
-    names: list[str], dra: bool = False, toolkit_install: str = "packages", nvlink: str = "", nri: bool = False
+    names: list[str],
+    dra: bool = False,
+    toolkit_install: str = "packages",
+    nvlink: str = "",
+    nri: bool = False,
+    other_gpus: bool = False,
 ) -> None:
     """Start the machines; with `dra`, each as NVIDIA's DRA driver wants it (`dra_ready`); `toolkit_install`:
     who installed the toolkit the runtime runs (TOOLKIT_INSTALLS). With `nvlink` (a clique, `<ClusterUUID>.<CliqueId>`)
     the machines are one NVLink domain of that clique (`nvlink_machine`): each runs NVIDIA's IMEX daemon listing all of
     them (their addresses) and has channel 0, or, with `dra`, has the daemon installed and disabled and no channel, as
     the DRA driver's ComputeDomains want. With `nri`, each is set up as the GPU Operator's NRI mode leaves it
-    (`nri_machine`)."""
+    (`nri_machine`). With `other_gpus`, each holds the other model's GPUs (`other_model`: H100 PCIe, a Hopper part
+    NVIDIA's DRA driver can split by MIG on demand)."""
     ensure_key(CLIENT_KEY, "fakehost-client")
     client_public = CLIENT_KEY.with_suffix(".pub").read_text()
     for name in names:
@@ -1200,6 +1206,8 @@ def cmd_up(
             host = replace(host, spec=nvlink_machine(host.spec, nvlink, peers))
         if nri:
             host = replace(host, spec=nri_machine(host.spec))
+        if other_gpus:
+            host = replace(host, spec=other_model(host.spec))
         if host.running_pid():
             print(f"fakehost: {name} already up on {host.host}:{host.port}", file=sys.stderr)
             continue
@@ -1234,6 +1242,7 @@ def main(argv: list[str]) -> None:
     )
     upper.add_argument("--nvlink", default="", metavar="CLIQUE", help="the machines are one NVLink domain of this clique")
     upper.add_argument("--nri", action="store_true", help="the toolkit injects through its NRI plugin (the Operator's NRI mode)")
+    upper.add_argument("--other-gpus", action="store_true", help="H100 PCIe GPUs in place of the A100s (other_model)")
     upper.add_argument("nodes", nargs="+")
     breaker = sub.add_parser("break")
     breaker.add_argument("node")
@@ -1246,7 +1255,7 @@ def main(argv: list[str]) -> None:
     inner.add_argument("--hostname", required=True)
     args = parser.parse_args(argv)
     if args.command == "up":
-        cmd_up(args.nodes, args.dra, args.toolkit, args.nvlink, args.nri)
+        cmd_up(args.nodes, args.dra, args.toolkit, args.nvlink, args.nri, args.other_gpus)
     elif args.command == "break":
         cmd_break(args.node, args.mode)
     elif args.command == "down":
