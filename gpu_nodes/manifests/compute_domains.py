@@ -27,6 +27,7 @@ from typing import Any
 
 from gpu_nodes.config.node_group import NodeGroupSpec
 from gpu_nodes.manifests.naming import claimed_labels, dns_label, selector_labels, standard_labels
+from gpu_nodes.vocabulary import CONTROL_PLANE_KEY, HOSTNAME_LABEL, MASTER_KEY
 
 API_GROUP = "resource.nvidia.com"
 API_VERSION = f"{API_GROUP}/v1beta1"
@@ -307,13 +308,13 @@ def controller_deployment(namespace: str, image: str, pull_policy: str, pull_sec
     ]
     preferred = {
         "weight": 100,
-        "preference": {"matchExpressions": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]},
+        "preference": {"matchExpressions": [{"key": CONTROL_PLANE_KEY, "operator": "Exists"}]},
     }
     spread = {
         "weight": 100,
         "podAffinityTerm": {
             "labelSelector": {"matchLabels": {f"{APP_NAME}-component": CONTROLLER}},
-            "topologyKey": "kubernetes.io/hostname",
+            "topologyKey": HOSTNAME_LABEL,
         },
     }
     return {
@@ -343,8 +344,8 @@ def controller_deployment(namespace: str, image: str, pull_policy: str, pull_sec
                         "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [spread]},
                     },
                     "tolerations": [
-                        {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"},
-                        {"key": "node-role.kubernetes.io/master", "operator": "Exists", "effect": "NoSchedule"},
+                        {"key": CONTROL_PLANE_KEY, "operator": "Exists", "effect": "NoSchedule"},
+                        {"key": MASTER_KEY, "operator": "Exists", "effect": "NoSchedule"},
                         {"key": "CriticalAddonsOnly", "operator": "Exists"},
                     ],
                 },

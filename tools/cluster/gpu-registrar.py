@@ -50,11 +50,18 @@ with that check on (`FEATURE_GATES` naming `NVMLDeviceHealthCheck=true`). The sl
 by field, and the upstream files it follows are in the DRA section below and in
 tools/cluster/README.md ("DRA").
 
+With ComputeDomains (a container of the plugin's pod runs `compute-domain-kubelet-plugin`) a slice of driver
+`compute-domain.nvidia.com` lists the node's channel-0 and daemon-0, and while the controller's pod runs each
+ComputeDomain gets its channel's ResourceClaimTemplate; with `DynamicMIG=true` in the plugin's FEATURE_GATES each
+GPU's MIG profiles are published as partitions consuming its counters. On a node annotated
+`gpu-nodes.dev/simulated-toolkit: nri` a device plugin registers only when it asks the toolkit's NRI plugin for its
+devices and names no RuntimeClass (tools/cluster/README.md, "ComputeDomains, dynamic MIG and NRI-mode nodes").
+
 And it plays kubelet and the container runtime for the pods that prove a node (see "the pods that prove a
 node" below and tools/cluster/README.md):
 
-  a Running Job pod of gpu-nodes' diagnostics or performance (labels part-of=gpu-nodes, component
-    diagnostics|performance, restartPolicy Never), which stages/pod-run-by-registrar.yaml keeps from kwok's
+  a Running Job pod of gpu-nodes' diagnostics, performance or IMEX channel (labels part-of=gpu-nodes, component
+    diagnostics|performance|imex, restartPolicy Never), which stages/pod-run-by-registrar.yaml keeps from kwok's
     pod-complete   -> its containers' programs run once against the fake machine's stand-ins
                       (tools/fakehost/programs), their output becomes the containers' logs (kwok Logs), and
                       the pod ends with their exit codes, as kubelet ends it
