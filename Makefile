@@ -1,5 +1,5 @@
 # The project's entry points; each target is one script under tools/.
-.PHONY: local-up local-down unit test bench bench-engine bench-profile lint
+.PHONY: local-up local-down unit test bench bench-engine bench-profile lint release-tags
 
 local-up:     ## local cluster + fake GPU machines + `pulumi up --stack local`, then the report
 	tools/local/up.sh
@@ -35,6 +35,9 @@ bench-profile:
 	tools/setup.sh
 	tools/toolchain.sh
 	.venv/bin/python -m bench.profile --nodes $(NODES)
+
+release-tags: ## tag each release (v0.4.0, ...) on the commit releases.txt records, in this clone; idempotent
+	python3 tools/release_tags.py
 
 lint:
 	tools/setup.sh

@@ -279,6 +279,36 @@ def patched_branches(
 PATCHED_DRIVER_BRANCHES = patched_branches()
 
 
+def driver_fix(version: str, bulletins: Iterable[DriverBulletin] = DRIVER_BULLETINS) -> str:
+    """What clears a driver of every bulletin, in a few words for a one-line warning: the first
+    release of its own branch that every bulletin's fix reaches, when NVIDIA still patches the branch
+    and some bulletin fixed it there; else a move to the long-term support branches NVIDIA patches,
+    at their first release clear of every bulletin (the script's check names each bulletin's fix)."""
+    rows = tuple(bulletins)
+    branch = release_line(version, DRIVER_LINE_PARTS)[0]
+    own = _clear_release(branch, rows)
+    if branch in PATCHED_DRIVER_BRANCHES and own:
+        return f"upgrade to {own} or later (R{branch})"
+    supported = [b.branch for b in DRIVER_BRANCHES if b.kind == "long-term support" and b.branch in PATCHED_DRIVER_BRANCHES]
+    targets = [
+        f"R{branch} from {release}" if release else f"R{branch}"
+        for branch in supported
+        if (release := _clear_release(branch, rows)) != ""
+    ]
+    return f"move to a long-term support branch NVIDIA patches ({', '.join(targets)})"
+
+
+def _clear_release(branch: int, bulletins: tuple[DriverBulletin, ...]) -> str | None:
+    """The first release of `branch` that no bulletin leaves open: the newest of their fixes on it;
+    None for a branch newer than every one a bulletin lists (any release of it is clear, `is_open`);
+    "" for one no bulletin fixed (none of its releases is clear)."""
+    fixes = [fix for b in bulletins for fix in b.fixed if release_line(fix, DRIVER_LINE_PARTS)[0] == branch]
+    if fixes:
+        return max(fixes, key=version_key)
+    newest = max(release_line(fix, DRIVER_LINE_PARTS)[0] for b in bulletins for fix in b.fixed)
+    return None if branch > newest else ""
+
+
 # ------------------------------------------------------------------ NVIDIA's other parts
 #
 # NVIDIA's bulletins name more than the toolkit and the driver: the device plugin we deploy, and

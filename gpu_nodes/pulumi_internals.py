@@ -79,6 +79,20 @@ def unwrap_secret(value: Any) -> Any:
     return unwrap_rpc_secret(value)
 
 
+def plain(value: Any) -> Any:
+    """`value` with every secret in it, at any depth, unwrapped (`unwrap_secret`): what a program's
+    mocks are handed as a resource's inputs keeps each secret in the wire's signature object
+    (runtime/mocks.py `MockMonitor.RegisterResource`, `rpc.deserialize_properties(..., keep_secrets=True)`)."""
+    if isinstance(value, dict):
+        unwrapped = unwrap_secret(value)
+        if unwrapped is not value:
+            return plain(unwrapped)
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    return value
+
+
 def provider_input(provider: pulumi.ProviderResource, key: str) -> Any:
     """The output of `provider` named `key` (one of its inputs), or None.
 

@@ -25,6 +25,7 @@ import pulumi
 
 from gpu_nodes.preflight.report import CHECKS, passing_report
 from gpu_nodes.proof.checklist import BANDWIDTH_MET, CHECKLIST_ITEMS, DIAGNOSTICS_PASSED, METRICS_EXPORTED
+from gpu_nodes.pulumi_internals import plain
 from gpu_nodes.resources.child_names import COMMAND, DRA_FEATURES, PREFLIGHT_CHILD, READINESS, READINESS_CHILD, TAINTS
 
 # What a healthy machine's GPUs are, unless its group declares a gpuModel.
@@ -105,9 +106,10 @@ class GpuNodesMocks(pulumi.runtime.Mocks):
 
     def registered(self, typ: str) -> dict[str, dict[str, Any]]:
         """Each resource of type `typ` (`kubernetes:apps/v1:DaemonSet`, ...) registered so far, by
-        name: its outputs, which are its inputs plus what these mocks add. A resource a program holds
-        no reference to (the fleet's children) is asserted on here."""
-        return {name: outputs for kind, name, outputs in self.answered if kind == typ}
+        name: its outputs, which are its inputs plus what these mocks add, as plain values (a secret
+        input unwrapped; what the mocks answered the engine keeps it secret). A resource a program
+        holds no reference to (the fleet's children) is asserted on here."""
+        return {name: plain(outputs) for kind, name, outputs in self.answered if kind == typ}
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         """No function of a provider is called by the fleet: an empty result, no failures (the pair

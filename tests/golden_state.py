@@ -15,7 +15,7 @@ import json
 import os
 import pickletools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,22 +33,19 @@ HOW_TO_UPDATE = (
     '(docs/testing.md, "The golden state"); a deployed stack changes on its next `pulumi up`, so the change is a new '
     "version with its CHANGELOG.md entry (tests/test_release.py)."
 )
-# Which golden state each version deploys: `<version> <digest of tests/golden/*.json>` per line, oldest first.
-RELEASES = GOLDEN_DIR / "releases.txt"
 
 
 def golden_digest() -> str:
-    """One digest of every golden state file, by name and content."""
+    """One digest of every golden state file, by name and content (releases.txt records it per release)."""
+    return digest_of((path.name, path.read_bytes()) for path in GOLDEN_DIR.glob("*.json"))
+
+
+def digest_of(files: Iterable[tuple[str, bytes]]) -> str:
+    """The golden digest of (name, content) pairs, in name order."""
     digest = hashlib.sha256()
-    for path in sorted(GOLDEN_DIR.glob("*.json")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for name, content in sorted(files):
+        digest.update(name.encode() + b"\0" + content + b"\0")
     return f"sha256:{digest.hexdigest()}"
-
-
-def recorded_releases() -> dict[str, str]:
-    """Each version's golden digest, as releases.txt records them, in its order."""
-    lines = [line.split() for line in RELEASES.read_text().splitlines() if line.strip() and not line.startswith("#")]
-    return {version: digest for version, digest in lines}
 
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"

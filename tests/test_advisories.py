@@ -4,6 +4,8 @@ still patches."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gpu_nodes.advisories import (
@@ -20,6 +22,7 @@ from gpu_nodes.advisories import (
     TOOLKIT_FLOOR,
     Advisory,
     DriverBranch,
+    driver_fix,
     floor,
     open_advisories,
     open_component_advisories,
@@ -262,3 +265,21 @@ def test_each_plugin_requirement_names_a_release_and_its_source():
     assert since["cdiFeatureFlags"] == "0.18.2" and since["deviceDiscoveryStrategy"] == "0.16.0", since
     assert since["imex"] == "0.17.0", since
     assert all(need.source.startswith("k8s-device-plugin ") for need in PLUGIN_REQUIREMENTS.values())
+
+
+@pytest.mark.parametrize(
+    ("version", "fix"),
+    [
+        # A branch NVIDIA patches: its own release that every bulletin's fix reaches (5861's for R580 and R595).
+        ("580.105.08", "upgrade to 580.178.04 or later (R580)"),
+        ("595.71.05", "upgrade to 595.91.07 or later (R595)"),
+        # Past its end of life, or never fixed: the long-term support branches NVIDIA patches, R620 from its first
+        # release (newer than every branch a bulletin lists, so open to none of them).
+        ("550.54.15", "move to a long-term support branch NVIDIA patches (R580 from 580.178.04, R620)"),
+        ("570.211.01", "move to a long-term support branch NVIDIA patches (R580 from 580.178.04, R620)"),
+    ],
+)
+def test_the_fix_a_warning_names_clears_every_bulletin(version, fix):
+    assert driver_fix(version) == fix
+    named = re.search(r"\d+\.\d+\.\d+", fix)[0]  # type: ignore[index]
+    assert not [b.bulletin for b in DRIVER_BULLETINS if b.is_open(named)], f"{named} is still open to a bulletin"

@@ -19,6 +19,7 @@ from gpu_nodes.pulumi_internals import (
     dynamic_provider_config,
     dynamic_provider_server,
     keep_program_frames,
+    plain,
     provider_input,
     run_config,
     run_monitor,
@@ -125,6 +126,17 @@ def test_a_secret_among_a_diffs_inputs_reads_as_its_value():
     olds = rpc.deserialize_properties(wire, True)
     assert olds["kubeconfig"] != "kc", olds
     assert (unwrap_secret(olds["kubeconfig"]), unwrap_secret("plain")) == ("kc", "plain")
+
+
+def test_secrets_at_any_depth_of_a_mocks_inputs_read_as_their_values():
+    # What a program's mocks are handed (pulumi/runtime/mocks.py, MockMonitor.RegisterResource, keep_secrets):
+    # a secret inside a secret inside a list.
+    sig = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270"}
+    wire = Struct()
+    wire.update({"connection": {**sig, "value": {"host": "h", "keys": [{**sig, "value": "k"}, "plain"]}}, "port": 22})
+    inputs = rpc.deserialize_properties(wire, True)
+    assert inputs["connection"] != {"host": "h", "keys": ["k", "plain"]}, inputs
+    assert plain(inputs) == {"connection": {"host": "h", "keys": ["k", "plain"]}, "port": 22}
 
 
 def test_a_providers_inputs_are_read_back_from_it():

@@ -28,6 +28,7 @@ KUBECONFIG = {f"{PROJECT}:kubeconfig": "apiVersion: v1\nkind: Config\n"}
 SSH_KEY = {f"{PROJECT}:sshPrivateKey": "a private key: the mocks log in nowhere"}
 GROUP_LABEL = "gpu-nodes.dev/node-group"
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
+COMMAND = "command:remote:Command"
 
 
 class MyMocks(pulumi.runtime.Mocks):
@@ -147,7 +148,8 @@ def test_each_node_is_verified_by_a_job_on_one_gpu():
     def check(args):
         urn, groups = args
         for node, entry in groups["rack-c"].items():
-            jobs = entry["verification"]
+            # Beside it, the proof's own Jobs: the access check and DCGM's diagnostics (their `role`).
+            jobs = [j for j in entry["verification"] if j["role"] == "verification"]
             assert [(j["resource"], j["gpus"]) for j in jobs] == [("nvidia.com/gpu", 1)], f"{urn}: {node}: {jobs}"
 
     return pulumi.Output.all(fleet.urn, fleet.node_groups).apply(check)
@@ -172,6 +174,24 @@ def test_the_device_plugin_runs_on_the_racks_nodes_in_the_shared_namespace(previ
     assert plugin["metadata"]["namespace"] == "gpus-device-plugin", f"gpus-rack-c-device-plugin: {plugin['metadata']}"
     selector = plugin["spec"]["template"]["spec"]["nodeSelector"]
     assert selector == {GROUP_LABEL: "rack-c"}, f"gpus-rack-c-device-plugin: nodeSelector {selector}"
+
+
+def test_each_machine_is_checked_over_ssh_with_the_stacks_key_and_its_pinned_host_key():
+    """The preflight commands, as registered: plain values, the secret key as the stack config holds it."""
+    mocks = GpuNodesMocks()
+
+    @pulumi.runtime.test
+    def build():
+        program(mocks, "rack-c", {**KUBECONFIG, **SSH_KEY})
+
+    build()
+    commands = mocks.registered(COMMAND)
+    assert sorted(commands) == ["gpus-rack-c-gpu-c-01-preflight", "gpus-rack-c-gpu-c-02-preflight"], sorted(commands)
+    for name, command in commands.items():
+        connection = command["connection"]
+        assert connection["privateKey"] == SSH_KEY[f"{PROJECT}:sshPrivateKey"], f"{name}: the key is not the stack's, as set"
+        assert connection["hostKey"].startswith("ssh-ed25519 "), f"{name}: no pinned host key: {connection}"
+        assert command["logging"] == "none", f"{name}: the report would be echoed into the progress display"
 
 
 @pulumi.runtime.test

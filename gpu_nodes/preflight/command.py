@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-from pulumi_command import remote
 
-from gpu_nodes.advisories import DRIVER_BULLETINS, PATCHED_DRIVER_BRANCHES, TOOLKIT_ADVISORIES
+from gpu_nodes.advisories import DRIVER_BULLETINS, PATCHED_DRIVER_BRANCHES, TOOLKIT_ADVISORIES, driver_fix
 from gpu_nodes.config.checks import SSH_HOST
 from gpu_nodes.config.node_group import NRI_TOOLKIT, NodeGroupSpec, NodeSpec
 from gpu_nodes.config.preflight import DRIVER_ADVISORIES_REFUSE, PreflightSpec
 from gpu_nodes.errors import ConfigError
+from gpu_nodes.preflight.remote import remote
 from gpu_nodes.preflight.report import NOT_CHECKED, read_report
 
 # Package data: a directory on disk in a regular or editable install (FileArchive needs a path).
@@ -73,6 +73,8 @@ BECOME_ROOT = ".gpu-nodes/preflight"
 REFUSED_EXIT = 3
 # How a check's detail starts when it passed but wants a human to look (00-common.sh's contract).
 WARNING = "warning: "
+# The check that judges the driver against NVIDIA's bulletins (30-check-driver.sh).
+DRIVER_ADVISORIES_CHECK = "driver-advisories"
 
 
 def script_parts() -> list[Path]:
@@ -386,6 +388,13 @@ def node_preflight(
         # Else an update (a new connection, say) asks sshd to set PULUMI_COMMAND_STDOUT (the report)
         # and warns when, as by default, sshd does not AcceptEnv it; nothing here reads it.
         add_previous_output_in_env=False,
+        # Echo nothing into Pulumi's progress display while the script runs. pulumi-command sends each
+        # line of the streams `logging` names to the engine as the resource's status (1.2.1,
+        # provider/pkg/provider/remote/commandOutputs.go `run` and util.go `LogOutput`; the default is
+        # both), which a non-interactive `pulumi up` prints as a line each: the JSON report, thousands of
+        # characters, and a line per check. stdout is captured whatever `logging` says (the report, for
+        # the state and the per-node report), and a failed command's error carries stdout and stderr both.
+        logging=remote.Logging.NONE,
         triggers=rerun,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[copy])),
     )
@@ -396,10 +405,40 @@ def node_preflight(
 
 
 def preflight_warnings(stdout: object) -> list[str]:
-    """The checks that passed with a warning (the script's "warning:" details), as `name: detail`;
-    none when stdout holds no report."""
-    checks = (read_report(stdout) or {}).get("checks") or []
-    return [f"{c['name']}: {c['detail'][len(WARNING) :]}" for c in checks if _warned(c)]
+    """The checks that passed with a warning (the script's "warning:" details), as `name: detail`,
+    one line each; none when stdout holds no report. A driver open to NVIDIA's bulletins is said in a
+    line of its own (driver_advisories_warning): the script's detail lists every CVE of every bulletin,
+    which stays in the report."""
+    report = read_report(stdout) or {}
+    checks = report.get("checks") or []
+    return [f"{c['name']}: {_warning_of(c, report)}" for c in checks if _warned(c)]
+
+
+def _warning_of(check: dict[str, Any], report: dict[str, Any]) -> str:
+    detail = str(check["detail"])[len(WARNING) :]
+    if check["name"] == DRIVER_ADVISORIES_CHECK:
+        return driver_advisories_warning(report) or detail
+    return detail
+
+
+def driver_advisories_warning(report: dict[str, Any]) -> str | None:
+    """One line for a driver open to NVIDIA's bulletins or on a branch past its end of life: the
+    bulletins, the branch, and the fix (advisories.driver_fix). None when the report names neither (the
+    driver's version unknown, say): the check's own words say why then."""
+    version = str(report.get("driverVersion") or "")
+    found = report.get("driverAdvisories") or {}
+    bulletins = [str(b) for b in found.get("openBulletins") or []]
+    problems = []
+    if bulletins:
+        problems.append(f"is open to NVIDIA's bulletin{'s' if len(bulletins) > 1 else ''} {', '.join(bulletins)}")
+    if found.get("branchPatched") is False:
+        problems.append(f"is on {found.get('branch')}, past its end of life")
+    if not version or not problems:
+        return None
+    return (
+        f"driver {version} {' and '.join(problems)}: {driver_fix(version)} "
+        f"(the CVEs: this machine's preflight report; preflight.driverAdvisories: refuse keeps such machines out)"
+    )
 
 
 def _warned(check: dict[str, Any]) -> bool:

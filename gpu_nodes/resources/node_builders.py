@@ -15,7 +15,6 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_command import remote
 
 from gpu_nodes.config.device_plugin import MPS
 from gpu_nodes.config.metrics import EXPORTER_PORT
@@ -44,6 +43,7 @@ from gpu_nodes.manifests.verification import (
 )
 from gpu_nodes.preflight.command import node_preflight, waits_for
 from gpu_nodes.preflight.facts import GpuFacts, annotation, facts_from_report
+from gpu_nodes.preflight.remote import remote
 from gpu_nodes.preflight.report import read_report
 from gpu_nodes.proof.dra import ExpectedGpus
 from gpu_nodes.proof.target import NodeTarget

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_nodes.config.verification import DEFAULT_CUDA_IMAGE
+from gpu_nodes.config.verification import DEFAULT_CUDA_IMAGE, DEFAULT_PLAIN_IMAGE
 from gpu_nodes.preflight.command import SCRIPT_DIR, remote_dir, script_parts
 from tests.e2e.conftest import FOREIGN_LABEL, FOREIGN_TAINT, GATE, GROUP, NODES, OUR_TAINT, taints_of
 from tests.sshd import fakehost
@@ -34,10 +34,11 @@ def test_nodes_outside_the_group_are_not_touched(deployed):
     assert OUR_TAINT not in taints_of(node), deployed.explain("cpu-node-1 was tainted")
 
 
-def test_device_plugin_pods_run_only_on_group_nodes(deployed):
-    pods = deployed.kubectl_json("get", "pods", "-n", "nvidia-device-plugin")["items"]
+@pytest.mark.parametrize("app", ["nvidia-device-plugin", "dcgm-exporter"])
+def test_the_groups_daemons_run_only_on_group_nodes(deployed, app):
+    pods = deployed.kubectl_json("get", "pods", "-n", "nvidia-device-plugin", "-l", f"app.kubernetes.io/name={app}")["items"]
     placed = sorted(p["spec"].get("nodeName") for p in pods if p["status"].get("phase") == "Running")
-    assert placed == sorted(NODES), deployed.explain(f"device plugin pods on {placed}")
+    assert placed == sorted(NODES), deployed.explain(f"{app} pods on {placed}")
 
 
 def test_gpus_are_registered_on_group_nodes(deployed):
@@ -58,12 +59,14 @@ def test_verification_pods_run_as_a_tenants_pod_without_a_runtime_class(deployed
     for job in jobs:
         template = job["spec"]["template"]["spec"]
         assert "runtimeClassName" not in template, job["metadata"]["name"]
-        steps = [c["name"] for c in template["initContainers"]] + [c["image"] for c in template["containers"]]
-        assert steps == ["nvidia-smi", DEFAULT_CUDA_IMAGE], f"{job['metadata']['name']}: {steps}"
+        if job["metadata"]["labels"]["app.kubernetes.io/component"] == "verification":
+            steps = [c["name"] for c in template["initContainers"]] + [c["image"] for c in template["containers"]]
+            assert steps == ["nvidia-smi", DEFAULT_CUDA_IMAGE, DEFAULT_PLAIN_IMAGE], f"{job['metadata']['name']}: {steps}"
         assert job["status"].get("succeeded") == 1, deployed.explain(f"{job['metadata']['name']}: {job['status']}")
     for pod in verification:
         assert "runtimeClassName" not in pod["spec"], deployed.explain(f"{pod['metadata']['name']} names a RuntimeClass")
-    for pod in deployed.kubectl_json("get", "pods", "-n", "nvidia-device-plugin")["items"]:
+    plugin = "app.kubernetes.io/name=nvidia-device-plugin"
+    for pod in deployed.kubectl_json("get", "pods", "-n", "nvidia-device-plugin", "-l", plugin)["items"]:
         name = pod["metadata"]["name"]
         assert pod["spec"].get("runtimeClassName") == "nvidia", deployed.explain(f"{name} names no RuntimeClass nvidia")
         env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
@@ -83,7 +86,8 @@ def test_verification_pods_never_preempt(deployed):
 
 def test_verification_jobs_completed(deployed):
     jobs = deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]
-    assert len(jobs) == len(NODES) * 2, deployed.explain(f"jobs: {[j['metadata']['name'] for j in jobs]}")
+    # Per node: the workload's 1 and 2 GPUs, the access check, DCGM's diagnostics and NCCL's all-reduce.
+    assert len(jobs) == len(NODES) * 5, deployed.explain(f"jobs: {[j['metadata']['name'] for j in jobs]}")
     for job in jobs:
         assert job["status"].get("succeeded") == 1, deployed.explain(f"job {job['metadata']['name']}: {job['status']}")
 
@@ -93,7 +97,10 @@ def test_outputs_hold_the_per_node_report(deployed):
     assert sorted(report) == sorted(NODES), report
     for name in NODES:
         node = report[name]
-        assert [v["gpus"] for v in node["verification"]] == [1, 2], f"{name}: {node['verification']}"
+        roles = [(v["role"], v["gpus"]) for v in node["verification"]]
+        assert roles == [("verification", 1), ("verification", 2), ("access", 0), ("diagnostics", 4), ("performance", 4)], (
+            f"{name}: {node['verification']}"
+        )
         assert node["taints"] == [OUR_TAINT], f"{name}: {node['taints']}"
         assert node["labels"]["gpu-nodes.dev/node-group"] == GROUP, f"{name}: {node['labels']}"
         assert node["expectedGpus"] == 4, f"{name}: {node}"
@@ -101,8 +108,10 @@ def test_outputs_hold_the_per_node_report(deployed):
 
 def test_outputs_hold_the_runbooks_checklist_all_passed_and_the_gate_lifted(deployed):
     report = deployed.outputs()["nodeGroups"][GROUP]
-    # The runbook's five, and the group's GPU comparison (preflight is on, no gpuModel declared).
-    items = ["labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded", "gpuFactsAgree"]
+    # The runbook's five, the proof beyond it (the local stack runs every item), and the group's GPU comparison
+    # (preflight is on, no gpuModel declared).
+    items = ["labelled", "tainted", "pluginRunning", "gpusRegistered", "workloadSucceeded"]
+    items += ["secureAccess", "diagnosticsPassed", "bandwidthMet", "metricsExported", "gpuFactsAgree"]
     for name in NODES:
         assert report[name]["checklist"] == dict.fromkeys(items, "pass"), f"{name}: {report[name]['checklist']}"
         assert report[name]["gate"] == "lifted", f"{name}: {report[name]['gate']}"
@@ -114,8 +123,8 @@ def test_each_node_carries_gfds_labels_from_its_own_preflight(deployed):
         "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB",
         "nvidia.com/gpu.memory": "81920",
         "nvidia.com/gpu.count": "4",
-        "nvidia.com/cuda.driver-version.full": "550.54.15",
-        "nvidia.com/cuda.runtime-version.full": "12.4",
+        "nvidia.com/cuda.driver-version.full": fakehost.MachineSpec().driver,
+        "nvidia.com/cuda.runtime-version.full": fakehost.MachineSpec().cuda_version,
         # GFD's without time-slicing (internal/lm/resource.go), and MIG Disabled means MIG-capable.
         "nvidia.com/gpu.replicas": "1",
         "nvidia.com/gpu.sharing-strategy": "none",
@@ -143,8 +152,11 @@ def test_outputs_hold_what_preflight_found(deployed):
         preflight = report[name]["preflight"]
         assert preflight["passed"] is True, f"{name}: {preflight}"
         assert preflight["gpuCount"] == 4, f"{name}: {preflight}"
-        assert preflight["driverVersion"] == "550.54.15", f"{name}: {preflight}"
-        assert preflight["cudaVersion"] == "12.4", f"{name}: {preflight}"
+        assert preflight["driverVersion"] == fakehost.MachineSpec().driver, f"{name}: {preflight}"
+        assert preflight["cudaVersion"] == fakehost.MachineSpec().cuda_version, f"{name}: {preflight}"
+        # A driver NVIDIA patches, clear of its bulletins: a first run shows no security warning.
+        assert preflight["driverAdvisories"]["openBulletins"] == [], f"{name}: {preflight}"
+        assert "driver-advisories" not in preflight["warnedChecks"], f"{name}: {preflight}"
         assert preflight["kubelet"] == {"cgroupDriver": "systemd", "cpuManagerPolicy": "none"}, f"{name}: {preflight}"
         assert preflight["gpuModels"] == ["NVIDIA A100-SXM4-80GB"], f"{name}: {preflight}"
         assert preflight["runtime"]["name"] == "containerd", f"{name}: {preflight}"

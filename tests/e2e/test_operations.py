@@ -30,6 +30,7 @@ from tests.e2e.conftest import (
     failed_resources,
     taints_of,
 )
+from tests.e2e.gates import assert_only_gated, gated
 from tests.e2e.stack_file import STACK_FILE, edit_group, set_stack_config
 from tests.sshd import fakehost
 
@@ -115,16 +116,6 @@ def wait_for_allocatable(local, node: str, gpus: str, timeout: float = 60) -> No
         time.sleep(1)
 
 
-def gated(local, name: str) -> bool:
-    return GATE in taints_of(local.node(name))
-
-
-def assert_only_gated(local, *names: str) -> None:
-    for name in NODES:
-        expected = name in names
-        assert gated(local, name) == expected, local.explain(f"{name} is {'not ' if expected else ''}gated")
-
-
 def jobs_of(local, node: str) -> dict[str, dict]:
     items = local.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]
     return {j["metadata"]["name"]: j for j in items if f"-{node}-" in j["metadata"]["name"]}
@@ -168,10 +159,14 @@ def test_a_lost_gpu_is_drift_gates_the_node_again_and_it_opens_once_repaired(dep
 
 
 XID_GPUS = "gpu-nodes.dev/simulated-xid-gpus"
+# The group's device plugin pods, not its dcgm-exporter's, which share their namespace.
+PLUGIN_LABEL = "app.kubernetes.io/name=nvidia-device-plugin"
 
 
 def plugin_pod_on(local, node: str) -> str:
-    pods = local.kubectl_json("get", "pods", "-n", "nvidia-device-plugin", "--field-selector", f"spec.nodeName={node}")["items"]
+    pods = local.kubectl_json(
+        "get", "pods", "-n", "nvidia-device-plugin", "-l", PLUGIN_LABEL, "--field-selector", f"spec.nodeName={node}"
+    )["items"]
     return " ".join(sorted(p["metadata"]["name"] for p in pods if not p["metadata"].get("deletionTimestamp")))
 
 
@@ -843,7 +838,7 @@ def test_unproven_nodes_stay_gated_and_named_the_healthy_open_and_destroy_lifts_
         assert_only_gated(deployed, "gpu-node-2", "gpu-node-3")
         placed = sorted(
             p["spec"].get("nodeName")
-            for p in deployed.kubectl_json("get", "pods", "-n", "nvidia-device-plugin")["items"]
+            for p in deployed.kubectl_json("get", "pods", "-n", "nvidia-device-plugin", "-l", PLUGIN_LABEL)["items"]
             if p["status"].get("phase") == "Running"
         )
         assert placed == ["gpu-node-1", "gpu-node-3"], deployed.explain(f"plugin pods on {placed}")

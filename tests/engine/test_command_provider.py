@@ -172,6 +172,24 @@ def test_per_dial_timeout_ends_an_attempt_at_a_server_that_never_answers(tmp_pat
     assert "perDialTimeout" in result.stdout, explain("stuck: the failure does not say the dial timed out", result)
 
 
+# What each `logging` value echoes of a command's streams into the engine's display, as pulumi-command 1.2.1
+# sends them (provider/pkg/provider/remote/logging.go, ShouldLogStdout and ShouldLogStderr; commandOutputs.go
+# `run` writes the streams named to util.LogOutput, one status message per line): unset is both.
+ECHOED = {None: {"out", "err"}, "stdoutAndStderr": {"out", "err"}, "stdout": {"out"}, "stderr": {"err"}, "none": set()}
+
+
+@pytest.mark.parametrize("logging", list(ECHOED), ids=lambda v: str(v))
+def test_logging_chooses_the_streams_echoed_and_both_are_kept_whatever_it_says(tmp_path, machine, logging):
+    args = {"create": "echo marker-out-1; echo marker-err-1 >&2"} | ({"logging": logging} if logging else {})
+    project = deploy(tmp_path, machine, command("echoed", to(machine), **args))
+    # The non-interactive display prints the resource's row again at each status message, the message
+    # in it; the stack's outputs (which hold both streams) are left out of what it prints.
+    shown = project.up("--suppress-outputs").stdout
+    echoed = {stream for stream in ("out", "err") if f"marker-{stream}-1" in shown}
+    assert echoed == ECHOED[logging], f"logging {logging}: echoed {sorted(echoed)}:\n{shown}"
+    assert project.outputs()["echoed"] == {"stdout": "marker-out-1", "stderr": "marker-err-1"}, project.outputs()
+
+
 def logged(name: str, what: str) -> str:
     return f"echo {what} >> {WORK}/{name}.log"
 

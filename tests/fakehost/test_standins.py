@@ -158,7 +158,7 @@ def test_dcgmi_reports_the_version_of_its_image_and_the_machines_driver():
     )
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
-    assert document["metadata"] == {"version": "4.5.3", "Driver Version Detected": "550.54.15"}
+    assert document["metadata"] == {"version": "4.5.3", "Driver Version Detected": MachineSpec().driver}
     assert document["entity_groups"] == [
         {"entities": [{"device_id": "20b2", "entity_id": i} for i in range(4)], "entity_group": "GPU", "entity_group_id": 1}
     ]
@@ -370,7 +370,7 @@ def test_every_gpu_of_the_machine_has_the_four_fields_and_its_own_labels():
         assert s.labels["UUID"] == uuids("gpu-node-1", 8)[index]
         assert s.labels["pci_bus_id"] == fakehost.pci_bus_id(index) and s.labels["device"] == f"nvidia{index}"
         assert (s.labels["modelName"], s.labels["hostname"]) == ("NVIDIA A100-SXM4-80GB", "gpu-node-1")
-        assert s.labels["DCGM_FI_DRIVER_VERSION"] == "550.54.15"
+        assert s.labels["DCGM_FI_DRIVER_VERSION"] == MachineSpec().driver
     assert sorted(by_gpu, key=int) == [str(i) for i in range(8)]
     for fields in by_gpu.values():
         assert set(REQUIRED_FIELDS) <= fields

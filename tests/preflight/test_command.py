@@ -448,24 +448,66 @@ def test_parse_report_keeps_the_drivers_branch_and_its_open_bulletins():
     assert summary["driverAdvisories"] == advisories, summary
 
 
+# An R550 machine as the script reports it (30-check-driver.sh): past its end of life, open to the three
+# bulletins of 2026, its check's detail naming every CVE.
 WARNED_REPORT = {
     **passing_report(),
+    "driverVersion": "550.54.15",
+    "driverAdvisories": {"branch": "R550", "branchPatched": False, "openBulletins": ["5747", "5821", "5861"]},
     "checks": [
         {"name": "driver", "ok": True, "detail": "NVIDIA driver 550.54.15, 1 GPU(s): NVIDIA H100 80GB HBM3"},
-        {"name": "driver-advisories", "ok": True, "detail": "warning: driver 550.54.15: branch R550 is past its end of life"},
+        {
+            "name": "driver-advisories",
+            "ok": True,
+            "detail": "warning: driver 550.54.15: branch R550 is past its end of life, NVIDIA no longer patches it; "
+            "bulletin 5747 (CVE-2025-33219, CVE-2025-33220): never fixed on R550, fixed in 535.288.01 / 570.211.01 ...",
+        },
+        {"name": "runtime", "ok": True, "detail": "warning: containerd's config could not be dumped; read from its files"},
         {"name": "cuda", "ok": False, "detail": "warning: not a pass, so not a warning"},
     ],
 }
 
 
-def test_a_check_that_passed_with_a_warning_is_said_with_its_name():
+def test_a_driver_open_to_bulletins_is_one_line_naming_them_and_the_fix_not_every_cve():
     warnings = preflight_warnings(json.dumps(WARNED_REPORT))
-    assert warnings == ["driver-advisories: driver 550.54.15: branch R550 is past its end of life"], warnings
+    assert warnings[0] == (
+        "driver-advisories: driver 550.54.15 is open to NVIDIA's bulletins 5747, 5821, 5861 and is on R550, past its end "
+        "of life: move to a long-term support branch NVIDIA patches (R580 from 580.178.04, R620) (the CVEs: this machine's "
+        "preflight report; preflight.driverAdvisories: refuse keeps such machines out)"
+    ), warnings
+    assert "CVE-" not in warnings[0], warnings
+
+
+def test_a_driver_on_a_patched_branch_is_told_its_branchs_fixed_release():
+    report = {
+        **WARNED_REPORT,
+        "driverVersion": "580.159.03",
+        "driverAdvisories": {"branch": "R580", "branchPatched": True, "openBulletins": ["5861"]},
+    }
+    line = preflight_warnings(json.dumps(report))[0]
+    said = "driver-advisories: driver 580.159.03 is open to NVIDIA's bulletin 5861: upgrade to 580.178.04 or later (R580) "
+    assert line.startswith(said), line
+
+
+def test_a_driver_whose_version_is_unknown_is_said_in_the_checks_own_words():
+    detail = "driver version unknown (see the driver check): cannot tell which of NVIDIA's bulletins it is open to"
+    report = {
+        **WARNED_REPORT,
+        "driverVersion": None,
+        "driverAdvisories": {"branch": None, "branchPatched": None, "openBulletins": []},
+        "checks": [{"name": "driver-advisories", "ok": True, "detail": f"warning: {detail}"}],
+    }
+    assert preflight_warnings(json.dumps(report)) == [f"driver-advisories: {detail}"]
+
+
+def test_other_checks_that_passed_with_a_warning_are_said_with_their_detail():
+    warnings = preflight_warnings(json.dumps(WARNED_REPORT))
+    assert warnings[1:] == ["runtime: containerd's config could not be dumped; read from its files"], warnings
 
 
 def test_the_report_names_the_checks_that_passed_with_a_warning():
     summary = parse_report(json.dumps(WARNED_REPORT))
-    assert summary["warnedChecks"] == ["driver-advisories"], summary
+    assert summary["warnedChecks"] == ["driver-advisories", "runtime"], summary
 
 
 def test_output_that_is_no_report_has_no_warnings():

@@ -4,7 +4,7 @@ and an H100 NVL (PCIe) node without one. Each -q is a real recording, header and
 
 from __future__ import annotations
 
-from .preflight_node import FIXTURES, FakeNode, fakehost
+from .preflight_node import FIXTURES, MACHINE, FakeNode, fakehost
 
 SXM_Q = (FIXTURES / "nvidia-smi-q-h100-sxm5-fabric-completed.txt").read_text()
 NVL_Q = (FIXTURES / "nvidia-smi-q-h100-nvl-pcie.txt").read_text()
@@ -31,11 +31,11 @@ def q_with(old: str, new: str) -> str:
 
 def sxm(node: FakeNode, q: str = SXM_Q) -> FakeNode:
     """The node's nvidia-smi as on the H100 SXM5 machine, its -q printing q."""
-    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()), q)
+    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(MACHINE), q)
     return node
 
 
 def nvl(node: FakeNode) -> FakeNode:
     """The node's nvidia-smi as on the H100 NVL (PCIe) machine."""
-    node.nvidia_smi_with_table(NVL_LINE, fakehost.smi_table(fakehost.MachineSpec()), NVL_Q)
+    node.nvidia_smi_with_table(NVL_LINE, fakehost.smi_table(MACHINE), NVL_Q)
     return node

@@ -13,6 +13,7 @@ machine), or the runbook's, which sends it on stdin.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -41,12 +42,18 @@ SYSTEM_TOOLS = ("bash", "cat", "mktemp", "rm", "sleep", "timeout")
 COMMAND_LINE_TOOLS = ("sha256sum",)
 # Every check, in the order the report lists them: the package's list, held to the script here.
 CHECK_NAMES = list(CHECKS)
+# The script tests' machine runs an R550 driver (CUDA 12.4), past its end of life and open to NVIDIA's
+# bulletins of 2026, which the driver, CUDA and advisory checks' tests judge; fakehost's default machine
+# (what `make local-up` runs) has a driver NVIDIA patches. MACHINE's nvidia-smi header and -q agree with
+# GPU_LINES' driver.
+DRIVER = "550.54.15"
+MACHINE = fakehost.MachineSpec(driver=DRIVER, cuda_version="12.4")
 GPU_LINES = (
-    "0, NVIDIA A100-SXM4-80GB, GPU-11111111-2222-3333-4444-555555555555, 550.54.15, 81920\n"
-    "1, NVIDIA A100-SXM4-80GB, GPU-66666666-7777-8888-9999-000000000000, 550.54.15, 81920\n"
+    f"0, NVIDIA A100-SXM4-80GB, GPU-11111111-2222-3333-4444-555555555555, {DRIVER}, 81920\n"
+    f"1, NVIDIA A100-SXM4-80GB, GPU-66666666-7777-8888-9999-000000000000, {DRIVER}, 81920\n"
 )
 # What `nvidia-ctk cdi generate` writes for those GPUs (fakehost.cdi_spec, upstream's spec shape).
-CDI_SPEC = fakehost.cdi_spec([line.split(", ")[2] for line in GPU_LINES.splitlines()], "550.54.15")
+CDI_SPEC = fakehost.cdi_spec([line.split(", ")[2] for line in GPU_LINES.splitlines()], DRIVER)
 # One description of a healthy containerd setup, shared with the fake machines.
 CONTAINERD_CONFIG = fakehost.CONTAINERD_CONFIG
 NVIDIA_DROPIN = fakehost.CONTAINERD_NVIDIA_DROPIN
@@ -181,7 +188,7 @@ class FakeNode:
     def healthy_nvidia_smi(self, query_lines: str, table: str | None = None) -> None:
         """nvidia-smi as on a healthy machine (the fake machines' header and -q, 2 GPUs), answering
         --query-gpu with query_lines and, run plainly, printing table when given."""
-        machine = fakehost.MachineSpec(gpus=2)
+        machine = dataclasses.replace(MACHINE, gpus=2)
         self.nvidia_smi_with_table(query_lines, table or fakehost.smi_table(machine), fakehost.smi_q(machine))
 
     def nvidia_smi_with_table(self, query_lines: str, table: str, q: str | None = None, listing: str | None = None) -> None:

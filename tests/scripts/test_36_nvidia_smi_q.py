@@ -4,8 +4,10 @@ The machine is the real 8 x H100 SXM5 recording (hopper.py, fixtures/README.md).
 
 from __future__ import annotations
 
+import dataclasses
+
 from .hopper import FABRIC, FABRIC_R580, SXM_LINE, SXM_Q, q_with, sxm
-from .preflight_node import FIXTURES, FakeNode, fakehost
+from .preflight_node import FIXTURES, MACHINE, FakeNode, fakehost
 
 
 def test_the_report_carries_the_facts_gfd_labels_from_the_fabric_and_the_machine(node: FakeNode) -> None:
@@ -24,7 +26,7 @@ def test_the_report_carries_the_facts_gfd_labels_from_the_fabric_and_the_machine
 
 def test_without_a_fabric_or_a_dmi_name_those_facts_are_null(node: FakeNode) -> None:
     # The fake machines' -q: Ampere, fabric N/A; MIG Disabled (capable). No /sys/class/dmi here.
-    sxm(node, fakehost.smi_q(fakehost.MachineSpec(gpus=1)))
+    sxm(node, fakehost.smi_q(dataclasses.replace(MACHINE, gpus=1)))
     assert node.preflight(gpus=1).report["gpuFeatures"] == {
         "machine": None,
         "migCapable": True,
@@ -53,7 +55,7 @@ def test_the_compute_capability_of_the_first_gpu_is_reported(node: FakeNode) -> 
         'case "$*" in\n  *--query-gpu=compute_cap*) printf "9.0\\n9.0\\n" ;;\n'
         f"  *--query-gpu=*) printf '%s' '{answers}' ;;\n"
         f"  -q) cat <<'__END__'\n{SXM_Q}\n__END__\n;;\n"
-        f"  *) cat <<'__END__'\n{fakehost.smi_table(fakehost.MachineSpec())}\n__END__\n;;\nesac",
+        f"  *) cat <<'__END__'\n{fakehost.smi_table(MACHINE)}\n__END__\n;;\nesac",
     )
     assert node.preflight(gpus=1).report["gpuFeatures"]["computeCapability"] == "9.0"
 

@@ -5,8 +5,10 @@ under the fake machines' GPUs. The H100 machines are real recordings (hopper.py)
 
 from __future__ import annotations
 
+import dataclasses
+
 from .hopper import nvl, sxm
-from .preflight_node import FAILED_EXIT, FIXTURES, GPU_LINES, PASSED_EXIT, FakeNode, fakehost
+from .preflight_node import FAILED_EXIT, FIXTURES, GPU_LINES, MACHINE, PASSED_EXIT, FakeNode, fakehost
 
 REAL_BLOCK = (FIXTURES / "nvidia-smi-q-fabric-insufficient-resources.txt").read_text()
 AMPERE_FABRIC = "    Fabric\n        State                             : N/A\n        Status                            : N/A\n"
@@ -20,14 +22,14 @@ def fabric(state: str, status: str) -> str:
 
 def machine_q(*blocks: str) -> str:
     """The fake machine's -q with each GPU's Ampere Fabric section replaced by one of blocks."""
-    q = fakehost.smi_q(fakehost.MachineSpec(gpus=len(blocks)))
+    q = fakehost.smi_q(dataclasses.replace(MACHINE, gpus=len(blocks)))
     for block in blocks:
         q = q.replace(AMPERE_FABRIC, block, 1)
     return q
 
 
 def with_q(node: FakeNode, q: str) -> None:
-    node.nvidia_smi_with_table(GPU_LINES, fakehost.smi_table(fakehost.MachineSpec()), q)
+    node.nvidia_smi_with_table(GPU_LINES, fakehost.smi_table(MACHINE), q)
 
 
 def test_the_real_insufficient_resources_block_fails_naming_the_gpu(node: FakeNode) -> None:
@@ -78,7 +80,7 @@ def test_ampere_with_nvswitches_needs_the_fabric_manager_running(node: FakeNode)
 
 
 def test_an_unanswered_q_is_unknown_not_fine(node: FakeNode) -> None:
-    node.nvidia_smi_with_table(GPU_LINES, fakehost.smi_table(fakehost.MachineSpec()))  # -q prints the table
+    node.nvidia_smi_with_table(GPU_LINES, fakehost.smi_table(MACHINE))  # -q prints the table
     fab = node.preflight().check("fabric")
     assert fab["ok"] is False and "nvidia-smi -q listed no GPU" in fab["detail"], fab
 

@@ -7,10 +7,12 @@ recording of that state was found (fixtures/README.md says which)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from .hopper import FABRIC, FABRIC_R580, SXM_LINE, SXM_Q, q_with, sxm
-from .preflight_node import FAILED_EXIT, FIXTURES, PASSED_EXIT, FakeNode, fakehost
+from .preflight_node import FAILED_EXIT, FIXTURES, MACHINE, PASSED_EXIT, FakeNode, fakehost
 
 BUS = "00000000:18:00.0"
 # The recording's healthy blocks, as they stand in it.
@@ -160,20 +162,20 @@ def test_a_fabric_fault_names_nvlsm_and_ib_umad_for_nvlink_5(node: FakeNode) -> 
 
 def test_fields_older_drivers_do_not_report_are_not_faults(node: FakeNode) -> None:
     # The fake machines' -q (no reset, remap or health fields at all) and deprecated values.
-    assert health(node, fakehost.smi_q(fakehost.MachineSpec(gpus=1)))["ok"] is True
+    assert health(node, fakehost.smi_q(dataclasses.replace(MACHINE, gpus=1)))["ok"] is True
     deprecated = RECOVERY_RESET.replace(": Reset", ": None")
     assert health(node, q_with(RESET_STATUS, deprecated))["ok"] is True
 
 
 def test_every_faulty_gpu_is_named_the_healthy_ones_are_not(node: FakeNode) -> None:
     # The fake machines' -q, its second GPU (00000000:08:00.0) the one break.sh reset-required faults.
-    faulty = fakehost.smi_q(fakehost.MachineSpec(gpus=3), reset_required=1)
+    faulty = fakehost.smi_q(dataclasses.replace(MACHINE, gpus=3), reset_required=1)
     check = health(node, faulty)
     assert check["ok"] is False and "GPU 00000000:08:00.0: GPU Recovery Action: Reset" in check["detail"], check
     assert "00000000:07:00.0" not in check["detail"] and "00000000:09:00.0" not in check["detail"], check
 
 
 def test_an_unanswered_q_is_unknown_not_healthy(node: FakeNode) -> None:
-    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(fakehost.MachineSpec()))  # -q prints the table
+    node.nvidia_smi_with_table(SXM_LINE, fakehost.smi_table(MACHINE))  # -q prints the table
     check = node.preflight(gpus=1).check("gpu-health")
     assert check["ok"] is False and "nvidia-smi -q listed no GPU" in check["detail"], check

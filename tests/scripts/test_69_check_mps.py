@@ -8,13 +8,15 @@ line variants change and say so."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from .check_cases import CheckCase, run_case
 from .hopper import SXM_LINE, SXM_Q
-from .preflight_node import FAILED_EXIT, GPU_LINES, PASSED_EXIT, USAGE_EXIT, FakeNode, fakehost, heredoc
+from .preflight_node import FAILED_EXIT, GPU_LINES, MACHINE, PASSED_EXIT, USAGE_EXIT, FakeNode, fakehost, heredoc
 
-TWO_GPUS_Q = fakehost.smi_q(fakehost.MachineSpec(gpus=2))
+TWO_GPUS_Q = fakehost.smi_q(dataclasses.replace(MACHINE, gpus=2))
 BUSES = ("00000000:07:00.0", "00000000:08:00.0")
 MODE_LINE = "    Compute Mode                          : Default\n"
 assert MODE_LINE in SXM_Q and MODE_LINE in TWO_GPUS_Q, "the compute mode line moved"
@@ -47,7 +49,7 @@ def mps_machine(q: str = TWO_GPUS_Q, caps: str | None = "8.0\n8.0", query: str =
         cap_case = f"  *--query-gpu=compute_cap*)\n{heredoc(caps)}\n;;\n" if caps is not None else ""
         answers = (
             f"{cap_case}  *--query-gpu=*)\n{heredoc(query)}\n;;\n  -q)\n{heredoc(q)}\n;;\n"
-            f"  -L)\n{heredoc(fakehost.smi_list(query))}\n;;\n  *)\n{heredoc(fakehost.smi_table(fakehost.MachineSpec()))}\n;;"
+            f"  -L)\n{heredoc(fakehost.smi_list(query))}\n;;\n  *)\n{heredoc(fakehost.smi_table(MACHINE))}\n;;"
         )
         node.command("nvidia-smi", f'case "$*" in\n{answers}\nesac')
         for program in fakehost.MPS_PROGRAMS if programs is not None else ():

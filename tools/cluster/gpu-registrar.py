@@ -579,8 +579,8 @@ GPU_MODELS = {
 }
 DEFAULT_GPU_MODEL = "NVIDIA A100-SXM4-80GB"
 # fakehost MachineSpec.driver and cuda_version (what nvidia-smi's header says).
-DRIVER_VERSION = "550.54.15"
-CUDA_DRIVER_VERSION = "12.4"
+DRIVER_VERSION = "580.178.04"
+CUDA_DRIVER_VERSION = "13.0"
 
 
 def programs_of(container: Obj) -> set[str] | None:
@@ -863,8 +863,10 @@ def published_gpus(node: Obj) -> int | None:
 
 
 def semver(version: str) -> str:
-    """Masterminds semver's String() of a NVML version: "8.0" -> "8.0.0"."""
-    parts = version.split(".")
+    """Masterminds semver's String() of a NVML version, each part a number: "8.0" -> "8.0.0",
+    "580.178.04" -> "580.178.4" (String() prints "%d.%d.%d"; the API server refuses a version attribute
+    with a leading zero, as semver 2.0.0 does)."""
+    parts = [str(int(part)) for part in version.split(".")]
     return ".".join(parts + ["0"] * (3 - len(parts)))
 
 

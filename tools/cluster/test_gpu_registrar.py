@@ -370,8 +370,8 @@ def test_a_device_has_the_attributes_and_capacity_of_a_full_gpu():
             "brand": {"string": "Nvidia"},
             "architecture": {"string": "Ampere"},
             "cudaComputeCapability": {"version": "8.0.0"},
-            "driverVersion": {"version": "550.54.15"},
-            "cudaDriverVersion": {"version": "12.4.0"},
+            "driverVersion": {"version": "580.178.4"},
+            "cudaDriverVersion": {"version": "13.0.0"},
             "resource.kubernetes.io/pciBusID": {"string": "0000:08:00.0"},
         },
         "capacity": {"memory": {"value": "80Gi"}},
@@ -388,7 +388,9 @@ def test_uuids_are_those_the_fake_machine_prints():
     devices = reg.desired_slice(dra_node(name="gpu-node-2", gpus="8"))["spec"]["devices"]
     assert [d["attributes"]["uuid"]["string"] for d in devices] == [fields[2] for fields in lines]
     assert {d["attributes"]["productName"]["string"] for d in devices} == {machine.gpu_name}
-    assert {d["attributes"]["driverVersion"]["version"] for d in devices} == {machine.driver}
+    # As Masterminds semver prints the machine's driver: each part a number (580.178.04 -> 580.178.4).
+    published = ".".join(str(int(part)) for part in machine.driver.split("."))
+    assert {d["attributes"]["driverVersion"]["version"] for d in devices} == {published}
     assert {d["capacity"]["memory"]["value"] for d in devices} == {f"{machine.memory_mib // 1024}Gi"}
     other = fakehost.other_model(machine)
     h100 = reg.desired_slice(dra_node(model=other.gpu_name))["spec"]["devices"][0]

@@ -131,14 +131,22 @@ api_ready() { kubectl get --raw /readyz >/dev/null 2>&1; }
 
 cluster_exists() { [ -f "$KWOK_WORKDIR/clusters/$CLUSTER/kwok.yaml" ]; }
 
+# kwokctl logs each step as a JSON line: kept in a file, shown when it fails.
+KWOKLOG="$GPU_NODES_STATE/kwokctl.log"
+kwokctl_failed() {
+  echo "up.sh: kwokctl $1 cluster failed; its log, $KWOKLOG, ends:" >&2
+  tail -20 "$KWOKLOG" >&2
+  exit 1
+}
+
 if cluster_exists && api_ready; then
   log "cluster $CLUSTER is running"
 elif cluster_exists; then
-  log "cluster $CLUSTER exists but does not answer: kwokctl start cluster"
-  kwokctl --name "$CLUSTER" start cluster --timeout "${TIMEOUT}s" --wait "${TIMEOUT}s"
+  log "cluster $CLUSTER exists but does not answer: kwokctl start cluster (log $KWOKLOG)"
+  kwokctl --name "$CLUSTER" start cluster --timeout "${TIMEOUT}s" --wait "${TIMEOUT}s" >>"$KWOKLOG" 2>&1 || kwokctl_failed start
 else
   write_config
-  log "kwokctl create cluster $CLUSTER (Kubernetes $CLUSTER_K8S_VERSION, etcd $CLUSTER_ETCD_VERSION, kwok $CLUSTER_KWOK_VERSION)"
+  log "kwokctl create cluster $CLUSTER (Kubernetes $CLUSTER_K8S_VERSION, etcd $CLUSTER_ETCD_VERSION, kwok $CLUSTER_KWOK_VERSION; log $KWOKLOG)"
   kwokctl --name "$CLUSTER" --config "$CONFIG" create cluster \
     --runtime binary \
     --enable-crds=Stage,Logs \
@@ -149,7 +157,7 @@ else
     --etcd-binary "$KWOK_ETCD_BINARY" \
     --kubeconfig "$KUBECONFIG" \
     --timeout "${TIMEOUT}s" \
-    --wait "${TIMEOUT}s"
+    --wait "${TIMEOUT}s" >>"$KWOKLOG" 2>&1 || kwokctl_failed create
 fi
 
 # The admin kubeconfig, rewritten each time (kwokctl picks the API server's port at creation).

@@ -91,9 +91,12 @@ class MachineSpec:
 
     hostname: str = "gpu-node"
     gpus: int = 4
-    driver: str = "550.54.15"
-    # What nvidia-smi's header says the driver supports: 12.4 for the R550 branch.
-    cuda_version: str = "12.4"
+    # R580, a long-term support branch NVIDIA patches (gpu_nodes/advisories.py, DRIVER_BRANCHES), at the
+    # release that fixes every bulletin of 2026 there (5861's "Tesla | Linux(R580)" row): a newcomer's
+    # first run shows no security warning. A test of an old or unpatched driver sets its own.
+    driver: str = "580.178.04"
+    # What nvidia-smi's header says the driver supports: 13.0 for the R580 branch.
+    cuda_version: str = "13.0"
     gpu_name: str = "NVIDIA A100-SXM4-80GB"
     memory_mib: int = 81920
     # What `nvidia-smi --query-gpu=compute_cap` prints for it: 8.0 for the A100.

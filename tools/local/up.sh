@@ -27,5 +27,7 @@ pulumi stack select --create --non-interactive "$stack"
 .venv/bin/python tools/local/stack_config.py --stack "$stack"
 pulumi config set --secret --stack "$stack" gpu-nodes:sshPrivateKey <.state/fakehosts/id_ed25519
 # --refresh: after local-down the cluster is new, and the state must learn that first.
-pulumi up --stack "$stack" --yes --non-interactive --refresh
+# --suppress-outputs: the per-node report is printed below as a table, one line per node, rather than
+# as the outputs' whole tree (`pulumi stack output --stack local nodeGroups` prints that).
+pulumi up --stack "$stack" --yes --non-interactive --refresh --suppress-outputs
 pulumi stack output --stack "$stack" nodeGroups --json | .venv/bin/python -m tools.local.report
