@@ -146,12 +146,11 @@ def report(local: LocalEnv) -> dict[str, dict]:
     return {node: entry for group in groups.values() for node, entry in group.items() if isinstance(entry, dict)}
 
 
-def claims(local: LocalEnv) -> list[dict]:
-    return local.kubectl_json("get", "resourceclaims", "-n", NAMESPACES["verification"])["items"]
-
-
-def allocated(claim: dict) -> list[dict]:
-    return ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []
+def pods_of(local: LocalEnv, component: str, node: str) -> list[dict]:
+    return local.kubectl_json(
+        "get", "pods", "-n", NAMESPACES["verification"], "-l", f"app.kubernetes.io/component={component}",
+        "--field-selector", f"spec.nodeName={node}",
+    )["items"]  # fmt: skip
 
 
 def test_up_proves_each_group_and_names_the_machines_whose_imex_daemon_is_down_or_lacks_a_peer(nvlink: LocalEnv):
@@ -175,10 +174,7 @@ def test_up_proves_each_group_and_names_the_machines_whose_imex_daemon_is_down_o
 
 def test_the_device_plugin_gave_each_imex_pod_the_channel_its_machine_has(nvlink: LocalEnv):
     for node in ("gpu-node-21", "gpu-node-22"):
-        pods = nvlink.kubectl_json(
-            "get", "pods", "-n", NAMESPACES["verification"], "-l", "app.kubernetes.io/component=imex",
-            "--field-selector", f"spec.nodeName={node}",
-        )["items"]  # fmt: skip
+        pods = pods_of(nvlink, "imex", node)
         assert pods, f"{node}: no IMEX pod"
         logs = nvlink.kubectl("logs", "-n", NAMESPACES["verification"], pods[-1]["metadata"]["name"], "-c", "imex").stdout
         assert logs.strip() == CHANNEL, (node, logs)
@@ -188,15 +184,21 @@ def test_the_device_plugin_gave_each_imex_pod_the_channel_its_machine_has(nvlink
 
 
 def test_a_compute_domain_gave_a_pod_on_each_of_its_two_machines_its_channel(nvlink: LocalEnv):
-    domain = nvlink.kubectl_json("get", "computedomains", "-n", NAMESPACES["verification"])["items"]
-    assert [d["metadata"]["name"] for d in domain] == ["gpu-verify-gb300-imex"], domain
-    channels = {}
-    for claim in claims(nvlink):
-        for result in allocated(claim):
-            if result["driver"] == "compute-domain.nvidia.com":
-                channels[result["pool"]] = result["device"]
-    assert channels == {node: "channel-0" for node in DRA_NODES}, channels
+    """A claim made from a template goes with its pod once the pod is done (the resource claim controller), so the
+    evidence is the pod: it claimed the domain's template, ran on its node, and found the channel the registrar gives
+    only for a claim allocated a channel of compute-domain.nvidia.com."""
+    (domain,) = nvlink.kubectl_json("get", "computedomains", "-n", NAMESPACES["verification"])["items"]
+    assert domain["metadata"]["name"] == "gpu-verify-gb300-imex", domain
+    name = "gpu-verify-gb300-imex-channel"
+    template = nvlink.kubectl_json("get", "resourceclaimtemplates", "-n", NAMESPACES["verification"], name)
+    assert template["metadata"]["labels"]["resource.nvidia.com/computeDomain"] == domain["metadata"]["uid"], template
     for node in DRA_NODES:
+        pods = [p for p in pods_of(nvlink, "imex", node) if p["status"].get("phase") == "Succeeded"]
+        assert pods, f"{node}: no IMEX pod succeeded"
+        claims = pods[-1]["spec"]["resourceClaims"]
+        assert claims == [{"name": "imex-channel", "resourceClaimTemplateName": "gpu-verify-gb300-imex-channel"}], claims
+        logs = nvlink.kubectl("logs", "-n", NAMESPACES["verification"], pods[-1]["metadata"]["name"], "-c", "imex").stdout
+        assert logs.strip() == CHANNEL, (node, logs)
         slices = nvlink.kubectl_json("get", "resourceslices", "--field-selector", f"spec.nodeName={node}")["items"]
         assert {s["spec"]["driver"] for s in slices} == {"gpu.nvidia.com", "compute-domain.nvidia.com"}, (node, slices)
 
@@ -211,8 +213,18 @@ def test_the_nri_nodes_pods_name_no_runtime_class_and_ask_the_nri_plugin(nvlink:
 
 
 def test_the_mig_group_proved_its_profile_through_a_claim_of_a_mig_device(nvlink: LocalEnv):
-    devices = [r["device"] for claim in claims(nvlink) for r in allocated(claim) if r["pool"] == MIG_NODE]
-    assert any("-mig-1g10gb-" in d for d in devices), devices
+    """Its Job's pod could only be scheduled with a MIG device of the profile allocated (its template selects the
+    profile), from the partitions the node's slices offer."""
+    slices = nvlink.kubectl_json("get", "resourceslices", "--field-selector", f"spec.nodeName={MIG_NODE}")["items"]
+    devices = [d for s in slices for d in s["spec"].get("devices") or []]
+    profiles = {d["attributes"]["profile"]["string"] for d in devices if "profile" in d["attributes"]}
+    assert "1g.10gb" in profiles, profiles
+    assert any(s["spec"].get("sharedCounters") for s in slices), "no counters' slice"
+    jobs = nvlink.kubectl_json("get", "jobs", "-n", NAMESPACES["verification"])["items"]
+    (mig,) = [j for j in jobs if "-gpu-node-28-1x-mig-1g-10gb-" in j["metadata"]["name"]]
+    assert mig["status"].get("succeeded") == 1, mig["status"]
+    claims = mig["spec"]["template"]["spec"]["resourceClaims"]
+    assert claims == [{"name": "gpus", "resourceClaimTemplateName": "gpu-verify-mig-mig-1g-10gb"}], claims
 
 
 def test_repaired_the_two_machines_are_proven_by_the_next_up(nvlink: LocalEnv):
