@@ -468,7 +468,13 @@ def _compute_domain(group: GroupContext, namespace: SharedNamespace, plugin: Dev
     if not (group.spec.uses_dra and group.spec.dra.compute_domains):
         return []
     children = group.children
-    opts = children.opts(COMPUTE_DOMAIN_CHILD, depends_on=[*namespace.ready, plugin.daemonset])
+    # Its spec is immutable (the CRD's `self == oldSelf`): a new one replaces it, the old one deleted first (one name).
+    opts = children.opts(
+        COMPUTE_DOMAIN_CHILD,
+        depends_on=[*namespace.ready, plugin.daemonset],
+        replace_on_changes=["spec"],
+        delete_before_replace=True,
+    )
     return [generic_object(compute_domains.compute_domain_manifest(group.spec), children.name(COMPUTE_DOMAIN_CHILD), opts)]
 
 

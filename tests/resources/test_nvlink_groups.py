@@ -87,6 +87,7 @@ def test_the_groups_compute_domain_comes_after_its_plugin_and_before_its_imex_jo
     (plugin,) = run.of_type(DAEMON_SET)
     assert plugin.urn in domain.dependencies, domain.dependencies
     assert not domain.deleted_with, "deleted before the controller, which removes its finalizer"
+    assert domain.delete_before_replace, "its spec is immutable: a new one replaces it, under the same name"
     imex = [j for j in run.of_type(JOB) if component(j) == "imex"]
     assert len(imex) == 2, [j.urn for j in imex]
     for job in imex:
