@@ -4,12 +4,13 @@ exactly the group's nodes, the plugin's account and rights, and the three Device
 Rendered as kubernetes-sigs/dra-driver-nvidia-gpu's Helm chart renders them
 (`deployments/helm/dra-driver-nvidia-gpu/`: `values.yaml`, `templates/kubeletplugin.yaml`,
 `templates/rbac-kubeletplugin.yaml`, the DeviceClass templates, `templates/_helpers.tpl`) with GPU
-allocation on, its health check on where the cluster keeps device taints, and ComputeDomains off:
-`resources.gpus.enabled=true`
+allocation on, its health check on where the cluster keeps device taints, and ComputeDomains as the
+group says: `resources.gpus.enabled=true`
 with `gpuResourcesEnabledOverride=true`, which `templates/validation.yaml` demands because the
 driver's GPU part and the device plugin must not share a node, and
-`resources.computeDomains.enabled=false`, so the DaemonSet runs only the `gpus` container
-(`gpu-kubelet-plugin`). What we do as the device plugin's DaemonSet does (device_plugin.py), so that
+`resources.computeDomains.enabled` from `dra.computeDomains`: off, the DaemonSet runs only the `gpus`
+container (`gpu-kubelet-plugin`); on, the `compute-domains` container before it, and the stack's
+ComputeDomain objects come from compute_domains.py. What we do as the device plugin's DaemonSet does (device_plugin.py), so that
 both allocators behave alike: the group's nodes by the group label instead of the chart's NFD
 affinity, the group's taints, the readiness gate and upstream's `nvidia.com/gpu` tolerated, our
 `app.kubernetes.io/*` labels, the stack's pull secret, `system-node-critical` (also the chart's).
