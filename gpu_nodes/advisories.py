@@ -390,6 +390,46 @@ GPU_OPERATOR_ADVISORIES: tuple[ComponentAdvisory, ...] = (
     ComponentAdvisory("CVE-2026-24260", _TOCTOU, _BULLETIN_5850, ("26.3.2",), product="NVIDIA GPU Operator"),
 )
 
+# The GPU Operator's own age. NVIDIA's platform-support page for the Operator, "NVIDIA GPU Operator Life Cycle"
+# (docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/platform-support.html, built from
+# NVIDIA/cloud-native-docs gpu-operator/life-cycle-policy.rst; read 2026-12): "When a new major version of NVIDIA
+# GPU Operator is released, the previous major version enters deprecated support and only receives patch release
+# updates for critical bug and CVE fixes. All prior major versions reach end of support and no longer receive patch
+# release updates." Its table: 26.7.x Supported, 26.3.x Deprecated, 25.10.x and lower End of Support. A major
+# version is YY.MM (the page's "NVIDIA GPU Operator Versioning"). A line newer than the newest listed was released
+# after the page was read: it is taken as supported.
+OPERATOR_LIFECYCLE_READ = "2026-12"
+OPERATOR_LIFECYCLE_SOURCE = (
+    'NVIDIA GPU Operator platform-support page, "NVIDIA GPU Operator Life Cycle" (read 2026-12): 26.7.x Supported, '
+    "26.3.x Deprecated, 25.10.x and lower End of Support"
+)
+SUPPORTED, DEPRECATED, END_OF_SUPPORT = "supported", "deprecated", "end of support"
+
+
+@dataclass(frozen=True)
+class OperatorLine:
+    """A major version of the GPU Operator (YY.MM) and its status in NVIDIA's life-cycle table."""
+
+    line: str
+    status: str
+
+
+OPERATOR_LINES: tuple[OperatorLine, ...] = (OperatorLine("26.7", SUPPORTED), OperatorLine("26.3", DEPRECATED))
+
+
+def operator_support(release: str, lines: Iterable[OperatorLine] = OPERATOR_LINES) -> str:
+    """The life-cycle status of a GPU Operator release (`26.3.1`): its line's, end of support below the oldest line
+    listed, supported above the newest."""
+    rows = sorted(lines, key=lambda row: version_key(row.line))
+    mine = release_line(release)
+    for row in rows:
+        if version_key(row.line) == mine:
+            return row.status
+    if mine < version_key(rows[0].line):
+        return END_OF_SUPPORT
+    return SUPPORTED if mine > version_key(rows[-1].line) else END_OF_SUPPORT
+
+
 # 5659: "NVIDIA MIG Manager | Linux | All versions up to and including 0.12.1 (only when CDI is enabled) | 0.12.2".
 MIG_MANAGER_ADVISORIES: tuple[ComponentAdvisory, ...] = tuple(
     ComponentAdvisory(

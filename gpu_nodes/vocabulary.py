@@ -99,6 +99,13 @@ def group_selector(group: str) -> str:
 # their reports, and the second container of a pod given GPUs, which must see none (gpu_nodes/manifests/verification.py).
 DCGM_CONTAINER = "dcgm"
 NCCL_CONTAINER = "nccl"
+# Well-known keys of Kubernetes' (k8s.io/api/core/v1 well_known_labels.go, well_known_taints): what the DRA driver's
+# ComputeDomain controller tolerates and spreads by (gpu_nodes/manifests/compute_domains.py, as its chart writes them).
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+CONTROL_PLANE_KEY = "node-role.kubernetes.io/control-plane"
+MASTER_KEY = "node-role.kubernetes.io/master"
+# The container of a node's IMEX Job that lists the IMEX channels it was given (gpu_nodes/manifests/verification.py).
+IMEX_CONTAINER = "imex"
 ISOLATION_CONTAINER = "isolation"
 
 

@@ -238,6 +238,21 @@ def test_the_dra_driver_we_render_is_not_below_its_floor():
     assert RELEASE.version == DRA_DRIVER_RELEASE, "the release the settings are held to is the one rendered"
 
 
+def test_nvidias_operator_life_cycle_table_as_read():
+    """26.7.x Supported, 26.3.x Deprecated, 25.10.x and lower End of Support (OPERATOR_LIFECYCLE_SOURCE)."""
+    from gpu_nodes.advisories import DEPRECATED, END_OF_SUPPORT, SUPPORTED, operator_support
+
+    assert [operator_support(v) for v in ("26.7.0", "26.7.1", "26.3.3", "26.3.0")] == [
+        SUPPORTED,
+        SUPPORTED,
+        DEPRECATED,
+        DEPRECATED,
+    ]
+    assert {operator_support(v) for v in ("25.10.1", "25.10.0", "25.3.4", "24.9.2")} == {END_OF_SUPPORT}
+    # Released after the page was read: not judged past its end.
+    assert operator_support("26.11.0") == SUPPORTED
+
+
 @pytest.mark.parametrize(
     ("version", "fix"),
     [

@@ -54,12 +54,13 @@ def cells(line: list[str]) -> list[str]:
 def test_each_node_has_its_checklist_and_gate():
     header, row = (cells(line) for line in table({"local-gpu": {"gpu-node-1": HEALTHY}}))
     columns = ["LABEL", "TAINT", "PLUGIN", "GPUS-REGISTERED", "GPU-WORKLOAD", "ACCESS", "DCGM", "BUSBW", "METRICS"]
-    assert header[-11:] == [*columns, "GATE", "QUARANTINE"], header
+    assert header[-12:] == [*columns, "IMEX", "GATE", "QUARANTINE"], header
     assert row[:3] == ["local-gpu", "gpu-node-1", "passed"], row
-    assert row[-11:] == ["pass"] * len(columns) + ["lifted", "-"], row
+    # A node of no NVLink domain has no imexChannel item.
+    assert row[-12:] == ["pass"] * len(columns) + ["-", "lifted", "-"], row
 
 
 def test_a_failed_item_and_a_gate_still_up_stand_out():
     degraded = {**HEALTHY, "checklist": {**HEALTHY["checklist"], "gpusRegistered": "fail"}, "gate": "up"}
     row = cells(table({"local-gpu": {"gpu-node-2": degraded}})[1])
-    assert row[-8:] == ["FAIL", "pass", "pass", "pass", "pass", "pass", "up", "-"], row
+    assert row[-9:] == ["FAIL", "pass", "pass", "pass", "pass", "pass", "-", "up", "-"], row

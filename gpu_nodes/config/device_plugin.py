@@ -1,6 +1,7 @@
 """The group's `devicePlugin` section: how the NVIDIA device plugin runs on the group's nodes (its
 image, MIG strategy and layout, how it shares a GPU (time-slicing or MPS), health checks, pod
-settings), and its reader."""
+settings, its 2026 settings (allocation policy, CDI feature flags and hooks, device discovery) and the
+IMEX channels it injects), and its reader."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from gpu_nodes.config.checks import (
     namespace_setting,
     pull_policy_setting,
 )
-from gpu_nodes.config.fields import Component, Need, between, section, setting
+from gpu_nodes.config.fields import Component, Need, Parse, between, section, setting
 from gpu_nodes.config.problems import Problem, Problems, Severity
 from gpu_nodes.constants import MAX_MIG_DEVICES_PER_GPU
 from gpu_nodes.vocabulary import (
@@ -257,6 +258,109 @@ def read_xids(problems: Problems, key: str, raw: object) -> tuple[int, ...]:
         elif xid not in xids:
             xids.append(xid)
     return tuple(sorted(xids))
+
+
+# The plugin's 2026 settings, each read from k8s-device-plugin v0.20.0 cmd/nvidia-device-plugin/main.go (the release
+# that introduced each is declared with its setting, `needs`, below).
+# --shared-devices-allocation-policy (SHARED_DEVICES_ALLOCATION_POLICY; api/config/v1/consts.go AllocationPolicyDistributed,
+# AllocationPolicyPacked; validateFlags refuses any other word): how the plugin picks the GPUs of a request among
+# replicas and MIG devices (internal/rm/allocate.go: distributed prefers the GPUs with the fewest replicas allocated,
+# packed those with the most). Whole GPUs without replicas keep NVLink-aligned placement whatever it says
+# (internal/rm/nvml_manager.go, getPreferredAllocation).
+AllocationPolicy = Literal["distributed", "packed"]
+ALLOCATION_POLICIES: tuple[AllocationPolicy, ...] = get_args(AllocationPolicy)
+# --device-discovery-strategy (DEVICE_DISCOVERY_STRATEGY): validateFlags takes auto, nvml or tegra.
+DeviceDiscoveryStrategy = Literal["auto", "nvml", "tegra"]
+DEVICE_DISCOVERY_STRATEGIES: tuple[DeviceDiscoveryStrategy, ...] = get_args(DeviceDiscoveryStrategy)
+# --cdi-feature-flags (CDI_FEATURE_FLAGS) and --cdi-disable-hooks (CDI_DISABLE_HOOKS): passed to the container toolkit's
+# CDI library the plugin vendors (nvidia-container-toolkit v1.20.0, pkg/nvcdi/api.go FeatureFlag and HookName,
+# internal/discover/hooks.go), and used only where the plugin writes CDI specs: with a CDI strategy
+# (internal/cdi/cdi.go, New: a null handler otherwise). The words each takes, as that library defines them.
+CDI_FEATURE_FLAGS = (
+    "enable-explicit-driver-libraries",
+    "disable-nvsandboxutils",
+    "enable-coherent-annotations",
+    "disable-multiple-csv-devices",
+    "no-additional-gids-for-device-nodes",
+    "disable-ipc-discoverer",
+)
+CDI_HOOKS = (
+    "all",
+    "create-symlinks",
+    "disable-device-node-modification",
+    "enable-cuda-compat",
+    "update-ldcache",
+    "update-application-profile",
+    "chmod",
+)
+
+
+def read_words(words: tuple[str, ...], example: str) -> Parse[tuple[str, ...]]:
+    """A reader of a list of words from `words`, each once, in the order given."""
+
+    def read(problems: Problems, key: str, raw: object) -> tuple[str, ...]:
+        if raw is None:
+            return ()
+        if not isinstance(raw, list):
+            problems.add(key, raw, f"expected a list, e.g. [{example}]")
+            return ()
+        found: list[str] = []
+        for index, word in enumerate(raw):
+            if not isinstance(word, str) or word not in words:
+                problems.add(f"{key}[{index}]", word, f"expected one of {', '.join(words)}")
+            elif word not in found:
+                found.append(word)
+        return tuple(found)
+
+    return read
+
+
+def read_channel_ids(problems: Problems, key: str, raw: object) -> tuple[int, ...]:
+    """The IMEX channels the plugin injects: `[]` or `[0]`, all the plugin takes (api/config/v1/imex.go,
+    AssertChannelIDsValid: "channelIDs must be [] or [0]", checked at start by validateFlags)."""
+    if raw is None or raw == []:
+        return ()
+    if raw != [0] or isinstance(raw[0], bool):
+        problems.add(key, raw, "expected [] or [0]: the device plugin injects only IMEX channel 0 (its api/config/v1/imex.go)")
+        return ()
+    return (0,)
+
+
+@section
+class ImexSpec:
+    """`devicePlugin.imex`: the IMEX channels the plugin adds to every container it gives GPUs
+    (k8s-device-plugin v0.20.0 README "IMEX Support"; internal/imex/imex.go finds
+    `/dev/nvidia-caps-imex-channels/channel<N>` in the plugin's container or under its driver root)."""
+
+    channel_ids: tuple[int, ...] = setting(
+        "channelIds",
+        "the IMEX channels the plugin adds to each container it gives GPUs (`IMEX_CHANNEL_IDS`): `[]` or `[0]`, for "
+        'jobs across the machines of an NVLink domain; needs `nvlinkDomain` (see "IMEX and NVLink domains")',
+        default=None,
+        default_text="`[]` (none)",
+        written=Sequence[int],
+        parse=read_channel_ids,
+        needs=(
+            # commit f91cbb94d "Add optional injection of the default IMEX channel" (October 2024), first in
+            # v0.17.0-rc.1 (CHANGELOG.md v0.17.0-rc.1): --imex-channel-ids / --imex-required, api/config/v1/imex.go.
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.17.0",
+                "IMEX_CHANNEL_IDS and IMEX_REQUIRED",
+                "k8s-device-plugin commit f91cbb94d, released in v0.17.0",
+                shown=lambda imex: list(imex.channel_ids),
+            ),
+        ),
+    )
+    required: bool = setting(
+        "required",
+        "the plugin refuses to start on a machine without the channel, rather than leave it out (`IMEX_REQUIRED`)",
+        default=False,
+    )
+
+    def cross_checks(self) -> Iterator[Problem]:
+        if self.required and not self.channel_ids:
+            yield Problem("required", True, "channelIds is [] (the plugin's README: no effect then)", severity=Severity.NO_EFFECT)
 
 
 # How the plugin shares a GPU, as its config file names each way (k8s-device-plugin v0.20.0
@@ -613,6 +717,80 @@ class DevicePluginSpec:
             ),
         ),
     )
+    allocation_policy: AllocationPolicy | None = setting(
+        "allocationPolicy",
+        "how the plugin picks among shared replicas and MIG devices: spread over the GPUs, or packed onto the fewest "
+        "(`SHARED_DEVICES_ALLOCATION_POLICY`); only with sharing or MIG",
+        default=None,
+        default_text="the plugin's (`distributed`)",
+        needs=(
+            # commit 88a79d7e9 "Add configurable allocation policy (packed/distributed) for replicated and MIG
+            # resources (#1621)", July 2026, first in v0.20.0 (CHANGELOG.md v0.20.0).
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.20.0",
+                "SHARED_DEVICES_ALLOCATION_POLICY",
+                "k8s-device-plugin PR 1621, released in v0.20.0",
+            ),
+        ),
+    )
+    cdi_feature_flags: tuple[str, ...] = setting(
+        "cdiFeatureFlags",
+        "features of the CDI specs the plugin writes, e.g. `[disable-ipc-discoverer]` (`CDI_FEATURE_FLAGS`); only with "
+        "`gpuAccess: cdi`",
+        default=None,
+        default_text="none",
+        written=Sequence[str],
+        parse=read_words(CDI_FEATURE_FLAGS, "disable-ipc-discoverer"),
+        needs=(
+            # On the release-0.18 line v0.18.1 added the flag ("Allow CDI feature flags to be set") but passed it to no
+            # CDI library until v0.18.2 ("Ensure that cdi.FeatureFlags are passed to CDI library":
+            # cmd/nvidia-device-plugin/plugin-manager.go has cdi.WithFeatureFlags from v0.18.2); on main, commit
+            # c82980680 (November 2025), first in v0.19.0. So v0.18.2 is the first release that honours it.
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.18.2",
+                "CDI_FEATURE_FLAGS",
+                "k8s-device-plugin CHANGELOG.md v0.18.1 and v0.18.2 (honoured from v0.18.2)",
+                shown=lambda plugin: list(plugin.cdi_feature_flags),
+            ),
+        ),
+    )
+    cdi_disable_hooks: tuple[str, ...] = setting(
+        "cdiDisableHooks",
+        "hooks left out of the CDI specs the plugin writes, e.g. `[enable-cuda-compat]`, or `[all]` "
+        "(`CDI_DISABLE_HOOKS`); only with `gpuAccess: cdi`",
+        default=None,
+        default_text="none",
+        written=Sequence[str],
+        parse=read_words(CDI_HOOKS, "enable-cuda-compat"),
+        needs=(
+            # commit 32bf0136a "Allow CDI hooks to be disabled" (May 2026), first in v0.20.0.
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.20.0",
+                "CDI_DISABLE_HOOKS",
+                "k8s-device-plugin commit 32bf0136a, released in v0.20.0",
+                shown=lambda plugin: list(plugin.cdi_disable_hooks),
+            ),
+        ),
+    )
+    device_discovery_strategy: DeviceDiscoveryStrategy | None = setting(
+        "deviceDiscoveryStrategy",
+        "how the plugin finds the GPUs (`DEVICE_DISCOVERY_STRATEGY`): NVML for data-center GPUs, tegra for integrated ones",
+        default=None,
+        default_text="the plugin's (`auto`)",
+        needs=(
+            # commit a482e27c1 "Allow device discovery strategy to be specified" (May 2024), first in v0.16.0-rc.1.
+            Need(
+                Component.DEVICE_PLUGIN,
+                "0.16.0",
+                "DEVICE_DISCOVERY_STRATEGY",
+                "k8s-device-plugin commit a482e27c1, released in v0.16.0",
+            ),
+        ),
+    )
+    imex: ImexSpec = setting("imex", "", row=False)
 
     def cross_checks(self) -> Iterator[Problem]:
         yield from _mig_layout_conflicts(self)

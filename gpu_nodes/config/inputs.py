@@ -44,6 +44,21 @@ class DeviceIdStrategy(StrEnum):
     INDEX = "index"
 
 
+class AllocationPolicy(StrEnum):
+    "What `allocationPolicy` takes: `distributed`, `packed`."
+
+    DISTRIBUTED = "distributed"
+    PACKED = "packed"
+
+
+class DeviceDiscoveryStrategy(StrEnum):
+    "What `deviceDiscoveryStrategy` takes: `auto`, `nvml`, `tegra`."
+
+    AUTO = "auto"
+    NVML = "nvml"
+    TEGRA = "tegra"
+
+
 class ContainerRuntime(StrEnum):
     "What `containerRuntime` takes: `containerd`, `docker`, `cri-o`, `k3s`, `rke2`, `auto`."
 
@@ -90,6 +105,13 @@ class Allocator(StrEnum):
     DRA = "dra"
 
 
+class ContainerToolkit(StrEnum):
+    "What `containerToolkit` takes: `runtime`, `nri`."
+
+    RUNTIME = "runtime"
+    NRI = "nri"
+
+
 class TolerationOperator(StrEnum):
     "How a toleration matches a taint: by its value, or any value."
 
@@ -110,12 +132,15 @@ if TYPE_CHECKING:
     MigStrategyOrWord: TypeAlias = MigStrategy | Literal["none", "single", "mixed"]
     ImagePullPolicyOrWord: TypeAlias = ImagePullPolicy | Literal["Always", "IfNotPresent", "Never"]
     DeviceIdStrategyOrWord: TypeAlias = DeviceIdStrategy | Literal["uuid", "index"]
+    AllocationPolicyOrWord: TypeAlias = AllocationPolicy | Literal["distributed", "packed"]
+    DeviceDiscoveryStrategyOrWord: TypeAlias = DeviceDiscoveryStrategy | Literal["auto", "nvml", "tegra"]
     ContainerRuntimeOrWord: TypeAlias = ContainerRuntime | Literal["containerd", "docker", "cri-o", "k3s", "rke2", "auto"]
     DriverAdvisoriesOrWord: TypeAlias = DriverAdvisories | Literal["warn", "refuse"]
     BecomeOrWord: TypeAlias = Become | Literal["sudo"]
     GpuAccessOrWord: TypeAlias = GpuAccess | Literal["defaultRuntime", "runtimeClass", "cdi"]
     IsolationOrWord: TypeAlias = Isolation | Literal["default", "strict"]
     AllocatorOrWord: TypeAlias = Allocator | Literal["devicePlugin", "dra"]
+    ContainerToolkitOrWord: TypeAlias = ContainerToolkit | Literal["runtime", "nri"]
     TolerationOperatorOrWord: TypeAlias = TolerationOperator | Literal["Equal", "Exists"]
     TaintEffectOrWord: TypeAlias = TaintEffect | Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
     MaxUnavailableValue: TypeAlias = int | str
@@ -126,12 +151,15 @@ else:
     MigStrategyOrWord = MigStrategy
     ImagePullPolicyOrWord = ImagePullPolicy
     DeviceIdStrategyOrWord = DeviceIdStrategy
+    AllocationPolicyOrWord = AllocationPolicy
+    DeviceDiscoveryStrategyOrWord = DeviceDiscoveryStrategy
     ContainerRuntimeOrWord = ContainerRuntime
     DriverAdvisoriesOrWord = DriverAdvisories
     BecomeOrWord = Become
     GpuAccessOrWord = GpuAccess
     IsolationOrWord = Isolation
     AllocatorOrWord = Allocator
+    ContainerToolkitOrWord = ContainerToolkit
     TolerationOperatorOrWord = TolerationOperator
     TaintEffectOrWord = TaintEffect
     MaxUnavailableValue = Any
@@ -209,6 +237,22 @@ class Sharing(TypedDict):
         "The plugin refuses a container that asks for more than one replica (its pod fails with "
         "`UnexpectedAdmissionError`); `false` under `mps` needs plugin v0.20.0. Default: `false`; `true` with"
         " `mps`."
+    )
+
+
+class Imex(TypedDict):
+    "The IMEX channels the device plugin adds to each container it gives GPUs."
+
+    channelIds: NotRequired[list[int]]
+    (
+        "The IMEX channels the plugin adds to each container it gives GPUs (`IMEX_CHANNEL_IDS`): `[]` or "
+        "`[0]`, for jobs across the machines of an NVLink domain; needs `nvlinkDomain` (see \"IMEX and NVLink "
+        "domains\"). Default: `[]` (none)."
+    )
+    required: NotRequired[bool]
+    (
+        "The plugin refuses to start on a machine without the channel, rather than leave it out "
+        "(`IMEX_REQUIRED`). Default: `false`."
     )
 
 
@@ -308,6 +352,29 @@ class DevicePlugin(TypedDict):
         "How the plugin names the GPUs it hands a container (`DEVICE_ID_STRATEGY`): by `uuid`, or by `index` "
         "where a GPU has no UUID the runtime can name (NVIDIA's Tegra parts). Default: `uuid` (the plugin's)."
     )
+    allocationPolicy: NotRequired[AllocationPolicyOrWord]
+    (
+        "How the plugin picks among shared replicas and MIG devices: spread over the GPUs, or packed onto the"
+        " fewest (`SHARED_DEVICES_ALLOCATION_POLICY`); only with sharing or MIG. Default: the plugin's "
+        "(`distributed`)."
+    )
+    cdiFeatureFlags: NotRequired[list[str]]
+    (
+        "Features of the CDI specs the plugin writes, e.g. `[disable-ipc-discoverer]` (`CDI_FEATURE_FLAGS`); "
+        "only with `gpuAccess: cdi`. Default: none."
+    )
+    cdiDisableHooks: NotRequired[list[str]]
+    (
+        "Hooks left out of the CDI specs the plugin writes, e.g. `[enable-cuda-compat]`, or `[all]` "
+        "(`CDI_DISABLE_HOOKS`); only with `gpuAccess: cdi`. Default: none."
+    )
+    deviceDiscoveryStrategy: NotRequired[DeviceDiscoveryStrategyOrWord]
+    (
+        "How the plugin finds the GPUs (`DEVICE_DISCOVERY_STRATEGY`): NVML for data-center GPUs, tegra for "
+        "integrated ones. Default: the plugin's (`auto`)."
+    )
+    imex: NotRequired[Imex]
+    "The IMEX channels the device plugin adds to each container it gives GPUs. Default: `{}`."
 
 
 class PriorityClass(TypedDict):
@@ -357,8 +424,8 @@ class Verification(TypedDict):
     gpusPerPod: NotRequired[list[int]]
     (
         "One Job per count requesting `nvidia.com/gpu`; `[1, 2]` adds a multi-GPU check; each ≤ `gpusPerNode`"
-        " (≤ 7 × `gpusPerNode` with `migStrategy: single`); may be `[]` when `migResources` is set. Default: "
-        "`[1]`."
+        " (≤ 7 × `gpusPerNode` with `migStrategy: single`); may be `[]` when `migResources` or "
+        "`dra.migProfiles` is set. Default: `[1]`."
     )
     migResources: NotRequired[dict[str, int]]
     (
@@ -484,6 +551,20 @@ class Dra(TypedDict):
         "Kubernetes' DRAExtendedResource (beta and on from 1.36), which `pulumi up` checks. See \"DRA\". "
         "Default: `false`."
     )
+    computeDomains: NotRequired[bool]
+    (
+        "With allocator `dra` on NVLink-domain machines (`nvlinkDomain`): NVIDIA's DRA driver's "
+        "ComputeDomains, which hand IMEX channels to jobs across the domain's machines; the group gets a "
+        "ComputeDomain its proof uses. See \"DRA\", \"ComputeDomains\". Default: `false`."
+    )
+    migProfiles: NotRequired[list[str]]
+    (
+        "With allocator `dra`: split GPUs by MIG on demand (the driver's DynamicMIG) and prove each profile "
+        "listed, e.g. `[1g.10gb]`: a claim of one device of it, and a Job that sees its MIG device; needs "
+        "Kubernetes' DRAPartitionableDevices (beta and on from 1.36), which `pulumi up` checks. An Ampere GPU"
+        " in MIG mode is offered only split: set `verification.gpusPerPod: []` and no `diagnostics` there. "
+        "See \"DRA\", \"MIG under DRA\". Default: none."
+    )
 
 
 class Metrics(TypedDict):
@@ -504,6 +585,23 @@ class Metrics(TypedDict):
     (
         "Also a Prometheus Operator `ServiceMonitor` for the exporter's Service (the cluster must serve "
         "`monitoring.coreos.com/v1`). Default: `false`."
+    )
+
+
+class NvlinkDomain(TypedDict):
+    "The NVLink domain (clique) the group's machines belong to, and its IMEX peers."
+
+    clique: str
+    (
+        "The NVLink domain every node of the group is in, as GPU Feature Discovery labels it "
+        "(`nvidia.com/gpu.clique`, `<ClusterUUID>.<CliqueId>` of `nvidia-smi -q`'s Fabric section): preflight"
+        " and the proof check each node."
+    )
+    imexPeers: NotRequired[list[str]]
+    (
+        "Where the machines run NVIDIA's IMEX daemon themselves (a group with `devicePlugin.imex`): the "
+        "addresses each machine's daemon must list in its nodes config (`/etc/nvidia-imex/nodes_config.cfg`),"
+        " the domain's machines. Default: none."
     )
 
 
@@ -564,6 +662,14 @@ class NodeGroup(TypedDict):
     )
     dra: NotRequired[Dra]
     "What a group whose GPUs NVIDIA's DRA driver allocates offers beyond ResourceClaims. Default: `{}`."
+    nvlinkDomain: NotRequired[NvlinkDomain]
+    "The NVLink domain (clique) the group's machines belong to, and its IMEX peers. Default: none."
+    containerToolkit: NotRequired[ContainerToolkitOrWord]
+    (
+        "How the machines' NVIDIA Container Toolkit reaches containers: the container runtime's `nvidia` "
+        "entry, or its NRI plugin (the GPU Operator's `cdi.nriPluginEnabled`: no `nvidia` runtime, no "
+        "RuntimeClass; CDI devices only, so `gpuAccess: cdi`). See \"NRI-mode nodes\". Default: `runtime`."
+    )
     metrics: NotRequired[Metrics]
     "NVIDIA's dcgm-exporter on the group's nodes, scraped by each node's proof. Default: `{}`."
     gpuFeatureLabels: NotRequired[bool]
@@ -668,6 +774,14 @@ class GpuNodeGroupInputs(TypedDict):
     )
     dra: NotRequired[Dra]
     "What a group whose GPUs NVIDIA's DRA driver allocates offers beyond ResourceClaims. Default: `{}`."
+    nvlinkDomain: NotRequired[NvlinkDomain]
+    "The NVLink domain (clique) the group's machines belong to, and its IMEX peers. Default: none."
+    containerToolkit: NotRequired[ContainerToolkitOrWord]
+    (
+        "How the machines' NVIDIA Container Toolkit reaches containers: the container runtime's `nvidia` "
+        "entry, or its NRI plugin (the GPU Operator's `cdi.nriPluginEnabled`: no `nvidia` runtime, no "
+        "RuntimeClass; CDI devices only, so `gpuAccess: cdi`). See \"NRI-mode nodes\". Default: `runtime`."
+    )
     metrics: NotRequired[Metrics]
     "NVIDIA's dcgm-exporter on the group's nodes, scraped by each node's proof. Default: `{}`."
     gpuFeatureLabels: NotRequired[bool]
@@ -713,18 +827,22 @@ __all__ = [
     "MigStrategy",
     "ImagePullPolicy",
     "DeviceIdStrategy",
+    "AllocationPolicy",
+    "DeviceDiscoveryStrategy",
     "ContainerRuntime",
     "DriverAdvisories",
     "Become",
     "GpuAccess",
     "Isolation",
     "Allocator",
+    "ContainerToolkit",
     "TolerationOperator",
     "TaintEffect",
     "Toleration",
     "ResourceRequirements",
     "Node",
     "Sharing",
+    "Imex",
     "DevicePlugin",
     "PriorityClass",
     "Performance",
@@ -733,6 +851,7 @@ __all__ = [
     "Preflight",
     "Dra",
     "Metrics",
+    "NvlinkDomain",
     "NodeGroup",
     "GpuFleetInputs",
     "GpuNodeGroupInputs",

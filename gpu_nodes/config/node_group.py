@@ -42,6 +42,7 @@ from gpu_nodes.config.device_plugin import DevicePluginSpec, SharingSpec
 from gpu_nodes.config.dra import DraSpec
 from gpu_nodes.config.fields import Check, Component, Need, at_least, between, section, setting
 from gpu_nodes.config.metrics import MetricsSpec
+from gpu_nodes.config.nvlink import NvlinkDomainSpec
 from gpu_nodes.config.preflight import PreflightSpec, read_host_key
 from gpu_nodes.config.problems import MISSING, Problem, Problems, Severity
 from gpu_nodes.config.releases import Requirement, release_problem, requirements, unmet
@@ -87,6 +88,15 @@ DRA_ALLOCATOR: Final = "dra"
 ALLOCATORS: tuple[Allocator, ...] = get_args(Allocator)
 # How the device plugin hands a container its GPUs: its DEVICE_LIST_STRATEGY (`NodeGroupSpec.device_list_strategy`).
 DeviceListStrategy = Literal["envvar", "volume-mounts", "cdi-cri"]
+# How the machines' NVIDIA Container Toolkit reaches containers: through the container runtime's `nvidia` entry
+# (`nvidia-ctk runtime configure`, or the GPU Operator's toolkit container by default), or through its NRI plugin,
+# which leaves the runtime's configuration alone and injects the CDI devices a pod's annotation names (the GPU
+# Operator's `cdi.nriPluginEnabled`: gpu-operator controllers/object_controls.go, transformForRuntime and
+# setNRIPluginAnnotation; nvidia-container-toolkit cmd/nvidia-ctk-installer/container/runtime/nri/plugin.go).
+ContainerToolkit = Literal["runtime", "nri"]
+RUNTIME_TOOLKIT: Final = "runtime"
+NRI_TOOLKIT: Final = "nri"
+CONTAINER_TOOLKITS: tuple[ContainerToolkit, ...] = get_args(ContainerToolkit)
 DEFAULT_PRIORITY_VALUE = 1_000_000
 # Kubernetes reserves values above one billion for the system classes.
 MAX_USER_PRIORITY = 1_000_000_000
@@ -358,6 +368,26 @@ class NodeGroupSpec:
         ),
     )
     dra: DraSpec = setting("dra", "", row=False)
+    nvlink_domain: NvlinkDomainSpec | None = setting("nvlinkDomain", "", default=None, row=False)
+    container_toolkit: ContainerToolkit = setting(
+        "containerToolkit",
+        "how the machines' NVIDIA Container Toolkit reaches containers: the container runtime's `nvidia` entry, or its "
+        "NRI plugin (the GPU Operator's `cdi.nriPluginEnabled`: no `nvidia` runtime, no RuntimeClass; CDI devices only, "
+        'so `gpuAccess: cdi`). See "NRI-mode nodes"',
+        default=RUNTIME_TOOLKIT,
+        needs=(
+            # Found on each machine, where preflight's nri check holds it (73-check-nri.sh, NRI_TOOLKIT_FLOOR;
+            # tests/config/test_releases.py holds the two together): 1.19.0 brought the NRI plugin but injected only
+            # into pods of the toolkit's own namespace, 1.20.0 into the namespaces it is given too.
+            Need(
+                Component.TOOLKIT,
+                "1.20.0",
+                "its NRI plugin injecting into the device plugin's namespace",
+                "nvidia-container-toolkit CHANGELOG.md v1.19.0-rc.2 and v1.20.0-rc.1",
+                when=lambda group: group.container_toolkit == NRI_TOOLKIT,
+            ),
+        ),
+    )
     metrics: MetricsSpec = setting("metrics", "", row=False)
     gpu_feature_labels: bool = setting(
         "gpuFeatureLabels",
@@ -382,6 +412,9 @@ class NodeGroupSpec:
                 "use defaultRuntime there",
             )
         yield from _dra_problems(self)
+        yield from _nvlink_problems(self)
+        yield from _nri_problems(self)
+        yield from _plugin_setting_problems(self)
         yield from _mig_resources_outside_the_layout(self)
         yield from _jobs_that_outgrow_the_sharing(self)
         yield from _gpu_facts_problems(self)
@@ -561,6 +594,12 @@ def _ssh_problems(group: NodeGroupSpec) -> Iterator[Problem]:
 def _verification_problems(group: NodeGroupSpec) -> Iterator[Problem]:
     """What the Jobs ask for, against what a node offers under the device plugin's MIG strategy."""
     verification, strategy = group.verification, group.device_plugin.mig_strategy
+    # MIG devices only: mixed MIG's resources, or the DRA driver's dynamic MIG on Ampere GPUs in MIG mode, which it
+    # publishes as their MIG profiles and not whole (kubernetes-sigs/dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/
+    # nvlib.go: "the full GPU is not allocatable on Ampere when MIG cannot be toggled without a GPU reset").
+    mig_only = verification.mig_resources or (group.uses_dra and group.dra.mig_profiles)
+    if not verification.gpus_per_pod and not mig_only:
+        yield Problem("verification.gpusPerPod", [], "expected at least one GPU count, e.g. [1] or [1, 2]")
     # Time-slicing replicas do not count: a pod must see as many distinct GPUs as it asks for.
     # With single, every MIG device is one nvidia.com/gpu.
     per_gpu = MAX_MIG_DEVICES_PER_GPU if strategy == "single" else 1
@@ -610,6 +649,19 @@ def _dra_problems(group: NodeGroupSpec) -> Iterator[Problem]:
                 True,
                 "only with allocator dra: a device plugin group serves nvidia.com/gpu itself",
             )
+        if group.dra.compute_domains:
+            yield Problem(
+                "dra.computeDomains",
+                True,
+                "only with allocator dra: ComputeDomains are NVIDIA's DRA driver's; a device plugin group gets IMEX channels "
+                "through devicePlugin.imex",
+            )
+        if group.dra.mig_profiles:
+            yield Problem(
+                "dra.migProfiles",
+                list(group.dra.mig_profiles),
+                "only with allocator dra: a device plugin group splits GPUs with devicePlugin.migStrategy and migDevices",
+            )
         return
     if group.gpu_access != "cdi":
         yield Problem(
@@ -622,8 +674,8 @@ def _dra_problems(group: NodeGroupSpec) -> Iterator[Problem]:
         yield Problem(
             "devicePlugin.migStrategy",
             plugin.mig_strategy,
-            "expected none with allocator dra: MIG devices of NVIDIA's DRA driver (DeviceClass mig.nvidia.com) are "
-            "not proven by gpu-nodes yet",
+            "expected none with allocator dra: MIG under NVIDIA's DRA driver is dra.migProfiles (its DynamicMIG, DeviceClass "
+            "mig.nvidia.com)",
         )
     sharing = plugin.sharing
     if sharing.strategy == MPS:
@@ -648,6 +700,98 @@ def _dra_problems(group: NodeGroupSpec) -> Iterator[Problem]:
             "has no effect with allocator dra: it keeps the device plugin off a node NVIDIA's MIG manager reconfigures, "
             "and a dra group runs none",
         )
+
+
+def _nvlink_problems(group: NodeGroupSpec) -> Iterator[Problem]:
+    """IMEX channels come with the NVLink domain they span: the device plugin's need the machines' own IMEX daemon,
+    listing the domain's peers; a DRA group's ComputeDomains run the daemons themselves."""
+    domain, imex = group.nvlink_domain, group.device_plugin.imex
+    if group.dra.compute_domains and domain is None:
+        yield Problem(
+            "nvlinkDomain",
+            MISSING,
+            "expected the NVLink domain of the group's machines with dra.computeDomains ({clique: <ClusterUUID>.<CliqueId>}): "
+            "a ComputeDomain spans machines of one clique, and each node's is checked",
+        )
+    if group.uses_dra:
+        if domain is not None and domain.imex_peers:
+            yield Problem(
+                "nvlinkDomain.imexPeers",
+                list(domain.imex_peers),
+                "expected none with allocator dra: NVIDIA's DRA driver runs the IMEX daemons of its ComputeDomains itself, "
+                "and its prerequisites want the machines' own nvidia-imex service disabled (dra.computeDomains)",
+            )
+        return
+    if imex.channel_ids and (domain is None or not domain.imex_peers):
+        yield Problem(
+            "nvlinkDomain.imexPeers" if domain is not None else "nvlinkDomain",
+            MISSING,
+            "expected the NVLink domain with devicePlugin.imex.channelIds ({clique: ..., imexPeers: [<IP>, ...]}): an IMEX "
+            "channel works only with the machine's IMEX daemon running and listing the domain's machines, which preflight "
+            "checks",
+        )
+
+
+def _nri_problems(group: NodeGroupSpec) -> Iterator[Problem]:
+    """The toolkit's NRI plugin injects CDI devices, and only into a runtime that speaks NRI."""
+    if group.container_toolkit != NRI_TOOLKIT:
+        return
+    if group.gpu_access != "cdi":
+        yield Problem(
+            "containerToolkit",
+            NRI_TOOLKIT,
+            f"needs gpuAccess cdi (got {group.gpu_access}): with its NRI plugin the toolkit configures no nvidia runtime "
+            "and gives containers their GPUs as CDI devices only (the GPU Operator refuses nriPluginEnabled without CDI: "
+            "its controllers/state_manager.go, validateClusterPolicySpec)",
+        )
+    if group.preflight.container_runtime == "docker":
+        yield Problem(
+            "containerToolkit",
+            NRI_TOOLKIT,
+            "cannot work with preflight.containerRuntime 'docker': NRI is containerd's and CRI-O's (its plugin talks to the "
+            "runtime's NRI socket, /var/run/nri/nri.sock)",
+        )
+
+
+# The device plugin's 2026 settings and its IMEX channels, by key, with whether the group sets each.
+def _plugin_settings_set(group: NodeGroupSpec) -> dict[str, object]:
+    plugin = group.device_plugin
+    return {
+        "allocationPolicy": plugin.allocation_policy,
+        "cdiFeatureFlags": list(plugin.cdi_feature_flags) or None,
+        "cdiDisableHooks": list(plugin.cdi_disable_hooks) or None,
+        "deviceDiscoveryStrategy": plugin.device_discovery_strategy,
+        "imex.channelIds": list(plugin.imex.channel_ids) or None,
+    }
+
+
+def _plugin_setting_problems(group: NodeGroupSpec) -> Iterator[Problem]:
+    """The plugin's own settings where the plugin does not run (a dra group), or where it ignores them."""
+    plugin = group.device_plugin
+    if group.uses_dra:
+        for key, value in _plugin_settings_set(group).items():
+            if value is not None:
+                instead = " (ComputeDomains give IMEX channels under DRA: dra.computeDomains)" if key.startswith("imex") else ""
+                yield Problem(f"devicePlugin.{key}", value, f"is the device plugin's: a dra group runs none{instead}")
+        return
+    if plugin.allocation_policy is not None and not (plugin.sharing.shares or plugin.mig_strategy != "none"):
+        yield Problem(
+            "devicePlugin.allocationPolicy",
+            plugin.allocation_policy,
+            "the plugin applies it to shared replicas and MIG devices only, and this group shares no GPU and runs no MIG "
+            "(whole GPUs keep NVLink-aligned placement: k8s-device-plugin internal/rm/nvml_manager.go)",
+            severity=Severity.NO_EFFECT,
+        )
+    if group.gpu_access != "cdi":
+        for key, value in (("cdiFeatureFlags", plugin.cdi_feature_flags), ("cdiDisableHooks", plugin.cdi_disable_hooks)):
+            if value:
+                yield Problem(
+                    f"devicePlugin.{key}",
+                    list(value),
+                    f"the plugin writes CDI specs only with a CDI strategy, and gpuAccess {group.gpu_access} uses none "
+                    "(k8s-device-plugin internal/cdi/cdi.go, New)",
+                    severity=Severity.NO_EFFECT,
+                )
 
 
 def _gpu_facts_problems(group: NodeGroupSpec) -> Iterator[Problem]:

@@ -199,6 +199,7 @@ class StackSpec:
     def cross_checks(self) -> Iterator[Problem]:
         yield from _across_groups(self)
         yield from _plain_gpu_request_problems(self)
+        yield from _compute_domain_problems(self)
         yield from _runtime_class_problems(self)
         yield from _host_key_problems(self)
         used = {name for group in self.node_groups for name in (group.device_plugin.namespace, group.verification.namespace)}
@@ -394,6 +395,26 @@ def _plain_gpu_request_problems(stack: StackSpec) -> Iterator[Problem]:
                 f"here nvidia.com/gpu is {what}, while with {named} true a plain nvidia.com/gpu pod gets a whole GPU "
                 "on a DRA node: the same request would mean two things; keep this group's nvidia.com/gpu a whole GPU, "
                 "or set extendedResourceName false",
+            )
+
+
+def _compute_domain_problems(stack: StackSpec) -> Iterator[Problem]:
+    """The DRA driver's ComputeDomains run one controller per cluster, in one namespace, where it makes every
+    ComputeDomain's IMEX daemons (its chart's `NAMESPACE`: kubernetes-sigs/dra-driver-nvidia-gpu
+    templates/controller.yaml): the stack runs it in the namespace of its groups that turn them on, which must be one."""
+    groups, at = stack.node_groups, stack.naming.group
+    on = [(index, group) for index, group in enumerate(groups) if group.uses_dra and group.dra.compute_domains]
+    if not on:
+        return
+    first, first_group = on[0]
+    for index, group in on[1:]:
+        if group.device_plugin.namespace != first_group.device_plugin.namespace:
+            yield Problem(
+                at(index, "devicePlugin.namespace"),
+                group.device_plugin.namespace,
+                f"{at(first)} ({first_group.name}) turns dra.computeDomains on in namespace "
+                f"{first_group.device_plugin.namespace!r}: the driver's one ComputeDomain controller runs there and makes "
+                "every domain's IMEX daemons there; give the groups with ComputeDomains one devicePlugin.namespace",
             )
 
 

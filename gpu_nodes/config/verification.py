@@ -159,7 +159,7 @@ class VerificationSpec:
     gpus_per_pod: tuple[int, ...] = setting(
         "gpusPerPod",
         "one Job per count requesting `nvidia.com/gpu`; `[1, 2]` adds a multi-GPU check; each ≤ `gpusPerNode` "
-        "(≤ 7 × `gpusPerNode` with `migStrategy: single`); may be `[]` when `migResources` is set",
+        "(≤ 7 × `gpusPerNode` with `migStrategy: single`); may be `[]` when `migResources` or `dra.migProfiles` is set",
         default=[1],
         written=Sequence[int],
         parse=read_gpus_per_pod,
@@ -211,9 +211,8 @@ class VerificationSpec:
     )
 
     def cross_checks(self) -> Iterator[Problem]:
-        # With mixed MIG, a group whose GPUs are all in MIG mode has no nvidia.com/gpu to ask for.
-        if not self.gpus_per_pod and not self.mig_resources:
-            yield Problem("gpusPerPod", [], "expected at least one GPU count, e.g. [1] or [1, 2]")
+        # With mixed MIG, a group whose GPUs are all in MIG mode has no nvidia.com/gpu to ask for (nor, under the DRA
+        # driver's dynamic MIG, an Ampere GPU in MIG mode a whole device: the node group's check, node_group.py).
         level = self.diagnostics or DIAGNOSTICS_OFF
         if level and self.timeout_seconds < DIAGNOSTICS_SECONDS[level]:
             yield Problem(

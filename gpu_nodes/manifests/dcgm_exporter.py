@@ -18,7 +18,7 @@ from typing import Any
 
 from gpu_nodes.config.metrics import EXPORTER_PORT, HEALTH_PATH, METRICS_PATH
 from gpu_nodes.config.node_group import NodeGroupSpec
-from gpu_nodes.manifests.device_plugin import image_pull_secrets, runtime_class_field, tolerations
+from gpu_nodes.manifests.device_plugin import image_pull_secrets, management_runtime_class, nri_annotations, tolerations
 from gpu_nodes.manifests.naming import dns_label, selector_labels, standard_labels
 from gpu_nodes.vocabulary import GATE, GROUP_LABEL
 
@@ -61,14 +61,14 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
             "selector": {"matchLabels": exporter_selector(group)},
             "updateStrategy": {"type": "RollingUpdate"},
             "template": {
-                "metadata": {"labels": _labels(group)},
+                "metadata": {"labels": _labels(group), **_nri(group)},
                 "spec": {
                     "nodeSelector": {GROUP_LABEL: group.name},
                     # The readiness gate too: the exporter must run for the node to pass.
                     "tolerations": tolerations((*group.taints, GATE)),
                     "priorityClassName": "system-node-critical",
                     **image_pull_secrets(group),
-                    **runtime_class_field(group.runtime_class),
+                    **management_runtime_class(group),
                     "containers": [
                         {
                             "name": APP_NAME,
@@ -124,3 +124,9 @@ def service_monitor_manifest(group: NodeGroupSpec) -> dict[str, Any]:
             "endpoints": [{"port": PORT_NAME, "path": METRICS_PATH, "interval": "30s", "scrapeTimeout": "25s"}],
         },
     }
+
+
+def _nri(group: NodeGroupSpec) -> dict[str, Any]:
+    """On an NRI group's nodes, the annotation that gives the exporter its GPUs (device_plugin.nri_annotations)."""
+    annotations = nri_annotations(group, APP_NAME)
+    return {"annotations": annotations} if annotations else {}

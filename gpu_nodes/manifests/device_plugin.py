@@ -16,7 +16,7 @@ from typing import Any
 
 from gpu_nodes.config.checks import image_tag
 from gpu_nodes.config.device_plugin import DevicePluginSpec
-from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.config.node_group import NRI_TOOLKIT, NodeGroupSpec
 from gpu_nodes.manifests.naming import content_hash, selector_labels, standard_labels
 from gpu_nodes.vocabulary import (
     CONFIG_HASH_ANNOTATION,
@@ -110,7 +110,11 @@ def plugin_revision(group: NodeGroupSpec) -> str:
     image, its config, the declared MIG layout or the group's isolation (a group without a layout,
     or with the default isolation, keeps the revision it had)."""
     strict = {"isolation": group.isolation} if group.isolation != "default" else {}
-    return content_hash({"image": group.device_plugin.image, "config": plugin_config(group), **_mig_layout(group), **strict})
+    # The IMEX channels it adds to each container it gives GPUs, where it adds any.
+    imex = {"imex": list(group.device_plugin.imex.channel_ids)} if group.device_plugin.imex.channel_ids else {}
+    return content_hash(
+        {"image": group.device_plugin.image, "config": plugin_config(group), **_mig_layout(group), **strict, **imex}
+    )
 
 
 def _mig_layout(group: NodeGroupSpec) -> dict[str, str]:
@@ -194,8 +198,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
         mounts.append({"name": "all-gpus", "mountPath": f"{DEVICE_MOUNT_ROOT}/all", "readOnly": True})
         volumes.append({"name": "all-gpus", "hostPath": {"path": "/dev/null", "type": "CharDevice"}})
     env += health_check_env(spec)
-    if spec.device_id_strategy is not None:
-        env.append({"name": "DEVICE_ID_STRATEGY", "value": spec.device_id_strategy})
+    env += plugin_settings_env(spec)
     container_resources = {"resources": spec.resources} if spec.resources else {}
     return {
         "apiVersion": "apps/v1",
@@ -207,7 +210,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
             "template": {
                 "metadata": {
                     "labels": _labels(group),
-                    "annotations": pod_annotations(group),
+                    "annotations": {**pod_annotations(group), **nri_annotations(group, PLUGIN_CONTAINER)},
                 },
                 "spec": {
                     "nodeSelector": {GROUP_LABEL: group.name},
@@ -217,10 +220,10 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                     "priorityClassName": "system-node-critical",
                     **api_access(group),
                     **image_pull_secrets(group),
-                    **runtime_class_field(group.runtime_class),
+                    **management_runtime_class(group),
                     "containers": [
                         {
-                            "name": "nvidia-device-plugin-ctr",
+                            "name": PLUGIN_CONTAINER,
                             "image": spec.image,
                             **image_pull_policy(spec.image_pull_policy),
                             "env": env,
@@ -306,6 +309,56 @@ def _xid_list(xids: tuple[int, ...]) -> str:
 def runtime_class_field(name: str | None) -> dict[str, str]:
     """`runtimeClassName: name`, or nothing for the node's default runtime."""
     return {"runtimeClassName": name} if name else {}
+
+
+# How a pod of NVIDIA's own (the plugin, its MPS control daemon, dcgm-exporter) gets every GPU of a node whose toolkit
+# injects through NRI (containerToolkit: nri): no nvidia runtime is there to give it them, so, as the GPU Operator does
+# for its operands in that mode, an annotation names the toolkit's management CDI device for the container, which the
+# toolkit's NRI plugin injects (gpu-operator controllers/object_controls.go, setNRIPluginAnnotation:
+# `nvidia.cdi.k8s.io/container.<name>: management.nvidia.com/gpu=all`; nvidia-container-toolkit
+# cmd/nvidia-ctk-installer/container/runtime/nri/plugin.go reads `nvidia.cdi.k8s.io`, and the installer writes that
+# device's spec in CDI mode, cmd/nvidia-ctk-installer/toolkit/toolkit.go generateCDISpec). The toolkit's plugin
+# injects management devices only into pods of its own namespace and of those its installer lists
+# (NRI_MANAGEMENT_CDI_DEVICE_NAMESPACES, toolkit v1.20.0; v1.19 injected nothing outside its own namespace): see
+# docs/machines.md, "NRI-mode nodes".
+NRI_ANNOTATION_DOMAIN = "nvidia.cdi.k8s.io"
+MANAGEMENT_CDI_DEVICE = "management.nvidia.com/gpu=all"
+PLUGIN_CONTAINER = "nvidia-device-plugin-ctr"
+
+
+def nri_annotations(group: NodeGroupSpec, container: str) -> dict[str, str]:
+    """The annotation that asks the toolkit's NRI plugin for every GPU in `container`, on an NRI group's pods only."""
+    if group.container_toolkit != NRI_TOOLKIT:
+        return {}
+    return {f"{NRI_ANNOTATION_DOMAIN}/container.{container}": MANAGEMENT_CDI_DEVICE}
+
+
+def management_runtime_class(group: NodeGroupSpec) -> dict[str, str]:
+    """The RuntimeClass a pod of NVIDIA's own names: the stack's, but none on an NRI group's nodes, which have no
+    nvidia runtime for it to name (the GPU Operator renders none in that mode: controllers/object_controls.go,
+    setRuntimeClassName, and state_manager.go leaves out its pre-requisites state)."""
+    return {} if group.container_toolkit == NRI_TOOLKIT else runtime_class_field(group.runtime_class)
+
+
+def plugin_settings_env(spec: DevicePluginSpec) -> list[dict[str, str]]:
+    """The plugin's own settings (how it names GPUs, its 2026 settings) and IMEX channels, each only where the group
+    sets it, so that a group without them keeps the plugin's defaults, as environment variables of k8s-device-plugin
+    v0.20.0 cmd/nvidia-device-plugin/main.go (urfave/cli splits a list variable at commas)."""
+    env = []
+    if spec.device_id_strategy is not None:
+        env.append({"name": "DEVICE_ID_STRATEGY", "value": spec.device_id_strategy})
+    if spec.allocation_policy:
+        env.append({"name": "SHARED_DEVICES_ALLOCATION_POLICY", "value": spec.allocation_policy})
+    if spec.cdi_feature_flags:
+        env.append({"name": "CDI_FEATURE_FLAGS", "value": ",".join(spec.cdi_feature_flags)})
+    if spec.cdi_disable_hooks:
+        env.append({"name": "CDI_DISABLE_HOOKS", "value": ",".join(spec.cdi_disable_hooks)})
+    if spec.device_discovery_strategy:
+        env.append({"name": "DEVICE_DISCOVERY_STRATEGY", "value": spec.device_discovery_strategy})
+    if spec.imex.channel_ids:
+        env.append({"name": "IMEX_CHANNEL_IDS", "value": ",".join(str(c) for c in spec.imex.channel_ids)})
+        env.append({"name": "IMEX_REQUIRED", "value": str(spec.imex.required).lower()})
+    return env
 
 
 def device_list_env(group: NodeGroupSpec) -> list[dict[str, str]]:

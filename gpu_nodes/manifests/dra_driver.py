@@ -4,12 +4,13 @@ exactly the group's nodes, the plugin's account and rights, and the three Device
 Rendered as kubernetes-sigs/dra-driver-nvidia-gpu's Helm chart renders them
 (`deployments/helm/dra-driver-nvidia-gpu/`: `values.yaml`, `templates/kubeletplugin.yaml`,
 `templates/rbac-kubeletplugin.yaml`, the DeviceClass templates, `templates/_helpers.tpl`) with GPU
-allocation on, its health check on where the cluster keeps device taints, and ComputeDomains off:
-`resources.gpus.enabled=true`
+allocation on, its health check on where the cluster keeps device taints, and ComputeDomains as the
+group says: `resources.gpus.enabled=true`
 with `gpuResourcesEnabledOverride=true`, which `templates/validation.yaml` demands because the
 driver's GPU part and the device plugin must not share a node, and
-`resources.computeDomains.enabled=false`, so the DaemonSet runs only the `gpus` container
-(`gpu-kubelet-plugin`). What we do as the device plugin's DaemonSet does (device_plugin.py), so that
+`resources.computeDomains.enabled` from `dra.computeDomains`: off, the DaemonSet runs only the `gpus`
+container (`gpu-kubelet-plugin`); on, the `compute-domains` container before it, and the stack's
+ComputeDomain objects come from compute_domains.py. What we do as the device plugin's DaemonSet does (device_plugin.py), so that
 both allocators behave alike: the group's nodes by the group label instead of the chart's NFD
 affinity, the group's taints, the readiness gate and upstream's `nvidia.com/gpu` tolerated, our
 `app.kubernetes.io/*` labels, the stack's pull secret, `system-node-critical` (also the chart's).
@@ -27,6 +28,7 @@ from typing import Any
 from gpu_nodes.advisories import DRA_DRIVER_RELEASE
 from gpu_nodes.config.checks import image_tag
 from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.manifests import compute_domains
 from gpu_nodes.manifests.device_plugin import image_pull_secrets, tolerations
 from gpu_nodes.manifests.naming import claimed_labels, content_hash, dns_label, selector_labels, standard_labels
 from gpu_nodes.proof.dra import GPU_DEVICE_TYPE, MIG_DEVICE_TYPE
@@ -123,8 +125,11 @@ def namespace(group: NodeGroupSpec) -> str:
 
 
 def plugin_revision(group: NodeGroupSpec, release: DriverRelease = RELEASE) -> str:
-    """Changes whenever what the kubelet plugin publishes could change: its image or the driver root."""
-    return content_hash({"image": release.image, "driverRoot": group.device_plugin.driver_root})
+    """Changes whenever what the kubelet plugin publishes could change: its image, the driver root, its ComputeDomains
+    or its dynamic MIG (each only where the group turns it on)."""
+    more: dict[str, Any] = {"computeDomains": True} if group.dra.compute_domains else {}
+    more |= {"migProfiles": list(group.dra.mig_profiles)} if group.dra.mig_profiles else {}
+    return content_hash({"image": release.image, "driverRoot": group.device_plugin.driver_root, **more})
 
 
 def service_account_manifest(group: NodeGroupSpec) -> dict[str, Any]:
@@ -172,7 +177,12 @@ def cluster_role_binding_manifest(group: NodeGroupSpec) -> dict[str, Any]:
     }
 
 
-def feature_gates(health_check: bool) -> str:
+# The driver's dynamic MIG (pkg/featuregates `DynamicMIG`, alpha, off by default): it excludes NVMLDeviceHealthCheck
+# (site/content/docs/reference/feature-gates.md, "Constraints": the driver refuses to start with both).
+DYNAMIC_MIG_GATE = "DynamicMIG"
+
+
+def feature_gates(health_check: bool, dynamic_mig: bool = False) -> str:
     """The `gpus` container's FEATURE_GATES as the chart writes values.yaml `featureGates:
     {NVMLDeviceHealthCheck: <health_check>}` (templates/kubeletplugin.yaml: `{{ range $key, $value :=
     .Values.featureGates }}{{ $key }}={{ $value }},{{ end }}`, trailing comma included).
@@ -182,7 +192,12 @@ def feature_gates(health_check: bool) -> str:
     device_health.go, `healthEventToTaint`): `gpu.nvidia.com/xid=<xid>:NoSchedule` for a fatal XID,
     `gpu.nvidia.com/gpu-lost:NoSchedule`, and effect None for the XIDs it ignores (13, 31, 43, 45, 68,
     109) and for a GPU it cannot watch. The taint stays until the plugin restarts (allocatable.go,
-    `AddOrUpdateTaint`; issue 1455 plans its removal once NVML reports the GPU recovered)."""
+    `AddOrUpdateTaint`; issue 1455 plans its removal once NVML reports the GPU recovered).
+
+    With `dynamic_mig` (the group's dra.migProfiles) `DynamicMIG=true` comes first (Go's template ranges over a map's
+    keys in order) and the health check is off, as the driver wants."""
+    if dynamic_mig:
+        return f"{DYNAMIC_MIG_GATE}=true,{HEALTH_CHECK_GATE}=false,"
     return f"{HEALTH_CHECK_GATE}={'true' if health_check else 'false'},"
 
 
@@ -215,7 +230,7 @@ def daemonset_manifest(group: NodeGroupSpec, release: DriverRelease = RELEASE, g
                     **image_pull_secrets(group),
                     "serviceAccountName": service_account_name(group),
                     "initContainers": [_init_container(root, release)],
-                    "containers": [_gpus_container(group, release, feature_gates(False) if gates is None else gates)],
+                    "containers": _containers(group, release, feature_gates(False) if gates is None else gates),
                     "volumes": _volumes(root),
                     "nodeSelector": {GROUP_LABEL: group.name},
                     # The readiness gate too: the plugin must publish the node's GPUs for it to pass.
@@ -224,6 +239,15 @@ def daemonset_manifest(group: NodeGroupSpec, release: DriverRelease = RELEASE, g
             },
         },
     }
+
+
+def _containers(group: NodeGroupSpec, release: DriverRelease, gates: Any) -> list[dict[str, Any]]:
+    """The `gpus` container; with dra.computeDomains the chart's `compute-domains` container before it
+    (templates/kubeletplugin.yaml renders it first under resources.computeDomains.enabled)."""
+    gpus = _gpus_container(group, release, gates)
+    if not group.dra.compute_domains:
+        return [gpus]
+    return [compute_domains.compute_domains_container(group, release.image, release.pull_policy, gates), gpus]
 
 
 def _init_container(root: str, release: DriverRelease) -> dict[str, Any]:
@@ -338,7 +362,7 @@ def exact_gpu_request(name: str, gpus: int) -> dict[str, Any]:
     return {"name": name, "exactly": {"deviceClassName": GPU_DEVICE_CLASS, "allocationMode": "ExactCount", "count": gpus}}
 
 
-def device_classes(stack: str, extended_resource: bool = False) -> list[dict[str, Any]]:
+def device_classes(stack: str, extended_resource: bool = False, with_compute_domains: bool = False) -> list[dict[str, Any]]:
     """`gpu.nvidia.com`, `mig.nvidia.com` and `vfio.gpu.nvidia.com`, cluster-wide and shared by every DRA
     group: create them once per stack, when it has a DRA group. Their names are the driver's own, which
     another install of the driver (its chart, the GPU Operator's GPUCluster) creates as well: they are
@@ -349,11 +373,13 @@ def device_classes(stack: str, extended_resource: bool = False) -> list[dict[str
     the chart renders it on every v1 cluster, but an API server without DRAExtendedResource (alpha and off
     in 1.34 and 1.35) drops it, so every preview would offer to set it again, and where the gate is on it
     would serve plain requests from DRA GPUs no group asked to offer them (docs/dra.md)."""
-    return [
+    classes = [
         device_class_manifest(GPU_DEVICE_CLASS, GPU_DEVICE_TYPE, stack, GPU_RESOURCE if extended_resource else None),
         device_class_manifest(MIG_DEVICE_CLASS, MIG_DEVICE_TYPE, stack),
         device_class_manifest(VFIO_DEVICE_CLASS, VFIO_DEVICE_TYPE, stack),
     ]
+    # ComputeDomains' channels and daemons, where a group of the stack turns them on.
+    return classes + (compute_domains.device_classes(stack) if with_compute_domains else [])
 
 
 def _labels(group: NodeGroupSpec, release: DriverRelease) -> dict[str, str]:

@@ -37,10 +37,11 @@ from gpu_nodes.manifests.device_plugin import (
     config_map_name,
     image_pull_policy,
     image_pull_secrets,
+    management_runtime_class,
     mps_mounts,
     mps_volumes,
+    nri_annotations,
     pod_annotations,
-    runtime_class_field,
     tolerations,
     update_strategy,
 )
@@ -49,6 +50,7 @@ from gpu_nodes.vocabulary import GATE, GROUP_LABEL
 
 APP_NAME = "nvidia-device-plugin-mps-control-daemon"
 PROGRAM = "mps-control-daemon"
+CONTAINER = "mps-control-daemon-ctr"
 
 
 def daemonset_name(group: NodeGroupSpec) -> str:
@@ -68,7 +70,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
             "selector": {"matchLabels": selector_labels(APP_NAME, group.name)},
             "updateStrategy": update_strategy(spec),
             "template": {
-                "metadata": {"labels": labels, "annotations": pod_annotations(group)},
+                "metadata": {"labels": labels, "annotations": {**pod_annotations(group), **nri_annotations(group, CONTAINER)}},
                 "spec": {
                     "nodeSelector": {GROUP_LABEL: group.name},
                     # As the plugin: the daemon must be there for the plugin to serve, and the node to pass.
@@ -77,7 +79,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                     "hostPID": True,
                     **api_access(group),
                     **image_pull_secrets(group),
-                    **runtime_class_field(group.runtime_class),
+                    **management_runtime_class(group),
                     "initContainers": [
                         {
                             "name": "mps-control-daemon-mounts",
@@ -93,7 +95,7 @@ def daemonset_manifest(group: NodeGroupSpec) -> dict[str, Any]:
                     ],
                     "containers": [
                         {
-                            "name": "mps-control-daemon-ctr",
+                            "name": CONTAINER,
                             "image": spec.image,
                             **pull_policy,
                             "command": [PROGRAM],

@@ -27,7 +27,7 @@ from enum import Enum
 from typing import Any
 
 from gpu_nodes.config.node_group import NodeGroupSpec
-from gpu_nodes.manifests import dra_driver
+from gpu_nodes.manifests import compute_domains, dra_driver
 from gpu_nodes.manifests.device_plugin import (
     image_pull_policy,
     image_pull_secrets,
@@ -40,9 +40,11 @@ from gpu_nodes.manifests.priority_class import verification_priority_class_name
 from gpu_nodes.vocabulary import (
     CHECK_HASH_ANNOTATION,
     DCGM_CONTAINER,
+    DRA_GPU_DRIVER,
     GATE,
     GPU_RESOURCE,
     GROUP_LABEL,
+    IMEX_CONTAINER,
     ISOLATION_CONTAINER,
     NCCL_CONTAINER,
     PLUGIN_REVISION_ANNOTATION,
@@ -220,10 +222,12 @@ class Role(Enum):
     DIAGNOSTICS = "diagnostics"
     # NCCL's all-reduce across the node's GPUs, held to a bus-bandwidth floor (bandwidthMet).
     PERFORMANCE = "performance"
+    # On NVLink-domain machines: a pod given an IMEX channel finds it (imexChannel).
+    IMEX = "imex"
 
 
 # The name each per-node proof Job's slug gives it (`gpu-verify-<group>-<node>-<slug>-<hash>`).
-_ROLE_SLUGS = {Role.ACCESS: "access", Role.DIAGNOSTICS: "dcgm", Role.PERFORMANCE: "nccl"}
+_ROLE_SLUGS = {Role.ACCESS: "access", Role.DIAGNOSTICS: "dcgm", Role.PERFORMANCE: "nccl", Role.IMEX: "imex"}
 
 
 @dataclass(frozen=True)
@@ -249,10 +253,12 @@ def requests(group: NodeGroupSpec) -> list[tuple[str, int]]:
     A DRA group asks for devices of the DeviceClass `gpu.nvidia.com` instead (unless the class serves
     plain `nvidia.com/gpu` requests), and for no MIG resource: those are the device plugin's names."""
     spec = group.verification
+    # Under the DRA driver's dynamic MIG, one device of each profile the group proves, through a claim of its own.
+    mig = [(dra_mig_request(profile), 1) for profile in group.dra.mig_profiles] if group.uses_dra else []
     if group.uses_dra and not group.claims_gpus:
-        return [(GPU_RESOURCE, gpus) for gpus in spec.gpus_per_pod]
+        return [(GPU_RESOURCE, gpus) for gpus in spec.gpus_per_pod] + mig
     if group.uses_dra:
-        return [(dra_driver.GPU_DEVICE_CLASS, gpus) for gpus in spec.gpus_per_pod]
+        return [(dra_driver.GPU_DEVICE_CLASS, gpus) for gpus in spec.gpus_per_pod] + mig
     # Whole GPUs as the plugin offers them: their shared replicas renamed where renameByDefault says so.
     gpu = group.device_plugin.sharing.resource
     return [(gpu, gpus) for gpus in spec.gpus_per_pod] + list(spec.mig_resources)
@@ -270,10 +276,22 @@ def whole_node_request(group: NodeGroupSpec) -> tuple[str, int]:
     return sharing.resource, group.gpus_per_node * sharing.replicas
 
 
+def dra_mig_request(profile: str) -> str:
+    """What a workload Job asks of the DRA driver's MIG DeviceClass for one profile: `mig.nvidia.com/1g.10gb`."""
+    return f"{dra_driver.MIG_DEVICE_CLASS}/{profile}"
+
+
+def is_dra_mig(resource: str) -> bool:
+    return resource.startswith(f"{dra_driver.MIG_DEVICE_CLASS}/")
+
+
 def request_slug(resource: str, count: int) -> str:
-    """`2gpu`, or `1x-mig-1g-5gb` for nvidia.com/mig-1g.5gb: part of a DNS label."""
+    """`2gpu`, or `1x-mig-1g-5gb` for nvidia.com/mig-1g.5gb (and for the DRA driver's mig.nvidia.com/1g.5gb): part of
+    a DNS label."""
     if resource in (GPU_RESOURCE, dra_driver.GPU_DEVICE_CLASS):
         return f"{count}gpu"
+    if is_dra_mig(resource):
+        resource = f"mig-{resource.rpartition('/')[2]}"
     return f"{count}x-{resource.rpartition('/')[2].replace('.', '-').replace('_', '-').lower()}"
 
 
@@ -283,7 +301,17 @@ def proof_roles(group: NodeGroupSpec) -> list[Role]:
     roles = [Role.ACCESS]
     roles += [Role.DIAGNOSTICS] if group.runs_diagnostics else []
     roles += [Role.PERFORMANCE] if group.verification.performance.enabled else []
+    roles += [Role.IMEX] if imex_channels(group) else []
     return roles
+
+
+def imex_channels(group: NodeGroupSpec) -> tuple[int, ...]:
+    """The IMEX channels a container of the group is given: the device plugin's (devicePlugin.imex.channelIds), or,
+    under the DRA driver's ComputeDomains, the one channel a workload claims (allocationMode Single), channel 0 in its
+    default `domain` isolation (its DeviceClass compute-domain-default-channel.nvidia.com selects id 0)."""
+    if group.uses_dra:
+        return (0,) if group.dra.compute_domains else ()
+    return group.device_plugin.imex.channel_ids
 
 
 def proof_jobs_planned(group: NodeGroupSpec) -> list[str]:
@@ -305,7 +333,13 @@ def verification_jobs(group: NodeGroupSpec) -> list[VerificationJob]:
 
 def proof_job(group: NodeGroupSpec, node: str, role: Role, verification_round: int = 1) -> VerificationJob:
     """One of a node's proof Jobs (`proof_roles`) as planned and built."""
-    resource, gpus = whole_node_request(group) if role in (Role.DIAGNOSTICS, Role.PERFORMANCE) else (GPU_RESOURCE, 0)
+    if role in (Role.DIAGNOSTICS, Role.PERFORMANCE):
+        resource, gpus = whole_node_request(group)
+    elif role is Role.IMEX and not group.uses_dra:
+        # The plugin adds its channels to the containers it gives GPUs: one GPU of the group's.
+        resource, gpus = group.device_plugin.sharing.resource, 1
+    else:
+        resource, gpus = GPU_RESOURCE, 0
     manifest = proof_job_manifest(group, node, role, verification_round)
     return VerificationJob(node=node, gpus=gpus, manifest=manifest, resource=resource, role=role)
 
@@ -341,6 +375,44 @@ def claim_template_manifest(group: NodeGroupSpec, gpus: int) -> dict[str, Any]:
     }
 
 
+def mig_claim_template_name(group: NodeGroupSpec, profile: str) -> str:
+    return dns_label("gpu-verify", group.name, "mig", profile.replace(".", "-").replace("+", "-"))
+
+
+def mig_claim_template_manifest(group: NodeGroupSpec, profile: str) -> dict[str, Any]:
+    """A ResourceClaimTemplate for one MIG device of `profile` of the DeviceClass `mig.nvidia.com`, selected by the
+    `profile` attribute the driver publishes, as its guide selects one (kubernetes-sigs/dra-driver-nvidia-gpu
+    site/content/docs/guides/gpu-allocation/mig.md, "Select a MIG profile"); under dynamic MIG the driver makes the
+    partition when it prepares the claim."""
+    selector = f"device.attributes['{DRA_GPU_DRIVER}'].profile == '{profile}'"
+    request = {
+        "name": CLAIM_NAME,
+        "exactly": {
+            "deviceClassName": dra_driver.MIG_DEVICE_CLASS,
+            "allocationMode": "ExactCount",
+            "count": 1,
+            "selectors": [{"cel": {"expression": selector}}],
+        },
+    }
+    return {
+        "apiVersion": RESOURCE_API_VERSION,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {
+            "name": mig_claim_template_name(group, profile),
+            "namespace": group.verification.namespace,
+            "labels": standard_labels(APP_NAME, group.name, "verification"),
+        },
+        "spec": {"spec": {"devices": {"requests": [request]}}},
+    }
+
+
+def mig_claim_templates(group: NodeGroupSpec) -> list[tuple[str, dict[str, Any]]]:
+    """(profile, template) for each MIG profile a DRA group proves (dra.migProfiles)."""
+    if not group.uses_dra:
+        return []
+    return [(profile, mig_claim_template_manifest(group, profile)) for profile in group.dra.mig_profiles]
+
+
 def claim_template_counts(group: NodeGroupSpec) -> list[int]:
     """The GPU counts a DRA group's Jobs claim through templates, each once, in config order, then all the node's
     GPUs where its diagnostics or all-reduce hold them; none for a device plugin group, nor for a DRA group whose
@@ -373,7 +445,10 @@ def job_manifest(
     """A workload Job: its pod given `gpus` of `resource` sees exactly them and runs a CUDA kernel, and its
     second container, given none, sees none."""
     pod_spec = _pod_spec(group, node, _gpu_containers(group, resource, gpus), with_checks=True)
-    if group.claims_gpus:
+    if is_dra_mig(resource):
+        template = mig_claim_template_name(group, resource.rpartition("/")[2])
+        pod_spec["resourceClaims"] = [{"name": CLAIM_NAME, "resourceClaimTemplateName": template}]
+    elif group.claims_gpus:
         pod_spec["resourceClaims"] = [{"name": CLAIM_NAME, "resourceClaimTemplateName": claim_template_name(group, gpus)}]
     return _job(group, node, request_slug(resource, gpus), Role.WORKLOAD, pod_spec, verification_round)
 
@@ -383,6 +458,11 @@ def proof_job_manifest(group: NodeGroupSpec, node: str, role: Role, verification
     all-reduce hold every GPU of the node (`whole_node_request`)."""
     if role is Role.ACCESS:
         pod_spec = _pod_spec(group, node, _access_containers(group), with_checks=True)
+    elif role is Role.IMEX:
+        pod_spec = _pod_spec(group, node, {"containers": [_imex_container(group)]}, with_checks=False)
+        if group.uses_dra:
+            template = compute_domains.channel_template_name(group)
+            pod_spec["resourceClaims"] = [{"name": IMEX_CLAIM_NAME, "resourceClaimTemplateName": template}]
     else:
         resource, gpus = whole_node_request(group)
         tool = _dcgm_container if role is Role.DIAGNOSTICS else _nccl_container
@@ -493,6 +573,28 @@ def _gpu_containers(group: NodeGroupSpec, resource: str, gpus: int) -> dict[str,
     }
 
 
+# The pod's name for its ComputeDomain channel claim.
+IMEX_CLAIM_NAME = "imex-channel"
+
+
+def _imex_container(group: NodeGroupSpec) -> dict[str, Any]:
+    """A container of the plain image that lists the IMEX channels it was given, and fails when one is not there:
+    `ls` exits 2 naming a path it cannot access (GNU coreutils' ls: "serious trouble (e.g., cannot access
+    command-line argument)"), which the pod's termination message then quotes. As NVIDIA's DRA driver's own
+    channel-injection example checks it (kubernetes-sigs/dra-driver-nvidia-gpu demo/specs/imex/channel-injection.yaml:
+    `ls -la /dev/nvidia-caps-imex-channels`). Under the device plugin the container asks for one GPU, with which the
+    plugin adds its channels (k8s-device-plugin internal/plugin/server.go: NVIDIA_IMEX_CHANNELS, the channel's
+    device spec or its CDI device); under DRA it takes its ComputeDomain's channel claim."""
+    spec = group.verification
+    paths = [f"{compute_domains.CHANNEL_DIR}/channel{channel}" for channel in imex_channels(group)]
+    if group.uses_dra:
+        basics = _container_basics(None, 0, "32Mi", spec.image_pull_policy)
+        basics["resources"]["claims"] = [{"name": IMEX_CLAIM_NAME}]
+    else:
+        basics = _container_basics(group.device_plugin.sharing.resource, 1, "32Mi", spec.image_pull_policy)
+    return {"name": IMEX_CONTAINER, "image": spec.plain_image, "command": ["ls", *paths], **basics}
+
+
 def _no_device_container(name: str, group: NodeGroupSpec) -> dict[str, Any]:
     """A container of the plain image, given no GPU, that fails if it sees any NVIDIA device node."""
     spec = group.verification
@@ -574,7 +676,7 @@ def _gpu_basics(group: NodeGroupSpec, resource: str, gpus: int, memory: str) -> 
     """A GPU container's basics: the GPUs as a limit of `resource`, or under DRA the pod's claim
     (both containers take the one claim, so the CUDA sample runs on the GPUs nvidia-smi counted)."""
     pull_policy = group.verification.image_pull_policy
-    if not group.claims_gpus:
+    if not (group.claims_gpus or is_dra_mig(resource)):
         return _container_basics(resource, gpus, memory, pull_policy)
     basics = _container_basics(None, 0, memory, pull_policy)
     basics["resources"]["claims"] = [{"name": CLAIM_NAME}]

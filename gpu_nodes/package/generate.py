@@ -31,12 +31,14 @@ from gpu_nodes.config.device_plugin import (
     TOLERATION_KEYS,
     TOLERATION_OPERATORS,
     DevicePluginSpec,
+    ImexSpec,
     SharingSpec,
 )
 from gpu_nodes.config.dra import DraSpec
 from gpu_nodes.config.fields import Setting, is_section, readme_rows, settings
 from gpu_nodes.config.metrics import MetricsSpec
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec, PriorityClassSpec
+from gpu_nodes.config.nvlink import NvlinkDomainSpec
 from gpu_nodes.config.preflight import PreflightSpec, SshProxySpec
 from gpu_nodes.config.problems import MISSING
 from gpu_nodes.config.releases import declared_needs
@@ -63,6 +65,7 @@ class InputType:
 INPUT_TYPES = (
     InputType("Node", NodeSpec, "One machine, already joined to the cluster as a node."),
     InputType("Sharing", SharingSpec, "How the device plugin shares each GPU: time-slicing or MPS, and how many ways."),
+    InputType("Imex", ImexSpec, "The IMEX channels the device plugin adds to each container it gives GPUs."),
     InputType("DevicePlugin", DevicePluginSpec, "The group's NVIDIA device plugin DaemonSet."),
     InputType("PriorityClass", PriorityClassSpec, "The PriorityClass of the group's GPU workloads."),
     InputType("Performance", PerformanceSpec, "Intra-node NCCL all-reduce on each node, held to a bus-bandwidth floor."),
@@ -71,6 +74,7 @@ INPUT_TYPES = (
     InputType("Preflight", PreflightSpec, "The checks run on each machine over SSH before it is brought in."),
     InputType("Dra", DraSpec, "What a group whose GPUs NVIDIA's DRA driver allocates offers beyond ResourceClaims."),
     InputType("Metrics", MetricsSpec, "NVIDIA's dcgm-exporter on the group's nodes, scraped by each node's proof."),
+    InputType("NvlinkDomain", NvlinkDomainSpec, "The NVLink domain (clique) the group's machines belong to, and its IMEX peers."),
     InputType("NodeGroup", NodeGroupSpec, "One group of like GPU machines: an entry of `nodeGroups`."),
 )
 # The components' own inputs: the fleet's are the stack's settings, as `GpuFleetArgs` names them;

@@ -33,7 +33,7 @@ import pulumi
 
 from gpu_nodes.advisories import DRIVER_BULLETINS, PATCHED_DRIVER_BRANCHES, TOOLKIT_ADVISORIES, driver_fix
 from gpu_nodes.config.checks import SSH_HOST
-from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
+from gpu_nodes.config.node_group import NRI_TOOLKIT, NodeGroupSpec, NodeSpec
 from gpu_nodes.config.preflight import DRIVER_ADVISORIES_REFUSE, PreflightSpec
 from gpu_nodes.errors import ConfigError
 from gpu_nodes.preflight.remote import remote
@@ -54,6 +54,16 @@ ALLOCATOR = "--allocator"
 # The group shares its GPUs through MPS, this many ways: what MPS needs is checked (69-check-mps.sh).
 MPS_REPLICAS = "--mps-replicas"
 MPS_DRIVER_ROOT = "--mps-driver-root"
+# NVLink-domain machines: the clique, who runs the IMEX daemons, their peers and the device plugin's channels
+# (71-check-nvlink-domain.sh, 72-check-imex.sh); the DRA driver's dynamic MIG (68-check-dra.sh); a toolkit that injects
+# through NRI (73-check-nri.sh).
+NVLINK_CLIQUE = "--nvlink-clique"
+IMEX = "--imex"
+IMEX_PEERS = "--imex-peers"
+IMEX_CHANNELS = "--imex-channels"
+IMEX_REQUIRED = "--imex-required"
+DRA_MIG = "--dra-mig"
+TOOLKIT_VIA = "--toolkit"
 # Root-owned, on every machine: one directory per script digest, so a new script never mixes with an old one.
 REMOTE_ROOT = "/var/lib/gpu-nodes/preflight"
 # With become, the login user copies the script into its own home (SFTP and the shell start there).
@@ -147,7 +157,35 @@ def _requirements(group: NodeGroupSpec) -> list[tuple[list[str], list[str]]]:
     if group.uses_dra:
         # Only a DRA group says so: a device-plugin group's command line stays as it was.
         found.append(([ALLOCATOR, group.allocator], [f"allocator={group.allocator}"]))
+    if group.uses_dra and group.dra.mig_profiles:
+        # The DRA driver splits the GPUs by MIG on demand (68-check-dra.sh, dra-mig).
+        found.append(([DRA_MIG], [DRA_MIG]))
     found += _mps_requirements(group)
+    found += _nvlink_requirements(group)
+    if group.container_toolkit == NRI_TOOLKIT:
+        # The toolkit injects through its NRI plugin, and no nvidia runtime is expected (73-check-nri.sh).
+        found.append(([TOOLKIT_VIA, NRI_TOOLKIT], [f"toolkit={NRI_TOOLKIT}"]))
+    return found
+
+
+def _nvlink_requirements(group: NodeGroupSpec) -> list[tuple[list[str], list[str]]]:
+    """On NVLink-domain machines (nvlinkDomain): the clique each must be in (71-check-nvlink-domain.sh), and who runs
+    the IMEX daemons (72-check-imex.sh): the machine's own service, listing the domain's peers and serving the
+    channels the device plugin injects, or NVIDIA's DRA driver (its ComputeDomains), which wants that service off."""
+    domain = group.nvlink_domain
+    if domain is None:
+        return []
+    found = [([NVLINK_CLIQUE, domain.clique], [f"nvlink-clique={domain.clique}"])]
+    if group.uses_dra and group.dra.compute_domains:
+        found.append(([IMEX, "driver"], ["imex=driver"]))
+    elif not group.uses_dra and domain.imex_peers:
+        peers = ",".join(domain.imex_peers)
+        found.append(([IMEX, "host", IMEX_PEERS, peers], ["imex=host", f"imex-peers={peers}"]))
+        imex = group.device_plugin.imex
+        if imex.channel_ids:
+            channels = ",".join(str(c) for c in imex.channel_ids)
+            required = [IMEX_REQUIRED] if imex.required else []
+            found.append(([IMEX_CHANNELS, channels, *required], [f"imex-channels={channels}", *required]))
     return found
 
 

@@ -41,6 +41,12 @@ CHECKS = (
     "dra-toolkit",
     "dra-cdi",
     "dra-feature-gates",
+    "dra-compute-domains",
+    "dra-mig",
+    "nvlink-domain",
+    "imex-daemon",
+    "imex-peers",
+    "nri",
 )
 
 # A node's `preflight` entry in the report when its machine has not been checked (yet): beside

@@ -22,7 +22,7 @@ from gpu_nodes.proof.dra import dra_gpu_drift, dra_gpu_problem
 from gpu_nodes.proof.mig_manager import mig_problem, paused_plugin
 from gpu_nodes.proof.quarantine import quarantine_of
 from gpu_nodes.proof.target import NodeTarget
-from gpu_nodes.vocabulary import GATE, GPU_RESOURCE, GPU_RESOURCE_PREFIX, Taint
+from gpu_nodes.vocabulary import GATE, GFD_CLIQUE_LABEL, GPU_RESOURCE, GPU_RESOURCE_PREFIX, Taint
 
 # What the `checklist` output says of each item, and the node report's table and the CTRF report read: the one
 # type of a pass or a fail everywhere (the readiness check's next step is its own: gpu_nodes/proof/next_step.py).
@@ -201,6 +201,20 @@ def _count_problem(node: Mapping[str, Any] | None, resource: str, expected: int)
     return f'status.allocatable["{resource}"] {found}, expected {expected}'
 
 
+def clique_problem(node: Mapping[str, Any] | None, clique: str) -> str | None:
+    """Why the node's `nvidia.com/gpu.clique` label does not name the NVLink domain the group declares; None when it
+    does. gpu-nodes writes it from the machine's preflight (gpuFeatureLabels), GPU Feature Discovery where it runs."""
+    labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+    found = labels.get(GFD_CLIQUE_LABEL)
+    if found is not None and str(found).lower() == clique.lower():
+        return None
+    seen = f"is {found}" if found is not None else "is not set"
+    return (
+        f"its {GFD_CLIQUE_LABEL} label {seen}, but the group's nvlinkDomain.clique is {clique}: a job across the domain's "
+        "machines would not find this node in it"
+    )
+
+
 def not_ready(node: Mapping[str, Any] | None) -> str | None:
     """The node's Ready condition when it is not True; None when Ready (or not a node at all)."""
     if node is None:
@@ -259,6 +273,9 @@ class Observation:
     diagnostics: Sequence[str] = ()
     bandwidth: Sequence[str] = ()
     metrics: Sequence[str] = ()
+    # On NVLink-domain machines: why its IMEX Job has not succeeded, and why its clique label is not the declared one.
+    imex: Sequence[str] = ()
+    clique: str | None = None
 
 
 @dataclass(frozen=True)
@@ -291,7 +308,8 @@ def _one(problem: str | None) -> list[str]:
     return [problem] if problem else []
 
 
-LABELLED = Item("labelled", "LABEL", lambda look: _missing(missing_labels(look.target, look.node)))
+# On NVLink-domain machines the node's clique label too (`clique_problem`), which no busy node puts off.
+LABELLED = Item("labelled", "LABEL", lambda look: [*_missing(missing_labels(look.target, look.node)), *_one(look.clique)])
 TAINTED = Item("tainted", "TAINT", lambda look: _missing(missing_taints(look.target, look.node)))
 PLUGIN_RUNNING = Item("pluginRunning", "PLUGIN", lambda look: _one(plugin_problem(look.target, look.plugin_pods, look.node)))
 GPUS_REGISTERED = Item(
@@ -312,11 +330,15 @@ BANDWIDTH_MET = Item(
     "bandwidthMet", "BUSBW", lambda look: list(look.bandwidth), deferrable=True, optional=True, measured="busBandwidth"
 )
 METRICS_EXPORTED = Item("metricsExported", "METRICS", lambda look: list(look.metrics), optional=True, measured="metrics")
+# On NVLink-domain machines (docs/machines.md, "IMEX and NVLink domains"): a pod given an IMEX channel (the device
+# plugin's, or a ComputeDomain's under DRA) finds it. Its Job holds a GPU under the device plugin: it waits, as the
+# workload does, on a busy open node. (The node's clique label is `labelled`'s.)
+IMEX_CHANNEL = Item("imexChannel", "IMEX", lambda look: list(look.imex), deferrable=True, optional=True)
 
 # The runbook's final checklist, in its order.
 RUNBOOK = (LABELLED, TAINTED, PLUGIN_RUNNING, GPUS_REGISTERED, WORKLOAD_SUCCEEDED)
 # What a node is proven by beyond the runbook, in the report's order.
-PROOF = (SECURE_ACCESS, DIAGNOSTICS_PASSED, BANDWIDTH_MET, METRICS_EXPORTED)
+PROOF = (SECURE_ACCESS, DIAGNOSTICS_PASSED, BANDWIDTH_MET, METRICS_EXPORTED, IMEX_CHANNEL)
 ITEMS = (*RUNBOOK, *PROOF, GPU_FACTS_AGREE)
 ITEMS_BY_KEY = {item.key: item for item in ITEMS}
 # The items every node's checklist has: the runbook's and secure access.

@@ -82,6 +82,10 @@ class PublishedDevice:
     type: str | None
     uuid: str | None
     model: str | None  # productName
+    # A MIG device's profile (`1g.10gb`) and its GPU's UUID (`parentUUID`: mig.go, CommonAttributesMig); None for a
+    # whole GPU.
+    profile: str | None = None
+    parent: str | None = None
     # Those of its taints that keep it from claims (WITHHOLDING_EFFECTS), as `key[=value]:effect`.
     withholding: tuple[str, ...] = ()
 
@@ -128,6 +132,16 @@ class NodeSlices:
     def gpus(self) -> tuple[PublishedDevice, ...]:
         """The whole GPUs (type gpu), not MIG devices."""
         return tuple(d for d in self.devices if d.type == GPU_DEVICE_TYPE)
+
+    def split_gpus(self) -> tuple[PublishedDevice, ...]:
+        """The whole GPUs, and the GPUs offered only split under the driver's dynamic MIG (an Ampere GPU in MIG mode:
+        its MIG profiles are published and not the GPU itself, nvlib.go), each once, by its MIG devices' parentUUID."""
+        whole = {d.uuid for d in self.gpus}
+        parents: dict[str, PublishedDevice] = {}
+        for d in self.devices:
+            if d.type == MIG_DEVICE_TYPE and d.parent and d.parent not in whole and d.offered:
+                parents.setdefault(d.parent, PublishedDevice(f"{d.parent} (split)", d.slice, GPU_DEVICE_TYPE, d.parent, d.model))
+        return (*self.gpus, *parents.values())
 
     @property
     def all_seen(self) -> bool:
@@ -187,7 +201,14 @@ def _device(device: Mapping[str, Any], slice_name: str, driver: str) -> Publishe
     taints = [t for t in device.get("taints") or [] if isinstance(t, Mapping)]
     withholding = tuple(str(Taint.from_k8s(dict(t))) for t in taints if t.get("effect") in WITHHOLDING_EFFECTS)
     return PublishedDevice(
-        str(device.get("name") or ""), slice_name, text("type"), text("uuid"), text("productName"), withholding=withholding
+        str(device.get("name") or ""),
+        slice_name,
+        text("type"),
+        text("uuid"),
+        text("productName"),
+        profile=text("profile"),
+        parent=text("parentUUID"),
+        withholding=withholding,
     )
 
 
@@ -207,11 +228,12 @@ class SliceDifference:
         return bool(self.missing or self.unexpected or self.other_model or self.count or self.model or self.tainted)
 
 
-def difference(node_slices: NodeSlices, expected: ExpectedGpus) -> SliceDifference:
+def difference(node_slices: NodeSlices, expected: ExpectedGpus, split: bool = False) -> SliceDifference:
     """Compare the GPU devices a node's slices publish with the expected GPUs: by UUID and model where
     preflight listed them, else by count and (if given) model. A GPU tainted `NoSchedule` or
-    `NoExecute` is not offered: it is named as tainted, and does not count."""
-    gpus = node_slices.gpus
+    `NoExecute` is not offered: it is named as tainted, and does not count. With `split` (dynamic MIG) a GPU offered
+    only as its MIG devices counts (`NodeSlices.split_gpus`)."""
+    gpus = node_slices.split_gpus() if split else node_slices.gpus
     if expected.gpus:
         wanted = dict(expected.gpus)
         published = {d.uuid: d for d in gpus if d.uuid}
@@ -227,7 +249,7 @@ def difference(node_slices: NodeSlices, expected: ExpectedGpus) -> SliceDifferen
 
 
 def slice_problem(
-    node: str, slices: Iterable[Mapping[str, Any]], expected: ExpectedGpus, driver: str = DRA_GPU_DRIVER
+    node: str, slices: Iterable[Mapping[str, Any]], expected: ExpectedGpus, driver: str = DRA_GPU_DRIVER, split: bool = False
 ) -> str | None:
     """Why the node's ResourceSlices do not list exactly the expected GPUs; None when they do.
 
@@ -240,7 +262,7 @@ def slice_problem(
         return f"node {node}: no ResourceSlice of driver {driver} lists it (NVIDIA's DRA kubelet plugin has published no GPU)"
     if not published.all_seen:
         return f"node {node}: {'; '.join(published.incompleteness())}"
-    diff = difference(published, expected)
+    diff = difference(published, expected, split)
     if not diff:
         return None
     found: list[str] = []
@@ -312,8 +334,34 @@ def dra_gpu_problem(
     devices: Sequence[Mapping[str, Any]] | None = None,
 ) -> str | None:
     """The checklist's `gpusRegistered` for a DRA node: why its ResourceSlices do not list exactly
-    its GPUs, each named (`slice_problem`); None when they do."""
-    return slice_problem(node, slices, expected_gpus(dra_gpus, devices))
+    its GPUs, each named (`slice_problem`), and, under dynamic MIG, a MIG device of each profile the group proves
+    (`mig_problem`); None when they do."""
+    slices, profiles = list(slices), dra_gpus.get("migProfiles") or ()
+    problem = slice_problem(node, slices, expected_gpus(dra_gpus, devices), split=bool(profiles))
+    if problem is not None:
+        return problem
+    return mig_profiles_problem(node, slices, profiles)
+
+
+def mig_profiles_problem(node: str, slices: Iterable[Mapping[str, Any]], profiles: Sequence[str]) -> str | None:
+    """Why the node's slices offer no MIG device of one of `profiles`; None when each has one. Under the driver's
+    DynamicMIG every GPU of a MIG-capable model lists each profile it can be cut into, as a device of type `mig` that
+    consumes the GPU's counters (kubernetes-sigs/dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/partitions.go,
+    `MigSpec.PartGetDevice`; driver.go, `generateSplitResourceSlices`); an A100 whose MIG mode is off lists none
+    (site/content/docs/guides/gpu-allocation/mig.md, "Limitations and considerations")."""
+    if not profiles:
+        return None
+    published = slices_of_node(slices, node)
+    offered = {d.profile for d in published.devices if d.type == MIG_DEVICE_TYPE and d.offered}
+    missing = [p for p in profiles if p not in offered]
+    if not missing:
+        return None
+    listed = sorted({d.profile for d in published.devices if d.type == MIG_DEVICE_TYPE and d.profile}) or ["none"]
+    return (
+        f"node {node}: no MIG device of profile {', '.join(missing)} (dra.migProfiles) offered in its ResourceSlices "
+        f"(profiles listed: {', '.join(listed)}): the driver's DynamicMIG publishes none there (its gate off in the "
+        "kubelet plugin, or the GPUs' MIG mode off)"
+    )
 
 
 def dra_gpu_drift(

@@ -49,6 +49,14 @@ class MetricsCheck:
 
 
 @dataclass(frozen=True)
+class ImexCheck:
+    """A node of an NVLink domain: its IMEX Job, and the clique its label must name (nvlinkDomain.clique)."""
+
+    job: str
+    clique: str
+
+
+@dataclass(frozen=True)
 class Finding:
     """One item's answer on one look: why it fails (no lines: it passes), what was measured, and whether waiting can
     change it (a finished Job's report cannot)."""

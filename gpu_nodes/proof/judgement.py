@@ -17,6 +17,7 @@ from gpu_nodes.proof.checklist import (
     BANDWIDTH_MET,
     DIAGNOSTICS_PASSED,
     GPUS_REGISTERED,
+    IMEX_CHANNEL,
     ITEMS_BY_KEY,
     METRICS_EXPORTED,
     PLUGIN_RUNNING,
@@ -24,6 +25,7 @@ from gpu_nodes.proof.checklist import (
     Observation,
     allocatable_gpus,
     checklist,
+    clique_problem,
     gated,
     item_problems,
     items_of,
@@ -37,6 +39,7 @@ from gpu_nodes.proof.evidence import (
     BandwidthCheck,
     DiagnosticsCheck,
     Finding,
+    ImexCheck,
     Measured,
     MetricsCheck,
     bandwidth_finding,
@@ -102,17 +105,23 @@ class Proof:
     diagnostics: DiagnosticsCheck | None = None
     performance: BandwidthCheck | None = None
     metrics: MetricsCheck | None = None
+    imex: ImexCheck | None = None
 
     @property
     def all_jobs(self) -> list[str]:
-        """Every Job the node waits for: the workload's, the access check's, DCGM's and NCCL's."""
-        checks = [c.job for c in (self.diagnostics, self.performance) if c is not None]
+        """Every Job the node waits for: the workload's, the access check's, DCGM's, NCCL's and the IMEX channel's."""
+        checks = [c.job for c in (self.diagnostics, self.performance, self.imex) if c is not None]
         return [*self.jobs, *self.access_jobs, *checks]
 
     @property
     def optional_items(self) -> set[Item]:
         """The items beyond the runbook this node is proven by."""
-        runs = ((DIAGNOSTICS_PASSED, self.diagnostics), (BANDWIDTH_MET, self.performance), (METRICS_EXPORTED, self.metrics))
+        runs = (
+            (DIAGNOSTICS_PASSED, self.diagnostics),
+            (BANDWIDTH_MET, self.performance),
+            (METRICS_EXPORTED, self.metrics),
+            (IMEX_CHANNEL, self.imex),
+        )
         return {item for item, check in runs if check is not None}
 
 
@@ -223,6 +232,8 @@ def judge(
         diagnostics=evidence.lines(proof.diagnostics, jobs),
         bandwidth=evidence.lines(proof.performance, jobs),
         metrics=list(evidence.metrics.problems),
+        imex=jobs.lines_of([proof.imex.job]) if proof.imex else [],
+        clique=clique_problem(node, proof.imex.clique) if proof.imex else None,
     )
     items = item_problems(look, items_of(compares_group=bool(proof.group), optional=proof.optional_items))
     deferred = node_pods is not None and workload_deferred(proof, node, items, jobs, node_pods)

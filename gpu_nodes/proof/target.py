@@ -26,7 +26,11 @@ def _counts(value: Any) -> dict[str, int] | None:
 def _dra_gpus(value: Any) -> dict[str, Any] | None:
     if not value:
         return None
-    return {**value, "count": int(value["count"])}
+    return {
+        **value,
+        "count": int(value["count"]),
+        **({"migProfiles": list(value["migProfiles"])} if value.get("migProfiles") else {}),
+    }
 
 
 @dataclass(frozen=True)

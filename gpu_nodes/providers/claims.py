@@ -37,7 +37,8 @@ class Claim(DeclaredInputs):
     """One claim, as its resource is given it: another object or another mode is another claim (`REPLACE`);
     the stack's name and the hint are not."""
 
-    # Namespace, RuntimeClass, PriorityClass, DeviceClass or Secret
+    # Namespace, RuntimeClass, PriorityClass, DeviceClass, Secret, or what runs ComputeDomains (CustomResourceDefinition,
+    # ClusterRole, ClusterRoleBinding)
     kind: str = field(metadata=declared("kind", Change.REPLACE, required=True))
     name: str = field(metadata=declared("name", Change.REPLACE, required=True))
     # CREATE or REFERENCE
@@ -96,6 +97,10 @@ def read_object(api: Any, kind: str, name: str, namespace: str | None = None) ->
         "RuntimeClass": lambda: client.NodeV1Api(api).read_runtime_class(name),
         "PriorityClass": lambda: client.SchedulingV1Api(api).read_priority_class(name),
         "DeviceClass": lambda: client.ResourceV1Api(api).read_device_class(name),
+        # The DRA driver's ComputeDomains: its CRDs and the chart's fixed-name cluster roles (device_classes.py).
+        "CustomResourceDefinition": lambda: client.ApiextensionsV1Api(api).read_custom_resource_definition(name),
+        "ClusterRole": lambda: client.RbacAuthorizationV1Api(api).read_cluster_role(name),
+        "ClusterRoleBinding": lambda: client.RbacAuthorizationV1Api(api).read_cluster_role_binding(name),
         "Secret": lambda: client.CoreV1Api(api).read_namespaced_secret(name, namespace or "default"),
     }
     try:

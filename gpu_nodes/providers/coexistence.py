@@ -57,7 +57,7 @@ from gpu_nodes.providers.gpu_allocators import (
     operator_policies,
     runs_device_plugin,
 )
-from gpu_nodes.providers.handed_over import operator_advisories
+from gpu_nodes.providers.handed_over import operator_advisories, operator_age
 from gpu_nodes.vocabulary import DRA_GPU_DRIVER, GPU_RESOURCE
 
 # Newest first: the API server serves v1 from Kubernetes 1.34; 1.32-1.33 only the betas (if enabled).
@@ -93,6 +93,12 @@ class CoexistenceInputs(DeclaredInputs):
     # The nodes of groups whose GPUs NVIDIA's DRA driver (ours) allocates; a stack without one has no such
     # input (tests/golden/*.json).
     dra_nodes: Sequence[str] = field(default=(), metadata=declared("draNodes", Change.RERUN, sorted, as_list, only_when_set=True))
+    # A GPU Operator past its end of support on the cluster stops the run, where a group of the stack refuses what
+    # NVIDIA no longer patches (its preflight.driverAdvisories: refuse); elsewhere it is a warning. A stack without
+    # such a group has no such input (tests/golden/*.json).
+    refuse_unsupported: bool = field(
+        default=False, metadata=declared("refuseUnsupported", Change.RERUN, read=bool, only_when_set=True)
+    )
 
 
 # What makes the check look again (besides what a refresh found).
@@ -190,7 +196,8 @@ def read_operator_configs(custom: Any) -> tuple[list[dict[str, Any]], list[dict[
 
 def _look(access: Mapping[str, Any], inputs: CoexistenceInputs) -> tuple[list[OtherAllocator], list[str], list[str], list[str]]:
     """What the cluster holds now: the other allocators, the lines that stop a run, what could not be
-    checked, and the GPU Operator releases NVIDIA's bulletins name (handed_over.py).
+    checked, and the GPU Operator releases NVIDIA's bulletins name or its life cycle no longer (or only just)
+    supports (handed_over.py): a release past its end of support stops the run where the stack refuses advisories.
     `access`: the inputs that reach the cluster (`ClusterAccess.props()`)."""
     from kubernetes import client
 
@@ -225,7 +232,12 @@ def _look(access: Mapping[str, Any], inputs: CoexistenceInputs) -> tuple[list[Ot
         nodes_with_unexplained_gpus(node_items, nodes, explained),
     )
     advisories, unread = operator_advisories(policies, clusters)
-    return others, stops, [*([note] if note else []), *unread], advisories
+    ended, deprecated = operator_age(policies, clusters)
+    if inputs.refuse_unsupported:
+        stops += [f"{line}; refused: a group of this stack sets preflight.driverAdvisories: refuse" for line in ended]
+    else:
+        advisories += ended
+    return others, stops, [*([note] if note else []), *unread], [*advisories, *deprecated]
 
 
 def slices_in_the_way(slices: Iterable[Mapping[str, Any]], nodes: Set[str], dra_nodes: Set[str]) -> list[tuple[str, str]]:

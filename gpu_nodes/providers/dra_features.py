@@ -20,6 +20,9 @@ apiserver, probably because these features are disabled: DRADeviceTaints"), and 
   taint (v0.5.0 `cmd/gpu-kubelet-plugin/device_health.go`, `healthEventToTaint`): the DRA groups'
   kubelet plugins run the check (`NVMLDeviceHealthCheck`) where the server keeps taints, and not where
   it would drop them unseen (gpu_nodes/manifests/dra_driver.py, `feature_gates`).
+- `partitionableDevices` (DRAPartitionableDevices; `dropDisabledDRAPartitionableDevicesFields` drops a device's
+  `consumesCounters`; alpha and off in 1.33 to 1.35, on by default from 1.36): a group that proves MIG devices under
+  the driver's DynamicMIG (`dra.migProfiles`) fails `pulumi up` where the server drops it, naming the gate.
 - `extendedResourceName`: a group that asks for plain `nvidia.com/gpu` requests (`dra.extendedResourceName`)
   fails `pulumi up` where the server drops the field, naming the group: its DeviceClass would say what
   the cluster ignores, and every preview would offer to set it again.
@@ -57,7 +60,17 @@ PROBE_SLICE: dict[str, Any] = {
         "driver": "probe.gpu-nodes.dev",
         "allNodes": True,
         "pool": {"name": "probe", "generation": 1, "resourceSliceCount": 1},
-        "devices": [{"name": "probe", "taints": [{"key": PROBE_TAINT_KEY, "effect": "NoSchedule"}]}],
+        "devices": [
+            {
+                "name": "probe",
+                "taints": [{"key": PROBE_TAINT_KEY, "effect": "NoSchedule"}],
+                # DRAPartitionableDevices: what a device takes of a counter set (types.go `DeviceCounterConsumption`).
+                # The set lives in another slice of the pool (the API refuses a slice with both counters and
+                # devices: pkg/apis/resource/validation/validation.go, `validateResourceSliceSpec`); none is needed
+                # for the API to keep the field.
+                "consumesCounters": [{"counterSet": "probe", "counters": {"probe": {"value": "1"}}}],
+            }
+        ],
     },
 }
 # A DeviceClass mapping an extended resource name of our own domain, so that no scheduler could
@@ -76,9 +89,14 @@ class Kept:
 
     device_taints: bool
     extended_resource_name: bool
+    partitionable_devices: bool = False
 
     def outputs(self) -> dict[str, bool]:
-        return {"deviceTaints": self.device_taints, "extendedResourceName": self.extended_resource_name}
+        return {
+            "deviceTaints": self.device_taints,
+            "extendedResourceName": self.extended_resource_name,
+            "partitionableDevices": self.partitionable_devices,
+        }
 
 
 def kept_from(stored_slice: Mapping[str, Any] | None, stored_class: Mapping[str, Any] | None) -> Kept:
@@ -87,6 +105,7 @@ def kept_from(stored_slice: Mapping[str, Any] | None, stored_class: Mapping[str,
     return Kept(
         device_taints=bool(devices[0].get("taints")),
         extended_resource_name=bool(((stored_class or {}).get("spec") or {}).get("extendedResourceName")),
+        partitionable_devices=bool(devices[0].get("consumesCounters")),
     )
 
 
@@ -130,6 +149,25 @@ def extended_resource_problem(groups: Sequence[str], kept: Kept) -> str | None:
     )
 
 
+def partitionable_problem(groups: Sequence[str], kept: Kept) -> str | None:
+    """Why the groups that prove MIG devices under the DRA driver's dynamic MIG cannot have them here; None when they
+    can. DynamicMIG publishes each GPU's MIG profiles as partitions of it that consume the GPU's counters (KEP 4815;
+    kubernetes-sigs/dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/partitions.go), which the API server keeps and the
+    scheduler counts only under DRAPartitionableDevices (site/content/docs/guides/gpu-allocation/mig.md, "Enabling
+    dynamic MIG": "On Kubernetes v1.34-v1.35, you must also enable the DRAPartitionableDevices feature gate on the
+    kube-apiserver and kube-scheduler ... On Kubernetes v1.36 and later, DRAPartitionableDevices is enabled by
+    default")."""
+    if not groups or kept.partitionable_devices:
+        return None
+    return (
+        f"dra.migProfiles is set for group {', '.join(groups)}, and this cluster's API server drops a ResourceSlice "
+        "device's consumesCounters (a dry-run create came back without it): Kubernetes' DRAPartitionableDevices is off "
+        "(alpha and off in 1.33 to 1.35, on by default from 1.36), and NVIDIA's DRA driver's DynamicMIG publishes MIG "
+        "devices only through it. Turn it on (--feature-gates=DRAPartitionableDevices=true on kube-apiserver and "
+        "kube-scheduler), or remove dra.migProfiles: the group's GPUs are then proven whole"
+    )
+
+
 @dataclass(frozen=True)
 class DraFeaturesInputs(DeclaredInputs):
     """What the check is given: a change of it makes it ask again."""
@@ -139,22 +177,29 @@ class DraFeaturesInputs(DeclaredInputs):
     extended_resource_groups: Sequence[str] = field(
         default=(), metadata=declared("extendedResourceGroups", Change.RERUN, sorted, as_list, only_when_set=True)
     )
+    # The DRA groups that prove MIG devices (dra.migProfiles); a stack without one has no such input.
+    mig_groups: Sequence[str] = field(
+        default=(), metadata=declared("migGroups", Change.RERUN, sorted, as_list, only_when_set=True)
+    )
 
 
 RERUN_KEYS = keys(DraFeaturesInputs, Change.RERUN)
 
 
 class DraFeaturesProvider(ClusterResourceProvider):
-    computed = ("deviceTaints", "extendedResourceName")
+    computed = ("deviceTaints", "extendedResourceName", "partitionableDevices")
 
     def _ask(self, props: dict[str, Any]) -> Kept:
         return ask(api_client_from_props(self.cluster_props(props)))
 
     def _check(self, props: dict[str, Any]) -> dict[str, Any]:
-        kept = self._ask(props)
-        problem = extended_resource_problem(read_inputs(DraFeaturesInputs, props).extended_resource_groups, kept)
-        if problem:
-            raise ClusterFeatureError(problem)
+        kept, inputs = self._ask(props), read_inputs(DraFeaturesInputs, props)
+        problems = [
+            extended_resource_problem(inputs.extended_resource_groups, kept),
+            partitionable_problem(inputs.mig_groups, kept),
+        ]
+        if any(problems):
+            raise ClusterFeatureError("; ".join(p for p in problems if p))
         return {**props, **kept.outputs()}
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -177,6 +222,7 @@ class DraFeatures(ClusterResource, module="gpu-nodes", name="DraFeatures"):
     # As the outputs are named (a dynamic resource's outputs are its attributes, by name).
     deviceTaints: pulumi.Output[bool]
     extendedResourceName: pulumi.Output[bool]
+    partitionableDevices: pulumi.Output[bool]
 
     def __init__(self, name: str, inputs: DraFeaturesInputs, cluster: ClusterAccess, opts: pulumi.ResourceOptions | None = None):
         props = {**inputs.to_props(), **dict.fromkeys(DraFeaturesProvider.computed)}

@@ -1,8 +1,10 @@
-"""The releases of the GPU Operator and its MIG manager on the cluster, against NVIDIA's bulletins.
+"""The releases of the GPU Operator and its MIG manager on the cluster, against NVIDIA's bulletins, and the
+Operator's own age against NVIDIA's life-cycle table (gpu_nodes/advisories.py, OPERATOR_LINES).
 
 gpu-nodes meets them where it hands a cluster's GPUs over (`gpu-nodes:handOver: ClusterPolicy/<name>`
-or `GPUCluster/<name>`) or runs beside them. It does not run them, so an affected release is named,
-per cluster, as a warning of the allocator check's resource (coexistence.py), not a failure.
+or `GPUCluster/<name>`) or runs beside them (the Operator's toolkit in NRI mode, say). It does not run them, so an
+affected release is named, per cluster, as a warning of the allocator check's resource (coexistence.py), not a
+failure; an Operator past its end of support is refused where the stack refuses what NVIDIA no longer patches.
 
 Where the release is read (gpu-operator `deployments/gpu-operator/templates/`): the chart writes
 its ClusterPolicy and GPUCluster with the `gpu-operator.labels` of `_helpers.tpl`, among them
@@ -20,11 +22,15 @@ from typing import Any
 from gpu_nodes.advisories import (
     DCGM_ADVISORIES,
     DCGM_EXPORTER_ADVISORIES,
+    DEPRECATED,
+    END_OF_SUPPORT,
     GPU_OPERATOR_ADVISORIES,
     MIG_MANAGER_ADVISORIES,
+    OPERATOR_LIFECYCLE_SOURCE,
     ComponentAdvisory,
     exporter_release,
     open_component_advisories,
+    operator_support,
     release_of,
 )
 from gpu_nodes.vocabulary import VERSION_LABEL
@@ -69,6 +75,32 @@ def _line(what: str, release: str, rows: list[ComponentAdvisory]) -> str:
         for bulletin, found in by_bulletin.items()
     ]
     return f"{what} is {release}, open to {'; '.join(parts)}: upgrade it (gpu-nodes does not run it)"
+
+
+def operator_age(policies: Iterable[Mapping[str, Any]], clusters: Iterable[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
+    """(lines for a GPU Operator past its end of support, lines for one deprecated), one per ClusterPolicy or
+    GPUCluster whose release NVIDIA's life-cycle table puts there (gpu_nodes/advisories.py, OPERATOR_LINES). A
+    release that cannot be read is said by `operator_advisories`."""
+    ended: list[str] = []
+    deprecated: list[str] = []
+    for kind, objects in (("ClusterPolicy", policies), ("GPUCluster", clusters)):
+        for obj in objects:
+            release = operator_release(obj)
+            if release is None:
+                continue
+            what = f"the GPU Operator of {kind}/{(obj.get('metadata') or {}).get('name')} is {release}"
+            status = operator_support(release)
+            if status == END_OF_SUPPORT:
+                ended.append(
+                    f"{what}, past its end of support: NVIDIA no longer patches it, not even for a CVE "
+                    f"({OPERATOR_LIFECYCLE_SOURCE}); upgrade it, one major version at a time (gpu-nodes does not run it)"
+                )
+            elif status == DEPRECATED:
+                deprecated.append(
+                    f"{what}, deprecated: NVIDIA patches it only for critical bugs and CVEs until its next major version "
+                    f"({OPERATOR_LIFECYCLE_SOURCE}); plan its upgrade (gpu-nodes does not run it)"
+                )
+    return ended, deprecated
 
 
 def operator_advisories(

@@ -46,7 +46,7 @@ from gpu_nodes.kube.node_taints import KubernetesNodeTaintApi, NodeTaintApi, lif
 from gpu_nodes.kube.pod_outputs import KubernetesPodOutputs, RecentPodOutputs
 from gpu_nodes.kube.shared_views import cluster_view_from_props
 from gpu_nodes.proof.checklist import DEFERRED, PASS, WORKLOAD_SUCCEEDED
-from gpu_nodes.proof.evidence import BandwidthCheck, DiagnosticsCheck, MetricsCheck
+from gpu_nodes.proof.evidence import BandwidthCheck, DiagnosticsCheck, ImexCheck, MetricsCheck
 from gpu_nodes.proof.inputs import (
     Change,
     Computed,
@@ -127,6 +127,10 @@ class ReadinessInputs(DeclaredInputs, Generic[Computed]):
     metrics: Mapping[str, Any] | None = field(
         default=None, metadata=declared("metrics", Change.RERUN, read=as_dict_or_none, only_when_set=True)
     )
+    # On NVLink-domain machines: the node's IMEX Job and the clique its label must name; elsewhere no such input.
+    imex: Mapping[str, Any] | None | Computed = field(
+        default=None, metadata=declared("imex", Change.RERUN, read=as_dict_or_none, only_when_set=True)
+    )
 
     def proof(self: ReadinessInputs[Never]) -> Proof:
         """What proving the node asks."""
@@ -140,6 +144,7 @@ class ReadinessInputs(DeclaredInputs, Generic[Computed]):
             diagnostics=_diagnostics_check(self.diagnostics),
             performance=_bandwidth_check(self.performance),
             metrics=_metrics_check(self.metrics),
+            imex=_imex_check(self.imex),
         )
 
 
@@ -153,6 +158,14 @@ def performance_input(job: pulumi.Input[str], gpus: int, floor_gbps: float | Non
 
 def metrics_input(namespace: str, selector: Mapping[str, str], port: int, gpus: int) -> dict[str, Any]:
     return {"namespace": namespace, "selector": dict(selector), "port": port, "gpus": gpus}
+
+
+def imex_input(job: pulumi.Input[str], clique: str) -> dict[str, Any]:
+    return {"job": job, "clique": clique}
+
+
+def _imex_check(value: Mapping[str, Any] | None) -> ImexCheck | None:
+    return ImexCheck(str(value["job"]), str(value["clique"])) if value else None
 
 
 def _diagnostics_check(value: Mapping[str, Any] | None) -> DiagnosticsCheck | None:

@@ -37,6 +37,9 @@ JOB = "kubernetes:batch/v1:Job"
 CLUSTER_ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
 CLUSTER_ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"
 CLAIM_TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
+ROLE = "kubernetes:rbac.authorization.k8s.io/v1:Role"
+ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
+COMPUTE_DOMAIN = "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain"
 
 # What each node gets, by the role its name ends in (`<node>-<role>`). The preflight's copy of
 # the script is named after the command, by gpu_nodes/preflight/command.py.
@@ -70,6 +73,10 @@ METRICS_MONITOR_CHILD = "dcgm-exporter-monitor"
 DRA_SERVICE_ACCOUNT_CHILD = "dra-kubelet-plugin-service-account"
 DRA_ROLE_CHILD = "dra-kubelet-plugin-role"
 DRA_ROLE_BINDING_CHILD = "dra-kubelet-plugin-role-binding"
+# With dra.computeDomains: the kubelet plugin's Role on the ComputeDomains' cliques, and the group's ComputeDomain.
+DRA_CLIQUES_ROLE_CHILD = "dra-kubelet-plugin-cliques-role"
+DRA_CLIQUES_ROLE_BINDING_CHILD = "dra-kubelet-plugin-cliques-role-binding"
+COMPUTE_DOMAIN_CHILD = "compute-domain"
 
 
 # The fleet's own children, below the fleet (`Children.name` puts `<fleet>-` before each); a
@@ -95,8 +102,18 @@ def device_class_child(name: str) -> str:
     return f"device-class-{name}"
 
 
+def compute_domain_child(kind: str, name: str) -> str:
+    """One of what runs the DRA driver's ComputeDomains (device_classes.py), by its kind and name."""
+    return f"compute-domains-{kind.lower()}-{name}"
+
+
 def claim_template_child(gpus: int) -> str:
     return f"verify-claim-{gpus}-gpus"
+
+
+def mig_claim_template_child(profile: str) -> str:
+    """Under dra.migProfiles: the template of one MIG device of `profile` (verification.mig_claim_template_manifest)."""
+    return f"verify-claim-mig-{profile}"
 
 
 def node_child(node: str, role: str) -> str:
@@ -138,6 +155,12 @@ def group_children(index: int, group: NodeGroupSpec, naming: Naming = STACK_KEYS
         yield Child(DAEMON_SET, child_name(g, DEVICE_PLUGIN_CHILD), at("name"), g)
         for gpus in sorted(claim_template_counts(group)):
             yield Child(CLAIM_TEMPLATE, child_name(g, claim_template_child(gpus)), at("name"), g)
+        for profile in group.dra.mig_profiles:
+            yield Child(CLAIM_TEMPLATE, child_name(g, mig_claim_template_child(profile)), at("dra.migProfiles"), profile)
+        if group.dra.compute_domains:
+            yield Child(ROLE, child_name(g, DRA_CLIQUES_ROLE_CHILD), at("name"), g)
+            yield Child(ROLE_BINDING, child_name(g, DRA_CLIQUES_ROLE_BINDING_CHILD), at("name"), g)
+            yield Child(COMPUTE_DOMAIN, child_name(g, COMPUTE_DOMAIN_CHILD), at("name"), g)
     else:
         if group.device_plugin.needs_config_file:
             yield Child(CONFIG_MAP, child_name(g, DEVICE_PLUGIN_CONFIG_CHILD), at("name"), g)

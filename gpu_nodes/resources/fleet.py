@@ -24,6 +24,7 @@ import pulumi_kubernetes as k8s
 from gpu_nodes.config.args import NodeGroupArgs
 from gpu_nodes.config.fields import Setting
 from gpu_nodes.config.node_group import NodeGroupSpec
+from gpu_nodes.config.preflight import DRIVER_ADVISORIES_REFUSE
 from gpu_nodes.config.problems import Problems
 from gpu_nodes.config.stack import (
     OWN_SETTINGS,
@@ -245,13 +246,19 @@ def declare_shared(
     dra_nodes = [node.name for group in stack.node_groups if group.uses_dra for node in group.nodes]
     coexistence = DevicePluginCoexistence(
         children.name(COEXISTENCE_CHILD),
-        CoexistenceInputs(nodes, stack.hand_over, dra_nodes),
+        CoexistenceInputs(nodes, stack.hand_over, dra_nodes, refuse_unsupported=_refuses_advisories(stack)),
         cluster,
         opts=children.opts(COEXISTENCE_CHILD),
     )
     runtime_class = declare_runtime_class(stack, children, cluster, args.stack_label)
-    dra = declare_shared_dra(stack, children, cluster, args.stack_label)
+    dra = declare_shared_dra(stack, children, cluster, args.stack_label, namespaces, stack.pull_secret)
     return Shared(children, cluster, namespaces, coexistence, runtime_class, dra)
+
+
+def _refuses_advisories(stack: StackSpec) -> bool:
+    """Whether a group of the stack refuses what NVIDIA no longer patches (its preflight.driverAdvisories: refuse):
+    then a GPU Operator past its end of support on the cluster stops the run too, rather than being a warning."""
+    return any(group.preflight.driver_advisories == DRIVER_ADVISORIES_REFUSE for group in stack.node_groups)
 
 
 def group_args(spec: NodeGroupSpec, shared: Shared, args: GpuFleetArgs) -> GpuNodeGroupArgs:

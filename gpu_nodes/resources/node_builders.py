@@ -19,7 +19,7 @@ import pulumi_kubernetes as k8s
 from gpu_nodes.config.metrics import EXPORTER_PORT
 from gpu_nodes.config.node_group import NodeGroupSpec, NodeSpec
 from gpu_nodes.kube.client import ClusterAccess
-from gpu_nodes.manifests import dcgm_exporter, dra_driver, mps_control_daemon
+from gpu_nodes.manifests import compute_domains, dcgm_exporter, dra_driver, mps_control_daemon
 from gpu_nodes.manifests.device_plugin import APP_NAME as PLUGIN_APP_NAME
 from gpu_nodes.manifests.device_plugin import (
     config_map_manifest,
@@ -37,6 +37,7 @@ from gpu_nodes.manifests.verification import (
     claim_templates,
     combined_round,
     manifest_of,
+    mig_claim_templates,
     verification_jobs,
 )
 from gpu_nodes.preflight.command import node_preflight, waits_for
@@ -50,14 +51,18 @@ from gpu_nodes.providers.readiness import (
     NodeReadiness,
     ReadinessInputs,
     diagnostics_input,
+    imex_input,
     metrics_input,
     performance_input,
 )
 from gpu_nodes.providers.taints import NodeTaints, TaintsInputs
 from gpu_nodes.resources.child_names import (
+    COMPUTE_DOMAIN_CHILD,
     DEVICE_PLUGIN_CHILD,
     DEVICE_PLUGIN_CONFIG_CHILD,
     DEVICE_PLUGIN_SERVICE_ACCOUNT_CHILD,
+    DRA_CLIQUES_ROLE_BINDING_CHILD,
+    DRA_CLIQUES_ROLE_CHILD,
     DRA_ROLE_BINDING_CHILD,
     DRA_ROLE_CHILD,
     DRA_SERVICE_ACCOUNT_CHILD,
@@ -74,6 +79,7 @@ from gpu_nodes.resources.child_names import (
     VERIFICATION_PRIORITY_CLASS_CHILD,
     claim_template_child,
     job_child,
+    mig_claim_template_child,
     node_child,
 )
 from gpu_nodes.resources.children import Children
@@ -325,14 +331,36 @@ def deploy_dra_driver(
         children.name(DRA_ROLE_BINDING_CHILD),
         children.opts(DRA_ROLE_BINDING_CHILD, depends_on=[role, account]),
     )
+    # With ComputeDomains, the compute-domains container reads the cliques in its namespace.
+    cliques = _cliques_role(group, namespace, account) if spec.dra.compute_domains else []
     # The group's one GPU allocator DaemonSet is the device plugin's child: a group that changes
     # allocator replaces it, the old one deleted first (`_allocator_opts`).
-    needs = [*namespace.ready, account, binding, *device_classes, *after]
+    needs = [*namespace.ready, account, binding, *cliques, *device_classes, *after]
     opts = children.opts(DEVICE_PLUGIN_CHILD, depends_on=needs, **_allocator_opts(namespace, rollout_timeout(spec)))
-    health_check = spec.device_plugin.health_checks
-    gates = pulumi.Output.from_input(device_taints).apply(lambda kept: dra_driver.feature_gates(health_check and bool(kept)))
+    health_check, dynamic_mig = spec.device_plugin.health_checks, bool(spec.dra.mig_profiles)
+    gates = pulumi.Output.from_input(device_taints).apply(
+        lambda kept: dra_driver.feature_gates(health_check and bool(kept), dynamic_mig)
+    )
     manifest = dra_driver.daemonset_manifest(spec, gates=gates)
     return DevicePlugin(register(manifest, k8s.apps.v1.DaemonSet, children.name(DEVICE_PLUGIN_CHILD), opts))
+
+
+def _cliques_role(group: GroupContext, namespace: SharedNamespace, account: pulumi.Resource) -> list[pulumi.Resource]:
+    """The kubelet plugin's Role on the ComputeDomains' cliques in its namespace, and its binding."""
+    children, spec = group.children, group.spec
+    role = register(
+        compute_domains.plugin_role(spec),
+        k8s.rbac.v1.Role,
+        children.name(DRA_CLIQUES_ROLE_CHILD),
+        children.opts(DRA_CLIQUES_ROLE_CHILD, depends_on=namespace.ready, deleted_with=namespace.deleted_with),
+    )
+    binding = register(
+        compute_domains.plugin_role_binding(spec, dra_driver.service_account_name(spec)),
+        k8s.rbac.v1.RoleBinding,
+        children.name(DRA_CLIQUES_ROLE_BINDING_CHILD),
+        children.opts(DRA_CLIQUES_ROLE_BINDING_CHILD, depends_on=[role, account], deleted_with=namespace.deleted_with),
+    )
+    return [role, binding]
 
 
 def _allocator_opts(namespace: SharedNamespace, rollout: str) -> dict[str, Any]:
@@ -391,6 +419,7 @@ def run_verification(
     shared = [plugin.daemonset, priority.verification, *namespace.ready, check]
     shared += [runtime_class] if runtime_class is not None else []
     shared += _claim_templates(group, namespace)
+    shared += _compute_domain(group, namespace, plugin)
     jobs = []
     for job in verification_jobs(spec):
         runs_on = [n for n in nodes if job.node in (None, n.name)]
@@ -424,7 +453,28 @@ def _claim_templates(group: GroupContext, namespace: SharedNamespace) -> list[pu
         child = claim_template_child(gpus)
         opts = children.opts(child, depends_on=namespace.ready, deleted_with=namespace.deleted_with)
         templates.append(generic_object(manifest, children.name(child), opts))
+    for profile, manifest in mig_claim_templates(group.spec):
+        child = mig_claim_template_child(profile)
+        opts = children.opts(child, depends_on=namespace.ready, deleted_with=namespace.deleted_with)
+        templates.append(generic_object(manifest, children.name(child), opts))
     return templates
+
+
+def _compute_domain(group: GroupContext, namespace: SharedNamespace, plugin: DevicePlugin) -> list[pulumi.Resource]:
+    """With dra.computeDomains, the group's ComputeDomain, whose channel its IMEX Jobs claim (its controller makes the
+    template). It goes before what runs it (the kubelet plugin, and through it the controller): not with its namespace,
+    since the controller must remove its finalizer, and the template's, first."""
+    if not (group.spec.uses_dra and group.spec.dra.compute_domains):
+        return []
+    children = group.children
+    # Its spec is immutable (the CRD's `self == oldSelf`): a new one replaces it, the old one deleted first (one name).
+    opts = children.opts(
+        COMPUTE_DOMAIN_CHILD,
+        depends_on=[*namespace.ready, plugin.daemonset],
+        replace_on_changes=["spec"],
+        delete_before_replace=True,
+    )
+    return [generic_object(compute_domains.compute_domain_manifest(group.spec), children.name(COMPUTE_DOMAIN_CHILD), opts)]
 
 
 def prove_nodes(
@@ -488,6 +538,8 @@ def _proof_checks(spec: NodeGroupSpec, verification: Verification, node: str) ->
     if spec.metrics.enabled:
         selector = dcgm_exporter.exporter_selector(spec)
         checks["metrics"] = metrics_input(spec.device_plugin.namespace, selector, EXPORTER_PORT, spec.gpus_per_node)
+    if (imex := verification.one_of(node, Role.IMEX)) is not None and spec.nvlink_domain is not None:
+        checks["imex"] = imex_input(imex.name, spec.nvlink_domain.clique)
     return checks
 
 
@@ -568,7 +620,12 @@ def node_target(group: NodeGroupSpec, node: str) -> NodeTarget:
             plugin_namespace=group.device_plugin.namespace,
             plugin_selector=selector_labels(dra_driver.APP_NAME, group.name),
             expected_gpus=None,
-            dra_gpus={"count": group.gpus_per_node, **({"model": group.gpu_model} if group.gpu_model else {})},
+            dra_gpus={
+                "count": group.gpus_per_node,
+                **({"model": group.gpu_model} if group.gpu_model else {}),
+                # Under the driver's dynamic MIG: the profiles its slices must offer a MIG device of.
+                **({"migProfiles": list(group.dra.mig_profiles)} if group.dra.mig_profiles else {}),
+            },
         )
     return NodeTarget(
         node=node,

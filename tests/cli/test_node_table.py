@@ -40,6 +40,7 @@ def test_the_columns_stay_as_they_were():
         "DCGM",
         "BUSBW",
         "METRICS",
+        "IMEX",
         "GATE",
         "QUARANTINE",
     ], HEADER

@@ -384,3 +384,52 @@ def test_a_sharing_setting_with_nothing_shared_is_a_warning(key):
 def test_a_device_id_strategy_the_plugin_does_not_have_is_refused_naming_its_words():
     problems = problems_of(group(devicePlugin={"deviceIdStrategy": "serial"}))
     assert_one_problem(problems, f"{KEY}.devicePlugin.deviceIdStrategy", "expected one of uuid, index")
+
+
+# --- the plugin's 2026 settings: the words each takes, and where the plugin ignores them ------------------------
+
+
+def test_the_2026_settings_are_read_as_given():
+    raw = group(
+        gpuAccess="cdi",
+        devicePlugin={
+            "allocationPolicy": "packed",
+            "sharing": {"replicas": 4},
+            "cdiFeatureFlags": ["disable-ipc-discoverer", "disable-ipc-discoverer"],
+            "cdiDisableHooks": ["enable-cuda-compat", "update-ldcache"],
+            "deviceDiscoveryStrategy": "nvml",
+        },
+    )
+    spec = parse_stack([raw]).node_groups[0].device_plugin
+    assert (spec.allocation_policy, spec.device_discovery_strategy) == ("packed", "nvml")
+    assert spec.cdi_feature_flags == ("disable-ipc-discoverer",)
+    assert spec.cdi_disable_hooks == ("enable-cuda-compat", "update-ldcache")
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "key", "fragment"),
+    [
+        ("allocationPolicy", "spread", "allocationPolicy", "distributed, packed"),
+        ("deviceDiscoveryStrategy", "wsl", "deviceDiscoveryStrategy", "auto, nvml, tegra"),
+        ("cdiFeatureFlags", ["no-such-flag"], "cdiFeatureFlags[0]", "enable-explicit-driver-libraries"),
+        ("cdiDisableHooks", ["prestart"], "cdiDisableHooks[0]", "create-symlinks"),
+        ("cdiDisableHooks", "all", "cdiDisableHooks", "expected a list"),
+    ],
+)
+def test_a_word_the_plugin_does_not_know_is_refused(setting, value, key, fragment):
+    assert_one_problem(problems_of(group(gpuAccess="cdi", devicePlugin={setting: value})), f"{KEY}.devicePlugin.{key}", fragment)
+
+
+def test_where_the_plugin_ignores_them_they_have_no_effect():
+    raw = group(devicePlugin={"allocationPolicy": "packed", "cdiFeatureFlags": ["disable-ipc-discoverer"]})
+    warnings = parse_stack([raw]).warnings
+    assert [w.split(":")[1] for w in warnings] == [
+        "nodeGroups[0].devicePlugin.allocationPolicy",
+        "nodeGroups[0].devicePlugin.cdiFeatureFlags",
+    ]
+    assert "shares no GPU and runs no MIG" in warnings[0] and "CDI strategy" in warnings[1]
+
+
+def test_a_dra_group_may_not_set_the_plugins_settings():
+    raw = group(allocator="dra", devicePlugin={"deviceDiscoveryStrategy": "nvml"})
+    assert_one_problem(problems_of(raw), f"{KEY}.devicePlugin.deviceDiscoveryStrategy", "a dra group runs none")

@@ -119,3 +119,29 @@ def test_strict_isolation_needs_the_volume_mounts_strategy():
 def test_a_dra_group_runs_no_plugin_and_is_not_judged():
     raw = plugin_group(f"{PLUGIN}:v0.17.2", allocator="dra")
     assert parse_stack([raw]).node_groups
+
+
+# --- the plugin's 2026 settings, each refused on a release that does not read it (their `needs`) -------------
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "access", "first", "older"),
+    [
+        ("allocationPolicy", "packed", "defaultRuntime", "0.20.0", "v0.19.3"),
+        ("cdiDisableHooks", ["enable-cuda-compat"], "cdi", "0.20.0", "v0.19.3"),
+        ("cdiFeatureFlags", ["disable-ipc-discoverer"], "cdi", "0.18.2", "v0.18.1"),
+        ("deviceDiscoveryStrategy", "nvml", "defaultRuntime", "0.16.0", "v0.15.1"),
+    ],
+)
+def test_a_2026_setting_needs_the_release_that_introduced_it(setting, value, access, first, older):
+    # Time-slicing, so that the allocation policy has something to place.
+    shared = {"sharing": {"replicas": 2}} if setting == "allocationPolicy" else {}
+    raw = plugin_group(f"{PLUGIN}:{older}", gpuAccess=access, devicePlugin={setting: value, **shared})
+    assert_one_problem(problems_of(raw), f"{KEY}.devicePlugin.{setting}", f"needs device plugin v{first} or later", older[1:])
+    assert parse_stack([plugin_group(f"{PLUGIN}:v{first}", gpuAccess=access, devicePlugin={setting: value, **shared})])
+
+
+def test_a_plugin_pinned_by_digest_with_a_2026_setting_is_named_as_unjudged():
+    image = f"{PLUGIN}@sha256:" + "a" * 64
+    [warning] = warnings_of(plugin_group(image, devicePlugin={"deviceDiscoveryStrategy": "nvml"}))
+    assert "deviceDiscoveryStrategy: v0.16.0" in warning, warning

@@ -78,3 +78,12 @@ def test_a_whole_gpu_device_plugin_group_is_accepted_beside_it():
 def test_a_time_sliced_group_is_accepted_where_no_dra_group_serves_plain_requests():
     stack = parse_stack([dra_group(), group("a100", devicePlugin={"timeSlicingReplicas": 4}, verification={"gpusPerPod": [1]})])
     assert len(stack.node_groups) == 2, stack.node_groups
+
+
+def test_under_dynamic_mig_a_group_may_prove_mig_devices_only():
+    """An Ampere GPU in MIG mode is offered only split (the driver's nvlib.go): no whole GPU for gpusPerPod to ask."""
+    raw = group(allocator="dra", dra={"migProfiles": ["1g.10gb"]}, verification={"gpusPerPod": []})
+    spec = parse_stack([raw]).node_groups[0]
+    assert spec.verification.gpus_per_pod == () and spec.dra.mig_profiles == ("1g.10gb",)
+    problems = problems_of(group(allocator="dra", verification={"gpusPerPod": []}))
+    assert_one_problem(problems, "gpu-nodes:nodeGroups[0].verification.gpusPerPod", "at least one GPU count")

@@ -22,6 +22,8 @@ PLUGIN = "nvcr.io/nvidia/k8s-device-plugin"
 # runs an older release, so that only the rule under test refuses it.
 ACCEPTED = ["CVE-2025-23266", "CVE-2025-23267"]
 STRATEGY = "devicePlugin.sharing.strategy"
+# An NVLink domain's clique as GPU Feature Discovery labels it (`nvidia.com/gpu.clique`), for the IMEX rule.
+CLIQUE = "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026"
 
 
 # (the rule, the group's settings that call for it, the key refused, the release before it, the first that honours it)
@@ -63,6 +65,42 @@ RULES: list[tuple[str, dict[str, Any], str, str, str]] = [
     ("gpuAccess defaultRuntime", {"gpuAccess": "defaultRuntime"}, "gpuAccess", "0.4.0", "0.5.0"),
     ("isolation strict", {"isolation": "strict"}, "isolation", "0.6.0", "0.7.0"),
     ("deviceIdStrategy", {"devicePlugin": {"deviceIdStrategy": "index"}}, "devicePlugin.deviceIdStrategy", "0.8.2", "0.9.0"),
+    (
+        "allocationPolicy",
+        # Time-slicing, so that the policy has replicas to place.
+        {"devicePlugin": {"allocationPolicy": "packed", "sharing": {"replicas": 2}}},
+        "devicePlugin.allocationPolicy",
+        "0.19.3",
+        "0.20.0",
+    ),
+    (
+        "cdiFeatureFlags",
+        {"gpuAccess": "cdi", "devicePlugin": {"cdiFeatureFlags": ["disable-ipc-discoverer"]}},
+        "devicePlugin.cdiFeatureFlags",
+        "0.18.1",
+        "0.18.2",
+    ),
+    (
+        "cdiDisableHooks",
+        {"gpuAccess": "cdi", "devicePlugin": {"cdiDisableHooks": ["enable-cuda-compat"]}},
+        "devicePlugin.cdiDisableHooks",
+        "0.19.3",
+        "0.20.0",
+    ),
+    (
+        "deviceDiscoveryStrategy",
+        {"devicePlugin": {"deviceDiscoveryStrategy": "nvml"}},
+        "devicePlugin.deviceDiscoveryStrategy",
+        "0.15.1",
+        "0.16.0",
+    ),
+    (
+        "imex channelIds",
+        {"devicePlugin": {"imex": {"channelIds": [0]}}, "nvlinkDomain": {"clique": CLIQUE, "imexPeers": ["10.0.0.11"]}},
+        "devicePlugin.imex.channelIds",
+        "0.16.1",
+        "0.17.0",
+    ),
 ]
 
 
@@ -133,3 +171,29 @@ def test_a_groups_requirements_are_those_of_what_it_sets():
     found = {(r.key, r.need.since) for r in requirements(spec, Component.DEVICE_PLUGIN)}
     assert found == {("gpuAccess", "0.5.0"), ("devicePlugin.sharing.strategy", "0.15.0")}, found
     assert unmet(list(requirements(spec, Component.DEVICE_PLUGIN)), "0.15.0") == []
+
+
+def test_the_driver_floor_of_compute_domains_is_the_one_preflight_holds_each_machine_to():
+    """68-check-dra.sh's dra-compute-domains check refuses a machine below `computedomains-driver`, the floor
+    declared with `dra.computeDomains`."""
+    script = (ROOT / "gpu_nodes/scripts/preflight/68-check-dra.sh").read_text()
+    [floor] = re.findall(r"^  \[computedomains-driver\]=(\S+)$", script, re.M)
+    declared = [need.since for key, need in declared_needs(NodeGroupSpec) if key == "dra.computeDomains"]
+    assert declared == [floor] == ["570.158.01"], (declared, floor)
+
+
+def test_the_toolkit_floor_of_an_nri_group_is_the_one_preflight_holds_each_machine_to():
+    """73-check-nri.sh refuses a toolkit below NRI_TOOLKIT_FLOOR, the floor declared with `containerToolkit`."""
+    script = (ROOT / "gpu_nodes/scripts/preflight/73-check-nri.sh").read_text()
+    [floor] = re.findall(r"^readonly NRI_TOOLKIT_FLOOR=(\S+)$", script, re.M)
+    declared = [need.since for key, need in declared_needs(NodeGroupSpec) if key == "containerToolkit"]
+    assert declared == [floor] == ["1.20.0"], (declared, floor)
+
+
+def test_only_an_nri_group_needs_the_nri_toolkit_floor():
+    (runtime_group,) = parse_stack([group()]).node_groups
+    nri = group(gpuAccess="cdi", containerToolkit="nri", devicePlugin={"acceptAdvisories": ACCEPTED})
+    (nri_group,) = parse_stack([nri]).node_groups
+    assert list(requirements(runtime_group, Component.TOOLKIT)) == []
+    found = [(r.key, r.value, r.need.since) for r in requirements(nri_group, Component.TOOLKIT)]
+    assert found == [("containerToolkit", "nri", "1.20.0")], found

@@ -39,8 +39,11 @@ GATE = {"key": "gpu-nodes.dev/unverified", "value": "true", "effect": "NoSchedul
 # staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go), off in the 1.35 it is built from: the
 # API server keeps device taints, which the DRA driver's health check writes, and a DeviceClass's
 # extendedResourceName (tests/e2e/test_dra.py). Only a DeviceClass that maps nvidia.com/gpu changes what a
-# plain pod gets, and only test_dra.py makes one (tools/cluster/README.md, "DRA").
-FEATURE_GATES = "DRADeviceTaints=true,DRAExtendedResource=true"
+# plain pod gets, and only test_dra.py makes one (tools/cluster/README.md, "DRA"). DRAPartitionableDevices too
+# (alpha and off in 1.35, on by default from 1.36: kubernetes-sigs/dra-driver-nvidia-gpu
+# site/content/docs/guides/gpu-allocation/mig.md): the API server keeps a device's consumesCounters and the scheduler
+# counts them, as the DRA driver's dynamic MIG needs (tests/e2e/test_nvlink.py).
+FEATURE_GATES = "DRADeviceTaints=true,DRAExtendedResource=true,DRAPartitionableDevices=true"
 
 
 def taints_of(node: dict) -> list[dict]:

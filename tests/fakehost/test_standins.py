@@ -495,3 +495,55 @@ def test_a_machine_of_the_other_model_is_seen_as_such(fake_machine, mode):
     assert {g.name for g in found.gpus} == {"NVIDIA H100 PCIe"}
     done = run("dcgmi", ["diag", "-r", "1", "-j"], machine_env(fake_machine))
     assert {e["device_id"] for e in json.loads(done.stdout)["entity_groups"][0]["entities"]} == {"2331"}
+
+
+# ------------------------------------------------------------------------------ ls of IMEX channels
+
+CHANNEL0 = f"{standins.IMEX_CHANNEL_DIR}/channel0"
+CHANNEL1 = f"{standins.IMEX_CHANNEL_DIR}/channel1"
+NVLINK_NODE = "gpu-node-8"
+# A clique as the GPU feature discovery labels it, "<ClusterUUID>.<CliqueId>", from a recorded GB200 tray
+# (tests/scripts/fixtures/nvidia-smi-q-fabric-health-healthy-r580.txt).
+CLIQUE = "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026"
+
+
+@pytest.fixture(scope="module")
+def nvlink_machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
+    """An NVLink-domain fake machine with channel 0 made, as `up.sh --nvlink` runs one."""
+    require_sshd()
+    spec = fakehost.nvlink_machine(MachineSpec(hostname=NVLINK_NODE, gpus=2), CLIQUE, ("127.0.10.1", "127.0.10.2"))
+    with running_sshd(tmp_path_factory.mktemp("fakehosts"), spec, state=NVLINK_NODE) as server:
+        yield server
+
+
+def nvlink_env(server: SshServer, **extra: str) -> dict[str, str]:
+    fakehosts = Path(server.machine.state).parent
+    return simulated_env(NVLINK_NODE, gpus=2, **{standins.ENV_FAKEHOSTS: str(fakehosts)}, **extra)
+
+
+def test_ls_finds_a_channel_the_claim_was_given_as_gnu_ls_prints_it():
+    done = run("ls", [CHANNEL0], simulated_env(GPU_NODES_IMEX_CHANNELS="0"))
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"{CHANNEL0}\n", "")
+
+
+def test_ls_of_a_channel_not_given_fails_in_gnu_ls_words_and_status():
+    done = run("ls", [CHANNEL0, CHANNEL1], simulated_env(GPU_NODES_IMEX_CHANNELS="0"))
+    assert done.returncode == 2  # coreutils src/ls.c: LS_FAILURE, "serious trouble"
+    assert done.stdout == f"{CHANNEL0}\n"
+    assert done.stderr == f"ls: cannot access '{CHANNEL1}': No such file or directory\n"
+
+
+def test_the_plugins_channel_is_there_only_where_the_machine_has_it(nvlink_machine):
+    """The device plugin passes the host's channel through: the NVLink machine's channel 0, not a channel it lacks,
+    and nothing on a node without a fake machine."""
+    given = run("ls", [CHANNEL0], nvlink_env(nvlink_machine, NVIDIA_IMEX_CHANNELS="0"))
+    assert (given.returncode, given.stdout) == (0, f"{CHANNEL0}\n")
+    lacking = run("ls", [CHANNEL1], nvlink_env(nvlink_machine, NVIDIA_IMEX_CHANNELS="1"))
+    assert lacking.returncode == 2 and "cannot access" in lacking.stderr
+    elsewhere = run("ls", [CHANNEL0], simulated_env(NVIDIA_IMEX_CHANNELS="0"))
+    assert elsewhere.returncode == 2 and elsewhere.stdout == ""
+
+
+def test_ls_of_anything_but_imex_channels_is_refused_not_guessed():
+    done = run("ls", ["/etc"], simulated_env(GPU_NODES_IMEX_CHANNELS="0"))
+    assert done.returncode != 0 and "only /dev/nvidia-caps-imex-channels/channel<N> operands are simulated" in done.stderr

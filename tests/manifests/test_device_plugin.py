@@ -502,3 +502,56 @@ def test_without_mps_the_plugin_has_no_mps_mounts(device_plugin):
     ds = daemonset_manifest(group_spec(devicePlugin=device_plugin))
     assert "MPS_ROOT" not in env(ds), ds["metadata"]["name"]
     assert not {"mps-root", "mps-shm"} & {v["name"] for v in pod_spec(ds)["volumes"]}, ds["metadata"]["name"]
+
+
+# --- the plugin's 2026 settings and IMEX channels: each as its environment variable, only where set ---------------
+
+CLIQUE = "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026"
+
+
+def test_the_2026_settings_are_set_as_the_plugins_variables():
+    """k8s-device-plugin v0.20.0 cmd/nvidia-device-plugin/main.go: each flag's EnvVars; a list comma-separated."""
+    spec = group_spec(
+        gpuAccess="cdi",
+        devicePlugin={
+            "allocationPolicy": "packed",
+            "sharing": {"replicas": 2},
+            "cdiFeatureFlags": ["disable-ipc-discoverer", "no-additional-gids-for-device-nodes"],
+            "cdiDisableHooks": ["enable-cuda-compat", "update-ldcache"],
+            "deviceDiscoveryStrategy": "nvml",
+        },
+    )
+    found = env(daemonset_manifest(spec))
+    assert found["SHARED_DEVICES_ALLOCATION_POLICY"] == "packed"
+    assert found["CDI_FEATURE_FLAGS"] == "disable-ipc-discoverer,no-additional-gids-for-device-nodes"
+    assert found["CDI_DISABLE_HOOKS"] == "enable-cuda-compat,update-ldcache"
+    assert found["DEVICE_DISCOVERY_STRATEGY"] == "nvml"
+
+
+def test_a_group_that_sets_none_of_them_keeps_its_plugin_as_it_was():
+    names = set(env(daemonset_manifest(group_spec())))
+    assert not names & {"SHARED_DEVICES_ALLOCATION_POLICY", "CDI_FEATURE_FLAGS", "CDI_DISABLE_HOOKS", "IMEX_CHANNEL_IDS"}
+
+
+def test_an_imex_group_injects_channel_0_and_its_revision_says_so():
+    """IMEX_CHANNEL_IDS and IMEX_REQUIRED (the plugin's --imex-channel-ids, --imex-required)."""
+    domain = {"clique": CLIQUE, "imexPeers": ["10.0.0.1"]}
+    imex = group_spec(devicePlugin={"imex": {"channelIds": [0], "required": True}}, nvlinkDomain=domain)
+    found = env(daemonset_manifest(imex))
+    assert (found["IMEX_CHANNEL_IDS"], found["IMEX_REQUIRED"]) == ("0", "true"), found
+    assert plugin_revision(imex) != plugin_revision(group_spec(nvlinkDomain=domain))
+
+
+def test_on_nri_nodes_the_plugin_names_no_runtime_class_and_asks_the_toolkits_nri_plugin_for_its_gpus():
+    """gpu-operator controllers/object_controls.go: setRuntimeClassName returns early and setNRIPluginAnnotation
+    annotates `nvidia.cdi.k8s.io/container.<name>: management.nvidia.com/gpu=all` when nriPluginEnabled."""
+    spec = parse_stack([group(gpuAccess="cdi", containerToolkit="nri")], runtime_class="nvidia").node_groups[0]
+    ds = daemonset_manifest(spec)
+    assert "runtimeClassName" not in pod_spec(ds), pod_spec(ds)
+    annotations = ds["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["nvidia.cdi.k8s.io/container.nvidia-device-plugin-ctr"] == "management.nvidia.com/gpu=all"
+    runtime = parse_stack([group(gpuAccess="cdi")], runtime_class="nvidia").node_groups[0]
+    assert pod_spec(daemonset_manifest(runtime))["runtimeClassName"] == "nvidia"
+    assert not any(
+        k.startswith("nvidia.cdi.k8s.io/") for k in daemonset_manifest(runtime)["spec"]["template"]["metadata"]["annotations"]
+    )

@@ -609,3 +609,40 @@ def test_without_mps_nothing_is_asked_about_it(device_plugin):
     spec = parse_stack([group("a100", devicePlugin=device_plugin)]).node_groups[0]
     assert "--mps" not in preflight_command(spec), preflight_command(spec)
     assert not any(t.startswith("mps-") for t in triggers(spec)), triggers(spec)
+
+
+# --- NVLink domains, ComputeDomains, dynamic MIG and NRI: what the machine is asked, only where the group says ----
+
+CLIQUE = "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026"
+
+
+def test_a_device_plugin_group_of_an_nvlink_domain_asks_for_its_clique_its_host_daemon_its_peers_and_channel():
+    domain = {"clique": CLIQUE, "imexPeers": ["10.0.0.11", "10.0.0.12"]}
+    spec = group_spec(devicePlugin={"imex": {"channelIds": [0], "required": True}}, nvlinkDomain=domain)
+    arguments = preflight_arguments(spec)
+    tail = arguments[arguments.index("--nvlink-clique") :]
+    assert tail == [
+        "--nvlink-clique", CLIQUE, "--imex", "host", "--imex-peers", "10.0.0.11,10.0.0.12",
+        "--imex-channels", "0", "--imex-required",
+    ]  # fmt: skip
+    assert triggers(spec)[-5:] == [
+        f"nvlink-clique={CLIQUE}", "imex=host", "imex-peers=10.0.0.11,10.0.0.12", "imex-channels=0", "--imex-required"
+    ]
+
+
+def test_a_dra_group_with_compute_domains_asks_for_its_clique_and_the_drivers_daemons():
+    spec = group_spec(allocator="dra", dra={"computeDomains": True}, nvlinkDomain={"clique": CLIQUE})
+    arguments = preflight_arguments(spec)
+    assert arguments[arguments.index("--nvlink-clique") :] == ["--nvlink-clique", CLIQUE, "--imex", "driver"]
+
+
+def test_dynamic_mig_and_nri_are_asked_for():
+    mig = preflight_arguments(group_spec(allocator="dra", dra={"migProfiles": ["1g.10gb"]}))
+    assert mig[-3:] == ["--allocator", "dra", "--dra-mig"], mig
+    nri = preflight_arguments(group_spec(gpuAccess="cdi", containerToolkit="nri"))
+    assert nri[-2:] == ["--toolkit", "nri"], nri
+
+
+def test_a_group_without_them_keeps_its_command_line():
+    arguments = preflight_arguments(group_spec())
+    assert not {"--nvlink-clique", "--imex", "--dra-mig", "--toolkit"} & set(arguments), arguments

@@ -12,6 +12,7 @@ from gpu_nodes.proof.checklist import (
     FAIL,
     GPU_FACTS_AGREE,
     GPUS_REGISTERED,
+    IMEX_CHANNEL,
     ITEMS,
     ITEMS_BY_KEY,
     LABELLED,
@@ -24,6 +25,7 @@ from gpu_nodes.proof.checklist import (
     WORKLOAD_SUCCEEDED,
     Observation,
     checklist,
+    clique_problem,
     degradation,
     gated,
     gpu_problem,
@@ -187,6 +189,7 @@ KEYS_AND_COLUMNS = [
     ("diagnosticsPassed", "DCGM"),
     ("bandwidthMet", "BUSBW"),
     ("metricsExported", "METRICS"),
+    ("imexChannel", "IMEX"),
     ("gpuFactsAgree", None),
 ]
 
@@ -221,6 +224,9 @@ BROKEN_LOOKS = {
     ),
     BANDWIDTH_MET: lambda: Observation(target(), node(), [plugin_pod()], bandwidth=["bus bandwidth 5.2 GB/s, below 200"]),
     METRICS_EXPORTED: lambda: Observation(target(), node(), [plugin_pod()], metrics=["GPU 2: no DCGM_FI_DEV_GPU_TEMP"]),
+    IMEX_CHANNEL: lambda: Observation(
+        target(), node(), [plugin_pod()], imex=["verification Job v/imex failed: ls: cannot access"]
+    ),
 }
 
 
@@ -248,7 +254,20 @@ def test_the_workload_item_has_one_line_per_job_that_has_not_succeeded():
 
 @pytest.mark.parametrize("item", ITEMS, ids=lambda item: item.key)
 def test_only_the_items_whose_jobs_hold_gpus_may_be_deferred(item):
-    assert item.deferrable == (item in (WORKLOAD_SUCCEEDED, DIAGNOSTICS_PASSED, BANDWIDTH_MET)), item.key
+    # The IMEX channel's Job holds a GPU of the device plugin's (the plugin adds its channels to a GPU's container).
+    assert item.deferrable == (item in (WORKLOAD_SUCCEEDED, DIAGNOSTICS_PASSED, BANDWIDTH_MET, IMEX_CHANNEL)), item.key
+
+
+def test_a_node_labelled_with_another_clique_fails_labelled_naming_both():
+    clique = "7f0e5d1c-0d3e-4e3b-9d0e-2a6d0f3b1c11.1"
+    labelled = node(**{"nvidia.com/gpu.clique": "7F0E5D1C-0D3E-4E3B-9D0E-2A6D0F3B1C11.1"})
+    assert clique_problem(labelled, clique) is None, "the UUID part is compared without case"
+    other = clique_problem(node(**{"nvidia.com/gpu.clique": "aaaa.2"}), clique)
+    assert other is not None and "is aaaa.2" in other and clique in other, other
+    unset = clique_problem(node(), clique)
+    assert unset is not None and "is not set" in unset, unset
+    found = checklist(item_problems(Observation(target(), node(), [plugin_pod()], clique=unset), ITEMS))
+    assert [key for key, value in found.items() if value == FAIL] == ["labelled"], found
 
 
 @pytest.mark.parametrize("item", ITEMS, ids=lambda item: item.key)

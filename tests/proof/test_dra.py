@@ -7,6 +7,8 @@ import pytest
 from gpu_nodes.proof.dra import (
     ExpectedGpus,
     attribute,
+    dra_gpu_problem,
+    mig_profiles_problem,
     slice_findings,
     slice_problem,
     slices_of_node,
@@ -193,3 +195,60 @@ def test_a_tainted_gpu_preflight_did_not_find_is_named_once_as_unexpected():
     lines = slice_findings(NODE, slices, EXPECTED)
     new = f"device gpu-4 {uuid(4)} ({H100}) of node {NODE} is new in its ResourceSlice {NODE}-gpu.nvidia.com-x7k2p"
     assert lines == [new], lines
+
+
+# --- dynamic MIG: a device of each profile the group proves --------------------------------------------
+
+
+def mig_slices(profiles: tuple[str, ...] = ("1g.10gb",), taint: bool = False) -> list[dict]:
+    """The driver's split slices under DynamicMIG on 1.35+ (driver.go, generateSplitResourceSlices): the counters' slice
+    first, then one per GPU with the GPU and its partitions."""
+    counters = resource_slice(NODE, [], slice_count=5, suffix="c0000")
+    per_gpu = []
+    for gpu in range(4):
+        migs = []
+        for profile in profiles:
+            device = mig_device(gpu, 0)
+            device["attributes"]["profile"] = {"string": profile}
+            device["name"] = f"gpu-{gpu}-mig-{profile.replace('.', '')}-0"
+            if taint:
+                device["taints"] = [xid_taint()]
+            migs.append(device)
+        per_gpu.append(resource_slice(NODE, [gpu_device(gpu), *migs], slice_count=5, suffix=f"g000{gpu}"))
+    return [counters, *per_gpu]
+
+
+def test_each_profile_offered_on_a_gpu_passes():
+    assert mig_profiles_problem(NODE, mig_slices(("1g.10gb", "3g.40gb")), ["1g.10gb", "3g.40gb"]) is None
+    assert dra_gpu_problem(NODE, {"count": 4, "migProfiles": ["1g.10gb"]}, mig_slices(), None) is None
+
+
+def test_a_profile_no_device_offers_is_named_with_the_profiles_listed():
+    problem = mig_profiles_problem(NODE, mig_slices(("1g.10gb",)), ["1g.10gb", "7g.80gb"])
+    assert problem is not None and "no MIG device of profile 7g.80gb" in problem and "listed: 1g.10gb" in problem, problem
+
+
+def test_without_dynamic_mig_the_slices_list_whole_gpus_only_and_each_profile_is_missing():
+    problem = dra_gpu_problem(NODE, {"count": 4, "migProfiles": ["1g.10gb"]}, node_slices(NODE, 4), None)
+    assert problem is not None and "profiles listed: none" in problem and "DynamicMIG" in problem, problem
+
+
+def test_a_tainted_mig_device_is_not_offered():
+    problem = mig_profiles_problem(NODE, mig_slices(taint=True), ["1g.10gb"])
+    assert problem is not None and "1g.10gb" in problem, problem
+
+
+def test_the_gpus_are_judged_before_the_profiles():
+    slices = mig_slices()
+    slices[1]["spec"]["devices"] = []  # gpu-0 gone, and its partitions with it
+    problem = dra_gpu_problem(NODE, {"count": 4, "migProfiles": ["1g.10gb"]}, slices, None)
+    assert problem is not None and "4 GPU device" not in problem and "3 GPU device(s) published, expected 4" in problem
+
+
+def test_an_ampere_gpu_in_mig_mode_offered_only_split_counts_as_published():
+    """nvlib.go: on Ampere in MIG mode the driver publishes the GPU's MIG profiles and not the GPU itself."""
+    slices = mig_slices()
+    for item in slices[1:]:
+        item["spec"]["devices"] = [d for d in item["spec"]["devices"] if d["attributes"]["type"]["string"] == "mig"]
+    assert dra_gpu_problem(NODE, {"count": 4, "migProfiles": ["1g.10gb"]}, slices, None) is None
+    assert dra_gpu_problem(NODE, {"count": 4}, slices, None) is not None, "whole GPUs only without dynamic MIG"

@@ -17,7 +17,7 @@ import pytest
 
 from gpu_nodes.preflight.facts import GpuFacts, annotation
 from gpu_nodes.proof.checklist import CHECKLIST_ITEMS, DEFERRED, FAIL, PASS, WORKLOAD_SUCCEEDED
-from gpu_nodes.proof.evidence import BandwidthCheck, DiagnosticsCheck, MetricsCheck
+from gpu_nodes.proof.evidence import BandwidthCheck, DiagnosticsCheck, ImexCheck, MetricsCheck
 from gpu_nodes.proof.judgement import PLUGIN_SETTLE_SECONDS, Judgement, PodStories, Proof, failure_message, judge
 from gpu_nodes.proof.target import DeclaredGpus, NodeTarget
 from gpu_nodes.vocabulary import FACTS_ANNOTATION
@@ -513,3 +513,43 @@ def test_a_refresh_judges_the_tools_by_their_jobs_and_the_exporter_by_its_pod_re
     cluster = tools_ran(proven_cluster(), PASSING_DCGM, DEGRADED_NCCL)
     judgement = judge(cluster, DIAGNOSED, NOW)
     assert judgement.passed and judgement.measured.bus_bandwidth is None, f"n1: {judgement}"
+
+
+# --- NVLink-domain machines: the node's IMEX channel Job and its clique label --------------------------
+
+CLIQUE = "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026"
+IMEX_JOB = "gpu-verify-a100-n1-imex-eeee"
+IMEX_PROOF = Proof(target(), VERIFICATION_NAMESPACE, JOBS, access_jobs=[ACCESS_JOB], imex=ImexCheck(IMEX_JOB, CLIQUE))
+
+
+def domain_cluster(clique: str | None = CLIQUE, imex_job: dict | None = None) -> FakeCluster:
+    cluster = proven_cluster()
+    if clique is not None:
+        cluster.nodes["n1"]["metadata"]["labels"]["nvidia.com/gpu.clique"] = clique
+    cluster.jobs[(VERIFICATION_NAMESPACE, IMEX_JOB)] = imex_job or job(succeeded=1)
+    return cluster
+
+
+def test_a_node_of_the_domain_passes_with_its_channel_found_and_its_clique_labelled():
+    judgement = judge(domain_cluster(), IMEX_PROOF, NOW)
+    assert judgement.passed and judgement.checklist["imexChannel"] == PASS, judgement.problems
+    assert IMEX_JOB in IMEX_PROOF.all_jobs
+
+
+def test_a_failed_imex_job_fails_the_imex_item_only():
+    judgement = judge(domain_cluster(imex_job=job(failed_reason="BackoffLimitExceeded")), IMEX_PROOF, NOW)
+    assert failing(judgement) == ["imexChannel"], judgement.problems
+    assert judgement.checklist["imexChannel"] == FAIL, judgement.checklist
+
+
+@pytest.mark.parametrize("clique", [None, "9c6f5af3-53bf-49b5-a436-b66766c413c3.7"])
+def test_a_node_without_the_declared_clique_fails_labelled_naming_it(clique):
+    judgement = judge(domain_cluster(clique=clique), IMEX_PROOF, NOW)
+    assert failing(judgement) == ["labelled"], judgement.problems
+    line = str(dict(judgement.problems)["labelled"])
+    assert CLIQUE in line and "nvidia.com/gpu.clique" in line, line
+
+
+def test_a_node_outside_a_domain_has_no_imex_item():
+    judgement = judge(proven_cluster(), PROOF, NOW)
+    assert "imexChannel" not in judgement.checklist, judgement.checklist

@@ -152,7 +152,8 @@ def test_a_refresh_shows_a_plugin_that_appeared_since_as_drift(monkeypatch):
 
 
 def test_the_inputs_the_check_is_given_each_make_it_look_again():
-    assert RERUN_KEYS == keys(CoexistenceInputs) == ("nodes", "handOver", "draNodes"), keys(CoexistenceInputs)
+    expected = ("nodes", "handOver", "draNodes", "refuseUnsupported")
+    assert RERUN_KEYS == keys(CoexistenceInputs) == expected, keys(CoexistenceInputs)
 
 
 def test_the_inputs_are_written_sorted_and_without_dra_nodes_where_no_group_uses_dra():

@@ -20,6 +20,7 @@ from gpu_nodes.providers.dra_features import (
     ask,
     extended_resource_problem,
     kept_from,
+    partitionable_problem,
 )
 
 
@@ -30,7 +31,7 @@ class Answer:
         self.data = json.dumps(body).encode()
 
 
-def stored(body: dict[str, Any], *, taints: bool, extended: bool) -> dict[str, Any]:
+def stored(body: dict[str, Any], *, taints: bool, extended: bool, partitionable: bool = False) -> dict[str, Any]:
     """The object as an API server returns a dry-run create: named from generateName, the gated
     fields dropped where the gate is off (the strategies' dropDisabled...Fields)."""
     found = copy.deepcopy(body)
@@ -40,25 +41,29 @@ def stored(body: dict[str, Any], *, taints: bool, extended: bool) -> dict[str, A
             device["taints"] = [{**t, "timeAdded": "2026-12-06T10:00:00Z"} for t in device["taints"]]
         else:
             device.pop("taints")
+        if not partitionable:
+            device.pop("consumesCounters")
     if not extended:
         found["spec"].pop("extendedResourceName", None)
     return found
 
 
 class FakeResourceApi:
-    """resource.k8s.io/v1 as a server with or without the two gates answers a dry-run create."""
+    """resource.k8s.io/v1 as a server with or without the three gates answers a dry-run create."""
 
     calls: list[tuple[str, str]] = []
 
-    def __init__(self, *, taints: bool = True, extended: bool = True, status: int | None = None) -> None:
-        self.taints, self.extended, self.status = taints, extended, status
+    def __init__(
+        self, *, taints: bool = True, extended: bool = True, partitionable: bool = False, status: int | None = None
+    ) -> None:
+        self.taints, self.extended, self.partitionable, self.status = taints, extended, partitionable, status
 
     def _create(self, kind: str, body: dict[str, Any], dry_run: str | None = None, _preload_content: bool = True) -> Answer:
         FakeResourceApi.calls.append((kind, str(dry_run)))
         assert not _preload_content, "the raw answer is read: the client's models may lack the fields"
         if self.status:
             raise ApiException(status=self.status, reason={403: "Forbidden", 404: "Not Found"}[self.status])
-        return Answer(stored(body, taints=self.taints, extended=self.extended))
+        return Answer(stored(body, taints=self.taints, extended=self.extended, partitionable=self.partitionable))
 
     def create_resource_slice(self, body: dict[str, Any], **kwargs: Any) -> Answer:
         return self._create("ResourceSlice", body, **kwargs)
@@ -76,10 +81,13 @@ def server(monkeypatch):
     return serve
 
 
-@pytest.mark.parametrize(("taints", "extended"), [(True, True), (False, False), (True, False), (False, True)])
-def test_each_field_is_kept_only_where_the_server_keeps_it(server, taints, extended):
-    server(taints=taints, extended=extended)
-    assert ask(None) == Kept(device_taints=taints, extended_resource_name=extended)
+@pytest.mark.parametrize(
+    ("taints", "extended", "partitionable"),
+    [(True, True, True), (False, False, False), (True, False, False), (False, True, False), (False, False, True)],
+)
+def test_each_field_is_kept_only_where_the_server_keeps_it(server, taints, extended, partitionable):
+    server(taints=taints, extended=extended, partitionable=partitionable)
+    assert ask(None) == Kept(device_taints=taints, extended_resource_name=extended, partitionable_devices=partitionable)
     assert FakeResourceApi.calls == [("ResourceSlice", "All"), ("DeviceClass", "All")], "both asked as dry runs"
 
 
@@ -133,3 +141,27 @@ def test_a_refresh_asks_again_and_a_new_group_asking_is_a_change(monkeypatch):
 def test_a_stack_without_a_group_asking_has_no_such_input():
     assert DraFeaturesInputs().to_props() == {}, DraFeaturesInputs().to_props()
     assert DraFeaturesInputs(["b", "a"]).to_props() == {"extendedResourceGroups": ["a", "b"]}
+
+
+def test_the_slice_probe_asks_for_a_device_that_consumes_counters_and_no_counter_set():
+    device = PROBE_SLICE["spec"]["devices"][0]
+    assert device["consumesCounters"][0]["counterSet"] == "probe", device
+    # The API refuses a slice with both sharedCounters and devices (validateResourceSliceSpec, v1.35.4).
+    assert "sharedCounters" not in PROBE_SLICE["spec"], PROBE_SLICE
+
+
+def test_groups_that_prove_mig_devices_are_refused_naming_the_gate_where_counters_are_dropped():
+    problem = partitionable_problem(["gb200"], Kept(True, True, partitionable_devices=False))
+    assert problem is not None and "group gb200" in problem and "DRAPartitionableDevices is off" in problem, problem
+    assert "remove dra.migProfiles" in problem, problem
+    assert partitionable_problem(["gb200"], Kept(False, False, partitionable_devices=True)) is None
+    assert partitionable_problem([], Kept(False, False)) is None
+
+
+def test_create_fails_naming_both_gates_when_both_are_missing(monkeypatch):
+    monkeypatch.setattr(DraFeaturesProvider, "_ask", lambda self, props: Kept(True, False, False))
+    with pytest.raises(ClusterFeatureError, match="DRAExtendedResource is off.*; .*DRAPartitionableDevices is off"):
+        DraFeaturesProvider().create(DraFeaturesInputs(["h100"], ["a100"]).to_props())
+    outs = DraFeaturesProvider().create(DraFeaturesInputs().to_props()).outs
+    assert outs["partitionableDevices"] is False, outs
+    assert DraFeaturesInputs(mig_groups=["b", "a"]).to_props() == {"migGroups": ["a", "b"]}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gpu_nodes.providers.coexistence import CoexistenceProvider
-from gpu_nodes.providers.handed_over import mig_manager_release, operator_advisories, operator_release
+from gpu_nodes.providers.handed_over import mig_manager_release, operator_advisories, operator_age, operator_release
 
 
 def chart_labels(app_version: str) -> dict[str, str]:
@@ -147,3 +147,64 @@ def test_an_exporter_pinned_by_digest_is_said_unchecked():
     )
     warnings, [unknown] = operator_advisories([policy], [])
     assert warnings == [] and "spec.dcgmExporter.version" in unknown and "names no release" in unknown, unknown
+
+
+# --- the Operator's own age: NVIDIA's life-cycle table (gpu_nodes/advisories.py, OPERATOR_LINES) -----------------
+
+
+@pytest.mark.parametrize(
+    ("release", "ended", "deprecated"),
+    [("v26.7.1", 0, 0), ("v26.3.3", 0, 1), ("v25.10.1", 1, 0), ("v25.3.4", 1, 0), ("v26.11.0", 0, 0)],
+    ids=["supported", "deprecated", "25.10 ended", "25.3 ended", "newer than the table"],
+)
+def test_an_operator_is_judged_by_its_line_in_nvidias_life_cycle_table(release, ended, deprecated):
+    found_ended, found_deprecated = operator_age([cluster_policy(release)], [])
+    assert (len(found_ended), len(found_deprecated)) == (ended, deprecated), (found_ended, found_deprecated)
+
+
+def test_an_ended_operator_is_named_with_its_object_release_and_the_table():
+    [line], [] = operator_age([], [gpu_cluster("v25.10.1")])
+    assert line.startswith("the GPU Operator of GPUCluster/gpu-cluster is 25.10.1, past its end of support"), line
+    assert "25.10.x and lower End of Support" in line and "one major version at a time" in line
+
+
+def test_an_operator_whose_release_cannot_be_read_is_not_judged_by_age():
+    assert operator_age([cluster_policy(None, mig="")], []) == ([], [])
+
+
+def fake_cluster(monkeypatch, policies: list[dict[str, Any]]) -> None:
+    """The check's look at a cluster that holds only these ClusterPolicies (none of them running a device plugin)."""
+    import gpu_nodes.providers.coexistence as coexistence
+
+    class Listed:
+        def __init__(self, items: list[Any]) -> None:
+            self.items = items
+
+    class Source:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+        def list(self) -> Listed:
+            return Listed([])
+
+    monkeypatch.setattr(coexistence, "api_client_from_props", lambda access: None)
+    monkeypatch.setattr(coexistence, "KubernetesSource", Source)
+    monkeypatch.setattr(coexistence, "read_operator_configs", lambda custom: (policies, []))
+    monkeypatch.setattr(coexistence, "read_gpu_slices", lambda custom: ([], None))
+
+
+def test_an_ended_operator_is_a_warning_unless_the_stack_refuses_advisories(monkeypatch):
+    from gpu_nodes.errors import OtherPluginError
+
+    fake_cluster(monkeypatch, [cluster_policy("v25.10.1", mig=None)])
+    props = {"nodes": ["gpu-0"], "handOver": ["ClusterPolicy/cluster-policy"]}
+    outs = CoexistenceProvider()._check(dict(props))
+    assert any("past its end of support" in line for line in outs["advisories"]), outs
+    with pytest.raises(OtherPluginError, match=r"25\.10\.1, past its end of support.*refused: a group of this stack sets"):
+        CoexistenceProvider()._check({**props, "refuseUnsupported": True})
+
+
+def test_a_deprecated_operator_stays_a_warning_even_where_the_stack_refuses_advisories(monkeypatch):
+    fake_cluster(monkeypatch, [cluster_policy("v26.3.3", mig=None)])
+    outs = CoexistenceProvider()._check({"nodes": ["gpu-0"], "handOver": [], "refuseUnsupported": True})
+    assert [line for line in outs["advisories"] if "deprecated" in line], outs

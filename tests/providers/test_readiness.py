@@ -572,6 +572,7 @@ READINESS_KEYS = (
     "diagnostics",
     "performance",
     "metrics",
+    "imex",
 )
 # Stored only: the group's figures for the message (its GPUs, replicas, MPS), and the preflight's name.
 STATE_ONLY_KEYS = ("gpusPerNode", "replicas", "sharing", "preflightResource")

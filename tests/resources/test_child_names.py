@@ -49,6 +49,9 @@ def test_a_name_two_parts_of_the_config_give_is_refused_naming_both(groups, prob
     assert registered == [], registered
 
 
+CLIQUE = "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026"
+
+
 @pytest.mark.parametrize(
     "raw",
     [
@@ -61,8 +64,11 @@ def test_a_name_two_parts_of_the_config_give_is_refused_naming_both(groups, prob
             verification={"migResources": {"nvidia.com/mig-1g.6gb": 1}, "gpusPerPod": []},
         ),
         group("l4", nodes=[{"name": "l4-1"}], preflight={"enabled": False}),
+        group("gb200", devicePlugin={"imex": {"channelIds": [0]}}, nvlinkDomain={"clique": CLIQUE, "imexPeers": ["10.0.0.1"]}),
+        group("gb300", allocator="dra", dra={"computeDomains": True}, nvlinkDomain={"clique": CLIQUE}),
+        group("a100", allocator="dra", dra={"migProfiles": ["1g.10gb", "7g.80gb"]}),
     ],
-    ids=["per node", "group-wide", "mixed MIG", "no preflight"],
+    ids=["per node", "group-wide", "mixed MIG", "no preflight", "IMEX channels", "ComputeDomains", "MIG under DRA"],
 )
 def test_the_names_computed_are_the_names_the_group_registers(raw):
     spec = parse_stack([raw]).node_groups[0]

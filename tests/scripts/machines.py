@@ -174,3 +174,27 @@ def operator_toolkit(node: FakeNode, version: str, config: str | None = None) ->
     runtime.chmod(0o755)
     node.file(fakehost.OPERATOR_TOOLKIT_CONFIG, config if config is not None else fakehost.operator_toolkit_config())
     containerd_dropin(fakehost.containerd_nvidia_dropin(binary=OPERATOR_RUNTIME))(node)
+
+
+# ------------------------------------------ the GPU Operator's container toolkit in NRI mode
+
+
+def nri_machine(node: FakeNode, version: str = fakehost.NRI_TOOLKIT, socket: bool = True, spec: bool = True) -> FakeNode:
+    """The toolkit as the GPU Operator's toolkit container leaves it with cdi.nriPluginEnabled (fakehost.nri_machine):
+    the toolkit of `version` under /usr/local/nvidia/toolkit in CDI mode, containerd with no nvidia runtime, its NRI
+    and CDI on (fakehost.containerd_nri_dropin) and runc its default, the NRI socket (`socket`) and the management
+    device's CDI spec (`spec`); the packages' toolkit gone."""
+    operator_toolkit_machine(node, version, fakehost.operator_toolkit_config(mode="cdi"))
+    node.remove("etc/containerd/conf.d/99-nvidia.toml")
+    dropin = fakehost.containerd_nri_dropin()
+    node.file("etc/containerd/conf.d/10-nri.toml", dropin)
+    node.command("containerd", f'[ "$*" = "config dump" ] || exit 1\n{heredoc(dropin)}')
+    node.crictl(fakehost.crictl_info(default_runtime="runc", nvidia=False, enable_cdi=True))
+    if socket:
+        node.unix_socket("var/run/nri/nri.sock")
+    if spec:
+        node.file(
+            "var/run/cdi/management.nvidia.com-gpu.yaml",
+            CDI_SPEC.replace("kind: nvidia.com/gpu", "kind: management.nvidia.com/gpu"),
+        )
+    return node

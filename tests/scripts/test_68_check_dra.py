@@ -6,11 +6,13 @@ plugin's CDI hook program. Without --allocator dra, nothing changes: each dra-* 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from .check_cases import CheckCase, run_case
 from .machines import CONTAINERD_2, CONTAINERD_17, containerd, containerd_2, docker_ce_machine, fixture
-from .preflight_node import CHECK_NAMES, FAILED_EXIT, GPU_LINES, NVIDIA_DROPIN, PASSED_EXIT, FakeNode, fakehost
+from .preflight_node import CHECK_NAMES, FAILED_EXIT, FIXTURES, GPU_LINES, NVIDIA_DROPIN, PASSED_EXIT, FakeNode, fakehost, heredoc
 
 DRA = ("--allocator", "dra")
 # What the DRA driver's floors are for GPU allocation (68-check-dra.sh, from its docs/prerequisites.md).
@@ -258,3 +260,88 @@ def test_the_healthy_node_fails_the_dra_checks_it_does_not_meet(node: FakeNode) 
     assert result.returncode == FAILED_EXIT
     failed = [c["name"] for c in result.report["checks"] if not c["ok"]]
     assert failed == ["dra-kubelet", "dra-driver-version", "dra-cdi"], result.stderr
+
+
+# --- ComputeDomains (--imex driver) and dynamic MIG (--dra-mig) ------------------------------------------------------
+
+CLIQUE = "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026"
+COMPUTE_DOMAINS = (*DRA, "--nvlink-clique", CLIQUE, "--imex", "driver")
+
+
+def driver(version: str):
+    """The DRA-ready node with driver `version` (nvidia-smi's query lines and header)."""
+
+    def arrange(node: FakeNode) -> None:
+        machine = replace(fakehost.dra_ready(fakehost.MachineSpec(gpus=2)), driver=version)
+        node.healthy_nvidia_smi(GPU_LINES.replace("550.54.15", version), fakehost.smi_table(machine))
+
+    return arrange
+
+
+@pytest.mark.parametrize(
+    ("version", "ok"), [("580.95.05", True), ("570.158.01", True), ("570.133.20", False), ("565.57.01", False)]
+)
+def test_compute_domains_need_driver_570_158_01(node: FakeNode, version: str, ok: bool) -> None:
+    """site/content/docs/prerequisites.md: "NVIDIA Driver v570.158.01 or later", for IMEXDaemonsWithDNSNames."""
+    dra_ready(node)
+    driver(version)(node)
+    check = node.preflight(*COMPUTE_DOMAINS).check("dra-compute-domains")
+    assert check["ok"] is ok, check
+    if not ok:
+        assert check["detail"] == (
+            f"{version} < 570.158.01, the floor of NVIDIA's DRA driver's ComputeDomains (its IMEXDaemonsWithDNSNames gate, "
+            f"on by default, needs it: {SOURCE}): upgrade the NVIDIA driver to 570.158.01 or later"
+        ), check
+
+
+def test_compute_domains_are_judged_only_when_asked(node: FakeNode) -> None:
+    assert dra_ready(node).preflight(*DRA).check("dra-compute-domains")["detail"] == "not requested"
+
+
+def mig_q(node: FakeNode, mode: str, compute_cap: str, listing: str | None = None) -> None:
+    """nvidia-smi as on the DRA-ready machine, each GPU's MIG mode `mode` in -q (the fake machines' -q, Disabled,
+    otherwise), of compute capability `compute_cap`, -L printing `listing` (default: no MIG device)."""
+    machine = replace(fakehost.dra_ready(fakehost.MachineSpec(gpus=2)), compute_cap=compute_cap)
+    current = "        Current                           : "
+    q = fakehost.smi_q(machine).replace(f"{current}Disabled\n", f"{current}{mode}\n")
+    lines = GPU_LINES.replace("550.54.15", machine.driver)
+    answers = (
+        f"  *--query-gpu=compute_cap*)\n{heredoc(compute_cap + chr(10) + compute_cap)}\n;;\n"
+        f"  *--query-gpu=*)\n{heredoc(lines)}\n;;\n  -q)\n{heredoc(q)}\n;;\n"
+        f"  -L)\n{heredoc(listing or fakehost.smi_list(lines))}\n;;\n  *)\n{heredoc(fakehost.smi_table(machine))}\n;;"
+    )
+    node.command("nvidia-smi", f'case "$*" in\n{answers}\nesac')
+
+
+@pytest.mark.parametrize(
+    ("mode", "cc", "ok", "says"),
+    [
+        ("Disabled", "9.0", True, "MIG mode Disabled"),
+        ("Enabled", "8.0", True, "MIG mode Enabled"),
+        (
+            "Disabled",
+            "8.0",
+            False,
+            "MIG mode Disabled on an Ampere GPU (compute capability 8.0), which cannot turn it on without a reset",
+        ),
+        ("N/A", "8.9", False, "no MIG (MIG Mode N/A)"),
+    ],
+    ids=["hopper, off: on demand", "ampere, on", "ampere, off", "no MIG"],
+)
+def test_dynamic_mig_wants_mig_capable_gpus_and_ampere_in_mig_mode(node: FakeNode, mode, cc, ok, says) -> None:
+    """site/content/docs/guides/gpu-allocation/mig.md: Ampere cannot toggle MIG mode without a reset; Hopper and later
+    enable it on demand."""
+    dra_ready(node)
+    mig_q(node, mode, cc)
+    check = node.preflight(*DRA, "--dra-mig").check("dra-mig")
+    assert check["ok"] is ok and says in check["detail"], check
+
+
+def test_mig_devices_made_by_others_are_named_as_the_driver_destroys_them(node: FakeNode) -> None:
+    dra_ready(node)
+    mig_q(node, "Enabled", "8.0", (FIXTURES / "nvidia-smi-L-a100-mig-beside-whole-gpus.txt").read_text())
+    result = node.preflight(*DRA, "--dra-mig")
+    check = result.check("dra-mig")
+    assert check["ok"] is True and check["detail"].startswith("warning: 2 GPU(s) can be split by MIG, but"), check
+    assert "destroys when its kubelet plugin starts" in check["detail"], check
+    assert result.report["mig"], result.report["mig"]

@@ -370,3 +370,61 @@ def test_an_operator_toolkit_machine_over_ssh(tmp_path_factory: pytest.TempPathF
         fakehost.OPERATOR_TOOLKIT_CONFIG,
         fakehost.HEALTHY_TOOLKIT,
     ), toolkit
+
+
+# --------------------------------------------------------- NVLink domains, IMEX, and NRI mode
+#
+# A GB200-like machine (fakehost.nvlink_machine: its fabric trained in a clique, NVIDIA's IMEX daemon running and
+# listing the domain's peers, channel 0 laid over /dev) checked with the component's command line of a device-plugin
+# group of that domain; broken as break.sh breaks it (the daemon failed, a peer left out of its nodes config), it fails
+# the one check and names it. And a machine of the GPU Operator's NRI mode (fakehost.nri_machine), with an NRI group's
+# command line.
+
+CLIQUE = "9c6f5af3-53bf-49b5-a436-b66766c413c3.4026"
+PEERS = ("10.0.0.11", "10.0.0.12")
+IMEX_GROUP = group_spec(
+    gpusPerNode=2,
+    devicePlugin={"imex": {"channelIds": [0], "required": True}},
+    nvlinkDomain={"clique": CLIQUE, "imexPeers": list(PEERS)},
+)
+NVLINK_MACHINE = fakehost.nvlink_machine(MachineSpec(hostname="gpu-nvl", gpus=2), CLIQUE, PEERS)
+
+
+@pytest.mark.parametrize(
+    ("mode", "failed", "says"),
+    [
+        ("healthy", [], ""),
+        ("imex-down", ["imex-daemon"], "service is failed"),
+        ("imex-peer-missing", ["imex-peers"], "lacks 10.0.0.12"),
+    ],
+)
+def test_an_nvlink_domain_machine_over_ssh(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, mode: str, failed: list[str], says: str
+) -> None:
+    require_sshd()
+    with running_sshd(tmp_path_factory.mktemp("sshd"), NVLINK_MACHINE) as server:
+        fakehost.set_mode(server.machine.mode_file, mode)
+        proc = run_ssh(server, pinned_copy(server, tmp_path), preflight_command(IMEX_GROUP))
+    report = parse_one_object(proc.stdout, proc.stderr)
+    assert [c["name"] for c in report["checks"] if not c["ok"]] == failed, proc.stderr
+    for name in failed:
+        assert says in next(c for c in report["checks"] if c["name"] == name)["detail"], proc.stderr
+    if not failed:
+        details = {c["name"]: c["detail"] for c in report["checks"]}
+        assert details["imex-daemon"].endswith("are there: /dev/nvidia-caps-imex-channels/channel0"), details["imex-daemon"]
+        assert CLIQUE in details["nvlink-domain"] and report["gpuFeatures"]["clique"] == CLIQUE, details["nvlink-domain"]
+
+
+def test_an_nri_mode_machine_over_ssh(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    require_sshd()
+    root = fakehost.OPERATOR_TOOLKIT_ROOT
+    nri = group_spec(gpusPerNode=2, gpuAccess="cdi", containerToolkit="nri", devicePlugin={"cdiHookPath": f"{root}/nvidia-ctk"})
+    with running_sshd(tmp_path_factory.mktemp("sshd"), fakehost.nri_machine(MachineSpec(hostname="gpu-nri", gpus=2))) as server:
+        pinned = pinned_copy(server, tmp_path)
+        proc = run_ssh(server, pinned, preflight_command(nri))
+        refused = run_ssh(server, pinned, preflight_command(group_spec(gpusPerNode=2, gpuAccess="cdi")))
+    report = parse_one_object(proc.stdout, proc.stderr)
+    assert [c["name"] for c in report["checks"] if not c["ok"]] == [], proc.stderr
+    assert report["toolkit"]["path"] == f"{root}/nvidia-ctk" and report["toolkit"]["version"] == fakehost.NRI_TOOLKIT
+    runtime = next(c for c in parse_one_object(refused.stdout, refused.stderr)["checks"] if c["name"] == "runtime")
+    assert not runtime["ok"] and "containerToolkit: nri" in runtime["detail"], runtime

@@ -50,11 +50,18 @@ with that check on (`FEATURE_GATES` naming `NVMLDeviceHealthCheck=true`). The sl
 by field, and the upstream files it follows are in the DRA section below and in
 tools/cluster/README.md ("DRA").
 
+With ComputeDomains (a container of the plugin's pod runs `compute-domain-kubelet-plugin`) a slice of driver
+`compute-domain.nvidia.com` lists the node's channel-0 and daemon-0, and while the controller's pod runs each
+ComputeDomain gets its channel's ResourceClaimTemplate; with `DynamicMIG=true` in the plugin's FEATURE_GATES each
+GPU's MIG profiles are published as partitions consuming its counters. On a node annotated
+`gpu-nodes.dev/simulated-toolkit: nri` a device plugin registers only when it asks the toolkit's NRI plugin for its
+devices and names no RuntimeClass (tools/cluster/README.md, "ComputeDomains, dynamic MIG and NRI-mode nodes").
+
 And it plays kubelet and the container runtime for the pods that prove a node (see "the pods that prove a
 node" below and tools/cluster/README.md):
 
-  a Running Job pod of gpu-nodes' diagnostics or performance (labels part-of=gpu-nodes, component
-    diagnostics|performance, restartPolicy Never), which stages/pod-run-by-registrar.yaml keeps from kwok's
+  a Running Job pod of gpu-nodes' diagnostics, performance or IMEX channel (labels part-of=gpu-nodes, component
+    diagnostics|performance|imex, restartPolicy Never), which stages/pod-run-by-registrar.yaml keeps from kwok's
     pod-complete   -> its containers' programs run once against the fake machine's stand-ins
                       (tools/fakehost/programs), their output becomes the containers' logs (kwok Logs), and
                       the pod ends with their exit codes, as kubelet ends it
@@ -279,15 +286,51 @@ def status_patch(node: Obj, desired: Desired | None) -> dict | None:
     return {"status": patch} if patch else None
 
 
+# --------------------------------------------------------------------------- NRI-mode nodes
+#
+# A node whose container toolkit injects through its NRI plugin (the GPU Operator's cdi.nriPluginEnabled;
+# gpu-nodes' containerToolkit: nri) has no `nvidia` runtime handler and no RuntimeClass for it. The Operator's own
+# pods there name no RuntimeClass and ask the toolkit's NRI plugin for the management CDI device by an annotation
+# (NVIDIA/gpu-operator controllers/object_controls.go, setNRIPluginAnnotation: `nvidia.cdi.k8s.io/container.<name>:
+# management.nvidia.com/gpu=all`; nvidia-container-toolkit cmd/nvidia-ctk-installer/container/runtime/nri/plugin.go
+# reads the `nvidia.cdi.k8s.io` prefix). A device plugin pod there that names a RuntimeClass would not start (kubelet:
+# no runtime handler), and one without the annotation gets no driver library and fails to load NVML: neither
+# registers a GPU. The registrar knows such a node by its annotation `gpu-nodes.dev/simulated-toolkit: nri` (what
+# tools/fakehost's --nri machine is; the e2e sets it).
+
+TOOLKIT_ANNOTATION = "gpu-nodes.dev/simulated-toolkit"
+NRI_TOOLKIT = "nri"
+NRI_ANNOTATION_PREFIX = "nvidia.cdi.k8s.io/container."
+
+
+def is_nri_node(node: Obj) -> bool:
+    return (node.get("metadata", {}).get("annotations") or {}).get(TOOLKIT_ANNOTATION) == NRI_TOOLKIT
+
+
+def injected_through_nri(pod: Obj) -> bool:
+    """The pod names no RuntimeClass and asks the toolkit's NRI plugin for devices in a container of its own."""
+    if pod.get("spec", {}).get("runtimeClassName"):
+        return False
+    annotations = pod.get("metadata", {}).get("annotations") or {}
+    names = {c.get("name") for c in long_running_containers(pod.get("spec") or {})}
+    return any(key.startswith(NRI_ANNOTATION_PREFIX) and key[len(NRI_ANNOTATION_PREFIX) :] in names for key in annotations)
+
+
 def reconcile(
     nodes: Iterable[Obj], pods: Iterable[Obj], config_maps: ConfigMaps | None = None, running: Iterable[Obj] = ()
 ) -> dict[str, dict]:
     """Node name -> status patch, for every managed node whose GPUs are not what they should be.
     config_maps: the ConfigMaps the plugins' config files are read from, by (namespace, name);
-    running: the cluster's Running pods, among which an MPS plugin's control daemon."""
+    running: the cluster's Running pods, among which an MPS plugin's control daemon. On an NRI-mode node only a
+    plugin pod that asks the toolkit's NRI plugin for its devices registers (`injected_through_nri`)."""
+    pods = list(pods)
     plugins, sharing = serving_plugins(pods, config_maps or {}, list(running))
+    by_uid = {p.get("metadata", {}).get("uid", ""): p for p in pods}
     patches = {}
     for node in nodes:
+        name = node["metadata"]["name"]
+        if is_nri_node(node) and name in plugins and not injected_through_nri(by_uid.get(plugins[name], {})):
+            plugins.pop(name)
         patch = status_patch(node, desired_gpus(node, plugins, sharing))
         if patch is not None:
             patches[node["metadata"]["name"]] = patch
@@ -591,6 +634,219 @@ def health_checked(pod: Obj) -> bool:
     return False
 
 
+# The DRA driver's dynamic MIG and ComputeDomains (kubernetes-sigs/dra-driver-nvidia-gpu, main as of 2026-08-07):
+#   the kubelet plugin's FEATURE_GATES naming DynamicMIG=true: each GPU's MIG profiles published as partitions that
+#     consume the GPU's counters (cmd/gpu-kubelet-plugin/partitions.go; driver.go generateSplitResourceSlices: on
+#     Kubernetes 1.35+ the counter sets in a slice of their own, the devices in others of the same pool); the whole GPU
+#     too on Hopper and later, not on Ampere, whose MIG mode preflight found on (nvlib.go: "the full GPU is not
+#     allocatable on Ampere when MIG cannot be toggled without a GPU reset"). Here one partition per profile and GPU (at
+#     placement 0; the driver lists every placement), memory slices as the only counters.
+#   a container of the plugin's pod running compute-domain-kubelet-plugin: a slice of driver compute-domain.nvidia.com
+#     on the node with channel-0 and daemon-0 (cmd/compute-domain-kubelet-plugin/driver.go
+#     computeDomainPublishedDevices: channel 0 only; deviceinfo.go: attributes type and id)
+DYNAMIC_MIG_GATE = "DynamicMIG"
+CD_DRIVER = "compute-domain.nvidia.com"
+CD_PROGRAM = "compute-domain-kubelet-plugin"
+# A100 and H100 80GB: NVIDIA's MIG user guide, "Supported MIG Profiles" (profile, GPU instance profile id, memory
+# slices of 8); the A100 is Ampere, the H100 Hopper.
+MIG_PROFILES = (("1g.10gb", 19, 1), ("1g.20gb", 15, 2), ("2g.20gb", 14, 2), ("3g.40gb", 9, 4), ("4g.40gb", 5, 4), ("7g.80gb", 0, 8))
+MEMORY_SLICES = 8
+
+
+def _feature_gates(container: Obj) -> dict[str, bool]:
+    gates = dict(g.split("=", 1) for g in (_env(container, "FEATURE_GATES") or "").split(",") if "=" in g)
+    return {k.strip(): v.strip() in ("1", "t", "T", "true", "TRUE", "True") for k, v in gates.items()}
+
+
+@dataclass(frozen=True)
+class DraParts:
+    """What a node's Running DRA kubelet plugin pod runs besides the GPUs: dynamic MIG, ComputeDomains."""
+
+    dynamic_mig: bool = False
+    compute_domains: bool = False
+
+
+def dra_parts(pods: Iterable[Obj]) -> dict[str, DraParts]:
+    """Node name -> what its Running DRA plugin pod runs."""
+    parts = {}
+    for pod in pods:
+        if not (is_dra_plugin_pod(pod) and is_running(pod) and pod.get("spec", {}).get("nodeName")):
+            continue
+        containers = long_running_containers(pod.get("spec") or {})
+        mig = any(DRA_PROGRAM in (programs_of(c) or set()) and _feature_gates(c).get(DYNAMIC_MIG_GATE) for c in containers)
+        domains = any(CD_PROGRAM in (programs_of(c) or set()) for c in containers)
+        parts[pod["spec"]["nodeName"]] = DraParts(mig, domains)
+    return parts
+
+
+def counter_set(index: int) -> str:
+    """GpuInfo.GetSharedCounterSetName: `gpu-<minor>-counter-set`."""
+    return f"gpu-{index}-counter-set"
+
+
+def _memory_slices(start: int, size: int) -> dict[str, dict[str, str]]:
+    return {f"memory-slice-{i}": {"value": "1"} for i in range(start, start + size)}
+
+
+def mig_device(node_name: str, index: int, model: GpuModel, profile: str, profile_id: int, slices: int) -> dict:
+    """One dynamic MIG partition of GPU `index` at placement 0 (MigSpec.PartGetDevice, CommonAttributesMig)."""
+    attributes = {
+        "type": {"string": "mig"},
+        "parentUUID": {"string": gpu_uuid(node_name, index)},
+        "profile": {"string": profile},
+        "productName": {"string": model.product_name},
+        "brand": {"string": model.brand},
+        "architecture": {"string": model.architecture},
+        "cudaComputeCapability": {"version": semver(model.compute_capability)},
+        "driverVersion": {"version": semver(DRIVER_VERSION)},
+        "cudaDriverVersion": {"version": semver(CUDA_DRIVER_VERSION)},
+        "resource.kubernetes.io/pciBusID": {"string": pci_bus_id(index)},
+    }
+    memory = model.memory_mib * 1024 * 1024 * slices // MEMORY_SLICES
+    return {
+        "name": f"gpu-{index}-mig-{profile.replace('.', '')}-{profile_id}-0",
+        "attributes": attributes,
+        "capacity": {"memory": {"value": binary_si(memory)}},
+        "consumesCounters": [{"counterSet": counter_set(index), "counters": _memory_slices(0, slices)}],
+    }
+
+
+def counters_slice(node: Obj) -> dict | None:
+    """The pool's slice of counter sets under dynamic MIG, one set per GPU (driver.go generateSplitResourceSlices)."""
+    count = published_gpus(node)
+    if count is None or gpu_model(node) is None:
+        return None
+    name = node["metadata"]["name"]
+    sets = [{"name": counter_set(i), "counters": _memory_slices(0, MEMORY_SLICES)} for i in range(count)]
+    return _slice(node, DRA_DRIVER, "counters", {"sharedCounters": sets}, slice_count=2)
+
+
+def compute_domain_slice(node: Obj) -> dict | None:
+    """The node's slice of driver compute-domain.nvidia.com: channel 0 and daemon 0."""
+    if simulated_gpus(node) is None:
+        return None
+    devices = [
+        {"name": f"{kind}-0", "attributes": {"type": {"string": kind}, "id": {"int": 0}}} for kind in ("channel", "daemon")
+    ]
+    return _slice(node, CD_DRIVER, "", {"devices": devices})
+
+
+def _slice(node: Obj, driver: str, part: str, body: dict, slice_count: int = 1) -> dict:
+    meta = node["metadata"]
+    name = meta["name"]
+    owner = {"apiVersion": "v1", "kind": "Node", "name": name, "controller": True}
+    if meta.get("uid"):
+        owner["uid"] = meta["uid"]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": slice_name(name, driver, part), "generateName": f"{name}-{driver}-", "ownerReferences": [owner]},
+        "spec": {
+            "driver": driver,
+            "nodeName": name,
+            "pool": {"name": name, "generation": 1, "resourceSliceCount": slice_count},
+            **body,
+        },
+    }
+
+
+def extra_slices(node: Obj, parts: DraParts) -> list[dict]:
+    """The node's slices beside its GPU slice, while its plugin runs: dynamic MIG's counters, ComputeDomains' devices."""
+    wanted = [counters_slice(node) if parts.dynamic_mig else None, compute_domain_slice(node) if parts.compute_domains else None]
+    return [s for s in wanted if s is not None]
+
+
+def extra_slice_actions(nodes: Iterable[Obj], pods: Iterable[Obj], slices: Iterable[Obj]) -> list[SliceAction]:
+    """Create or update each node's extra slices while its plugin runs; delete one of ours it no longer publishes (a
+    plugin restarted without the gate or container). A plugin gone leaves them to the wipe of its node's slices."""
+    parts = dra_parts(pods)
+    current = {s["metadata"]["name"]: s for s in slices}
+    actions = []
+    for node in nodes:
+        name = node["metadata"]["name"]
+        if name not in parts or simulated_gpus(node) is None:
+            continue
+        wanted = {s["metadata"]["name"]: s for s in extra_slices(node, parts[name])}
+        for slice_name_, want in wanted.items():
+            have = current.get(slice_name_)
+            if have is None:
+                actions.append(SliceAction("create", name, want))
+            elif slice_differs(have, want):
+                body = json.loads(json.dumps(want))
+                body["metadata"]["resourceVersion"] = have["metadata"].get("resourceVersion")
+                actions.append(SliceAction("update", name, body))
+        for part, driver in (("counters", DRA_DRIVER), ("", CD_DRIVER)):
+            ours = slice_name(name, driver, part)
+            if ours not in wanted and ours in current:
+                actions.append(SliceAction("delete", name, current[ours]))
+    return actions
+
+
+# The ComputeDomain controller (cmd/compute-domain-controller), played once its Deployment's pod runs: for each
+# ComputeDomain, the ResourceClaimTemplate of its workloads' channel in its namespace, named as its spec.channel says
+# (resourceclaimtemplate.go WorkloadResourceClaimTemplateManager.Create, from
+# templates/compute-domain-workload-claim-template.tmpl.yaml: labels computeDomain=<its uid> and computeDomainTarget
+# Workload, one request `channel` of the default channel's DeviceClass, the opaque ComputeDomainChannelConfig with
+# its domainID and allocationMode); deleted when the ComputeDomain goes. Not played: the finalizers the controller
+# puts on both (nothing here would remove them), the IMEX daemons' DaemonSet and its claims, the domain's status.
+CD_API_VERSION = "resource.nvidia.com/v1beta1"
+CD_LABEL = "resource.nvidia.com/computeDomain"
+CD_TARGET_LABEL = "resource.nvidia.com/computeDomainTarget"
+CD_CONTROLLER_PROGRAM = "compute-domain-controller"
+CHANNEL_DEVICE_CLASS = "compute-domain-default-channel.nvidia.com"
+
+
+def controller_runs(running: Iterable[Obj]) -> bool:
+    """A Running pod with a container that runs the ComputeDomain controller."""
+    return any(
+        CD_CONTROLLER_PROGRAM in (programs_of(c) or set())
+        for p in running
+        if is_running(p)
+        for c in long_running_containers(p.get("spec") or {})
+    )
+
+
+def channel_template(domain: Obj) -> dict:
+    """The workload ResourceClaimTemplate the controller makes for a ComputeDomain."""
+    meta, spec = domain["metadata"], domain.get("spec") or {}
+    channel = spec.get("channel") or {}
+    config = {
+        "apiVersion": CD_API_VERSION,
+        "kind": "ComputeDomainChannelConfig",
+        "domainID": meta["uid"],
+        "allocationMode": channel.get("allocationMode") or "Single",
+    }
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {
+            "namespace": meta["namespace"],
+            "name": (channel.get("resourceClaimTemplate") or {}).get("name", ""),
+            "labels": {CD_LABEL: meta["uid"], CD_TARGET_LABEL: "Workload"},
+        },
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [{"name": "channel", "exactly": {"deviceClassName": CHANNEL_DEVICE_CLASS}}],
+                    "config": [{"requests": ["channel"], "opaque": {"driver": CD_DRIVER, "parameters": config}}],
+                }
+            }
+        },
+    }
+
+
+def controller_actions(domains: Iterable[Obj], templates: Iterable[Obj], running: Iterable[Obj]) -> tuple[list[dict], list[Obj]]:
+    """The channel templates to create (none while no controller runs) and those of ComputeDomains gone to delete."""
+    domains = [d for d in domains if not d["metadata"].get("deletionTimestamp")]
+    have = {(t["metadata"].get("labels") or {}).get(CD_LABEL) for t in templates}
+    uids = {d["metadata"].get("uid") for d in domains}
+    if not controller_runs(running):
+        return [], []
+    create = [channel_template(d) for d in domains if d["metadata"].get("uid") not in have]
+    delete = [t for t in templates if (t["metadata"].get("labels") or {}).get(CD_LABEL) not in uids]
+    return [t for t in create if t["metadata"]["name"]], delete
+
+
 def gpu_model(node: Obj) -> GpuModel | None:
     """The node's GPU model (annotation, else fakehost's default); None for a model we do not know."""
     annotations = node.get("metadata", {}).get("annotations") or {}
@@ -651,11 +907,13 @@ def gpu_device(node_name: str, index: int, model: GpuModel) -> dict:
     }
 
 
-def slice_name(node_name: str) -> str:
+def slice_name(node_name: str, driver: str = DRA_DRIVER, part: str = "") -> str:
     """`<node>-gpu.nvidia.com-<5 chars>`: the helper's generateName, with a suffix that is a hash
-    of the node name rather than random, so every pass finds the same slice."""
-    digest = hashlib.sha256(node_name.encode()).digest()
-    return f"{node_name}-{DRA_DRIVER}-" + "".join(_NAME_ALPHABET[b % len(_NAME_ALPHABET)] for b in digest[:5])
+    of the node name rather than random, so every pass finds the same slice (of another driver, or another part of
+    the pool: its name hashed in too)."""
+    key = node_name if (driver, part) == (DRA_DRIVER, "") else f"{node_name}/{driver}/{part}"
+    digest = hashlib.sha256(key.encode()).digest()
+    return f"{node_name}-{driver}-" + "".join(_NAME_ALPHABET[b % len(_NAME_ALPHABET)] for b in digest[:5])
 
 
 def tainted_gpus(node: Obj, health_check: bool) -> int:
@@ -664,9 +922,10 @@ def tainted_gpus(node: Obj, health_check: bool) -> int:
     return (parse_count(annotations.get(DRA_XID_ANNOTATION)) or 0) if health_check else 0
 
 
-def desired_slice(node: Obj, health_check: bool = False) -> dict | None:
+def desired_slice(node: Obj, health_check: bool = False, dynamic_mig: bool = False) -> dict | None:
     """The node's ResourceSlice while the plugin runs there (`health_check`: with the driver's health
-    check on); None when the node is not a simulated GPU node or names a model we do not know."""
+    check on; `dynamic_mig`: with each GPU's MIG partitions, the counters in a second slice of the pool,
+    `counters_slice`); None when the node is not a simulated GPU node or names a model we do not know."""
     count, model = published_gpus(node), gpu_model(node)
     if count is None or model is None:
         return None
@@ -675,6 +934,14 @@ def desired_slice(node: Obj, health_check: bool = False) -> dict | None:
     devices = [gpu_device(name, i, model) for i in range(count)]
     for device in devices[max(count - tainted_gpus(node, health_check), 0) :]:
         device["taints"] = [dict(XID_TAINT)]
+    if dynamic_mig:
+        whole = model.architecture != "Ampere"
+        split = []
+        for i, device in enumerate(devices):
+            device["consumesCounters"] = [{"counterSet": counter_set(i), "counters": _memory_slices(0, MEMORY_SLICES)}]
+            split += [device] if whole else []
+            split += [mig_device(name, i, model, *profile) for profile in MIG_PROFILES]
+        devices = split
     owner = {"apiVersion": "v1", "kind": "Node", "name": name, "controller": True}
     if meta.get("uid"):
         owner["uid"] = meta["uid"]
@@ -685,7 +952,7 @@ def desired_slice(node: Obj, health_check: bool = False) -> dict | None:
         "spec": {
             "driver": DRA_DRIVER,
             "nodeName": name,
-            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+            "pool": {"name": name, "generation": 1, "resourceSliceCount": 2 if dynamic_mig else 1},
             "devices": devices,
         },
     }
@@ -755,14 +1022,15 @@ def dra_actions(
     time cancels that. Slices we did not make, on nodes where no plugin of ours ran, are left alone.
     On the nodes in `taints_dropped_on` the API server dropped the taints last written: they are not
     compared, or every pass would write them again (as the driver's own slice controller stops)."""
-    plugins = dra_plugins(pods)
+    pods = list(pods)
+    plugins, parts = dra_plugins(pods), dra_parts(pods)
     dropped = set(taints_dropped_on)
     current = {s["metadata"]["name"]: s for s in slices if (s.get("spec") or {}).get("driver") == DRA_DRIVER}
     actions: list[SliceAction] = []
     pending: dict[str, float] = {}
     for node in nodes:
         name = node["metadata"]["name"]
-        want = desired_slice(node, plugins.get(name, False))
+        want = desired_slice(node, plugins.get(name, False), parts.get(name, DraParts()).dynamic_mig)
         if want is None:
             continue
         have = current.get(want["metadata"]["name"])
@@ -823,7 +1091,7 @@ def dra_actions(
 PART_OF_LABEL = "app.kubernetes.io/part-of"
 PART_OF = "gpu-nodes"
 COMPONENT_LABEL = "app.kubernetes.io/component"
-WORKLOAD_COMPONENTS = ("diagnostics", "performance")
+WORKLOAD_COMPONENTS = ("diagnostics", "performance", "imex")
 EXPORTER_NAME = "dcgm-exporter"  # app.kubernetes.io/name of the exporter's pods
 # kwok's chaos stage ends a pod so labelled (up.sh applies it): such a pod is left to it.
 CHAOS_LABEL = "pod-container-running-failed.stage.kwok.x-k8s.io"
@@ -948,6 +1216,45 @@ def gpus_of_containers(pod: Obj, node_gpus: int, claims: Mapping[str, Obj] | Non
         given[container.get("name", "")] = list(range(next_free, next_free + count))
         next_free += count
     return given
+
+
+# IMEX channels in a container (the `imex` component's Jobs, tools/fakehost/standins.py `ls`):
+#   the device plugin's: with IMEX_CHANNEL_IDS set on the plugin, a container given GPUs gets the channels too
+#     (k8s-device-plugin v0.20.0 internal/plugin/server.go updateResponseForImexChannelsEnvVar: NVIDIA_IMEX_CHANNELS,
+#     or the channel's CDI device), each only where the host has it (internal/imex/imex.go GetChannels: a channel that
+#     does not exist is ignored, or fails the plugin's start under IMEX_REQUIRED): the stand-in looks on the machine
+#   a ComputeDomain's: the channel devices (driver compute-domain.nvidia.com, `channel-<id>`) its claims were
+#     allocated, which the driver's kubelet plugin makes in the container (GPU_NODES_IMEX_CHANNELS)
+IMEX_CHANNELS_ENV = "NVIDIA_IMEX_CHANNELS"
+GIVEN_CHANNELS_ENV = "GPU_NODES_IMEX_CHANNELS"
+
+
+def plugin_imex_channels(pods: Iterable[Obj]) -> dict[str, str]:
+    """Node -> the IMEX_CHANNEL_IDS of the device plugin pod Running there, where it sets some."""
+    found = {}
+    for pod in pods:
+        if not (is_device_plugin_pod(pod) and is_running(pod) and pod.get("spec", {}).get("nodeName")):
+            continue
+        for container in long_running_containers(pod.get("spec") or {}):
+            ids = (_env(container, "IMEX_CHANNEL_IDS") or "").strip()
+            if ids:
+                found[pod["spec"]["nodeName"]] = ids
+    return found
+
+
+def claimed_channels(pod: Obj, container: Obj, claims: Mapping[str, Obj]) -> list[int]:
+    """The ComputeDomain channels the container's claims were allocated (device channel-<id>)."""
+    names = [c.get("name") for c in (container.get("resources") or {}).get("claims") or []]
+    generated = {s.get("name"): s.get("resourceClaimName") for s in pod.get("status", {}).get("resourceClaimStatuses") or []}
+    direct = {c.get("name"): c.get("resourceClaimName") for c in pod.get("spec", {}).get("resourceClaims") or []}
+    ids = []
+    for name in names:
+        claim = claims.get(generated.get(name) or direct.get(name) or "") or {}
+        for result in ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []:
+            device = str(result.get("device", ""))
+            if result.get("driver") == CD_DRIVER and device.startswith("channel-") and device[8:].isdigit():
+                ids.append(int(device[8:]))
+    return sorted(set(ids))
 
 
 def container_environment(pod: Obj, container: Obj, gpu_uuids: list[str], programs: pathlib.Path) -> dict[str, str]:
@@ -1234,9 +1541,12 @@ class Client:
                 return None
             raise
 
-    def list_slices(self) -> list[dict]:
-        q = urllib.parse.urlencode({"fieldSelector": f"spec.driver={DRA_DRIVER}"})
+    def list_slices(self, driver: str = DRA_DRIVER) -> list[dict]:
+        q = urllib.parse.urlencode({"fieldSelector": f"spec.driver={driver}"})
         return self._request("GET", f"{RESOURCE_API}/resourceslices?{q}")["items"]
+
+    def delete_slice(self, name: str) -> dict:
+        return self._request("DELETE", f"{RESOURCE_API}/resourceslices/{urllib.parse.quote(name)}")
 
     def create_slice(self, body: dict) -> dict:
         q = urllib.parse.urlencode({"fieldManager": FIELD_MANAGER})
@@ -1302,10 +1612,33 @@ class Client:
         except (urllib.error.URLError, OSError):
             return None
 
-    def wipe_slices(self, node: str) -> dict:
+    def wipe_slices(self, node: str, driver: str = DRA_DRIVER) -> dict:
         """kubelet's call: DeleteCollection of the driver's slices on the node."""
-        q = urllib.parse.urlencode({"fieldSelector": f"spec.nodeName={node},spec.driver={DRA_DRIVER}"})
+        q = urllib.parse.urlencode({"fieldSelector": f"spec.nodeName={node},spec.driver={driver}"})
         return self._request("DELETE", f"{RESOURCE_API}/resourceslices?{q}")
+
+    # The DRA driver's ComputeDomains, played (`compute_domain_controller`).
+    def list_compute_domains(self) -> list[dict] | None:
+        """Every ComputeDomain; None where the API serves none (its CRD not there)."""
+        try:
+            return self._request("GET", f"/apis/{CD_API_VERSION}/computedomains")["items"]
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                return None
+            raise
+
+    def list_channel_templates(self) -> list[dict]:
+        q = urllib.parse.urlencode({"labelSelector": CD_LABEL})
+        return self._request("GET", f"{RESOURCE_API}/resourceclaimtemplates?{q}")["items"]
+
+    def create_claim_template(self, body: dict) -> dict:
+        q = urllib.parse.urlencode({"fieldManager": FIELD_MANAGER})
+        namespace = urllib.parse.quote(body["metadata"]["namespace"])
+        return self._request("POST", f"{RESOURCE_API}/namespaces/{namespace}/resourceclaimtemplates?{q}", body, "application/json")
+
+    def delete_claim_template(self, namespace: str, name: str) -> dict:
+        path = f"{RESOURCE_API}/namespaces/{urllib.parse.quote(namespace)}/resourceclaimtemplates/{urllib.parse.quote(name)}"
+        return self._request("DELETE", path)
 
 
 # --------------------------------------------------------------------------- running the proof's pods
@@ -1331,10 +1664,11 @@ class WorkloadRunner:
                 del self.active[uid]
                 if future.exception() is None and future.result():
                     self.done[uid] = time.monotonic()
+        channels = plugin_imex_channels(running)
         for pod in workloads_to_start(running, [*self.active, *self.done]):
             node = nodes.get(pod["spec"]["nodeName"])
             if node is not None:
-                self.active[_uid(pod)] = self.pool.submit(self._play, pod, node)
+                self.active[_uid(pod)] = self.pool.submit(self._play, pod, node, channels.get(pod["spec"]["nodeName"], ""))
         # Forget pods written a while ago that no longer run (their status reached the API).
         running_uids = {_uid(p) for p in running}
         self.done = {u: t for u, t in self.done.items() if u in running_uids or time.monotonic() - t < 600}
@@ -1347,12 +1681,12 @@ class WorkloadRunner:
         concurrent.futures.wait(list(self.active.values()))
         self.pool.shutdown(wait=True)
 
-    def _play(self, pod: dict, node: Obj) -> bool:
+    def _play(self, pod: dict, node: Obj, plugin_channels: str = "") -> bool:
         name = f"{pod['metadata'].get('namespace')}/{pod['metadata'].get('name')}"
         try:
             runs = self.runs.get(_uid(pod))
             if runs is None:
-                runs = self._run_containers(pod, node)
+                runs = self._run_containers(pod, node, plugin_channels)
                 self.runs[_uid(pod)] = runs
                 for run in runs:
                     log.info("pod %s on %s: container %s exited %d", name, pod["spec"]["nodeName"], run.name, run.exit_code)
@@ -1404,10 +1738,11 @@ class WorkloadRunner:
         namespace = pod["metadata"].get("namespace", "")
         return {n: c for n in claim_names(pod) if (c := self.client.get_resource_claim(namespace, n)) is not None}
 
-    def _run_containers(self, pod: dict, node: Obj) -> list[ContainerRun]:
+    def _run_containers(self, pod: dict, node: Obj, plugin_channels: str = "") -> list[ContainerRun]:
         programs = {p.name for p in self.programs.iterdir()} if self.programs.is_dir() else set()
         node_name = node["metadata"]["name"]
-        given = gpus_of_containers(pod, simulated_gpus(node) or 0, self._claims(pod) if claim_names(pod) else {})
+        claims = self._claims(pod) if claim_names(pod) else {}
+        given = gpus_of_containers(pod, simulated_gpus(node) or 0, claims)
         log_dir = pod_log_dir(self.logs, pod)
         runs = []
         for container in pod["spec"].get("containers") or []:
@@ -1420,6 +1755,10 @@ class WorkloadRunner:
                 uuids = [gpu_uuid(node_name, i) for i in given.get(cname, [])]
                 env = container_environment(pod, container, uuids, self.programs)
                 env |= self._machine_env(node, container)
+                if uuids and plugin_channels:
+                    env[IMEX_CHANNELS_ENV] = plugin_channels
+                if channels := claimed_channels(pod, container, claims):
+                    env[GIVEN_CHANNELS_ENV] = ",".join(map(str, channels))
                 output, exit_code, start_error = self._execute(
                     [str(self.programs / program), *argv[1:]], env, *run_as(pod, container)
                 )
@@ -1700,6 +2039,8 @@ def run_dra(client: Client, nodes: list[dict], wipe_delay: float, running: list[
             log.warning("node %s: unknown %s, no ResourceSlice (known: %s)", name, GPU_MODEL_ANNOTATION, ", ".join(GPU_MODELS))
     running = client.list_running_pods() if running is None else running
     actions, pending = dra_actions(nodes, running, slices, time.monotonic(), _DRA_GONE_SINCE, wipe_delay, _TAINTS_DROPPED)
+    actions += extra_slice_actions(nodes, running, [*slices, *client.list_slices(CD_DRIVER)])
+    run_compute_domain_controller(client, running)
     for node in sorted(set(pending) - set(_DRA_GONE_SINCE)):
         log.info("node %s: DRA plugin gone, its ResourceSlices go in %.0fs unless it comes back", node, wipe_delay)
     _DRA_GONE_SINCE = pending
@@ -1708,14 +2049,32 @@ def run_dra(client: Client, nodes: list[dict], wipe_delay: float, running: list[
             note_dropped_taints(action, client.create_slice(action.body))
         elif action.kind == "update":
             note_dropped_taints(action, client.replace_slice(action.body))
+        elif action.kind == "delete":
+            client.delete_slice(action.body["metadata"]["name"])
         else:
             client.wipe_slices(action.node)
+            client.wipe_slices(action.node, CD_DRIVER)
         if action.body:
-            devices = len(action.body["spec"]["devices"])
+            devices = len(action.body["spec"].get("devices") or [])
             log.info("node %s: %s ResourceSlice %s (%d devices)", action.node, action.kind, action.body["metadata"]["name"], devices)
         else:
             log.info("node %s: wiped the ResourceSlices of driver %s (its plugin went)", action.node, DRA_DRIVER)
     return actions
+
+
+def run_compute_domain_controller(client: Client, running: list[dict]) -> None:
+    """One pass of the played ComputeDomain controller (`controller_actions`)."""
+    domains = client.list_compute_domains()
+    if domains is None:
+        return
+    creates, deletes = controller_actions(domains, client.list_channel_templates(), running)
+    for body in creates:
+        client.create_claim_template(body)
+        log.info("ComputeDomain %s/%s: created its channel's ResourceClaimTemplate", body["metadata"]["namespace"], body["metadata"]["name"])
+    for template in deletes:
+        meta = template["metadata"]
+        client.delete_claim_template(meta["namespace"], meta["name"])
+        log.info("ResourceClaimTemplate %s/%s: its ComputeDomain is gone, deleted", meta["namespace"], meta["name"])
 
 
 def note_dropped_taints(action: SliceAction, stored_slice: dict) -> None:

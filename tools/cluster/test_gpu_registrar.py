@@ -1219,3 +1219,192 @@ def test_a_program_that_outlives_the_timeout_is_killed(tmp_path):
     slow = reg.WorkloadRunner(RecordingClient(), reg.PROGRAMS, tmp_path, tmp_path, timeout=0.5)
     output, code, _ = slow._execute(["/bin/sleep", "30"], {"PATH": "/bin"}, None, None)
     assert code == 137 and "killed by the local cluster's gpu-registrar after" in output
+
+
+# ---------------------------------------------------------------- NRI-mode nodes
+
+
+def nri_node(name="gpu-node-1"):
+    n = node(name=name)
+    n["metadata"]["annotations"][reg.TOOLKIT_ANNOTATION] = "nri"
+    return n
+
+
+def nri_plugin_pod(runtime_class=None, annotated=True):
+    p = pod()
+    p["metadata"]["uid"] = "plugin-uid"
+    p["spec"]["containers"] = [{"name": "nvidia-device-plugin-ctr", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"}]
+    if runtime_class:
+        p["spec"]["runtimeClassName"] = runtime_class
+    if annotated:
+        p["metadata"]["annotations"] = {"nvidia.cdi.k8s.io/container.nvidia-device-plugin-ctr": "management.nvidia.com/gpu=all"}
+    return p
+
+
+def test_on_an_nri_node_only_a_plugin_asking_the_nri_plugin_for_its_devices_registers():
+    assert reg.reconcile([nri_node()], [nri_plugin_pod()])["gpu-node-1"]["status"]["capacity"][GPU] == "4"
+    assert reg.reconcile([nri_node()], [nri_plugin_pod(annotated=False)]) == {}
+    assert reg.reconcile([nri_node()], [nri_plugin_pod(runtime_class="nvidia")]) == {}
+    # Elsewhere the annotation changes nothing.
+    assert reg.reconcile([node()], [nri_plugin_pod(runtime_class="nvidia")])["gpu-node-1"]["status"]["capacity"][GPU] == "4"
+
+
+# ---------------------------------------------------------------- dynamic MIG and ComputeDomains
+
+
+def cd_dra_pod(gates="NVMLDeviceHealthCheck=false,", domains=True):
+    p = dra_pod(gates=gates)
+    if domains:
+        p["spec"]["containers"].insert(
+            0, {"name": "compute-domains", "command": ["bash", "-c"], "args": ["compute-domain-kubelet-plugin -v $(LOG_VERBOSITY)"]}
+        )
+    return p
+
+
+def test_a_plugin_running_compute_domains_publishes_channel_0_and_a_daemon_in_a_slice_of_their_driver():
+    assert reg.dra_parts([cd_dra_pod()]) == {"gpu-node-1": reg.DraParts(dynamic_mig=False, compute_domains=True)}
+    actions = reg.extra_slice_actions([dra_node()], [cd_dra_pod()], [])
+    ((action,),) = [actions]
+    assert action.kind == "create" and action.body["spec"]["driver"] == "compute-domain.nvidia.com"
+    devices = {d["name"]: d["attributes"] for d in action.body["spec"]["devices"]}
+    assert devices == {
+        "channel-0": {"type": {"string": "channel"}, "id": {"int": 0}},
+        "daemon-0": {"type": {"string": "daemon"}, "id": {"int": 0}},
+    }
+    assert action.body["metadata"]["name"] != reg.slice_name("gpu-node-1"), "a slice of its own"
+    # Once stored, nothing to do; the container gone (plugin restarted without it), the slice goes.
+    assert reg.extra_slice_actions([dra_node()], [cd_dra_pod()], [stored(action.body)]) == []
+    (gone,) = reg.extra_slice_actions([dra_node()], [cd_dra_pod(domains=False)], [stored(action.body)])
+    assert gone.kind == "delete" and gone.body["metadata"]["name"] == action.body["metadata"]["name"]
+
+
+def test_dynamic_mig_publishes_each_profile_as_a_partition_consuming_its_gpus_counters_in_a_pool_of_two_slices():
+    pods = [cd_dra_pod(gates="DynamicMIG=true,NVMLDeviceHealthCheck=false,", domains=False)]
+    assert reg.dra_parts(pods)["gpu-node-1"].dynamic_mig
+    h100 = dra_node(model="NVIDIA H100 PCIe")
+    (create,), _ = reg.dra_actions([h100], pods, [], 0.0, {})
+    devices = create.body["spec"]["devices"]
+    assert create.body["spec"]["pool"]["resourceSliceCount"] == 2
+    whole = [d for d in devices if d["attributes"]["type"]["string"] == "gpu"]
+    migs = [d for d in devices if d["attributes"]["type"]["string"] == "mig"]
+    assert len(whole) == 4 and len(migs) == 4 * len(reg.MIG_PROFILES), "Hopper: whole GPUs and their partitions"
+    one = next(d for d in migs if d["name"] == "gpu-1-mig-1g10gb-19-0")
+    assert one["attributes"]["profile"] == {"string": "1g.10gb"}
+    assert one["attributes"]["parentUUID"] == {"string": reg.gpu_uuid("gpu-node-1", 1)}
+    assert one["consumesCounters"] == [{"counterSet": "gpu-1-counter-set", "counters": {"memory-slice-0": {"value": "1"}}}]
+    (counters,) = [a.body for a in reg.extra_slice_actions([h100], pods, [])]
+    assert "devices" not in counters["spec"] and [c["name"] for c in counters["spec"]["sharedCounters"]] == [
+        f"gpu-{i}-counter-set" for i in range(4)
+    ]
+    assert counters["spec"]["pool"] == create.body["spec"]["pool"]
+
+
+def test_on_ampere_dynamic_mig_publishes_the_partitions_and_not_the_whole_gpus():
+    pods = [cd_dra_pod(gates="DynamicMIG=true,", domains=False)]
+    (create,), _ = reg.dra_actions([dra_node()], pods, [], 0.0, {})
+    types = {d["attributes"]["type"]["string"] for d in create.body["spec"]["devices"]}
+    assert types == {"mig"}, types
+
+
+def compute_domain(uid="cd-uid-1", deleting=False):
+    meta = {"name": "gpu-verify-gb200-imex", "namespace": "gpu-verification", "uid": uid}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-12-07T00:00:00Z"
+    return {
+        "metadata": meta,
+        "spec": {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": "gpu-verify-gb200-imex-channel"}}},
+    }
+
+
+def controller_pod():
+    return {
+        "metadata": {"name": "dra-driver-nvidia-gpu-controller-x", "namespace": "nvidia-device-plugin"},
+        "spec": {"containers": [{"name": "compute-domain", "command": ["compute-domain-controller", "-v", "4"]}]},
+        "status": {"phase": "Running"},
+    }
+
+
+def test_the_played_controller_makes_each_domains_channel_template_and_deletes_it_with_the_domain():
+    assert reg.controller_actions([compute_domain()], [], []) == ([], []), "no controller running: nothing"
+    (template,), deletes = reg.controller_actions([compute_domain()], [], [controller_pod()])
+    assert deletes == []
+    assert template["metadata"] == {
+        "namespace": "gpu-verification",
+        "name": "gpu-verify-gb200-imex-channel",
+        "labels": {"resource.nvidia.com/computeDomain": "cd-uid-1", "resource.nvidia.com/computeDomainTarget": "Workload"},
+    }
+    devices = template["spec"]["spec"]["devices"]
+    assert devices["requests"] == [{"name": "channel", "exactly": {"deviceClassName": "compute-domain-default-channel.nvidia.com"}}]
+    params = devices["config"][0]["opaque"]["parameters"]
+    assert params == {
+        "apiVersion": "resource.nvidia.com/v1beta1",
+        "kind": "ComputeDomainChannelConfig",
+        "domainID": "cd-uid-1",
+        "allocationMode": "Single",
+    }
+    assert reg.controller_actions([compute_domain()], [template], [controller_pod()]) == ([], [])
+    assert reg.controller_actions([], [template], [controller_pod()]) == ([], [template])
+    assert reg.controller_actions([compute_domain(deleting=True)], [template], [controller_pod()]) == ([], [template])
+
+
+# ---------------------------------------------------------------- the IMEX channel's Job
+
+
+def imex_workload(claims=False):
+    p = workload("imex")
+    p["spec"]["containers"] = [
+        {
+            "name": "imex",
+            "image": "docker.io/library/ubuntu:22.04",
+            "command": ["ls", "/dev/nvidia-caps-imex-channels/channel0"],
+            "resources": {"claims": [{"name": "imex-channel"}]} if claims else {"limits": {GPU: "1"}},
+            "terminationMessagePolicy": "FallbackToLogsOnError",
+        }
+    ]
+    if claims:
+        p["spec"]["resourceClaims"] = [{"name": "imex-channel", "resourceClaimTemplateName": "t"}]
+        p["status"]["resourceClaimStatuses"] = [{"name": "imex-channel", "resourceClaimName": "imex-claim"}]
+    return p
+
+
+def test_the_imex_component_is_run_by_the_registrar():
+    assert reg.is_workload_pod(imex_workload())
+
+
+def test_the_device_plugins_channels_are_read_from_the_plugin_on_the_node():
+    plugin = pod()
+    plugin["spec"]["containers"] = [{"name": "p", "env": [{"name": "IMEX_CHANNEL_IDS", "value": "0"}]}]
+    assert reg.plugin_imex_channels([plugin, pod(node_name="gpu-node-2")]) == {"gpu-node-1": "0"}
+
+
+def test_a_node_without_the_channel_fails_the_imex_job_naming_the_path(tmp_path):
+    """A node without a fake machine has no /dev/nvidia-caps-imex-channels: the plugin's channel is not there."""
+    client = RecordingClient()
+    runner = reg.WorkloadRunner(client, reg.PROGRAMS, tmp_path / "fakehosts", tmp_path / "logs", timeout=60)
+    p = imex_workload()
+    p["spec"].pop("securityContext", None)
+    plugin = pod()
+    plugin["spec"]["containers"] = [{"name": "p", "env": [{"name": "IMEX_CHANNEL_IDS", "value": "0"}]}]
+    runner.sync([p, plugin], {"gpu-node-1": node()})
+    runner.wait()
+    ((_, _, patch),) = client.patches
+    terminated = patch["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (patch["status"]["phase"], terminated["exitCode"]) == ("Failed", 2), patch
+    assert "cannot access '/dev/nvidia-caps-imex-channels/channel0'" in terminated["message"]
+
+
+def test_a_compute_domains_channel_claimed_is_in_the_container(tmp_path):
+    class Claims(RecordingClient):
+        def get_resource_claim(self, namespace, name):
+            results = [{"driver": "compute-domain.nvidia.com", "pool": "gpu-node-1", "device": "channel-0", "request": "channel"}]
+            return {"status": {"allocation": {"devices": {"results": results}}}}
+
+    client = Claims()
+    runner = reg.WorkloadRunner(client, reg.PROGRAMS, tmp_path / "fakehosts", tmp_path / "logs", timeout=60)
+    p = imex_workload(claims=True)
+    p["spec"].pop("securityContext", None)
+    runner.sync([p], {"gpu-node-1": node()})
+    runner.wait()
+    ((_, _, patch),) = client.patches
+    assert patch["status"]["phase"] == "Succeeded", patch
+    assert log_text(client.logs[0]["spec"]["logs"][0]["logsFile"]) == "/dev/nvidia-caps-imex-channels/channel0\n"

@@ -52,11 +52,14 @@ MODES = (
     "persistence-mode-off",
     "p2p-disabled",
     "metrics-stopped",
+    # NVIDIA's IMEX daemon (MachineSpec.imex_daemon): its service failed, or a peer left out of its nodes config.
+    "imex-down",
+    "imex-peer-missing",
 )
 # The GPU that mode reset-required faults (index; bus 00000000:08:00.0).
 FAULTY_GPU = 1
 # Directories the fake machine is laid over, relative to /.
-OVERLAID = ("etc", "var/lib", "usr/local", "usr/bin", "run")
+OVERLAID = ("etc", "var/lib", "usr/local", "usr/bin", "run", "dev")
 # The one writable place on the machine: a tmpfs in its namespace.
 WRITABLE = "/var/lib/gpu-nodes"
 READY_TIMEOUT_S = 10.0
@@ -137,6 +140,49 @@ class MachineSpec:
     # The driver's MPS programs in /usr/bin, as its compute utilities install them (Ubuntu's
     # nvidia-compute-utils-<branch>): what the container toolkit puts in an MPS control daemon's container.
     mps_programs: bool = True
+    # A machine of a multi-node NVLink domain (GB200 NVL72 and its kin): every GPU's fabric trained (State Completed,
+    # Status Success) in this clique, "<ClusterUUID>.<CliqueId>" (nvlink_machine); "" for none (Fabric N/A, as Ampere).
+    nvlink_clique: str = ""
+    # NVIDIA's IMEX daemon on the machine (IMEX_DAEMONS): "" none; "host" installed, its service active, its nodes
+    # config listing `imex_peers`; "off" installed with its service disabled, as NVIDIA's DRA driver's ComputeDomains want.
+    imex_daemon: str = ""
+    imex_peers: tuple[str, ...] = ()
+    # The IMEX channels the driver made (/dev/nvidia-caps-imex-channels/channel<N>, laid over /dev).
+    imex_channels: tuple[int, ...] = ()
+    # The GPU Operator's toolkit in NRI mode (nri_machine): no nvidia runtime entry, the runtime's NRI socket, the
+    # management device's CDI spec.
+    nri: bool = False
+
+
+# Who runs the machine's IMEX daemon (MachineSpec.imex_daemon).
+IMEX_DAEMONS = ("", "host", "off")
+# The IMEX package's program and its config, as NVIDIA's IMEX guide lays them out ("Getting Started with IMEX",
+# "IMEX Service Config Options"): the config names the nodes config (IMEX_NODE_CONFIG_FILE, here its default).
+IMEX_PROGRAM = "/usr/bin/nvidia-imex"
+IMEX_CONFIG = "/etc/nvidia-imex/config.cfg"
+IMEX_NODES_CONFIG = "/etc/nvidia-imex/nodes_config.cfg"
+IMEX_CHANNEL_DIR = "/dev/nvidia-caps-imex-channels"
+# The NRI socket the runtime serves (the NRI API's DefaultSocketPath; gpu-operator controllers/object_controls.go
+# DefaultRuntimeNRISocketFile) and the management device's CDI spec the toolkit's installer writes in CDI mode
+# (nvidia-container-toolkit cmd/nvidia-ctk-installer/toolkit/toolkit.go, generateCDISpec).
+NRI_SOCKET = "/run/nri/nri.sock"
+MANAGEMENT_CDI_SPEC = "/run/cdi/management.nvidia.com-gpu.yaml"
+# The toolkit a GPU Operator in NRI mode runs: the first whose NRI plugin serves pods outside its own namespace.
+NRI_TOOLKIT = "1.20.0"
+
+
+def nvlink_machine(spec: MachineSpec, clique: str, peers: tuple[str, ...], channels: tuple[int, ...] = (0,)) -> MachineSpec:
+    """The machine as a GB200 NVL72 tray looks to preflight: its fabric trained in `clique`, NVIDIA's IMEX daemon
+    running and listing `peers`, and `channels` made (the device plugin's IMEX path)."""
+    return replace(spec, nvlink_clique=clique, imex_daemon="host", imex_peers=peers, imex_channels=channels)
+
+
+def nri_machine(spec: MachineSpec) -> MachineSpec:
+    """The machine as the GPU Operator's toolkit leaves it in NRI mode (cdi.nriPluginEnabled): the toolkit under its
+    root, no nvidia runtime in containerd's config, CDI on in the running containerd, its NRI socket, the management
+    device's CDI spec; runc the default runtime."""
+    spec = replace(spec, toolkit_install="operator", toolkit_version=NRI_TOOLKIT, toolkit_mode="cdi")
+    return replace(spec, nri=True, cdi=True, default_runtime="runc")
 
 
 def dra_ready(spec: MachineSpec) -> MachineSpec:
@@ -279,11 +325,25 @@ def smi_q(spec: MachineSpec, reset_required: int | None = None) -> str:
             "        Uncorrectable Error               : 0\n"
             "        Pending                           : No\n"
             "        Remapping Failure Occurred        : No\n"
-            "    Fabric\n"
-            "        State                             : N/A\n"
-            "        Status                            : N/A\n"
+            + _fabric(spec)
         )
     return "\n".join(blocks)
+
+
+def _fabric(spec: MachineSpec) -> str:
+    """A GPU's Fabric section: N/A as Ampere prints it, or, on a machine of an NVLink domain, trained in its clique
+    as the recorded H100 prints it (tests/scripts/fixtures/nvidia-smi-q-h100-sxm5-fabric-completed.txt: State,
+    Status, CliqueId, ClusterUUID)."""
+    if not spec.nvlink_clique:
+        return "    Fabric\n        State                             : N/A\n        Status                            : N/A\n"
+    cluster, clique = spec.nvlink_clique.rsplit(".", 1)
+    return (
+        "    Fabric\n"
+        "        State                             : Completed\n"
+        "        Status                            : Success\n"
+        f"        CliqueId                          : {clique}\n"
+        f"        ClusterUUID                       : {cluster}\n"
+    )
 
 
 def other_model(spec: MachineSpec) -> MachineSpec:
@@ -351,7 +411,9 @@ CRICTL_DENIED = (
 )
 
 
-def _crictl(mode_file: Path, enable_cdi: bool = False, default_runtime: str = "nvidia", binary: str = "") -> str:
+def _crictl(
+    mode_file: Path, enable_cdi: bool = False, default_runtime: str = "nvidia", binary: str = "", nvidia: bool = True
+) -> str:
     """crictl answering `info` as the running containerd: nvidia loaded and the default, as the
     drop-in says; in mode runtime-not-restarted, what containerd still runs when nobody restarted
     it after `nvidia-ctk runtime configure` (runc, no nvidia), while its files say nvidia."""
@@ -366,7 +428,7 @@ EOF
   exit 0
 fi
 cat <<'EOF'
-{crictl_info(default_runtime=default_runtime, nvidia=True, enable_cdi=enable_cdi, systemd_cgroup=True, binary=binary)}
+{crictl_info(default_runtime=default_runtime, nvidia=nvidia, enable_cdi=enable_cdi, systemd_cgroup=True, binary=binary)}
 EOF
 """
 
@@ -511,8 +573,17 @@ def containerd_nvidia_dropin(
     return f"version = 2\n\n{_enable_cdi(cdi)}{default}" + _nvidia_runtime(systemd_cgroup, binary)
 
 
-def containerd_dump(systemd_cgroup: bool = False, cdi: bool = False, default_runtime: str = "nvidia", binary: str = "") -> str:
-    """The two merged, as `containerd config dump` prints them."""
+def containerd_dump(
+    systemd_cgroup: bool = False, cdi: bool = False, default_runtime: str = "nvidia", binary: str = "", nvidia: bool = True
+) -> str:
+    """The two merged, as `containerd config dump` prints them; without `nvidia` (a toolkit in NRI mode, which
+    configures no runtime), runc's entry alone and containerd's NRI on (containerd_nri_dropin)."""
+    if not nvidia:
+        return (
+            'version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n\n'
+            f'{_enable_cdi(cdi)}{_NRI}{_CRI}]\n  default_runtime_name = "{default_runtime}"\n\n'
+            f'{_CRI}.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n' + _options("runc", systemd_cgroup)
+        )
     return (
         'version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n\n'
         f'{_enable_cdi(cdi)}{_CRI}]\n  default_runtime_name = "{default_runtime}"\n\n'
@@ -520,6 +591,17 @@ def containerd_dump(systemd_cgroup: bool = False, cdi: bool = False, default_run
         + f'\n{_CRI}.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n'
         + _options("runc", systemd_cgroup)
     )
+
+
+# containerd 1.7's NRI, turned on (it is off by default there; containerd 2.0 has it on): the plugin's table with its
+# socket, where the GPU Operator's toolkit container looks for it in NRI mode.
+_NRI = '[plugins."io.containerd.nri.v1.nri"]\n  disable = false\n  socket_path = "/var/run/nri/nri.sock"\n\n'
+
+
+def containerd_nri_dropin(cdi: bool = True) -> str:
+    """A machine whose toolkit injects through NRI: a drop-in that turns containerd 1.7's NRI on and CDI, and no nvidia
+    runtime (the toolkit's installer writes none in NRI mode)."""
+    return f"version = 2\n\n{_enable_cdi(cdi)}{_NRI}"
 
 
 # The healthy node's (tests/scripts/preflight_node.py), whose kubelet keeps its default cgroupfs driver.
@@ -640,13 +722,14 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     generation_fails = f'[ "$(cat {shlex.quote(str(mode_file))} 2>/dev/null)" = cdi-generation ]'
     _toolkit(tree, spec, nvidia_ctk(spec.toolkit_version, cdi_spec(uuids, spec.driver), generation_fails))
     # Like the real one, config dump fails when it may not read the config.
+    nvidia = not spec.nri
     dump = (
         "  'config dump')\n"
         f"    [ -r /etc/containerd/config.toml ] || {{ echo {shlex.quote(CONTAINERD_DUMP_DENIED)} >&2; exit 1; }}\n"
-        f"    cat <<'EOF'\n{containerd_dump(True, spec.cdi, spec.default_runtime, spec.nvidia_runtime)}EOF\n    ;;\n"
+        f"    cat <<'EOF'\n{containerd_dump(True, spec.cdi, spec.default_runtime, spec.nvidia_runtime, nvidia)}EOF\n    ;;\n"
     )
     _write(sbin / "containerd", _simple_stub("containerd", "containerd v1.7.27 fakehost", dump), 0o755)
-    _write(sbin / "crictl", _crictl(mode_file, spec.cdi, spec.default_runtime, spec.nvidia_runtime), 0o755)
+    _write(sbin / "crictl", _crictl(mode_file, spec.cdi, spec.default_runtime, spec.nvidia_runtime, nvidia), 0o755)
     _write(sbin / "kubelet", _simple_stub("kubelet", f"Kubernetes {spec.kubelet_version}"), 0o755)
     # The low-level runtime the nvidia runtime runs (config.toml's runtimes: docker-runc, runc, crun).
     _write(tree / "usr/bin/runc", RUNC_STUB, 0o755)
@@ -658,8 +741,12 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     # device nodes (none on a machine without NVIDIA GPUs: nothing to link) and /proc/devices.
     # kubelet uses the systemd cgroup driver (KUBELET_CONFIG): so do runc and the nvidia runtime.
     _write(tree / "etc/containerd/config.toml", containerd_config(systemd_cgroup=True))
-    dropin = containerd_nvidia_dropin(True, spec.cdi, spec.default_runtime, spec.nvidia_runtime)
-    _write(tree / "etc/containerd/conf.d/99-nvidia.toml", dropin)
+    if spec.nri:
+        _nri(tree, uuids)
+    else:
+        dropin = containerd_nvidia_dropin(True, spec.cdi, spec.default_runtime, spec.nvidia_runtime)
+        _write(tree / "etc/containerd/conf.d/99-nvidia.toml", dropin)
+    _imex(tree, spec, mode_file)
     flags = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n'
     _write(tree / "var/lib/kubelet/kubeadm-flags.env", flags)
     _write(tree / "var/lib/kubelet/config.yaml", kubelet_config(spec.kubelet_feature_gates))
@@ -677,6 +764,73 @@ def build_machine(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
     (tree / "run/sshd").mkdir(parents=True, mode=0o755)
     if not mode_file.exists():
         set_mode(mode_file, "healthy")
+
+
+def _nri(tree: Path, uuids: list[str]) -> None:
+    """What the GPU Operator's toolkit leaves in NRI mode besides the toolkit: containerd's NRI on (its drop-in), the
+    socket containerd serves it on, and the management device's CDI spec (its devices: every GPU)."""
+    _write(tree / "etc/containerd/conf.d/10-nri.toml", containerd_nri_dropin())
+    make_unix_socket(tree / NRI_SOCKET.lstrip("/"))
+    spec = cdi_spec(uuids, "").replace("kind: nvidia.com/gpu", "kind: management.nvidia.com/gpu")
+    _write(tree / MANAGEMENT_CDI_SPEC.lstrip("/"), spec)
+
+
+# NVIDIA's IMEX config as its package ships it, cut to the keys the IMEX guide documents ("IMEX Service Config
+# Options") and laid out as kubernetes-sigs/dra-driver-nvidia-gpu templates/compute-domain-daemon-config.tmpl.cfg
+# (a copy of the package's file with the driver's values): KEY=VALUE lines, # comments.
+IMEX_CONFIG_TEXT = """# NVIDIA IMEX configuration file.
+# Note: This configuration file is read during IMEX startup. So, IMEX
+# service restart is required for new settings to take effect.
+LOG_LEVEL=4
+LOG_FILE_NAME=/var/log/nvidia-imex.log
+DAEMONIZE=1
+BIND_INTERFACE_IP=
+SERVER_PORT=50000
+IMEX_NODE_CONFIG_FILE=/etc/nvidia-imex/nodes_config.cfg
+IMEX_WAIT_FOR_QUORUM=RECOVERY
+IMEX_CMD_ENABLED=0
+"""
+
+
+def _imex(tree: Path, spec: MachineSpec, mode_file: Path) -> None:
+    """NVIDIA's IMEX daemon (MachineSpec.imex_daemon): its program, config and nodes config, and a systemctl that
+    answers `is-active nvidia-imex` for its service (failed in mode imex-down); the nodes config is a link to a file of
+    the machine's state, which set_mode rewrites (a peer left out in mode imex-peer-missing). The channels the driver
+    made, as files under /dev (preflight reads only their names)."""
+    if spec.imex_daemon not in IMEX_DAEMONS:
+        raise ValueError(f"imex_daemon must be one of {IMEX_DAEMONS}, not {spec.imex_daemon!r}")
+    for channel in spec.imex_channels:
+        _write(tree / IMEX_CHANNEL_DIR.lstrip("/") / f"channel{channel}", "")
+    if not spec.imex_daemon:
+        return
+    _write(tree / IMEX_PROGRAM.lstrip("/"), _simple_stub("nvidia-imex", f"IMEX version {spec.driver}"), 0o755)
+    _write(tree / IMEX_CONFIG.lstrip("/"), IMEX_CONFIG_TEXT)
+    peers = mode_file.parent / "imex-peers"
+    _write(peers, "".join(f"{peer}\n" for peer in spec.imex_peers))
+    nodes = tree / IMEX_NODES_CONFIG.lstrip("/")
+    nodes.parent.mkdir(parents=True, exist_ok=True)
+    nodes.symlink_to(mode_file.parent / "imex-nodes-config")
+    _imex_nodes(mode_file.parent, "healthy")
+    active = "active" if spec.imex_daemon == "host" else "inactive"
+    _write(
+        tree / "usr/local/sbin/systemctl",
+        f"""#!/bin/bash
+# Fake systemctl (tools/fakehost): only `systemctl is-active nvidia-imex` is simulated.
+[ "$*" = "is-active nvidia-imex" ] || {{ echo "fake systemctl: only is-active nvidia-imex is simulated" >&2; exit 1; }}
+state={active}
+[ "$state" = active ] && [ "$(cat {shlex.quote(str(mode_file))} 2>/dev/null)" = imex-down ] && state=failed
+echo "$state"
+[ "$state" = active ]
+""",
+        0o755,
+    )
+
+
+def _imex_nodes(state: Path, mode: str) -> None:
+    """The IMEX daemon's nodes config in the machine's state: every peer, or, in mode imex-peer-missing, all but the last."""
+    peers = (state / "imex-peers").read_text().splitlines()
+    kept = peers[:-1] if mode == "imex-peer-missing" else peers
+    _write(state / "imex-nodes-config", "".join(f"{peer}\n" for peer in kept))
 
 
 def _toolkit(tree: Path, spec: MachineSpec, ctk: str) -> None:
@@ -711,7 +865,8 @@ def set_mode(mode_file: Path, mode: str) -> None:
     """healthy; driver: nvidia-smi then fails as with a lost driver; other-model: it reports other GPUs;
     runtime-not-restarted: the running containerd (crictl info) has not loaded the nvidia drop-in;
     reset-required: its GPU FAULTY_GPU reports Reset Required and recovery action Reset;
-    cdi-generation: `nvidia-ctk cdi generate` finds no device edits and fails, as upstream does.
+    cdi-generation: `nvidia-ctk cdi generate` finds no device edits and fails, as upstream does;
+    imex-down: the nvidia-imex service has failed; imex-peer-missing: its nodes config lacks the last peer.
     For the programs NVIDIA's images run in a pod on the machine (tools/fakehost/standins.py):
     persistence-mode-off: `dcgmi diag` fails its software test on every GPU (persistence mode disabled);
     p2p-disabled: all_reduce_perf measures the bus bandwidth of a recorded run without peer-to-peer;
@@ -722,6 +877,8 @@ def set_mode(mode_file: Path, mode: str) -> None:
     tmp = mode_file.with_suffix(".tmp")
     tmp.write_text(mode + "\n")
     tmp.replace(mode_file)  # atomic: a running nvidia-smi never reads half a word
+    if (mode_file.parent / "imex-peers").exists():
+        _imex_nodes(mode_file.parent, mode)
 
 
 # ---------------------------------------------------------------- the sshd
@@ -953,7 +1110,9 @@ def _overlay(layer: Path, target: str, stage: Path) -> None:
 def enter(machine: Path, stage: Path, hostname: str, config: Path) -> None:
     """Runs as the namespace's first process: lays the machine over /, becomes sshd."""
     for rel in OVERLAID:
-        _overlay(machine / rel, "/" + rel, stage)
+        # /dev only where the machine lays something over it (IMEX channels): its submounts are moved back on top.
+        if (machine / rel).is_dir():
+            _overlay(machine / rel, "/" + rel, stage)
     _mount("fakehost", WRITABLE, "tmpfs", 0, "mode=0755,size=16m")
     socket.sethostname(hostname)
     os.execv(str(SSHD), [str(SSHD), "-D", "-e", "-f", str(config)])
@@ -1019,17 +1178,39 @@ def _write_hosts_json() -> list[dict[str, object]]:
     return entries
 
 
-def cmd_up(names: list[str], dra: bool = False, toolkit_install: str = "packages") -> None:
+def cmd_up(
+    names: list[str],
+    dra: bool = False,
+    toolkit_install: str = "packages",
+    nvlink: str = "",
+    nri: bool = False,
+    other_gpus: bool = False,
+) -> None:
     """Start the machines; with `dra`, each as NVIDIA's DRA driver wants it (`dra_ready`); `toolkit_install`:
-    who installed the toolkit the runtime runs (TOOLKIT_INSTALLS)."""
+    who installed the toolkit the runtime runs (TOOLKIT_INSTALLS). With `nvlink` (a clique, `<ClusterUUID>.<CliqueId>`)
+    the machines are one NVLink domain of that clique (`nvlink_machine`): each runs NVIDIA's IMEX daemon listing all of
+    them (their addresses) and has channel 0, or, with `dra`, has the daemon installed and disabled and no channel, as
+    the DRA driver's ComputeDomains want. With `nri`, each is set up as the GPU Operator's NRI mode leaves it
+    (`nri_machine`). With `other_gpus`, each holds the other model's GPUs (`other_model`: H100 PCIe, a Hopper part
+    NVIDIA's DRA driver can split by MIG on demand)."""
     ensure_key(CLIENT_KEY, "fakehost-client")
     client_public = CLIENT_KEY.with_suffix(".pub").read_text()
     for name in names:
         _assign_address(name)
+    peers = tuple(_e2e_host(name).host for name in names)
+    for name in names:
         host = _e2e_host(name)
         if dra:
             host = replace(host, spec=dra_ready(host.spec))
         host = replace(host, spec=replace(host.spec, toolkit_install=toolkit_install))
+        if nvlink and dra:
+            host = replace(host, spec=replace(host.spec, nvlink_clique=nvlink, imex_daemon="off"))
+        elif nvlink:
+            host = replace(host, spec=nvlink_machine(host.spec, nvlink, peers))
+        if nri:
+            host = replace(host, spec=nri_machine(host.spec))
+        if other_gpus:
+            host = replace(host, spec=other_model(host.spec))
         if host.running_pid():
             print(f"fakehost: {name} already up on {host.host}:{host.port}", file=sys.stderr)
             continue
@@ -1062,6 +1243,9 @@ def main(argv: list[str]) -> None:
     upper.add_argument(
         "--toolkit", choices=TOOLKIT_INSTALLS, default="packages", help="who installed the toolkit the runtime runs"
     )
+    upper.add_argument("--nvlink", default="", metavar="CLIQUE", help="the machines are one NVLink domain of this clique")
+    upper.add_argument("--nri", action="store_true", help="the toolkit injects through its NRI plugin (the Operator's NRI mode)")
+    upper.add_argument("--other-gpus", action="store_true", help="H100 PCIe GPUs in place of the A100s (other_model)")
     upper.add_argument("nodes", nargs="+")
     breaker = sub.add_parser("break")
     breaker.add_argument("node")
@@ -1074,7 +1258,7 @@ def main(argv: list[str]) -> None:
     inner.add_argument("--hostname", required=True)
     args = parser.parse_args(argv)
     if args.command == "up":
-        cmd_up(args.nodes, args.dra, args.toolkit)
+        cmd_up(args.nodes, args.dra, args.toolkit, args.nvlink, args.nri, args.other_gpus)
     elif args.command == "break":
         cmd_break(args.node, args.mode)
     elif args.command == "down":

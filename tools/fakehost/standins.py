@@ -9,6 +9,7 @@ by decides what it does):
   dcgmi diag -r N -j             DCGM 4.x diagnostics as JSON (NVIDIA/DCGM v4.6.0 dcgmi/Diag.cpp)
   mpirun -np P PROGRAM ARGS...   Open MPI's launcher, as far as a one-node run needs it
   all_reduce_perf[_mpi] ARGS...  nccl-tests v2.19.6 all_reduce_perf (NVIDIA/nccl-tests src/common.cu, util.cu)
+  ls /dev/nvidia-caps-imex-channels/channelN...  the IMEX channels the container was given (GNU ls's answer)
 
 and serves dcgm-exporter's metrics page through `exporter_page` (the registrar serves it on the
 exporter pod's IP; `standins.py metrics NODE` prints it). Each answers from recorded real output
@@ -787,6 +788,57 @@ def exporter_page(machine: Machine, hostname: str) -> str:
     return "".join(out)
 
 
+# ------------------------------------------------------------------------------ ls of IMEX channels
+#
+# The proof's IMEX Job lists the channels it was given with the plain image's `ls` (gpu_nodes/manifests/verification.py,
+# `_imex_container`), as NVIDIA's DRA driver's channel-injection example checks them. GNU coreutils' ls prints each
+# operand it finds and, for one it cannot access, `ls: cannot access '<path>': No such file or directory` on stderr,
+# exiting 2 ("serious trouble", coreutils src/ls.c). Only /dev/nvidia-caps-imex-channels/channel<N> operands are
+# answered. A channel is in the container when it was given and exists:
+#   NVIDIA_IMEX_CHANNELS (the device plugin's, set by the registrar as the plugin sets it for a container given GPUs):
+#     only where the machine has /dev/nvidia-caps-imex-channels/channel<N> (the plugin passes through the host's node,
+#     k8s-device-plugin internal/imex/imex.go), the fake machine's own layer; a node without a fake machine has none
+#   GPU_NODES_IMEX_CHANNELS (a ComputeDomain's channel its claim was allocated): the DRA driver's kubelet plugin makes
+#     the device node itself (kubernetes-sigs/dra-driver-nvidia-gpu cmd/compute-domain-kubelet-plugin/nvlib.go)
+
+IMEX_CHANNEL_DIR = "/dev/nvidia-caps-imex-channels"
+LS_TROUBLE = 2
+
+
+def _channel_ids(value: str | None) -> set[int]:
+    return {int(v) for v in (value or "").split(",") if v.strip().isdigit()}
+
+
+def machine_channels(env: Mapping[str, str]) -> set[int]:
+    """The IMEX channels the node's fake machine has (none without a running one)."""
+    fakehosts, node = env.get(ENV_FAKEHOSTS), env.get(ENV_NODE, "")
+    if not fakehosts or not node:
+        return set()
+    host = fakehost.FakeHost(state=Path(fakehosts) / node, host="", port=0, spec=fakehost.MachineSpec(hostname=node))
+    if host.running_pid() is None:
+        return set()
+    found = host.machine / IMEX_CHANNEL_DIR.lstrip("/")
+    return {int(p.name[7:]) for p in found.glob("channel*") if p.name[7:].isdigit()} if found.is_dir() else set()
+
+
+def ls(argv: Sequence[str], env: Mapping[str, str]) -> tuple[str, str, int]:
+    """`ls PATH...` of IMEX channels in the container: stdout, stderr and its exit status."""
+    operands = [a for a in argv if not a.startswith("-")]
+    others = [a for a in operands if not a.startswith(f"{IMEX_CHANNEL_DIR}/channel")]
+    if others:
+        raise StandinError(f"only {IMEX_CHANNEL_DIR}/channel<N> operands are simulated, not {', '.join(others)}")
+    plugin = _channel_ids(env.get("NVIDIA_IMEX_CHANNELS")) & machine_channels(env) if env.get("NVIDIA_IMEX_CHANNELS") else set()
+    present = plugin | _channel_ids(env.get("GPU_NODES_IMEX_CHANNELS"))
+    out, err = [], []
+    for path in operands:
+        suffix = path.rsplit("channel", 1)[1]
+        if suffix.isdigit() and int(suffix) in present:
+            out.append(f"{path}\n")
+        else:
+            err.append(f"ls: cannot access '{path}': No such file or directory\n")
+    return "".join(out), "".join(err), LS_TROUBLE if err else 0
+
+
 # ------------------------------------------------------------------------------ entry points
 
 
@@ -799,6 +851,11 @@ def run(name: str, argv: Sequence[str], env: Mapping[str, str]) -> int:
             return status
         if name in ("all_reduce_perf", "all_reduce_perf_mpi"):
             out, err, status = all_reduce_perf(name, argv, env)
+            sys.stdout.write(out)
+            sys.stderr.write(err)
+            return status
+        if name == "ls":
+            out, err, status = ls(argv, env)
             sys.stdout.write(out)
             sys.stderr.write(err)
             return status

@@ -11,7 +11,9 @@
 #                     [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed]
 #                     [--mig-devices PROFILE=COUNT[,PROFILE=COUNT...]]
 #                     [--require-default-runtime] [--require-cdi [--cdi-hook-path PATH]]
-#                     [--isolation default|strict] [--min-toolkit X.Y.Z] [--allocator devicePlugin|dra]
+#                     [--isolation default|strict] [--min-toolkit X.Y.Z] [--allocator devicePlugin|dra] [--dra-mig]
+#                     [--nvlink-clique CLIQUE [--imex host|driver [--imex-peers IP,...] [--imex-channels N,... [--imex-required]]]]
+#                     [--toolkit runtime|nri]
 #                     [--toolkit-advisory CVE-ID=FIXED[,FIXED...]]...
 #                     [--driver-advisory BULLETIN:CVE-ID[,CVE-ID...][,+N]=FIXED[,FIXED...]]...
 #                     [--patched-driver-branches BRANCH,...] [--refuse-driver-advisories] [--root DIR]
@@ -46,8 +48,11 @@
 #   "checks" always holds these, in this order: driver, gpu-count, gpu-model,
 #   driver-version, driver-advisories, cuda, mig, fabric, gpu-health, container-toolkit, runtime,
 #   runtime-entry, cdi, cdi-generation, isolation, dev-char-links, device-plugin-socket,
-#   kubelet-feature-gates, dra-kubelet, dra-driver-version, dra-toolkit, dra-cdi, dra-feature-gates.
-#   The dra-* checks are "not requested" without --allocator dra; with it, device-plugin-socket
+#   kubelet-feature-gates, dra-kubelet, dra-driver-version, dra-toolkit, dra-cdi, dra-feature-gates,
+#   dra-compute-domains, dra-mig, nvlink-domain, imex-daemon, imex-peers, nri.
+#   The dra-* checks are "not requested" without --allocator dra (dra-compute-domains also without --imex driver,
+#   dra-mig without --dra-mig); nvlink-domain without --nvlink-clique, the imex-* checks without --imex, nri without
+#   --toolkit nri. With --allocator dra, device-plugin-socket
 #   passes with "not judged: ..." (the DRA driver registers with kubelet elsewhere) and cdi, when
 #   --require-cdi asks for it, leaves the device plugin's CDI hooks out. Without --min-driver,
 #   driver-version is ok with detail "not requested", and so are cuda without
@@ -57,7 +62,7 @@
 #   toolkit's config.toml (hardened with --isolation strict, not hardened
 #   otherwise) and, with --require-cdi, that nvidia is not the default runtime. dev-char-links
 #   passes with "not judged: ..." where runc does not run the pods with systemd cgroups.
-#   mig is null without --mig-strategy; with it, the MIG devices nvidia-smi -L lists under each
+#   mig is null without --mig-strategy or --dra-mig; with one, the MIG devices nvidia-smi -L lists under each
 #   GPU, by profile ({} for a GPU that has none), or null when nvidia-smi -L listed no GPU.
 #   driver-advisories passes with "not requested" without --driver-advisory and
 #   --patched-driver-branches; a driver open to a bulletin or on a branch NVIDIA no longer patches
@@ -115,7 +120,9 @@ usage: bash preflight.sh --runtime containerd|docker|cri-o|k3s|rke2|auto --expec
                          [--min-driver X.Y[.Z]] [--min-cuda X.Y] [--mig-strategy single|mixed [--mig-devices PROFILE=COUNT,...]]
                          [--require-default-runtime] [--require-cdi [--cdi-hook-path PATH]]
                          [--isolation default|strict] [--min-toolkit X.Y.Z] [--allocator devicePlugin|dra]
-                         [--mps-replicas N [--mps-driver-root DIR]]
+                         [--mps-replicas N [--mps-driver-root DIR]] [--dra-mig]
+                         [--nvlink-clique CLIQUE [--imex host|driver [--imex-peers IP,...] [--imex-channels N,... [--imex-required]]]]
+                         [--toolkit runtime|nri]
                          [--toolkit-advisory CVE-ID=FIXED[,FIXED...]]... [--accepted-toolkit-advisory CVE-ID=FIXED[,FIXED...]]...
                          [--driver-advisory BULLETIN:CVE-ID[,CVE-ID...][,+N]=FIXED[,FIXED...]]...
                          [--patched-driver-branches BRANCH[,BRANCH...]] [--refuse-driver-advisories]
@@ -132,6 +139,9 @@ init_state() {
   FEAT_MACHINE='' FEAT_MIG_CAPABLE='' FEAT_CLIQUE='' FEAT_COMPUTE=''
   # devicePlugin.sharing under MPS: the replicas of each GPU and the driver root (69-check-mps.sh).
   MPS_REPLICAS='' MPS_DRIVER_ROOT='' MPS_CAPS=()
+  # The NVLink domain and its IMEX daemons (71-check-nvlink-domain.sh, 72-check-imex.sh), the DRA driver's dynamic
+  # MIG (68-check-dra.sh), and how the toolkit reaches containers (73-check-nri.sh).
+  NVLINK_CLIQUE='' IMEX_MODE='' IMEX_PEERS='' IMEX_CHANNELS='' IMEX_REQUIRED=false DRA_MIG=false TOOLKIT_VIA=runtime
   L_DONE=false L_OK=false L_PROBLEM='' MIG_JSON=null
   # What the current check could not read for lack of permission (see can_read).
   CANNOT_READ=()

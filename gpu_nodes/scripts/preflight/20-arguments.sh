@@ -13,7 +13,7 @@ parse_args() {
   while (($#)); do
     opt=$1
     case $opt in
-      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --mig-devices | --gpu-model | --min-toolkit | --isolation | --cdi-hook-path | --root | --toolkit-advisory | --accepted-toolkit-advisory | --driver-advisory | --patched-driver-branches | --allocator | --mps-replicas | --mps-driver-root)
+      --runtime | --expect-gpus | --min-driver | --min-cuda | --mig-strategy | --mig-devices | --gpu-model | --min-toolkit | --isolation | --cdi-hook-path | --root | --toolkit-advisory | --accepted-toolkit-advisory | --driver-advisory | --patched-driver-branches | --allocator | --mps-replicas | --mps-driver-root | --nvlink-clique | --imex | --imex-peers | --imex-channels | --toolkit)
         if (($# < 2)); then
           USAGE_ERROR="$opt needs a value"
           return 1
@@ -21,7 +21,7 @@ parse_args() {
         val=$2
         shift 2
         ;;
-      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --mig-devices=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --cdi-hook-path=* | --root=* | --toolkit-advisory=* | --accepted-toolkit-advisory=* | --driver-advisory=* | --patched-driver-branches=* | --allocator=* | --mps-replicas=* | --mps-driver-root=*)
+      --runtime=* | --expect-gpus=* | --min-driver=* | --min-cuda=* | --mig-strategy=* | --mig-devices=* | --gpu-model=* | --min-toolkit=* | --isolation=* | --cdi-hook-path=* | --root=* | --toolkit-advisory=* | --accepted-toolkit-advisory=* | --driver-advisory=* | --patched-driver-branches=* | --allocator=* | --mps-replicas=* | --mps-driver-root=* | --nvlink-clique=* | --imex=* | --imex-peers=* | --imex-channels=* | --toolkit=*)
         val=${opt#*=} opt=${opt%%=*}
         shift
         ;;
@@ -37,6 +37,16 @@ parse_args() {
         ;;
       --refuse-driver-advisories)
         DRV_REFUSE=true
+        shift
+        continue
+        ;;
+      --imex-required)
+        IMEX_REQUIRED=true
+        shift
+        continue
+        ;;
+      --dra-mig)
+        DRA_MIG=true
         shift
         continue
         ;;
@@ -67,6 +77,11 @@ parse_args() {
       --mps-replicas) MPS_REPLICAS=$val ;;
       --mps-driver-root) MPS_DRIVER_ROOT=$val ;;
       --cdi-hook-path) CDI_HOOK_PATH=$val HOOK_PATH_GIVEN=true ;;
+      --nvlink-clique) NVLINK_CLIQUE=$val ;;
+      --imex) IMEX_MODE=$val ;;
+      --imex-peers) IMEX_PEERS=$val ;;
+      --imex-channels) IMEX_CHANNELS=$val ;;
+      --toolkit) TOOLKIT_VIA=$val ;;
       --root) root=$val ;;
     esac
   done
@@ -138,6 +153,7 @@ validate_args() {
   esac
   if $MIG_DEVICES_GIVEN; then parse_mig_devices || return 1; fi
   validate_mps_args || return 1
+  validate_nvlink_args || return 1
   if [[ ! -d $root ]]; then
     USAGE_ERROR="--root '$root' is not a directory"
     return 1
@@ -195,6 +211,60 @@ parse_mig_devices() {
     USAGE_ERROR="--mig-devices takes one profile with --mig-strategy single (the device plugin wants one MIG device type), got '$MIG_DEVICES'"
     return 1
   fi
+}
+
+# A clique as GPU Feature Discovery labels it, <ClusterUUID>.<CliqueId> (gpu_nodes/config/nvlink.py takes the same),
+# and an IPv4 or IPv6 address as the IMEX nodes config lists one (the component passes only addresses it parsed).
+readonly CLIQUE_RE='^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\.[0-9]{1,10}$'
+readonly PEER_RE='^([0-9]{1,3}(\.[0-9]{1,3}){3}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*)$'
+
+# validate_nvlink_args: the NVLink domain (--nvlink-clique), who runs its IMEX daemons (--imex host: the machine's
+# nvidia-imex service; driver: NVIDIA's DRA driver, its ComputeDomains), the peers the host daemon must list
+# (--imex-peers A,B), the channels the device plugin injects (--imex-channels 0, --imex-required), the DRA
+# driver's dynamic MIG (--dra-mig) and how the toolkit reaches containers (--toolkit runtime|nri).
+validate_nvlink_args() {
+  local peer
+  local -a peers=()
+  if [[ -n $NVLINK_CLIQUE && ! $NVLINK_CLIQUE =~ $CLIQUE_RE ]]; then
+    USAGE_ERROR="--nvlink-clique wants <ClusterUUID>.<CliqueId> such as 9c6f5af3-53bf-49b5-a436-b66766c413c3.4026, got '$NVLINK_CLIQUE'"
+    return 1
+  fi
+  case $IMEX_MODE in
+    '' | host | driver) ;;
+    *) USAGE_ERROR="--imex wants host or driver, got '$IMEX_MODE'" && return 1 ;;
+  esac
+  if [[ -n $IMEX_MODE && -z $NVLINK_CLIQUE ]]; then
+    USAGE_ERROR="--imex needs --nvlink-clique: an IMEX domain is the machines of one NVLink clique"
+    return 1
+  fi
+  if [[ -n $IMEX_PEERS ]]; then
+    [[ $IMEX_MODE == host ]] || { USAGE_ERROR="--imex-peers needs --imex host: only the machine's own IMEX daemon reads them from its nodes config" && return 1; }
+    IFS=, read -r -a peers <<<"$IMEX_PEERS"
+    for peer in "${peers[@]}" ''; do
+      [[ -z $peer ]] && break
+      [[ $peer =~ $PEER_RE ]] || { USAGE_ERROR="--imex-peers wants IP addresses separated by commas, got '$IMEX_PEERS'" && return 1; }
+    done
+  fi
+  if [[ -n $IMEX_CHANNELS && ! $IMEX_CHANNELS =~ ^[0-9]{1,4}(,[0-9]{1,4})*$ ]]; then
+    USAGE_ERROR="--imex-channels wants channel numbers separated by commas, such as 0, got '$IMEX_CHANNELS'"
+    return 1
+  fi
+  if [[ -n $IMEX_CHANNELS && $IMEX_MODE != host ]]; then
+    USAGE_ERROR="--imex-channels needs --imex host: the device plugin injects the channels the machine's IMEX daemon serves"
+    return 1
+  fi
+  if $IMEX_REQUIRED && [[ -z $IMEX_CHANNELS ]]; then
+    USAGE_ERROR="--imex-required needs --imex-channels"
+    return 1
+  fi
+  if $DRA_MIG && [[ $ALLOCATOR != dra ]]; then
+    USAGE_ERROR="--dra-mig needs --allocator dra: dynamic MIG is NVIDIA's DRA driver's"
+    return 1
+  fi
+  case $TOOLKIT_VIA in
+    runtime | nri) ;;
+    *) USAGE_ERROR="--toolkit wants runtime or nri, got '$TOOLKIT_VIA'" && return 1 ;;
+  esac
 }
 
 detect_hostname() {

@@ -50,6 +50,15 @@ find_toolkit() {
     TK_HOW="the toolkit $RT_NAME's nvidia runtime runs, $ENT_KEY $ENT_BINARY"
     return 0
   fi
+  if [[ $TOOLKIT_VIA == nri && -f $ROOT$INSTALLER_TOOLKIT_ROOT/nvidia-ctk && -x $ROOT$INSTALLER_TOOLKIT_ROOT/nvidia-ctk ]]; then
+    # In NRI mode no entry names the toolkit: it is the one the GPU Operator's installer put under its root
+    # (73-check-nri.sh), with its config beside it.
+    TK_CTK=$INSTALLER_TOOLKIT_ROOT/nvidia-ctk TK_CTK_RUN=$ROOT$INSTALLER_TOOLKIT_ROOT/nvidia-ctk
+    [[ -x $ROOT$INSTALLER_TOOLKIT_ROOT/nvidia-container-runtime ]] && TK_RUNTIME=$INSTALLER_TOOLKIT_ROOT/nvidia-container-runtime
+    [[ -e $ROOT$INSTALLER_TOOLKIT_ROOT/$INSTALLER_TOOLKIT_CONFIG ]] && TOOLKIT_CONFIG=$INSTALLER_TOOLKIT_ROOT/$INSTALLER_TOOLKIT_CONFIG
+    TK_HOW="the toolkit the GPU Operator's installer put under $INSTALLER_TOOLKIT_ROOT for its NRI plugin (containerToolkit: nri; no nvidia runtime entry names one)"
+    return 0
+  fi
   find_cmd nvidia-ctk && TK_CTK=$REPLY TK_CTK_RUN=$REPLY
   find_cmd nvidia-container-runtime && TK_RUNTIME=$REPLY
   TK_HOW="on PATH: ${TK_NO_ENTRY:-no nvidia runtime entry names a toolkit}"

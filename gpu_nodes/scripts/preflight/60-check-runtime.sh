@@ -452,8 +452,12 @@ check_runtime() {
     add_check runtime false "$how$name: $REPLY, so whether $name has the nvidia runtime is unknown"
   elif [[ -n $RT_ERROR ]]; then
     add_check runtime false "$how$RT_ERROR"
+  elif [[ $RT_CONFIGURED != true && $TOOLKIT_VIA == nri ]]; then
+    # The toolkit's NRI plugin and the runtime's own CDI support give containers their GPUs (73-check-nri.sh).
+    add_check runtime true "$how$name has no nvidia runtime (read $RT_SOURCE), as the toolkit's NRI mode leaves it: CDI devices reach containers through the runtime's CDI support and the toolkit's NRI plugin (the nri and cdi checks judge them)"
   elif [[ $RT_CONFIGURED != true ]]; then
     fix_missing "$name"
+    nri_recognised && REPLY="this machine looks set up by the GPU Operator's toolkit in NRI mode (cdi.nriPluginEnabled: $NRI_SOCKET, the toolkit in $INSTALLER_TOOLKIT_ROOT, $MANAGEMENT_CDI_SPEC), which configures no nvidia runtime: give its group containerToolkit: nri (with gpuAccess: cdi). Otherwise $REPLY"
     add_check runtime false "$how$name has no nvidia runtime (read $RT_SOURCE): ${RUN_FIX:-$REPLY}"
   elif [[ $RT_IS_DEFAULT == true ]]; then
     RT_DEFAULT=true

@@ -19,8 +19,18 @@
 #   given it false there refuses to start); at 1.34 it may still be turned off. The driver's own
 #   gates (site/content/docs/reference/feature-gates.md) ask nothing more of kubelet for GPU
 #   allocation; DRAConsumableCapacity, for its alpha ConsumableShares, is not set by gpu-nodes.
-# Only GPU allocation is judged. ComputeDomains (IMEX) are not set up by gpu-nodes: their floors are
-# kept here, for the day they are.
+# With --imex driver (the group's dra.computeDomains), the ComputeDomains' floors too (dra-compute-domains):
+# driver 570.158.01, which the driver's IMEXDaemonsWithDNSNames gate needs ("The ComputeDomain plugin will fail
+# to start on older drivers", site/content/docs/prerequisites.md, "ComputeDomains additional prerequisites"), and
+# Kubernetes 1.32 with the DynamicResourceAllocation gate on, which dra-kubelet's 1.34.2 and dra-feature-gates
+# already hold. The rest of those prerequisites are checked elsewhere: multi-node NVLink hardware and the clique
+# (nvlink-domain), the machine's own nvidia-imex service off (imex-daemon).
+# With --dra-mig (the group's dra.migProfiles), what the driver's dynamic MIG needs of the GPUs (dra-mig):
+# MIG-capable GPUs ("MIG is available only on NVIDIA data center GPUs with the Ampere architecture or newer"), and
+# on Ampere MIG mode already on ("Ampere cannot toggle MIG mode without a GPU reset. If MIG mode is off, the
+# driver falls back to full-GPU allocation and advertises no MIG partitions. Hopper and later architectures enable
+# MIG mode on demand"); MIG devices made by others are named, for the driver destroys them when its kubelet plugin
+# starts (site/content/docs/guides/gpu-allocation/mig.md, "Limitations and considerations").
 # Without --allocator dra each check passes as "not requested".
 
 readonly DRA_SOURCE="kubernetes-sigs/dra-driver-nvidia-gpu docs/prerequisites.md"
@@ -29,8 +39,8 @@ declare -rA DRA_FLOOR=(
   [kubernetes]=1.34.2
   [driver]=565
   [toolkit]=1.18.0
-  # ComputeDomains, not judged yet: their Kubernetes floor (with DynamicResourceAllocation turned on
-  # below 1.34) and their driver's.
+  # ComputeDomains: their Kubernetes floor (with DynamicResourceAllocation turned on below 1.34, below
+  # [kubernetes] anyway) and their driver's (dra-compute-domains).
   [computedomains-kubernetes]=1.32
   [computedomains-driver]=570.158.01
 )
@@ -120,4 +130,44 @@ check_dra_gates() {
   else
     add_check dra-feature-gates false "$DRA_GATE gate set in $where: kubelet $version then prepares no ResourceClaims, so NVIDIA's DRA driver hands out no GPUs here; remove it, or set it to true"
   fi
+}
+
+# check_dra_compute_domains: with --imex driver, the driver floor of the DRA driver's ComputeDomains.
+check_dra_compute_domains() {
+  local floor=${DRA_FLOOR[computedomains-driver]}
+  [[ $ALLOCATOR == dra && $IMEX_MODE == driver ]] || floor=''
+  minimum_check dra-compute-domains "$DRIVER_VERSION" "$floor" "not requested" \
+    "driver version unknown (see the driver check), NVIDIA's DRA driver's ComputeDomains need >= $floor" \
+    "$DRIVER_VERSION >= $floor, the floor of NVIDIA's DRA driver's ComputeDomains" \
+    "$DRIVER_VERSION < $floor, the floor of NVIDIA's DRA driver's ComputeDomains (its IMEXDaemonsWithDNSNames gate, on by default, needs it: $DRA_SOURCE): upgrade the NVIDIA driver to $floor or later"
+}
+
+# check_dra_mig: with --dra-mig, GPUs the DRA driver can split on demand.
+check_dra_mig() {
+  local i mode cc=${FEAT_COMPUTE:-} made=0
+  local -a problems=() found=()
+  if [[ $ALLOCATOR != dra ]] || ! $DRA_MIG; then
+    add_check dra-mig true "not requested"
+    return
+  fi
+  smi_q_gpus dra-mig "whether NVIDIA's DRA driver can split its GPUs by MIG is" || return 0
+  for i in "${!Q_BUS[@]}"; do
+    mode=${Q_MIG_CURRENT[i]}
+    if [[ -z $mode || $mode == N/A || $mode == *"Not Supported"* ]]; then
+      problems+=("GPU ${Q_BUS[i]}: no MIG (MIG Mode ${mode:-not reported})")
+    elif [[ $mode != Enabled && $cc == 8.* ]]; then
+      problems+=("GPU ${Q_BUS[i]}: MIG mode $mode on an Ampere GPU (compute capability $cc), which cannot turn it on without a reset: nvidia-smi -i ${Q_BUS[i]} -mig 1, then reset the GPU")
+    else
+      found+=("GPU ${Q_BUS[i]}: MIG mode $mode")
+    fi
+  done
+  # MIG devices someone made (nvidia-smi -L lists them under their GPU: 37-check-mig.sh reads the listing, which
+  # the report's "mig" entry then holds).
+  smi_mig_devices
+  for i in "${!L_COUNT[@]}"; do made=$((made + L_COUNT[$i])); done
+  if ((${#problems[@]} == 0 && made > 0)); then
+    add_check dra-mig true "warning: ${#found[@]} GPU(s) can be split by MIG, but $made MIG device(s) are already made, which NVIDIA's DRA driver destroys when its kubelet plugin starts with dynamic MIG ($DRA_SOURCE, guides/gpu-allocation/mig.md)"
+    return
+  fi
+  list_check dra-mig "NVIDIA's DRA driver cannot split these GPUs by MIG on demand (dra.migProfiles)" "${#problems[@]}" "${problems[@]}" "${found[@]}"
 }

@@ -48,6 +48,12 @@ main() {
   check_dra_toolkit
   check_dra_cdi
   check_dra_gates
+  check_dra_compute_domains
+  check_dra_mig
+  check_nvlink_domain
+  check_imex_daemon
+  check_imex_peers
+  check_nri
   summarize
   emit
   $ALL_OK
