@@ -31,8 +31,9 @@ mkdir -p "$dir"
 python=$(.venv/bin/python -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
 
 # The package's own ranges, resolved as a team's resolver would, plus the test tools the unit tier
-# imports (their versions as requirements-dev.txt pins them; jsonschema once the proof's tests import it).
-tools=$(grep -E '^(pytest|kubernetes-validate|jsonschema)==' requirements-dev.txt)
+# imports (their versions as requirements-dev.txt pins them; jsonschema once the proof's tests import it; mypy, which
+# a test runs on a team's program against the typed arguments).
+tools=$(grep -E '^(pytest|kubernetes-validate|jsonschema|mypy)==' requirements-dev.txt)
 "$uv" pip compile --quiet --python-version "$python" "${resolution[@]}" --no-header --no-annotate \
   pyproject.toml <(printf '%s\n' "$tools") -o "$dir/resolved.txt.new"
 mv "$dir/resolved.txt.new" "$dir/resolved.txt"
