@@ -121,3 +121,66 @@ def test_the_runbook_applies_the_service_account_its_daemonset_runs_as():
     daemonset = next(o for (kind, _), o in objects.items() if kind == "DaemonSet")
     account = daemonset["spec"]["template"]["spec"]["serviceAccountName"]
     assert ("ServiceAccount", account) in objects, f"runbook applies {sorted(objects)}, not the DaemonSet's {account}"
+
+
+class RecordedRunbook:
+    """The runbook with kubectl recorded, not run: each call's arguments and the objects it applied; a listing
+    of the exporter's pods answers one per node."""
+
+    def __init__(self, proof: str, nodes: int = 2) -> None:
+        from bench.runbook import Runbook
+        from gpu_nodes.config.stack import parse_stack
+        from tools.local.stack_config import node_groups, select_hosts
+
+        groups = node_groups(select_hosts(nodes, preflight=False), "bench-gpu", 4, 600, preflight=False, proof=proof)
+        self.runbook = Runbook(parse_stack(groups), {}, Path("key"), Path("known_hosts"), log=lambda _: None)
+        self.calls: list[tuple[str, ...]] = []
+        self.applied: list[dict] = []
+        self.runbook.kubectl = self.kubectl  # type: ignore[method-assign]
+
+    def kubectl(self, *args: str, stdin: str | None = None, quiet: bool = False) -> str:
+        import json
+
+        self.calls.append(args)
+        if args[0] == "apply":
+            self.applied += json.loads(stdin or "{}")["items"]
+        if args[:2] == ("get", "pods"):
+            pods = [{"metadata": {"name": f"exporter-{n}"}, "spec": {"nodeName": n}} for n in ("gpu-node-1", "gpu-node-2")]
+            return json.dumps({"items": pods})
+        return ""
+
+
+def test_the_runbook_creates_waits_for_and_reads_every_job_and_exporter_the_program_runs():
+    from gpu_nodes.manifests.verification import verification_jobs
+
+    recorded = RecordedRunbook("full")
+    runbook = recorded.runbook
+    runbook.apply(["gpu-node-1", "gpu-node-2"])
+    jobs = {job.name for job in verification_jobs(runbook.group)}
+    # Two workload Jobs, the access check, DCGM's and NCCL's, per node.
+    assert len(jobs) == 10, jobs
+    assert {o["metadata"]["name"] for o in recorded.applied if o["kind"] == "Job"} == jobs
+    (wait,) = [c for c in recorded.calls if c[0] == "wait"]
+    assert {arg.removeprefix("job/") for arg in wait if arg.startswith("job/")} == jobs
+    kinds = {(o["kind"], o["metadata"]["name"]) for o in recorded.applied}
+    assert ("DaemonSet", "dcgm-exporter-bench-gpu") in kinds and ("Service", "dcgm-exporter-bench-gpu") in kinds, kinds
+    rollouts = [c[-2] for c in recorded.calls if c[:2] == ("rollout", "status")]
+    assert rollouts == ["daemonset/nvidia-device-plugin-bench-gpu", "daemonset/dcgm-exporter-bench-gpu"], rollouts
+    logged = [c[4] for c in recorded.calls if c[0] == "logs"]
+    assert [s.rsplit("=", 1)[1] for s in logged] == ["diagnostics", "performance"], logged
+    scraped = sorted(c[2] for c in recorded.calls if c[:2] == ("get", "--raw"))
+    assert scraped == [f"/api/v1/namespaces/nvidia-device-plugin/pods/exporter-gpu-node-{n}:9400/proxy/metrics" for n in (1, 2)]
+
+    recorded.calls.clear()
+    runbook.teardown(["gpu-node-1", "gpu-node-2"])
+    deleted = [c for c in recorded.calls if c[0] == "delete"]
+    assert deleted[0][:2] == ("delete", "job") and "app.kubernetes.io/instance=bench-gpu" in deleted[0], deleted
+    assert "daemonset/dcgm-exporter-bench-gpu" in deleted[1] and "service/dcgm-exporter-bench-gpu" in deleted[1], deleted
+
+
+def test_the_runbook_with_the_default_proof_reads_dcgm_s_logs_and_runs_no_exporter():
+    recorded = RecordedRunbook("default")
+    recorded.runbook.apply(["gpu-node-1", "gpu-node-2"])
+    assert not [o for o in recorded.applied if o["metadata"]["name"].startswith("dcgm-exporter")], recorded.applied
+    assert [c[4].rsplit("=", 1)[1] for c in recorded.calls if c[0] == "logs"] == ["diagnostics"]
+    assert not [c for c in recorded.calls if c[:2] in (("get", "pods"), ("get", "--raw"))], recorded.calls
