@@ -37,7 +37,7 @@ from gpu_nodes.manifests.naming import selector_labels
 from gpu_nodes.manifests.priority_class import priority_class_manifest, verification_priority_class_manifest
 from gpu_nodes.manifests.runtime_class import runtime_class_manifest
 from gpu_nodes.manifests.verification import APP_NAME as VERIFICATION_APP
-from gpu_nodes.manifests.verification import Role, check_config_map_manifest, verification_jobs
+from gpu_nodes.manifests.verification import Role, VerificationJob, check_config_map_manifest, verification_jobs
 from gpu_nodes.preflight.command import preflight_arguments, preflight_script
 from gpu_nodes.vocabulary import COMPONENT_LABEL
 
@@ -56,10 +56,19 @@ def operator_preflight(group: NodeGroupSpec) -> tuple[str, bytes]:
 
 
 class Runbook:
+    """skips: proof Jobs the runbook leaves out (the benchmarks' cost of a proof item the program cannot turn off)."""
+
     def __init__(
-        self, stack: StackSpec, env: dict[str, str], ssh_key: Path, known_hosts: Path, log: Callable[[str], None] = print
+        self,
+        stack: StackSpec,
+        env: dict[str, str],
+        ssh_key: Path,
+        known_hosts: Path,
+        log: Callable[[str], None] = print,
+        skips: Sequence[Role] = (),
     ) -> None:
         (self.group,) = stack.node_groups
+        self.skips = tuple(skips)
         self.log = log
         self.stack = stack
         self.env = env
@@ -152,8 +161,12 @@ class Runbook:
         for daemonset in [self.daemonset, *(o["metadata"]["name"] for o in self.exporter_objects() if o["kind"] == "DaemonSet")]:
             self.kubectl("rollout", "status", "-n", namespace, f"daemonset/{daemonset}", f"--timeout={WAIT}")
 
+    def jobs(self, nodes: Sequence[str]) -> list[VerificationJob]:
+        """The Jobs the program runs on `nodes`, less those the runbook skips."""
+        return [job for job in verification_jobs(self.group) if job.node in set(nodes) and job.role not in self.skips]
+
     def run_jobs(self, nodes: Sequence[str]) -> None:
-        jobs = [job for job in verification_jobs(self.group) if job.node in set(nodes)]
+        jobs = self.jobs(nodes)
         # The Jobs run the group's check script from its ConfigMap (gone with the namespace).
         self.kubectl_apply([check_config_map_manifest(self.group), *(job.manifest for job in jobs)])
         names = [f"job/{job.name}" for job in jobs]
@@ -163,7 +176,7 @@ class Runbook:
         """What the proof judges beyond a Job's completion: the DCGM and NCCL Jobs' logs (all of a kind in one
         `kubectl logs`), and each node's exporter metrics through the API server, SSH_PARALLEL at a time."""
         group, namespace = self.group, self.group.verification.namespace
-        planned = {job.role for job in verification_jobs(group) if job.node in set(nodes)}
+        planned = {job.role for job in self.jobs(nodes)}
         for role in (r for r in LOGGED_ROLES if r in planned):
             selector = ",".join(f"{k}={v}" for k, v in self.job_pod_labels(role).items())
             self.kubectl("logs", "-n", namespace, "-l", selector, "--tail=-1", "--prefix")

@@ -184,3 +184,55 @@ def test_the_runbook_with_the_default_proof_reads_dcgm_s_logs_and_runs_no_export
     assert not [o for o in recorded.applied if o["metadata"]["name"].startswith("dcgm-exporter")], recorded.applied
     assert [c[4].rsplit("=", 1)[1] for c in recorded.calls if c[0] == "logs"] == ["diagnostics"]
     assert not [c for c in recorded.calls if c[:2] in (("get", "pods"), ("get", "--raw"))], recorded.calls
+
+
+def test_a_proof_item_in_the_defaults_costs_the_defaults_time_less_the_run_without_it():
+    from bench.harness import item_cost
+
+    # 100 nodes: the defaults' up took 120 s, without DCGM 100 s: DCGM adds 0.2 s a node.
+    assert item_cost(100.0, 120.0, nodes=100, base_nodes=100, in_defaults=True) == pytest.approx(0.2)
+    # An item asked for costs the run with it less the defaults'; the defaults' destroy removed 101 nodes.
+    assert item_cost(131.0, 101.0, nodes=100, base_nodes=101, in_defaults=False) == pytest.approx(0.31)
+    assert item_cost(None, 101.0, nodes=100, base_nodes=101, in_defaults=False) is None
+
+
+def test_each_proof_item_measured_is_a_column_of_engine_and_runbook_seconds_per_node():
+    result = SizeResult(100, preflight=False)
+    up = Step("up", engine_s=100.0, runbook_s=120.0)
+    up.item_costs = {"DCGM": (0.21, 0.18), "access": (None, 0.05)}
+    result.steps = [up, Step("refresh", engine_s=10.0)]
+    lines = format_table([result]).splitlines()
+    assert lines[0].endswith("| KB/node | access s/node | DCGM s/node |"), lines[0]
+    assert lines[2].endswith("| - | - | - / +0.05 | +0.21 / +0.18 |"), lines[2]
+    assert lines[3].endswith("| - | - |"), lines[3]
+
+
+def test_proof_items_are_read_by_name_and_written_back_as_read():
+    from tools.local.stack_config import ProofItems, node_groups, select_hosts
+
+    assert ProofItems.read("default") == ProofItems() and ProofItems().text == "dcgm"
+    assert ProofItems.read("full").text == "dcgm,nccl,metrics" and ProofItems.read("none").text == "none"
+    assert ProofItems.read("nccl,dcgm") == ProofItems(dcgm=True, nccl=True)
+    with pytest.raises(argparse.ArgumentTypeError):
+        ProofItems.read("dcgm,bandwidth")
+    (group,) = node_groups(select_hosts(1, preflight=False), "g", 4, 600, preflight=False, proof=ProofItems.read("none"))
+    assert group["verification"]["diagnostics"] == "off" and "performance" not in group["verification"], group
+    assert "metrics" not in group
+
+
+def test_the_items_to_cost_are_named_or_none():
+    from bench.engine_bench import parse_items
+
+    assert parse_items("DCGM,metrics") == ["DCGM", "metrics"] and parse_items("none") == []
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_items("dcgm")
+
+
+def test_the_runbook_leaves_out_a_skipped_proof_job():
+    from gpu_nodes.manifests.verification import Role
+
+    recorded = RecordedRunbook("default")
+    recorded.runbook.skips = (Role.ACCESS,)
+    recorded.runbook.apply(["gpu-node-1", "gpu-node-2"])
+    jobs = [o["metadata"]["name"] for o in recorded.applied if o["kind"] == "Job"]
+    assert len(jobs) == 6 and not [j for j in jobs if "-access-" in j], jobs
