@@ -312,12 +312,15 @@ class Bench:
     def pulumi(self, *args: str) -> subprocess.CompletedProcess:
         return self.run(*pulumi_command(*args))
 
-    def sampled_pulumi(self, sampler_of: Callable[[int], S], *args: str) -> tuple[S, float, str, int]:
+    def sampled_pulumi(
+        self, sampler_of: Callable[[int], S], *args: str, env: dict[str, str] | None = None
+    ) -> tuple[S, float, str, int]:
         """One `pulumi` command with a sampler on its process tree: the sampler once stopped, the wall
-        time, the output and the exit code."""
+        time, the output and the exit code. env: variables beside the bench's."""
         started = time.perf_counter()
         command = pulumi_command(*args)
-        proc = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        environment = self.env | (env or {})
+        proc = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         sampler = sampler_of(proc.pid)
         sampler.start()
         output, _ = proc.communicate()

@@ -134,7 +134,9 @@ def run_counted(bench: Bench, args: Sequence[str], result: Profiled) -> None:
         log = Path(scratch) / "events.jsonl"
         tail = EventTail(log, time.perf_counter())
         tail.start()
-        sampler, result.wall_s, output, returncode = bench.sampled_pulumi(CpuSampler, *args, "--event-log", str(log))
+        # The CLI takes --event-log only with its debugging commands on (pkg/cmd/pulumi/operations/up.go).
+        debug = {"PULUMI_DEBUG_COMMANDS": "true"}
+        sampler, result.wall_s, output, returncode = bench.sampled_pulumi(CpuSampler, *args, "--event-log", str(log), env=debug)
         tail.done.set()
         tail.join()
     result.cpu_s = sampler.by_part()

@@ -1,7 +1,8 @@
 """What the engine waits on during one command: its steps, from its engine events as they happen.
 
 `pulumi up|destroy|preview|refresh --event-log <file>` writes one JSON engine event per line as the engine
-emits it (pkg/cmd/pulumi/operations, `--event-log`, hidden; the Automation API reads the same file). A
+emits it (pkg/cmd/pulumi/operations, `--event-log`, a flag the CLI takes with `PULUMI_DEBUG_COMMANDS=true`;
+pkg/backend/display/display.go, `startEventLogger`, writes each event as it comes). A
 step begins with its `resourcePreEvent` and ends with its `resOutputsEvent` or `resOpFailedEvent`
 (pkg/engine/update.go, `OnResourceStepPre` and `OnResourceStepPost`). The events carry whole seconds
 only, so a thread reads the file as it grows and stamps each line with its own clock.
