@@ -29,7 +29,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from bench.harness import BACKEND, PREFLIGHT_MAX_NODES, Bench, SizeResult
+from bench.harness import BACKEND, ITEM_VARIANTS, PREFLIGHT_MAX_NODES, Bench, SizeResult
 from tools.local.environment import FILE_BACKEND_QUERY, local_environment
 
 # -- the table ---------------------------------------------------------------------------
@@ -51,9 +51,20 @@ COLUMNS += ["CLI MiB", "program MiB", "providers MiB", "CLI CPU s", "program CPU
 COLUMNS += ["state KB", "KB/node"]
 
 
+def item_cell(costs: tuple[float | None, float | None] | None) -> str:
+    """A proof item's seconds per node on the engine and on the runbook: `engine / runbook`."""
+    if costs is None:
+        return "-"
+    return f"{_cell(costs[0], '+.2f')} / {_cell(costs[1], '+.2f')}"
+
+
 def format_table(results: Iterable[SizeResult]) -> str:
-    """One Markdown table: a row per size and step, ratio = engine / runbook."""
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    """One Markdown table: a row per size and step, ratio = engine / runbook; then a column per proof item
+    measured (`<item> s/node`: what it adds to the step per node, engine / runbook)."""
+    results = list(results)
+    items = [item for item in ITEM_VARIANTS if any(item in step.item_costs for r in results for step in r.steps)]
+    columns = COLUMNS + [f"{item} s/node" for item in items]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for result in results:
         for step in result.steps:
             per_node = None
@@ -75,11 +86,12 @@ def format_table(results: Iterable[SizeResult]) -> str:
                 _cell(step.cluster_cpu_s, ".1f"),
                 _cell(None if step.state_bytes is None else step.state_bytes / 1000, ".0f"),
                 _cell(per_node, ".1f"),
+                *(item_cell(step.item_costs.get(item)) for item in items),
             ]
             lines.append("| " + " | ".join(cells) + " |")
         if result.error:
             cells = [str(result.nodes), "on" if result.preflight else "off", f"FAILED: {result.error}"]
-            lines.append("| " + " | ".join(cells + [""] * (len(COLUMNS) - 3)) + " |")
+            lines.append("| " + " | ".join(cells + [""] * (len(columns) - 3)) + " |")
     return "\n".join(lines)
 
 
@@ -89,6 +101,14 @@ def parse_sizes(text: str) -> list[int]:
     if not sizes or min(sizes) < 1:
         raise argparse.ArgumentTypeError(f"expected sizes like 10,30; got {text!r}")
     return sizes
+
+
+def parse_items(text: str) -> list[str]:
+    items = [part.strip() for part in text.split(",") if part.strip() and part.strip() != "none"]
+    unknown = [item for item in items if item not in ITEM_VARIANTS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"expected items of {','.join(ITEM_VARIANTS)} or none; got {text!r}")
+    return items
 
 
 def engine_settings(skip_checkpoints: bool) -> dict[str, str]:
@@ -112,6 +132,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with --split: time the fleet command only, without the bare pulumi calls and the runbook (a run half as long)",
     )
     parser.add_argument(
+        "--preflight", choices=("auto", "on", "off"), default="auto", help=f"auto: on up to {PREFLIGHT_MAX_NODES} nodes"
+    )
+    parser.add_argument(
+        "--items",
+        type=parse_items,
+        default=list(ITEM_VARIANTS),
+        help=f"proof items to cost per node, each by a run of its own ({','.join(ITEM_VARIANTS)}; `none`)",
+    )
+    parser.add_argument(
         "--backend-queries",
         type=lambda text: text.split(","),
         default=[FILE_BACKEND_QUERY],
@@ -133,11 +162,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         for nodes in args.sizes:
             for index, query in enumerate(args.backend_queries):
                 # The runbook does not use the backend: once per size.
-                results.append(bench.measure(nodes, query, with_runbook=index == 0, label=len(args.backend_queries) > 1))
+                first = index == 0
+                preflight = None if args.preflight == "auto" else args.preflight == "on"
+                label = len(args.backend_queries) > 1
+                items = args.items if first else ()
+                measured = bench.measure(nodes, query, with_runbook=first, label=label, preflight=preflight, items=items)
+                results.append(measured)
     finally:
         # Leave nothing running: the fake machines hold 127.0.10.x:2222, which the e2e tier needs.
         bench.teardown_environment()
-    preflight = f"on (fake machines over SSH, both sides) up to {PREFLIGHT_MAX_NODES} nodes, off above"
+    preflight = {
+        "auto": f"on (fake machines over SSH, both sides) up to {PREFLIGHT_MAX_NODES} nodes, off above",
+        "on": "on (fake machines over SSH, both sides)",
+        "off": "off on both sides",
+    }[args.preflight]
     print_header("engine vs runbook", preflight, settings, bench)
     print(format_table(results))
     return 1 if any(r.error for r in results) else 0
@@ -149,6 +187,7 @@ def print_header(title: str, preflight: str, settings: dict[str, str], bench: Be
     print(f"preflight: {preflight}")
     print(f"engine settings: {' '.join(f'{k}={v}' for k, v in settings.items()) or 'defaults'}")
     print(f"engine parts: {bench.env.get('GPU_NODES_ENGINE_PARTS', 'unknown')}")
+    print(f"load average at the end (1, 5, 15 min): {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
 
 
 def split_main(

@@ -20,7 +20,9 @@ from typing import TypeVar
 import yaml
 
 from bench.state_size import stored_bytes
+from gpu_nodes.manifests.verification import Role
 from tools.local.environment import FILE_BACKEND_QUERY
+from tools.local.stack_config import ProofItems
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,6 +34,30 @@ PREFLIGHT_MAX_NODES = 100  # fake machines (one sshd each, 127.0.10.x) up to her
 # Per Job and for each node's GPU count: generous, a timeout is not what is measured here.
 VERIFICATION_TIMEOUT = 1800
 SAMPLE_SECONDS = 0.2
+
+
+@dataclass(frozen=True)
+class ItemVariant:
+    """A run that differs from the defaults by one proof item: the items the program runs, the proof Jobs the
+    runbook leaves out, and whether the item is in the defaults (so its cost is the defaults' time less the
+    variant's) or added to them (the variant's less the defaults')."""
+
+    items: ProofItems
+    runbook_skips: tuple[Role, ...] = ()
+    in_defaults: bool = False
+    # The program has no switch for it: the runbook side alone is measured.
+    engine: bool = True
+
+
+DEFAULT_PROOF = ProofItems()
+# Each new proof item's cost per node (issue 58): the access check and DCGM's diagnostics are on by default,
+# NCCL's all-reduce and the exporter's metrics are asked for.
+ITEM_VARIANTS = {
+    "access": ItemVariant(ProofItems(), runbook_skips=(Role.ACCESS,), in_defaults=True, engine=False),
+    "DCGM": ItemVariant(ProofItems(dcgm=False), in_defaults=True),
+    "NCCL": ItemVariant(ProofItems(nccl=True)),
+    "metrics": ItemVariant(ProofItems(metrics=True)),
+}
 
 
 # -- peak memory of a command's process tree --------------------------------------------
@@ -235,6 +261,8 @@ class Step:
     providers_cpu_s: float | None = None
     cluster_cpu_s: float | None = None
     state_bytes: int | None = None
+    # Per proof item (ITEM_VARIANTS): what it adds to this step, seconds per node, on the engine and the runbook.
+    item_costs: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -284,12 +312,15 @@ class Bench:
     def pulumi(self, *args: str) -> subprocess.CompletedProcess:
         return self.run(*pulumi_command(*args))
 
-    def sampled_pulumi(self, sampler_of: Callable[[int], S], *args: str) -> tuple[S, float, str, int]:
+    def sampled_pulumi(
+        self, sampler_of: Callable[[int], S], *args: str, env: dict[str, str] | None = None
+    ) -> tuple[S, float, str, int]:
         """One `pulumi` command with a sampler on its process tree: the sampler once stopped, the wall
-        time, the output and the exit code."""
+        time, the output and the exit code. env: variables beside the bench's."""
         started = time.perf_counter()
         command = pulumi_command(*args)
-        proc = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        environment = self.env | (env or {})
+        proc = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         sampler = sampler_of(proc.pid)
         sampler.start()
         output, _ = proc.communicate()
@@ -348,13 +379,14 @@ class Bench:
         self.run("tools/fakehost/down.sh")
         self.run("tools/cluster/down.sh")
 
-    def configure(self, nodes: int, preflight: bool) -> None:
+    def configure(self, nodes: int, preflight: bool, proof: ProofItems = DEFAULT_PROOF) -> None:
+        """The stack's config for `nodes` nodes, with the program's default proof unless `proof` says otherwise."""
         from bench.runbook import SSH_PARALLEL
 
         self.run(
             str(ROOT / ".venv/bin/python"),
             "tools/local/stack_config.py",
-            *("--stack", STACK, "--group", GROUP, "--nodes", str(nodes)),
+            *("--stack", STACK, "--group", GROUP, "--nodes", str(nodes), "--proof", proof.text),
             *("--preflight", "on" if preflight else "off", "--timeout", str(VERIFICATION_TIMEOUT)),
             # The same SSH bound on both sides.
             *("--max-sessions", str(SSH_PARALLEL)),
@@ -363,7 +395,8 @@ class Bench:
             key = (FAKEHOSTS / "id_ed25519").read_text()
             self.run("pulumi", "config", "set", "--secret", "--stack", STACK, "gpu-nodes:sshPrivateKey", stdin=key)
 
-    def runbook(self):
+    def runbook(self, skips: tuple[Role, ...] = ()):
+        """The runbook of the stack's config as last written; `skips`: proof Jobs it leaves out."""
         from bench.runbook import Runbook
         from gpu_nodes.config.stack import parse_stack
 
@@ -372,16 +405,24 @@ class Bench:
         known_hosts = ROOT / ".state/bench-known-hosts"
         hosts = json.loads((FAKEHOSTS / "hosts.json").read_text()) if (FAKEHOSTS / "hosts.json").exists() else []
         known_hosts.write_text("".join(f"[{h['sshHost']}]:{h['sshPort']} {h['hostKey']}\n" for h in hosts))
-        return Runbook(stack, self.env, FAKEHOSTS / "id_ed25519", known_hosts, self.log)
+        return Runbook(stack, self.env, FAKEHOSTS / "id_ed25519", known_hosts, self.log, skips=skips)
 
     # -- one size -------------------------------------------------------------------------
 
     def measure(
-        self, nodes: int, backend_query: str = FILE_BACKEND_QUERY, with_runbook: bool = True, label: bool = False
+        self,
+        nodes: int,
+        backend_query: str = FILE_BACKEND_QUERY,
+        with_runbook: bool = True,
+        label: bool = False,
+        preflight: bool | None = None,
+        items: Sequence[str] = (),
     ) -> SizeResult:
-        """One size; the engine on a file backend with `backend_query` ("" for none), then the runbook.
-        label: name the backend beside each step (a run that compares backends)."""
-        preflight = nodes <= PREFLIGHT_MAX_NODES
+        """One size; the engine on a file backend with `backend_query` ("" for none), then the runbook, then
+        each proof item of `items` (ITEM_VARIANTS) as a run of its own on both sides. label: name the backend
+        beside each step (a run that compares backends); preflight: on or off (default: on up to
+        PREFLIGHT_MAX_NODES)."""
+        preflight = nodes <= PREFLIGHT_MAX_NODES if preflight is None else preflight
         shown = (f"?{backend_query}" if backend_query else "with sidecars") if label else ""
         result = SizeResult(nodes, preflight, backend=shown)
         self.env["PULUMI_BACKEND_URL"] = f"file://{BACKEND}" + (f"?{backend_query}" if backend_query else "")
@@ -406,10 +447,52 @@ class Bench:
             self.timed(result.step("up"), "apply", lambda: runbook.apply(names[:-1]))
             self.timed(result.step("add one node"), "add node", lambda: runbook.add_node(names[-1]))
             self.timed(result.step("destroy"), "teardown", lambda: runbook.teardown(names))
+            for item in items:
+                self.measure_item(result, item, preflight)
         except Exception as error:  # one size failing must not lose the others
             result.error = str(error).splitlines()[0][:200]
             self.log(f"size {nodes} failed: {error}")
         return result
+
+
+    def measure_item(self, result: SizeResult, item: str, preflight: bool) -> None:
+        """One proof item's cost per node, for `up` and `destroy`: the variant's `up` and `destroy` (and the
+        runbook's apply and teardown) against the defaults' of the same run. The defaults' destroy removed one
+        node more (the one `add one node` added): its time is scaled to the variant's nodes."""
+        variant, nodes = ITEM_VARIANTS[item], result.nodes
+        names = node_names(nodes)
+        self.configure(nodes, preflight, variant.items)
+        engine: dict[str, float | None] = {"up": None, "destroy": None}
+        if variant.engine:
+            for name, args in (("up", ("up", "--yes", "--skip-preview")), ("destroy", ("destroy", "--yes", "--skip-preview"))):
+                step = Step(f"{name}, {item} {'off' if variant.in_defaults else 'on'}")
+                self.measured_pulumi(step, *args)
+                engine[name] = step.engine_s
+        runbook = self.runbook(variant.runbook_skips)
+        book = {"up": _seconds(lambda: runbook.apply(names)), "destroy": _seconds(lambda: runbook.teardown(names))}
+        self.log(f"{item}: runbook apply {book['up']:.1f} s, teardown {book['destroy']:.1f} s")
+        for name in ("up", "destroy"):
+            step = result.step(name)
+            base_nodes = nodes + 1 if name == "destroy" else nodes
+            step.item_costs[item] = (
+                item_cost(engine[name], step.engine_s, nodes, base_nodes, variant.in_defaults),
+                item_cost(book[name], step.runbook_s, nodes, base_nodes, variant.in_defaults),
+            )
+
+
+def item_cost(variant_s: float | None, base_s: float | None, nodes: int, base_nodes: int, in_defaults: bool) -> float | None:
+    """Seconds per node a proof item adds: between a run without it and one with it, `nodes` nodes each; the
+    defaults' run (`base_s`, over `base_nodes`) scaled to `nodes`. None when either run is missing."""
+    if variant_s is None or base_s is None:
+        return None
+    base = base_s * nodes / base_nodes
+    return (base - variant_s if in_defaults else variant_s - base) / nodes
+
+
+def _seconds(action: Callable[[], None]) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
 
 
 def node_names(count: int) -> list[str]:

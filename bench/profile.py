@@ -1,15 +1,20 @@
-"""Where a drift check's core-seconds go: one stack of N nodes on the local cluster, then the two
-commands `gpu-nodes fleet drift` runs on it, `pulumi preview --expect-no-changes` and `pulumi
-refresh --preview-only --expect-no-changes`.
+"""Where a command's core-seconds and wall time go, on one stack of N nodes on the local cluster: the
+two commands `gpu-nodes fleet drift` runs on it, `pulumi preview --expect-no-changes` and `pulumi
+refresh --preview-only --expect-no-changes` (`--commands drift`, the default), or `pulumi up` and
+`pulumi destroy` (`--commands deploy`).
 
-    .venv/bin/python -m bench.profile --nodes 100            # about 10 minutes; run it alone
+    .venv/bin/python -m bench.profile --nodes 100                     # about 10 minutes; run it alone
+    .venv/bin/python -m bench.profile --nodes 100 --commands deploy   # up and destroy, each twice
 
-Each command runs twice on the same deployed stack: once bare, its processes' CPU time read from
-/proc (the CLI, the program, each provider, and the cluster's own processes, which are no child of
-the CLI), and once under py-spy (`record --subprocesses --nonblocking`), for where the Python
-processes (the program and the dynamic providers) spend theirs, by function and by package. Prints
-Markdown tables; progress goes to stderr. The stack, cluster and fake machines are the engine
-bench's (bench/harness.py), and are stopped when it ends.
+Each command runs twice (drift: on the same deployed stack; deploy: `up` then `destroy`, twice over):
+once bare, its processes' CPU time read from /proc (the CLI, the program, each provider, and the
+cluster's own processes, which are no child of the CLI), with its engine events stamped as they come
+(bench/timeline.py: each step's start and end, so the wall time by what the engine waited on); and
+once under py-spy (`record --nonblocking`), for where the Python processes (the program and the
+dynamic providers) spend theirs, by function and by package, with the CLI's own CPU profile (`pulumi
+--profiling`, read by `go tool pprof` where Go is installed). Prints Markdown tables; progress goes to
+stderr. The stack, cluster and fake machines are the engine bench's (bench/harness.py), and are
+stopped when it ends.
 """
 
 from __future__ import annotations
@@ -17,12 +22,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +48,7 @@ from bench.harness import (
     pulumi_command,
     pulumi_failed,
 )
+from bench.timeline import EventTail, StepSpan, step_spans, waits_table
 from tools.local.environment import FILE_BACKEND_QUERY, local_environment
 
 # What `gpu-nodes fleet drift` runs on each stack (gpu_nodes/cli/orchestrate.py).
@@ -49,6 +56,12 @@ DRIFT_COMMANDS = {
     "preview": ("preview", "--expect-no-changes"),
     "refresh --preview-only": ("refresh", "--preview-only", "--expect-no-changes"),
 }
+# A stack brought up and taken down, as the engine bench times them (bench/harness.py).
+DEPLOY_COMMANDS = {
+    "up": ("up", "--yes", "--skip-preview"),
+    "destroy": ("destroy", "--yes", "--skip-preview"),
+}
+CLI_TOP = 25  # lines of `go tool pprof -top -cum` kept
 SPY_RATE = 100  # samples per second; a sample of a busy thread is 1/SPY_RATE CPU seconds
 TOP_FUNCTIONS = 12
 
@@ -110,11 +123,24 @@ class Profiled:
     # part -> gpu-nodes' own function -> samples with it anywhere on the stack (where our code leads the work)
     ours: dict[str, Counter[str]] = field(default_factory=dict)
     samples: Counter[str] = field(default_factory=Counter)
+    # Each step of the bare run, from its engine events (bench/timeline.py).
+    spans: list[StepSpan] = field(default_factory=list)
+    # The CLI's own CPU profile, `go tool pprof -top -cum` (the spied run).
+    cli_top: str = ""
 
 
 def run_counted(bench: Bench, args: Sequence[str], result: Profiled) -> None:
-    sampler, result.wall_s, output, returncode = bench.sampled_pulumi(CpuSampler, *args)
+    with tempfile.TemporaryDirectory() as scratch:
+        log = Path(scratch) / "events.jsonl"
+        tail = EventTail(log, time.perf_counter())
+        tail.start()
+        # The CLI takes --event-log only with its debugging commands on (pkg/cmd/pulumi/operations/up.go).
+        debug = {"PULUMI_DEBUG_COMMANDS": "true"}
+        sampler, result.wall_s, output, returncode = bench.sampled_pulumi(CpuSampler, *args, "--event-log", str(log), env=debug)
+        tail.done.set()
+        tail.join()
     result.cpu_s = sampler.by_part()
+    result.spans = step_spans(tail.events)
     if returncode != 0:
         raise pulumi_failed(args, returncode, output)
 
@@ -159,10 +185,11 @@ SPIED_PARTS = ("program", "dynamic providers")
 def run_spied(bench: Bench, args: Sequence[str], result: Profiled, spy: Path) -> None:
     """The command with py-spy attached to each of its Python processes as it starts (py-spy's own
     --subprocesses polls too slowly for a program that runs a few seconds)."""
-    command = pulumi_command(*args)
     spies: list[tuple[str, subprocess.Popen[str], Path]] = []
     seen: set[int] = set()
     with tempfile.TemporaryDirectory() as scratch:
+        # The CLI writes its own CPU profile, <prefix>.<pid>.cpu, when it ends.
+        command = pulumi_command(*args, "--profiling", str(Path(scratch) / "cli"))
         # Into a file, not a pipe: nothing reads a pipe while the loop below watches the processes.
         log = (Path(scratch) / "pulumi.log").open("w+")
         proc = subprocess.Popen(command, cwd=ROOT, env=bench.env, stdout=log, stderr=subprocess.STDOUT, text=True)
@@ -187,8 +214,19 @@ def run_spied(bench: Bench, args: Sequence[str], result: Profiled, spy: Path) ->
             spy_proc.wait(timeout=60)
             if out.exists():
                 read_spy(out.read_text(), which, result)
+        result.cli_top = cli_profile(Path(scratch))
     if proc.returncode != 0:
         raise pulumi_failed(args, proc.returncode, output)
+
+
+def cli_profile(scratch: Path) -> str:
+    """The CLI's CPU profile as `go tool pprof -top -cum` prints it (its first CLI_TOP lines), or why not."""
+    profiles = sorted(scratch.glob("cli.*.cpu"))
+    go, cli = shutil.which("go"), shutil.which("pulumi")
+    if not profiles or go is None or cli is None:
+        return "no CLI profile (`go` or the profile is missing)"
+    read = subprocess.run([go, "tool", "pprof", "-top", "-cum", cli, str(profiles[0])], capture_output=True, text=True)
+    return "\n".join((read.stdout or read.stderr).splitlines()[:CLI_TOP])
 
 
 def cpu_table(results: Sequence[Profiled]) -> str:
@@ -221,6 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=100, help="nodes in the stack (default 100)")
     parser.add_argument("--preflight", choices=("on", "off"), default="off", help="as the fleet's 100-node stacks: off")
+    parser.add_argument(
+        "--commands", choices=("drift", "deploy"), default="drift", help="drift: preview and refresh; deploy: up and destroy"
+    )
     args = parser.parse_args(argv)
     spy = Path(sys.executable).with_name("py-spy")
     if not spy.exists():
@@ -233,29 +274,58 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench = Bench(local_environment(BACKEND), log)
     bench.env["PULUMI_BACKEND_URL"] = f"file://{BACKEND}?{FILE_BACKEND_QUERY}"
     preflight = args.preflight == "on"
-    results = []
     try:
         bench.fresh_environment(args.nodes + 1, preflight)
         bench.configure(args.nodes, preflight)
-        bench.pulumi("up", "--yes", "--skip-preview")
-        log(f"deployed {args.nodes} nodes")
-        for name, command in DRIFT_COMMANDS.items():
-            result = Profiled(name)
-            run_counted(bench, command, result)
-            log(f"{name}: {result.wall_s:.1f} s, {sum(result.cpu_s.values()):.1f} CPU s")
-            run_spied(bench, command, result, spy)
-            results.append(result)
-        bench.pulumi("destroy", "--yes", "--skip-preview")
+        results = profile_deploy(bench, spy, log) if args.commands == "deploy" else profile_drift(bench, spy, args.nodes, log)
     finally:
         bench.teardown_environment()
-    print(f"drift check of one stack, {args.nodes} nodes, preflight {args.preflight}, ", end="")
-    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores")
+    what = "up and destroy" if args.commands == "deploy" else "drift check"
+    print(f"{what} of one stack, {args.nodes} nodes, preflight {args.preflight}, ", end="")
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load {load_average()}")
     print(f"engine parts: {bench.env.get('GPU_NODES_ENGINE_PARTS', 'unknown')}\n")
     print(cpu_table(results))
     for result in results:
+        print(f"\n{result.name}, the engine's steps (the bare run):\n")
+        print(waits_table(result.spans, result.wall_s))
         print()
         print(function_table(result))
+        if result.cli_top:
+            print(f"{result.name}, the CLI's CPU profile (the spied run):\n\n```\n{result.cli_top}\n```")
     return 0
+
+
+def load_average() -> str:
+    """The machine's load over the last 1, 5 and 15 minutes, as `uptime` prints it: a shared machine's
+    figures are read beside it."""
+    return " ".join(f"{load:.2f}" for load in os.getloadavg())
+
+
+def profile_drift(bench: Bench, spy: Path, nodes: int, log: Callable[[str], None]) -> list[Profiled]:
+    """Deploy, then each drift command bare and spied on the same state."""
+    bench.pulumi("up", "--yes", "--skip-preview")
+    log(f"deployed {nodes} nodes")
+    results = []
+    for name, command in DRIFT_COMMANDS.items():
+        result = Profiled(name)
+        run_counted(bench, command, result)
+        log(f"{name}: {result.wall_s:.1f} s, {sum(result.cpu_s.values()):.1f} CPU s (load {load_average()})")
+        run_spied(bench, command, result, spy)
+        results.append(result)
+    bench.pulumi("destroy", "--yes", "--skip-preview")
+    return results
+
+
+def profile_deploy(bench: Bench, spy: Path, log: Callable[[str], None]) -> list[Profiled]:
+    """`up` then `destroy` bare, then both again spied: each starts from what the one before left."""
+    results = {name: Profiled(name) for name in DEPLOY_COMMANDS}
+    for name, command in DEPLOY_COMMANDS.items():
+        run_counted(bench, command, results[name])
+        log(f"{name}: {results[name].wall_s:.1f} s, {sum(results[name].cpu_s.values()):.1f} CPU s (load {load_average()})")
+    for name, command in DEPLOY_COMMANDS.items():
+        run_spied(bench, command, results[name], spy)
+        log(f"{name}: spied (load {load_average()})")
+    return list(results.values())
 
 
 if __name__ == "__main__":

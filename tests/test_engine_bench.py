@@ -121,3 +121,118 @@ def test_the_runbook_applies_the_service_account_its_daemonset_runs_as():
     daemonset = next(o for (kind, _), o in objects.items() if kind == "DaemonSet")
     account = daemonset["spec"]["template"]["spec"]["serviceAccountName"]
     assert ("ServiceAccount", account) in objects, f"runbook applies {sorted(objects)}, not the DaemonSet's {account}"
+
+
+class RecordedRunbook:
+    """The runbook with kubectl recorded, not run: each call's arguments and the objects it applied; a listing
+    of the exporter's pods answers one per node."""
+
+    def __init__(self, proof: str, nodes: int = 2) -> None:
+        from bench.runbook import Runbook
+        from gpu_nodes.config.stack import parse_stack
+        from tools.local.stack_config import node_groups, select_hosts
+
+        groups = node_groups(select_hosts(nodes, preflight=False), "bench-gpu", 4, 600, preflight=False, proof=proof)
+        self.runbook = Runbook(parse_stack(groups), {}, Path("key"), Path("known_hosts"), log=lambda _: None)
+        self.calls: list[tuple[str, ...]] = []
+        self.applied: list[dict] = []
+        self.runbook.kubectl = self.kubectl  # type: ignore[method-assign]
+
+    def kubectl(self, *args: str, stdin: str | None = None, quiet: bool = False) -> str:
+        import json
+
+        self.calls.append(args)
+        if args[0] == "apply":
+            self.applied += json.loads(stdin or "{}")["items"]
+        if args[:2] == ("get", "pods"):
+            pods = [{"metadata": {"name": f"exporter-{n}"}, "spec": {"nodeName": n}} for n in ("gpu-node-1", "gpu-node-2")]
+            return json.dumps({"items": pods})
+        return ""
+
+
+def test_the_runbook_creates_waits_for_and_reads_every_job_and_exporter_the_program_runs():
+    from gpu_nodes.manifests.verification import verification_jobs
+
+    recorded = RecordedRunbook("full")
+    runbook = recorded.runbook
+    runbook.apply(["gpu-node-1", "gpu-node-2"])
+    jobs = {job.name for job in verification_jobs(runbook.group)}
+    # Two workload Jobs, the access check, DCGM's and NCCL's, per node.
+    assert len(jobs) == 10, jobs
+    assert {o["metadata"]["name"] for o in recorded.applied if o["kind"] == "Job"} == jobs
+    (wait,) = [c for c in recorded.calls if c[0] == "wait"]
+    assert {arg.removeprefix("job/") for arg in wait if arg.startswith("job/")} == jobs
+    kinds = {(o["kind"], o["metadata"]["name"]) for o in recorded.applied}
+    assert ("DaemonSet", "dcgm-exporter-bench-gpu") in kinds and ("Service", "dcgm-exporter-bench-gpu") in kinds, kinds
+    rollouts = [c[-2] for c in recorded.calls if c[:2] == ("rollout", "status")]
+    assert rollouts == ["daemonset/nvidia-device-plugin-bench-gpu", "daemonset/dcgm-exporter-bench-gpu"], rollouts
+    logged = [c[4] for c in recorded.calls if c[0] == "logs"]
+    assert [s.rsplit("=", 1)[1] for s in logged] == ["diagnostics", "performance"], logged
+    scraped = sorted(c[2] for c in recorded.calls if c[:2] == ("get", "--raw"))
+    assert scraped == [f"/api/v1/namespaces/nvidia-device-plugin/pods/exporter-gpu-node-{n}:9400/proxy/metrics" for n in (1, 2)]
+
+    recorded.calls.clear()
+    runbook.teardown(["gpu-node-1", "gpu-node-2"])
+    deleted = [c for c in recorded.calls if c[0] == "delete"]
+    assert deleted[0][:2] == ("delete", "job") and "app.kubernetes.io/instance=bench-gpu" in deleted[0], deleted
+    assert "daemonset/dcgm-exporter-bench-gpu" in deleted[1] and "service/dcgm-exporter-bench-gpu" in deleted[1], deleted
+
+
+def test_the_runbook_with_the_default_proof_reads_dcgm_s_logs_and_runs_no_exporter():
+    recorded = RecordedRunbook("default")
+    recorded.runbook.apply(["gpu-node-1", "gpu-node-2"])
+    assert not [o for o in recorded.applied if o["metadata"]["name"].startswith("dcgm-exporter")], recorded.applied
+    assert [c[4].rsplit("=", 1)[1] for c in recorded.calls if c[0] == "logs"] == ["diagnostics"]
+    assert not [c for c in recorded.calls if c[:2] in (("get", "pods"), ("get", "--raw"))], recorded.calls
+
+
+def test_a_proof_item_in_the_defaults_costs_the_defaults_time_less_the_run_without_it():
+    from bench.harness import item_cost
+
+    # 100 nodes: the defaults' up took 120 s, without DCGM 100 s: DCGM adds 0.2 s a node.
+    assert item_cost(100.0, 120.0, nodes=100, base_nodes=100, in_defaults=True) == pytest.approx(0.2)
+    # An item asked for costs the run with it less the defaults'; the defaults' destroy removed 101 nodes.
+    assert item_cost(131.0, 101.0, nodes=100, base_nodes=101, in_defaults=False) == pytest.approx(0.31)
+    assert item_cost(None, 101.0, nodes=100, base_nodes=101, in_defaults=False) is None
+
+
+def test_each_proof_item_measured_is_a_column_of_engine_and_runbook_seconds_per_node():
+    result = SizeResult(100, preflight=False)
+    up = Step("up", engine_s=100.0, runbook_s=120.0)
+    up.item_costs = {"DCGM": (0.21, 0.18), "access": (None, 0.05)}
+    result.steps = [up, Step("refresh", engine_s=10.0)]
+    lines = format_table([result]).splitlines()
+    assert lines[0].endswith("| KB/node | access s/node | DCGM s/node |"), lines[0]
+    assert lines[2].endswith("| - | - | - / +0.05 | +0.21 / +0.18 |"), lines[2]
+    assert lines[3].endswith("| - | - |"), lines[3]
+
+
+def test_proof_items_are_read_by_name_and_written_back_as_read():
+    from tools.local.stack_config import ProofItems, node_groups, select_hosts
+
+    assert ProofItems.read("default") == ProofItems() and ProofItems().text == "dcgm"
+    assert ProofItems.read("full").text == "dcgm,nccl,metrics" and ProofItems.read("none").text == "none"
+    assert ProofItems.read("nccl,dcgm") == ProofItems(dcgm=True, nccl=True)
+    with pytest.raises(argparse.ArgumentTypeError):
+        ProofItems.read("dcgm,bandwidth")
+    (group,) = node_groups(select_hosts(1, preflight=False), "g", 4, 600, preflight=False, proof=ProofItems.read("none"))
+    assert group["verification"]["diagnostics"] == "off" and "performance" not in group["verification"], group
+    assert "metrics" not in group
+
+
+def test_the_items_to_cost_are_named_or_none():
+    from bench.engine_bench import parse_items
+
+    assert parse_items("DCGM,metrics") == ["DCGM", "metrics"] and parse_items("none") == []
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_items("dcgm")
+
+
+def test_the_runbook_leaves_out_a_skipped_proof_job():
+    from gpu_nodes.manifests.verification import Role
+
+    recorded = RecordedRunbook("default")
+    recorded.runbook.skips = (Role.ACCESS,)
+    recorded.runbook.apply(["gpu-node-1", "gpu-node-2"])
+    jobs = [o["metadata"]["name"] for o in recorded.applied if o["kind"] == "Job"]
+    assert len(jobs) == 6 and not [j for j in jobs if "-access-" in j], jobs

@@ -372,6 +372,13 @@ def test_upgrade_in_place_rerolls_the_plugin_and_reruns_only_the_jobs(deployed):
     daemonset = deployed.kubectl_json("get", "daemonset", "-n", "nvidia-device-plugin", f"nvidia-device-plugin-{GROUP}")
     image = daemonset["spec"]["template"]["spec"]["containers"][0]["image"]
     assert image.endswith(":v0.19.0"), deployed.explain(f"DaemonSet still runs {image}")
+    # The replaced Jobs are deleted last, in the foreground (their pods first), and not waited for (skipAwait).
+    deployed.wait_until(
+        "the replaced Jobs to be gone",
+        lambda: not {j["metadata"]["name"] for j in deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]}
+        & set(old_jobs),
+        120,
+    )
     new_jobs = {j["metadata"]["name"]: j for j in deployed.kubectl_json("get", "jobs", "-n", "gpu-verification")["items"]}
     assert len(new_jobs) == len(old_jobs) and not set(new_jobs) & set(old_jobs), f"old {sorted(old_jobs)}, now {sorted(new_jobs)}"
     for name, job in new_jobs.items():
@@ -777,7 +784,8 @@ def test_a_namespace_someone_else_made_is_never_adopted_and_survives_destroy(dep
         set_stack_config("gpu-nodes:existingNamespaces", [TEAM_NAMESPACE])
         deployed.pulumi("up", "--yes", "--skip-preview", timeout=1200)
         jobs = deployed.kubectl_json("get", "jobs", "-n", TEAM_NAMESPACE)["items"]
-        assert len(jobs) == 2 * len(NODES) and all(j["status"].get("succeeded") == 1 for j in jobs), [
+        # Each node's: the workload's two, the access check, DCGM's and NCCL's (the local stack runs every proof item).
+        assert len(jobs) == 5 * len(NODES) and all(j["status"].get("succeeded") == 1 for j in jobs), [
             (j["metadata"]["name"], j["status"]) for j in jobs
         ]
         assert_only_gated(deployed)

@@ -5,20 +5,22 @@ machines) and merges `config:` into `Pulumi.<stack>.yaml`, keeping what `pulumi 
 wrote there (the passphrase salt). The SSH key is set separately, as a secret.
 
     python tools/local/stack_config.py --stack local [--gpus 4] [--group local-gpu]
-        [--nodes N] [--preflight on|off] [--max-sessions N] [--proof full|default]
+        [--nodes N] [--preflight on|off] [--max-sessions N] [--proof full|default|ITEMS]
 
 `--nodes N` takes gpu-node-1..N (default: every running fake machine). With `--preflight off`
 no fake machine is needed: the nodes are only named, as the program then needs no SSH details.
 `--proof full` (the default) proves each node with every item the program has: beside the defaults
 (DCGM's diagnostics, the access check), NCCL's all-reduce held to 200 GB/s (a DGX A100's four GPUs
 reach about 230 GB/s, tools/fakehost/README.md) and the exporter's metrics; `--proof default` keeps
-the program's defaults alone.
+the program's defaults alone. Or name the items beyond the access check and the workload's Jobs, which
+always run: `--proof dcgm,nccl` (`none` for neither; the benchmarks measure each item so).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,31 @@ KUBECONFIG = ROOT / ".state/cluster/kubeconfig"
 LOCAL_BUS_BANDWIDTH_FLOOR = 200
 
 
+@dataclass(frozen=True)
+class ProofItems:
+    """Which proof items beyond the access check and the workload's Jobs the group runs (those two always run)."""
+
+    dcgm: bool = True  # DCGM's diagnostics at the program's default level (on by default)
+    nccl: bool = False  # NCCL's all-reduce against LOCAL_BUS_BANDWIDTH_FLOOR
+    metrics: bool = False  # the exporter's metrics
+
+    @classmethod
+    def read(cls, text: str) -> ProofItems:
+        """`default`, `full`, `none`, or the items by name: `dcgm,nccl,metrics`."""
+        if text in ("default", "full"):
+            return cls() if text == "default" else cls(nccl=True, metrics=True)
+        named = {item for item in text.split(",") if item and item != "none"}
+        unknown = named - {"dcgm", "nccl", "metrics"}
+        if unknown:
+            raise argparse.ArgumentTypeError(f"--proof: got {text!r}; expected default, full, none or items of dcgm,nccl,metrics")
+        return cls(dcgm="dcgm" in named, nccl="nccl" in named, metrics="metrics" in named)
+
+    @property
+    def text(self) -> str:
+        """As `--proof` reads it."""
+        return ",".join(item for item in ("dcgm", "nccl", "metrics") if getattr(self, item)) or "none"
+
+
 def node_groups(
     hosts: list[dict[str, Any]],
     group: str,
@@ -41,7 +68,7 @@ def node_groups(
     timeout: int,
     preflight: bool = True,
     max_sessions: int | None = None,
-    proof: str = "full",
+    proof: str | ProofItems = "full",
 ) -> list[dict[str, Any]]:
     # Preflight settings only where preflight runs: with it off they would do nothing (and be warned about).
     checks: dict[str, Any] = {"enabled": preflight}
@@ -49,6 +76,7 @@ def node_groups(
         checks["containerRuntime"] = "containerd"
     if preflight and max_sessions is not None:
         checks["maxSessions"] = max_sessions
+    items = proof if isinstance(proof, ProofItems) else ProofItems.read(proof)
     return [
         {
             "name": group,
@@ -60,10 +88,11 @@ def node_groups(
             "verification": {
                 "gpusPerPod": [1, 2],
                 "timeoutSeconds": timeout,
-                **({"performance": {"enabled": True, "minBusBandwidth": LOCAL_BUS_BANDWIDTH_FLOOR}} if proof == "full" else {}),
+                **({} if items.dcgm else {"diagnostics": "off"}),
+                **({"performance": {"enabled": True, "minBusBandwidth": LOCAL_BUS_BANDWIDTH_FLOOR}} if items.nccl else {}),
             },
             "preflight": checks,
-            **({"metrics": {"enabled": True}} if proof == "full" else {}),
+            **({"metrics": {"enabled": True}} if items.metrics else {}),
         }
     ]
 
@@ -90,7 +119,9 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, help="gpu-node-1..N (default: every running fake machine)")
     parser.add_argument("--preflight", choices=("on", "off"), default="on")
     parser.add_argument("--max-sessions", type=int, help="preflight.maxSessions (default: the program's)")
-    parser.add_argument("--proof", choices=("full", "default"), default="full", help="every proof item, or the defaults")
+    parser.add_argument(
+        "--proof", type=ProofItems.read, default="full", help="full (every item), default, none, or items: dcgm,nccl,metrics"
+    )
     args = parser.parse_args()
     preflight = args.preflight == "on"
 
