@@ -95,7 +95,6 @@ def format_table(results: Iterable[SizeResult]) -> str:
     return "\n".join(lines)
 
 
-
 def parse_sizes(text: str) -> list[int]:
     sizes = [int(part) for part in text.split(",") if part.strip()]
     if not sizes or min(sizes) < 1:

@@ -296,7 +296,6 @@ def pulumi_failed(args: Sequence[str], returncode: int, output: str) -> RuntimeE
     return RuntimeError(f"pulumi {' '.join(args)} exited {returncode}:\n{output[-4000:]}")
 
 
-
 class Bench:
     def __init__(self, env: dict[str, str], log: Callable[[str], None]) -> None:
         self.env = env
@@ -453,7 +452,6 @@ class Bench:
             result.error = str(error).splitlines()[0][:200]
             self.log(f"size {nodes} failed: {error}")
         return result
-
 
     def measure_item(self, result: SizeResult, item: str, preflight: bool) -> None:
         """One proof item's cost per node, for `up` and `destroy`: the variant's `up` and `destroy` (and the

@@ -214,15 +214,16 @@ def run_spied(bench: Bench, args: Sequence[str], result: Profiled, spy: Path) ->
             spy_proc.wait(timeout=60)
             if out.exists():
                 read_spy(out.read_text(), which, result)
-        result.cli_top = cli_profile(Path(scratch))
+        result.cli_top = cli_profile(Path(scratch), bench.env["PATH"])
     if proc.returncode != 0:
         raise pulumi_failed(args, proc.returncode, output)
 
 
-def cli_profile(scratch: Path) -> str:
-    """The CLI's CPU profile as `go tool pprof -top -cum` prints it (its first CLI_TOP lines), or why not."""
+def cli_profile(scratch: Path, path: str) -> str:
+    """The CLI's CPU profile as `go tool pprof -top -cum` prints it (its first CLI_TOP lines), or why not. `path`:
+    the bench's PATH, where its `pulumi` is (the engine's build cache, not this process's PATH)."""
     profiles = sorted(scratch.glob("cli.*.cpu"))
-    go, cli = shutil.which("go"), shutil.which("pulumi")
+    go, cli = shutil.which("go", path=path), shutil.which("pulumi", path=path)
     if not profiles or go is None or cli is None:
         return "no CLI profile (`go` or the profile is missing)"
     read = subprocess.run([go, "tool", "pprof", "-top", "-cum", cli, str(profiles[0])], capture_output=True, text=True)

@@ -4,7 +4,7 @@ which process is which part of a run."""
 from __future__ import annotations
 
 from bench.harness import part
-from bench.profile import Profiled, cluster_part, package_of, read_spy
+from bench.profile import Profiled, cli_profile, cluster_part, package_of, read_spy
 from bench.timeline import Stamped, StepSpan, busy_seconds, idle_seconds, kind_of, step_spans, waits_table
 
 # Two stacks as `py-spy record --format raw --full-filenames` writes them: frames outermost first, then the count.
@@ -97,3 +97,14 @@ def test_the_waits_table_has_a_row_per_resource_kind_and_operation_in_the_order_
     assert table[2] == "| Job (dcgm) | delete | 1 | 2.0 | 2.5 | 0.5 | 0.50 | 0.50 |", table
     assert table[3] == "| Namespace | delete | 1 | 4.0 | 9.0 | 5.0 | 5.00 | 5.00 |", table
     assert table[-1].startswith("2 steps in 10.0 s; no step in flight 2.0 s before the first, 1.5 s between"), table
+
+
+def test_the_clis_profile_is_read_with_the_pulumi_on_the_benchs_path(tmp_path):
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in ("go", "pulumi"):
+        (tools / name).write_text('#!/bin/sh\necho "$@"\n')
+        (tools / name).chmod(0o755)
+    (tmp_path / "cli.7.cpu").write_text("")
+    assert cli_profile(tmp_path, str(tools)) == f"tool pprof -top -cum {tools / 'pulumi'} {tmp_path / 'cli.7.cpu'}"
+    assert cli_profile(tmp_path, str(tmp_path / "nowhere")) == "no CLI profile (`go` or the profile is missing)"
