@@ -38,6 +38,7 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import GATE, ROOT, STATE, LocalEnv, failed_resources, taints_of
+from tests.e2e.stack_file import start_stack
 
 pytestmark = pytest.mark.cluster
 
@@ -142,12 +143,7 @@ def dra(local: LocalEnv) -> Iterator[LocalEnv]:
     local.run("tools/fakehost/up.sh", "--dra", *DRA_NODES, PLUGIN_NODE, MPS_NODE)
     local.kubectl("annotate", "node", SHORT_NODE, f"{HIDDEN}=1", "--overwrite")
     shutil.rmtree(STATE / "e2e-dra", ignore_errors=True)
-    pulumi(local, "stack", "init", check=False)
-    settings = yaml.safe_load(STACK_FILE.read_text()) or {}
-    settings["config"] = stack_config()
-    STACK_FILE.write_text(yaml.safe_dump(settings, sort_keys=True))
-    key = (STATE / "fakehosts/id_ed25519").read_text()
-    local.run("pulumi", "config", "set", "--secret", "--stack", STACK, "gpu-nodes:sshPrivateKey", stdin=key)
+    start_stack(local, STACK, stack_config())
     yield local
     for node in DRA_NODES:
         local.kubectl("annotate", "node", node, f"{HIDDEN}-", f"{XID}-", check=False)

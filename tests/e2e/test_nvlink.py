@@ -27,9 +27,9 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-import yaml
 
 from tests.e2e.conftest import GATE, ROOT, STATE, LocalEnv, failed_resources, taints_of
+from tests.e2e.stack_file import start_stack
 
 pytestmark = pytest.mark.cluster
 
@@ -118,12 +118,7 @@ def nvlink(local: LocalEnv) -> Iterator[LocalEnv]:
     local.run("tools/fakehost/break.sh", IMEX_DOWN, "imex-down")
     local.run("tools/fakehost/break.sh", PEER_MISSING, "imex-peer-missing")
     shutil.rmtree(STATE / "e2e-nvlink", ignore_errors=True)
-    pulumi(local, "stack", "init", check=False)
-    settings = yaml.safe_load(STACK_FILE.read_text()) or {}
-    settings["config"] = stack_config()
-    STACK_FILE.write_text(yaml.safe_dump(settings, sort_keys=True))
-    key = (STATE / "fakehosts/id_ed25519").read_text()
-    local.run("pulumi", "config", "set", "--secret", "--stack", STACK, "gpu-nodes:sshPrivateKey", stdin=key)
+    start_stack(local, STACK, stack_config())
     yield local
     for node in (IMEX_DOWN, PEER_MISSING):
         local.run("tools/fakehost/break.sh", node, "healthy", check=False)

@@ -688,12 +688,9 @@ def _memory_slices(start: int, size: int) -> dict[str, dict[str, str]]:
     return {f"memory-slice-{i}": {"value": "1"} for i in range(start, start + size)}
 
 
-def mig_device(node_name: str, index: int, model: GpuModel, profile: str, profile_id: int, slices: int) -> dict:
-    """One dynamic MIG partition of GPU `index` at placement 0 (MigSpec.PartGetDevice, CommonAttributesMig)."""
-    attributes = {
-        "type": {"string": "mig"},
-        "parentUUID": {"string": gpu_uuid(node_name, index)},
-        "profile": {"string": profile},
+def model_attributes(model: GpuModel, index: int) -> dict:
+    """What a GPU and each MIG partition of it publish alike: the model, the driver, the PCI address."""
+    return {
         "productName": {"string": model.product_name},
         "brand": {"string": model.brand},
         "architecture": {"string": model.architecture},
@@ -701,6 +698,16 @@ def mig_device(node_name: str, index: int, model: GpuModel, profile: str, profil
         "driverVersion": {"version": semver(DRIVER_VERSION)},
         "cudaDriverVersion": {"version": semver(CUDA_DRIVER_VERSION)},
         "resource.kubernetes.io/pciBusID": {"string": pci_bus_id(index)},
+    }
+
+
+def mig_device(node_name: str, index: int, model: GpuModel, profile: str, profile_id: int, slices: int) -> dict:
+    """One dynamic MIG partition of GPU `index` at placement 0 (MigSpec.PartGetDevice, CommonAttributesMig)."""
+    attributes = {
+        "type": {"string": "mig"},
+        "parentUUID": {"string": gpu_uuid(node_name, index)},
+        "profile": {"string": profile},
+        **model_attributes(model, index),
     }
     memory = model.memory_mib * 1024 * 1024 * slices // MEMORY_SLICES
     return {
@@ -895,13 +902,7 @@ def gpu_device(node_name: str, index: int, model: GpuModel) -> dict:
         "attributes": {
             "type": {"string": "gpu"},
             "uuid": {"string": gpu_uuid(node_name, index)},
-            "productName": {"string": model.product_name},
-            "brand": {"string": model.brand},
-            "architecture": {"string": model.architecture},
-            "cudaComputeCapability": {"version": semver(model.compute_capability)},
-            "driverVersion": {"version": semver(DRIVER_VERSION)},
-            "cudaDriverVersion": {"version": semver(CUDA_DRIVER_VERSION)},
-            "resource.kubernetes.io/pciBusID": {"string": pci_bus_id(index)},
+            **model_attributes(model, index),
         },
         "capacity": {"memory": {"value": binary_si(model.memory_mib * 1024 * 1024)}},
     }
@@ -942,20 +943,7 @@ def desired_slice(node: Obj, health_check: bool = False, dynamic_mig: bool = Fal
             split += [device] if whole else []
             split += [mig_device(name, i, model, *profile) for profile in MIG_PROFILES]
         devices = split
-    owner = {"apiVersion": "v1", "kind": "Node", "name": name, "controller": True}
-    if meta.get("uid"):
-        owner["uid"] = meta["uid"]
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": slice_name(name), "generateName": f"{name}-{DRA_DRIVER}-", "ownerReferences": [owner]},
-        "spec": {
-            "driver": DRA_DRIVER,
-            "nodeName": name,
-            "pool": {"name": name, "generation": 1, "resourceSliceCount": 2 if dynamic_mig else 1},
-            "devices": devices,
-        },
-    }
+    return _slice(node, DRA_DRIVER, "", {"devices": devices}, slice_count=2 if dynamic_mig else 1)
 
 
 def _owners(obj: Obj) -> list[dict]:
