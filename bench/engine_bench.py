@@ -29,7 +29,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from bench.harness import BACKEND, ITEM_VARIANTS, PREFLIGHT_MAX_NODES, Bench, SizeResult
+from bench.harness import BACKEND, ITEM_VARIANTS, PREFLIGHT_MAX_NODES, Bench, SizeResult, load_average
 from tools.local.environment import FILE_BACKEND_QUERY, local_environment
 
 # -- the table ---------------------------------------------------------------------------
@@ -186,7 +186,7 @@ def print_header(title: str, preflight: str, settings: dict[str, str], bench: Be
     print(f"preflight: {preflight}")
     print(f"engine settings: {' '.join(f'{k}={v}' for k, v in settings.items()) or 'defaults'}")
     print(f"engine parts: {bench.env.get('GPU_NODES_ENGINE_PARTS', 'unknown')}")
-    print(f"load average at the end (1, 5, 15 min): {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
+    print(f"load average at the end (1, 5, 15 min): {load_average()}")
 
 
 def split_main(

@@ -287,6 +287,12 @@ class SizeResult:
 S = TypeVar("S", bound=Sampler)
 
 
+def load_average() -> str:
+    """The machine's load over the last 1, 5 and 15 minutes, as `uptime` prints it: a shared machine's
+    figures are read beside it."""
+    return " ".join(f"{load:.2f}" for load in os.getloadavg())
+
+
 def pulumi_command(*args: str) -> list[str]:
     """A `pulumi` command on the bench's stack, without prompts."""
     return ["pulumi", *args, "--stack", STACK, "--non-interactive"]

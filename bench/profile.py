@@ -43,6 +43,7 @@ from bench.harness import (
     command_name,
     cpu_seconds,
     descendants,
+    load_average,
     part,
     process_names,
     pulumi_command,
@@ -294,12 +295,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if result.cli_top:
             print(f"{result.name}, the CLI's CPU profile (the spied run):\n\n```\n{result.cli_top}\n```")
     return 0
-
-
-def load_average() -> str:
-    """The machine's load over the last 1, 5 and 15 minutes, as `uptime` prints it: a shared machine's
-    figures are read beside it."""
-    return " ".join(f"{load:.2f}" for load in os.getloadavg())
 
 
 def profile_drift(bench: Bench, spy: Path, nodes: int, log: Callable[[str], None]) -> list[Profiled]:

@@ -130,9 +130,10 @@ class RecordedRunbook:
     def __init__(self, proof: str, nodes: int = 2) -> None:
         from bench.runbook import Runbook
         from gpu_nodes.config.stack import parse_stack
-        from tools.local.stack_config import node_groups, select_hosts
+        from tools.local.stack_config import ProofItems, node_groups, select_hosts
 
-        groups = node_groups(select_hosts(nodes, preflight=False), "bench-gpu", 4, 600, preflight=False, proof=proof)
+        items = ProofItems.read(proof)
+        groups = node_groups(select_hosts(nodes, preflight=False), "bench-gpu", 4, 600, preflight=False, proof=items)
         self.runbook = Runbook(parse_stack(groups), {}, Path("key"), Path("known_hosts"), log=lambda _: None)
         self.calls: list[tuple[str, ...]] = []
         self.applied: list[dict] = []

@@ -48,7 +48,7 @@ class ProofItems:
     def read(cls, text: str) -> ProofItems:
         """`default`, `full`, `none`, or the items by name: `dcgm,nccl,metrics`."""
         if text in ("default", "full"):
-            return cls() if text == "default" else cls(nccl=True, metrics=True)
+            return cls() if text == "default" else FULL_PROOF
         named = {item for item in text.split(",") if item and item != "none"}
         unknown = named - {"dcgm", "nccl", "metrics"}
         if unknown:
@@ -61,6 +61,10 @@ class ProofItems:
         return ",".join(item for item in ("dcgm", "nccl", "metrics") if getattr(self, item)) or "none"
 
 
+# `--proof full`, the local stacks' default: every item the program has.
+FULL_PROOF = ProofItems(nccl=True, metrics=True)
+
+
 def node_groups(
     hosts: list[dict[str, Any]],
     group: str,
@@ -68,7 +72,7 @@ def node_groups(
     timeout: int,
     preflight: bool = True,
     max_sessions: int | None = None,
-    proof: str | ProofItems = "full",
+    proof: ProofItems = FULL_PROOF,
 ) -> list[dict[str, Any]]:
     # Preflight settings only where preflight runs: with it off they would do nothing (and be warned about).
     checks: dict[str, Any] = {"enabled": preflight}
@@ -76,7 +80,6 @@ def node_groups(
         checks["containerRuntime"] = "containerd"
     if preflight and max_sessions is not None:
         checks["maxSessions"] = max_sessions
-    items = proof if isinstance(proof, ProofItems) else ProofItems.read(proof)
     return [
         {
             "name": group,
@@ -88,11 +91,11 @@ def node_groups(
             "verification": {
                 "gpusPerPod": [1, 2],
                 "timeoutSeconds": timeout,
-                **({} if items.dcgm else {"diagnostics": "off"}),
-                **({"performance": {"enabled": True, "minBusBandwidth": LOCAL_BUS_BANDWIDTH_FLOOR}} if items.nccl else {}),
+                **({} if proof.dcgm else {"diagnostics": "off"}),
+                **({"performance": {"enabled": True, "minBusBandwidth": LOCAL_BUS_BANDWIDTH_FLOOR}} if proof.nccl else {}),
             },
             "preflight": checks,
-            **({"metrics": {"enabled": True}} if items.metrics else {}),
+            **({"metrics": {"enabled": True}} if proof.metrics else {}),
         }
     ]
 
@@ -120,7 +123,7 @@ def main() -> None:
     parser.add_argument("--preflight", choices=("on", "off"), default="on")
     parser.add_argument("--max-sessions", type=int, help="preflight.maxSessions (default: the program's)")
     parser.add_argument(
-        "--proof", type=ProofItems.read, default="full", help="full (every item), default, none, or items: dcgm,nccl,metrics"
+        "--proof", type=ProofItems.read, default=FULL_PROOF, help="full (every item), default, none, or items: dcgm,nccl,metrics"
     )
     args = parser.parse_args()
     preflight = args.preflight == "on"
